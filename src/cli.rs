@@ -1,0 +1,484 @@
+//! The command line, as clap derive types only: no I/O here. Values clap can check alone
+//! (durations, sizes, percentages) are parsed here; cross-field rules are checked when a
+//! command resolves its plan.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::output::ColorChoice;
+
+const AFTER_HELP: &str = "\
+Exit status: 0 ok; 1 the unhappy answer the command is about (probe: warning); 2 error \
+(probe: critical); 3 refused by a safety rule (probe: unknown); 64 usage error. \
+See headroom(1).";
+
+/// Keeps a developer's machine from running out of room: process slots, memory and
+/// responsiveness.
+#[derive(Debug, Parser)]
+#[command(name = "headroom", version, about, after_help = AFTER_HELP, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Print JSON: one object for one-shot commands, JSON Lines for streaming ones.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Run a read-only command against a recorded snapshot instead of the live machine.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+    /// Read settings from FILE instead of the default config file.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Print nothing on stdout but what was asked for in a machine format; keep the exit code.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// When to use colour.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+    /// Read /proc from this directory (testing).
+    #[arg(long, global = true, hide = true, value_name = "DIR")]
+    pub proc_root: Option<PathBuf>,
+    /// Read /sys from this directory (testing).
+    #[arg(long, global = true, hide = true, value_name = "DIR")]
+    pub sys_root: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// One reading of the current user's process slots: usage, level, binding limit, ETA.
+    Probe(ProbeArgs),
+    /// Every process-slot ceiling: value, where it was read, whether it binds.
+    Limits(LimitsArgs),
+    /// Record the process table, the ceilings and memory totals as JSON.
+    Snapshot(SnapshotArgs),
+    /// Kill zombie-leaking parents safely and verify their slots came back.
+    Reap(ReapArgs),
+    /// Summarise the evidence log: peaks, lowest free slots, ETA minima, cleanups.
+    Evidence(EvidenceArgs),
+    /// Audit the liveness guard: poll and show how each parent would be judged. Never signals.
+    IdleWatch(IdleWatchArgs),
+    /// Show what the session-log reader makes of one log directory, file by file.
+    LogProbe(LogProbeArgs),
+    /// Run a command with a memory limit on its whole process tree.
+    Run(RunArgs),
+    /// One row per process tree you own, largest footprint first.
+    Top(TopArgs),
+    /// Stop one process (SIGSTOP) so its memory can be reclaimed.
+    Park(PidArgs),
+    /// Continue one stopped process (SIGCONT).
+    Wake(PidArgs),
+    /// Stop a whole process tree, root first.
+    ParkTree(PidArgs),
+    /// Continue a whole process tree, leaves first.
+    WakeTree(PidArgs),
+    /// Sample memory use and suggest a `run --limit`.
+    Calibrate(CalibrateArgs),
+    /// Detect and recover apps that macOS marks "not responding".
+    Hangs(HangsArgs),
+    /// Start headroom watch at login: register, status, unregister.
+    LoginItem(LoginItemArgs),
+    /// The long-lived guard: probe, reap, hangs and memory guards on a loop.
+    Watch(WatchArgs),
+    /// Print the effective settings and where each came from.
+    Config(ConfigArgs),
+    /// Generate man pages or shell completions.
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+impl Command {
+    /// The kebab-case name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Probe(_) => "probe",
+            Self::Limits(_) => "limits",
+            Self::Snapshot(_) => "snapshot",
+            Self::Reap(_) => "reap",
+            Self::Evidence(_) => "evidence",
+            Self::IdleWatch(_) => "idle-watch",
+            Self::LogProbe(_) => "log-probe",
+            Self::Run(_) => "run",
+            Self::Top(_) => "top",
+            Self::Park(_) => "park",
+            Self::Wake(_) => "wake",
+            Self::ParkTree(_) => "park-tree",
+            Self::WakeTree(_) => "wake-tree",
+            Self::Calibrate(_) => "calibrate",
+            Self::Hangs(_) => "hangs",
+            Self::LoginItem(_) => "login-item",
+            Self::Watch(_) => "watch",
+            Self::Config(_) => "config",
+            Self::Generate(_) => "generate",
+        }
+    }
+}
+
+/// Output formats of `probe`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProbeFormat {
+    Human,
+    Json,
+    /// node_exporter textfile format.
+    Prometheus,
+}
+
+#[derive(Debug, Args)]
+pub struct ThresholdArgs {
+    /// Warning threshold, percent of the effective limit (inclusive) [default: 50].
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub warn: Option<f64>,
+    /// Critical threshold, percent of the effective limit (inclusive) [default: 75].
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub crit: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 normal, 1 warning, 2 critical, 3 unknown (no ceiling \
+readable) — the monitoring-plugin convention.\n\nThe trend needs 3 readings from the last 10 \
+minutes; run probe from cron every minute to build it."
+)]
+pub struct ProbeArgs {
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+    /// Neither read nor write the reading history (no trend, no ETA).
+    #[arg(long)]
+    pub no_history: bool,
+    /// Output format (`--json` is the same as `--format json`).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ProbeFormat>,
+    /// Write the output to FILE atomically instead of stdout (for the node_exporter textfile
+    /// collector).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also record the snapshot this reading was computed from, for a bug report or replay.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status as for probe: 0 normal, 1 warning, 2 critical, 3 unknown.")]
+pub struct LimitsArgs {
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 nothing needed doing or every target verified; 1 a \
+target survived or verification failed; 2 error; 64 usage error (nothing is signalled)."
+)]
+pub struct ReapArgs {
+    /// Show the decision table and stop: signal nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Allow pattern (repeatable; plain case-insensitive substring; with `/` it matches the
+    /// full path, else the name or the executable's file name) [default: agency].
+    #[arg(long, value_name = "PAT")]
+    pub allow: Vec<String>,
+    /// Deny pattern (repeatable; matches name and full path; always wins).
+    #[arg(long, value_name = "PAT")]
+    pub deny: Vec<String>,
+    /// Zombies a parent must hold to be a candidate [default: 100].
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub min_zombies: Option<u64>,
+    /// Wait between SIGTERM and SIGKILL [default: 2s].
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub grace: Option<Duration>,
+    /// Most parents terminated in one run [default: 10].
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub max_targets: Option<u64>,
+    /// A session idle this long counts as finished [default: 2h].
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub idle_threshold: Option<Duration>,
+    /// Never relax the session guard, even at the wall.
+    #[arg(long)]
+    pub no_emergency: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EvidenceArgs {
+    /// Only rows from the last DUR.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub since: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct IdleWatchArgs {
+    /// How long to watch.
+    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Idle threshold to judge against (deliberately short: this mode is watched, not waited out).
+    #[arg(long, value_name = "DUR", default_value = "2m", value_parser = parse_duration)]
+    pub threshold: Duration,
+    /// Poll interval.
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration)]
+    pub every: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct LogProbeArgs {
+    /// The session log directory (a session child's `--log-dir`).
+    pub dir: PathBuf,
+    /// Judge as of this instant (RFC 3339); later lines are ignored.
+    #[arg(long, value_name = "RFC3339")]
+    pub at: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The tree is every descendant by live parent links plus anything still \
+in the command's process group. A double-forked daemon that left both escapes, by design.\n\n\
+Exit status: the command's own code; 143 when the tree ended after SIGTERM, 137 after SIGKILL, \
+130 after Ctrl-C; 125 headroom failed; 126 not executable; 127 not found."
+)]
+pub struct RunArgs {
+    /// Memory limit for the whole tree: MiB, or with a unit (512M, 2G).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub limit: u64,
+    /// Poll interval.
+    #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Wait between SIGTERM and SIGKILL.
+    #[arg(long, value_name = "DUR", default_value = "5s", value_parser = parse_duration)]
+    pub grace: Duration,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// Only the tree rooted at PID.
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<i32>,
+    /// Footprint from which an idle tree is a park candidate, MiB.
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = parse_positive)]
+    pub park_min_mb: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct PidArgs {
+    /// The process id.
+    #[arg(allow_negative_numbers = true)]
+    pub pid: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// How long to sample.
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration)]
+    pub duration: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct HangsArgs {
+    /// Decide, but act on nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Keep running check rounds.
+    #[arg(long)]
+    pub watch: bool,
+    /// Interval between rounds with --watch.
+    #[arg(long, value_name = "DUR", default_value = "15s", value_parser = parse_duration)]
+    pub every: Duration,
+    /// List the event history instead of checking.
+    #[arg(long)]
+    pub events: bool,
+    /// With --events: only the last DUR.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub since: Option<Duration>,
+    /// Drive the monitor from recorded rounds instead of the live system (any OS).
+    #[arg(long, value_name = "FILE")]
+    pub observations: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoginItemAction {
+    Register,
+    Status,
+    Unregister,
+}
+
+#[derive(Debug, Args)]
+pub struct LoginItemArgs {
+    #[arg(value_enum, default_value_t = LoginItemAction::Status)]
+    pub action: LoginItemAction,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Time between rounds [default: 60s].
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub interval: Option<Duration>,
+    /// Run one round and exit with probe's exit code.
+    #[arg(long)]
+    pub once: bool,
+    /// Never reap automatically.
+    #[arg(long)]
+    pub no_auto_reap: bool,
+    /// Skip the hangs round.
+    #[arg(long)]
+    pub no_hangs: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    #[command(subcommand)]
+    pub what: GenerateWhat,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GenerateWhat {
+    /// Man pages: headroom.1 and one page per subcommand.
+    Man {
+        /// Output directory.
+        dir: PathBuf,
+    },
+    /// A completion script on stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+// ----- value parsers -------------------------------------------------------------------
+
+/// A humantime duration (`90s`, `2h`, `500ms`), strictly positive.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s.trim()).map_err(|e| {
+        format!("`{s}` is not a duration ({e}); write it like `90s`, `2h` or `500ms`")
+    })?;
+    if d.is_zero() {
+        return Err(format!("`{s}` is zero; the duration must be positive"));
+    }
+    Ok(d)
+}
+
+/// A percentage in (0, 100].
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if !v.is_finite() || v <= 0.0 || v > 100.0 {
+        return Err(format!(
+            "`{s}` is out of range: expected a percentage above 0 and at most 100"
+        ));
+    }
+    Ok(v)
+}
+
+/// A whole number ≥ 1.
+pub fn parse_positive(s: &str) -> Result<u64, String> {
+    let v: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if v == 0 {
+        return Err(format!("`{s}` must be at least 1"));
+    }
+    Ok(v)
+}
+
+/// A memory size in bytes: a bare number is MiB; suffixes K, M, G, T (binary, optional `i`
+/// and `B`).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size; write it like `512M` or `2G`"))?;
+    let mult: u64 = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches('B')
+        .trim_end_matches('I')
+    {
+        "" | "M" => 1 << 20,
+        "K" => 1 << 10,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "`{s}` has an unknown unit `{unit}`; use K, M, G or T"
+            ));
+        }
+    };
+    let bytes = v * mult as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("`{s}` must be a positive size"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_has_an_about_and_accepts_json() {
+        let cmd = Cli::command();
+        for sub in cmd.get_subcommands() {
+            assert!(sub.get_about().is_some(), "{} has no about", sub.get_name());
+            let mut argv = vec!["headroom", sub.get_name(), "--json"];
+            match sub.get_name() {
+                "log-probe" => argv.push("/tmp"),
+                "park" | "wake" | "park-tree" | "wake-tree" => argv.push("42"),
+                "run" => argv.extend(["--limit", "1G", "--", "true"]),
+                "generate" => argv.extend(["completions", "bash"]),
+                _ => {}
+            }
+            assert!(Cli::try_parse_from(&argv).is_ok(), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn value_parsers() {
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert!(parse_duration("-1s").unwrap_err().contains("`-1s`"));
+        assert!(parse_duration("abc").is_err());
+        assert!(parse_duration("0s").unwrap_err().contains("zero"));
+        assert_eq!(parse_pct("75").unwrap(), 75.0);
+        assert!(parse_pct("150").is_err());
+        assert!(parse_pct("0").is_err());
+        assert_eq!(parse_positive("3").unwrap(), 3);
+        assert!(parse_positive("0").is_err());
+        assert_eq!(parse_size("100").unwrap(), 100 << 20);
+        assert_eq!(parse_size("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("2G").unwrap(), 2 << 30);
+        assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("-5").is_err());
+        assert!(parse_size("abc").is_err());
+        assert!(parse_size("5Q").is_err());
+    }
+}

@@ -1,0 +1,203 @@
+//! `headroom limits`: every ceiling on its own line, and the traps that make the obvious
+//! number the wrong one.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::cli::LimitsArgs;
+use crate::commands::Ctx;
+use crate::commands::probe::{resolve_thresholds, rfc3339_ms};
+use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource};
+use crate::core::reading::{self, Level, Reading};
+use crate::core::snapshot::Snapshot;
+use crate::output::{Printer, Style, schema, thousands};
+
+#[derive(Debug, Serialize)]
+pub struct LimitsReport {
+    pub schema: String,
+    pub at: String,
+    pub os: String,
+    pub uid: u32,
+    pub used: u64,
+    pub processes: u64,
+    pub tasks: Option<u64>,
+    pub limit: Option<u64>,
+    pub limit_source: Option<LimitSource>,
+    pub level: Level,
+    pub ceilings: Vec<CeilingEval>,
+    /// Explanations of the traps that apply to this machine.
+    pub notes: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
+    let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
+    let snap = ctx
+        .source()?
+        .snapshot()
+        .context("cannot read the process table")?;
+    let r = reading::read(&snap, thresholds);
+    let report = LimitsReport {
+        schema: schema("limits"),
+        at: rfc3339_ms(r.at_ms),
+        os: snap.os.clone(),
+        uid: r.uid,
+        used: r.usage.used,
+        processes: r.usage.processes,
+        tasks: r.usage.tasks,
+        limit: r.limit.limit,
+        limit_source: r.limit.source,
+        level: r.level,
+        notes: traps(&snap, &r),
+        ceilings: r.limit.ceilings,
+    };
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&report)?;
+    } else {
+        ctx.printer.text(&human(&report, ctx.printer))?;
+    }
+    Ok(report.level.exit_code())
+}
+
+fn value_of(r: &Reading, source: LimitSource) -> Option<i64> {
+    r.limit
+        .ceilings
+        .iter()
+        .find(|c| c.ceiling.source == source && c.status == CeilingStatus::Constrains)?
+        .ceiling
+        .value
+}
+
+/// The two real traps, when they apply.
+pub fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
+    let mut notes = Vec::new();
+    if snap.os == "macos" {
+        if let (Some(per_uid), Some(rl)) = (
+            value_of(r, LimitSource::PerUid),
+            value_of(r, LimitSource::RlimitNproc),
+        ) {
+            if per_uid > rl {
+                notes.push(format!(
+                    "kern.maxprocperuid ({}) is above this session's RLIMIT_NPROC ({}): raising the sysctl does not \
+                     raise the limit processes inherited at login. Check `launchctl limit maxproc`; raise it with \
+                     `sudo launchctl limit maxproc <soft> <hard>` and log in again.",
+                    thousands(per_uid as u64),
+                    thousands(rl as u64)
+                ));
+            }
+        }
+        if r.uid == 0 {
+            notes.push("root is exempt from the per-uid process limits on macOS.".into());
+        }
+    } else if r.uid == 0 {
+        notes.push(
+            "root is not subject to RLIMIT_NPROC on Linux: its value here constrains nothing; only the system-wide \
+             ceilings apply to uid 0. Run as the user whose slots you care about."
+                .into(),
+        );
+    } else if let Some(c) = r
+        .limit
+        .ceilings
+        .iter()
+        .find(|c| c.ceiling.source == LimitSource::RlimitNproc && !c.ceiling.enforced)
+    {
+        notes.push(format!(
+            "RLIMIT_NPROC is not enforced for this process ({}); other processes of the user may still be held to it.",
+            c.ceiling.note.as_deref().unwrap_or("exempt")
+        ));
+    }
+    if r.limit.limit.is_none() {
+        notes
+            .push("no ceiling could be read: the limit is unknown (never treated as full).".into());
+    }
+    notes
+}
+
+fn describe(c: &CeilingEval) -> String {
+    let value = c
+        .ceiling
+        .value
+        .map(|v| thousands(v.max(0) as u64))
+        .unwrap_or_default();
+    match c.status {
+        CeilingStatus::Constrains => value,
+        CeilingStatus::Unreadable => "unreadable (does not constrain)".into(),
+        CeilingStatus::NonPositive => {
+            format!("{} (≤ 0: does not constrain)", c.ceiling.value.unwrap_or(0))
+        }
+        CeilingStatus::Unlimited => "unlimited".into(),
+        CeilingStatus::NotEnforced => {
+            if c.ceiling.unlimited {
+                "unlimited (not enforced)".into()
+            } else {
+                format!("{value} (not enforced)")
+            }
+        }
+        CeilingStatus::UsageUnknown => {
+            format!("{value} (current use unreadable: does not constrain)")
+        }
+    }
+}
+
+pub fn human(r: &LimitsReport, p: &Printer) -> String {
+    let mut s = String::new();
+    let unit = if r.tasks.is_some() {
+        "tasks"
+    } else {
+        "processes"
+    };
+    let _ = writeln!(
+        s,
+        "{} for uid {} ({}): {} {unit} in use",
+        p.paint("process-slot ceilings", Style::Bold),
+        r.uid,
+        r.os,
+        thousands(r.used)
+    );
+    for c in &r.ceilings {
+        let mut line = format!(
+            "  {:<13} {:<34} {}",
+            c.ceiling.source.as_str(),
+            describe(c),
+            c.ceiling.origin
+        );
+        if let (Some(eff), Some(in_use)) = (c.effective, c.ceiling.in_use) {
+            if c.ceiling.value.is_some_and(|v| v as u64 != eff) {
+                let _ = write!(
+                    line,
+                    " ({} in use by everyone: {} left for this user)",
+                    thousands(in_use),
+                    thousands(eff)
+                );
+            }
+        }
+        if let Some(note) = &c.ceiling.note {
+            if c.status != CeilingStatus::Unlimited || !note.starts_with("no ") {
+                let _ = write!(line, " — {note}");
+            }
+        }
+        if c.binds {
+            line.push_str("  ");
+            line.push_str(&p.paint("BINDS", Style::Bold));
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    match (r.limit, r.limit_source) {
+        (Some(l), Some(src)) => {
+            let _ = writeln!(
+                s,
+                "effective limit: {} ({src}), level {}",
+                thousands(l),
+                r.level.as_str()
+            );
+        }
+        _ => {
+            let _ = writeln!(s, "effective limit: unknown, level unknown");
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}

@@ -1,0 +1,67 @@
+//! One file per subcommand: resolve args into a plan, call core and actions, build one
+//! report, hand it to the Printer.
+
+pub mod limits;
+pub mod probe;
+pub mod snapshot;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command, GlobalArgs};
+use crate::config::Settings;
+use crate::output::Printer;
+use crate::platform::replay::ReplaySource;
+use crate::platform::{self, ProcessSource};
+
+/// What every command gets: the printer, the global flags and the resolved settings.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    pub printer: &'a Printer,
+    pub global: &'a GlobalArgs,
+    pub settings: Settings,
+}
+
+impl Ctx<'_> {
+    /// The recorded snapshot (`--snapshot`), a fake `/proc` (`--proc-root`), or the live OS.
+    pub fn source(&self) -> Result<Box<dyn ProcessSource>> {
+        if let Some(path) = &self.global.snapshot {
+            return Ok(Box::new(ReplaySource::load(path)?));
+        }
+        #[cfg(target_os = "linux")]
+        if self.global.proc_root.is_some() || self.global.sys_root.is_some() {
+            let mut roots = platform::linux::Roots::default();
+            if let Some(p) = &self.global.proc_root {
+                roots.proc = p.clone();
+            }
+            if let Some(s) = &self.global.sys_root {
+                roots.sys = s.clone();
+            }
+            return Ok(Box::new(platform::linux::LinuxSource::new(roots)));
+        }
+        Ok(platform::native())
+    }
+
+    /// Whether this run replays a recording (then nothing is written to the state dir).
+    pub fn replaying(&self) -> bool {
+        self.global.snapshot.is_some()
+    }
+}
+
+pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
+    let settings = Settings::load(cli.global.config.as_deref())?;
+    let ctx = Ctx {
+        printer,
+        global: &cli.global,
+        settings,
+    };
+    match &cli.command {
+        Command::Probe(a) => probe::run(&ctx, a),
+        Command::Limits(a) => limits::run(&ctx, a),
+        Command::Snapshot(a) => snapshot::run(&ctx, a),
+        other => Err(crate::exit::WithCode {
+            code: crate::exit::ERROR,
+            message: format!("`{}` is not implemented yet", other.name()),
+        }
+        .into()),
+    }
+}

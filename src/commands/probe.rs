@@ -1,0 +1,422 @@
+//! `headroom probe`: one reading of the current user's process slots.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::cli::{ProbeArgs, ProbeFormat, ThresholdArgs};
+use crate::commands::Ctx;
+use crate::core::limits::LimitSource;
+use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
+use crate::core::snapshot::Snapshot;
+use crate::core::state;
+use crate::exit::{self, UsageError};
+use crate::fsio::atomic_write;
+use crate::output::{Printer, Style, bar, human_duration, schema, thousands};
+use crate::sanitize::sanitize;
+
+/// Probe args resolved against config and environment.
+#[derive(Debug)]
+struct ProbePlan {
+    thresholds: Thresholds,
+    history: bool,
+    format: ProbeFormat,
+    output: Option<PathBuf>,
+    record: Option<PathBuf>,
+}
+
+/// `--warn/--crit` over config over defaults, validated together.
+pub fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds> {
+    let mut warn = ctx.settings.warn_pct.clone();
+    let mut crit = ctx.settings.crit_pct.clone();
+    warn.flag(t.warn);
+    crit.flag(t.crit);
+    Thresholds::new(warn.value, crit.value).map_err(|e| UsageError(e).into())
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TopParent {
+    pub pid: i32,
+    pub name: String,
+    pub zombies: u64,
+}
+
+/// The `headroom.probe/1` report. Fields are added, never renamed, within a version.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeReport {
+    pub schema: String,
+    pub at: String,
+    pub os: String,
+    pub uid: u32,
+    pub processes: u64,
+    /// Tasks (threads) of the user's processes: what RLIMIT_NPROC counts on Linux; null on macOS.
+    pub tasks: Option<u64>,
+    pub zombies: u64,
+    /// The slots compared with the limit (tasks on Linux, processes on macOS).
+    pub used: u64,
+    pub limit: Option<u64>,
+    pub limit_source: Option<LimitSource>,
+    pub usage_pct: Option<f64>,
+    pub free_slots: Option<u64>,
+    pub level: Level,
+    pub warn_pct: f64,
+    pub crit_pct: f64,
+    pub top_parents: Vec<TopParent>,
+    pub growth_per_min: Option<f64>,
+    pub eta_seconds: Option<f64>,
+    /// Readings in the 10-minute trend window (0 with `--no-history`).
+    pub trend_samples: usize,
+    pub history: bool,
+}
+
+pub fn rfc3339_ms(ms: i64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+impl ProbeReport {
+    pub fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
+        Self {
+            schema: schema("probe"),
+            at: rfc3339_ms(r.at_ms),
+            os: snap.os.clone(),
+            uid: r.uid,
+            processes: r.usage.processes,
+            tasks: r.usage.tasks,
+            zombies: r.usage.zombies,
+            used: r.usage.used,
+            limit: r.limit.limit,
+            limit_source: r.limit.source,
+            usage_pct: r.usage_pct.map(round2),
+            free_slots: r.free_slots,
+            level: r.level,
+            warn_pct: t.warn_pct,
+            crit_pct: t.crit_pct,
+            top_parents: r
+                .top_parents
+                .iter()
+                .map(|p| TopParent {
+                    pid: p.pid,
+                    name: p.name.clone(),
+                    zombies: p.zombies,
+                })
+                .collect(),
+            growth_per_min: trend.and_then(|t| t.growth_per_min).map(round2),
+            eta_seconds: trend.and_then(|t| t.eta_seconds).map(|e| e.round()),
+            trend_samples: trend.map_or(0, |t| t.samples),
+            history: trend.is_some(),
+        }
+    }
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
+    let format = match (args.format, ctx.printer.is_json()) {
+        (Some(f), _) => f,
+        (None, true) => ProbeFormat::Json,
+        (None, false) => ProbeFormat::Human,
+    };
+    let plan = ProbePlan {
+        thresholds: resolve_thresholds(ctx, &args.thresholds)?,
+        // A replay has no "now" to add to a live history.
+        history: !args.no_history && !ctx.replaying(),
+        format,
+        output: args.output.clone(),
+        record: args.record.clone(),
+    };
+    let source = ctx.source()?;
+    let snap = source.snapshot().context("cannot read the process table")?;
+    let reading = reading::read(&snap, plan.thresholds);
+
+    let mut failure: Option<anyhow::Error> = None;
+    let trend = if plan.history {
+        match record_history(&reading) {
+            Ok((t, warning)) => {
+                if let Some(w) = warning {
+                    ctx.printer.warn(&w);
+                }
+                Some(t)
+            }
+            Err(e) => {
+                failure = Some(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(path) = &plan.record {
+        let bytes = serde_json::to_vec_pretty(&snap).context("cannot serialise the snapshot")?;
+        atomic_write(path, &bytes)?;
+    }
+
+    let report = ProbeReport::new(&snap, &reading, plan.thresholds, trend.as_ref());
+    let text = match plan.format {
+        ProbeFormat::Json => {
+            serde_json::to_string(&report).context("cannot serialise report")? + "\n"
+        }
+        ProbeFormat::Prometheus => prometheus(&report),
+        ProbeFormat::Human => human(&report, ctx.printer, plan.history),
+    };
+    match &plan.output {
+        Some(path) => atomic_write(path, text.as_bytes())?,
+        None if plan.format == ProbeFormat::Human => ctx.printer.text(&text)?,
+        None => ctx.printer.raw(&text)?,
+    }
+    if let Some(e) = failure {
+        // The reading was printed; the history the user relies on for the ETA was not kept.
+        return Err(exit::WithCode {
+            code: exit::ERROR,
+            message: format!("{e:#}"),
+        }
+        .into());
+    }
+    Ok(reading.level.exit_code())
+}
+
+fn record_history(r: &Reading) -> Result<(Trend, Option<String>)> {
+    let dir = crate::paths::ensure_state_dir()?;
+    let h = state::record_reading(&dir, r.uid, r.sample())?;
+    Ok((reading::trend(&h.samples, r.limit.limit), h.warning))
+}
+
+fn level_style(level: Level) -> Style {
+    match level {
+        Level::Normal => Style::Green,
+        Level::Warning => Style::Yellow,
+        Level::Critical | Level::Unknown => Style::Red,
+    }
+}
+
+/// The short block a person reads at a glance.
+pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
+    let mut s = String::new();
+    let unit = if r.tasks.is_some() {
+        "task slots"
+    } else {
+        "process slots"
+    };
+    let _ = writeln!(
+        s,
+        "{} for uid {} ({})",
+        p.paint("headroom probe", Style::Bold),
+        r.uid,
+        r.os
+    );
+    let level = p.paint(&r.level.as_str().to_uppercase(), level_style(r.level));
+    match (r.limit, r.usage_pct) {
+        (Some(limit), Some(pct)) => {
+            let _ = writeln!(s, "  {} {pct:5.1} %  {level}", bar(pct, 30));
+            let source = r.limit_source.map_or("?", LimitSource::as_str);
+            let _ = writeln!(
+                s,
+                "  {} of {} {unit} used, {} free; the binding limit is {source}",
+                thousands(r.used),
+                thousands(limit),
+                thousands(r.free_slots.unwrap_or(0)),
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                s,
+                "  {level}: no ceiling could be read, so the limit is unknown (see `headroom limits`)"
+            );
+            let _ = writeln!(s, "  {} {unit} used", thousands(r.used));
+        }
+    }
+    let tasks = r
+        .tasks
+        .map(|t| format!(", {} tasks", thousands(t)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "  processes {} ({} zombies){tasks}",
+        thousands(r.processes),
+        thousands(r.zombies)
+    );
+    let trend = if !history {
+        "off (--no-history or --snapshot)".to_string()
+    } else {
+        match (r.growth_per_min, r.eta_seconds) {
+            (None, _) => format!(
+                "gathering readings ({} of {} in the last 10 min)",
+                r.trend_samples,
+                reading::TREND_MIN_SAMPLES
+            ),
+            (Some(g), Some(eta)) if g > 0.0 => {
+                format!(
+                    "{g:+.1} slots/min, the wall in about {}",
+                    human_duration(eta)
+                )
+            }
+            (Some(g), _) if g > 0.0 => format!("{g:+.1} slots/min"),
+            (Some(g), _) if g < 0.0 => format!("falling ({g:+.1} slots/min)"),
+            (Some(_), _) => "stable".to_string(),
+        }
+    };
+    let _ = writeln!(s, "  trend     {trend}");
+    if r.top_parents.is_empty() {
+        let _ = writeln!(s, "  no zombie parents");
+    } else {
+        let _ = writeln!(s, "  zombie parents:");
+        for tp in &r.top_parents {
+            let _ = writeln!(
+                s,
+                "    {:>8}  {:>7} zombies  {}",
+                tp.pid,
+                thousands(tp.zombies),
+                sanitize(&tp.name)
+            );
+        }
+    }
+    s
+}
+
+/// node_exporter textfile format (no timestamps; unknown values are left out).
+pub fn prometheus(r: &ProbeReport) -> String {
+    let mut s = String::new();
+    let uid = format!("uid=\"{}\"", r.uid);
+    let src = r.limit_source.map_or("unknown", LimitSource::as_str);
+    let with_src = format!("{uid},limit_source=\"{src}\"");
+    let mut gauge = |name: &str, help: &str, labels: &str, value: Option<f64>| {
+        let _ = writeln!(s, "# HELP headroom_{name} {help}");
+        let _ = writeln!(s, "# TYPE headroom_{name} gauge");
+        if let Some(v) = value {
+            let _ = writeln!(s, "headroom_{name}{{{labels}}} {v}");
+        }
+    };
+    gauge(
+        "processes",
+        "Processes owned by the user's real uid, zombies included.",
+        &uid,
+        Some(r.processes as f64),
+    );
+    gauge(
+        "tasks",
+        "Tasks (threads) of those processes; what RLIMIT_NPROC counts on Linux.",
+        &uid,
+        r.tasks.map(|t| t as f64),
+    );
+    gauge(
+        "zombies",
+        "Zombie processes of the user.",
+        &uid,
+        Some(r.zombies as f64),
+    );
+    gauge(
+        "limit",
+        "Effective slot limit: the lowest readable ceiling.",
+        &with_src,
+        r.limit.map(|l| l as f64),
+    );
+    gauge(
+        "free_slots",
+        "Slots left before fork() fails.",
+        &with_src,
+        r.free_slots.map(|f| f as f64),
+    );
+    gauge(
+        "usage_ratio",
+        "Used slots divided by the effective limit.",
+        &with_src,
+        r.usage_pct.map(|p| p / 100.0),
+    );
+    gauge(
+        "level",
+        "0 normal, 1 warning, 2 critical, 3 unknown.",
+        &uid,
+        Some(f64::from(r.level.exit_code())),
+    );
+    gauge(
+        "growth_per_minute",
+        "Slot growth over the last 10 minutes (least squares).",
+        &uid,
+        r.growth_per_min,
+    );
+    gauge(
+        "eta_seconds",
+        "Seconds until the limit at the current growth.",
+        &uid,
+        r.eta_seconds,
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> ProbeReport {
+        ProbeReport {
+            schema: schema("probe"),
+            at: "2026-08-29T22:42:41Z".into(),
+            os: "macos".into(),
+            uid: 501,
+            processes: 2744,
+            tasks: None,
+            zombies: 2038,
+            used: 2744,
+            limit: Some(2666),
+            limit_source: Some(LimitSource::RlimitNproc),
+            usage_pct: Some(102.93),
+            free_slots: Some(0),
+            level: Level::Critical,
+            warn_pct: 50.0,
+            crit_pct: 75.0,
+            top_parents: vec![TopParent {
+                pid: 28979,
+                name: "agency\x1b[2J".into(),
+                zombies: 526,
+            }],
+            growth_per_min: Some(10.0),
+            eta_seconds: Some(0.0),
+            trend_samples: 4,
+            history: true,
+        }
+    }
+
+    #[test]
+    fn human_block_names_the_binding_limit_and_escapes_names() {
+        let p = Printer::new(false, false, crate::output::ColorChoice::Never);
+        let h = human(&report(), &p, true);
+        assert!(h.contains("102.9 %  CRITICAL"), "{h}");
+        assert!(
+            h.contains(
+                "2,744 of 2,666 process slots used, 0 free; the binding limit is rlimit-nproc"
+            ),
+            "{h}"
+        );
+        assert!(h.contains("agency\\u{1b}[2J"), "{h}");
+        assert!(!h.contains('\x1b'));
+    }
+
+    #[test]
+    fn prometheus_text_has_every_gauge_and_omits_unknowns() {
+        let mut r = report();
+        let t = prometheus(&r);
+        assert!(
+            t.contains("headroom_limit{uid=\"501\",limit_source=\"rlimit-nproc\"} 2666\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("headroom_usage_ratio{uid=\"501\",limit_source=\"rlimit-nproc\"} 1.0293"),
+            "{t}"
+        );
+        assert!(t.contains("headroom_level{uid=\"501\"} 2\n"));
+        assert!(
+            t.contains("# TYPE headroom_eta_seconds gauge\nheadroom_eta_seconds{uid=\"501\"} 0\n")
+        );
+        assert!(!t.contains("headroom_tasks{"));
+        r.limit = None;
+        r.limit_source = None;
+        r.eta_seconds = None;
+        let t = prometheus(&r);
+        assert!(!t.contains("headroom_limit{") && !t.contains("headroom_eta_seconds{"));
+        assert!(t.ends_with('\n'));
+    }
+}

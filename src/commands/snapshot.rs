@@ -1,0 +1,49 @@
+//! `headroom snapshot`: record the process table, the ceilings and memory totals as JSON,
+//! for bug reports, incident replays and tests (`--snapshot FILE` on any read-only command).
+
+use anyhow::{Context, Result};
+
+use crate::cli::SnapshotArgs;
+use crate::commands::Ctx;
+use crate::core::snapshot::{ProcessTable, Snapshot};
+use crate::fsio::atomic_write;
+use crate::platform::ProcessSource;
+
+pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<u8> {
+    let source = ctx.source()?;
+    let mut snap = source.snapshot().context("cannot read the process table")?;
+    record_session_argv(source.as_ref(), &mut snap);
+    let mut bytes = serde_json::to_vec_pretty(&snap).context("cannot serialise the snapshot")?;
+    bytes.push(b'\n');
+    match &args.output {
+        Some(path) => atomic_write(path, &bytes)?,
+        None => ctx.printer.raw(&String::from_utf8_lossy(&bytes))?,
+    }
+    Ok(crate::exit::OK)
+}
+
+/// The liveness guard reads `--log-dir` from the arguments of the live children of zombie
+/// parents; record exactly those (and no one else's command lines) so a replay can judge them.
+pub fn record_session_argv(source: &dyn ProcessSource, snap: &mut Snapshot) {
+    let wanted: Vec<i32> = {
+        let table = ProcessTable::new(snap);
+        table
+            .zombie_parents(snap.uid)
+            .iter()
+            .flat_map(|zp| {
+                table
+                    .children(zp.pid)
+                    .filter(|c| !c.is_zombie() && c.uid == snap.uid)
+                    .map(|c| c.pid)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    for p in snap
+        .processes
+        .iter_mut()
+        .filter(|p| p.argv.is_none() && wanted.contains(&p.pid))
+    {
+        p.argv = source.argv(p.pid).ok();
+    }
+}

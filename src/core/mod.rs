@@ -1,0 +1,6 @@
+//! Pure logic: no syscalls about processes. Everything here is tested against snapshots.
+
+pub mod limits;
+pub mod reading;
+pub mod snapshot;
+pub mod state;

@@ -1,0 +1,467 @@
+//! The process table as plain data (all OSes): what every platform backend returns, what
+//! `headroom snapshot` records, and what every core rule is tested against.
+//!
+//! A snapshot is self-describing: it carries the uid it is about, the pid of the process that
+//! took it (for ancestor protection on replay) and the raw ceilings, so a capture from a Mac
+//! replays on Linux with identical results.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::limits::Ceiling;
+
+/// Schema tag written into every snapshot file.
+pub const SNAPSHOT_SCHEMA: &str = "headroom.snapshot/1";
+
+/// Scheduling state, normalised across Linux (`/proc/PID/stat` field 3) and macOS (`p_stat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProcState {
+    Running,
+    Sleeping,
+    DiskSleep,
+    Stopped,
+    Traced,
+    Zombie,
+    Dead,
+    Idle,
+    Unknown,
+}
+
+impl ProcState {
+    /// Linux state letter, as in `/proc/PID/stat`.
+    pub fn from_linux(c: char) -> Self {
+        match c {
+            'R' => Self::Running,
+            'S' => Self::Sleeping,
+            'D' => Self::DiskSleep,
+            'T' => Self::Stopped,
+            't' => Self::Traced,
+            'Z' => Self::Zombie,
+            'X' | 'x' => Self::Dead,
+            'I' => Self::Idle,
+            _ => Self::Unknown,
+        }
+    }
+
+    /// The letter `ps` would show.
+    pub fn letter(self) -> char {
+        match self {
+            Self::Running => 'R',
+            Self::Sleeping => 'S',
+            Self::DiskSleep => 'D',
+            Self::Stopped => 'T',
+            Self::Traced => 't',
+            Self::Zombie => 'Z',
+            Self::Dead => 'X',
+            Self::Idle => 'I',
+            Self::Unknown => '?',
+        }
+    }
+}
+
+/// One process as the kernel reported it. Fields that could not be read are `None`
+/// ("unknown"), never zero: absence of evidence must not look like evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    pub pid: i32,
+    pub ppid: i32,
+    /// Real uid: what RLIMIT_NPROC and `kern.maxprocperuid` charge.
+    pub uid: u32,
+    pub state: ProcState,
+    /// Opaque, platform-specific start token (Linux: clock ticks since boot; macOS:
+    /// microseconds since the epoch). Together with pid and uid it is the identity that
+    /// survives PID reuse; only ever compared for equality.
+    pub start_time: u64,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exe: Option<String>,
+    #[serde(default)]
+    pub pgid: Option<i32>,
+    #[serde(default)]
+    pub sid: Option<i32>,
+    #[serde(default)]
+    pub threads: Option<u32>,
+    /// User + system CPU time in nanoseconds.
+    #[serde(default)]
+    pub cpu_ns: Option<u64>,
+    /// Private memory: `ri_phys_footprint` on macOS, RssAnon + VmSwap on Linux.
+    #[serde(default)]
+    pub footprint_bytes: Option<u64>,
+    /// Command line, recorded only where a rule needs it (session children's `--log-dir`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
+}
+
+impl ProcessRecord {
+    pub fn is_zombie(&self) -> bool {
+        self.state == ProcState::Zombie
+    }
+
+    pub fn identity(&self) -> Identity {
+        Identity {
+            pid: self.pid,
+            start_time: self.start_time,
+            uid: self.uid,
+        }
+    }
+
+    /// File name of the executable, when the path is known.
+    pub fn exe_name(&self) -> Option<&str> {
+        self.exe
+            .as_deref()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+    }
+}
+
+/// What a signal must be addressed to: a pid alone is not an identity, because PIDs are
+/// reused within seconds (the incident machine handed out 160 PIDs every 20 s while idle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Identity {
+    pub pid: i32,
+    pub start_time: u64,
+    pub uid: u32,
+}
+
+/// Physical memory totals, for `top`, `run --limit` and `calibrate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryTotals {
+    pub total_bytes: u64,
+    /// Memory available without swapping (Linux MemAvailable; macOS free + inactive).
+    pub available_bytes: u64,
+}
+
+impl MemoryTotals {
+    pub fn free_pct(&self) -> f64 {
+        if self.total_bytes == 0 {
+            return 0.0;
+        }
+        self.available_bytes as f64 * 100.0 / self.total_bytes as f64
+    }
+}
+
+/// The whole recorded state of one machine at one instant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub schema: String,
+    /// `linux` or `macos`: which kernel produced it (decides what "slots" count).
+    pub os: String,
+    /// Unix time in milliseconds.
+    pub taken_at_ms: i64,
+    /// The process that took the snapshot; its ancestors are protected on replay too.
+    pub self_pid: i32,
+    /// The real uid the snapshot is about.
+    pub uid: u32,
+    pub processes: Vec<ProcessRecord>,
+    pub ceilings: Vec<Ceiling>,
+    #[serde(default)]
+    pub memory: Option<MemoryTotals>,
+}
+
+impl Snapshot {
+    /// Whether the slots RLIMIT_NPROC charges are tasks (Linux) or processes (macOS).
+    pub fn counts_tasks(&self) -> bool {
+        self.os == "linux"
+    }
+}
+
+/// Per-uid slot usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SlotUsage {
+    pub processes: u64,
+    /// Threads of those processes (Linux only; RLIMIT_NPROC counts tasks there).
+    pub tasks: Option<u64>,
+    pub zombies: u64,
+    /// The number every ceiling is compared against: tasks on Linux, processes on macOS.
+    pub used: u64,
+}
+
+/// A parent holding at least one zombie of the user.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ZombieParent {
+    pub pid: i32,
+    pub name: String,
+    pub zombies: u64,
+    #[serde(skip)]
+    pub record: Option<ProcessRecord>,
+}
+
+/// The table with indexes for tree walks. Built once per snapshot.
+#[derive(Debug)]
+pub struct ProcessTable<'a> {
+    pub snapshot: &'a Snapshot,
+    by_pid: HashMap<i32, usize>,
+    children: HashMap<i32, Vec<usize>>,
+}
+
+impl<'a> ProcessTable<'a> {
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        let mut by_pid = HashMap::with_capacity(snapshot.processes.len());
+        let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
+        for (i, p) in snapshot.processes.iter().enumerate() {
+            by_pid.insert(p.pid, i);
+            if p.ppid != p.pid {
+                children.entry(p.ppid).or_default().push(i);
+            }
+        }
+        Self {
+            snapshot,
+            by_pid,
+            children,
+        }
+    }
+
+    pub fn get(&self, pid: i32) -> Option<&'a ProcessRecord> {
+        self.by_pid.get(&pid).map(|&i| &self.snapshot.processes[i])
+    }
+
+    pub fn children(&self, pid: i32) -> impl Iterator<Item = &'a ProcessRecord> + '_ {
+        let procs = &self.snapshot.processes;
+        self.children
+            .get(&pid)
+            .into_iter()
+            .flatten()
+            .map(move |&i| &procs[i])
+    }
+
+    /// `pid` and every ancestor by ppid, walked from this table (never cached across
+    /// polls: a former ancestor drops out as soon as it stops being one). Always includes
+    /// pid 1. Stops at ppid <= 0, an unknown pid, or a cycle.
+    pub fn self_and_ancestors(&self, pid: i32) -> Vec<i32> {
+        let mut out = vec![pid];
+        let mut cur = pid;
+        while let Some(p) = self.get(cur) {
+            let next = p.ppid;
+            if next <= 0 || out.contains(&next) {
+                break;
+            }
+            out.push(next);
+            cur = next;
+        }
+        if !out.contains(&1) {
+            out.push(1);
+        }
+        out
+    }
+
+    /// Every descendant of `root` by live parent links, breadth first, root excluded.
+    pub fn descendants(&self, root: i32) -> Vec<&'a ProcessRecord> {
+        let mut out: Vec<&ProcessRecord> = Vec::new();
+        let mut queue = std::collections::VecDeque::from([root]);
+        let mut seen = std::collections::HashSet::from([root]);
+        while let Some(pid) = queue.pop_front() {
+            for c in self.children(pid) {
+                if seen.insert(c.pid) {
+                    out.push(c);
+                    queue.push_back(c.pid);
+                }
+            }
+        }
+        out
+    }
+
+    /// Slot usage of `uid`.
+    pub fn usage(&self, uid: u32) -> SlotUsage {
+        let mut processes = 0u64;
+        let mut zombies = 0u64;
+        let mut tasks = 0u64;
+        let mut tasks_known = true;
+        for p in self.snapshot.processes.iter().filter(|p| p.uid == uid) {
+            processes += 1;
+            if p.is_zombie() {
+                zombies += 1;
+            }
+            match p.threads {
+                // A zombie leader still holds its slot; its thread count reads 0 or 1.
+                Some(n) => tasks += u64::from(n.max(1)),
+                None => tasks_known = false,
+            }
+        }
+        let tasks = (self.snapshot.counts_tasks() && tasks_known).then_some(tasks);
+        let used = if self.snapshot.counts_tasks() {
+            tasks.unwrap_or(processes)
+        } else {
+            processes
+        };
+        SlotUsage {
+            processes,
+            tasks,
+            zombies,
+            used,
+        }
+    }
+
+    /// Parents of the user's zombies, biggest offender first (zombies desc, pid asc).
+    pub fn zombie_parents(&self, uid: u32) -> Vec<ZombieParent> {
+        let mut counts: HashMap<i32, u64> = HashMap::new();
+        for p in &self.snapshot.processes {
+            if p.uid == uid && p.is_zombie() {
+                *counts.entry(p.ppid).or_default() += 1;
+            }
+        }
+        let mut out: Vec<ZombieParent> = counts
+            .into_iter()
+            .map(|(pid, zombies)| {
+                let record = self.get(pid).cloned();
+                let name = record
+                    .as_ref()
+                    .map_or_else(|| "unknown".to_string(), |r| r.name.clone());
+                ZombieParent {
+                    pid,
+                    name,
+                    zombies,
+                    record,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| b.zombies.cmp(&a.zombies).then(a.pid.cmp(&b.pid)));
+        out
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod fixture {
+    //! Builders shared by core unit tests. Conventions from the reference replays: uid 501,
+    //! another uid 502, parent name `agency`.
+    use super::*;
+
+    pub(crate) const UID: u32 = 501;
+    pub(crate) const OTHER_UID: u32 = 502;
+
+    pub(crate) fn proc(pid: i32, ppid: i32, name: &str) -> ProcessRecord {
+        ProcessRecord {
+            pid,
+            ppid,
+            uid: UID,
+            state: ProcState::Sleeping,
+            start_time: 1_000 + pid as u64,
+            name: name.to_string(),
+            exe: Some(format!("/usr/bin/{name}")),
+            pgid: Some(pid),
+            sid: Some(pid),
+            threads: Some(1),
+            cpu_ns: Some(0),
+            footprint_bytes: Some(1 << 20),
+            argv: None,
+        }
+    }
+
+    pub(crate) fn zombie(pid: i32, ppid: i32) -> ProcessRecord {
+        ProcessRecord {
+            state: ProcState::Zombie,
+            exe: None,
+            footprint_bytes: None,
+            ..proc(pid, ppid, "send-telemetry")
+        }
+    }
+
+    pub(crate) fn snapshot(os: &str, processes: Vec<ProcessRecord>) -> Snapshot {
+        Snapshot {
+            schema: SNAPSHOT_SCHEMA.to_string(),
+            os: os.to_string(),
+            taken_at_ms: 1_700_000_000_000,
+            self_pid: processes.last().map_or(1, |p| p.pid),
+            uid: UID,
+            processes,
+            ceilings: Vec::new(),
+            memory: None,
+        }
+    }
+
+    /// A parent with `n` zombie children, pids starting at `first_child`.
+    pub(crate) fn leaker(pid: i32, n: usize, first_child: i32) -> Vec<ProcessRecord> {
+        let mut v = vec![proc(pid, 1, "agency")];
+        v.extend((0..n).map(|i| zombie(first_child + i as i32, pid)));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::*;
+    use super::*;
+
+    #[test]
+    fn zombie_parents_are_sorted_by_count_then_pid_and_count_only_own_uid() {
+        let mut procs = leaker(700, 3, 10_000);
+        procs.extend(leaker(800, 5, 20_000));
+        procs.extend(leaker(600, 3, 30_000));
+        let mut foreign = zombie(40_000, 900);
+        foreign.uid = OTHER_UID;
+        procs.push(foreign);
+        procs.push(zombie(50_000, 4242)); // parent not in the table
+        let snap = snapshot("macos", procs);
+        let table = ProcessTable::new(&snap);
+        let parents: Vec<(i32, u64)> = table
+            .zombie_parents(UID)
+            .iter()
+            .map(|p| (p.pid, p.zombies))
+            .collect();
+        assert_eq!(parents, vec![(800, 5), (600, 3), (700, 3), (4242, 1)]);
+        assert_eq!(table.zombie_parents(UID)[3].name, "unknown");
+    }
+
+    #[test]
+    fn usage_counts_zombies_toward_the_limit_and_tasks_on_linux() {
+        let mut procs = leaker(700, 10, 10_000);
+        procs[0].threads = Some(4);
+        let mut foreign = proc(900, 1, "other");
+        foreign.uid = OTHER_UID;
+        procs.push(foreign);
+        let mac = snapshot("macos", procs.clone());
+        let u = ProcessTable::new(&mac).usage(UID);
+        assert_eq!(
+            (u.processes, u.zombies, u.used, u.tasks),
+            (11, 10, 11, None)
+        );
+        let linux = snapshot("linux", procs);
+        let u = ProcessTable::new(&linux).usage(UID);
+        assert_eq!(
+            (u.processes, u.zombies, u.used, u.tasks),
+            (11, 10, 14, Some(14))
+        );
+    }
+
+    #[test]
+    fn unknown_thread_count_falls_back_to_processes_not_zero() {
+        let mut procs = leaker(700, 2, 10_000);
+        procs[1].threads = None;
+        let snap = snapshot("linux", procs);
+        let u = ProcessTable::new(&snap).usage(UID);
+        assert_eq!((u.tasks, u.used), (None, 3));
+    }
+
+    #[test]
+    fn ancestor_walk_includes_init_and_survives_cycles() {
+        let snap = snapshot(
+            "macos",
+            vec![
+                proc(10, 20, "a"),
+                proc(20, 10, "b"),
+                proc(300, 200, "c"),
+                proc(200, 100, "d"),
+            ],
+        );
+        let t = ProcessTable::new(&snap);
+        assert_eq!(t.self_and_ancestors(10), vec![10, 20, 1]);
+        assert_eq!(t.self_and_ancestors(300), vec![300, 200, 100, 1]);
+    }
+
+    #[test]
+    fn descendants_follow_live_parent_links() {
+        let snap = snapshot(
+            "linux",
+            vec![
+                proc(1, 0, "init"),
+                proc(10, 1, "a"),
+                proc(11, 10, "b"),
+                proc(12, 11, "c"),
+                proc(13, 1, "d"),
+            ],
+        );
+        let t = ProcessTable::new(&snap);
+        let pids: Vec<i32> = t.descendants(10).iter().map(|p| p.pid).collect();
+        assert_eq!(pids, vec![11, 12]);
+    }
+}

@@ -1,0 +1,72 @@
+//! The exit-code table (mirrored in the man page's EXIT STATUS section) and the error types
+//! that `lib::run` maps onto it.
+
+/// Ran cleanly; nothing wrong.
+pub const OK: u8 = 0;
+/// Ran cleanly, but the answer is the unhappy one the command tests for (probe: warning;
+/// reap: a target survived; login-item status: not registered).
+pub const UNHAPPY: u8 = 1;
+/// Something the user asked for failed (probe: critical).
+pub const ERROR: u8 = 2;
+/// Refused by a safety rule (probe and limits: unknown).
+pub const REFUSED: u8 = 3;
+/// The command line or a config value is wrong; nothing was done.
+pub const USAGE: u8 = 64;
+/// `run`: headroom itself failed before or while supervising the command.
+pub const RUN_FAILED: u8 = 125;
+/// `run`: the command exists but is not executable.
+pub const RUN_NOT_EXECUTABLE: u8 = 126;
+/// `run`: the command was not found.
+pub const RUN_NOT_FOUND: u8 = 127;
+/// Interrupted by Ctrl-C.
+pub const INTERRUPTED: u8 = 130;
+
+/// The table as printed in `headroom --help` and `headroom(1)`.
+pub const TABLE: &[(&str, &str)] = &[
+    ("0", "ok; probe/limits: level normal"),
+    (
+        "1",
+        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified",
+    ),
+    (
+        "2",
+        "error: something asked for failed; probe/limits: level critical",
+    ),
+    (
+        "3",
+        "refused by a safety rule; probe/limits: level unknown (no ceiling readable)",
+    ),
+    (
+        "64",
+        "usage error: bad flag, value or config; nothing was done",
+    ),
+    ("125", "run: headroom itself failed"),
+    ("126", "run: command not executable"),
+    ("127", "run: command not found"),
+    (
+        "128+N",
+        "run: the tree ended by signal N (143 after SIGTERM, 137 after SIGKILL); 130 after Ctrl-C",
+    ),
+];
+
+/// A usage error detected after parsing (a value clap cannot check alone). Exit 64.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// A safety rule refused the request. Exit 3.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
+/// Exit with a specific code after a message was already printed.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct WithCode {
+    pub code: u8,
+    pub message: String,
+}
+
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}

@@ -1,0 +1,88 @@
+//! headroom keeps a developer's machine from running out of room: process slots (zombie
+//! exhaustion of the per-user process limit), memory (a runaway process tree) and
+//! responsiveness (apps macOS marks "not responding").
+//!
+//! Data flows one way: `platform` (read) → `core` (decide) → `actions` (act through
+//! `platform`) → `commands` (report) → `output`.
+
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod core;
+pub mod exit;
+pub mod fsio;
+pub mod output;
+pub mod paths;
+pub mod platform;
+pub mod sanitize;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::output::Printer;
+
+/// Parse `args`, run the command, and map the outcome onto the exit-code table.
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match cli::Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => return ExitCode::from(clap_error(&e)),
+    };
+    let printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
+    match commands::dispatch(cli, &printer) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => ExitCode::from(report_error(&e, &printer)),
+    }
+}
+
+/// Help and version go to stdout with 0; a usage error is one line on stderr with 64.
+fn clap_error(e: &clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            exit::OK
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            exit::USAGE
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid command line");
+            let msg = first.strip_prefix("error: ").unwrap_or(first);
+            Printer::new(false, false, output::ColorChoice::Never)
+                .error(&format!("{msg} (see `headroom --help`)"));
+            exit::USAGE
+        }
+    }
+}
+
+fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
+    // A closed pipe (`headroom probe | head -1`) is not an error.
+    if e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    }) {
+        return exit::OK;
+    }
+    if let Some(w) = e.downcast_ref::<exit::WithCode>() {
+        if !w.message.is_empty() {
+            printer.error(&w.message);
+        }
+        return w.code;
+    }
+    printer.error(&format!("{e:#}"));
+    if e.downcast_ref::<exit::UsageError>().is_some() {
+        exit::USAGE
+    } else if e.downcast_ref::<exit::Refused>().is_some() {
+        exit::REFUSED
+    } else {
+        exit::ERROR
+    }
+}

@@ -1,0 +1,5 @@
+//! The `headroom` binary: everything lives in the library.
+
+fn main() -> std::process::ExitCode {
+    headroom::run(std::env::args_os())
+}

@@ -1,0 +1,226 @@
+//! Printer: every byte headroom writes goes through here. stdout carries results only
+//! (human text, one JSON object, JSON Lines or Prometheus text); diagnostics, progress and
+//! warnings go to stderr. Colour only on a terminal, honouring `--color` and `NO_COLOR`.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{IsTerminal, Write};
+
+use serde::Serialize;
+
+/// `--color` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// The schema name a one-shot report carries as its first key.
+pub fn schema(cmd: &str) -> String {
+    format!("headroom.{cmd}/1")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Bold,
+    Dim,
+    Green,
+    Yellow,
+    Red,
+}
+
+impl Style {
+    fn code(self) -> &'static str {
+        match self {
+            Self::Bold => "1",
+            Self::Dim => "2",
+            Self::Green => "32",
+            Self::Yellow => "33",
+            Self::Red => "1;31",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Printer {
+    json: bool,
+    quiet: bool,
+    color: bool,
+    stdout_tty: bool,
+    stderr_tty: bool,
+}
+
+impl Printer {
+    pub fn new(json: bool, quiet: bool, color: ColorChoice) -> Self {
+        let stdout_tty = std::io::stdout().is_terminal();
+        let stderr_tty = std::io::stderr().is_terminal();
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = match color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => stdout_tty && !no_color,
+        };
+        Self {
+            json,
+            quiet,
+            color,
+            stdout_tty,
+            stderr_tty,
+        }
+    }
+
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
+    pub fn stdout_is_terminal(&self) -> bool {
+        self.stdout_tty
+    }
+
+    pub fn stderr_is_terminal(&self) -> bool {
+        self.stderr_tty
+    }
+
+    /// `text` in `style` when colour is on.
+    pub fn paint(&self, text: &str, style: Style) -> String {
+        if self.color {
+            format!("\x1b[{}m{text}\x1b[0m", style.code())
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// One JSON object (a one-shot report, or one JSON Lines record), flushed.
+    pub fn json_value<T: Serialize + ?Sized>(&self, value: &T) -> std::io::Result<()> {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, value).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")?;
+        out.flush()
+    }
+
+    /// Human text on stdout; suppressed by `--quiet`.
+    pub fn text(&self, text: &str) -> std::io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
+        self.raw(text)
+    }
+
+    /// Bytes on stdout whatever `--quiet` says (machine formats the user asked for).
+    pub fn raw(&self, text: &str) -> std::io::Result<()> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()
+    }
+
+    /// A warning on stderr (kept under `--quiet`: warnings are never results).
+    pub fn warn(&self, msg: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "headroom: warning: {msg}");
+    }
+
+    /// An error line on stderr.
+    pub fn error(&self, msg: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "headroom: error: {msg}");
+    }
+
+    /// Free-form diagnostics on stderr (progress summaries, `run`'s final line).
+    pub fn stderr_line(&self, msg: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "{msg}");
+    }
+
+    /// A JSON Lines record on stderr (`run --json`, where stdout belongs to the command).
+    pub fn stderr_json<T: Serialize + ?Sized>(&self, value: &T) {
+        if let Ok(s) = serde_json::to_string(value) {
+            let _ = writeln!(std::io::stderr().lock(), "{s}");
+        }
+    }
+}
+
+/// 3869 → "3,869".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A short duration for people: "45 s", "13 min", "1 h 12 min", "over 2 days".
+pub fn human_duration(secs: f64) -> String {
+    if !secs.is_finite() || secs < 0.0 {
+        return "unknown".into();
+    }
+    let s = secs.round() as u64;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s / 60),
+        3600..=172_799 => {
+            let (h, m) = (s / 3600, (s % 3600) / 60);
+            if m == 0 {
+                format!("{h} h")
+            } else {
+                format!("{h} h {m} min")
+            }
+        }
+        _ => "over 2 days".into(),
+    }
+}
+
+/// Bytes in binary units: "512 MiB", "1.5 GiB".
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 || v >= 100.0 || (v - v.round()).abs() < 0.05 {
+        format!("{:.0} {}", v, UNITS[i])
+    } else {
+        format!("{:.1} {}", v, UNITS[i])
+    }
+}
+
+/// A 30-cell usage bar for a percentage (capped at full).
+pub fn bar(pct: f64, width: usize) -> String {
+    let filled = ((pct / 100.0) * width as f64)
+        .round()
+        .clamp(0.0, width as f64) as usize;
+    format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(3869), "3,869");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(human_duration(786.0), "13 min");
+        assert_eq!(human_duration(4320.0), "1 h 12 min");
+        assert_eq!(human_duration(7200.0), "2 h");
+        assert_eq!(human_duration(59.4), "59 s");
+        assert_eq!(human_duration(200_000.0), "over 2 days");
+        assert_eq!(human_duration(-1.0), "unknown");
+        assert_eq!(human_bytes(512 * 1024 * 1024), "512 MiB");
+        assert_eq!(human_bytes(1536 * 1024 * 1024), "1.5 GiB");
+        assert_eq!(human_bytes(100), "100 B");
+        assert_eq!(bar(50.0, 10), "[#####-----]");
+        assert_eq!(bar(150.0, 4), "[####]");
+        assert_eq!(schema("probe"), "headroom.probe/1");
+    }
+}

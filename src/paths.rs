@@ -1,0 +1,68 @@
+//! Where state, logs and config live. `HEADROOM_HOME` overrides all of them (tests use it):
+//! state goes straight into it and the config file is `$HEADROOM_HOME/config.toml`.
+//!
+//! - macOS state: `~/Library/Application Support/headroom/`
+//! - Linux state: `${XDG_STATE_HOME:-~/.local/state}/headroom/`
+//! - config: `${XDG_CONFIG_HOME:-~/.config}/headroom/config.toml`
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+
+fn env_dir(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn home() -> Result<PathBuf> {
+    env_dir("HOME").context("cannot locate headroom's files: HOME is not set (set HEADROOM_HOME)")
+}
+
+/// The state directory (not created here).
+pub fn state_dir() -> Result<PathBuf> {
+    if let Some(h) = env_dir("HEADROOM_HOME") {
+        return Ok(h);
+    }
+    if cfg!(target_os = "macos") {
+        return Ok(home()?.join("Library/Application Support/headroom"));
+    }
+    Ok(match env_dir("XDG_STATE_HOME") {
+        Some(d) => d.join("headroom"),
+        None => home()?.join(".local/state/headroom"),
+    })
+}
+
+/// The default config file.
+pub fn config_file() -> Result<PathBuf> {
+    if let Some(h) = env_dir("HEADROOM_HOME") {
+        return Ok(h.join("config.toml"));
+    }
+    Ok(match env_dir("XDG_CONFIG_HOME") {
+        Some(d) => d.join("headroom/config.toml"),
+        None => home()?.join(".config/headroom/config.toml"),
+    })
+}
+
+/// Create the state directory (mode 0700) and return it; the error names the path.
+pub fn ensure_state_dir() -> Result<PathBuf> {
+    let dir = state_dir()?;
+    create_private_dir(&dir)?;
+    Ok(dir)
+}
+
+pub fn create_private_dir(dir: &std::path::Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
+        .with_context(|| format!("cannot create state directory `{}`", dir.display()))?;
+    if !dir.is_dir() {
+        bail!("state directory `{}` is not a directory", dir.display());
+    }
+    Ok(())
+}

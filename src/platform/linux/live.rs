@@ -1,0 +1,468 @@
+//! The live Linux `ProcessSource`. One pass over `/proc`, reading `stat` and `status` of
+//! every pid (and `exe` of the user's own live processes), reusing one buffer; a pid that
+//! vanishes between `readdir` and `read` is skipped.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+
+use crate::core::limits::{Ceiling, LimitSource, Scope};
+use crate::core::snapshot::{MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot};
+use crate::platform::linux::Roots;
+use crate::platform::linux::procfs::{self, PidsMax};
+use crate::platform::{PlatformError, ProcessSource, current_uid, now_ms};
+
+#[derive(Debug)]
+pub struct LinuxSource {
+    roots: Roots,
+    ns_per_tick: u64,
+}
+
+impl LinuxSource {
+    pub fn new(roots: Roots) -> Self {
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let hz = if hz > 0 { hz as u64 } else { 100 };
+        Self {
+            roots,
+            ns_per_tick: 1_000_000_000 / hz,
+        }
+    }
+
+    fn proc_path(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.roots.proc.join(rel)
+    }
+
+    /// Read one process from its `/proc` directory; `Ok(None)` when it is gone.
+    fn read_process(
+        &self,
+        pid: i32,
+        uid: u32,
+        buf: &mut String,
+    ) -> Result<Option<ProcessRecord>, PlatformError> {
+        let dir = self.proc_path(pid.to_string());
+        let Some(()) = read_into(&dir.join("stat"), buf)? else {
+            return Ok(None);
+        };
+        let stat = procfs::parse_stat(buf).map_err(|e| {
+            PlatformError::Invalid(format!(
+                "cannot parse `{}`: {e}",
+                dir.join("stat").display()
+            ))
+        })?;
+        let Some(()) = read_into(&dir.join("status"), buf)? else {
+            return Ok(None);
+        };
+        let status = procfs::parse_status(buf);
+        let Some(ruid) = status.ruid else {
+            return Err(PlatformError::Invalid(format!(
+                "`{}` has no Uid line",
+                dir.join("status").display()
+            )));
+        };
+        let state = ProcState::from_linux(stat.state);
+        // The executable only matters for the user's own live processes (policy, session
+        // children); skipping it elsewhere halves the cost on shared machines.
+        let exe = if ruid == uid && state != ProcState::Zombie {
+            fs::read_link(dir.join("exe")).ok().map(|p| {
+                let s = p.to_string_lossy().into_owned();
+                s.strip_suffix(" (deleted)")
+                    .map(str::to_string)
+                    .unwrap_or(s)
+            })
+        } else {
+            None
+        };
+        Ok(Some(ProcessRecord {
+            pid,
+            ppid: stat.ppid,
+            uid: ruid,
+            state,
+            start_time: stat.starttime,
+            name: stat.comm,
+            exe,
+            pgid: Some(stat.pgrp),
+            sid: Some(stat.session),
+            threads: Some(stat.num_threads.max(status.threads.unwrap_or(0))),
+            cpu_ns: Some((stat.utime + stat.stime).saturating_mul(self.ns_per_tick)),
+            footprint_bytes: status.footprint_bytes(),
+            argv: None,
+        }))
+    }
+
+    fn read_small(&self, rel: &str) -> Result<String, std::io::Error> {
+        fs::read_to_string(self.proc_path(rel))
+    }
+
+    fn total_tasks(&self) -> Option<u64> {
+        self.read_small("loadavg")
+            .ok()
+            .and_then(|s| procfs::parse_loadavg_tasks(&s))
+    }
+
+    fn ceilings(&self, uid: u32) -> Vec<Ceiling> {
+        let mut out = vec![self.rlimit_ceiling(uid)];
+        out.push(self.cgroup_ceiling());
+        let tasks = self.total_tasks();
+        for (source, file) in [
+            (LimitSource::ThreadsMax, "sys/kernel/threads-max"),
+            (LimitSource::PidMax, "sys/kernel/pid_max"),
+        ] {
+            let path = self.proc_path(file);
+            let (value, note) = match fs::read_to_string(&path) {
+                Ok(s) => match s.trim().parse::<i64>() {
+                    Ok(v) => (Some(v), None),
+                    Err(e) => (None, Some(format!("cannot parse `{}`: {e}", s.trim()))),
+                },
+                Err(e) => (None, Some(e.to_string())),
+            };
+            out.push(Ceiling {
+                source,
+                value,
+                unlimited: false,
+                scope: Scope::Shared,
+                in_use: tasks,
+                origin: path.display().to_string(),
+                enforced: true,
+                note,
+            });
+        }
+        out
+    }
+
+    fn rlimit_ceiling(&self, uid: u32) -> Ceiling {
+        let mut rl = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `rl` is a valid, writable rlimit struct.
+        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) };
+        let (value, unlimited, mut note) = if rc != 0 {
+            (
+                None,
+                false,
+                Some(std::io::Error::last_os_error().to_string()),
+            )
+        } else if rl.rlim_cur == libc::RLIM_INFINITY || rl.rlim_cur > i64::MAX as u64 {
+            (None, true, None)
+        } else {
+            (Some(rl.rlim_cur as i64), false, None)
+        };
+        let cap = self
+            .read_small("self/status")
+            .ok()
+            .and_then(|s| procfs::parse_status(&s).cap_eff)
+            .and_then(procfs::exempt_capability);
+        let enforced = uid != 0 && cap.is_none();
+        if uid == 0 {
+            note = Some("not enforced for root".into());
+        } else if let Some(cap) = cap {
+            note = Some(format!("not enforced: this process has {cap}"));
+        }
+        Ceiling {
+            source: LimitSource::RlimitNproc,
+            value,
+            unlimited,
+            scope: Scope::User,
+            in_use: None,
+            origin: "getrlimit(RLIMIT_NPROC) soft limit (ulimit -u)".into(),
+            enforced,
+            note,
+        }
+    }
+
+    /// The tightest `pids.max` on the path from this process's pids cgroup to the root
+    /// (limits are hierarchical), v2 or v1.
+    fn cgroup_ceiling(&self) -> Ceiling {
+        let base = Ceiling {
+            source: LimitSource::CgroupPids,
+            value: None,
+            unlimited: true,
+            scope: Scope::Shared,
+            in_use: None,
+            origin: "pids cgroup".into(),
+            enforced: true,
+            note: Some("no pids cgroup limit applies".into()),
+        };
+        let Ok(text) = self.read_small("self/cgroup") else {
+            return base;
+        };
+        let cgroup = self.roots.sys.join("fs/cgroup");
+        let mut best: Option<(u64, u64, PathBuf)> = None;
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        for line in procfs::parse_cgroup(&text) {
+            let rel = line.path.trim_start_matches('/');
+            if line.hierarchy == "0" && line.controllers.is_empty() {
+                candidates.push(cgroup.join(rel));
+            } else if line.controllers.iter().any(|c| c == "pids") {
+                candidates.push(cgroup.join("pids").join(rel));
+            }
+        }
+        for leaf in candidates {
+            let mut dir = leaf.as_path();
+            loop {
+                let max = fs::read_to_string(dir.join("pids.max")).ok();
+                let cur = fs::read_to_string(dir.join("pids.current")).ok();
+                if let (Some(PidsMax::Limit(max)), Some(cur)) = (
+                    max.as_deref().and_then(procfs::parse_pids_max),
+                    cur.and_then(|c| c.trim().parse::<u64>().ok()),
+                ) {
+                    let tighter = best
+                        .as_ref()
+                        .is_none_or(|(m, c, _)| max.saturating_sub(cur) < m.saturating_sub(*c));
+                    if tighter {
+                        best = Some((max, cur, dir.join("pids.max")));
+                    }
+                }
+                if dir == cgroup.as_path() || dir == cgroup.join("pids").as_path() {
+                    break;
+                }
+                match dir.parent() {
+                    Some(p) if p.starts_with(&cgroup) => dir = p,
+                    _ => break,
+                }
+            }
+        }
+        match best {
+            Some((max, cur, path)) => Ceiling {
+                value: Some(max as i64),
+                unlimited: false,
+                in_use: Some(cur),
+                origin: path.display().to_string(),
+                note: None,
+                ..base
+            },
+            None => base,
+        }
+    }
+}
+
+/// Read a whole file into `buf`; `Ok(None)` when the process is gone (ENOENT, ESRCH).
+fn read_into(path: &Path, buf: &mut String) -> Result<Option<()>, PlatformError> {
+    buf.clear();
+    let res = fs::File::open(path).and_then(|mut f| f.read_to_string(buf));
+    match res {
+        Ok(_) => Ok(Some(())),
+        Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) => {
+            Ok(None)
+        }
+        Err(e) => Err(PlatformError::io(
+            format!("cannot read `{}`", path.display()),
+            e,
+        )),
+    }
+}
+
+impl ProcessSource for LinuxSource {
+    fn os(&self) -> &str {
+        "linux"
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, PlatformError> {
+        let uid = current_uid();
+        let taken_at_ms = now_ms();
+        let dir = fs::read_dir(&self.roots.proc).map_err(|e| {
+            PlatformError::io(format!("cannot list `{}`", self.roots.proc.display()), e)
+        })?;
+        let mut processes = Vec::with_capacity(1024);
+        let mut buf = String::with_capacity(4096);
+        for entry in dir {
+            let Ok(entry) = entry else { continue };
+            let Some(pid) = parse_pid(&entry.file_name()) else {
+                continue;
+            };
+            match self.read_process(pid, uid, &mut buf) {
+                Ok(Some(p)) => processes.push(p),
+                Ok(None) => {}
+                // Unreadable mid-scan (EACCES under hidepid, a torn read): skip the entry,
+                // as if it had vanished; it cannot be judged, so it cannot be acted on.
+                Err(_) => {}
+            }
+        }
+        processes.sort_by_key(|p| p.pid);
+        Ok(Snapshot {
+            schema: SNAPSHOT_SCHEMA.to_string(),
+            os: "linux".into(),
+            taken_at_ms,
+            self_pid: std::process::id() as i32,
+            uid,
+            ceilings: self.ceilings(uid),
+            memory: self.memory().ok(),
+            processes,
+        })
+    }
+
+    fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError> {
+        if pid <= 0 {
+            return Ok(None);
+        }
+        let mut buf = String::with_capacity(2048);
+        self.read_process(pid, current_uid(), &mut buf)
+    }
+
+    fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
+        let path = self.proc_path(format!("{pid}/cmdline"));
+        match fs::read(&path) {
+            Ok(b) => Ok(procfs::parse_cmdline(&b)),
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(PlatformError::NoSuchProcess { pid }),
+            Err(e) if e.kind() == ErrorKind::PermissionDenied => {
+                Err(PlatformError::PermissionDenied { pid })
+            }
+            Err(e) => Err(PlatformError::io(
+                format!("cannot read `{}`", path.display()),
+                e,
+            )),
+        }
+    }
+
+    fn memory(&self) -> Result<MemoryTotals, PlatformError> {
+        let path = self.proc_path("meminfo");
+        let text = fs::read_to_string(&path)
+            .map_err(|e| PlatformError::io(format!("cannot read `{}`", path.display()), e))?;
+        let (total_bytes, available_bytes) = procfs::parse_meminfo(&text).ok_or_else(|| {
+            PlatformError::Invalid(format!(
+                "`{}` lacks MemTotal or MemAvailable",
+                path.display()
+            ))
+        })?;
+        Ok(MemoryTotals {
+            total_bytes,
+            available_bytes,
+        })
+    }
+}
+
+fn parse_pid(name: &OsStr) -> Option<i32> {
+    let s = name.to_str()?;
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake /proc with one live process, one zombie, one torn entry and one that vanished.
+    fn fake_proc() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        let mk = |pid: &str, stat: &str, status: &str| {
+            fs::create_dir_all(p.join(pid)).unwrap();
+            fs::write(p.join(pid).join("stat"), stat).unwrap();
+            fs::write(p.join(pid).join("status"), status).unwrap();
+        };
+        mk(
+            "100",
+            "100 (agency) S 1 100 100 0 -1 0 0 0 0 0 200 100 0 0 20 0 2 0 5000 0 0",
+            "Name:\tagency\nUid:\t4242\t4242\t4242\t4242\nThreads:\t2\nRssAnon:\t10 kB\nVmSwap:\t0 kB\n",
+        );
+        mk(
+            "101",
+            "101 (send-telemetry) Z 100 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5100 0 0",
+            "Name:\tsend-telemetry\nUid:\t4242\t4242\t4242\t4242\nThreads:\t1\n",
+        );
+        mk("102", "102 (torn", "Uid:\t4242\n");
+        fs::create_dir_all(p.join("103")).unwrap(); // vanished: no files
+        fs::create_dir_all(p.join("self")).unwrap();
+        fs::write(
+            p.join("meminfo"),
+            "MemTotal: 1000 kB\nMemAvailable: 250 kB\n",
+        )
+        .unwrap();
+        fs::write(p.join("loadavg"), "0 0 0 1/77 9\n").unwrap();
+        fs::create_dir_all(p.join("sys/kernel")).unwrap();
+        fs::write(p.join("sys/kernel/threads-max"), "5000\n").unwrap();
+        fs::write(p.join("sys/kernel/pid_max"), "garbage\n").unwrap();
+        d
+    }
+
+    #[test]
+    fn snapshot_of_a_fake_proc_skips_torn_and_vanished_entries() {
+        let d = fake_proc();
+        let src = LinuxSource::new(Roots {
+            proc: d.path().to_path_buf(),
+            sys: d.path().join("nosys"),
+        });
+        let snap = src.snapshot().unwrap();
+        let pids: Vec<i32> = snap.processes.iter().map(|p| p.pid).collect();
+        assert_eq!(pids, vec![100, 101]);
+        let leader = &snap.processes[0];
+        assert_eq!(
+            (leader.uid, leader.threads, leader.footprint_bytes),
+            (4242, Some(2), Some(10 * 1024))
+        );
+        assert_eq!(leader.start_time, 5000);
+        assert!(leader.cpu_ns.unwrap() > 0);
+        assert!(snap.processes[1].is_zombie());
+        assert_eq!(
+            snap.memory,
+            Some(MemoryTotals {
+                total_bytes: 1_024_000,
+                available_bytes: 256_000
+            })
+        );
+        let threads = snap
+            .ceilings
+            .iter()
+            .find(|c| c.source == LimitSource::ThreadsMax)
+            .unwrap();
+        assert_eq!((threads.value, threads.in_use), (Some(5000), Some(77)));
+        let pidmax = snap
+            .ceilings
+            .iter()
+            .find(|c| c.source == LimitSource::PidMax)
+            .unwrap();
+        assert_eq!(pidmax.value, None);
+        assert!(pidmax.note.as_deref().unwrap().contains("garbage"));
+        let cg = snap
+            .ceilings
+            .iter()
+            .find(|c| c.source == LimitSource::CgroupPids)
+            .unwrap();
+        assert!(cg.unlimited);
+    }
+
+    #[test]
+    fn cgroup_v1_and_v2_pick_the_tightest_level() {
+        let d = fake_proc();
+        let p = d.path();
+        fs::write(p.join("self/cgroup"), "3:pids:/a/b\n0::/x\n").unwrap();
+        let cg = p.join("sys/fs/cgroup");
+        for (dir, max, cur) in [
+            ("pids/a/b", "max", "5"),
+            ("pids/a", "100", "90"),
+            ("pids", "1000", "95"),
+            ("x", "50", "10"),
+        ] {
+            fs::create_dir_all(cg.join(dir)).unwrap();
+            fs::write(cg.join(dir).join("pids.max"), max).unwrap();
+            fs::write(cg.join(dir).join("pids.current"), cur).unwrap();
+        }
+        let src = LinuxSource::new(Roots {
+            proc: p.to_path_buf(),
+            sys: p.join("sys"),
+        });
+        let c = src.cgroup_ceiling();
+        assert_eq!(
+            (c.value, c.in_use, c.unlimited),
+            (Some(100), Some(90), false)
+        );
+        assert!(c.origin.ends_with("pids/a/pids.max"), "{}", c.origin);
+    }
+
+    #[test]
+    fn live_snapshot_sees_this_process() {
+        let snap = LinuxSource::new(Roots::default()).snapshot().unwrap();
+        let me = snap
+            .processes
+            .iter()
+            .find(|p| p.pid == snap.self_pid)
+            .unwrap();
+        assert_eq!(me.uid, current_uid());
+        assert!(me.exe.is_some());
+        assert!(snap.processes.len() > 1);
+    }
+}

@@ -1,0 +1,28 @@
+//! Linux backend: reads `/proc` and `/sys/fs/cgroup` directly (no `ps`, no fork). The roots
+//! are injectable (`--proc-root`, `--sys-root`) so tests can point it at a fake tree.
+
+pub mod procfs;
+
+#[cfg(target_os = "linux")]
+mod live;
+
+#[cfg(target_os = "linux")]
+pub use live::LinuxSource;
+
+use std::path::PathBuf;
+
+/// Where `/proc` and `/sys` are mounted.
+#[derive(Debug, Clone)]
+pub struct Roots {
+    pub proc: PathBuf,
+    pub sys: PathBuf,
+}
+
+impl Default for Roots {
+    fn default() -> Self {
+        Self {
+            proc: PathBuf::from("/proc"),
+            sys: PathBuf::from("/sys"),
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! `struct kinfo_proc` as `sysctl(KERN_PROC_ALL)` returns it on 64-bit macOS, declared here
+//! because libc has none for Apple targets (compiled on every OS so the layout tests run on
+//! Linux CI too).
+//!
+//! Layout source: xnu `bsd/sys/sysctl.h` (struct kinfo_proc, struct eproc, struct _pcred,
+//! struct _ucred), `bsd/sys/proc.h` (struct extern_proc), `bsd/sys/vm.h` (the userland
+//! `struct vmspace`), as summarised in `../shared/reference/macos-linux-apis-and-peers.md`
+//! §1a. The reference notes warn that a public crate declares `e_flag` and `e_spare` as
+//! `long`, giving 672 bytes; the header says `int32_t`, giving 648. For a KERN_PROC_ALL array
+//! the stride must be exact, so every pointer is a `u64` and every field has its C width, and
+//! the size and the offsets of every field headroom reads are asserted below.
+
+/// `struct timeval` on LP64 Darwin: `long tv_sec; int tv_usec;` padded to 16 bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timeval {
+    pub tv_sec: i64,
+    pub tv_usec: i32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Itimerval {
+    pub it_interval: Timeval,
+    pub it_value: Timeval,
+}
+
+/// `struct extern_proc` (proc.h). The leading union `p_un` is either two queue pointers or
+/// `struct timeval __p_starttime`; both are 16 bytes, and for sysctl output it holds the
+/// start time.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ExternProc {
+    pub p_starttime: Timeval,
+    pub p_vmspace: u64,
+    pub p_sigacts: u64,
+    pub p_flag: i32,
+    pub p_stat: i8,
+    pub p_pid: i32,
+    pub p_oppid: i32,
+    pub p_dupfd: i32,
+    pub user_stack: u64,
+    pub exit_thread: u64,
+    pub p_debugger: i32,
+    pub sigwait: i32,
+    pub p_estcpu: u32,
+    pub p_cpticks: i32,
+    pub p_pctcpu: u32,
+    pub p_wchan: u64,
+    pub p_wmesg: u64,
+    pub p_swtime: u32,
+    pub p_slptime: u32,
+    pub p_realtimer: Itimerval,
+    pub p_rtime: Timeval,
+    pub p_uticks: u64,
+    pub p_sticks: u64,
+    pub p_iticks: u64,
+    pub p_traceflag: i32,
+    pub p_tracep: u64,
+    pub p_siglist: i32,
+    pub p_textvp: u64,
+    pub p_holdcnt: i32,
+    pub p_sigmask: u32,
+    pub p_sigignore: u32,
+    pub p_sigcatch: u32,
+    pub p_priority: u8,
+    pub p_usrpri: u8,
+    pub p_nice: i8,
+    /// `char p_comm[MAXCOMLEN + 1]`, MAXCOMLEN = 16.
+    pub p_comm: [u8; 17],
+    pub p_pgrp: u64,
+    pub p_addr: u64,
+    pub p_xstat: u16,
+    pub p_acflag: u16,
+    pub p_ru: u64,
+}
+
+/// `struct _pcred` (sysctl.h).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Pcred {
+    pub pc_lock: [u8; 72],
+    pub pc_ucred: u64,
+    pub p_ruid: u32,
+    pub p_svuid: u32,
+    pub p_rgid: u32,
+    pub p_svgid: u32,
+    pub p_refcnt: i32,
+}
+
+/// `struct _ucred` (sysctl.h), NGROUPS = 16.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Ucred {
+    pub cr_ref: i32,
+    pub cr_uid: u32,
+    pub cr_ngroups: i16,
+    pub cr_groups: [u32; 16],
+}
+
+/// The userland `struct vmspace` placeholder (vm.h).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Vmspace {
+    pub dummy: i32,
+    pub dummy2: u64,
+    pub dummy3: [i32; 5],
+    pub dummy4: [u64; 3],
+}
+
+/// `struct eproc` (sysctl.h).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Eproc {
+    pub e_paddr: u64,
+    pub e_sess: u64,
+    pub e_pcred: Pcred,
+    pub e_ucred: Ucred,
+    pub e_vm: Vmspace,
+    pub e_ppid: i32,
+    pub e_pgid: i32,
+    pub e_jobc: i16,
+    pub e_tdev: i32,
+    pub e_tpgid: i32,
+    pub e_tsess: u64,
+    pub e_wmesg: [u8; 8],
+    pub e_xsize: i32,
+    pub e_xrssize: i16,
+    pub e_xccount: i16,
+    pub e_xswrss: i16,
+    pub e_flag: i32,
+    pub e_login: [u8; 12],
+    pub e_spare: [i32; 4],
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KinfoProc {
+    pub kp_proc: ExternProc,
+    pub kp_eproc: Eproc,
+}
+
+/// Size the kernel writes per entry on LP64.
+pub const KINFO_PROC_SIZE: usize = 648;
+const _: () = assert!(std::mem::size_of::<KinfoProc>() == KINFO_PROC_SIZE);
+
+/// `p_stat` values (proc.h).
+pub const SZOMB: i8 = 5;
+pub const SSTOP: i8 = 4;
+pub const SIDL: i8 = 1;
+
+/// The fields headroom takes from one entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KinfoFields {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgid: i32,
+    /// Real uid (`e_pcred.p_ruid`), what the per-uid count charges.
+    pub ruid: u32,
+    pub stat: i8,
+    /// Microseconds since the epoch.
+    pub start_us: u64,
+    pub comm: String,
+}
+
+impl KinfoProc {
+    /// An all-zero entry, as a buffer for the kernel to fill.
+    pub fn zeroed() -> Self {
+        // SAFETY: every field is an integer or an array of integers, for which the all-zero
+        // bit pattern is a valid value.
+        unsafe { std::mem::zeroed() }
+    }
+
+    pub fn fields(&self) -> KinfoFields {
+        let p = &self.kp_proc;
+        let e = &self.kp_eproc;
+        let comm_len = p
+            .p_comm
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(p.p_comm.len());
+        let st = p.p_starttime;
+        KinfoFields {
+            pid: p.p_pid,
+            ppid: e.e_ppid,
+            pgid: e.e_pgid,
+            ruid: e.e_pcred.p_ruid,
+            stat: p.p_stat,
+            start_us: (st.tv_sec.max(0) as u64) * 1_000_000 + st.tv_usec.max(0) as u64,
+            comm: String::from_utf8_lossy(&p.p_comm[..comm_len]).into_owned(),
+        }
+    }
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn sizes_match_the_xnu_headers() {
+        assert_eq!(size_of::<Timeval>(), 16);
+        assert_eq!(size_of::<ExternProc>(), 296);
+        assert_eq!(size_of::<Pcred>(), 104);
+        assert_eq!(size_of::<Ucred>(), 76);
+        assert_eq!(size_of::<Vmspace>(), 64);
+        assert_eq!(size_of::<Eproc>(), 352);
+        assert_eq!(size_of::<KinfoProc>(), 648);
+        assert_eq!(std::mem::align_of::<KinfoProc>(), 8);
+    }
+
+    #[test]
+    fn offsets_of_every_field_read() {
+        assert_eq!(offset_of!(ExternProc, p_starttime), 0);
+        assert_eq!(offset_of!(ExternProc, p_stat), 36);
+        assert_eq!(offset_of!(ExternProc, p_pid), 40);
+        assert_eq!(offset_of!(ExternProc, p_comm), 243);
+        assert_eq!(offset_of!(KinfoProc, kp_eproc), 296);
+        assert_eq!(offset_of!(Eproc, e_pcred) + offset_of!(Pcred, p_ruid), 96);
+        assert_eq!(offset_of!(Eproc, e_ucred) + offset_of!(Ucred, cr_uid), 124);
+        assert_eq!(offset_of!(Eproc, e_ppid), 264);
+        assert_eq!(offset_of!(Eproc, e_pgid), 268);
+        assert_eq!(offset_of!(Eproc, e_flag), 316);
+    }
+
+    #[test]
+    fn fields_from_an_entry() {
+        let mut k = KinfoProc::zeroed();
+        k.kp_proc.p_pid = 87537;
+        k.kp_proc.p_stat = SZOMB;
+        k.kp_proc.p_starttime = Timeval {
+            tv_sec: 1_787_995_393,
+            tv_usec: 499_123,
+        };
+        k.kp_proc.p_comm[..6].copy_from_slice(b"agency");
+        k.kp_eproc.e_ppid = 87594;
+        k.kp_eproc.e_pgid = 87537;
+        k.kp_eproc.e_pcred.p_ruid = 501;
+        k.kp_eproc.e_ucred.cr_uid = 0;
+        let f = k.fields();
+        assert_eq!(
+            f,
+            KinfoFields {
+                pid: 87537,
+                ppid: 87594,
+                pgid: 87537,
+                ruid: 501,
+                stat: SZOMB,
+                start_us: 1_787_995_393_499_123,
+                comm: "agency".into(),
+            }
+        );
+        // A full 16-character name has no NUL inside the array's first 16 bytes.
+        k.kp_proc.p_comm = *b"abcdefghijklmnop\0";
+        assert_eq!(k.fields().comm, "abcdefghijklmnop");
+    }
+}

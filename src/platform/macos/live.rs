@@ -1,0 +1,400 @@
+//! The live macOS `ProcessSource` (cannot run on the Linux CI machines: kept thin, every
+//! decision is in `core`, and the layouts it relies on are tested in `kinfo.rs`).
+
+use std::ffi::{CStr, c_int, c_void};
+use std::io;
+
+use crate::core::limits::{Ceiling, LimitSource, Scope};
+use crate::core::snapshot::{MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot};
+use crate::platform::macos::kinfo::{self, KINFO_PROC_SIZE, KinfoFields, KinfoProc};
+use crate::platform::macos::procargs::parse_procargs2;
+use crate::platform::{PlatformError, ProcessSource, current_uid, now_ms};
+
+#[derive(Debug)]
+pub struct MacSource {
+    /// Nanoseconds per Mach absolute-time tick (125/3 on Apple Silicon, 1 on Intel).
+    ns_per_tick: f64,
+}
+
+impl Default for MacSource {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MacSource {
+    pub fn new() -> Self {
+        Self {
+            ns_per_tick: ns_per_tick(),
+        }
+    }
+
+    fn record(&self, k: &KinfoFields, uid: u32) -> ProcessRecord {
+        let mut state = match k.stat {
+            kinfo::SZOMB => ProcState::Zombie,
+            kinfo::SSTOP => ProcState::Stopped,
+            kinfo::SIDL => ProcState::Idle,
+            2 => ProcState::Running,
+            3 => ProcState::Sleeping,
+            _ => ProcState::Unknown,
+        };
+        let mut rec = ProcessRecord {
+            pid: k.pid,
+            ppid: k.ppid,
+            uid: k.ruid,
+            state,
+            start_time: k.start_us,
+            name: k.comm.clone(),
+            exe: None,
+            pgid: Some(k.pgid),
+            sid: None,
+            threads: None,
+            cpu_ns: None,
+            footprint_bytes: None,
+            argv: None,
+        };
+        // libproc answers only for the caller's own processes (CHECK_SAME_USER), and a zombie
+        // has no task left to ask about.
+        if k.ruid != uid || state == ProcState::Zombie || k.pid <= 0 {
+            return rec;
+        }
+        if let Some(ti) = task_info(k.pid) {
+            rec.threads = u32::try_from(ti.pti_threadnum).ok();
+            let ticks = ti.pti_total_user.saturating_add(ti.pti_total_system);
+            rec.cpu_ns = Some((ticks as f64 * self.ns_per_tick) as u64);
+            // pbi_status reports SRUN for threads blocked in sleep; numrunning does not.
+            if state == ProcState::Running || state == ProcState::Sleeping {
+                state = if ti.pti_numrunning > 0 {
+                    ProcState::Running
+                } else {
+                    ProcState::Sleeping
+                };
+                rec.state = state;
+            }
+        }
+        rec.footprint_bytes = phys_footprint(k.pid);
+        rec.exe = pid_path(k.pid);
+        // SAFETY: getsid has no memory-safety preconditions.
+        let sid = unsafe { libc::getsid(k.pid) };
+        rec.sid = (sid > 0).then_some(sid);
+        rec
+    }
+
+    fn ceilings(&self, uid: u32, all_processes: u64) -> Vec<Ceiling> {
+        let per_uid = sysctl_int(c"kern.maxprocperuid");
+        let maxproc = sysctl_int(c"kern.maxproc");
+        let mut rl = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `rl` is a valid, writable rlimit.
+        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) };
+        let (rvalue, unlimited, rnote) = if rc != 0 {
+            (None, false, Some(io::Error::last_os_error().to_string()))
+        } else if rl.rlim_cur == libc::RLIM_INFINITY || rl.rlim_cur > i64::MAX as u64 {
+            (None, true, None)
+        } else {
+            (Some(rl.rlim_cur as i64), false, None)
+        };
+        let from = |r: Result<i64, io::Error>| match r {
+            Ok(v) => (Some(v), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        let (pv, pnote) = from(per_uid);
+        let (mv, mnote) = from(maxproc);
+        vec![
+            Ceiling {
+                source: LimitSource::PerUid,
+                value: pv,
+                unlimited: false,
+                scope: Scope::User,
+                in_use: None,
+                origin: "sysctl kern.maxprocperuid".into(),
+                enforced: uid != 0,
+                note: if uid == 0 {
+                    Some("not enforced for root".into())
+                } else {
+                    pnote
+                },
+            },
+            Ceiling {
+                source: LimitSource::RlimitNproc,
+                value: rvalue,
+                unlimited,
+                scope: Scope::User,
+                in_use: None,
+                origin: "getrlimit(RLIMIT_NPROC) soft limit (launchctl limit maxproc)".into(),
+                enforced: uid != 0,
+                note: if uid == 0 {
+                    Some("not enforced for root".into())
+                } else {
+                    rnote
+                },
+            },
+            Ceiling {
+                source: LimitSource::SystemWide,
+                value: mv,
+                unlimited: false,
+                scope: Scope::Shared,
+                in_use: Some(all_processes),
+                origin: "sysctl kern.maxproc".into(),
+                enforced: true,
+                note: mnote,
+            },
+        ]
+    }
+}
+
+impl ProcessSource for MacSource {
+    fn os(&self) -> &str {
+        "macos"
+    }
+
+    fn snapshot(&self) -> Result<Snapshot, PlatformError> {
+        let uid = current_uid();
+        let taken_at_ms = now_ms();
+        let table = kinfo_all().map_err(|e| PlatformError::io("sysctl(KERN_PROC_ALL)", e))?;
+        let mut processes: Vec<ProcessRecord> = table
+            .iter()
+            .map(|k| self.record(&k.fields(), uid))
+            .collect();
+        processes.sort_by_key(|p| p.pid);
+        let all = processes.len() as u64;
+        Ok(Snapshot {
+            schema: SNAPSHOT_SCHEMA.to_string(),
+            os: "macos".into(),
+            taken_at_ms,
+            self_pid: std::process::id() as i32,
+            uid,
+            ceilings: self.ceilings(uid, all),
+            memory: self.memory().ok(),
+            processes,
+        })
+    }
+
+    fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError> {
+        if pid <= 0 {
+            return Ok(None);
+        }
+        let k = kinfo_pid(pid)
+            .map_err(|e| PlatformError::io(format!("sysctl(KERN_PROC_PID, {pid})"), e))?;
+        Ok(k.map(|k| self.record(&k.fields(), current_uid())))
+    }
+
+    fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
+        let argmax = sysctl_int(c"kern.argmax")
+            .unwrap_or(1 << 20)
+            .clamp(4096, 1 << 24) as usize;
+        let mut buf = vec![0u8; argmax];
+        let mut len = buf.len();
+        let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid];
+        // SAFETY: mib has 3 valid entries, buf is writable for `len` bytes and `len` is
+        // updated by the kernel to the number of bytes written.
+        let rc = unsafe {
+            libc::sysctl(
+                mib.as_mut_ptr(),
+                3,
+                buf.as_mut_ptr().cast::<c_void>(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            // EINVAL: another user's process, a zombie, or one without a user stack.
+            return Err(match e.raw_os_error() {
+                Some(libc::EINVAL) | Some(libc::EPERM) => PlatformError::PermissionDenied { pid },
+                Some(libc::ESRCH) => PlatformError::NoSuchProcess { pid },
+                _ => PlatformError::io(format!("sysctl(KERN_PROCARGS2, {pid})"), e),
+            });
+        }
+        buf.truncate(len.min(buf.len()));
+        parse_procargs2(&buf)
+            .map(|(_, args)| args)
+            .map_err(PlatformError::Invalid)
+    }
+
+    fn memory(&self) -> Result<MemoryTotals, PlatformError> {
+        let total =
+            sysctl_int(c"hw.memsize").map_err(|e| PlatformError::io("sysctl hw.memsize", e))?;
+        // The percentage of memory the kernel considers free (what memory_pressure prints).
+        let level = sysctl_int(c"kern.memorystatus_level")
+            .map_err(|e| PlatformError::io("sysctl kern.memorystatus_level", e))?;
+        let total = total.max(0) as u64;
+        let available = total / 100 * level.clamp(0, 100) as u64;
+        Ok(MemoryTotals {
+            total_bytes: total,
+            available_bytes: available,
+        })
+    }
+}
+
+/// Read an integer sysctl of 4 or 8 bytes.
+fn sysctl_int(name: &CStr) -> Result<i64, io::Error> {
+    let mut v8: i64 = 0;
+    let mut len = std::mem::size_of::<i64>();
+    // SAFETY: name is NUL-terminated; the out-buffer is 8 writable bytes and `len` says so.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            (&mut v8 as *mut i64).cast::<c_void>(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    match len {
+        8 => Ok(v8),
+        // A 4-byte value was written into the low-address half (little-endian on both Apple
+        // architectures).
+        4 => Ok(i64::from(v8 as i32)),
+        n => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{name:?}: unexpected size {n}"),
+        )),
+    }
+}
+
+fn ns_per_tick() -> f64 {
+    // hw.tbfrequency is right even under Rosetta, where mach_timebase_info reports 1/1 while
+    // the process counters stay in native 24 MHz ticks (reference notes §1b).
+    if let Ok(hz) = sysctl_int(c"hw.tbfrequency") {
+        if hz > 0 {
+            return 1e9 / hz as f64;
+        }
+    }
+    let mut info = mach2::mach_time::mach_timebase_info { numer: 0, denom: 0 };
+    // SAFETY: info is a valid, writable mach_timebase_info.
+    let rc = unsafe { mach2::mach_time::mach_timebase_info(&mut info) };
+    if rc == 0 && info.denom != 0 {
+        f64::from(info.numer) / f64::from(info.denom)
+    } else {
+        1.0
+    }
+}
+
+fn kinfo_all() -> Result<Vec<KinfoProc>, io::Error> {
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_ALL, 0];
+    for _ in 0..5 {
+        let mut len: usize = 0;
+        // SAFETY: size query: null out-buffer, `len` receives the size needed.
+        let rc = unsafe {
+            libc::sysctl(
+                mib.as_mut_ptr(),
+                4,
+                std::ptr::null_mut(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // Slack for processes born between the two calls.
+        let cap = len / KINFO_PROC_SIZE + 64;
+        let mut v: Vec<KinfoProc> = vec![KinfoProc::zeroed(); cap];
+        let mut bytes = cap * KINFO_PROC_SIZE;
+        // SAFETY: v holds `cap` entries of exactly KINFO_PROC_SIZE bytes (asserted in kinfo.rs),
+        // so the buffer is writable for `bytes` bytes.
+        let rc = unsafe {
+            libc::sysctl(
+                mib.as_mut_ptr(),
+                4,
+                v.as_mut_ptr().cast::<c_void>(),
+                &mut bytes,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::ENOMEM) {
+                continue;
+            }
+            return Err(e);
+        }
+        v.truncate(bytes / KINFO_PROC_SIZE);
+        return Ok(v);
+    }
+    Err(io::Error::new(
+        io::ErrorKind::Other,
+        "process table kept growing across 5 attempts",
+    ))
+}
+
+fn kinfo_pid(pid: i32) -> Result<Option<KinfoProc>, io::Error> {
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid];
+    let mut k = KinfoProc::zeroed();
+    let mut len = KINFO_PROC_SIZE;
+    // SAFETY: k is KINFO_PROC_SIZE writable bytes and `len` says so.
+    let rc = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            4,
+            (&mut k as *mut KinfoProc).cast::<c_void>(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        return if e.raw_os_error() == Some(libc::ESRCH) {
+            Ok(None)
+        } else {
+            Err(e)
+        };
+    }
+    // A pid that just exited: sysctl succeeds with length 0.
+    if len != KINFO_PROC_SIZE || k.kp_proc.p_pid != pid {
+        return Ok(None);
+    }
+    Ok(Some(k))
+}
+
+fn task_info(pid: i32) -> Option<libc::proc_taskinfo> {
+    // SAFETY: proc_taskinfo is plain integers; all-zero is valid.
+    let mut ti: libc::proc_taskinfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::proc_taskinfo>() as c_int;
+    // SAFETY: ti is `size` writable bytes.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTASKINFO,
+            0,
+            (&mut ti as *mut libc::proc_taskinfo).cast::<c_void>(),
+            size,
+        )
+    };
+    (n == size).then_some(ti)
+}
+
+fn phys_footprint(pid: i32) -> Option<u64> {
+    // SAFETY: rusage_info_v2 is plain integers; all-zero is valid.
+    let mut ri: libc::rusage_info_v2 = unsafe { std::mem::zeroed() };
+    // SAFETY: ri is a writable rusage_info_v2, the flavor asked for.
+    let rc = unsafe {
+        libc::proc_pid_rusage(
+            pid,
+            libc::RUSAGE_INFO_V2,
+            (&mut ri as *mut libc::rusage_info_v2).cast::<libc::rusage_info_t>(),
+        )
+    };
+    (rc == 0).then_some(ri.ri_phys_footprint)
+}
+
+fn pid_path(pid: i32) -> Option<String> {
+    let mut buf = vec![0u8; libc::PROC_PIDPATHINFO_MAXSIZE as usize];
+    // SAFETY: buf is writable for its length.
+    let n = unsafe { libc::proc_pidpath(pid, buf.as_mut_ptr().cast::<c_void>(), buf.len() as u32) };
+    if n <= 0 {
+        return None;
+    }
+    buf.truncate(n as usize);
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}

@@ -1,0 +1,163 @@
+//! THE boundary: the only code that talks to the OS about processes.
+//!
+//! `ProcessSource` returns data only; `ProcessControl` sends signals, and only to an
+//! `Identity` (pid + start time + uid) that it re-reads and compares just before each signal.
+//! Every decision about *whom* to signal lives in `core`.
+
+#![allow(unsafe_code)]
+
+pub mod linux;
+pub mod macos;
+pub mod replay;
+#[cfg(unix)]
+mod signal;
+pub mod unsupported;
+
+use crate::core::snapshot::{Identity, MemoryTotals, ProcessRecord, Snapshot};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlatformError {
+    #[error("{what}: unsupported on {os}")]
+    Unsupported { os: &'static str, what: String },
+    #[error("permission denied for pid `{pid}`")]
+    PermissionDenied { pid: i32 },
+    #[error("no such process `{pid}`")]
+    NoSuchProcess { pid: i32 },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl PlatformError {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Read-only access to the process table.
+pub trait ProcessSource {
+    /// `linux`, `macos`, or the OS a replayed snapshot was taken on.
+    fn os(&self) -> &str;
+    /// The whole table, the ceilings and memory totals. A process that vanishes mid-scan is
+    /// skipped, not an error.
+    fn snapshot(&self) -> Result<Snapshot, PlatformError>;
+    /// Re-read one process, for identity checks. `Ok(None)` when it does not exist.
+    fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError>;
+    /// The command line of a process of the current user.
+    fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError>;
+    /// Physical memory totals.
+    fn memory(&self) -> Result<MemoryTotals, PlatformError>;
+}
+
+/// Signals understood by `ProcessControl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Signal {
+    Term,
+    Kill,
+    Stop,
+    Cont,
+    Int,
+    Hup,
+}
+
+impl Signal {
+    /// The number on this OS (SIGSTOP/SIGCONT differ between Linux and macOS).
+    #[cfg(unix)]
+    pub fn number(self) -> i32 {
+        match self {
+            Self::Term => libc::SIGTERM,
+            Self::Kill => libc::SIGKILL,
+            Self::Stop => libc::SIGSTOP,
+            Self::Cont => libc::SIGCONT,
+            Self::Int => libc::SIGINT,
+            Self::Hup => libc::SIGHUP,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Term => "SIGTERM",
+            Self::Kill => "SIGKILL",
+            Self::Stop => "SIGSTOP",
+            Self::Cont => "SIGCONT",
+            Self::Int => "SIGINT",
+            Self::Hup => "SIGHUP",
+        }
+    }
+}
+
+/// What happened to one signal request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delivery {
+    Sent,
+    /// The pid no longer exists (or is a zombie, which is already dead).
+    Gone,
+    /// Something else now holds the pid, or the identity could not be read: no signal.
+    IdentityChanged,
+}
+
+/// Sends signals. Implementations must re-read the target and compare its identity before
+/// each signal, and must refuse pid ≤ 1 whatever the caller decided.
+pub trait ProcessControl {
+    fn signal(&self, target: &Identity, sig: Signal) -> Result<Delivery, PlatformError>;
+    /// Whether the exact process is still alive (a zombie is not).
+    fn alive(&self, target: &Identity) -> Result<bool, PlatformError>;
+}
+
+/// The backend for the OS this binary runs on.
+pub fn native() -> Box<dyn ProcessSource> {
+    #[cfg(target_os = "linux")]
+    {
+        Box::new(linux::LinuxSource::new(linux::Roots::default()))
+    }
+    #[cfg(target_os = "macos")]
+    {
+        Box::new(macos::MacSource::new())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        Box::new(unsupported::Unsupported)
+    }
+}
+
+/// Signals go to real processes, re-checked against the source they were chosen from.
+#[cfg(unix)]
+pub fn native_control<'a>(source: &'a dyn ProcessSource) -> Box<dyn ProcessControl + 'a> {
+    Box::new(signal::UnixControl::new(source))
+}
+
+#[cfg(not(unix))]
+pub fn native_control<'a>(_source: &'a dyn ProcessSource) -> Box<dyn ProcessControl + 'a> {
+    Box::new(unsupported::Unsupported)
+}
+
+/// Real uid of this process.
+pub fn current_uid() -> u32 {
+    #[cfg(unix)]
+    {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        unsafe { libc::getuid() }
+    }
+    #[cfg(not(unix))]
+    {
+        0
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
