@@ -97,7 +97,14 @@ impl Settings {
         };
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => {
+            // The default location may be absent, or under something that is not a directory.
+            Err(e)
+                if !required
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) =>
+            {
                 return Ok(Self::default());
             }
             Err(e) => {

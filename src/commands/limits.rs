@@ -11,6 +11,7 @@ use crate::commands::Ctx;
 use crate::commands::probe::{resolve_thresholds, rfc3339_ms};
 use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource};
 use crate::core::reading::{self, Level, Reading};
+use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::output::{Printer, Style, schema, thousands};
 
@@ -35,7 +36,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
     let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
     let snap = ctx
         .source()?
-        .snapshot()
+        .snapshot(Detail::Slots)
         .context("cannot read the process table")?;
     let r = reading::read(&snap, thresholds);
     let report = LimitsReport {

@@ -10,6 +10,7 @@ use crate::cli::{ProbeArgs, ProbeFormat, ThresholdArgs};
 use crate::commands::Ctx;
 use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
+use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::core::state;
 use crate::exit::{self, UsageError};
@@ -130,7 +131,9 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
         record: args.record.clone(),
     };
     let source = ctx.source()?;
-    let snap = source.snapshot().context("cannot read the process table")?;
+    let snap = source
+        .snapshot(Detail::Slots)
+        .context("cannot read the process table")?;
     let reading = reading::read(&snap, plan.thresholds);
 
     let mut failure: Option<anyhow::Error> = None;

@@ -5,13 +5,16 @@ use anyhow::{Context, Result};
 
 use crate::cli::SnapshotArgs;
 use crate::commands::Ctx;
+use crate::core::snapshot::Detail;
 use crate::core::snapshot::{ProcessTable, Snapshot};
 use crate::fsio::atomic_write;
 use crate::platform::ProcessSource;
 
 pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<u8> {
     let source = ctx.source()?;
-    let mut snap = source.snapshot().context("cannot read the process table")?;
+    let mut snap = source
+        .snapshot(Detail::Full)
+        .context("cannot read the process table")?;
     record_session_argv(source.as_ref(), &mut snap);
     let mut bytes = serde_json::to_vec_pretty(&snap).context("cannot serialise the snapshot")?;
     bytes.push(b'\n');

@@ -72,8 +72,10 @@ pub struct ProcessRecord {
     pub state: ProcState,
     /// Opaque, platform-specific start token (Linux: clock ticks since boot; macOS:
     /// microseconds since the epoch). Together with pid and uid it is the identity that
-    /// survives PID reuse; only ever compared for equality.
-    pub start_time: u64,
+    /// survives PID reuse; only ever compared for equality. `None` when not read (a
+    /// slot-detail snapshot): such a process has no identity and cannot be signalled.
+    #[serde(default)]
+    pub start_time: Option<u64>,
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exe: Option<String>,
@@ -99,12 +101,13 @@ impl ProcessRecord {
         self.state == ProcState::Zombie
     }
 
-    pub fn identity(&self) -> Identity {
-        Identity {
+    /// The identity a signal must be addressed to; `None` when the start time is unknown.
+    pub fn identity(&self) -> Option<Identity> {
+        Some(Identity {
             pid: self.pid,
-            start_time: self.start_time,
+            start_time: self.start_time?,
             uid: self.uid,
-        }
+        })
     }
 
     /// File name of the executable, when the path is known.
@@ -141,10 +144,25 @@ impl MemoryTotals {
     }
 }
 
+/// How much was read per process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Detail {
+    /// What slot counting needs: pid, ppid, real uid, state, name, threads (one read per
+    /// process on Linux; `probe`, `limits` and every `watch` round use it).
+    Slots,
+    /// Everything: start time (identity), process group, session, CPU, footprint,
+    /// executable path. Needed before anything is signalled.
+    #[default]
+    Full,
+}
+
 /// The whole recorded state of one machine at one instant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub schema: String,
+    #[serde(default)]
+    pub detail: Detail,
     /// `linux` or `macos`: which kernel produced it (decides what "slots" count).
     pub os: String,
     /// Unix time in milliseconds.
@@ -335,7 +353,7 @@ pub(crate) mod fixture {
             ppid,
             uid: UID,
             state: ProcState::Sleeping,
-            start_time: 1_000 + pid as u64,
+            start_time: Some(1_000 + pid as u64),
             name: name.to_string(),
             exe: Some(format!("/usr/bin/{name}")),
             pgid: Some(pid),
@@ -359,6 +377,7 @@ pub(crate) mod fixture {
     pub(crate) fn snapshot(os: &str, processes: Vec<ProcessRecord>) -> Snapshot {
         Snapshot {
             schema: SNAPSHOT_SCHEMA.to_string(),
+            detail: Detail::Full,
             os: os.to_string(),
             taken_at_ms: 1_700_000_000_000,
             self_pid: processes.last().map_or(1, |p| p.pid),

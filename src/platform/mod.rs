@@ -13,7 +13,7 @@ pub mod replay;
 mod signal;
 pub mod unsupported;
 
-use crate::core::snapshot::{Identity, MemoryTotals, ProcessRecord, Snapshot};
+use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcessRecord, Snapshot};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlatformError {
@@ -48,7 +48,7 @@ pub trait ProcessSource {
     fn os(&self) -> &str;
     /// The whole table, the ceilings and memory totals. A process that vanishes mid-scan is
     /// skipped, not an error.
-    fn snapshot(&self) -> Result<Snapshot, PlatformError>;
+    fn snapshot(&self, detail: Detail) -> Result<Snapshot, PlatformError>;
     /// Re-read one process, for identity checks. `Ok(None)` when it does not exist.
     fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError>;
     /// The command line of a process of the current user.

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::core::snapshot::{MemoryTotals, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot};
+use crate::core::snapshot::{Detail, MemoryTotals, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot};
 use crate::platform::{PlatformError, ProcessSource};
 
 #[derive(Debug, Clone)]
@@ -62,7 +62,14 @@ impl ProcessSource for ReplaySource {
         &self.snapshot.os
     }
 
-    fn snapshot(&self) -> Result<Snapshot, PlatformError> {
+    fn snapshot(&self, detail: Detail) -> Result<Snapshot, PlatformError> {
+        if detail == Detail::Full && self.snapshot.detail == Detail::Slots {
+            return Err(PlatformError::Invalid(
+                "the snapshot holds slot counts only (from `probe --record`); record a full one with \
+                 `headroom snapshot`"
+                    .into(),
+            ));
+        }
         Ok(self.snapshot.clone())
     }
 
@@ -103,7 +110,17 @@ mod tests {
         let snap = fixture::snapshot("macos", fixture::leaker(10, 3, 100));
         let text = serde_json::to_string(&snap).unwrap();
         let r = ReplaySource::parse(&text).unwrap();
-        assert_eq!(r.snapshot().unwrap(), snap);
+        assert_eq!(r.snapshot(Detail::Full).unwrap(), snap);
+        let mut slots = snap.clone();
+        slots.detail = Detail::Slots;
+        let rs = ReplaySource::new(slots);
+        assert!(
+            rs.snapshot(Detail::Full)
+                .unwrap_err()
+                .to_string()
+                .contains("headroom snapshot")
+        );
+        assert!(rs.snapshot(Detail::Slots).is_ok());
         assert_eq!(r.process(10).unwrap().unwrap().name, "agency");
         assert!(r.process(11).unwrap().is_none());
         assert!(r.argv(10).is_err());

@@ -24,13 +24,13 @@ impl<'a> UnixControl<'a> {
     fn check(&self, target: &Identity) -> Result<Delivery, PlatformError> {
         match self.source.process(target.pid)? {
             None => Ok(Delivery::Gone),
-            Some(p) if p.identity() != *target => {
-                Ok(if p.is_zombie() && p.start_time == target.start_time {
+            Some(p) if p.identity() != Some(*target) => Ok(
+                if p.is_zombie() && p.start_time == Some(target.start_time) {
                     Delivery::Gone
                 } else {
                     Delivery::IdentityChanged
-                })
-            }
+                },
+            ),
             Some(p) if p.is_zombie() => Ok(Delivery::Gone),
             Some(_) => Ok(Delivery::Sent),
         }

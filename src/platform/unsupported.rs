@@ -1,6 +1,6 @@
 //! The backend for operating systems headroom does not know: every call says so plainly.
 
-use crate::core::snapshot::{Identity, MemoryTotals, ProcessRecord, Snapshot};
+use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcessRecord, Snapshot};
 use crate::platform::{Delivery, PlatformError, ProcessControl, ProcessSource, Signal};
 
 #[derive(Debug, Clone, Copy)]
@@ -17,7 +17,7 @@ impl ProcessSource for Unsupported {
     fn os(&self) -> &str {
         std::env::consts::OS
     }
-    fn snapshot(&self) -> Result<Snapshot, PlatformError> {
+    fn snapshot(&self, _detail: Detail) -> Result<Snapshot, PlatformError> {
         Err(err("reading the process table"))
     }
     fn process(&self, _pid: i32) -> Result<Option<ProcessRecord>, PlatformError> {

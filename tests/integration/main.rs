@@ -1,1 +1,16 @@
+//! Integration tests: the real binary, real processes (Linux), recorded snapshots.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unsafe_code,
+    unreachable_pub
+)]
+
+mod cli;
+mod probe;
+mod schema;
+mod snapshot;
+mod support;

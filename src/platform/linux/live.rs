@@ -8,7 +8,9 @@ use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
 use crate::core::limits::{Ceiling, LimitSource, Scope};
-use crate::core::snapshot::{MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot};
+use crate::core::snapshot::{
+    Detail, MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot,
+};
 use crate::platform::linux::Roots;
 use crate::platform::linux::procfs::{self, PidsMax};
 use crate::platform::{PlatformError, ProcessSource, current_uid, now_ms};
@@ -35,13 +37,47 @@ impl LinuxSource {
     }
 
     /// Read one process from its `/proc` directory; `Ok(None)` when it is gone.
+    ///
+    /// `status` alone carries everything slot counting needs, so `Detail::Slots` costs one
+    /// read per process (ps needs at least two); `Full` adds `stat` (start time, group,
+    /// session, CPU) and, for the user's own live processes, the executable.
     fn read_process(
         &self,
         pid: i32,
         uid: u32,
+        detail: Detail,
         buf: &mut String,
     ) -> Result<Option<ProcessRecord>, PlatformError> {
         let dir = self.proc_path(pid.to_string());
+        let Some(()) = read_into(&dir.join("status"), buf)? else {
+            return Ok(None);
+        };
+        let status = procfs::parse_status(buf);
+        let invalid = |what: &str| {
+            PlatformError::Invalid(format!(
+                "`{}` has no {what} line",
+                dir.join("status").display()
+            ))
+        };
+        let ruid = status.ruid.ok_or_else(|| invalid("Uid"))?;
+        let state = ProcState::from_linux(status.state.ok_or_else(|| invalid("State"))?);
+        if detail == Detail::Slots {
+            return Ok(Some(ProcessRecord {
+                pid,
+                ppid: status.ppid.ok_or_else(|| invalid("PPid"))?,
+                uid: ruid,
+                state,
+                start_time: None,
+                name: status.name.clone().ok_or_else(|| invalid("Name"))?,
+                exe: None,
+                pgid: None,
+                sid: None,
+                threads: status.threads,
+                cpu_ns: None,
+                footprint_bytes: status.footprint_bytes(),
+                argv: None,
+            }));
+        }
         let Some(()) = read_into(&dir.join("stat"), buf)? else {
             return Ok(None);
         };
@@ -51,17 +87,6 @@ impl LinuxSource {
                 dir.join("stat").display()
             ))
         })?;
-        let Some(()) = read_into(&dir.join("status"), buf)? else {
-            return Ok(None);
-        };
-        let status = procfs::parse_status(buf);
-        let Some(ruid) = status.ruid else {
-            return Err(PlatformError::Invalid(format!(
-                "`{}` has no Uid line",
-                dir.join("status").display()
-            )));
-        };
-        let state = ProcState::from_linux(stat.state);
         // The executable only matters for the user's own live processes (policy, session
         // children); skipping it elsewhere halves the cost on shared machines.
         let exe = if ruid == uid && state != ProcState::Zombie {
@@ -79,7 +104,7 @@ impl LinuxSource {
             ppid: stat.ppid,
             uid: ruid,
             state,
-            start_time: stat.starttime,
+            start_time: Some(stat.starttime),
             name: stat.comm,
             exe,
             pgid: Some(stat.pgrp),
@@ -238,12 +263,32 @@ impl LinuxSource {
     }
 }
 
-/// Read a whole file into `buf`; `Ok(None)` when the process is gone (ENOENT, ESRCH).
+/// Read a whole `/proc` file into `buf`; `Ok(None)` when the process is gone (ENOENT, ESRCH).
+///
+/// procfs files are generated whole on the first read, so a read that returns less than the
+/// space offered is the end: three system calls per file (open, read, close) instead of the
+/// six `read_to_string` makes (it also sizes the file and checks the position).
 fn read_into(path: &Path, buf: &mut String) -> Result<Option<()>, PlatformError> {
     buf.clear();
-    let res = fs::File::open(path).and_then(|mut f| f.read_to_string(buf));
+    let res = fs::File::open(path).and_then(|mut f| {
+        let mut bytes = std::mem::take(buf).into_bytes();
+        let mut len = 0;
+        bytes.resize(bytes.capacity().max(4096), 0);
+        loop {
+            let n = f.read(&mut bytes[len..])?;
+            len += n;
+            if n == 0 || len < bytes.len() {
+                break;
+            }
+            bytes.resize(bytes.len() * 2, 0);
+        }
+        bytes.truncate(len);
+        *buf = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Ok(())
+    });
     match res {
-        Ok(_) => Ok(Some(())),
+        Ok(()) => Ok(Some(())),
         Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) => {
             Ok(None)
         }
@@ -259,7 +304,7 @@ impl ProcessSource for LinuxSource {
         "linux"
     }
 
-    fn snapshot(&self) -> Result<Snapshot, PlatformError> {
+    fn snapshot(&self, detail: Detail) -> Result<Snapshot, PlatformError> {
         let uid = current_uid();
         let taken_at_ms = now_ms();
         let dir = fs::read_dir(&self.roots.proc).map_err(|e| {
@@ -272,7 +317,7 @@ impl ProcessSource for LinuxSource {
             let Some(pid) = parse_pid(&entry.file_name()) else {
                 continue;
             };
-            match self.read_process(pid, uid, &mut buf) {
+            match self.read_process(pid, uid, detail, &mut buf) {
                 Ok(Some(p)) => processes.push(p),
                 Ok(None) => {}
                 // Unreadable mid-scan (EACCES under hidepid, a torn read): skip the entry,
@@ -283,6 +328,7 @@ impl ProcessSource for LinuxSource {
         processes.sort_by_key(|p| p.pid);
         Ok(Snapshot {
             schema: SNAPSHOT_SCHEMA.to_string(),
+            detail,
             os: "linux".into(),
             taken_at_ms,
             self_pid: std::process::id() as i32,
@@ -298,7 +344,7 @@ impl ProcessSource for LinuxSource {
             return Ok(None);
         }
         let mut buf = String::with_capacity(2048);
-        self.read_process(pid, current_uid(), &mut buf)
+        self.read_process(pid, current_uid(), Detail::Full, &mut buf)
     }
 
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
@@ -357,12 +403,12 @@ mod tests {
         mk(
             "100",
             "100 (agency) S 1 100 100 0 -1 0 0 0 0 0 200 100 0 0 20 0 2 0 5000 0 0",
-            "Name:\tagency\nUid:\t4242\t4242\t4242\t4242\nThreads:\t2\nRssAnon:\t10 kB\nVmSwap:\t0 kB\n",
+            "Name:\tagency\nState:\tS (sleeping)\nPPid:\t1\nUid:\t4242\t4242\t4242\t4242\nThreads:\t2\nRssAnon:\t10 kB\nVmSwap:\t0 kB\n",
         );
         mk(
             "101",
             "101 (send-telemetry) Z 100 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5100 0 0",
-            "Name:\tsend-telemetry\nUid:\t4242\t4242\t4242\t4242\nThreads:\t1\n",
+            "Name:\tsend-telemetry\nState:\tZ (zombie)\nPPid:\t100\nUid:\t4242\t4242\t4242\t4242\nThreads:\t1\n",
         );
         mk("102", "102 (torn", "Uid:\t4242\n");
         fs::create_dir_all(p.join("103")).unwrap(); // vanished: no files
@@ -386,7 +432,7 @@ mod tests {
             proc: d.path().to_path_buf(),
             sys: d.path().join("nosys"),
         });
-        let snap = src.snapshot().unwrap();
+        let snap = src.snapshot(Detail::Full).unwrap();
         let pids: Vec<i32> = snap.processes.iter().map(|p| p.pid).collect();
         assert_eq!(pids, vec![100, 101]);
         let leader = &snap.processes[0];
@@ -394,7 +440,14 @@ mod tests {
             (leader.uid, leader.threads, leader.footprint_bytes),
             (4242, Some(2), Some(10 * 1024))
         );
-        assert_eq!(leader.start_time, 5000);
+        assert_eq!(leader.start_time, Some(5000));
+        let slots = src.snapshot(Detail::Slots).unwrap();
+        assert_eq!(slots.processes.len(), 2);
+        assert_eq!(
+            (slots.processes[1].ppid, slots.processes[1].start_time),
+            (100, None)
+        );
+        assert!(slots.processes[1].is_zombie());
         assert!(leader.cpu_ns.unwrap() > 0);
         assert!(snap.processes[1].is_zombie());
         assert_eq!(
@@ -455,7 +508,9 @@ mod tests {
 
     #[test]
     fn live_snapshot_sees_this_process() {
-        let snap = LinuxSource::new(Roots::default()).snapshot().unwrap();
+        let snap = LinuxSource::new(Roots::default())
+            .snapshot(Detail::Full)
+            .unwrap();
         let me = snap
             .processes
             .iter()

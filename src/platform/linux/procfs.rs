@@ -64,6 +64,11 @@ pub fn parse_stat(s: &str) -> Result<Stat, String> {
 /// The fields of `/proc/PID/status` headroom uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Status {
+    /// `Name:` (the comm, with `\n` and `\\` escaped by the kernel).
+    pub name: Option<String>,
+    /// First letter of `State:`.
+    pub state: Option<char>,
+    pub ppid: Option<i32>,
     /// First field of `Uid:`: the real uid, which RLIMIT_NPROC charges.
     pub ruid: Option<u32>,
     pub threads: Option<u32>,
@@ -90,6 +95,13 @@ pub fn parse_status(s: &str) -> Status {
         };
         let val = val.trim();
         match key {
+            "Name" => {
+                st.name = Some(unescape_name(
+                    line[5..].strip_prefix('\t').unwrap_or(&line[5..]),
+                ))
+            }
+            "State" => st.state = val.chars().next(),
+            "PPid" => st.ppid = val.parse().ok(),
             "Uid" => {
                 st.ruid = val
                     .split_ascii_whitespace()
@@ -104,6 +116,14 @@ pub fn parse_status(s: &str) -> Status {
         }
     }
     st
+}
+
+/// Undo the kernel's escaping of `\n` and `\\` in the `Name:` field.
+fn unescape_name(s: &str) -> String {
+    if !s.contains('\\') {
+        return s.to_string();
+    }
+    s.replace("\\n", "\n").replace("\\\\", "\\")
 }
 
 fn kb(val: &str) -> Option<u64> {
@@ -242,6 +262,10 @@ mod tests {
     #[test]
     fn status_real_uid_threads_and_footprint() {
         let st = parse_status(STATUS);
+        assert_eq!(
+            (st.name.as_deref(), st.state, st.ppid),
+            (Some("agency"), Some('S'), Some(1))
+        );
         assert_eq!(st.ruid, Some(1000));
         assert_eq!(st.threads, Some(4));
         assert_eq!(st.footprint_bytes(), Some(1600 * 1024));
@@ -257,6 +281,11 @@ mod tests {
         assert_eq!(st.footprint_bytes(), None);
         assert_eq!(exempt_capability(0), None);
         assert_eq!(exempt_capability(1 << 21), Some("CAP_SYS_ADMIN"));
+        let odd = parse_status("Name:\ta b\\nc\nState:\tZ (zombie)\n");
+        assert_eq!(
+            (odd.name.as_deref(), odd.state),
+            (Some("a b\nc"), Some('Z'))
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ impl MacSource {
             ppid: k.ppid,
             uid: k.ruid,
             state,
-            start_time: k.start_us,
+            start_time: Some(k.start_us),
             name: k.comm.clone(),
             exe: None,
             pgid: Some(k.pgid),

@@ -1,0 +1,355 @@
+//! Test support: an isolated environment per test (own temp dir, own HEADROOM_HOME and, when
+//! the tests run as root, a private unprivileged uid that nothing else on the machine uses),
+//! and fixture trees run under a subreaper the test owns, so that nothing the test starts
+//! outlives it and a bug in the binary under test cannot reach any other process.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+/// Generous: CI machines are slow, and we wait for conditions, never for time.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+pub fn headroom_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_headroom"))
+}
+
+/// `cargo test` builds examples next to the binaries' directory.
+pub fn fixture_bin() -> PathBuf {
+    let p = headroom_bin().parent().unwrap().join("examples/hr-fixture");
+    assert!(
+        p.exists(),
+        "fixture not built at {}: run `cargo test` (it builds examples)",
+        p.display()
+    );
+    p
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: getuid cannot fail.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// Processes and tasks of `uid`, counted from /proc by the test itself.
+pub fn count_uid(uid: u32) -> (u64, u64) {
+    let mut procs = 0;
+    let mut tasks = 0;
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if e.file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+            .is_none()
+        {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
+            continue;
+        };
+        let ruid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u32>().ok());
+        if ruid != Some(uid) {
+            continue;
+        }
+        procs += 1;
+        let threads = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(1);
+        tasks += threads.max(1);
+    }
+    (procs, tasks)
+}
+
+static NEXT_UID: AtomicU32 = AtomicU32::new(0);
+
+/// A uid no process on this machine has, distinct per test.
+fn private_uid() -> u32 {
+    let base = 3_000_000_000u32 + (std::process::id() % 100_000) * 1000;
+    loop {
+        let uid = base + NEXT_UID.fetch_add(1, Ordering::SeqCst);
+        if count_uid(uid).0 == 0 {
+            return uid;
+        }
+    }
+}
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub uid: u32,
+    /// True when `uid` is ours alone, so counts taken from /proc are exact.
+    pub private: bool,
+    pub home: PathBuf,
+    bin: PathBuf,
+    fixture: PathBuf,
+}
+
+fn copy_exe(from: &Path, to: &Path) {
+    std::fs::copy(from, to).unwrap();
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+pub fn chown(path: &Path, uid: u32) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(
+        // SAFETY: c is a NUL-terminated path.
+        unsafe { libc::chown(c.as_ptr(), uid, uid) },
+        0,
+        "chown {}",
+        path.display()
+    );
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("headroom-it-")
+            .tempdir()
+            .unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (uid, private) = if is_root() {
+            (private_uid(), true)
+        } else {
+            // SAFETY: getuid cannot fail.
+            (unsafe { libc::getuid() }, false)
+        };
+        let home = dir.path().join("home");
+        let work = dir.path().join("work");
+        for d in [&home, &work] {
+            std::fs::create_dir(d).unwrap();
+            if private {
+                chown(d, uid);
+            }
+        }
+        // Copies in a world-readable directory: the checkout may live under /root.
+        let bin = dir.path().join("headroom");
+        copy_exe(&headroom_bin(), &bin);
+        let fixture = dir.path().join("hr-fixture");
+        copy_exe(&fixture_bin(), &fixture);
+        Self {
+            dir,
+            uid,
+            private,
+            home,
+            bin,
+            fixture,
+        }
+    }
+
+    /// A path in a scratch directory the test user may write to.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join("work").join(name)
+    }
+
+    /// headroom as the test user, with its own HEADROOM_HOME.
+    pub fn cmd(&self) -> assert_cmd::Command {
+        let mut c = if self.private {
+            let mut c = assert_cmd::Command::new("setpriv");
+            c.args([
+                format!("--reuid={}", self.uid),
+                format!("--regid={}", self.uid),
+                "--clear-groups".to_string(),
+                "--".to_string(),
+            ]);
+            c.arg(&self.bin);
+            c
+        } else {
+            assert_cmd::Command::new(&self.bin)
+        };
+        c.env("HEADROOM_HOME", &self.home)
+            .env_remove("NO_COLOR")
+            .timeout(TIMEOUT);
+        c
+    }
+
+    /// The binary under test, as a path (for fixtures that run it).
+    pub fn headroom_path(&self) -> &Path {
+        &self.bin
+    }
+
+    /// A copy of the fixture under `name`: its process name and executable file name.
+    pub fn named_fixture(&self, name: &str) -> PathBuf {
+        assert!(
+            name.len() <= 15,
+            "process names are cut at 15 characters: {name}"
+        );
+        let p = self.dir.path().join(name);
+        if !p.exists() {
+            copy_exe(&self.fixture, &p);
+        }
+        p
+    }
+
+    pub fn fixture(&self) -> &Path {
+        &self.fixture
+    }
+
+    /// Run `prog args` as the test user under a supervisor (subreaper) owned by the test.
+    pub fn spawn(&self, prog: &Path, args: &[&str]) -> Tree {
+        self.spawn_with(prog, args, None)
+    }
+
+    /// As `spawn`, with the program's stdout and stderr sent to files.
+    pub fn spawn_with(&self, prog: &Path, args: &[&str], outputs: Option<(&Path, &Path)>) -> Tree {
+        let mut c = Command::new(&self.fixture);
+        c.arg("supervise");
+        if self.private {
+            c.args(["--uid", &self.uid.to_string()]);
+        }
+        if let Some((o, e)) = outputs {
+            c.arg("--stdout").arg(o).arg("--stderr").arg(e);
+        }
+        c.arg("--").arg(prog).args(args);
+        c.env("HEADROOM_HOME", &self.home);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut sup = c.spawn().unwrap();
+        let stdin = sup.stdin.take();
+        let stdout = sup.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut t = Tree {
+            sup,
+            stdin,
+            lines: rx,
+            pid: 0,
+            seen: Vec::new(),
+        };
+        let started = t.expect("started ");
+        t.pid = started.trim().parse().unwrap();
+        t
+    }
+}
+
+/// A fixture tree; dropping it kills everything in it and waits for the supervisor.
+pub struct Tree {
+    sup: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// The program the supervisor started.
+    pub pid: i32,
+    seen: Vec<String>,
+}
+
+impl Tree {
+    /// The rest of the next line starting with `prefix` (earlier lines are kept for `seen`).
+    pub fn expect(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if let Some(rest) = line.strip_prefix(prefix) {
+                        return rest.to_string();
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("no `{prefix}` line within {TIMEOUT:?}; saw {:?}", self.seen)
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("supervisor ended before `{prefix}`; saw {:?}", self.seen)
+                }
+            }
+        }
+    }
+
+    /// The fixture's `ready {json}` line, parsed.
+    pub fn ready(&mut self) -> serde_json::Value {
+        serde_json::from_str(&self.expect("ready ")).unwrap()
+    }
+
+    /// The exit code of the supervised program (`exited N`, or 128+N for `killed N`).
+    pub fn exit_code(&mut self) -> i32 {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no exit; saw {:?}", self.seen));
+            self.seen.push(line.clone());
+            if let Some(c) = line.strip_prefix("exited ") {
+                return c.parse().unwrap();
+            }
+            if let Some(s) = line.strip_prefix("killed ") {
+                return 128 + s.parse::<i32>().unwrap();
+            }
+        }
+    }
+
+    /// Send a line to nobody (keeps the supervisor's stdin open); used to check liveness.
+    pub fn alive(&mut self) -> bool {
+        self.stdin
+            .as_mut()
+            .is_some_and(|s| s.write_all(b"\n").is_ok())
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        // EOF on its stdin: the supervisor SIGKILLs every descendant and exits.
+        drop(self.stdin.take());
+        let deadline = Instant::now() + TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.sup.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = self.sup.kill();
+        let _ = self.sup.wait();
+    }
+}
+
+/// Wait for `cond` to hold, polling; panics with `what` after the timeout.
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + TIMEOUT;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// State letter of a pid from /proc, None when gone.
+pub fn proc_state(pid: i32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s[s.rfind(')')? + 2..].chars().next()
+}
+
+/// Count zombie children of `pid` from /proc.
+pub fn zombie_children(pid: i32) -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        let mut f = stat[close + 2..].split(' ');
+        let state = f.next();
+        let ppid = f.next().and_then(|v| v.parse::<i32>().ok());
+        if state == Some("Z") && ppid == Some(pid) {
+            n += 1;
+        }
+    }
+    n
+}
