@@ -12,5 +12,6 @@
 mod cli;
 mod probe;
 mod schema;
+#[cfg(target_os = "linux")]
 mod snapshot;
 mod support;

@@ -4,7 +4,9 @@ use predicates::prelude::*;
 use serde_json::json;
 
 use crate::schema;
-use crate::support::{Env, count_uid};
+use crate::support::Env;
+#[cfg(target_os = "linux")]
+use crate::support::count_uid;
 
 fn probe_json(env: &Env, extra: &[&str]) -> (schema::Probe, i32) {
     let out = env
@@ -56,6 +58,7 @@ pub fn mac_ceilings(
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn probe_reports_real_zombies_of_a_fixture_parent_exactly() {
     let env = Env::new();
     let leaker = env.named_fixture("agency-probe");
@@ -346,6 +349,7 @@ fn bad_snapshot_files_are_one_line_errors_with_exit_2() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn a_torn_proc_entry_is_skipped_not_fatal() {
     let env = Env::new();
     let root = env.path("fakeproc");

@@ -5,7 +5,9 @@ use std::ffi::{CStr, c_int, c_void};
 use std::io;
 
 use crate::core::limits::{Ceiling, LimitSource, Scope};
-use crate::core::snapshot::{MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot};
+use crate::core::snapshot::{
+    Detail, MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot,
+};
 use crate::platform::macos::kinfo::{self, KINFO_PROC_SIZE, KinfoFields, KinfoProc};
 use crate::platform::macos::procargs::parse_procargs2;
 use crate::platform::{PlatformError, ProcessSource, current_uid, now_ms};
@@ -29,7 +31,7 @@ impl MacSource {
         }
     }
 
-    fn record(&self, k: &KinfoFields, uid: u32) -> ProcessRecord {
+    fn record(&self, k: &KinfoFields, uid: u32, detail: Detail) -> ProcessRecord {
         let mut state = match k.stat {
             kinfo::SZOMB => ProcState::Zombie,
             kinfo::SSTOP => ProcState::Stopped,
@@ -55,7 +57,7 @@ impl MacSource {
         };
         // libproc answers only for the caller's own processes (CHECK_SAME_USER), and a zombie
         // has no task left to ask about.
-        if k.ruid != uid || state == ProcState::Zombie || k.pid <= 0 {
+        if detail == Detail::Slots || k.ruid != uid || state == ProcState::Zombie || k.pid <= 0 {
             return rec;
         }
         if let Some(ti) = task_info(k.pid) {
@@ -150,18 +152,19 @@ impl ProcessSource for MacSource {
         "macos"
     }
 
-    fn snapshot(&self) -> Result<Snapshot, PlatformError> {
+    fn snapshot(&self, detail: Detail) -> Result<Snapshot, PlatformError> {
         let uid = current_uid();
         let taken_at_ms = now_ms();
         let table = kinfo_all().map_err(|e| PlatformError::io("sysctl(KERN_PROC_ALL)", e))?;
         let mut processes: Vec<ProcessRecord> = table
             .iter()
-            .map(|k| self.record(&k.fields(), uid))
+            .map(|k| self.record(&k.fields(), uid, detail))
             .collect();
         processes.sort_by_key(|p| p.pid);
         let all = processes.len() as u64;
         Ok(Snapshot {
             schema: SNAPSHOT_SCHEMA.to_string(),
+            detail,
             os: "macos".into(),
             taken_at_ms,
             self_pid: std::process::id() as i32,
@@ -178,7 +181,7 @@ impl ProcessSource for MacSource {
         }
         let k = kinfo_pid(pid)
             .map_err(|e| PlatformError::io(format!("sysctl(KERN_PROC_PID, {pid})"), e))?;
-        Ok(k.map(|k| self.record(&k.fields(), current_uid())))
+        Ok(k.map(|k| self.record(&k.fields(), current_uid(), Detail::Full)))
     }
 
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
