@@ -10,6 +10,7 @@
 )]
 
 mod cli;
+mod limits;
 mod probe;
 mod schema;
 #[cfg(target_os = "linux")]
