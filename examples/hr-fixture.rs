@@ -17,6 +17,11 @@
 //!       sleep forever (or keep growing at R MiB/s).
 //!   tree --depth D --fanout F
 //!       A tree of sleeping processes; prints `ready {json}` from the root.
+//!   holder PROG ARGS...
+//!       Become a child subreaper that never waits, start PROG, sleep forever: zombies
+//!       orphaned below it stay zombies (verification failures).
+//!   evidence-writer DIR N
+//!       Append N rows to the evidence log in DIR through headroom's own writer.
 //!   idle
 //!       Sleep forever (a session child with arbitrary arguments).
 //!   spin
@@ -65,6 +70,8 @@ mod linux {
             "leak" => leak(rest),
             "hog" => hog(rest),
             "tree" => tree(rest),
+            "holder" => holder(rest),
+            "evidence-writer" => evidence_writer(rest),
             "idle" => sleep_forever(),
             "spin" => loop {
                 std::hint::black_box(0u64.wrapping_add(1));
@@ -434,5 +441,40 @@ mod linux {
         let mut out = descendants(root);
         out.sort_unstable();
         out
+    }
+
+    // ----- holder / evidence-writer --------------------------------------------------
+
+    fn holder(args: &[String]) {
+        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer argument.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        let Some((prog, rest)) = args.split_first() else {
+            usage()
+        };
+        let child = Command::new(prog)
+            .args(rest)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("holder child");
+        say(&format!("holding {}", child.id()));
+        sleep_forever();
+    }
+
+    fn evidence_writer(args: &[String]) {
+        let dir = std::path::PathBuf::from(args.first().expect("DIR"));
+        let n: u64 = args.get(1).and_then(|v| v.parse().ok()).unwrap_or(1000);
+        let log = headroom::core::evidence::EvidenceLog::new(&dir);
+        for i in 0..n {
+            let row = headroom::core::evidence::Row {
+                timestamp: "2026-11-30T10:00:00Z".into(),
+                total_procs: std::process::id() as u64,
+                zombies: i,
+                action: "poll".into(),
+                top_parent: Some((std::process::id() as i32, format!("writer,{i}\nx"), i)),
+                ..Default::default()
+            };
+            log.append(&[row]).expect("append");
+        }
+        say("done");
     }
 }

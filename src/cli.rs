@@ -132,10 +132,10 @@ pub enum ProbeFormat {
 #[derive(Debug, Args)]
 pub struct ThresholdArgs {
     /// Warning threshold, percent of the effective limit (inclusive) [default: 50].
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    #[arg(long, value_name = "PCT", value_parser = parse_pct, allow_hyphen_values = true)]
     pub warn: Option<f64>,
     /// Critical threshold, percent of the effective limit (inclusive) [default: 75].
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    #[arg(long, value_name = "PCT", value_parser = parse_pct, allow_hyphen_values = true)]
     pub crit: Option<f64>,
 }
 
@@ -194,16 +194,16 @@ pub struct ReapArgs {
     #[arg(long, value_name = "PAT")]
     pub deny: Vec<String>,
     /// Zombies a parent must hold to be a candidate [default: 100].
-    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    #[arg(long, value_name = "N", value_parser = parse_positive, allow_hyphen_values = true)]
     pub min_zombies: Option<u64>,
     /// Wait between SIGTERM and SIGKILL [default: 2s].
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub grace: Option<Duration>,
     /// Most parents terminated in one run [default: 10].
-    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    #[arg(long, value_name = "N", value_parser = parse_positive, allow_hyphen_values = true)]
     pub max_targets: Option<u64>,
     /// A session idle this long counts as finished [default: 2h].
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub idle_threshold: Option<Duration>,
     /// Never relax the session guard, even at the wall.
     #[arg(long)]
@@ -213,20 +213,20 @@ pub struct ReapArgs {
 #[derive(Debug, Args)]
 pub struct EvidenceArgs {
     /// Only rows from the last DUR.
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub since: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
 pub struct IdleWatchArgs {
     /// How long to watch.
-    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Idle threshold to judge against (deliberately short: this mode is watched, not waited out).
-    #[arg(long, value_name = "DUR", default_value = "2m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "2m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub threshold: Duration,
     /// Poll interval.
-    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub every: Duration,
 }
 
@@ -248,13 +248,13 @@ Exit status: the command's own code; 143 when the tree ended after SIGTERM, 137 
 )]
 pub struct RunArgs {
     /// Memory limit for the whole tree: MiB, or with a unit (512M, 2G).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
     pub limit: u64,
     /// Poll interval.
-    #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = parse_duration, allow_hyphen_values = true)]
     pub interval: Duration,
     /// Wait between SIGTERM and SIGKILL.
-    #[arg(long, value_name = "DUR", default_value = "5s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "5s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub grace: Duration,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
@@ -267,7 +267,7 @@ pub struct TopArgs {
     #[arg(long, value_name = "PID")]
     pub pid: Option<i32>,
     /// Footprint from which an idle tree is a park candidate, MiB.
-    #[arg(long, value_name = "N", default_value_t = 512, value_parser = parse_positive)]
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = parse_positive, allow_hyphen_values = true)]
     pub park_min_mb: u64,
 }
 
@@ -281,7 +281,7 @@ pub struct PidArgs {
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// How long to sample.
-    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Duration,
 }
 
@@ -294,13 +294,13 @@ pub struct HangsArgs {
     #[arg(long)]
     pub watch: bool,
     /// Interval between rounds with --watch.
-    #[arg(long, value_name = "DUR", default_value = "15s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "15s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub every: Duration,
     /// List the event history instead of checking.
     #[arg(long)]
     pub events: bool,
     /// With --events: only the last DUR.
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub since: Option<Duration>,
     /// Drive the monitor from recorded rounds instead of the live system (any OS).
     #[arg(long, value_name = "FILE")]
@@ -323,7 +323,7 @@ pub struct LoginItemArgs {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Time between rounds [default: 60s].
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
     /// Run one round and exit with probe's exit code.
     #[arg(long)]

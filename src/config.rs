@@ -5,6 +5,7 @@
 //! not silently fall back to a default.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -59,6 +60,12 @@ impl<T> Sourced<T> {
 struct FileConfig {
     #[serde(default)]
     probe: ProbeFile,
+    #[serde(default)]
+    reap: ReapFile,
+    #[serde(default)]
+    liveness: LivenessFile,
+    #[serde(default)]
+    emergency: EmergencyFile,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -68,6 +75,45 @@ struct ProbeFile {
     crit: Option<f64>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReapFile {
+    allow: Option<Vec<String>>,
+    deny: Option<Vec<String>>,
+    min_zombies: Option<u64>,
+    max_targets: Option<u64>,
+    grace: Option<HumanDuration>,
+    spare_active_sessions: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LivenessFile {
+    idle_threshold: Option<HumanDuration>,
+    cpu_active_pct: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmergencyFile {
+    enabled: Option<bool>,
+    free_pct: Option<f64>,
+    recovery_pct: Option<f64>,
+}
+
+/// A duration written like `90s` or `2h` in the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HumanDuration(pub Duration);
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        crate::cli::parse_duration(&s)
+            .map(HumanDuration)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 /// Every setting, resolved.
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
@@ -75,6 +121,18 @@ pub struct Settings {
     pub file: Option<PathBuf>,
     pub warn_pct: Sourced<f64>,
     pub crit_pct: Sourced<f64>,
+    pub reap_allow: Sourced<Vec<String>>,
+    pub reap_deny: Sourced<Vec<String>>,
+    pub min_zombies: Sourced<u64>,
+    pub max_targets: Sourced<u64>,
+    pub grace: Sourced<Duration>,
+    pub spare_active_sessions: Sourced<bool>,
+    pub idle_threshold: Sourced<Duration>,
+    /// CPU share of one core, in percent, below which a session child did no work.
+    pub cpu_active_pct: Sourced<f64>,
+    pub emergency_enabled: Sourced<bool>,
+    pub emergency_free_pct: Sourced<f64>,
+    pub emergency_recovery_pct: Sourced<f64>,
 }
 
 impl Default for Settings {
@@ -83,6 +141,17 @@ impl Default for Settings {
             file: None,
             warn_pct: Sourced::default(50.0),
             crit_pct: Sourced::default(75.0),
+            reap_allow: Sourced::default(vec!["agency".to_string()]),
+            reap_deny: Sourced::default(Vec::new()),
+            min_zombies: Sourced::default(100),
+            max_targets: Sourced::default(10),
+            grace: Sourced::default(Duration::from_secs(2)),
+            spare_active_sessions: Sourced::default(true),
+            idle_threshold: Sourced::default(Duration::from_secs(2 * 3600)),
+            cpu_active_pct: Sourced::default(0.1),
+            emergency_enabled: Sourced::default(true),
+            emergency_free_pct: Sourced::default(5.0),
+            emergency_recovery_pct: Sourced::default(75.0),
         }
     }
 }
@@ -118,20 +187,63 @@ impl Settings {
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
         let file: FileConfig = toml::from_str(text).map_err(|e| {
             let msg = e.message().to_string();
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-            UsageError(match line {
-                Some(l) => format!("config file `{}` line {l}: {msg}", path.display()),
-                None => format!("config file `{}`: {msg}", path.display()),
-            })
+            // Name the line and show it: the key is on it.
+            let at = e.span().map(|s| {
+                let start = s.start.min(text.len());
+                let line_no = text[..start].matches('\n').count() + 1;
+                let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+                format!(" line {line_no} (`{}`)", crate::sanitize::sanitize(line))
+            });
+            UsageError(format!(
+                "config file `{}`{}: {msg}",
+                path.display(),
+                at.unwrap_or_default()
+            ))
         })?;
+        let bad = |key: &str, msg: &str| -> anyhow::Error {
+            UsageError(format!("config file `{}`: `{key}` {msg}", path.display())).into()
+        };
         let mut s = Self {
             file: Some(path.to_path_buf()),
             ..Self::default()
         };
         s.warn_pct.file(file.probe.warn);
         s.crit_pct.file(file.probe.crit);
+        s.reap_allow.file(file.reap.allow);
+        s.reap_deny.file(file.reap.deny);
+        if file.reap.min_zombies == Some(0) {
+            return Err(bad("reap.min_zombies", "must be at least 1"));
+        }
+        s.min_zombies.file(file.reap.min_zombies);
+        if file.reap.max_targets == Some(0) {
+            return Err(bad("reap.max_targets", "must be at least 1"));
+        }
+        s.max_targets.file(file.reap.max_targets);
+        s.grace.file(file.reap.grace.map(|d| d.0));
+        s.spare_active_sessions
+            .file(file.reap.spare_active_sessions);
+        s.idle_threshold
+            .file(file.liveness.idle_threshold.map(|d| d.0));
+        if let Some(v) = file.liveness.cpu_active_pct {
+            if !(v > 0.0 && v <= 100.0) {
+                return Err(bad(
+                    "liveness.cpu_active_pct",
+                    "must be a percentage above 0 and at most 100",
+                ));
+            }
+        }
+        s.cpu_active_pct.file(file.liveness.cpu_active_pct);
+        s.emergency_enabled.file(file.emergency.enabled);
+        for (key, v) in [
+            ("emergency.free_pct", file.emergency.free_pct),
+            ("emergency.recovery_pct", file.emergency.recovery_pct),
+        ] {
+            if v.is_some_and(|v| !(0.0..=100.0).contains(&v)) {
+                return Err(bad(key, "must be a percentage from 0 to 100"));
+            }
+        }
+        s.emergency_free_pct.file(file.emergency.free_pct);
+        s.emergency_recovery_pct.file(file.emergency.recovery_pct);
         Ok(s)
     }
 }
@@ -174,6 +286,36 @@ mod tests {
         assert!(format!("{e:#}").contains("c.toml"));
         let e = Settings::parse("[bogus]\n", Path::new("c.toml")).unwrap_err();
         assert!(format!("{e:#}").contains("bogus"));
+    }
+
+    #[test]
+    fn reap_liveness_and_emergency_sections() {
+        let t = "[reap]\nallow = [\"agency\", \"claude\"]\ngrace = \"5s\"\nmin_zombies = 50\n\
+                 [liveness]\nidle_threshold = \"3h\"\n[emergency]\nenabled = false\n";
+        let s = Settings::parse(t, Path::new("c.toml")).unwrap();
+        assert_eq!(s.reap_allow.value, vec!["agency", "claude"]);
+        assert_eq!(s.grace.value, Duration::from_secs(5));
+        assert_eq!(
+            s.min_zombies,
+            Sourced {
+                value: 50,
+                origin: Origin::File
+            }
+        );
+        assert_eq!(s.max_targets.origin, Origin::Default);
+        assert_eq!(s.idle_threshold.value, Duration::from_secs(3 * 3600));
+        assert!(!s.emergency_enabled.value);
+        for (bad, key) in [
+            ("[reap]\ngrace = \"abc\"\n", "abc"),
+            ("[reap]\nmin_zombies = 0\n", "reap.min_zombies"),
+            ("[reap]\nmax_targets = -1\n", "max_targets"),
+            ("[emergency]\nfree_pct = 120\n", "emergency.free_pct"),
+            ("[liveness]\ncpu_active_pct = 0\n", "cpu_active_pct"),
+        ] {
+            let e = Settings::parse(bad, Path::new("c.toml")).unwrap_err();
+            assert!(format!("{e:#}").contains(key), "{bad}: {e:#}");
+            assert!(e.downcast_ref::<UsageError>().is_some());
+        }
     }
 
     #[test]

@@ -1,8 +1,13 @@
 //! One file per subcommand: resolve args into a plan, call core and actions, build one
 //! report, hand it to the Printer.
 
+pub mod evidence;
+pub mod idle_watch;
 pub mod limits;
 pub mod probe;
+pub mod reap;
+pub mod reap_report;
+pub mod sessions;
 pub mod snapshot;
 
 use anyhow::Result;
@@ -58,6 +63,9 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::Probe(a) => probe::run(&ctx, a),
         Command::Limits(a) => limits::run(&ctx, a),
         Command::Snapshot(a) => snapshot::run(&ctx, a),
+        Command::Reap(a) => reap::run(&ctx, a),
+        Command::Evidence(a) => evidence::run(&ctx, a),
+        Command::IdleWatch(a) => idle_watch::run(&ctx, a),
         other => Err(crate::exit::WithCode {
             code: crate::exit::ERROR,
             message: format!("`{}` is not implemented yet", other.name()),

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::cli::{ProbeArgs, ProbeFormat, ThresholdArgs};
 use crate::commands::Ctx;
+use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
@@ -182,10 +183,34 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
     Ok(reading.level.exit_code())
 }
 
+/// Keep the reading: in the trend history, and as a `poll` row of the evidence log.
 fn record_history(r: &Reading) -> Result<(Trend, Option<String>)> {
     let dir = crate::paths::ensure_state_dir()?;
     let h = state::record_reading(&dir, r.uid, r.sample())?;
-    Ok((reading::trend(&h.samples, r.limit.limit), h.warning))
+    let trend = reading::trend(&h.samples, r.limit.limit);
+    EvidenceLog::new(&dir).append(&[poll_row(r, &trend)])?;
+    Ok((trend, h.warning))
+}
+
+/// The evidence row of one reading (the session signal is not evaluated by a probe).
+pub fn poll_row(r: &Reading, trend: &Trend) -> Row {
+    Row {
+        timestamp: rfc3339_ms(r.at_ms),
+        total_procs: r.usage.processes,
+        zombies: r.usage.zombies,
+        limit: r.limit.limit,
+        limit_source: r.limit.source.map(|s| s.to_string()),
+        usage_pct: r.usage_pct,
+        free_slots: r.free_slots,
+        growth_per_min: trend.growth_per_min,
+        eta_seconds: trend.eta_seconds,
+        top_parent: r
+            .top_parents
+            .first()
+            .map(|p| (p.pid, p.name.clone(), p.zombies)),
+        action: "poll".into(),
+        ..Row::default()
+    }
 }
 
 fn level_style(level: Level) -> Style {

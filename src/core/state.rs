@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::core::liveness::CpuEntry;
 use crate::core::reading::{Sample, TREND_WINDOW_MS};
 use crate::fsio::{Lock, atomic_write};
 
@@ -110,6 +111,72 @@ pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
     Ok(History { samples, warning })
 }
 
+pub const CPU_FILE: &str = "cpu-history.json";
+const CPU_SCHEMA: &str = "headroom.cpu-history/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CpuFile {
+    schema: String,
+    uid: u32,
+    entries: Vec<CpuEntry>,
+}
+
+/// The CPU readings of session children across runs, held under the state lock from load
+/// to save so a `watch` round and a `reap` from cron do not lose each other's readings.
+#[derive(Debug)]
+pub struct CpuHistory {
+    path: PathBuf,
+    uid: u32,
+    _lock: Lock,
+    pub entries: Vec<CpuEntry>,
+    /// A warning for the user (corrupt file set aside).
+    pub warning: Option<String>,
+}
+
+impl CpuHistory {
+    /// Load the history in `dir`. Entries from another uid, or from before a reboot (the
+    /// awake clock went backwards), are dropped: their pids and start times mean nothing now.
+    pub fn load(dir: &Path, uid: u32, awake_now_ms: i64) -> Result<Self> {
+        let path = dir.join(CPU_FILE);
+        let lock = Lock::acquire(&path)?;
+        let mut warning = None;
+        let mut entries = match load_json::<CpuFile>(&path)? {
+            Loaded::Ok(f) if f.schema == CPU_SCHEMA && f.uid == uid => f.entries,
+            Loaded::Ok(_) | Loaded::Missing => Vec::new(),
+            Loaded::Corrupt { aside, error } => {
+                warning = Some(format!(
+                    "CPU history `{}` was corrupt ({error}); kept it as `{}` and started fresh: \
+                     session children read as unknown until two readings exist",
+                    path.display(),
+                    aside.display()
+                ));
+                Vec::new()
+            }
+        };
+        if entries.iter().any(|e| e.read_at_ms > awake_now_ms) {
+            entries.clear();
+        }
+        Ok(Self {
+            path,
+            uid,
+            _lock: lock,
+            entries,
+            warning,
+        })
+    }
+
+    pub fn save(self, entries: Vec<CpuEntry>) -> Result<()> {
+        save_json(
+            &self.path,
+            &CpuFile {
+                schema: CPU_SCHEMA.into(),
+                uid: self.uid,
+                entries,
+            },
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +224,44 @@ mod tests {
             "{names:?}"
         );
         assert_eq!(h.samples.len(), 1);
+    }
+
+    #[test]
+    fn cpu_history_round_trips_and_resets_after_a_reboot_or_corruption() {
+        let d = tempfile::tempdir().unwrap();
+        let e = CpuEntry {
+            pid: 7,
+            start_time: 9,
+            cpu_ns: 5,
+            read_at_ms: 1000,
+            last_active_ms: 500,
+        };
+        CpuHistory::load(d.path(), 1, 2000)
+            .unwrap()
+            .save(vec![e.clone()])
+            .unwrap();
+        assert_eq!(
+            CpuHistory::load(d.path(), 1, 2000).unwrap().entries,
+            vec![e.clone()]
+        );
+        assert!(
+            CpuHistory::load(d.path(), 2, 2000)
+                .unwrap()
+                .entries
+                .is_empty(),
+            "another uid"
+        );
+        assert!(
+            CpuHistory::load(d.path(), 1, 10)
+                .unwrap()
+                .entries
+                .is_empty(),
+            "clock went backwards"
+        );
+        std::fs::write(d.path().join(CPU_FILE), "[[[").unwrap();
+        let h = CpuHistory::load(d.path(), 1, 2000).unwrap();
+        assert!(h.entries.is_empty());
+        assert!(h.warning.unwrap().contains("kept it as"));
     }
 
     #[test]

@@ -59,13 +59,18 @@ pub trait ProcessSource {
 
 /// Signals understood by `ProcessControl`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "UPPERCASE")]
 pub enum Signal {
+    #[serde(rename = "SIGTERM")]
     Term,
+    #[serde(rename = "SIGKILL")]
     Kill,
+    #[serde(rename = "SIGSTOP")]
     Stop,
+    #[serde(rename = "SIGCONT")]
     Cont,
+    #[serde(rename = "SIGINT")]
     Int,
+    #[serde(rename = "SIGHUP")]
     Hup,
 }
 
@@ -160,4 +165,28 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// Milliseconds of a clock that stops while the machine sleeps, comparable across processes
+/// within one boot (Linux CLOCK_MONOTONIC, macOS CLOCK_UPTIME_RAW): time asleep is not idle
+/// time. It starts again near 0 after a reboot.
+pub fn awake_ms() -> i64 {
+    #[cfg(unix)]
+    {
+        #[cfg(target_os = "macos")]
+        let clock = libc::CLOCK_UPTIME_RAW;
+        #[cfg(not(target_os = "macos"))]
+        let clock = libc::CLOCK_MONOTONIC;
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: ts is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } == 0 {
+            // time_t and c_long are i64 on every 64-bit target headroom supports.
+            #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+            return ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000;
+        }
+    }
+    0
 }

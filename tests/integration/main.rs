@@ -10,8 +10,11 @@
 )]
 
 mod cli;
+mod evidence;
 mod limits;
 mod probe;
+#[cfg(target_os = "linux")]
+mod reap;
 mod schema;
 #[cfg(target_os = "linux")]
 mod snapshot;

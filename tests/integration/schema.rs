@@ -126,3 +126,130 @@ pub struct Snapshot {
     pub ceilings: Vec<SnapshotCeiling>,
     pub memory: Option<Memory>,
 }
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapUsage {
+    pub used: u64,
+    pub processes: u64,
+    pub zombies: u64,
+    pub limit: Option<u64>,
+    pub limit_source: Option<String>,
+    pub usage_pct: Option<f64>,
+    pub free_slots: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapEmergency {
+    pub enabled: bool,
+    pub free_fraction: f64,
+    pub recovery_fraction: f64,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapPolicy {
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    pub min_zombies: u64,
+    pub max_targets: u64,
+    pub spare_sessions: bool,
+    pub idle_threshold_s: f64,
+    pub emergency: ReapEmergency,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapParent {
+    pub pid: i32,
+    pub name: String,
+    pub exe: Option<String>,
+    pub zombies: u64,
+    pub verdict: String,
+    pub reason: Option<String>,
+    pub session_children: Vec<i32>,
+    pub session: String,
+    pub cpu_idle_seconds: Option<f64>,
+    pub log_age_seconds: Option<f64>,
+    #[serde(rename = "override")]
+    pub override_: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapTarget {
+    pub pid: i32,
+    pub name: String,
+    pub outcome: String,
+    pub signals: Vec<String>,
+    pub zombies_before: u64,
+    pub zombies_reaped: u64,
+    pub verified: bool,
+    #[serde(rename = "override")]
+    pub override_: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Reap {
+    pub schema: String,
+    pub at: String,
+    pub uid: u32,
+    pub dry_run: bool,
+    pub pressure: bool,
+    pub usage: ReapUsage,
+    pub policy: ReapPolicy,
+    pub grace_ms: u64,
+    pub parents: Vec<ReapParent>,
+    pub targets: Vec<ReapTarget>,
+    pub slots_freed: u64,
+    pub summary: String,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Moment<T> {
+    pub value: T,
+    pub at: String,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Cleanup {
+    pub at: String,
+    pub action: String,
+    pub parent_pid: Option<i32>,
+    pub parent_name: Option<String>,
+    pub zombies: Option<u64>,
+    pub result: String,
+    #[serde(rename = "override")]
+    pub override_: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Anomaly {
+    pub file: String,
+    pub line: u64,
+    pub fields: usize,
+    pub expected: usize,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    pub schema: String,
+    pub files: Vec<String>,
+    pub rows: usize,
+    pub first: Option<String>,
+    pub last: Option<String>,
+    pub peak_usage_pct: Option<Moment<f64>>,
+    pub peak_limit_source: Option<String>,
+    pub lowest_free_slots: Option<Moment<u64>>,
+    pub shortest_eta_seconds: Option<Moment<f64>>,
+    pub cleanups: Vec<Cleanup>,
+    pub anomalies: Vec<Anomaly>,
+}

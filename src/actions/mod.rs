@@ -1,0 +1,4 @@
+//! Things that change the world, always on decisions `core` already made, always through
+//! `platform::ProcessControl` (which re-checks identity before each signal).
+
+pub mod terminate;

@@ -1,0 +1,219 @@
+//! `headroom evidence`: summarise the evidence log (peak usage and when, lowest free slots,
+//! the shortest ETA, every cleanup with its outcome), and report every row it could not
+//! interpret instead of dropping it.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::EvidenceArgs;
+use crate::commands::Ctx;
+use crate::core::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
+use crate::exit;
+use crate::output::{Printer, Style, human_duration, schema, thousands};
+use crate::sanitize::sanitize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Moment<T> {
+    pub value: T,
+    pub at: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cleanup {
+    pub at: String,
+    pub action: String,
+    pub parent_pid: Option<i32>,
+    pub parent_name: Option<String>,
+    pub zombies: Option<u64>,
+    pub result: String,
+    #[serde(rename = "override")]
+    pub override_: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvidenceReport {
+    pub schema: String,
+    pub files: Vec<String>,
+    pub rows: usize,
+    pub first: Option<String>,
+    pub last: Option<String>,
+    pub peak_usage_pct: Option<Moment<f64>>,
+    pub peak_limit_source: Option<String>,
+    pub lowest_free_slots: Option<Moment<u64>>,
+    pub shortest_eta_seconds: Option<Moment<f64>>,
+    pub cleanups: Vec<Cleanup>,
+    pub anomalies: Vec<Anomaly>,
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
+    let dir = crate::paths::state_dir()?;
+    let log = EvidenceLog::new(&dir);
+    let files = log.files();
+    let mut rows: Vec<ReadRow> = Vec::new();
+    let mut anomalies = Vec::new();
+    for f in &files {
+        let (r, a) = read_file(f)?;
+        rows.extend(r);
+        anomalies.extend(a);
+    }
+    if let Some(since) = args.since {
+        let cutoff = crate::platform::now_ms() / 1000 - since.as_secs() as i64;
+        rows.retain(|r| r.at.is_some_and(|at| at >= cutoff));
+    }
+    let report = summarise(
+        files.iter().map(|f| f.display().to_string()).collect(),
+        &rows,
+        anomalies,
+    );
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&report)?;
+    } else if files.is_empty() {
+        ctx.printer.text(&format!(
+            "no evidence log yet at `{}`\n",
+            log.path().display()
+        ))?;
+    } else {
+        ctx.printer.text(&human(&report, ctx.printer))?;
+    }
+    Ok(if report.anomalies.is_empty() {
+        exit::OK
+    } else {
+        exit::UNHAPPY
+    })
+}
+
+fn moment<T>((value, r): (T, &ReadRow)) -> Moment<T> {
+    Moment {
+        value,
+        at: r.timestamp.clone(),
+    }
+}
+
+fn best<T: Copy + PartialOrd>(
+    rows: &[ReadRow],
+    key: impl Fn(&ReadRow) -> Option<T>,
+    max: bool,
+) -> Option<(T, &ReadRow)> {
+    let mut best: Option<(T, &ReadRow)> = None;
+    for r in rows {
+        if let Some(v) = key(r) {
+            let better = best
+                .as_ref()
+                .is_none_or(|(b, _)| if max { v > *b } else { v < *b });
+            if better {
+                best = Some((v, r));
+            }
+        }
+    }
+    best
+}
+
+pub fn summarise(files: Vec<String>, rows: &[ReadRow], anomalies: Vec<Anomaly>) -> EvidenceReport {
+    let peak = best(rows, |r| r.usage_pct, true);
+    EvidenceReport {
+        schema: schema("evidence"),
+        files,
+        rows: rows.len(),
+        first: rows.first().map(|r| r.timestamp.clone()),
+        last: rows.last().map(|r| r.timestamp.clone()),
+        peak_limit_source: peak.and_then(|(_, r)| r.limit_source.clone()),
+        peak_usage_pct: peak.map(moment),
+        lowest_free_slots: best(rows, |r| r.free_slots, false).map(moment),
+        shortest_eta_seconds: best(rows, |r| r.eta_seconds, false).map(moment),
+        cleanups: rows
+            .iter()
+            .filter(|r| r.action.starts_with("kill:") || r.action == "cleanup")
+            .map(|r| Cleanup {
+                at: r.timestamp.clone(),
+                action: r.action.clone(),
+                parent_pid: r.top_parent_pid,
+                parent_name: r.top_parent_name.clone(),
+                zombies: r.top_parent_zombies,
+                result: r.result.clone(),
+                override_: r.override_.clone(),
+            })
+            .collect(),
+        anomalies,
+    }
+}
+
+pub fn human(r: &EvidenceReport, p: &Printer) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} rows{} ({} files)",
+        p.paint("evidence", Style::Bold),
+        thousands(r.rows as u64),
+        match (&r.first, &r.last) {
+            (Some(a), Some(b)) => format!(" from {a} to {b}"),
+            _ => String::new(),
+        },
+        r.files.len()
+    );
+    if let Some(m) = &r.peak_usage_pct {
+        let src = r
+            .peak_limit_source
+            .as_deref()
+            .map(|x| format!(" ({x})"))
+            .unwrap_or_default();
+        let _ = writeln!(s, "  peak usage     {:.1} % at {}{src}", m.value, m.at);
+    }
+    if let Some(m) = &r.lowest_free_slots {
+        let _ = writeln!(
+            s,
+            "  lowest free    {} slots at {}",
+            thousands(m.value),
+            m.at
+        );
+    }
+    if let Some(m) = &r.shortest_eta_seconds {
+        let _ = writeln!(
+            s,
+            "  shortest ETA   {} at {}",
+            human_duration(m.value),
+            m.at
+        );
+    }
+    let _ = writeln!(s, "  cleanups: {}", r.cleanups.len());
+    for c in &r.cleanups {
+        let parent = match (c.parent_pid, &c.parent_name) {
+            (Some(pid), Some(name)) => format!(
+                "{pid} {} ({})",
+                sanitize(name),
+                c.zombies.map_or("?".into(), thousands)
+            ),
+            _ => String::new(),
+        };
+        let ov = c
+            .override_
+            .as_deref()
+            .map(|o| format!("  [{o}]"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "    {}  {:<10} {parent:<28} {}{ov}",
+            c.at, c.action, c.result
+        );
+    }
+    if !r.anomalies.is_empty() {
+        let _ = writeln!(
+            s,
+            "  {} rows could not be interpreted (kept in the file, left out of the summary):",
+            r.anomalies.len()
+        );
+        for a in &r.anomalies {
+            let _ = writeln!(
+                s,
+                "    {} line {}: {} fields where the header has {}: {}",
+                a.file,
+                a.line,
+                a.fields,
+                a.expected,
+                sanitize(&a.text.chars().take(120).collect::<String>())
+            );
+        }
+    }
+    s
+}

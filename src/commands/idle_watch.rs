@@ -1,0 +1,247 @@
+//! `headroom idle-watch`: audit the liveness guard before trusting it. Polls, and shows for
+//! every parent with a session child how the guard judges it right now. It never sends a
+//! signal: this module holds no `ProcessControl` (a source-scan test keeps it that way).
+//!
+//! Read it as: a session you recognise as live must say `ACTIVE (protected)`. If one of your
+//! live sessions is ever released, do not let `reap` run unattended.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::cli::IdleWatchArgs;
+use crate::commands::Ctx;
+use crate::commands::probe::rfc3339_ms;
+use crate::commands::sessions;
+use crate::core::liveness::{DEFAULT_ACTIVE_FRACTION, SessionVerdict};
+use crate::core::snapshot::{Detail, ProcessTable};
+use crate::exit::UsageError;
+use crate::output::{Printer, human_duration, thousands};
+use crate::sanitize::sanitize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchedParent {
+    pub pid: i32,
+    pub name: String,
+    pub zombies: u64,
+    pub session_children: Vec<i32>,
+    pub cpu_idle_seconds: Option<f64>,
+    pub log_age_seconds: Option<f64>,
+    /// `active`, `idle` or `unreadable`, judged against the watch threshold.
+    pub verdict: SessionVerdict,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Poll {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub at: String,
+    pub threshold_seconds: f64,
+    pub zombies: u64,
+    pub parents: Vec<WatchedParent>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub polls: u32,
+    /// Parents the guard released at least once: check each is really finished.
+    pub released: Vec<i32>,
+    pub signals_sent: u32,
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
+    if args.duration < args.every {
+        return Err(UsageError(format!(
+            "--duration `{}` is shorter than --every `{}`: the guard needs two readings to say anything",
+            humantime::format_duration(args.duration),
+            humantime::format_duration(args.every)
+        ))
+        .into());
+    }
+    let threshold_s = args.threshold.as_secs_f64();
+    let active_fraction = match ctx.settings.cpu_active_pct.value {
+        v if v > 0.0 => v / 100.0,
+        _ => DEFAULT_ACTIVE_FRACTION,
+    };
+    let source = ctx.source()?;
+    let state_dir = if ctx.replaying() {
+        None
+    } else {
+        Some(crate::paths::ensure_state_dir()?)
+    };
+    if !ctx.printer.is_json() {
+        ctx.printer.text(&format!(
+            "idle-watch: {}, threshold {}, polling every {}; never sends a signal\n",
+            humantime::format_duration(args.duration),
+            humantime::format_duration(args.threshold),
+            humantime::format_duration(args.every)
+        ))?;
+    }
+    let start = Instant::now();
+    let mut polls = 0u32;
+    let mut released: Vec<i32> = Vec::new();
+    loop {
+        let snap = source
+            .snapshot(Detail::Full)
+            .context("cannot read the process table")?;
+        let table = ProcessTable::new(&snap);
+        let assessment = sessions::assess(
+            source.as_ref(),
+            &snap,
+            &table,
+            active_fraction,
+            state_dir.as_deref(),
+        )?;
+        for w in &assessment.warnings {
+            ctx.printer.warn(w);
+        }
+        let zp = table.zombie_parents(snap.uid);
+        let parents: Vec<WatchedParent> = zp
+            .iter()
+            .filter_map(|p| {
+                let s = assessment.sessions.get(&p.pid)?;
+                (!s.children.is_empty()).then(|| WatchedParent {
+                    pid: p.pid,
+                    name: p.name.clone(),
+                    zombies: p.zombies,
+                    session_children: s.children.clone(),
+                    cpu_idle_seconds: s.cpu_idle_s.map(f64::round),
+                    log_age_seconds: s.log_age_s.map(f64::round),
+                    verdict: s.verdict(threshold_s),
+                })
+            })
+            .collect();
+        for p in parents.iter().filter(|p| p.verdict == SessionVerdict::Idle) {
+            if !released.contains(&p.pid) {
+                released.push(p.pid);
+            }
+        }
+        let poll = Poll {
+            kind: "poll",
+            at: rfc3339_ms(snap.taken_at_ms),
+            threshold_seconds: threshold_s,
+            zombies: zp.iter().map(|p| p.zombies).sum(),
+            parents,
+        };
+        if ctx.printer.is_json() {
+            ctx.printer.json_value(&poll)?;
+        } else {
+            ctx.printer.text(&human(&poll))?;
+        }
+        polls += 1;
+        if ctx.replaying() || start.elapsed() >= args.duration {
+            break;
+        }
+        let next = args
+            .every
+            .min(args.duration.saturating_sub(start.elapsed()));
+        wait(ctx.printer, next);
+    }
+    let summary = Summary {
+        kind: "summary",
+        polls,
+        released,
+        signals_sent: 0,
+    };
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&summary)?;
+    } else {
+        let released = if summary.released.is_empty() {
+            "none".to_string()
+        } else {
+            summary
+                .released
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        ctx.printer.text(&format!(
+            "{polls} polls; released at least once: {released}; signals sent: 0\n"
+        ))?;
+    }
+    Ok(crate::exit::OK)
+}
+
+/// Sleep until the next poll, with a countdown on a terminal and nothing extra when piped.
+fn wait(printer: &Printer, d: Duration) {
+    if !printer.stderr_is_terminal() || printer.is_quiet() {
+        std::thread::sleep(d);
+        return;
+    }
+    let bar = indicatif::ProgressBar::new(d.as_millis() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} next poll in {msg} [{bar:30}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let start = Instant::now();
+    while start.elapsed() < d {
+        let left = d.saturating_sub(start.elapsed());
+        bar.set_message(human_duration(left.as_secs_f64()));
+        bar.set_position(start.elapsed().as_millis() as u64);
+        std::thread::sleep(left.min(Duration::from_millis(200)));
+    }
+    bar.finish_and_clear();
+}
+
+pub fn human(p: &Poll) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "--- {} — {} zombies", p.at, thousands(p.zombies));
+    if p.parents.is_empty() {
+        let _ = writeln!(s, "  no zombie parent has a session child");
+    }
+    let d = |v: Option<f64>| v.map_or("unknown".to_string(), human_duration);
+    for x in &p.parents {
+        let children = x
+            .session_children
+            .iter()
+            .map(i32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let verdict = match x.verdict {
+            SessionVerdict::Active => "ACTIVE (protected)",
+            SessionVerdict::Idle => "IDLE (released)",
+            SessionVerdict::Unreadable => "SIGNAL UNREADABLE (protected)",
+            SessionVerdict::NoSession => "no session",
+        };
+        let _ = writeln!(
+            s,
+            "  pid {} {} — {} zombies, session {children}, CPU idle {}, log age {} → {verdict}",
+            x.pid,
+            sanitize(&x.name),
+            thousands(x.zombies),
+            d(x.cpu_idle_seconds),
+            d(x.log_age_seconds)
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    /// The audit mode must stay unable to signal: no control handle, no termination.
+    #[test]
+    fn idle_watch_holds_no_means_to_signal() {
+        let src = include_str!("idle_watch.rs");
+        let code: String = src[..src.find("#[cfg(test)]").unwrap_or(src.len())]
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
+        for forbidden in [
+            "native_control",
+            "ProcessControl",
+            "terminate",
+            "Signal::",
+            "libc::kill",
+        ] {
+            assert!(
+                !code.contains(forbidden),
+                "idle_watch.rs mentions `{forbidden}`"
+            );
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! `headroom reap`: decide about every parent holding the user's zombies, terminate the
+//! approved ones, re-sample, and verify that their zombies are gone. Safe enough to run
+//! unattended: every decision is `core::policy`'s, every signal identity-checked.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::actions::terminate::{Outcome, RealSleeper, terminate};
+use crate::cli::ReapArgs;
+use crate::commands::Ctx;
+use crate::commands::probe::rfc3339_ms;
+use crate::commands::reap_report::{ReapReport, TargetReport, UsageReport, summary};
+use crate::commands::sessions;
+use crate::core::emergency::Emergency;
+use crate::core::evidence::{EvidenceLog, Row};
+use crate::core::liveness::{DEFAULT_ACTIVE_FRACTION, RECKLESS_THRESHOLD_S};
+use crate::core::patterns::{AllowDeny, Patterns};
+use crate::core::policy::{self, Policy, Selection, Situation, SkipReason};
+use crate::core::reading::{self, Reading};
+use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
+use crate::exit::{self, UsageError};
+use crate::platform::{self, ProcessSource};
+
+/// How long verification waits for the zombies of the killed parents to be reaped by
+/// whoever inherits them (launchd, init, a subreaper).
+pub const VERIFY_WINDOW: Duration = Duration::from_secs(1);
+
+#[derive(Debug)]
+pub struct ReapPlan {
+    pub policy: Policy,
+    pub grace: Duration,
+    pub dry_run: bool,
+    pub active_fraction: f64,
+    pub warnings: Vec<String>,
+}
+
+/// Flags over config over defaults.
+pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
+    let s = &ctx.settings;
+    let mut warnings = Vec::new();
+    let mut allow = s.reap_allow.clone();
+    allow.flag((!args.allow.is_empty()).then(|| args.allow.clone()));
+    let mut deny = s.reap_deny.clone();
+    deny.flag((!args.deny.is_empty()).then(|| args.deny.clone()));
+    let allow_deny = AllowDeny {
+        allow: Patterns::new(&allow.value),
+        deny: Patterns::new(&deny.value),
+    };
+    if allow_deny.allow.is_empty() {
+        warnings.push("the allowlist is empty, so it matches nothing: no parent will be selected (fail-closed)".into());
+    }
+    let mut min = s.min_zombies.clone();
+    min.flag(args.min_zombies);
+    let mut max = s.max_targets.clone();
+    max.flag(args.max_targets);
+    let mut grace = s.grace.clone();
+    grace.flag(args.grace);
+    let mut idle = s.idle_threshold.clone();
+    idle.flag(args.idle_threshold);
+    let idle_s = idle.value.as_secs_f64();
+    if idle_s < RECKLESS_THRESHOLD_S {
+        warnings.push(format!(
+            "idle threshold `{}` is below 30 min: a live session between turns will read as finished",
+            humantime::format_duration(idle.value)
+        ));
+    }
+    let emergency = Emergency {
+        enabled: s.emergency_enabled.value && !args.no_emergency,
+        free_fraction: s.emergency_free_pct.value / 100.0,
+        recovery_fraction: s.emergency_recovery_pct.value / 100.0,
+    };
+    if ctx.replaying() && !args.dry_run {
+        return Err(UsageError(
+            "reap --snapshot needs --dry-run: a recording cannot be acted on".into(),
+        )
+        .into());
+    }
+    Ok(ReapPlan {
+        policy: Policy {
+            allow_deny,
+            min_zombies: min.value,
+            max_targets: usize::try_from(max.value).unwrap_or(usize::MAX),
+            spare_sessions: s.spare_active_sessions.value,
+            idle_threshold_s: idle_s,
+            emergency,
+        },
+        grace: grace.value,
+        dry_run: args.dry_run,
+        active_fraction: if s.cpu_active_pct.value > 0.0 {
+            s.cpu_active_pct.value / 100.0
+        } else {
+            DEFAULT_ACTIVE_FRACTION
+        },
+        warnings,
+    })
+}
+
+/// The decision table for `snap`, assessing sessions (and recording CPU readings unless
+/// replaying).
+pub fn decide(
+    ctx: &Ctx<'_>,
+    source: &dyn ProcessSource,
+    snap: &Snapshot,
+    plan: &ReapPlan,
+) -> Result<(Selection, Reading)> {
+    let table = ProcessTable::new(snap);
+    let reading = reading::read(snap, crate::core::reading::Thresholds::default());
+    let state_dir = if ctx.replaying() {
+        None
+    } else {
+        Some(crate::paths::ensure_state_dir()?)
+    };
+    let assessment = sessions::assess(
+        source,
+        snap,
+        &table,
+        plan.active_fraction,
+        state_dir.as_deref(),
+    )?;
+    for w in &assessment.warnings {
+        ctx.printer.warn(w);
+    }
+    let situation = Situation {
+        table: &table,
+        uid: snap.uid,
+        self_pid: snap.self_pid,
+        used: reading.usage.used,
+        limit: reading.limit.limit,
+        sessions: &assessment.sessions,
+    };
+    Ok((policy::select(situation, &plan.policy), reading))
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<u8> {
+    let plan = plan(ctx, args)?;
+    for w in &plan.warnings {
+        ctx.printer.warn(w);
+    }
+    let source = ctx.source()?;
+    let snap = source
+        .snapshot(Detail::Full)
+        .context("cannot read the process table")?;
+    let (selection, reading) = decide(ctx, source.as_ref(), &snap, &plan)?;
+    let mut report = ReapReport::new(&snap, &reading, &selection, &plan);
+    if !ctx.printer.is_json() {
+        ctx.printer.text(&report.human_table(ctx.printer))?;
+    }
+    if plan.dry_run || selection.targets().next().is_none() {
+        report.summary = summary(&report, &selection);
+        if !plan.dry_run && !ctx.replaying() {
+            record_evidence(&reading, &selection, &report)?;
+        }
+        return finish(ctx, &report, exit::OK);
+    }
+    let control = platform::native_control(source.as_ref());
+    let table = ProcessTable::new(&snap);
+    let mut zombies_of: HashMap<i32, Vec<i32>> = HashMap::new();
+    for d in selection.targets() {
+        zombies_of.insert(
+            d.pid,
+            table
+                .children(d.pid)
+                .filter(|c| c.is_zombie())
+                .map(|c| c.pid)
+                .collect(),
+        );
+    }
+    for d in selection.targets() {
+        let Some(identity) = d.identity else { continue };
+        let t = terminate(control.as_ref(), &identity, plan.grace, &RealSleeper);
+        if let Some(e) = &t.error {
+            ctx.printer
+                .warn(&format!("pid `{}` ({}): {e}", d.pid, d.name));
+        }
+        report.targets.push(TargetReport::new(
+            d,
+            &t,
+            zombies_of.get(&d.pid).map_or(0, Vec::len) as u64,
+        ));
+    }
+    verify(source.as_ref(), &snap, &zombies_of, &mut report)?;
+    report.summary = summary(&report, &selection);
+    record_evidence(&reading, &selection, &report)?;
+    let all_verified = report.targets.iter().all(|t| t.verified);
+    finish(
+        ctx,
+        &report,
+        if all_verified {
+            exit::OK
+        } else {
+            exit::UNHAPPY
+        },
+    )
+}
+
+fn finish(ctx: &Ctx<'_>, report: &ReapReport, code: u8) -> Result<u8> {
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(report)?;
+    } else {
+        ctx.printer.text(&report.human_results())?;
+    }
+    Ok(code)
+}
+
+/// Re-sample until every killed parent's zombies are gone or the window closes. A zombie
+/// counts as reaped when its pid no longer holds a zombie (whoever inherited it waited).
+fn verify(
+    source: &dyn ProcessSource,
+    before: &Snapshot,
+    zombies_of: &HashMap<i32, Vec<i32>>,
+    report: &mut ReapReport,
+) -> Result<()> {
+    let start = Instant::now();
+    let used_before = ProcessTable::new(before).usage(before.uid).processes;
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let after = source
+            .snapshot(Detail::Slots)
+            .context("cannot re-sample the process table to verify")?;
+        let zombies_now: std::collections::HashSet<i32> = after
+            .processes
+            .iter()
+            .filter(|p| p.is_zombie())
+            .map(|p| p.pid)
+            .collect();
+        let alive_now: std::collections::HashSet<i32> = after
+            .processes
+            .iter()
+            .filter(|p| !p.is_zombie())
+            .map(|p| p.pid)
+            .collect();
+        let mut all_clear = true;
+        for t in report.targets.iter_mut() {
+            let pids = zombies_of.get(&t.pid).map(Vec::as_slice).unwrap_or(&[]);
+            let remaining = pids.iter().filter(|z| zombies_now.contains(z)).count() as u64;
+            t.zombies_reaped = t.zombies_before.saturating_sub(remaining);
+            let parent_gone = t.outcome.succeeded() || !alive_now.contains(&t.pid);
+            t.verified = parent_gone && t.outcome.succeeded() && remaining == 0;
+            all_clear &= remaining == 0 || !t.outcome.succeeded();
+        }
+        let used_after = ProcessTable::new(&after).usage(after.uid).processes;
+        report.slots_freed = used_before.saturating_sub(used_after);
+        if all_clear || start.elapsed() >= VERIFY_WINDOW {
+            return Ok(());
+        }
+    }
+}
+
+/// One row per terminated parent, or one `cleanup,no-targets` row.
+fn record_evidence(reading: &Reading, selection: &Selection, report: &ReapReport) -> Result<()> {
+    let dir = crate::paths::ensure_state_dir()?;
+    let base = Row {
+        timestamp: rfc3339_ms(platform::now_ms()),
+        total_procs: reading.usage.processes,
+        zombies: reading.usage.zombies,
+        limit: reading.limit.limit,
+        limit_source: reading.limit.source.map(|s| s.to_string()),
+        usage_pct: reading.usage_pct,
+        free_slots: reading.free_slots,
+        ..Row::default()
+    };
+    let rows: Vec<Row> = if report.targets.is_empty() {
+        let unreadable = selection.skipped_for(SkipReason::SessionSignalUnavailable);
+        let result = if unreadable > 0 {
+            format!("no-targets;unreadable={unreadable}")
+        } else {
+            "no-targets".into()
+        };
+        let top = selection.decisions.first();
+        vec![Row {
+            action: "cleanup".into(),
+            result,
+            top_parent: top.map(|d| (d.pid, d.name.clone(), d.zombies)),
+            session_signal: top.map(|d| d.session.signal_text()).unwrap_or_default(),
+            ..base
+        }]
+    } else {
+        report
+            .targets
+            .iter()
+            .map(|t| Row {
+                action: format!("kill:{}", t.signal_list),
+                result: format!(
+                    "{};reaped={};freed={};verified={}",
+                    t.outcome.as_str(),
+                    t.zombies_reaped,
+                    t.zombies_reaped
+                        + u64::from(t.outcome == Outcome::Sigterm || t.outcome == Outcome::Sigkill),
+                    t.verified
+                ),
+                top_parent: Some((t.pid, t.name.clone(), t.zombies_before)),
+                session_signal: t.session_signal.clone(),
+                override_: t.override_.map(str::to_string).unwrap_or_default(),
+                ..base.clone()
+            })
+            .collect()
+    };
+    EvidenceLog::new(&dir).append(&rows)
+}
+
+/// The report's usage block.
+pub fn usage_report(reading: &Reading) -> UsageReport {
+    UsageReport {
+        used: reading.usage.used,
+        processes: reading.usage.processes,
+        zombies: reading.usage.zombies,
+        limit: reading.limit.limit,
+        limit_source: reading.limit.source,
+        usage_pct: reading.usage_pct.map(|p| (p * 100.0).round() / 100.0),
+        free_slots: reading.free_slots,
+    }
+}

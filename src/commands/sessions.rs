@@ -1,0 +1,86 @@
+//! Shared by `reap`, `idle-watch` and `watch`: assess the sessions of every zombie parent,
+//! reading argv through the platform, log content through the session-log reader, and
+//! keeping the CPU history in the state directory.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::core::liveness::{self, Clocks, CpuTracker, LogJudge, Session};
+use crate::core::session_log::{self, ReaderLimits};
+use crate::core::snapshot::{ProcessTable, Snapshot};
+use crate::core::state::CpuHistory;
+use crate::platform::{self, ProcessSource};
+
+/// The content reader behind the log signal.
+#[derive(Debug, Default)]
+pub struct ContentJudge {
+    pub limits: ReaderLimits,
+}
+
+impl LogJudge for ContentJudge {
+    fn last_activity(&self, dir: &Path, now: i64) -> Option<i64> {
+        session_log::judge_dir(dir, now, &self.limits)
+            .ok()?
+            .last_activity
+    }
+}
+
+/// What an assessment found.
+#[derive(Debug, Default)]
+pub struct Assessment {
+    pub sessions: HashMap<i32, Session>,
+    pub warnings: Vec<String>,
+}
+
+/// Assess every parent of the user's zombies. With `persist`, the CPU history is read from
+/// and written back to `state_dir` (a replay persists nothing and starts with no history, so
+/// its CPU signal reads unknown: no history means busy).
+pub fn assess(
+    source: &dyn ProcessSource,
+    snap: &Snapshot,
+    table: &ProcessTable<'_>,
+    active_fraction: f64,
+    state_dir: Option<&Path>,
+) -> Result<Assessment> {
+    let parents: Vec<i32> = table
+        .zombie_parents(snap.uid)
+        .iter()
+        .map(|p| p.pid)
+        .collect();
+    let awake_ms = if state_dir.is_some() {
+        platform::awake_ms()
+    } else {
+        0
+    };
+    let history = match state_dir {
+        Some(dir) => Some(CpuHistory::load(dir, snap.uid, awake_ms)?),
+        None => None,
+    };
+    let mut warnings = Vec::new();
+    let entries = history
+        .as_ref()
+        .map(|h| h.entries.clone())
+        .unwrap_or_default();
+    if let Some(w) = history.as_ref().and_then(|h| h.warning.clone()) {
+        warnings.push(w);
+    }
+    let mut tracker = CpuTracker::new(entries, active_fraction);
+    let argv = |pid: i32| -> Option<Vec<String>> {
+        table
+            .get(pid)
+            .and_then(|p| p.argv.clone())
+            .or_else(|| source.argv(pid).ok())
+    };
+    let clocks = Clocks {
+        wall_s: snap.taken_at_ms.div_euclid(1000),
+        awake_ms,
+    };
+    let judge = ContentJudge::default();
+    let sessions = liveness::assess(table, &parents, &mut tracker, &argv, &judge, clocks);
+    if let Some(h) = history {
+        h.save(tracker.entries())?;
+    }
+    Ok(Assessment { sessions, warnings })
+}

@@ -1,0 +1,502 @@
+//! The evidence log: `evidence.csv` in the state directory, one row per reading and one per
+//! cleanup, the material for an upstream bug report.
+//!
+//! The header is written when the file is created. A file whose header differs (a newer
+//! version added a column) is rotated aside to `evidence.1.csv` rather than appended to
+//! under a narrower header — a check OpenZombr added one row too late, leaving a 14-field row
+//! under a 13-column header in its archive. Files also rotate at 4 MiB, keeping 3. Two
+//! writers never tear or interleave a row: every append holds an advisory lock, and each row
+//! is one `write` on an O_APPEND descriptor. The reader tolerates old layouts (columns are
+//! found by name) and reports, never silently drops, a row whose field count differs from
+//! its header.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::fsio::Lock;
+
+/// Column order; changing it means a new header, which rotates old files aside.
+pub const COLUMNS: [&str; 16] = [
+    "timestamp",
+    "total_procs",
+    "zombies",
+    "limit",
+    "limit_source",
+    "usage_pct",
+    "free_slots",
+    "growth_per_min",
+    "eta_seconds",
+    "top_parent_pid",
+    "top_parent_name",
+    "top_parent_zombies",
+    "session_signal",
+    "action",
+    "result",
+    "override",
+];
+pub const FILE: &str = "evidence.csv";
+pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
+pub const KEEP: usize = 3;
+
+/// One row. Unknown values are empty cells, never 0.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Row {
+    /// RFC 3339, UTC, whole seconds.
+    pub timestamp: String,
+    pub total_procs: u64,
+    pub zombies: u64,
+    pub limit: Option<u64>,
+    pub limit_source: Option<String>,
+    pub usage_pct: Option<f64>,
+    pub free_slots: Option<u64>,
+    pub growth_per_min: Option<f64>,
+    pub eta_seconds: Option<f64>,
+    pub top_parent: Option<(i32, String, u64)>,
+    /// `cpu_idle=S;log_age=S` (`unknown` for an unreadable signal), `no-session`, or empty
+    /// when not evaluated.
+    pub session_signal: String,
+    /// `poll` for a reading; `kill:15+9` per terminated parent; `cleanup` for a run with
+    /// nothing to do.
+    pub action: String,
+    pub result: String,
+    /// `emergency` when the override relaxed the session guard.
+    pub override_: String,
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+impl Row {
+    pub fn fields(&self) -> [String; 16] {
+        let (pp, pn, pz) = match &self.top_parent {
+            Some((pid, name, z)) => (pid.to_string(), name.clone(), z.to_string()),
+            None => (String::new(), String::new(), String::new()),
+        };
+        [
+            self.timestamp.clone(),
+            self.total_procs.to_string(),
+            self.zombies.to_string(),
+            opt(self.limit),
+            self.limit_source.clone().unwrap_or_default(),
+            self.usage_pct
+                .map(|v| format!("{v:.1}"))
+                .unwrap_or_default(),
+            opt(self.free_slots),
+            self.growth_per_min
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_default(),
+            self.eta_seconds
+                .map(|v| format!("{v:.0}"))
+                .unwrap_or_default(),
+            pp,
+            pn,
+            pz,
+            self.session_signal.clone(),
+            self.action.clone(),
+            self.result.clone(),
+            self.override_.clone(),
+        ]
+    }
+}
+
+fn encode(fields: &[String]) -> Result<Vec<u8>> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    w.write_record(fields)
+        .context("cannot encode an evidence row")?;
+    w.into_inner()
+        .map_err(|e| anyhow::anyhow!("cannot encode an evidence row: {e}"))
+}
+
+/// The log in one directory.
+#[derive(Debug, Clone)]
+pub struct EvidenceLog {
+    dir: PathBuf,
+    max_bytes: u64,
+    keep: usize,
+}
+
+impl EvidenceLog {
+    pub fn new(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            max_bytes: MAX_BYTES,
+            keep: KEEP,
+        }
+    }
+
+    /// A log that rotates at `max_bytes` (tests).
+    pub fn with_limits(dir: &Path, max_bytes: u64, keep: usize) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            max_bytes,
+            keep: keep.max(1),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(FILE)
+    }
+
+    fn rotated(&self, n: usize) -> PathBuf {
+        self.dir.join(format!("evidence.{n}.csv"))
+    }
+
+    /// Shift `.1 → .2 → … → .keep` (the oldest drops out) and move the live file to `.1`.
+    fn rotate(&self) -> Result<()> {
+        let _ = std::fs::remove_file(self.rotated(self.keep));
+        for n in (1..self.keep).rev() {
+            let from = self.rotated(n);
+            if from.exists() {
+                std::fs::rename(&from, self.rotated(n + 1))
+                    .with_context(|| format!("cannot rotate `{}`", from.display()))?;
+            }
+        }
+        std::fs::rename(self.path(), self.rotated(1))
+            .with_context(|| format!("cannot rotate `{}`", self.path().display()))
+    }
+
+    /// Append `rows` (one write per row), rotating first when the header differs or the file
+    /// reached its size limit.
+    pub fn append(&self, rows: &[Row]) -> Result<()> {
+        let path = self.path();
+        let _lock = Lock::acquire(&path)?;
+        let header = encode(&COLUMNS.map(str::to_string))?;
+        if let Ok(meta) = std::fs::metadata(&path) {
+            let first = first_line(&path)?;
+            if meta.len() > 0
+                && (first.as_bytes() != header.strip_suffix(b"\n").unwrap_or(&header)
+                    || meta.len() >= self.max_bytes)
+            {
+                self.rotate()?;
+            }
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open evidence log `{}`", path.display()))?;
+        let write = |f: &mut File, bytes: &[u8]| {
+            f.write_all(bytes)
+                .with_context(|| format!("cannot append to evidence log `{}`", path.display()))
+        };
+        if f.metadata().map(|m| m.len()).unwrap_or(0) == 0 {
+            write(&mut f, &header)?;
+        }
+        for row in rows {
+            write(&mut f, &encode(&row.fields())?)?;
+        }
+        Ok(())
+    }
+
+    /// Every file of the log, oldest first.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = (1..=self.keep.max(KEEP))
+            .rev()
+            .map(|n| self.rotated(n))
+            .filter(|p| p.exists())
+            .collect();
+        if self.path().exists() {
+            v.push(self.path());
+        }
+        v
+    }
+}
+
+fn first_line(path: &Path) -> Result<String> {
+    let f = File::open(path)
+        .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
+    let mut line = String::new();
+    // A binary file is not a header we wrote: treat invalid UTF-8 as a mismatch.
+    let _ = BufReader::new(f).read_line(&mut line);
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+}
+
+// ----- reading ------------------------------------------------------------------------
+
+/// A row as read back, by column name (old layouts lack some columns).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReadRow {
+    pub timestamp: String,
+    /// Unix seconds, when the timestamp parses.
+    pub at: Option<i64>,
+    pub total_procs: Option<u64>,
+    pub zombies: Option<u64>,
+    pub limit: Option<u64>,
+    pub limit_source: Option<String>,
+    pub usage_pct: Option<f64>,
+    pub free_slots: Option<u64>,
+    pub eta_seconds: Option<f64>,
+    pub top_parent_pid: Option<i32>,
+    pub top_parent_name: Option<String>,
+    pub top_parent_zombies: Option<u64>,
+    pub session_signal: Option<String>,
+    pub action: String,
+    pub result: String,
+    pub override_: Option<String>,
+}
+
+/// A row that could not be interpreted: reported, never silently dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Anomaly {
+    pub file: String,
+    /// 1-based line number.
+    pub line: u64,
+    pub fields: usize,
+    pub expected: usize,
+    pub text: String,
+}
+
+/// Read one file: its rows and its anomalies. A file whose header does not begin with
+/// `timestamp` is not an evidence log: an error naming it.
+pub fn read_file(path: &Path) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes.as_slice());
+    let mut records = rdr.byte_records();
+    let header: Vec<String> = match records.next() {
+        None => return Ok((vec![], vec![])),
+        Some(Err(e)) => anyhow::bail!("`{}` is not a headroom evidence log: {e}", path.display()),
+        Some(Ok(h)) => h
+            .iter()
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect(),
+    };
+    if header.first().map(String::as_str) != Some("timestamp") || header.len() < 3 {
+        let shown: String = header.join(",").chars().take(60).collect();
+        anyhow::bail!(
+            "`{}` is not a headroom evidence log: its first line is `{}`",
+            path.display(),
+            crate::sanitize::sanitize(&shown)
+        );
+    }
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let idx: Vec<Option<usize>> = [
+        "timestamp",
+        "total_procs",
+        "zombies",
+        "limit",
+        "limit_source",
+        "usage_pct",
+        "free_slots",
+        "eta_seconds",
+        "top_parent_pid",
+        "top_parent_name",
+        "top_parent_zombies",
+        "session_signal",
+        "action",
+        "result",
+        "override",
+    ]
+    .iter()
+    .map(|n| col(n))
+    .collect();
+    let mut rows = Vec::new();
+    let mut anomalies = Vec::new();
+    for rec in records {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                anomalies.push(Anomaly {
+                    file: path.display().to_string(),
+                    line,
+                    fields: 0,
+                    expected: header.len(),
+                    text: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let line = rec.position().map_or(0, |p| p.line());
+        if rec.len() != header.len() {
+            let text: Vec<String> = rec
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect();
+            anomalies.push(Anomaly {
+                file: path.display().to_string(),
+                line,
+                fields: rec.len(),
+                expected: header.len(),
+                text: text.join(","),
+            });
+            continue;
+        }
+        let get = |i: usize| -> Option<String> {
+            let s = idx[i]
+                .and_then(|c| rec.get(c))
+                .map(|f| String::from_utf8_lossy(f).into_owned())?;
+            (!s.is_empty()).then_some(s)
+        };
+        let num = |i: usize| get(i).and_then(|s| s.parse::<u64>().ok());
+        let float = |i: usize| get(i).and_then(|s| s.replace(',', ".").parse::<f64>().ok());
+        let timestamp = get(0).unwrap_or_default();
+        rows.push(ReadRow {
+            at: humantime::parse_rfc3339(&timestamp)
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs() as i64),
+            timestamp,
+            total_procs: num(1),
+            zombies: num(2),
+            limit: num(3),
+            limit_source: get(4),
+            usage_pct: float(5),
+            free_slots: num(6),
+            eta_seconds: float(7),
+            top_parent_pid: get(8).and_then(|s| s.parse().ok()),
+            top_parent_name: get(9),
+            top_parent_zombies: num(10),
+            session_signal: get(11),
+            action: get(12).unwrap_or_default(),
+            result: get(13).unwrap_or_default(),
+            override_: get(14),
+        });
+    }
+    Ok((rows, anomalies))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(n: u64) -> Row {
+        Row {
+            timestamp: "2026-08-29T22:42:41Z".into(),
+            total_procs: 3869 + n,
+            zombies: 3326,
+            limit: Some(4000),
+            limit_source: Some("per-uid".into()),
+            usage_pct: Some(96.725),
+            free_slots: Some(131),
+            growth_per_min: Some(10.0),
+            eta_seconds: Some(786.4),
+            top_parent: Some((87537, "agency".into(), 600)),
+            session_signal: "no-session".into(),
+            action: "poll".into(),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn header_and_rows_in_the_documented_format() {
+        let d = tempfile::tempdir().unwrap();
+        let log = EvidenceLog::new(d.path());
+        log.append(&[row(0), row(1)]).unwrap();
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], COLUMNS.join(","));
+        assert_eq!(
+            lines[1],
+            "2026-08-29T22:42:41Z,3869,3326,4000,per-uid,96.7,131,10.00,786,87537,agency,600,no-session,poll,,"
+        );
+        assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn names_with_commas_and_newlines_stay_one_row() {
+        let d = tempfile::tempdir().unwrap();
+        let log = EvidenceLog::new(d.path());
+        let mut r = row(0);
+        r.top_parent = Some((1, "we,ird\nname".into(), 3));
+        log.append(&[r]).unwrap();
+        let (rows, anomalies) = read_file(&log.path()).unwrap();
+        assert!(anomalies.is_empty());
+        assert_eq!(rows[0].top_parent_name.as_deref(), Some("we,ird\nname"));
+    }
+
+    #[test]
+    fn a_different_header_is_rotated_aside_and_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let old = "timestamp,total_procs,zombies\n2026-08-28T18:09:53Z,801,239\n";
+        std::fs::write(d.path().join(FILE), old).unwrap();
+        let log = EvidenceLog::new(d.path());
+        log.append(&[row(0)]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("evidence.1.csv")).unwrap(),
+            old
+        );
+        assert!(
+            std::fs::read_to_string(log.path())
+                .unwrap()
+                .starts_with("timestamp,total_procs,zombies,limit,")
+        );
+        // A matching header is left alone.
+        log.append(&[row(1)]).unwrap();
+        assert_eq!(read_file(&log.path()).unwrap().0.len(), 2);
+        assert!(!d.path().join("evidence.2.csv").exists());
+    }
+
+    #[test]
+    fn size_rotation_keeps_three() {
+        let d = tempfile::tempdir().unwrap();
+        let log = EvidenceLog::with_limits(d.path(), 512, 3);
+        for i in 0..40 {
+            log.append(&[row(i)]).unwrap();
+        }
+        assert!(d.path().join("evidence.1.csv").exists());
+        assert!(d.path().join("evidence.3.csv").exists());
+        assert!(!d.path().join("evidence.4.csv").exists());
+        assert!(std::fs::metadata(log.path()).unwrap().len() < 1024);
+        for f in log.files() {
+            let (rows, anomalies) = read_file(&f).unwrap();
+            assert!(anomalies.is_empty() && !rows.is_empty(), "{}", f.display());
+        }
+        assert_eq!(log.files().last(), Some(&log.path()));
+    }
+
+    #[test]
+    fn the_archived_over_long_final_row_is_reported_not_dropped_silently() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("evidence.1.csv");
+        let header = "timestamp,total_procs,zombies,limit,usage_pct,free_slots,growth_per_min,eta_seconds,top_parent_pid,top_parent_name,top_parent_zombies,action,result";
+        let mut text = format!("{header}\n");
+        for i in 0..86 {
+            text.push_str(&format!(
+                "2026-08-28T17:{:02}:53Z,801,239,4000,20.0,3199,0.00,,86183,agency,115,poll,\n",
+                i % 60
+            ));
+        }
+        text.push_str("2026-08-28T18:09:53Z,801,239,4000,20.0,3199,0.00,,86183,agency,115,cpu_idle=unknown;log_age=8,poll,\n");
+        std::fs::write(&p, text).unwrap();
+        let (rows, anomalies) = read_file(&p).unwrap();
+        assert_eq!(rows.len(), 86);
+        assert_eq!(anomalies.len(), 1);
+        assert_eq!(
+            (
+                anomalies[0].line,
+                anomalies[0].fields,
+                anomalies[0].expected
+            ),
+            (88, 14, 13)
+        );
+        assert_eq!(rows[0].zombies, Some(239));
+        assert_eq!(rows[0].limit_source, None, "an old layout lacks the column");
+    }
+
+    #[test]
+    fn a_file_that_is_not_evidence_is_an_error_naming_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("evidence.csv");
+        std::fs::write(&p, b"\x00\x01\x02garbage\xff\nmore").unwrap();
+        let e = read_file(&p).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("not a headroom evidence log"),
+            "{e:#}"
+        );
+        // And appending to it rotates it aside instead of writing under a foreign header.
+        EvidenceLog::new(d.path()).append(&[row(0)]).unwrap();
+        assert!(d.path().join("evidence.1.csv").exists());
+        assert_eq!(read_file(&p).unwrap().0.len(), 1);
+    }
+}

@@ -1,0 +1,814 @@
+//! Selection tests: every rule and its boundary, the reference replays (ReaperSafety,
+//! LivenessProtection, EmergencyOverride E1–E19, SessionIdle I9/I10), and a property test over
+//! random tables and policies.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::core::emergency::Emergency;
+use crate::core::liveness::Session;
+use crate::core::patterns::{AllowDeny, Patterns};
+use crate::core::snapshot::fixture::{OTHER_UID, UID, proc, snapshot, zombie};
+use crate::core::snapshot::{ProcessRecord, ProcessTable};
+
+const WRAPPER: &str = "/Users/x/.config/agency/CurrentVersion/agency";
+
+fn policy() -> Policy {
+    Policy {
+        allow_deny: AllowDeny {
+            allow: Patterns::new(["agency"]),
+            deny: Patterns::default(),
+        },
+        min_zombies: 100,
+        max_targets: 10,
+        spare_sessions: true,
+        idle_threshold_s: 7200.0,
+        emergency: Emergency::default(),
+    }
+}
+
+/// A world: processes, sessions, who headroom is, and slot usage against the limit.
+struct World {
+    procs: Vec<ProcessRecord>,
+    sessions: HashMap<i32, Session>,
+    self_pid: i32,
+    used: u64,
+    limit: Option<u64>,
+}
+
+impl World {
+    /// 1000 of 4000 used: room.
+    fn room() -> Self {
+        Self {
+            procs: vec![proc(1, 0, "launchd"), proc(77, 1, "headroom")],
+            sessions: HashMap::new(),
+            self_pid: 77,
+            used: 1000,
+            limit: Some(4000),
+        }
+    }
+
+    /// 2666 of 2666: the wall.
+    fn wall() -> Self {
+        Self {
+            used: 2666,
+            limit: Some(2666),
+            ..Self::room()
+        }
+    }
+
+    fn parent(mut self, pid: i32, zombies: u64) -> Self {
+        let mut p = proc(pid, 1, "agency");
+        p.exe = Some(WRAPPER.into());
+        self.procs.push(p);
+        for i in 0..zombies {
+            self.procs.push(zombie(pid * 1000 + i as i32, pid));
+        }
+        self
+    }
+
+    fn named(mut self, pid: i32, zombies: u64, name: &str, exe: Option<&str>) -> Self {
+        self = self.parent(pid, zombies);
+        let p = self
+            .procs
+            .iter_mut()
+            .find(|p| p.pid == pid)
+            .unwrap_or_else(|| unreachable!());
+        p.name = name.into();
+        p.exe = exe.map(str::to_string);
+        self
+    }
+
+    /// A session child with both signals read.
+    fn busy(self, pid: i32, log_age: f64, cpu_idle: f64) -> Self {
+        self.session(pid, Some(cpu_idle), Some(log_age))
+    }
+
+    fn session(mut self, pid: i32, cpu: Option<f64>, log: Option<f64>) -> Self {
+        self.sessions.insert(
+            pid,
+            Session {
+                children: vec![pid + 1],
+                cpu_idle_s: cpu,
+                log_age_s: log,
+            },
+        );
+        self
+    }
+
+    fn select(&self, p: &Policy) -> Selection {
+        let snap = snapshot("macos", self.procs.clone());
+        let table = ProcessTable::new(&snap);
+        let s = Situation {
+            table: &table,
+            uid: UID,
+            self_pid: self.self_pid,
+            used: self.used,
+            limit: self.limit,
+            sessions: &self.sessions,
+        };
+        select(s, p)
+    }
+}
+
+fn targets(s: &Selection) -> Vec<i32> {
+    s.targets().map(|d| d.pid).collect()
+}
+
+fn overrides(s: &Selection) -> Vec<i32> {
+    s.decisions
+        .iter()
+        .filter(|d| d.override_.is_some())
+        .map(|d| d.pid)
+        .collect()
+}
+
+fn reasons(s: &Selection) -> Vec<SkipReason> {
+    s.decisions.iter().filter_map(|d| d.reason).collect()
+}
+
+fn reason_of(s: &Selection, pid: i32) -> Option<SkipReason> {
+    s.decisions
+        .iter()
+        .find(|d| d.pid == pid)
+        .and_then(|d| d.reason)
+}
+
+// ----- the unconditional rules --------------------------------------------------------
+
+#[test]
+fn never_pid_1_or_0() {
+    let mut w = World::room();
+    for i in 0..500 {
+        w.procs.push(zombie(500_000 + i, 1));
+    }
+    let s = w.select(&policy());
+    assert_eq!(reason_of(&s, 1), Some(SkipReason::InitProcess));
+    assert!(targets(&s).is_empty());
+    let mut w0 = World::room();
+    w0.procs.push(zombie(600_000, 0));
+    assert_eq!(
+        reason_of(&w0.select(&policy()), 0),
+        Some(SkipReason::InitProcess)
+    );
+}
+
+#[test]
+fn never_a_foreign_uid_even_with_an_allowed_name() {
+    let mut w = World::room().parent(4242, 900);
+    w.procs
+        .iter_mut()
+        .find(|p| p.pid == 4242)
+        .unwrap_or_else(|| unreachable!())
+        .uid = OTHER_UID;
+    assert_eq!(
+        reason_of(&w.select(&policy()), 4242),
+        Some(SkipReason::ForeignUid)
+    );
+}
+
+#[test]
+fn the_seed_near_miss_ancestor_chain_is_protected() {
+    // bash(90000) → copilot(87594) → agency copilot(87537, 600 zombies) → Copilot.app(4264):
+    // headroom runs at the bottom of the user's own session.
+    let mut w = World::room().parent(87537, 600).parent(55555, 300);
+    w.procs.push(proc(4264, 1, "GitHub Copilot"));
+    w.procs
+        .iter_mut()
+        .find(|p| p.pid == 87537)
+        .unwrap_or_else(|| unreachable!())
+        .ppid = 4264;
+    w.procs.push(proc(87594, 87537, "copilot"));
+    w.procs.push(proc(90000, 87594, "headroom"));
+    w.self_pid = 90000;
+    let s = w.select(&policy());
+    assert_eq!(reason_of(&s, 87537), Some(SkipReason::ProtectedAncestor));
+    assert_eq!(targets(&s), vec![55555]);
+}
+
+#[test]
+fn a_former_ancestor_drops_out_once_reparented() {
+    let mut w = World::room().parent(87537, 600);
+    w.procs.push(proc(90000, 1, "headroom"));
+    w.self_pid = 90000;
+    assert_eq!(targets(&w.select(&policy())), vec![87537]);
+}
+
+#[test]
+fn a_zombie_parent_is_skipped() {
+    let mut w = World::room().parent(700, 150);
+    let p = w
+        .procs
+        .iter_mut()
+        .find(|p| p.pid == 700)
+        .unwrap_or_else(|| unreachable!());
+    p.state = crate::core::snapshot::ProcState::Zombie;
+    assert_eq!(
+        reason_of(&w.select(&policy()), 700),
+        Some(SkipReason::ParentIsZombie)
+    );
+}
+
+#[test]
+fn zombies_are_never_targets_only_parents() {
+    let s = World::room().parent(600, 600).select(&policy());
+    assert_eq!(targets(&s), vec![600]);
+    assert_eq!(s.decisions.len(), 1);
+}
+
+#[test]
+fn a_parent_without_identity_or_record_is_skipped() {
+    let mut w = World::room().parent(700, 150);
+    w.procs
+        .iter_mut()
+        .find(|p| p.pid == 700)
+        .unwrap_or_else(|| unreachable!())
+        .start_time = None;
+    w.procs.push(zombie(900_001, 4243));
+    let s = w.select(&policy());
+    assert_eq!(reason_of(&s, 700), Some(SkipReason::ParentUnreadable));
+    assert_eq!(reason_of(&s, 4243), Some(SkipReason::ParentUnreadable));
+}
+
+// ----- tunables ------------------------------------------------------------------------
+
+#[test]
+fn threshold_is_strictly_less_than_skips() {
+    let s = World::room()
+        .parent(10, 150)
+        .parent(11, 100)
+        .parent(12, 99)
+        .parent(13, 1)
+        .select(&policy());
+    assert_eq!(targets(&s), vec![10, 11]);
+    assert_eq!(reason_of(&s, 12), Some(SkipReason::BelowZombieThreshold));
+    assert_eq!(reason_of(&s, 13), Some(SkipReason::BelowZombieThreshold));
+}
+
+#[test]
+fn deny_beats_allow_and_xcode_is_not_an_agency() {
+    let mut p = policy();
+    p.allow_deny.deny = Patterns::new(["CurrentVersion"]);
+    assert_eq!(
+        reason_of(&World::room().parent(10, 150).select(&p), 10),
+        Some(SkipReason::NotPermittedByPolicy)
+    );
+    let x = World::room().named(
+        20,
+        900,
+        "Xcode",
+        Some("/Applications/Xcode.app/Contents/MacOS/Xcode"),
+    );
+    assert_eq!(
+        reason_of(&x.select(&policy()), 20),
+        Some(SkipReason::NotPermittedByPolicy)
+    );
+}
+
+#[test]
+fn empty_allowlist_selects_nothing() {
+    let mut p = policy();
+    p.allow_deny.allow = Patterns::new([""]);
+    let s = World::room().parent(10, 600).select(&p);
+    assert!(targets(&s).is_empty());
+    assert_eq!(reasons(&s), vec![SkipReason::NotPermittedByPolicy]);
+}
+
+#[test]
+fn slash_pattern_matches_the_path() {
+    let mut p = policy();
+    p.allow_deny.allow = Patterns::new([".config/AGENCY"]);
+    assert_eq!(targets(&World::room().parent(10, 150).select(&p)), vec![10]);
+}
+
+#[test]
+fn run_limit_takes_the_biggest_first() {
+    let mut p = policy();
+    p.max_targets = 2;
+    let s = World::room()
+        .parent(10, 150)
+        .parent(11, 500)
+        .parent(12, 300)
+        .parent(13, 200)
+        .parent(14, 120)
+        .select(&p);
+    assert_eq!(targets(&s), vec![11, 12]);
+    assert_eq!(s.skipped_for(SkipReason::RunLimitReached), 3);
+}
+
+#[test]
+fn order_is_biggest_offender_first_then_pid() {
+    let s = World::room()
+        .parent(30, 150)
+        .parent(20, 500)
+        .parent(10, 150)
+        .select(&policy());
+    assert_eq!(targets(&s), vec![20, 10, 30]);
+}
+
+// ----- session guard -------------------------------------------------------------------
+
+#[test]
+fn launchd_deployment_wrapper_with_a_working_session_is_spared() {
+    let s = World::room()
+        .parent(1332, 400)
+        .busy(1332, 5.0, 0.0)
+        .select(&policy());
+    assert_eq!(reason_of(&s, 1332), Some(SkipReason::HasActiveSession));
+}
+
+#[test]
+fn i7_unreadable_signals_are_their_own_reason() {
+    let s = World::room()
+        .parent(1332, 400)
+        .session(1332, None, Some(9000.0))
+        .select(&policy());
+    assert_eq!(
+        reason_of(&s, 1332),
+        Some(SkipReason::SessionSignalUnavailable)
+    );
+}
+
+#[test]
+fn s2_a_session_idle_by_both_signals_is_a_target() {
+    let s = World::room()
+        .parent(86183, 1019)
+        .busy(86183, 9.0 * 3600.0, 27_534.0)
+        .select(&policy());
+    assert_eq!(targets(&s), vec![86183]);
+    assert_eq!(s.decisions[0].session_verdict, SessionVerdict::Idle);
+}
+
+#[test]
+fn the_2026_08_29_case_cpu_idle_but_log_fresh_is_active() {
+    let s = World::room()
+        .parent(86183, 1019)
+        .busy(86183, 4.0, 27_534.0)
+        .select(&policy());
+    assert_eq!(reason_of(&s, 86183), Some(SkipReason::HasActiveSession));
+}
+
+#[test]
+fn protected_ancestor_is_reported_before_the_session_reason() {
+    let mut w = World::room().parent(87537, 600).busy(87537, 5.0, 0.0);
+    w.procs.push(proc(90000, 87537, "headroom"));
+    w.self_pid = 90000;
+    assert_eq!(
+        reason_of(&w.select(&policy()), 87537),
+        Some(SkipReason::ProtectedAncestor)
+    );
+}
+
+#[test]
+fn guard_off_unlocks_sessions_but_nothing_unconditional() {
+    let mut p = policy();
+    p.spare_sessions = false;
+    let mut w = World::room()
+        .parent(1332, 900)
+        .busy(1332, 5.0, 0.0)
+        .parent(86183, 150)
+        .busy(86183, 9000.0, 9000.0);
+    let s = w.select(&p);
+    // Idle-first order holds with the guard off: the busy one comes second.
+    assert_eq!(targets(&s), vec![86183, 1332]);
+    w.procs
+        .iter_mut()
+        .find(|x| x.pid == 1332)
+        .unwrap_or_else(|| unreachable!())
+        .uid = OTHER_UID;
+    assert_eq!(reason_of(&w.select(&p), 1332), Some(SkipReason::ForeignUid));
+}
+
+#[test]
+fn i9_i10_idle_for_ten_hours_unlocks_no_other_rule() {
+    let idle = |w: World, pid: i32| w.busy(pid, 36_000.0, 36_000.0);
+    let mut w = idle(
+        idle(World::room().parent(87537, 600), 87537).parent(4242, 900),
+        4242,
+    );
+    w.procs
+        .iter_mut()
+        .find(|x| x.pid == 4242)
+        .unwrap_or_else(|| unreachable!())
+        .uid = OTHER_UID;
+    w.procs.push(proc(90000, 87537, "headroom"));
+    w.self_pid = 90000;
+    w = idle(w.named(30, 4, "agency", Some(WRAPPER)), 30);
+    w = idle(
+        w.named(
+            31,
+            500,
+            "Safari",
+            Some("/Applications/Safari.app/Contents/MacOS/Safari"),
+        ),
+        31,
+    );
+    let s = w.select(&policy());
+    assert!(targets(&s).is_empty());
+    assert_eq!(reason_of(&s, 87537), Some(SkipReason::ProtectedAncestor));
+    assert_eq!(reason_of(&s, 4242), Some(SkipReason::ForeignUid));
+    assert_eq!(reason_of(&s, 30), Some(SkipReason::BelowZombieThreshold));
+    assert_eq!(reason_of(&s, 31), Some(SkipReason::NotPermittedByPolicy));
+}
+
+// ----- emergency override (reference A.15 EmergencyOverrideTests) ----------------------
+
+fn busy_28979(w: World) -> World {
+    w.parent(28979, 526).busy(28979, 1607.0, 1560.0)
+}
+
+#[test]
+fn e1_at_the_wall_the_busy_offender_is_overridden() {
+    let s = busy_28979(World::wall()).select(&policy());
+    assert!(s.pressure);
+    assert_eq!((targets(&s), overrides(&s)), (vec![28979], vec![28979]));
+}
+
+#[test]
+fn e2_with_room_the_busy_offender_is_spared() {
+    let s = busy_28979(World::room()).select(&policy());
+    assert_eq!(reasons(&s), vec![SkipReason::HasActiveSession]);
+}
+
+#[test]
+fn e3_override_disabled_at_the_wall() {
+    let mut p = policy();
+    p.emergency.enabled = false;
+    assert_eq!(
+        reasons(&busy_28979(World::wall()).select(&p)),
+        vec![SkipReason::HasActiveSession]
+    );
+}
+
+#[test]
+fn e4_a_blind_parent_stays_protected_at_zero_free_slots() {
+    let s = World::wall()
+        .parent(31261, 900)
+        .session(31261, None, None)
+        .select(&policy());
+    assert_eq!(reasons(&s), vec![SkipReason::SessionSignalUnavailable]);
+}
+
+#[test]
+fn e5_pressure_cannot_reach_init_foreign_or_ancestors() {
+    let mut w = World::wall().parent(4242, 900).parent(87537, 600);
+    for i in 0..50 {
+        w.procs.push(zombie(700_000 + i, 1));
+    }
+    w.procs
+        .iter_mut()
+        .find(|x| x.pid == 4242)
+        .unwrap_or_else(|| unreachable!())
+        .uid = OTHER_UID;
+    w.procs.push(proc(90000, 87537, "headroom"));
+    w.self_pid = 90000;
+    let s = w.select(&policy());
+    assert!(targets(&s).is_empty());
+    let mut r = reasons(&s);
+    r.sort_by_key(|x| x.as_str());
+    assert_eq!(
+        r,
+        vec![
+            SkipReason::ForeignUid,
+            SkipReason::InitProcess,
+            SkipReason::ProtectedAncestor
+        ]
+    );
+}
+
+#[test]
+fn e6_e7_policy_and_threshold_hold_under_pressure() {
+    let x = World::wall()
+        .named(
+            20,
+            900,
+            "Xcode",
+            Some("/Applications/Xcode.app/Contents/MacOS/Xcode"),
+        )
+        .busy(20, 1607.0, 1560.0);
+    assert_eq!(
+        reasons(&x.select(&policy())),
+        vec![SkipReason::NotPermittedByPolicy]
+    );
+    let small = World::wall().parent(28979, 3).busy(28979, 1607.0, 1560.0);
+    assert_eq!(
+        reasons(&small.select(&policy())),
+        vec![SkipReason::BelowZombieThreshold]
+    );
+}
+
+#[test]
+fn e8_a_rejected_candidate_earns_no_relief_credit() {
+    let w = World::wall()
+        .named(
+            9999,
+            5000,
+            "Xcode",
+            Some("/Applications/Xcode.app/Contents/MacOS/Xcode"),
+        )
+        .busy(9999, 9000.0, 9000.0);
+    let s = busy_28979(w)
+        .parent(31261, 402)
+        .busy(31261, 1607.0, 1560.0)
+        .select(&policy());
+    assert_eq!(targets(&s), vec![28979, 31261]);
+    assert_eq!(overrides(&s), vec![28979, 31261]);
+    assert_eq!(reasons(&s), vec![SkipReason::NotPermittedByPolicy]);
+}
+
+#[test]
+fn e9_e10_relief_stops_at_the_recovery_target() {
+    let w = busy_28979(World::wall())
+        .parent(31261, 402)
+        .busy(31261, 1607.0, 1560.0)
+        .parent(203, 203)
+        .busy(203, 1607.0, 1560.0);
+    let s = w.select(&policy());
+    assert_eq!(targets(&s), vec![28979, 31261]);
+    assert_eq!(reasons(&s), vec![SkipReason::EmergencyReliefReached]);
+    let w = World::wall()
+        .parent(28979, 800)
+        .busy(28979, 1607.0, 1560.0)
+        .parent(31261, 402)
+        .busy(31261, 1607.0, 1560.0);
+    let s = w.select(&policy());
+    assert_eq!(targets(&s), vec![28979]);
+    assert_eq!(reasons(&s), vec![SkipReason::EmergencyReliefReached]);
+}
+
+#[test]
+fn e11_an_idle_target_counts_toward_relief_first() {
+    let w = busy_28979(World::wall())
+        .parent(15428, 800)
+        .busy(15428, 9000.0, 20_000.0);
+    let s = w.select(&policy());
+    assert_eq!(targets(&s), vec![15428]);
+    assert!(overrides(&s).is_empty());
+    assert_eq!(reasons(&s), vec![SkipReason::EmergencyReliefReached]);
+}
+
+#[test]
+fn e12_the_run_limit_is_a_hard_ceiling_under_pressure() {
+    let mut p = policy();
+    p.max_targets = 2;
+    let mut w = World::wall();
+    for (pid, z) in [(200, 200), (190, 190), (180, 180), (170, 170)] {
+        w = w.parent(pid, z).busy(pid, 1607.0, 1560.0);
+    }
+    let s = w.select(&p);
+    assert_eq!(targets(&s).len(), 2);
+    assert!(
+        reasons(&s)
+            .iter()
+            .all(|r| *r == SkipReason::RunLimitReached)
+    );
+}
+
+#[test]
+fn e13_relief_reached_is_not_reported_as_an_ordinary_busy_session() {
+    let w = World::wall()
+        .parent(28979, 900)
+        .busy(28979, 1607.0, 1560.0)
+        .parent(31261, 402)
+        .busy(31261, 1607.0, 1560.0);
+    assert_eq!(
+        reasons(&w.select(&policy())),
+        vec![SkipReason::EmergencyReliefReached]
+    );
+}
+
+#[test]
+fn e14_idle_first_then_the_override() {
+    let w = busy_28979(World::wall())
+        .parent(15428, 318)
+        .busy(15428, 9515.0, 9480.0);
+    let s = w.select(&policy());
+    assert_eq!(
+        (targets(&s), overrides(&s)),
+        (vec![15428, 28979], vec![28979])
+    );
+}
+
+#[test]
+fn e15_oldest_sign_of_life_first_never_the_biggest() {
+    let w = World::wall()
+        .parent(9126, 262)
+        .busy(9126, 16.0, 0.0)
+        .parent(14515, 257)
+        .busy(14515, 4736.0, 6.0)
+        .parent(18251, 249)
+        .busy(18251, 5206.0, 0.0);
+    assert_eq!(targets(&w.select(&policy())), vec![18251, 14515, 9126]);
+}
+
+#[test]
+fn e16_the_live_session_is_spared_when_the_stale_one_suffices() {
+    let w = World::wall()
+        .parent(9126, 900)
+        .busy(9126, 16.0, 0.0)
+        .parent(18251, 900)
+        .busy(18251, 5206.0, 0.0);
+    let s = w.select(&policy());
+    assert_eq!(targets(&s), vec![18251]);
+    assert_eq!(
+        reason_of(&s, 9126),
+        Some(SkipReason::EmergencyReliefReached)
+    );
+    let alone = World::wall().parent(9126, 900).busy(9126, 16.0, 0.0);
+    assert_eq!(targets(&alone.select(&policy())), vec![9126]);
+}
+
+#[test]
+fn e17_finished_sessions_need_no_override() {
+    let w = World::room()
+        .parent(100, 150)
+        .busy(100, 9000.0, 9000.0)
+        .parent(200, 400)
+        .busy(200, 9000.0, 9000.0);
+    let s = w.select(&policy());
+    assert_eq!(targets(&s), vec![200, 100]);
+    assert!(overrides(&s).is_empty());
+}
+
+#[test]
+fn e19_the_2026_08_30_machine_is_resolved_in_one_run() {
+    let mut w = World {
+        used: 2534,
+        ..World::wall()
+    };
+    for (pid, z, log) in [
+        (9126, 265, 7.0),
+        (14515, 262, 4891.0),
+        (18251, 254, 5206.0),
+        (35106, 232, 4.0),
+        (48751, 221, 60.0),
+        (3679, 142, 3600.0),
+        (3363, 142, 3500.0),
+        (19414, 131, 120.0),
+    ] {
+        w = w.parent(pid, z).busy(pid, log, 0.0);
+    }
+    let s = w.select(&policy());
+    let t = targets(&s);
+    assert!(s.pressure);
+    assert!(t.len() > 1 && t.len() < 8, "{t:?}");
+    assert_eq!(&t[..3], &[18251, 14515, 3679]);
+    assert!(
+        (s.projected_used as f64) / 2666.0 < 0.75,
+        "{}",
+        s.projected_used
+    );
+}
+
+#[test]
+fn an_unknown_limit_is_never_pressure() {
+    let w = World {
+        limit: None,
+        ..busy_28979(World::wall())
+    };
+    assert_eq!(
+        reasons(&w.select(&policy())),
+        vec![SkipReason::HasActiveSession]
+    );
+}
+
+// ----- property: no selection ever contains what the rules forbid ---------------------
+
+fn arb_record() -> impl Strategy<Value = ProcessRecord> {
+    let names = prop::sample::select(vec![
+        "agency", "zsh", "copilot", "AgEnCy-x", "node", "headroom",
+    ]);
+    let exes = prop::option::of(prop::sample::select(vec![
+        WRAPPER,
+        "/usr/bin/zsh",
+        "/opt/copilot",
+        "/Users/x/agency-tools/mytool",
+        "/Applications/Xcode.app/Contents/MacOS/Xcode",
+    ]));
+    (
+        0i32..48,
+        0i32..48,
+        prop::bool::weighted(0.8),
+        prop::bool::weighted(0.5),
+        names,
+        exes,
+        prop::bool::weighted(0.9),
+    )
+        .prop_map(|(pid, ppid, own, zombie, name, exe, started)| {
+            let mut p = proc(pid, ppid, name);
+            p.uid = if own { UID } else { OTHER_UID };
+            if zombie {
+                p.state = crate::core::snapshot::ProcState::Zombie;
+            }
+            p.exe = exe.map(str::to_string);
+            if !started {
+                p.start_time = None;
+            }
+            p
+        })
+}
+
+fn arb_policy() -> impl Strategy<Value = Policy> {
+    let pats = prop::sample::subsequence(
+        vec![
+            "agency",
+            "/.config/",
+            "zsh",
+            "x",
+            "",
+            "CurrentVersion",
+            "Xcode",
+        ],
+        0..4,
+    );
+    (
+        pats.clone(),
+        pats,
+        1u64..4,
+        1usize..4,
+        any::<bool>(),
+        any::<bool>(),
+        0.0f64..0.6,
+        0.0f64..1.2,
+    )
+        .prop_map(
+            |(
+                allow,
+                deny,
+                min_zombies,
+                max_targets,
+                spare_sessions,
+                enabled,
+                free_fraction,
+                recovery_fraction,
+            )| Policy {
+                allow_deny: AllowDeny {
+                    allow: Patterns::new(allow),
+                    deny: Patterns::new(deny),
+                },
+                min_zombies,
+                max_targets,
+                spare_sessions,
+                idle_threshold_s: 7200.0,
+                emergency: Emergency {
+                    enabled,
+                    free_fraction,
+                    recovery_fraction,
+                },
+            },
+        )
+}
+
+fn arb_session() -> impl Strategy<Value = Session> {
+    let sig = prop::option::of(prop::sample::select(vec![0.0, 60.0, 7200.0, 36_000.0]));
+    (prop::bool::ANY, sig.clone(), sig).prop_map(|(has, cpu, log)| Session {
+        children: if has { vec![1_000_000] } else { vec![] },
+        cpu_idle_s: cpu,
+        log_age_s: log,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn no_selection_ever_contains_a_forbidden_process(
+        records in prop::collection::vec(arb_record(), 1..40),
+        sessions in prop::collection::vec((0i32..48, arb_session()), 0..20),
+        p in arb_policy(),
+        self_pick in 0usize..40,
+        used in 0u64..5000,
+        limit in prop::option::of(0u64..5000),
+    ) {
+        let mut seen = std::collections::HashSet::new();
+        let procs: Vec<ProcessRecord> = records.into_iter().filter(|r| seen.insert(r.pid)).collect();
+        let self_pid = procs[self_pick % procs.len()].pid;
+        let snap = snapshot("linux", procs);
+        let table = ProcessTable::new(&snap);
+        let sessions: HashMap<i32, Session> = sessions.into_iter().collect();
+        let s = select(Situation { table: &table, uid: UID, self_pid, used, limit, sessions: &sessions }, &p);
+        let protected = table.self_and_ancestors(self_pid);
+        let targets: Vec<&Decision> = s.targets().collect();
+        prop_assert!(targets.len() <= p.max_targets);
+        for d in targets {
+            let r = table.get(d.pid);
+            prop_assert!(d.pid > 1);
+            let r = r.ok_or_else(|| TestCaseError::fail("target without a record"))?;
+            prop_assert_eq!(r.uid, UID);
+            prop_assert!(!protected.contains(&d.pid));
+            prop_assert!(!r.is_zombie());
+            prop_assert!(d.identity.is_some());
+            prop_assert!(p.allow_deny.permits(&r.name, r.exe.as_deref()));
+            prop_assert!(!p.allow_deny.allow.is_empty());
+            prop_assert!(d.zombies >= p.min_zombies);
+            if p.spare_sessions {
+                prop_assert_ne!(d.session_verdict, SessionVerdict::Unreadable);
+                if !s.pressure {
+                    prop_assert_ne!(d.session_verdict, SessionVerdict::Active);
+                }
+            }
+            prop_assert_eq!(d.override_.is_some(), p.spare_sessions && d.session_verdict == SessionVerdict::Active);
+        }
+    }
+}

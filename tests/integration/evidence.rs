@@ -1,0 +1,133 @@
+//! The evidence log: concurrent writers, the archived anomaly, files that are not evidence.
+
+use crate::schema;
+use crate::support::Env;
+
+fn evidence_json(env: &Env, extra: &[&str]) -> (schema::Evidence, i32) {
+    let out = env
+        .cmd()
+        .args(["evidence", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    (
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))),
+        code,
+    )
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn two_processes_appending_1000_rows_each_leave_2000_well_formed_rows() {
+    let env = Env::new();
+    let home = env.home.to_str().unwrap().to_string();
+    let mut a = env.spawn(env.fixture(), &["evidence-writer", &home, "1000"]);
+    let mut b = env.spawn(env.fixture(), &["evidence-writer", &home, "1000"]);
+    a.expect("done");
+    b.expect("done");
+    let (r, code) = evidence_json(&env, &[]);
+    assert_eq!((code, r.rows, r.anomalies.len()), (0, 2000, 0));
+    let text = std::fs::read_to_string(env.home.join("evidence.csv")).unwrap();
+    let mut rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut n = 0;
+    for rec in rdr.records() {
+        let rec = rec.unwrap();
+        assert_eq!(rec.len(), 16);
+        assert!(rec[10].starts_with("writer,"), "{rec:?}");
+        n += 1;
+    }
+    assert_eq!(n, 2000);
+}
+
+#[test]
+fn an_over_long_final_row_is_summarised_and_reported() {
+    let env = Env::new();
+    let header = "timestamp,total_procs,zombies,limit,usage_pct,free_slots,growth_per_min,eta_seconds,top_parent_pid,top_parent_name,top_parent_zombies,action,result";
+    let mut text = format!("{header}\n");
+    text.push_str("2026-08-28T18:00:00Z,801,239,4000,20.0,3199,0.00,786,86183,agency,115,poll,\n");
+    text.push_str("2026-08-28T18:05:00Z,2744,2038,2666,102.9,0,10.00,0,28979,agency,526,kill:15+9,sigkill;reaped=526;freed=527;verified=true\n");
+    text.push_str("2026-08-28T18:09:53Z,801,239,4000,20.0,3199,0.00,,86183,agency,115,cpu_idle=unknown;log_age=8,poll,\n");
+    std::fs::write(env.home.join("evidence.1.csv"), text).unwrap();
+    let (r, code) = evidence_json(&env, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(r.rows, 2);
+    assert_eq!(r.peak_usage_pct.as_ref().map(|m| m.value), Some(102.9));
+    assert_eq!(
+        r.lowest_free_slots
+            .as_ref()
+            .map(|m| (m.value, m.at.as_str())),
+        Some((0, "2026-08-28T18:05:00Z"))
+    );
+    assert_eq!(r.shortest_eta_seconds.as_ref().map(|m| m.value), Some(0.0));
+    assert_eq!(r.cleanups.len(), 1);
+    assert_eq!(
+        r.cleanups[0].result,
+        "sigkill;reaped=526;freed=527;verified=true"
+    );
+    assert_eq!(
+        (
+            r.anomalies[0].line,
+            r.anomalies[0].fields,
+            r.anomalies[0].expected
+        ),
+        (4, 14, 13)
+    );
+    let human = env.cmd().arg("evidence").output().unwrap();
+    let out = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        out.contains("line 4: 14 fields where the header has 13"),
+        "{out}"
+    );
+    let (recent, _) = evidence_json(&env, &["--since", "1h"]);
+    assert_eq!(recent.rows, 0);
+}
+
+#[test]
+fn a_file_that_is_not_csv_is_a_clear_error() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.join("evidence.csv"),
+        b"\x7fELF\x02\x01\x01\x00garbage\n",
+    )
+    .unwrap();
+    let out = env.cmd().arg("evidence").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("not a headroom evidence log") && err.contains("evidence.csv"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_log_yet_says_so() {
+    let env = Env::new();
+    let out = env.cmd().arg("evidence").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("no evidence log yet")
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn probe_readings_are_logged_as_poll_rows() {
+    let env = Env::new();
+    for _ in 0..3 {
+        env.cmd()
+            .args(["probe", "-q"])
+            .assert()
+            .code(predicates::prelude::predicate::in_iter([0, 1, 2]));
+    }
+    let (r, code) = evidence_json(&env, &[]);
+    assert_eq!((code, r.rows), (0, 3));
+    assert!(r.cleanups.is_empty());
+    let text = std::fs::read_to_string(env.home.join("evidence.csv")).unwrap();
+    assert!(text.lines().skip(1).all(|l| l.contains(",poll,")), "{text}");
+}
