@@ -248,6 +248,51 @@ impl Settings {
     }
 }
 
+/// One setting as `headroom config` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    pub key: &'static str,
+    pub value: serde_json::Value,
+    pub origin: Origin,
+}
+
+fn entry<T: Serialize>(key: &'static str, s: &Sourced<T>) -> Entry {
+    Entry {
+        key,
+        value: serde_json::to_value(&s.value).unwrap_or(serde_json::Value::Null),
+        origin: s.origin,
+    }
+}
+
+fn duration_entry(key: &'static str, s: &Sourced<Duration>) -> Entry {
+    Entry {
+        key,
+        value: serde_json::Value::String(humantime::format_duration(s.value).to_string()),
+        origin: s.origin,
+    }
+}
+
+impl Settings {
+    /// Every setting under its config-file key, in file order.
+    pub fn entries(&self) -> Vec<Entry> {
+        vec![
+            entry("probe.warn", &self.warn_pct),
+            entry("probe.crit", &self.crit_pct),
+            entry("reap.allow", &self.reap_allow),
+            entry("reap.deny", &self.reap_deny),
+            entry("reap.min_zombies", &self.min_zombies),
+            entry("reap.max_targets", &self.max_targets),
+            duration_entry("reap.grace", &self.grace),
+            entry("reap.spare_active_sessions", &self.spare_active_sessions),
+            duration_entry("liveness.idle_threshold", &self.idle_threshold),
+            entry("liveness.cpu_active_pct", &self.cpu_active_pct),
+            entry("emergency.enabled", &self.emergency_enabled),
+            entry("emergency.free_pct", &self.emergency_free_pct),
+            entry("emergency.recovery_pct", &self.emergency_recovery_pct),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,12 @@
 //! One file per subcommand: resolve args into a plan, call core and actions, build one
 //! report, hand it to the Printer.
 
+pub mod config;
 pub mod evidence;
+pub mod generate;
 pub mod idle_watch;
 pub mod limits;
+pub mod login_item;
 pub mod probe;
 pub mod reap;
 pub mod reap_report;
@@ -66,6 +69,9 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::Reap(a) => reap::run(&ctx, a),
         Command::Evidence(a) => evidence::run(&ctx, a),
         Command::IdleWatch(a) => idle_watch::run(&ctx, a),
+        Command::Generate(a) => generate::run(&ctx, a),
+        Command::Config(a) => config::run(&ctx, a),
+        Command::LoginItem(a) => login_item::run(&ctx, a),
         other => Err(crate::exit::WithCode {
             code: crate::exit::ERROR,
             message: format!("`{}` is not implemented yet", other.name()),

@@ -1,5 +1,6 @@
 //! Pure logic: no syscalls about processes. Everything here is tested against snapshots.
 
+pub mod alerts;
 pub mod emergency;
 pub mod evidence;
 pub mod limits;

@@ -1,0 +1,396 @@
+//! Start `headroom watch` at login: a LaunchAgent on macOS, a systemd user unit on Linux, a
+//! crontab line where neither exists. Status is read back from the service manager — an
+//! autostart that is asserted rather than read back is one reboot from gone.
+//!
+//! `launchctl` and `systemctl` are run through `Exec` so the exact sequences are tested with
+//! a fake; they run only here, never on a polling path.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+/// The LaunchAgent label (macOS).
+pub const LABEL: &str = "dev.headroom.watch";
+/// What `brew services` names it; two watchers must not run at once.
+pub const BREW_LABEL: &str = "homebrew.mxcl.headroom";
+/// The systemd user unit (Linux).
+pub const UNIT: &str = "headroom-watch.service";
+
+/// Runs a helper program; faked in tests.
+pub trait Exec {
+    fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output>;
+}
+
+impl std::fmt::Debug for dyn Exec + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Exec")
+    }
+}
+
+/// Real process execution (off the polling path by construction: only `login-item` uses it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealExec;
+
+impl Exec for RealExec {
+    fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output> {
+        std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    Launchd,
+    Systemd,
+    /// Neither: a crontab line is printed for the user to install.
+    Cron,
+}
+
+/// The state read back from the service manager.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    pub backend: Backend,
+    pub name: String,
+    pub path: String,
+    /// The agent/unit file exists.
+    pub registered: bool,
+    /// The file parses and runs `headroom watch` from an existing binary.
+    pub valid: bool,
+    pub problem: Option<String>,
+    /// The service manager knows the job.
+    pub loaded: bool,
+    pub running_pid: Option<i32>,
+    /// It will start at the next login (and is loaded now).
+    pub effective: bool,
+    /// The raw state, beside the wording.
+    pub raw: String,
+    /// For `cron`: the line to install.
+    pub crontab: Option<String>,
+}
+
+fn out_text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+// ----- macOS: LaunchAgent ---------------------------------------------------------------
+
+/// The LaunchAgent: absolute binary path, `watch`, RunAtLoad, KeepAlive, logs under the state
+/// directory, and a Background process type (no throttling surprises for a guard).
+pub fn launch_agent(program: &Path, log: &Path) -> plist::Value {
+    let mut d = plist::Dictionary::new();
+    d.insert("Label".into(), LABEL.into());
+    d.insert(
+        "ProgramArguments".into(),
+        plist::Value::Array(vec![program.display().to_string().into(), "watch".into()]),
+    );
+    d.insert("RunAtLoad".into(), true.into());
+    d.insert("KeepAlive".into(), true.into());
+    d.insert("ProcessType".into(), "Background".into());
+    d.insert("StandardOutPath".into(), log.display().to_string().into());
+    d.insert("StandardErrorPath".into(), log.display().to_string().into());
+    plist::Value::Dictionary(d)
+}
+
+/// Check a plist on disk is a LaunchAgent headroom can vouch for.
+pub fn check_plist(path: &Path) -> Result<(), String> {
+    let v = plist::Value::from_file(path)
+        .map_err(|e| format!("`{}` is not a valid plist: {e}", path.display()))?;
+    let d = v
+        .as_dictionary()
+        .ok_or_else(|| format!("`{}` is not a plist dictionary", path.display()))?;
+    if d.get("Label").and_then(|l| l.as_string()) != Some(LABEL) {
+        return Err(format!(
+            "`{}` does not carry the label `{LABEL}`",
+            path.display()
+        ));
+    }
+    let args: Vec<&str> = d
+        .get("ProgramArguments")
+        .and_then(|a| a.as_array())
+        .map(|a| a.iter().filter_map(|x| x.as_string()).collect())
+        .unwrap_or_default();
+    match args.as_slice() {
+        [program, "watch", ..] if Path::new(program).is_file() => Ok(()),
+        [program, "watch", ..] => Err(format!("it runs `{program}`, which does not exist")),
+        _ => Err(format!(
+            "`{}` does not run `headroom watch`",
+            path.display()
+        )),
+    }
+}
+
+#[derive(Debug)]
+pub struct Launchd<'a> {
+    pub exec: &'a dyn Exec,
+    pub uid: u32,
+    pub agents_dir: PathBuf,
+}
+
+impl Launchd<'_> {
+    pub fn plist_path(&self) -> PathBuf {
+        self.agents_dir.join(format!("{LABEL}.plist"))
+    }
+
+    fn domain(&self) -> String {
+        format!("gui/{}", self.uid)
+    }
+
+    /// Whether `brew services` already runs headroom.
+    pub fn brew_service(&self) -> bool {
+        if self.agents_dir.join(format!("{BREW_LABEL}.plist")).exists() {
+            return true;
+        }
+        let target = format!("{}/{BREW_LABEL}", self.domain());
+        self.exec
+            .run("launchctl", &["print", &target])
+            .is_ok_and(|o| o.status.success())
+    }
+
+    pub fn register(&self, program: &Path, log: &Path) -> Result<()> {
+        std::fs::create_dir_all(&self.agents_dir)
+            .with_context(|| format!("cannot create `{}`", self.agents_dir.display()))?;
+        let mut bytes = Vec::new();
+        launch_agent(program, log)
+            .to_writer_xml(&mut bytes)
+            .context("cannot encode the LaunchAgent plist")?;
+        crate::fsio::atomic_write(&self.plist_path(), &bytes)?;
+        // Idempotent: unload a previous copy (not loaded is fine), then load this one.
+        let target = format!("{}/{LABEL}", self.domain());
+        let _ = self.exec.run("launchctl", &["bootout", &target]);
+        let plist = self.plist_path().display().to_string();
+        let o = self
+            .exec
+            .run("launchctl", &["bootstrap", &self.domain(), &plist])
+            .context("cannot run launchctl")?;
+        if !o.status.success() {
+            anyhow::bail!(
+                "launchctl bootstrap {} {plist} failed: {}",
+                self.domain(),
+                out_text(&o).trim()
+            );
+        }
+        Ok(())
+    }
+
+    pub fn unregister(&self) -> Result<bool> {
+        let target = format!("{}/{LABEL}", self.domain());
+        let _ = self.exec.run("launchctl", &["bootout", &target]);
+        match std::fs::remove_file(self.plist_path()) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => {
+                Err(e).with_context(|| format!("cannot remove `{}`", self.plist_path().display()))
+            }
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        let path = self.plist_path();
+        let registered = path.exists();
+        let problem = if registered {
+            check_plist(&path).err()
+        } else {
+            None
+        };
+        let target = format!("{}/{LABEL}", self.domain());
+        let (loaded, running_pid, raw) = match self.exec.run("launchctl", &["print", &target]) {
+            Ok(o) => {
+                let text = out_text(&o);
+                let field = |k: &str| {
+                    text.lines()
+                        .find_map(|l| l.trim().strip_prefix(k).map(|v| v.trim().to_string()))
+                };
+                let state = field("state = ").unwrap_or_else(|| "-".into());
+                let pid = field("pid = ").and_then(|p| p.parse().ok());
+                (
+                    o.status.success(),
+                    pid,
+                    format!(
+                        "launchctl print exit={} state={state}",
+                        o.status.code().unwrap_or(-1)
+                    ),
+                )
+            }
+            Err(e) => (false, None, format!("launchctl unavailable: {e}")),
+        };
+        Status {
+            backend: Backend::Launchd,
+            name: LABEL.into(),
+            path: path.display().to_string(),
+            registered,
+            valid: registered && problem.is_none(),
+            effective: registered && problem.is_none() && loaded,
+            problem,
+            loaded,
+            running_pid,
+            raw,
+            crontab: None,
+        }
+    }
+}
+
+// ----- Linux: systemd user unit ---------------------------------------------------------
+
+fn quote_exec(p: &Path) -> String {
+    let s = p.display().to_string();
+    if s.contains(char::is_whitespace) || s.contains('"') {
+        format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        s
+    }
+}
+
+/// The user unit. `Restart=on-failure`: a clean exit (SIGTERM at logout) stays stopped.
+pub fn systemd_unit(program: &Path) -> String {
+    format!(
+        "[Unit]\nDescription=headroom watch: process-slot, memory and hung-app guard\n\
+         Documentation=man:headroom-watch(1)\n\n[Service]\nExecStart={} watch\nRestart=on-failure\n\
+         RestartSec=10\n\n[Install]\nWantedBy=default.target\n",
+        quote_exec(program)
+    )
+}
+
+/// The cron alternative where there is no systemd user manager.
+pub fn crontab_line(program: &Path, log: &Path) -> String {
+    format!(
+        "@reboot {} watch >> {} 2>&1",
+        quote_exec(program),
+        quote_exec(log)
+    )
+}
+
+#[derive(Debug)]
+pub struct Systemd<'a> {
+    pub exec: &'a dyn Exec,
+    pub units_dir: PathBuf,
+}
+
+impl Systemd<'_> {
+    pub fn unit_path(&self) -> PathBuf {
+        self.units_dir.join(UNIT)
+    }
+
+    /// A user manager answers (no `systemctl`, or no user bus, means cron).
+    pub fn available(&self) -> bool {
+        self.exec
+            .run("systemctl", &["--user", "show-environment"])
+            .is_ok_and(|o| o.status.success())
+    }
+
+    fn systemctl(&self, args: &[&str]) -> Result<Output> {
+        let mut full = vec!["--user"];
+        full.extend_from_slice(args);
+        let o = self
+            .exec
+            .run("systemctl", &full)
+            .context("cannot run systemctl")?;
+        if !o.status.success() {
+            anyhow::bail!(
+                "systemctl {} failed: {}",
+                full.join(" "),
+                out_text(&o).trim()
+            );
+        }
+        Ok(o)
+    }
+
+    pub fn register(&self, program: &Path) -> Result<()> {
+        std::fs::create_dir_all(&self.units_dir)
+            .with_context(|| format!("cannot create `{}`", self.units_dir.display()))?;
+        crate::fsio::atomic_write(&self.unit_path(), systemd_unit(program).as_bytes())?;
+        self.systemctl(&["daemon-reload"])?;
+        self.systemctl(&["enable", "--now", UNIT])?;
+        Ok(())
+    }
+
+    pub fn unregister(&self) -> Result<bool> {
+        let _ = self.systemctl(&["disable", "--now", UNIT]);
+        let removed = match std::fs::remove_file(self.unit_path()) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot remove `{}`", self.unit_path().display()));
+            }
+        };
+        let _ = self.systemctl(&["daemon-reload"]);
+        Ok(removed)
+    }
+
+    pub fn status(&self) -> Status {
+        let path = self.unit_path();
+        let registered = path.exists();
+        let problem = if registered {
+            match std::fs::read_to_string(&path) {
+                Ok(t) => match t.lines().find_map(|l| l.strip_prefix("ExecStart=")) {
+                    Some(cmd) if cmd.trim_end().ends_with(" watch") => None,
+                    _ => Some(format!(
+                        "`{}` does not run `headroom watch`",
+                        path.display()
+                    )),
+                },
+                Err(e) => Some(format!("cannot read `{}`: {e}", path.display())),
+            }
+        } else {
+            None
+        };
+        let props = "--property=LoadState,ActiveState,SubState,MainPID,UnitFileState";
+        let (map, raw) = match self.exec.run("systemctl", &["--user", "show", UNIT, props]) {
+            Ok(o) => {
+                let text = String::from_utf8_lossy(&o.stdout).into_owned();
+                let map: std::collections::HashMap<String, String> = text
+                    .lines()
+                    .filter_map(|l| {
+                        l.split_once('=')
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                    })
+                    .collect();
+                let raw = [
+                    "LoadState",
+                    "ActiveState",
+                    "SubState",
+                    "UnitFileState",
+                    "MainPID",
+                ]
+                .iter()
+                .map(|k| format!("{k}={}", map.get(*k).map_or("-", String::as_str)))
+                .collect::<Vec<_>>()
+                .join(" ");
+                (map, raw)
+            }
+            Err(e) => (Default::default(), format!("systemctl unavailable: {e}")),
+        };
+        let get = |k: &str| map.get(k).map(String::as_str);
+        let loaded = get("LoadState") == Some("loaded");
+        let active = get("ActiveState") == Some("active");
+        let enabled = get("UnitFileState") == Some("enabled");
+        Status {
+            backend: Backend::Systemd,
+            name: UNIT.into(),
+            path: path.display().to_string(),
+            registered,
+            valid: registered && problem.is_none(),
+            effective: registered && problem.is_none() && enabled && active,
+            problem,
+            loaded,
+            running_pid: get("MainPID")
+                .and_then(|p| p.parse().ok())
+                .filter(|&p: &i32| p > 0),
+            raw,
+            crontab: None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "login_item_tests.rs"]
+mod tests;

@@ -1,0 +1,70 @@
+//! `headroom config`: the effective settings and where each came from (default, file, flag).
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::ConfigArgs;
+use crate::commands::Ctx;
+use crate::config::{Entry, Origin};
+use crate::output::schema;
+
+#[derive(Debug, Serialize)]
+pub struct ConfigReport {
+    pub schema: String,
+    /// The config file that was read; null when none exists (defaults only).
+    pub file: Option<String>,
+    /// Where the file would be read from.
+    pub default_file: Option<String>,
+    pub settings: Vec<Entry>,
+}
+
+pub fn run(ctx: &Ctx<'_>, _args: &ConfigArgs) -> Result<u8> {
+    let report = ConfigReport {
+        schema: schema("config"),
+        file: ctx.settings.file.as_ref().map(|p| p.display().to_string()),
+        default_file: crate::paths::config_file()
+            .ok()
+            .map(|p| p.display().to_string()),
+        settings: ctx.settings.entries(),
+    };
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&report)?;
+        return Ok(crate::exit::OK);
+    }
+    let mut s = String::new();
+    match &report.file {
+        Some(f) => {
+            let _ = writeln!(s, "config file: {f}");
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "config file: none (defaults); would be read from {}",
+                report.default_file.as_deref().unwrap_or("?")
+            );
+        }
+    }
+    let width = report
+        .settings
+        .iter()
+        .map(|e| e.key.len())
+        .max()
+        .unwrap_or(0);
+    for e in &report.settings {
+        let origin = match e.origin {
+            Origin::Default => "default",
+            Origin::File => "file",
+            Origin::Flag => "flag",
+        };
+        let _ = writeln!(
+            s,
+            "  {:<width$}  {:<24}  {origin}",
+            e.key,
+            e.value.to_string()
+        );
+    }
+    ctx.printer.text(&s)?;
+    Ok(crate::exit::OK)
+}

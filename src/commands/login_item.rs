@@ -1,0 +1,193 @@
+//! `headroom login-item register|status|unregister`: run `headroom watch` at login and read
+//! back, from launchd or systemd, whether it really will.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::actions::login_item::{Backend, Launchd, RealExec, Status, Systemd, crontab_line};
+use crate::cli::{LoginItemAction, LoginItemArgs};
+use crate::commands::Ctx;
+use crate::exit::{self, Refused};
+use crate::output::schema;
+
+#[derive(Debug, Serialize)]
+pub struct LoginItemReport {
+    pub schema: String,
+    pub action: &'static str,
+    #[serde(flatten)]
+    pub status: Status,
+    pub message: String,
+}
+
+fn home() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set")
+}
+
+fn program() -> Result<PathBuf> {
+    let p = std::env::current_exe().context("cannot find headroom's own executable")?;
+    Ok(p.canonicalize().unwrap_or(p))
+}
+
+fn log_path() -> Result<PathBuf> {
+    Ok(crate::paths::ensure_state_dir()?.join("watch.log"))
+}
+
+fn wording(s: &Status) -> String {
+    if !s.registered {
+        return "not registered".into();
+    }
+    let mut parts = vec!["registered".to_string()];
+    if let Some(p) = &s.problem {
+        parts.push(format!("but {p}"));
+    }
+    parts.push(if s.loaded {
+        "loaded".into()
+    } else {
+        "not loaded".into()
+    });
+    if let Some(pid) = s.running_pid {
+        parts.push(format!("running (pid {pid})"));
+    }
+    parts.push(format!(
+        "effective: {}",
+        if s.effective { "yes" } else { "no" }
+    ));
+    parts.join(", ")
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<u8> {
+    let action = match args.action {
+        LoginItemAction::Register => "register",
+        LoginItemAction::Status => "status",
+        LoginItemAction::Unregister => "unregister",
+    };
+    let exec = RealExec;
+    let (status, message) = if cfg!(target_os = "macos") {
+        let l = Launchd {
+            exec: &exec,
+            uid: crate::platform::current_uid(),
+            agents_dir: home()?.join("Library/LaunchAgents"),
+        };
+        match args.action {
+            LoginItemAction::Register => {
+                if l.brew_service() {
+                    return Err(Refused(
+                        "`brew services` already runs headroom (homebrew.mxcl.headroom); a second watcher would double every \
+                         cleanup. Keep that one, or `brew services stop headroom` first."
+                            .into(),
+                    )
+                    .into());
+                }
+                l.register(&program()?, &log_path()?)?;
+                (l.status(), "registered".to_string())
+            }
+            LoginItemAction::Unregister => {
+                let removed = l.unregister()?;
+                (
+                    l.status(),
+                    if removed {
+                        "unregistered".into()
+                    } else {
+                        "nothing was registered".into()
+                    },
+                )
+            }
+            LoginItemAction::Status => (l.status(), String::new()),
+        }
+    } else if cfg!(target_os = "linux") {
+        let units = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+            Some(d) => PathBuf::from(d).join("systemd/user"),
+            None => home()?.join(".config/systemd/user"),
+        };
+        let s = Systemd {
+            exec: &exec,
+            units_dir: units,
+        };
+        if !s.available() && !s.unit_path().exists() {
+            let line = crontab_line(&program()?, &log_path()?);
+            let status = Status {
+                backend: Backend::Cron,
+                name: "crontab".into(),
+                path: String::new(),
+                registered: false,
+                valid: false,
+                problem: None,
+                loaded: false,
+                running_pid: None,
+                effective: false,
+                raw: "systemctl --user: no user manager".into(),
+                crontab: Some(line.clone()),
+            };
+            let what = match args.action {
+                LoginItemAction::Register => "nothing was registered",
+                LoginItemAction::Unregister => "nothing was removed",
+                LoginItemAction::Status => "headroom is not registered with it",
+            };
+            let msg = format!(
+                "no systemd user manager here, so {what}; to start the guard at boot, add this line with `crontab -e`:\n  {line}"
+            );
+            return finish(ctx, action, status, msg);
+        }
+        match args.action {
+            LoginItemAction::Register => {
+                s.register(&program()?)?;
+                (s.status(), "registered".to_string())
+            }
+            LoginItemAction::Unregister => {
+                let removed = s.unregister()?;
+                (
+                    s.status(),
+                    if removed {
+                        "unregistered".into()
+                    } else {
+                        "nothing was registered".into()
+                    },
+                )
+            }
+            LoginItemAction::Status => (s.status(), String::new()),
+        }
+    } else {
+        anyhow::bail!("login-item: unsupported on {}", std::env::consts::OS);
+    };
+    finish(ctx, action, status, message)
+}
+
+fn finish(ctx: &Ctx<'_>, action: &'static str, status: Status, message: String) -> Result<u8> {
+    let code = match action {
+        "unregister" => exit::OK,
+        _ if status.effective => exit::OK,
+        _ => exit::UNHAPPY,
+    };
+    let report = LoginItemReport {
+        schema: schema("login-item"),
+        action,
+        message,
+        status,
+    };
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&report)?;
+    } else {
+        let s = &report.status;
+        let mut text = String::new();
+        if !report.message.is_empty() {
+            text.push_str(&report.message);
+            text.push('\n');
+        }
+        if s.backend != Backend::Cron {
+            text.push_str(&format!(
+                "login item {}: {} [{}] — {}\n",
+                s.name,
+                wording(s),
+                s.raw,
+                s.path
+            ));
+        }
+        ctx.printer.text(&text)?;
+    }
+    Ok(code)
+}
