@@ -322,6 +322,8 @@ pub struct LoginItemArgs {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
     /// Time between rounds [default: 60s].
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub interval: Option<Duration>,

@@ -66,6 +66,25 @@ struct FileConfig {
     liveness: LivenessFile,
     #[serde(default)]
     emergency: EmergencyFile,
+    #[serde(default)]
+    watch: WatchFile,
+    #[serde(default)]
+    notifications: NotificationsFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WatchFile {
+    interval: Option<HumanDuration>,
+    auto_reap: Option<bool>,
+    reap_cooldown: Option<HumanDuration>,
+    hangs: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotificationsFile {
+    enabled: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -133,6 +152,11 @@ pub struct Settings {
     pub emergency_enabled: Sourced<bool>,
     pub emergency_free_pct: Sourced<f64>,
     pub emergency_recovery_pct: Sourced<f64>,
+    pub watch_interval: Sourced<Duration>,
+    pub auto_reap: Sourced<bool>,
+    pub reap_cooldown: Sourced<Duration>,
+    pub watch_hangs: Sourced<bool>,
+    pub notifications: Sourced<bool>,
 }
 
 impl Default for Settings {
@@ -152,6 +176,11 @@ impl Default for Settings {
             emergency_enabled: Sourced::default(true),
             emergency_free_pct: Sourced::default(5.0),
             emergency_recovery_pct: Sourced::default(75.0),
+            watch_interval: Sourced::default(Duration::from_secs(60)),
+            auto_reap: Sourced::default(true),
+            reap_cooldown: Sourced::default(Duration::from_secs(120)),
+            watch_hangs: Sourced::default(true),
+            notifications: Sourced::default(true),
         }
     }
 }
@@ -244,8 +273,33 @@ impl Settings {
         }
         s.emergency_free_pct.file(file.emergency.free_pct);
         s.emergency_recovery_pct.file(file.emergency.recovery_pct);
+        if let Some(i) = file.watch.interval {
+            crate::config::check_interval(i.0).map_err(|m| bad("watch.interval", &m))?;
+        }
+        s.watch_interval.file(file.watch.interval.map(|d| d.0));
+        s.auto_reap.file(file.watch.auto_reap);
+        s.reap_cooldown.file(file.watch.reap_cooldown.map(|d| d.0));
+        s.watch_hangs.file(file.watch.hangs);
+        s.notifications.file(file.notifications.enabled);
         Ok(s)
     }
+}
+
+/// `watch` rounds are at least a second and at most a day apart.
+pub fn check_interval(d: Duration) -> Result<(), String> {
+    if d < Duration::from_secs(1) {
+        return Err(format!(
+            "`{}` is too short: at least 1s",
+            humantime::format_duration(d)
+        ));
+    }
+    if d > Duration::from_secs(24 * 3600) {
+        return Err(format!(
+            "`{}` is too long: at most 24h",
+            humantime::format_duration(d)
+        ));
+    }
+    Ok(())
 }
 
 /// One setting as `headroom config` lists it.
@@ -289,6 +343,11 @@ impl Settings {
             entry("emergency.enabled", &self.emergency_enabled),
             entry("emergency.free_pct", &self.emergency_free_pct),
             entry("emergency.recovery_pct", &self.emergency_recovery_pct),
+            duration_entry("watch.interval", &self.watch_interval),
+            entry("watch.auto_reap", &self.auto_reap),
+            duration_entry("watch.reap_cooldown", &self.reap_cooldown),
+            entry("watch.hangs", &self.watch_hangs),
+            entry("notifications.enabled", &self.notifications),
         ]
     }
 }

@@ -2,4 +2,5 @@
 //! `platform::ProcessControl` (which re-checks identity before each signal).
 
 pub mod login_item;
+pub mod notify;
 pub mod terminate;

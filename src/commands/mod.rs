@@ -12,6 +12,8 @@ pub mod reap;
 pub mod reap_report;
 pub mod sessions;
 pub mod snapshot;
+pub mod watch;
+pub mod watch_events;
 
 use anyhow::Result;
 
@@ -72,6 +74,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::Generate(a) => generate::run(&ctx, a),
         Command::Config(a) => config::run(&ctx, a),
         Command::LoginItem(a) => login_item::run(&ctx, a),
+        Command::Watch(a) => watch::run(&ctx, a),
         other => Err(crate::exit::WithCode {
             code: crate::exit::ERROR,
             message: format!("`{}` is not implemented yet", other.name()),

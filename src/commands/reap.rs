@@ -142,9 +142,31 @@ pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<u8> {
     let snap = source
         .snapshot(Detail::Full)
         .context("cannot read the process table")?;
-    let (selection, reading) = decide(ctx, source.as_ref(), &snap, &plan)?;
-    let mut report = ReapReport::new(&snap, &reading, &selection, &plan);
-    if !ctx.printer.is_json() {
+    let report = execute(ctx, source.as_ref(), &snap, &plan, !ctx.printer.is_json())?;
+    let all_verified = report.targets.iter().all(|t| t.verified);
+    finish(
+        ctx,
+        &report,
+        if all_verified {
+            exit::OK
+        } else {
+            exit::UNHAPPY
+        },
+    )
+}
+
+/// Decide about `snap`; unless it is a dry run, terminate the targets, verify, and record
+/// the evidence. With `show_table` the decision table is printed before anything is signalled.
+pub fn execute(
+    ctx: &Ctx<'_>,
+    source: &dyn ProcessSource,
+    snap: &Snapshot,
+    plan: &ReapPlan,
+    show_table: bool,
+) -> Result<ReapReport> {
+    let (selection, reading) = decide(ctx, source, snap, plan)?;
+    let mut report = ReapReport::new(snap, &reading, &selection, plan);
+    if show_table {
         ctx.printer.text(&report.human_table(ctx.printer))?;
     }
     if plan.dry_run || selection.targets().next().is_none() {
@@ -152,10 +174,10 @@ pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<u8> {
         if !plan.dry_run && !ctx.replaying() {
             record_evidence(&reading, &selection, &report)?;
         }
-        return finish(ctx, &report, exit::OK);
+        return Ok(report);
     }
-    let control = platform::native_control(source.as_ref());
-    let table = ProcessTable::new(&snap);
+    let control = platform::native_control(source);
+    let table = ProcessTable::new(snap);
     let mut zombies_of: HashMap<i32, Vec<i32>> = HashMap::new();
     for d in selection.targets() {
         zombies_of.insert(
@@ -180,19 +202,10 @@ pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<u8> {
             zombies_of.get(&d.pid).map_or(0, Vec::len) as u64,
         ));
     }
-    verify(source.as_ref(), &snap, &zombies_of, &mut report)?;
+    verify(source, snap, &zombies_of, &mut report)?;
     report.summary = summary(&report, &selection);
     record_evidence(&reading, &selection, &report)?;
-    let all_verified = report.targets.iter().all(|t| t.verified);
-    finish(
-        ctx,
-        &report,
-        if all_verified {
-            exit::OK
-        } else {
-            exit::UNHAPPY
-        },
-    )
+    Ok(report)
 }
 
 fn finish(ctx: &Ctx<'_>, report: &ReapReport, code: u8) -> Result<u8> {

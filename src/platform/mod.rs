@@ -11,6 +11,8 @@ pub mod macos;
 pub mod replay;
 #[cfg(unix)]
 mod signal;
+#[cfg(unix)]
+pub mod stop;
 pub mod unsupported;
 
 use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcessRecord, Snapshot};

@@ -19,3 +19,4 @@ mod schema;
 #[cfg(target_os = "linux")]
 mod snapshot;
 mod support;
+mod watch;

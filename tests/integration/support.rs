@@ -295,6 +295,15 @@ impl Tree {
         }
     }
 
+    /// Send `sig` to the supervised program (a process this test started).
+    pub fn signal(&self, sig: i32) {
+        assert!(self.pid > 1);
+        #[allow(clippy::disallowed_methods)]
+        // SAFETY: kill has no memory-safety preconditions; pid is the fixture's own child.
+        let rc = unsafe { libc::kill(self.pid, sig) };
+        assert_eq!(rc, 0, "kill {} {sig}", self.pid);
+    }
+
     /// Send a line to nobody (keeps the supervisor's stdin open); used to check liveness.
     pub fn alive(&mut self) -> bool {
         self.stdin
@@ -317,6 +326,14 @@ impl Drop for Tree {
         let _ = self.sup.kill();
         let _ = self.sup.wait();
     }
+}
+
+/// JSON Lines written so far to `path` (a partial last line is ignored).
+pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// Wait for `cond` to hold, polling; panics with `what` after the timeout.

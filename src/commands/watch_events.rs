@@ -1,0 +1,119 @@
+//! The JSON Lines events of `watch` (`{"type": "reading" | "cleanup" | "hang" | "notice" |
+//! "summary", ...}`) and their one-line human forms.
+
+use serde::Serialize;
+
+use crate::commands::probe::rfc3339_ms;
+use crate::commands::reap_report::ReapReport;
+use crate::core::limits::LimitSource;
+use crate::core::reading::{Level, Reading, Trend};
+use crate::output::{human_duration, thousands};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadingEvent {
+    pub at: String,
+    pub processes: u64,
+    pub tasks: Option<u64>,
+    pub zombies: u64,
+    pub used: u64,
+    pub limit: Option<u64>,
+    pub limit_source: Option<LimitSource>,
+    pub usage_pct: Option<f64>,
+    pub free_slots: Option<u64>,
+    /// This reading's level.
+    pub level: Level,
+    /// The level confirmed by two consecutive readings (what auto-reap acts on).
+    pub confirmed_level: Level,
+    pub growth_per_min: Option<f64>,
+    pub eta_seconds: Option<f64>,
+}
+
+impl ReadingEvent {
+    pub fn new(r: &Reading, t: &Trend, confirmed: Level) -> Self {
+        Self {
+            at: rfc3339_ms(r.at_ms),
+            processes: r.usage.processes,
+            tasks: r.usage.tasks,
+            zombies: r.usage.zombies,
+            used: r.usage.used,
+            limit: r.limit.limit,
+            limit_source: r.limit.source,
+            usage_pct: r.usage_pct.map(|p| (p * 100.0).round() / 100.0),
+            free_slots: r.free_slots,
+            level: r.level,
+            confirmed_level: confirmed,
+            growth_per_min: t.growth_per_min.map(|g| (g * 100.0).round() / 100.0),
+            eta_seconds: t.eta_seconds.map(f64::round),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Event {
+    Reading(ReadingEvent),
+    Cleanup(Box<ReapReport>),
+    Notice {
+        at: String,
+        /// `info`, `warning` or `error`.
+        severity: &'static str,
+        message: String,
+    },
+    Summary {
+        rounds: u64,
+        cleanups: u64,
+        errors: u64,
+        /// Evidence rows still waiting for a writable state directory.
+        pending_rows: usize,
+    },
+}
+
+/// The status line of a reading.
+pub fn status_line(r: &ReadingEvent) -> String {
+    let usage = match (r.limit, r.usage_pct, r.limit_source) {
+        (Some(l), Some(p), Some(src)) => {
+            format!("{}/{} ({p:.1} %, {src})", thousands(r.used), thousands(l))
+        }
+        _ => format!("{} (limit unknown)", thousands(r.used)),
+    };
+    let trend = match (r.growth_per_min, r.eta_seconds) {
+        (Some(g), Some(eta)) if g > 0.0 => {
+            format!(", {g:+.1}/min, wall in {}", human_duration(eta))
+        }
+        (Some(g), _) => format!(", {g:+.1}/min"),
+        _ => String::new(),
+    };
+    format!(
+        "{}  {usage}  {} zombies  {}{trend}",
+        r.at,
+        thousands(r.zombies),
+        r.level.as_str()
+    )
+}
+
+impl Event {
+    pub fn human(&self) -> String {
+        match self {
+            Self::Reading(r) => status_line(r),
+            Self::Cleanup(rep) => format!("{}  cleanup: {}", rep.at, rep.summary),
+            Self::Notice {
+                at,
+                severity,
+                message,
+            } => format!("{at}  {severity}: {message}"),
+            Self::Summary {
+                rounds,
+                cleanups,
+                errors,
+                pending_rows,
+            } => {
+                let pending = if *pending_rows > 0 {
+                    format!(", {pending_rows} evidence rows not written")
+                } else {
+                    String::new()
+                };
+                format!("watch: {rounds} rounds, {cleanups} cleanups, {errors} errors{pending}")
+            }
+        }
+    }
+}
