@@ -11,6 +11,7 @@
 
 mod cli;
 mod evidence;
+mod generated;
 mod limits;
 mod probe;
 #[cfg(target_os = "linux")]

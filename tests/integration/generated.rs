@@ -1,0 +1,204 @@
+//! Generated artefacts: the committed man pages and completions are current, every page
+//! renders and names every subcommand, completions load, the formula parses.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::Env;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Whether `tool` is installed. `.ci/run` sets HEADROOM_REQUIRE_TOOLS: there a missing tool
+/// fails the test instead of skipping it.
+fn has(tool: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
+        "{tool} is required here but not installed"
+    );
+    found
+}
+
+fn subcommands() -> Vec<String> {
+    use clap::CommandFactory;
+    headroom::cli::Cli::command()
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect()
+}
+
+#[test]
+fn committed_man_pages_are_current() {
+    let env = Env::new();
+    let dir = env.path("man");
+    env.cmd()
+        .args(["generate", "man"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let mut generated: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    generated.sort();
+    let mut committed: Vec<String> = std::fs::read_dir(repo().join("man"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    committed.sort();
+    assert_eq!(
+        generated, committed,
+        "man/ is stale: run `cargo run -- generate man man`"
+    );
+    for f in &generated {
+        let a = std::fs::read_to_string(dir.join(f)).unwrap();
+        let b = std::fs::read_to_string(repo().join("man").join(f)).unwrap();
+        assert!(
+            a == b,
+            "man/{f} is stale: run `cargo run -- generate man man`"
+        );
+    }
+    assert_eq!(generated.len(), subcommands().len() + 1);
+}
+
+#[test]
+fn committed_completions_are_current() {
+    let env = Env::new();
+    for (shell, file) in [
+        ("bash", "headroom.bash"),
+        ("zsh", "_headroom"),
+        ("fish", "headroom.fish"),
+    ] {
+        let out = env
+            .cmd()
+            .args(["generate", "completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let committed = std::fs::read(repo().join("completions").join(file)).unwrap();
+        assert!(
+            out.stdout == committed,
+            "completions/{file} is stale: run `cargo run -- generate completions {shell} > completions/{file}`"
+        );
+    }
+}
+
+fn render(page: &Path) -> String {
+    let out = Command::new("groff")
+        .args(["-man", "-Tutf8"])
+        .arg(page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        page.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // Strip overstrike (bold/underline) so words can be searched.
+    let mut plain = String::new();
+    for c in text.chars() {
+        if c == '\u{8}' {
+            plain.pop();
+        } else {
+            plain.push(c);
+        }
+    }
+    plain.replace(['\u{2010}', '\u{2212}'], "-")
+}
+
+#[test]
+fn every_man_page_renders_and_the_main_page_names_every_subcommand() {
+    if !has("groff") {
+        eprintln!("groff is not installed: .ci/run installs it");
+        return;
+    }
+    let main = render(&repo().join("man/headroom.1"));
+    for section in ["EXIT STATUS", "FILES", "EXAMPLES"] {
+        assert!(main.contains(section), "headroom.1 lacks {section}");
+    }
+    for sub in subcommands() {
+        assert!(main.contains(&sub), "headroom.1 does not name `{sub}`");
+        let page = render(&repo().join("man").join(format!("headroom-{sub}.1")));
+        assert!(
+            page.contains(&format!("headroom-{sub}")) || page.contains(&sub),
+            "{sub}"
+        );
+    }
+}
+
+#[test]
+fn bash_completion_loads_and_zsh_fish_where_installed() {
+    let bash = repo().join("completions/headroom.bash");
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source '{}' && complete -p headroom",
+            bash.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("headroom"));
+    if has("zsh") {
+        let z = repo().join("completions/_headroom");
+        let out = Command::new("zsh")
+            .arg("-c")
+            .arg(format!(
+                "autoload -U compinit && compinit -u && source '{}' && whence -w _headroom",
+                z.display()
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("function"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    if has("fish") {
+        let f = repo().join("completions/headroom.fish");
+        let out = Command::new("fish")
+            .arg("-c")
+            .arg(format!(
+                "source '{}'; complete -C'headroom pro'",
+                f.display()
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("probe"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_formula_parses_where_ruby_is_installed() {
+    if !has("ruby") {
+        eprintln!("ruby is not installed: .ci/run installs it");
+        return;
+    }
+    let out = Command::new("ruby")
+        .arg("-c")
+        .arg(repo().join("Formula/headroom.rb"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
