@@ -2,5 +2,6 @@
 
 pub mod limits;
 pub mod reading;
+pub mod session_log;
 pub mod snapshot;
 pub mod state;
