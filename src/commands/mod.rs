@@ -2,6 +2,7 @@
 //! report, hand it to the Printer.
 
 pub mod limits;
+pub mod log_probe;
 pub mod probe;
 pub mod snapshot;
 
@@ -57,6 +58,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
     match &cli.command {
         Command::Probe(a) => probe::run(&ctx, a),
         Command::Limits(a) => limits::run(&ctx, a),
+        Command::LogProbe(a) => log_probe::run(&ctx, a),
         Command::Snapshot(a) => snapshot::run(&ctx, a),
         other => Err(crate::exit::WithCode {
             code: crate::exit::ERROR,

@@ -11,6 +11,7 @@
 
 mod cli;
 mod limits;
+mod log_probe;
 mod probe;
 mod schema;
 #[cfg(target_os = "linux")]
