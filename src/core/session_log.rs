@@ -15,6 +15,11 @@
 //! - The upper bound reported when the budget or the file runs out is the timestamp of the
 //!   earliest heartbeat read *by position*, not the smallest timestamp: the unread part was
 //!   written before it, and with out-of-order lines this is the later bound.
+//! - The line the byte budget cuts is not judged (its timestamp was not read), so a file
+//!   whose last 4 MiB hold no whole timestamped line (one 10 MB line without a newline, a
+//!   binary blob, a huge continuation after the last entry) is unknown, never idle.
+//! - The timestamp's fraction may have any number of digits (the reference looked at 40
+//!   bytes only): a longer one would otherwise turn a work line into a continuation.
 //! - A file whose mtime is older than the horizon is not opened; its mtime bounds its last
 //!   activity (a write can only make an mtime newer than the content, never older).
 //! - At most [`ReaderLimits::max_files`] recently written files are read (default 32, so at
@@ -26,6 +31,7 @@
 //!   the next poll sees the directory as it now is.
 
 mod backwards;
+mod bytes;
 mod line;
 
 use std::fs::{self, File, Metadata};
@@ -457,6 +463,10 @@ fn micros_since(t: Instant) -> u64 {
 }
 
 #[cfg(test)]
+mod edge_tests;
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
-mod tests;
+mod replay_tests;

@@ -5,6 +5,7 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
+use super::bytes;
 use super::line::{is_heartbeat, split_timestamp};
 use super::{FileVerdict, FutureLines, ReaderLimits};
 
@@ -113,7 +114,7 @@ pub fn judge_reader<R: Read + Seek>(
         }
         read += want;
         let mut end = n;
-        while let Some(nl) = memchr::memrchr(b'\n', &data[..end]) {
+        while let Some(nl) = bytes::rfind(b'\n', &data[..end]) {
             let verdict = if end == n && !tail.is_empty() {
                 let line = join(&data[nl + 1..end], &tail);
                 tail.clear();

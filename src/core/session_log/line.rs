@@ -1,6 +1,8 @@
 //! One log line at a time: the leading UTC timestamp and the heartbeat denylist. Pure byte
 //! logic, no I/O, compiled and tested on every OS.
 
+use super::bytes;
+
 /// Substrings (ASCII, lower case) that mark a line as housekeeping rather than work. Every
 /// entry was found by measuring the incident machine's logs (reference A.7), not by reading
 /// the writers' code:
@@ -41,13 +43,21 @@ pub const HEARTBEATS: [&[u8]; 9] = [
 /// those bytes, and only there are the entries compared.
 pub fn is_heartbeat(line: &[u8]) -> bool {
     // `=` first: it is rare, and the metrics push carries its marker at the very end.
-    let hits = memchr::memchr_iter(b'=', line).chain(memchr::memchr3_iter(b'_', b'[', b':', line));
-    for pos in hits {
+    anchored(line, |h| bytes::find(b'=', h))
+        || anchored(line, |h| bytes::find3(b'_', b'[', b':', h))
+}
+
+/// Whether an entry sits at one of the anchors `next` finds, one after another.
+fn anchored(line: &[u8], next: impl Fn(&[u8]) -> Option<usize>) -> bool {
+    let mut from = 0;
+    while let Some(i) = line.get(from..).and_then(&next) {
+        let pos = from + i;
         for (entry, &(anchor, offset)) in HEARTBEATS.iter().zip(&ANCHORS) {
             if line[pos] == anchor && pos >= offset && contains_at(line, pos - offset, entry) {
                 return true;
             }
         }
+        from = pos + 1;
     }
     false
 }
