@@ -231,10 +231,22 @@ pub struct IdleWatchArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Per file: `work N ago` (its newest line that is not a known heartbeat), \
+`heartbeat only for at least N` (only telemetry, metrics, HTTP and policy-fetch lines back to \
+the 6 h horizon, the 4 MiB budget or the start of the file), `unknown` (no timestamped line, or \
+unreadable), or `skipped` (a name containing `telemetry`, an empty file, a directory). The \
+directory is active if any file shows work, unknown if any file is unknown; unknown protects. \
+Content decides, never the mtime.\n\n\
+Exit status: 0 whenever the directory was judged, whatever the verdict (read it from the \
+output or `--json`); 2 DIR is missing, not a directory or unreadable; 64 usage error (`--at` \
+not RFC 3339)."
+)]
 pub struct LogProbeArgs {
     /// The session log directory (a session child's `--log-dir`).
     pub dir: PathBuf,
-    /// Judge as of this instant (RFC 3339); later lines are ignored.
+    /// Judge as of this instant (RFC 3339 in UTC, like `2026-08-29T09:21:47Z`); lines stamped
+    /// after it are ignored, to replay an archived directory.
     #[arg(long, value_name = "RFC3339")]
     pub at: Option<String>,
 }

@@ -6,6 +6,7 @@ pub mod evidence;
 pub mod generate;
 pub mod idle_watch;
 pub mod limits;
+pub mod log_probe;
 pub mod login_item;
 pub mod probe;
 pub mod reap;
@@ -67,6 +68,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
     match &cli.command {
         Command::Probe(a) => probe::run(&ctx, a),
         Command::Limits(a) => limits::run(&ctx, a),
+        Command::LogProbe(a) => log_probe::run(&ctx, a),
         Command::Snapshot(a) => snapshot::run(&ctx, a),
         Command::Reap(a) => reap::run(&ctx, a),
         Command::Evidence(a) => evidence::run(&ctx, a),

@@ -16,7 +16,9 @@
 //! history means busy; one unreadable child makes the parent unreadable.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::core::session_log::log_dir_from_argv;
 
 use serde::{Deserialize, Serialize};
 
@@ -125,20 +127,6 @@ impl CpuTracker {
 pub trait LogJudge {
     /// Unix seconds of the last sign of work in `dir`, judged as of `now`.
     fn last_activity(&self, dir: &Path, now: i64) -> Option<i64>;
-}
-
-/// `--log-dir DIR` or `--log-dir=DIR`, first occurrence.
-pub fn log_dir_from_argv(argv: &[String]) -> Option<PathBuf> {
-    let mut it = argv.iter();
-    while let Some(a) = it.next() {
-        if a == "--log-dir" {
-            return it.next().filter(|d| !d.is_empty()).map(PathBuf::from);
-        }
-        if let Some(d) = a.strip_prefix("--log-dir=") {
-            return (!d.is_empty()).then(|| PathBuf::from(d));
-        }
-    }
-    None
 }
 
 /// What the guard knows about one parent's session.
@@ -272,6 +260,8 @@ pub fn assess(
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use std::path::PathBuf;
+
     use super::*;
     use crate::core::snapshot::fixture::*;
 
@@ -358,22 +348,6 @@ pub(crate) mod tests {
         t.observe(1, 1, 0, 0);
         assert_eq!(t.observe(1, 1, 0, 10_000_000), Some(10_000.0));
         assert_eq!(t.observe(1, 1, 40_000_000_000, 10_060_000), Some(0.0));
-    }
-
-    #[test]
-    fn log_dir_is_taken_from_either_form_first_occurrence() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            log_dir_from_argv(&v(&["copilot", "--log-dir", "/a", "--log-dir=/b"])),
-            Some("/a".into())
-        );
-        assert_eq!(
-            log_dir_from_argv(&v(&["copilot", "--log-dir=/b"])),
-            Some("/b".into())
-        );
-        assert_eq!(log_dir_from_argv(&v(&["copilot", "--log-dir"])), None);
-        assert_eq!(log_dir_from_argv(&v(&["copilot", "--log-dir="])), None);
-        assert_eq!(log_dir_from_argv(&v(&["copilot"])), None);
     }
 
     /// Wrapper 60581 with copilot 60640 and an agency self-spawn 93295.

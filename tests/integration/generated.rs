@@ -54,14 +54,14 @@ fn committed_man_pages_are_current() {
     committed.sort();
     assert_eq!(
         generated, committed,
-        "man/ is stale: run `cargo run -- generate man man`"
+        "man/ is stale: run `scripts/generate.sh`"
     );
     for f in &generated {
         let a = std::fs::read_to_string(dir.join(f)).unwrap();
         let b = std::fs::read_to_string(repo().join("man").join(f)).unwrap();
         assert!(
             a == b,
-            "man/{f} is stale: run `cargo run -- generate man man`"
+            "man/{f} is stale: run `scripts/generate.sh`"
         );
     }
     assert_eq!(generated.len(), subcommands().len() + 1);
@@ -84,7 +84,7 @@ fn committed_completions_are_current() {
         let committed = std::fs::read(repo().join("completions").join(file)).unwrap();
         assert!(
             out.stdout == committed,
-            "completions/{file} is stale: run `cargo run -- generate completions {shell} > completions/{file}`"
+            "completions/{file} is stale: run `scripts/generate.sh`"
         );
     }
 }

@@ -13,6 +13,7 @@ mod cli;
 mod evidence;
 mod generated;
 mod limits;
+mod log_probe;
 mod probe;
 #[cfg(target_os = "linux")]
 mod reap;

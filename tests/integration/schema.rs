@@ -253,3 +253,54 @@ pub struct Evidence {
     pub cleanups: Vec<Cleanup>,
     pub anomalies: Vec<Anomaly>,
 }
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LogProbeLimits {
+    pub chunk_bytes: usize,
+    pub budget_bytes: u64,
+    pub horizon_seconds: i64,
+    pub max_files: usize,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LogProbeFile {
+    pub name: String,
+    pub size: u64,
+    pub mtime: Option<String>,
+    pub mtime_age_seconds: Option<i64>,
+    /// "work" | "heartbeat-only" | "unknown" | "skipped"
+    pub verdict: String,
+    pub skip_reason: Option<String>,
+    pub stale: bool,
+    pub last_activity: Option<String>,
+    pub age_seconds: Option<i64>,
+    pub bytes_read: u64,
+    pub ms: f64,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LogProbeDirectory {
+    /// "work" | "heartbeat-only" | "unknown"
+    pub verdict: String,
+    pub last_activity: Option<String>,
+    pub age_seconds: Option<i64>,
+    pub unknown_reason: Option<String>,
+    pub bytes_read: u64,
+    pub ms: f64,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LogProbe {
+    pub schema: String,
+    pub dir: String,
+    pub at: String,
+    pub replay: bool,
+    pub limits: LogProbeLimits,
+    pub files: Vec<LogProbeFile>,
+    pub directory: LogProbeDirectory,
+}

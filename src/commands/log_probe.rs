@@ -1,0 +1,424 @@
+//! `headroom log-probe DIR [--at RFC3339]`: what the session-log reader makes of one log
+//! directory, file by file, with the mtime it replaced beside each verdict and the cost of
+//! each scan; then the directory's verdict. `--at` replays an archived directory as of the
+//! instant it was captured. Reads files only; touches no process.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, anyhow};
+use serde::Serialize;
+
+use crate::cli::LogProbeArgs;
+use crate::commands::Ctx;
+use crate::core::session_log::{
+    self, DirReport, DirVerdict, FileReport, FileVerdict, FutureLines, ReaderLimits, UnknownWhy,
+    format_timestamp,
+};
+use crate::exit;
+use crate::output::{Printer, Style, human_bytes, human_duration, schema};
+use crate::sanitize::sanitize;
+
+/// The arguments resolved: the directory, the instant judged, and the reader's limits.
+#[derive(Debug)]
+struct LogProbePlan {
+    dir: PathBuf,
+    now: i64,
+    replay: bool,
+    limits: ReaderLimits,
+}
+
+/// Verdict names in `--json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerdictKind {
+    Work,
+    HeartbeatOnly,
+    Unknown,
+    Skipped,
+}
+
+/// The reader's limits, as used.
+#[derive(Debug, Serialize)]
+pub struct LimitsEntry {
+    pub chunk_bytes: usize,
+    pub budget_bytes: u64,
+    pub horizon_seconds: i64,
+    pub max_files: usize,
+}
+
+/// One file. `last_activity` is the newest work (`work`) or the latest the last work can
+/// have been (`heartbeat-only`); `age_seconds` is the time since then, so for
+/// `heartbeat-only` a lower bound.
+#[derive(Debug, Serialize)]
+pub struct FileEntry {
+    pub name: String,
+    pub size: u64,
+    pub mtime: Option<String>,
+    /// Negative when the file was modified after the instant judged.
+    pub mtime_age_seconds: Option<i64>,
+    pub verdict: VerdictKind,
+    pub skip_reason: Option<&'static str>,
+    /// Judged by an mtime older than the horizon, without being opened: then `verdict` is
+    /// `heartbeat-only` and `last_activity` is the mtime (no work can be newer than it).
+    pub stale: bool,
+    pub last_activity: Option<String>,
+    pub age_seconds: Option<i64>,
+    pub bytes_read: u64,
+    pub ms: f64,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DirectoryEntry {
+    pub verdict: VerdictKind,
+    pub last_activity: Option<String>,
+    pub age_seconds: Option<i64>,
+    /// Why the verdict is unknown; null otherwise.
+    pub unknown_reason: Option<String>,
+    pub bytes_read: u64,
+    pub ms: f64,
+}
+
+/// The `headroom.log-probe/1` report. Fields are added, never renamed, within a version.
+#[derive(Debug, Serialize)]
+pub struct LogProbeReport {
+    pub schema: String,
+    pub dir: String,
+    /// The instant judged (now, or `--at`).
+    pub at: String,
+    /// `--at` was given: lines stamped after it are ignored.
+    pub replay: bool,
+    pub limits: LimitsEntry,
+    pub files: Vec<FileEntry>,
+    pub directory: DirectoryEntry,
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {
+    let plan = resolve(args)?;
+    let dir = session_log::judge_dir(&plan.dir, plan.now, &plan.limits).map_err(|e| {
+        // One line naming the path and what is wrong (the path may hold anything).
+        anyhow!("{}", sanitize(&format!("{:#}", anyhow::Error::new(e))))
+    })?;
+    let report = LogProbeReport::new(&plan, &dir);
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&report)?;
+    } else {
+        ctx.printer.text(&human(&report, ctx.printer))?;
+    }
+    // The verdict is the output, not the exit status: unknown protects, it is not an error.
+    Ok(exit::OK)
+}
+
+fn resolve(args: &LogProbeArgs) -> Result<LogProbePlan> {
+    let mut limits = ReaderLimits::default();
+    let (now, replay) = match &args.at {
+        Some(at) => {
+            limits.future = FutureLines::Ignore;
+            (parse_at(at)?, true)
+        }
+        None => {
+            let now = unix_now().context("cannot read the system clock")?;
+            (now, false)
+        }
+    };
+    Ok(LogProbePlan {
+        dir: args.dir.clone(),
+        now,
+        replay,
+        limits,
+    })
+}
+
+fn parse_at(s: &str) -> Result<i64> {
+    let bad = |why: String| {
+        exit::usage(format!(
+            "--at `{}` is not an RFC 3339 instant ({why}); write it in UTC, like \
+             `2026-08-29T09:21:47Z`",
+            sanitize(s)
+        ))
+    };
+    let t = humantime::parse_rfc3339(s.trim()).map_err(|e| bad(e.to_string()))?;
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| bad("before 1970".into()))?
+        .as_secs();
+    i64::try_from(secs).map_err(|_| bad("too far in the future".into()))
+}
+
+fn unix_now() -> Result<i64> {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| anyhow!("the clock is set before 1970"))?;
+    i64::try_from(d.as_secs()).map_err(|_| anyhow!("the clock is beyond the year 292 billion"))
+}
+
+fn ms(micros: u64) -> f64 {
+    micros as f64 / 1000.0
+}
+
+fn age(now: i64, t: i64) -> i64 {
+    now.saturating_sub(t).max(0)
+}
+
+impl LogProbeReport {
+    fn new(plan: &LogProbePlan, dir: &DirReport) -> Self {
+        let now = plan.now;
+        let files = dir.files.iter().map(|f| file_entry(now, f)).collect();
+        let (verdict, unknown_reason) = match &dir.verdict {
+            DirVerdict::Work { .. } => (VerdictKind::Work, None),
+            DirVerdict::HeartbeatOnly { .. } => (VerdictKind::HeartbeatOnly, None),
+            DirVerdict::Unknown(why) => (VerdictKind::Unknown, Some(unknown_text(why))),
+        };
+        Self {
+            schema: schema("log-probe"),
+            dir: plan.dir.display().to_string(),
+            at: format_timestamp(now),
+            replay: plan.replay,
+            limits: LimitsEntry {
+                chunk_bytes: plan.limits.chunk,
+                budget_bytes: plan.limits.budget,
+                horizon_seconds: plan.limits.horizon_secs,
+                max_files: plan.limits.max_files,
+            },
+            files,
+            directory: DirectoryEntry {
+                verdict,
+                last_activity: dir.last_activity.map(format_timestamp),
+                age_seconds: dir.age(now),
+                unknown_reason,
+                bytes_read: dir.files.iter().map(|f| f.bytes_read).sum(),
+                ms: ms(dir.micros),
+            },
+        }
+    }
+}
+
+fn file_entry(now: i64, f: &FileReport) -> FileEntry {
+    let (verdict, skip_reason) = match f.verdict {
+        FileVerdict::Work { .. } => (VerdictKind::Work, None),
+        FileVerdict::HeartbeatOnly { .. } => (VerdictKind::HeartbeatOnly, None),
+        FileVerdict::Unknown => (VerdictKind::Unknown, None),
+        FileVerdict::Skipped(why) => (VerdictKind::Skipped, Some(why.as_str())),
+    };
+    let bound = f.verdict.activity_bound();
+    FileEntry {
+        name: f.name.clone(),
+        size: f.size,
+        mtime: f.mtime.map(format_timestamp),
+        mtime_age_seconds: f.mtime.map(|m| now.saturating_sub(m)),
+        verdict,
+        skip_reason,
+        stale: f.stale,
+        last_activity: bound.map(format_timestamp),
+        age_seconds: bound.map(|t| age(now, t)),
+        bytes_read: f.bytes_read,
+        ms: ms(f.micros),
+        error: f.error.clone(),
+    }
+}
+
+fn unknown_text(why: &UnknownWhy) -> String {
+    match why {
+        UnknownWhy::NoUsableFiles => "no file to judge".into(),
+        UnknownWhy::FileUnknown { name } => format!("`{name}` could not be judged"),
+        UnknownWhy::TooManyFiles { recent, cap } => {
+            format!("{recent} recently written files, more than the {cap} read")
+        }
+    }
+}
+
+fn dur(secs: i64) -> String {
+    human_duration(secs as f64)
+}
+
+/// The verdict column of one file.
+fn file_verdict(f: &FileEntry) -> String {
+    let age = f.age_seconds.unwrap_or(0);
+    match f.verdict {
+        VerdictKind::Work => format!("work {} ago", dur(age)),
+        VerdictKind::HeartbeatOnly if f.stale => {
+            format!("no write for at least {} (by mtime; not opened)", dur(age))
+        }
+        VerdictKind::HeartbeatOnly => format!("heartbeat only for at least {}", dur(age)),
+        VerdictKind::Unknown => match &f.error {
+            Some(e) => format!("unknown: {}", sanitize(e)),
+            None => "unknown: no timestamped line read".into(),
+        },
+        VerdictKind::Skipped => format!("skipped: {}", f.skip_reason.unwrap_or("?")),
+    }
+}
+
+fn mtime_text(f: &FileEntry) -> String {
+    match f.mtime_age_seconds {
+        None => "mtime unknown".into(),
+        Some(a) if a >= 0 => format!("mtime {} ago", dur(a)),
+        Some(a) => format!("mtime {} later", dur(a.saturating_neg())),
+    }
+}
+
+/// Rendered from the report alone, so it cannot say anything `--json` does not.
+pub fn human(r: &LogProbeReport, p: &Printer) -> String {
+    let mut s = String::new();
+    let when = if r.replay {
+        format!("as of {}; later lines ignored", r.at)
+    } else {
+        format!("as of {}", r.at)
+    };
+    let _ = writeln!(
+        s,
+        "{} {} ({when})",
+        p.paint("log directory", Style::Bold),
+        sanitize(&r.dir)
+    );
+    let names: Vec<String> = r
+        .files
+        .iter()
+        .map(|f| sanitize(&f.name).into_owned())
+        .collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    for (f, name) in r.files.iter().zip(&names) {
+        let pad = width.saturating_sub(name.chars().count());
+        let mut line = format!(
+            "  {name}{:pad$}  {:>9}  {:<18} {}",
+            "",
+            human_bytes(f.size),
+            mtime_text(f),
+            file_verdict(f)
+        );
+        if f.verdict != VerdictKind::Skipped && !f.stale {
+            let _ = write!(
+                line,
+                "  [{:.1} ms, {} read]",
+                f.ms,
+                human_bytes(f.bytes_read)
+            );
+        }
+        let _ = writeln!(s, "{line}");
+    }
+    if r.files.is_empty() {
+        let _ = writeln!(s, "  (no files)");
+    }
+    let d = &r.directory;
+    let at = d.last_activity.as_deref().unwrap_or("?");
+    let verdict = match d.verdict {
+        VerdictKind::Work => p.paint(
+            &format!("work {} ago (at {at})", dur(d.age_seconds.unwrap_or(0))),
+            Style::Green,
+        ),
+        VerdictKind::HeartbeatOnly => p.paint(
+            &format!(
+                "heartbeat only for at least {} (no work after {at})",
+                dur(d.age_seconds.unwrap_or(0))
+            ),
+            Style::Yellow,
+        ),
+        VerdictKind::Unknown | VerdictKind::Skipped => p.paint(
+            &format!(
+                "unknown: {} (an unknown session is protected)",
+                sanitize(d.unknown_reason.as_deref().unwrap_or("?"))
+            ),
+            Style::Red,
+        ),
+    };
+    let _ = writeln!(
+        s,
+        "directory: {verdict}  [{:.1} ms, {} read]",
+        d.ms,
+        human_bytes(d.bytes_read)
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::session_log::SkipReason;
+
+    const NOW: i64 = 1_787_995_307; // 2026-08-29T09:21:47Z
+
+    fn report(verdict: FileVerdict, mtime: Option<i64>) -> FileReport {
+        FileReport {
+            name: "process-\x1b[2J.log".into(),
+            size: 1_200_000,
+            mtime,
+            verdict,
+            bytes_read: 65_536,
+            micros: 17_042,
+            stale: false,
+            error: None,
+        }
+    }
+
+    fn plan(replay: bool) -> LogProbePlan {
+        LogProbePlan {
+            dir: "/logs/s1".into(),
+            now: NOW,
+            replay,
+            limits: ReaderLimits::default(),
+        }
+    }
+
+    #[test]
+    fn human_lines_carry_every_verdict_and_escape_names() {
+        let files = vec![
+            report(FileVerdict::Work { at: NOW - 660 }, Some(NOW - 60)),
+            report(
+                FileVerdict::HeartbeatOnly {
+                    since_at_least: NOW - 6 * 3600,
+                },
+                Some(NOW + 120),
+            ),
+            report(FileVerdict::Unknown, None),
+            report(FileVerdict::Skipped(SkipReason::Empty), Some(NOW)),
+        ];
+        let dir = DirReport {
+            files,
+            last_activity: Some(NOW - 660),
+            verdict: DirVerdict::Work { at: NOW - 660 },
+            micros: 20_000,
+        };
+        let r = LogProbeReport::new(&plan(true), &dir);
+        let p = Printer::new(false, false, crate::output::ColorChoice::Never);
+        let h = human(&r, &p);
+        assert!(!h.contains('\x1b'), "{h}");
+        assert!(h.contains("process-\\u{1b}[2J.log"), "{h}");
+        assert!(
+            h.contains("as of 2026-08-29T09:21:47Z; later lines ignored"),
+            "{h}"
+        );
+        assert!(h.contains("mtime 1 min ago"), "{h}");
+        assert!(h.contains("work 11 min ago  [17.0 ms, 64 KiB read]"), "{h}");
+        assert!(h.contains("mtime 2 min later"), "{h}");
+        assert!(h.contains("heartbeat only for at least 6 h"), "{h}");
+        assert!(h.contains("mtime unknown"), "{h}");
+        assert!(h.contains("unknown: no timestamped line read"), "{h}");
+        assert!(h.contains("skipped: empty\n"), "{h}");
+        assert!(
+            h.contains("directory: work 11 min ago (at 2026-08-29T09:10:47Z)"),
+            "{h}"
+        );
+        assert_eq!(r.directory.age_seconds, Some(660));
+        assert_eq!(r.files[1].mtime_age_seconds, Some(-120));
+        assert_eq!(r.files[3].skip_reason, Some("empty"));
+        assert_eq!(r.files[0].ms, 17.042);
+    }
+
+    #[test]
+    fn at_must_be_rfc3339_utc() {
+        assert_eq!(parse_at("2026-08-29T09:21:47Z").unwrap(), NOW);
+        assert_eq!(parse_at("2026-08-29T09:21:47.5Z").unwrap(), NOW);
+        for bad in [
+            "yesterday",
+            "2026-08-29 09:21:47",
+            "2026-13-01T00:00:00Z",
+            "",
+            "\x1b[2J",
+        ] {
+            let e = parse_at(bad).unwrap_err();
+            assert!(e.downcast_ref::<exit::UsageError>().is_some(), "{bad}");
+            assert!(!e.to_string().contains('\x1b'));
+        }
+    }
+}
