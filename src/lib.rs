@@ -5,6 +5,7 @@
 //! Data flows one way: `platform` (read) → `core` (decide) → `actions` (act through
 //! `platform`) → `commands` (report) → `output`.
 
+pub mod actions;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -1,6 +1,9 @@
 //! One file per subcommand: resolve args into a plan, call core and actions, build one
 //! report, hand it to the Printer.
 
+pub mod hangs;
+pub mod hangs_report;
+pub mod hangs_round;
 pub mod limits;
 pub mod probe;
 pub mod snapshot;
@@ -58,6 +61,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::Probe(a) => probe::run(&ctx, a),
         Command::Limits(a) => limits::run(&ctx, a),
         Command::Snapshot(a) => snapshot::run(&ctx, a),
+        Command::Hangs(a) => hangs::run(&ctx, a),
         other => Err(crate::exit::WithCode {
             code: crate::exit::ERROR,
             message: format!("`{}` is not implemented yet", other.name()),

@@ -10,6 +10,7 @@
 )]
 
 mod cli;
+mod hangs;
 mod limits;
 mod probe;
 mod schema;
