@@ -328,16 +328,18 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
                 since_ms,
             },
         );
-        if rounds < CONFIRM_ROUNDS {
+        if let Some(since) = state.blocked.get(&identity) {
+            // Blocked lasts until the app responds or goes from the list, whatever happens
+            // to the round count (a gap, a relaunch between two rounds): notified once.
+            blocked.insert(identity.clone(), *since);
+            d.state = HangState::Blocked;
+            d.reason = Some("still unresponsive; already reported".into());
+        } else if rounds < CONFIRM_ROUNDS {
             d.state = if d.cooldown_until_ms.is_some() {
                 HangState::CoolingDown
             } else {
                 HangState::Pending
             };
-        } else if let Some(since) = state.blocked.get(&identity) {
-            blocked.insert(identity.clone(), *since);
-            d.state = HangState::Blocked;
-            d.reason = Some("still unresponsive; already reported".into());
         } else if d.cooldown_until_ms.is_some() {
             blocked.insert(identity.clone(), now);
             d.state = HangState::Blocked;

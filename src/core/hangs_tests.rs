@@ -394,6 +394,20 @@ fn a_responsive_or_gone_app_clears_its_blocked_state() {
 }
 
 #[test]
+fn blocked_survives_a_gap_between_rounds_and_is_not_notified_again() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0 - 60_000);
+    round(&mut s, &live(T0, vec![app(ED, 900, false)]), &cfg);
+    let o = round(&mut s, &live(T0 + EVERY, vec![app(ED, 900, false)]), &cfg);
+    assert!(only(&o).newly_blocked);
+    // The machine slept: the next round is not consecutive, but the app never responded.
+    let o = round(&mut s, &live(T0 + 3_600_000, vec![app(ED, 900, false)]), &cfg);
+    assert_eq!(only(&o).state, HangState::Blocked);
+    assert!(!only(&o).newly_blocked && !only(&o).restart);
+}
+
+#[test]
 fn the_service_blocks_in_cooldown_without_a_notification() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
