@@ -342,16 +342,13 @@ fn missing_or_failing_launchctl_is_a_restart_failure_not_a_panic() {
 }
 
 #[test]
-fn bdd01_then_it_stops_the_old_pid_requests_the_exact_job_and_waits_for_a_replacement() {
+fn bdd01_then_it_automatically_stops_the_old_pid() {
     let mut f = Fake::new(Old::NeedsKill);
     let r = recover(&mut f, &service_target(), &settings());
     assert!(r.ok);
     let a = f.actions();
     assert!(a[0].starts_with("SIGTERM 700"));
     assert!(a[1].starts_with("SIGKILL 700"));
-    assert!(a[2].starts_with(KICK_GUI));
-    assert!(a[3..].iter().all(|l| l.starts_with("replacement?")));
-    assert!(a.last().unwrap().ends_with("Some(701)"));
     let kinds: Vec<_> = r
         .steps
         .iter()
@@ -373,6 +370,34 @@ fn bdd01_then_it_stops_the_old_pid_requests_the_exact_job_and_waits_for_a_replac
             "wait-replacement"
         ]
     );
+}
+
+#[test]
+fn bdd01_then_it_requests_the_exact_launchd_job_in_the_current_user_domain() {
+    let mut f = Fake::new(Old::ExitsAfterTerm(Duration::ZERO));
+    recover(&mut f, &service_target(), &settings());
+    let execs: Vec<_> = f
+        .actions()
+        .into_iter()
+        .filter(|l| l.starts_with("exec"))
+        .collect();
+    assert_eq!(execs.len(), 1);
+    assert!(execs[0].starts_with(&format!("{KICK_GUI} @")), "{execs:?}");
+}
+
+#[test]
+fn bdd01_then_it_waits_for_a_replacement_pid() {
+    let mut f = Fake::new(Old::ExitsAfterTerm(Duration::ZERO));
+    f.replacement_after = Some(Duration::from_millis(1200));
+    let r = recover(&mut f, &service_target(), &settings());
+    assert_eq!(r.new_pid, Some(701));
+    let asked = f
+        .log
+        .iter()
+        .filter(|l| l.starts_with("replacement?"))
+        .count();
+    assert!(asked > 1, "polled until it appeared: {:?}", f.log);
+    assert!(f.log.last().unwrap().ends_with("Some(701)"));
 }
 
 // --- Behaviors 14–17: third-party apps.

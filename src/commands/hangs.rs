@@ -53,6 +53,12 @@ struct HangsPlan {
 }
 
 fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
+    if ctx.global.snapshot.is_some() {
+        return Err(usage(
+            "`hangs` reads GUI apps, not the process table: replay recorded rounds with \
+             `--observations FILE` instead of `--snapshot`",
+        ));
+    }
     if a.events {
         for (set, flag) in [
             (a.dry_run, "--dry-run"),

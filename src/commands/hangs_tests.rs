@@ -450,6 +450,25 @@ fn conflicting_flags_are_usage_errors() {
         assert!(e.downcast_ref::<exit::UsageError>().is_some(), "{argv:?}");
         assert!(format!("{e}").contains(says), "{argv:?}: {e}");
     }
+    let with_snapshot = crate::cli::GlobalArgs {
+        json: false,
+        snapshot: Some("snap.json".into()),
+        config: None,
+        quiet: false,
+        color: crate::output::ColorChoice::Never,
+        proc_root: None,
+        sys_root: None,
+    };
+    let e = resolve(
+        &Ctx {
+            printer: &printer,
+            global: &with_snapshot,
+            settings: crate::config::Settings::default(),
+        },
+        &args(&[]),
+    )
+    .unwrap_err();
+    assert!(format!("{e}").contains("--observations"));
     let p = resolve(&ctx, &args(&["--watch"])).unwrap();
     assert_eq!(p.every, DEFAULT_EVERY);
     assert_eq!(p.recovery.grace, Duration::from_secs(3));

@@ -402,7 +402,11 @@ fn blocked_survives_a_gap_between_rounds_and_is_not_notified_again() {
     let o = round(&mut s, &live(T0 + EVERY, vec![app(ED, 900, false)]), &cfg);
     assert!(only(&o).newly_blocked);
     // The machine slept: the next round is not consecutive, but the app never responded.
-    let o = round(&mut s, &live(T0 + 3_600_000, vec![app(ED, 900, false)]), &cfg);
+    let o = round(
+        &mut s,
+        &live(T0 + 3_600_000, vec![app(ED, 900, false)]),
+        &cfg,
+    );
     assert_eq!(only(&o).state, HangState::Blocked);
     assert!(!only(&o).newly_blocked && !only(&o).restart);
 }
@@ -540,7 +544,13 @@ fn state_round_trips_through_json() {
 // --- BDD-01 (monitor part): given/when.
 
 #[test]
-fn bdd01_given_the_service_matches_identity_and_path_when_the_second_round_is_evaluated_it_restarts()
+fn bdd01_given_the_service_matches_the_allowlisted_identity_and_system_xpc_path() {
+    let d = eligibility(&service(700, false), &MonitorConfig::default());
+    assert_eq!(d, Ok(Kind::Service));
+}
+
+#[test]
+fn bdd01_given_it_is_unresponsive_in_two_consecutive_rounds_when_the_second_is_evaluated_it_restarts()
  {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
@@ -550,6 +560,7 @@ fn bdd01_given_the_service_matches_identity_and_path_when_the_second_round_is_ev
         vec![vec![service(700, false)], vec![service(700, false)]],
     );
     assert_eq!(only(&o[0]).state, HangState::Pending);
+    assert!(!only(&o[0]).restart);
     let d = only(&o[1]);
     assert_eq!(d.kind, Some(Kind::Service));
     assert_eq!(d.state, HangState::Confirmed);
