@@ -239,7 +239,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand calibrate" -l json -d 
 complete -c headroom -n "__fish_headroom_using_subcommand calibrate" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand calibrate" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand calibrate" -s V -l version -d 'Print version'
-complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l every -d 'Interval between rounds with --watch' -r
+complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l every -d 'Interval between rounds with --watch (1s to 10m) [default: 15s]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l since -d 'With --events: only the last DUR' -r
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l observations -d 'Drive the monitor from recorded rounds instead of the live system (any OS)' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l snapshot -d 'Run a read-only command against a recorded snapshot instead of the live machine' -r -F
@@ -249,9 +249,9 @@ always\t''
 never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l proc-root -d 'Read /proc from this directory (testing)' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l sys-root -d 'Read /sys from this directory (testing)' -r -F
-complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l dry-run -d 'Decide, but act on nothing'
-complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l watch -d 'Keep running check rounds'
-complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l events -d 'List the event history instead of checking'
+complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l dry-run -d 'Decide, but act on nothing: no signal, no restart, no notification, no state or event written'
+complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l watch -d 'Keep running check rounds (JSON Lines with --json) until SIGINT or SIGTERM'
+complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l events -d 'List the event history (detected, restarted, restart-failed, blocked) instead of checking'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -s h -l help -d 'Print help'

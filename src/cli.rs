@@ -298,17 +298,37 @@ pub struct CalibrateArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+One check round: which GUI apps the WindowServer marks unresponsive now, and each one's \
+state (pending, cooling-down, confirmed, blocked, ignored). A hang is confirmed by two \
+consecutive rounds, then restarted (at most once an hour per app); an app unresponsive \
+again during that hour is blocked and you are notified once. State is kept in the state \
+directory, so rounds from cron or --watch are consecutive. macOS only, except \
+--observations and --events.
+
+--observations FILE replays recorded rounds on any OS: {\"rounds\": [{\"at\": \
+\"2026-11-30T10:00:00Z\", \"available\": true, \"apps\": [{\"pid\": 501, \"bundle_id\": \
+\"com.example.Editor\" (or null), \"bundle_path\": \"/Applications/Editor.app\", \"name\": \
+\"Editor\", \"policy\": \"regular\" | \"accessory\" | \"prohibited\", \"responsive\": \
+false}]}]}. Decisions are made as live; actions are only listed, step by step.
+
+Exit status: 0 nothing hung, or every confirmed hang was restarted; 1 a confirmed hang is \
+left (blocked, restart failed, --dry-run, or any replayed round); 2 error, including the \
+interface unavailable (no GUI session) on a single live round; 64 usage error. --watch \
+ends with 0 on SIGTERM and 130 on SIGINT.")]
 pub struct HangsArgs {
-    /// Decide, but act on nothing.
+    /// Decide, but act on nothing: no signal, no restart, no notification, no state or
+    /// event written.
     #[arg(long)]
     pub dry_run: bool,
-    /// Keep running check rounds.
+    /// Keep running check rounds (JSON Lines with --json) until SIGINT or SIGTERM.
     #[arg(long)]
     pub watch: bool,
-    /// Interval between rounds with --watch.
-    #[arg(long, value_name = "DUR", default_value = "15s", value_parser = parse_duration, allow_hyphen_values = true)]
-    pub every: Duration,
-    /// List the event history instead of checking.
+    /// Interval between rounds with --watch (1s to 10m) [default: 15s].
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub every: Option<Duration>,
+    /// List the event history (detected, restarted, restart-failed, blocked) instead of
+    /// checking.
     #[arg(long)]
     pub events: bool,
     /// With --events: only the last DUR.

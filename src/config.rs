@@ -70,6 +70,8 @@ struct FileConfig {
     watch: WatchFile,
     #[serde(default)]
     notifications: NotificationsFile,
+    #[serde(default)]
+    hangs: HangsFile,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -133,6 +135,22 @@ impl<'de> Deserialize<'de> for HumanDuration {
     }
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HangsFile {
+    allow: Option<Vec<String>>,
+    deny: Option<Vec<String>>,
+    grace: Option<String>,
+    cooldown: Option<String>,
+}
+
+/// `[hangs] grace` bounds: a restart must not stall a round for long.
+pub const HANGS_GRACE_MAX: Duration = Duration::from_secs(60);
+/// `[hangs] cooldown` bounds: at least the hour the seed requires, at most the 24 h that
+/// restart times are kept.
+pub const HANGS_COOLDOWN_MIN: Duration = Duration::from_secs(3600);
+pub const HANGS_COOLDOWN_MAX: Duration = Duration::from_secs(24 * 3600);
+
 /// Every setting, resolved.
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
@@ -157,6 +175,14 @@ pub struct Settings {
     pub reap_cooldown: Sourced<Duration>,
     pub watch_hangs: Sourced<bool>,
     pub notifications: Sourced<bool>,
+    /// `hangs`: regular apps to act on despite the default Apple/system-path exclusion.
+    pub hangs_allow: Sourced<Vec<String>>,
+    /// `hangs`: apps (or the service) never acted on.
+    pub hangs_deny: Sourced<Vec<String>>,
+    /// `hangs`: wait between SIGTERM and SIGKILL.
+    pub hangs_grace: Sourced<Duration>,
+    /// `hangs`: at most one automatic restart per app in this long.
+    pub hangs_cooldown: Sourced<Duration>,
 }
 
 impl Default for Settings {
@@ -181,6 +207,10 @@ impl Default for Settings {
             reap_cooldown: Sourced::default(Duration::from_secs(120)),
             watch_hangs: Sourced::default(true),
             notifications: Sourced::default(true),
+            hangs_allow: Sourced::default(Vec::new()),
+            hangs_deny: Sourced::default(Vec::new()),
+            hangs_grace: Sourced::default(Duration::from_secs(3)),
+            hangs_cooldown: Sourced::default(HANGS_COOLDOWN_MIN),
         }
     }
 }
@@ -281,6 +311,54 @@ impl Settings {
         s.reap_cooldown.file(file.watch.reap_cooldown.map(|d| d.0));
         s.watch_hangs.file(file.watch.hangs);
         s.notifications.file(file.notifications.enabled);
+        let hbad = |msg: String| UsageError(format!("config file `{}`: {msg}", path.display()));
+        for (key, list) in [("allow", &file.hangs.allow), ("deny", &file.hangs.deny)] {
+            for entry in list.iter().flatten() {
+                if entry.trim().is_empty() || entry.trim() != entry {
+                    return Err(hbad(format!(
+                        "[hangs] {key} entry `{entry}` must be a bundle id or an absolute bundle path"
+                    ))
+                    .into());
+                }
+                if entry.contains('/') && !entry.starts_with('/') {
+                    return Err(hbad(format!(
+                        "[hangs] {key} entry `{entry}` is a relative path; use an absolute bundle path"
+                    ))
+                    .into());
+                }
+            }
+        }
+        s.hangs_allow.file(file.hangs.allow);
+        s.hangs_deny.file(file.hangs.deny);
+        let duration = |key: &str, v: &Option<String>, min: Duration, max: Duration| {
+            v.as_deref()
+                .map(|text| {
+                    let d = humantime::parse_duration(text).map_err(|e| {
+                        hbad(format!("[hangs] {key} `{text}` is not a duration ({e})"))
+                    })?;
+                    if d < min || d > max {
+                        return Err(hbad(format!(
+                            "[hangs] {key} `{text}` must be between {} and {}",
+                            humantime::format_duration(min),
+                            humantime::format_duration(max)
+                        )));
+                    }
+                    Ok(d)
+                })
+                .transpose()
+        };
+        s.hangs_grace.file(duration(
+            "grace",
+            &file.hangs.grace,
+            Duration::from_millis(100),
+            HANGS_GRACE_MAX,
+        )?);
+        s.hangs_cooldown.file(duration(
+            "cooldown",
+            &file.hangs.cooldown,
+            HANGS_COOLDOWN_MIN,
+            HANGS_COOLDOWN_MAX,
+        )?);
         Ok(s)
     }
 }
@@ -418,6 +496,53 @@ mod tests {
         ] {
             let e = Settings::parse(bad, Path::new("c.toml")).unwrap_err();
             assert!(format!("{e:#}").contains(key), "{bad}: {e:#}");
+            assert!(e.downcast_ref::<UsageError>().is_some());
+        }
+    }
+
+    #[test]
+    fn hangs_section_sets_allow_deny_grace_and_cooldown() {
+        let s = Settings::parse(
+            "[hangs]\nallow = [\"com.apple.Safari\"]\ndeny = [\"/Applications/Precious.app\"]\n\
+             grace = \"5s\"\ncooldown = \"2h\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        assert_eq!(s.hangs_allow.value, vec!["com.apple.Safari".to_string()]);
+        assert_eq!(s.hangs_allow.origin, Origin::File);
+        assert_eq!(
+            s.hangs_deny.value,
+            vec!["/Applications/Precious.app".to_string()]
+        );
+        assert_eq!(s.hangs_grace.value, Duration::from_secs(5));
+        assert_eq!(s.hangs_cooldown.value, Duration::from_secs(7200));
+        let d = Settings::default();
+        assert_eq!(d.hangs_cooldown.value, Duration::from_secs(3600));
+        assert_eq!(d.hangs_grace.value, Duration::from_secs(3));
+    }
+
+    #[test]
+    fn hangs_section_rejects_unknown_keys_and_bad_values() {
+        for (text, says) in [
+            ("[hangs]\nalow = []\n", "alow"),
+            (
+                "[hangs]\ncooldown = \"10m\"\n",
+                "cooldown `10m` must be between 1h and 1day",
+            ),
+            (
+                "[hangs]\ngrace = \"soon\"\n",
+                "grace `soon` is not a duration",
+            ),
+            ("[hangs]\ngrace = \"5m\"\n", "grace `5m` must be between"),
+            (
+                "[hangs]\nallow = [\"Applications/X.app\"]\n",
+                "relative path",
+            ),
+            ("[hangs]\ndeny = [\"\"]\n", "deny entry"),
+        ] {
+            let e = Settings::parse(text, Path::new("/x/c.toml")).unwrap_err();
+            let m = format!("{e:#}");
+            assert!(m.contains(says) && m.contains("/x/c.toml"), "{text}: {m}");
             assert!(e.downcast_ref::<UsageError>().is_some());
         }
     }

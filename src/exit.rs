@@ -4,7 +4,8 @@
 /// Ran cleanly; nothing wrong.
 pub const OK: u8 = 0;
 /// Ran cleanly, but the answer is the unhappy one the command tests for (probe: warning;
-/// reap: a target survived; login-item status: not registered).
+/// reap: a target survived; hangs: a confirmed hang was left; login-item status: not
+/// registered).
 pub const UNHAPPY: u8 = 1;
 /// Something the user asked for failed (probe: critical).
 pub const ERROR: u8 = 2;
@@ -26,7 +27,7 @@ pub const TABLE: &[(&str, &str)] = &[
     ("0", "ok; probe/limits: level normal"),
     (
         "1",
-        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified",
+        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, dry run or replay)",
     ),
     (
         "2",

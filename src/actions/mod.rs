@@ -1,6 +1,12 @@
 //! Things that change the world, always on decisions `core` already made, always through
-//! `platform::ProcessControl` (which re-checks identity before each signal).
+//! `platform::ProcessControl` (which re-checks identity before each signal). The only
+//! places headroom execs other programs (`open`, `launchctl`, `systemctl`, notifiers), and
+//! never on a polling path.
 
+pub mod exec;
 pub mod login_item;
 pub mod notify;
+pub mod recover;
+pub mod recover_live;
+pub mod steps;
 pub mod terminate;

@@ -4,6 +4,9 @@
 pub mod config;
 pub mod evidence;
 pub mod generate;
+pub mod hangs;
+pub mod hangs_report;
+pub mod hangs_round;
 pub mod idle_watch;
 pub mod limits;
 pub mod log_probe;
@@ -77,6 +80,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::Config(a) => config::run(&ctx, a),
         Command::LoginItem(a) => login_item::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
+        Command::Hangs(a) => hangs::run(&ctx, a),
         other => Err(crate::exit::WithCode {
             code: crate::exit::ERROR,
             message: format!("`{}` is not implemented yet", other.name()),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::actions::notify::{self, Notification, Notifier};
+use crate::actions::notify::{self, Notifier};
 use crate::cli::{ReapArgs, WatchArgs};
 use crate::commands::Ctx;
 use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
@@ -86,7 +86,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         ctx.printer.warn(w);
     }
     let source = ctx.source()?;
-    platform::stop::install()
+    platform::stop_flag::install()
         .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
     let mut g = Guard {
         ctx,
@@ -106,23 +106,23 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         status_open: false,
     };
     g.load_state();
-    let hangs = ctx.settings.watch_hangs.value && !args.no_hangs;
-    if hangs && cfg!(target_os = "macos") {
-        g.notice("info", "hangs rounds run with `headroom hangs --watch`; this build of watch does not include them");
-    }
+    let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
     loop {
         let started = Instant::now();
         let code = g.round();
+        if hangs {
+            g.hangs_round();
+        }
         if args.once {
             g.finish();
             return Ok(code);
         }
-        while platform::stop::requested().is_none() && started.elapsed() < interval.value {
+        while platform::stop_flag::requested().is_none() && started.elapsed() < interval.value {
             std::thread::sleep(
                 (interval.value - started.elapsed()).min(Duration::from_millis(100)),
             );
         }
-        if let Some(sig) = platform::stop::requested() {
+        if let Some(sig) = platform::stop_flag::requested() {
             g.notice("info", &format!("stopping on signal {sig}"));
             break;
         }
@@ -320,16 +320,29 @@ impl Guard<'_, '_> {
                             .usage
                             .limit_source
                             .map_or("unknown".into(), |s| s.to_string());
-                        let n = Notification {
-                            title: "headroom: cleanup".into(),
-                            body: format!("{} (binding limit: {limit})", report.summary),
-                        };
-                        self.post(&n);
+                        let body = format!("{} (binding limit: {limit})", report.summary);
+                        self.post("headroom: cleanup", &body);
                     }
                 }
                 self.emit(&Event::Cleanup(Box::new(report)));
             }
             Err(e) => self.notice("error", &format!("cleanup failed: {e:#}")),
+        }
+    }
+
+    /// A `hangs` round (macOS only; elsewhere there is no WindowServer and nothing to do).
+    fn hangs_round(&mut self) {
+        match crate::commands::hangs::watch_round(self.ctx) {
+            Ok(None) => {}
+            Ok(Some((report, warnings))) => {
+                for w in warnings {
+                    self.notice("warning", &w);
+                }
+                if !report.apps.is_empty() || !report.available() {
+                    self.emit(&Event::Hang(Box::new(report)));
+                }
+            }
+            Err(e) => self.notice("error", &format!("hangs round failed: {e:#}")),
         }
     }
 
@@ -363,14 +376,11 @@ impl Guard<'_, '_> {
             "{limit}; {} zombies{eta}{top}. See `headroom reap --dry-run`.",
             thousands(r.usage.zombies)
         );
-        self.post(&Notification {
-            title: title.into(),
-            body,
-        });
+        self.post(title, &body);
     }
 
-    fn post(&mut self, n: &Notification) {
-        if let Err(e) = self.notifier.post(n) {
+    fn post(&mut self, title: &str, body: &str) {
+        if let Err(e) = self.notifier.post(title, body) {
             self.notice("info", &format!("notification not posted: {e}"));
         }
     }

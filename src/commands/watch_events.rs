@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::commands::hangs_report::RoundReport;
 use crate::commands::probe::rfc3339_ms;
 use crate::commands::reap_report::ReapReport;
 use crate::core::limits::LimitSource;
@@ -53,6 +54,8 @@ impl ReadingEvent {
 pub enum Event {
     Reading(ReadingEvent),
     Cleanup(Box<ReapReport>),
+    /// A `hangs` round that saw an unresponsive app or could not ask (macOS).
+    Hang(Box<RoundReport>),
     Notice {
         at: String,
         /// `info`, `warning` or `error`.
@@ -96,6 +99,14 @@ impl Event {
         match self {
             Self::Reading(r) => status_line(r),
             Self::Cleanup(rep) => format!("{}  cleanup: {}", rep.at, rep.summary),
+            Self::Hang(r) => {
+                let apps: Vec<String> = r
+                    .apps
+                    .iter()
+                    .map(|a| format!("{} ({:?})", a.name, a.state))
+                    .collect();
+                format!("{}  hangs: {} {}", r.at, r.status, apps.join(", "))
+            }
             Self::Notice {
                 at,
                 severity,

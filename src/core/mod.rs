@@ -3,8 +3,12 @@
 pub mod alerts;
 pub mod emergency;
 pub mod evidence;
+pub mod hang_eligibility;
+pub mod hang_store;
+pub mod hangs;
 pub mod limits;
 pub mod liveness;
+pub mod observations;
 pub mod patterns;
 pub mod policy;
 pub mod reading;

@@ -11,10 +11,10 @@ pub mod macos;
 pub mod replay;
 #[cfg(unix)]
 mod signal;
-#[cfg(unix)]
-pub mod stop;
+pub mod stop_flag;
 pub mod unsupported;
 
+use crate::core::hangs::AppObservation;
 use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcessRecord, Snapshot};
 
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +119,39 @@ pub trait ProcessControl {
     fn signal(&self, target: &Identity, sig: Signal) -> Result<Delivery, PlatformError>;
     /// Whether the exact process is still alive (a zombie is not).
     fn alive(&self, target: &Identity) -> Result<bool, PlatformError>;
+}
+
+/// What one look at the GUI apps found (`hangs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppScan {
+    /// False when the WindowServer or LaunchServices interface could not be used.
+    pub available: bool,
+    pub unavailable_reason: Option<String>,
+    /// The running GUI apps whose responsiveness could be asked (an app without a process
+    /// serial number cannot be, and is left out rather than guessed).
+    pub apps: Vec<AppObservation>,
+}
+
+/// Read-only access to the running GUI apps and their responsiveness as the WindowServer
+/// (Force Quit) sees it. Data only: every decision is in `core::hangs`.
+pub trait AppSource {
+    fn scan(&self) -> AppScan;
+}
+
+/// The GUI-app source of this OS: macOS only; elsewhere `Unsupported` (`hangs` needs the
+/// macOS WindowServer).
+pub fn native_apps() -> Result<Box<dyn AppSource>, PlatformError> {
+    #[cfg(target_os = "macos")]
+    {
+        Ok(Box::new(macos::apps::MacApps::new()))
+    }
+    #[cfg(not(target_os = "macos"))]
+    {
+        Err(PlatformError::Unsupported {
+            os: std::env::consts::OS,
+            what: "hangs".into(),
+        })
+    }
 }
 
 /// The backend for the OS this binary runs on.

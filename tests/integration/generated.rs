@@ -59,10 +59,7 @@ fn committed_man_pages_are_current() {
     for f in &generated {
         let a = std::fs::read_to_string(dir.join(f)).unwrap();
         let b = std::fs::read_to_string(repo().join("man").join(f)).unwrap();
-        assert!(
-            a == b,
-            "man/{f} is stale: run `scripts/generate.sh`"
-        );
+        assert!(a == b, "man/{f} is stale: run `scripts/generate.sh`");
     }
     assert_eq!(generated.len(), subcommands().len() + 1);
 }

@@ -12,6 +12,7 @@
 mod cli;
 mod evidence;
 mod generated;
+mod hangs;
 mod limits;
 mod log_probe;
 mod probe;

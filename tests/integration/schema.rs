@@ -304,3 +304,117 @@ pub struct LogProbe {
     pub files: Vec<LogProbeFile>,
     pub directory: LogProbeDirectory,
 }
+
+/// One step of a restart sequence (`step`: signal, wait-exit, exec, wait-replacement).
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HangsStep {
+    pub step: String,
+    #[serde(default)]
+    pub signal: Option<String>,
+    #[serde(default)]
+    pub pid: Option<i32>,
+    #[serde(default)]
+    pub condition: Option<String>,
+    #[serde(default)]
+    pub up_to_ms: Option<u64>,
+    #[serde(default)]
+    pub argv: Option<Vec<String>>,
+    #[serde(default)]
+    pub executable_under: Option<String>,
+    pub result: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HangsAction {
+    pub outcome: String,
+    pub performed: bool,
+    pub detail: Option<String>,
+    pub new_pid: Option<i32>,
+    pub steps: Vec<HangsStep>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HangsNotification {
+    pub message: String,
+    pub sent: bool,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HangsApp {
+    pub identity: String,
+    pub name: String,
+    pub pid: i32,
+    pub bundle_id: Option<String>,
+    pub bundle_path: String,
+    pub policy: String,
+    pub kind: Option<String>,
+    pub state: String,
+    pub reason: Option<String>,
+    pub rounds: u32,
+    pub cooldown_until: Option<String>,
+    pub action: Option<HangsAction>,
+    pub notification: Option<HangsNotification>,
+}
+
+/// `hangs --json` (one round: `schema`) and each line of `--watch` / `--observations`
+/// (`type: "round"`).
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HangsRound {
+    #[serde(default)]
+    pub schema: Option<String>,
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    pub at: String,
+    pub status: String,
+    pub unavailable_reason: Option<String>,
+    pub mode: String,
+    pub checked: usize,
+    pub cleared_pending: usize,
+    pub apps: Vec<HangsApp>,
+}
+
+/// The last line of `hangs --watch --json`.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HangsSummary {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub rounds: u64,
+    pub restarted: u64,
+    pub restart_failed: u64,
+    pub blocked: u64,
+    pub unavailable_rounds: u64,
+    pub stopped_by: Option<String>,
+}
+
+/// One line of `hangs-events.jsonl`, and each element of `hangs --events --json`.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HangEvent {
+    #[serde(rename = "type")]
+    pub event: String,
+    pub at: String,
+    pub identity: String,
+    pub name: String,
+    pub pid: i32,
+    pub bundle_path: String,
+    pub kind: String,
+    pub reason: Option<String>,
+    pub new_pid: Option<i32>,
+    pub replayed: bool,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HangsEvents {
+    pub schema: String,
+    pub since: Option<String>,
+    pub skipped_lines: usize,
+    pub events: Vec<HangEvent>,
+}

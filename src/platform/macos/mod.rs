@@ -1,11 +1,18 @@
 //! macOS backend: `sysctl(KERN_PROC_ALL)` for the table, libproc for CPU, footprint and
-//! paths, `KERN_PROCARGS2` for argv. The layout and the argv parser are plain data and are
-//! compiled (and tested) on every OS; only the calls are gated to macOS, and
+//! paths, `KERN_PROCARGS2` for argv; for `hangs`, the running GUI apps from LaunchServices
+//! and their responsiveness from the WindowServer (private calls resolved at run time, see
+//! `apps_ffi.rs`). The layouts, symbol tables and parsers are plain data and are compiled
+//! (and tested) on every OS; only the calls are gated to macOS, and
 //! `../shared/tools/check-macos` type-checks them on Linux.
 
+pub mod apps_ffi;
 pub mod kinfo;
 pub mod procargs;
 
+#[cfg(target_os = "macos")]
+pub mod apps;
+#[cfg(target_os = "macos")]
+mod cf;
 #[cfg(target_os = "macos")]
 mod live;
 

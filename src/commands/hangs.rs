@@ -1,0 +1,360 @@
+//! `headroom hangs`: detect and recover apps that macOS marks "not responding".
+//!
+//! A round reads the running GUI apps (macOS `AppSource`, or one recorded round), lets
+//! `core::hangs` decide, has an `Actor` carry out (or only plan) the restarts and the
+//! notifications the core decided, logs events and keeps the monitor state. Reading comes
+//! first and never execs; acting comes after, off the polling path.
+//!
+//! Modes: one live round (default); `--watch` (rounds until SIGINT/SIGTERM); `--dry-run`
+//! (decides, plans, touches nothing: no signal, exec, notification, state or event);
+//! `--observations FILE` (recorded rounds on any OS, a fresh in-memory monitor, actions
+//! planned not performed, events written marked `replayed`); `--events` (the history).
+//! The round itself (decide → act → events → state) is in `hangs_round.rs`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use crate::actions::recover;
+use crate::cli::HangsArgs;
+use crate::commands::Ctx;
+use crate::commands::hangs_report::{
+    EventsReport, OneRound, RoundLine, RoundReport, Summary, human_events, human_round,
+    human_summary,
+};
+use crate::commands::hangs_round::{Actor, LiveActor, Planner, persisted_round, process_round};
+use crate::core::hang_store::{self, format_time};
+use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
+use crate::core::observations;
+use crate::exit::{self, usage};
+use crate::output::schema;
+use crate::platform::{self, AppScan, ProcessSource, stop_flag};
+
+const DEFAULT_EVERY: Duration = Duration::from_secs(15);
+const MIN_EVERY: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mode {
+    Live,
+    Replay(std::path::PathBuf),
+    Events(Option<Duration>),
+}
+
+/// `hangs` args resolved against the config.
+#[derive(Debug, Clone)]
+struct HangsPlan {
+    mode: Mode,
+    dry_run: bool,
+    watch: bool,
+    every: Duration,
+    monitor: MonitorConfig,
+    recovery: recover::Settings,
+}
+
+fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
+    if ctx.global.snapshot.is_some() {
+        return Err(usage(
+            "`hangs` reads GUI apps, not the process table: replay recorded rounds with \
+             `--observations FILE` instead of `--snapshot`",
+        ));
+    }
+    if a.events {
+        for (set, flag) in [
+            (a.dry_run, "--dry-run"),
+            (a.watch, "--watch"),
+            (a.every.is_some(), "--every"),
+            (a.observations.is_some(), "--observations"),
+        ] {
+            if set {
+                return Err(usage(format!(
+                    "`--events` lists the history; it cannot be combined with `{flag}`"
+                )));
+            }
+        }
+    } else if a.since.is_some() {
+        return Err(usage("`--since` only applies to `--events`"));
+    }
+    if a.every.is_some() && !a.watch {
+        return Err(usage("`--every` only applies to `--watch`"));
+    }
+    if a.watch && a.observations.is_some() {
+        return Err(usage(
+            "`--observations` replays a file once; it cannot be combined with `--watch`",
+        ));
+    }
+    let every = a.every.unwrap_or(DEFAULT_EVERY);
+    let max_every = Duration::from_millis(MAX_ROUND_GAP_MS as u64);
+    if every < MIN_EVERY || every > max_every {
+        return Err(usage(format!(
+            "--every `{}` must be between 1s and 10m (rounds further apart are not consecutive)",
+            humantime::format_duration(every)
+        )));
+    }
+    let s = &ctx.settings;
+    Ok(HangsPlan {
+        mode: match (&a.observations, a.events) {
+            (_, true) => Mode::Events(a.since),
+            (Some(p), false) => Mode::Replay(p.clone()),
+            (None, false) => Mode::Live,
+        },
+        dry_run: a.dry_run,
+        watch: a.watch,
+        every,
+        monitor: MonitorConfig {
+            allow: s.hangs_allow.value.clone(),
+            deny: s.hangs_deny.value.clone(),
+            cooldown_ms: i64::try_from(s.hangs_cooldown.value.as_millis()).unwrap_or(i64::MAX),
+        },
+        recovery: recover::Settings {
+            grace: s.hangs_grace.value,
+            uid: platform::current_uid(),
+        },
+    })
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<u8> {
+    let plan = resolve(ctx, args)?;
+    match &plan.mode {
+        Mode::Events(since) => events(ctx, *since),
+        Mode::Replay(path) => replay(ctx, &plan, path),
+        Mode::Live => live(ctx, &plan),
+    }
+}
+
+// --- Modes ----------------------------------------------------------------------------
+
+fn print_round(ctx: &Ctx<'_>, r: &RoundReport, stream: bool) -> Result<()> {
+    let p = ctx.printer;
+    if p.is_json() {
+        if stream {
+            p.json_value(&RoundLine {
+                kind: "round",
+                round: r,
+            })?;
+        } else {
+            p.json_value(&OneRound {
+                schema: schema("hangs"),
+                round: r,
+            })?;
+        }
+    } else {
+        p.text(&human_round(r, p))?;
+    }
+    Ok(())
+}
+
+fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
+    let rounds = observations::load(path).map_err(|m| exit::WithCode {
+        code: exit::ERROR,
+        message: m,
+    })?;
+    let dir = if plan.dry_run {
+        None
+    } else {
+        Some(crate::paths::ensure_state_dir()?)
+    };
+    let mut actor = Planner::new(if plan.dry_run { "dry-run" } else { "replay" });
+    // A replay has its own monitor: it must neither read nor change the live one's state.
+    let mut state = MonitorState::default();
+    let mut unresolved = false;
+    let mut failure = None;
+    for round in &rounds {
+        let (report, events) =
+            process_round(&mut state, round, &plan.monitor, &plan.recovery, &mut actor);
+        if let Some(dir) = &dir {
+            // Retention is measured on the recording's own clock, so replaying an old
+            // recording does not prune its own events as they are written.
+            match hang_store::append_events(dir, &events, round.at_ms) {
+                Ok(w) => w.iter().for_each(|w| ctx.printer.warn(w)),
+                Err(e) => failure = Some(e.context("hang events were not logged")),
+            }
+        }
+        unresolved |= report.unresolved();
+        print_round(ctx, &report, true)?;
+    }
+    if let Some(e) = failure {
+        return Err(exit::WithCode {
+            code: exit::ERROR,
+            message: format!("{e:#}"),
+        }
+        .into());
+    }
+    Ok(if unresolved { exit::UNHAPPY } else { exit::OK })
+}
+
+/// Add each app's start time and uid, read from the process table, so a signal can be
+/// addressed to exactly the process that was observed.
+fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Round {
+    let mut apps = scan.apps;
+    for a in &mut apps {
+        if let Ok(Some(p)) = source.process(a.pid) {
+            a.start_time = p.start_time;
+            a.uid = Some(p.uid);
+        }
+    }
+    Round {
+        at_ms,
+        available: scan.available,
+        unavailable_reason: scan.unavailable_reason,
+        apps,
+    }
+}
+
+/// One live round for `watch` (macOS): `Ok(None)` where there is no WindowServer to ask.
+/// Warnings (a state file set aside, a failed write) come back with the report.
+pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> {
+    let Ok(apps) = platform::native_apps() else {
+        return Ok(None);
+    };
+    let args = HangsArgs {
+        dry_run: false,
+        watch: false,
+        every: None,
+        events: false,
+        since: None,
+        observations: None,
+    };
+    let plan = resolve(ctx, &args)?;
+    let source = platform::native();
+    let control = platform::native_control(&*source);
+    let dir = crate::paths::ensure_state_dir()?;
+    let mut actor = LiveActor::new(&*source, &*control, plan.recovery);
+    let round = with_identities(apps.scan(), &*source, platform::now_ms());
+    let (report, mut warnings, failure) = persisted_round(
+        &dir,
+        false,
+        &round,
+        &plan.monitor,
+        &plan.recovery,
+        &mut actor,
+    )?;
+    if let Some(e) = failure {
+        warnings.push(format!("{e:#}"));
+    }
+    Ok(Some((report, warnings)))
+}
+
+fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
+    let Ok(apps) = platform::native_apps() else {
+        return Err(exit::WithCode {
+            code: exit::ERROR,
+            message: format!(
+                "hangs: unsupported on {} (needs the macOS WindowServer)",
+                std::env::consts::OS
+            ),
+        }
+        .into());
+    };
+    let source = platform::native();
+    let control = platform::native_control(&*source);
+    let dir = if plan.dry_run {
+        crate::paths::state_dir()?
+    } else {
+        crate::paths::ensure_state_dir()?
+    };
+    let mut live_actor = LiveActor::new(&*source, &*control, plan.recovery);
+    let mut planner = Planner::new("dry-run");
+    let actor: &mut dyn Actor = if plan.dry_run {
+        &mut planner
+    } else {
+        &mut live_actor
+    };
+    if plan.watch {
+        stop_flag::install().context("--watch cannot handle SIGINT/SIGTERM")?;
+    }
+    let mut summary = Summary {
+        kind: "summary",
+        ..Summary::default()
+    };
+    loop {
+        // Read (no exec), then decide and act.
+        let round = with_identities(apps.scan(), &*source, platform::now_ms());
+        let (report, warnings, failure) = persisted_round(
+            &dir,
+            plan.dry_run,
+            &round,
+            &plan.monitor,
+            &plan.recovery,
+            actor,
+        )?;
+        print_round(ctx, &report, plan.watch)?;
+        warnings.iter().for_each(|w| ctx.printer.warn(w));
+        summary.add(&report);
+        if !plan.watch {
+            if let Some(e) = failure {
+                return Err(exit::WithCode {
+                    code: exit::ERROR,
+                    message: format!("{e:#}"),
+                }
+                .into());
+            }
+            if let Some(reason) = &report.unavailable_reason {
+                return Err(exit::WithCode {
+                    code: exit::ERROR,
+                    message: format!("hangs: interface unavailable ({reason})"),
+                }
+                .into());
+            }
+            return Ok(if report.unresolved() {
+                exit::UNHAPPY
+            } else {
+                exit::OK
+            });
+        }
+        if let Some(e) = failure {
+            ctx.printer.warn(&format!("{e:#}"));
+        }
+        stop_flag::sleep(plan.every);
+        if stop_flag::requested().is_some() {
+            break;
+        }
+    }
+    let sig = stop_flag::requested();
+    summary.stopped_by = sig.map(|s| {
+        if stop_flag::is_interrupt(s) {
+            "SIGINT".to_string()
+        } else {
+            "SIGTERM".to_string()
+        }
+    });
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&summary)?;
+    } else {
+        ctx.printer.stderr_line(&human_summary(&summary));
+    }
+    Ok(match sig {
+        Some(s) if stop_flag::is_interrupt(s) => exit::INTERRUPTED,
+        _ => exit::OK,
+    })
+}
+
+fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
+    let dir = crate::paths::state_dir()?;
+    let since_ms = since.map(|d| {
+        platform::now_ms().saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    });
+    let (events, skipped) = hang_store::read_events(&dir, since_ms)?;
+    if skipped > 0 {
+        ctx.printer.warn(&format!(
+            "{skipped} unreadable line(s) in `{}` were skipped",
+            dir.join(hang_store::EVENTS_FILE).display()
+        ));
+    }
+    let report = EventsReport {
+        schema: schema("hangs-events"),
+        since: since_ms.map(format_time),
+        skipped_lines: skipped,
+        events,
+    };
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&report)?;
+    } else {
+        ctx.printer.text(&human_events(&report))?;
+    }
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+#[path = "hangs_tests.rs"]
+mod tests;

@@ -1,0 +1,287 @@
+//! The reports of `headroom hangs` (one `Serialize` struct per output) and their human
+//! rendering, so the two views cannot drift.
+//!
+//! - one live round: one object, `{"schema": "headroom.hangs/1", ...RoundReport}`;
+//! - `--watch` and `--observations`: JSON Lines, `{"type": "round", ...RoundReport}` per
+//!   round; `--watch` ends with `{"type": "summary", ...}`;
+//! - `--events`: one object, `{"schema": "headroom.hangs-events/1", ...}`.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::actions::recover::Step;
+use crate::core::hang_store::HangEvent;
+use crate::core::hangs::{HangState, Kind, Policy};
+use crate::output::{Printer, Style};
+use crate::sanitize::sanitize;
+
+/// What the round did about one app's hang.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ActionReport {
+    /// `restarted`, `restart-failed`, or `planned` (not performed: `--dry-run` or a replay).
+    pub outcome: &'static str,
+    pub performed: bool,
+    pub detail: Option<String>,
+    pub new_pid: Option<i32>,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotificationReport {
+    pub message: String,
+    pub sent: bool,
+    /// Why it was not sent (an error, or `--dry-run` / replay).
+    pub note: Option<String>,
+}
+
+/// One unresponsive app.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AppReport {
+    pub identity: String,
+    pub name: String,
+    pub pid: i32,
+    pub bundle_id: Option<String>,
+    pub bundle_path: String,
+    pub policy: Policy,
+    /// `app` or `service`; null when ignored.
+    pub kind: Option<Kind>,
+    pub state: HangState,
+    pub reason: Option<String>,
+    /// Consecutive unresponsive rounds (0 when ignored).
+    pub rounds: u32,
+    pub cooldown_until: Option<String>,
+    pub action: Option<ActionReport>,
+    pub notification: Option<NotificationReport>,
+}
+
+/// One check round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RoundReport {
+    pub at: String,
+    /// `ok` or `interface unavailable`.
+    pub status: &'static str,
+    pub unavailable_reason: Option<String>,
+    /// `live`, `dry-run` or `replay`.
+    pub mode: &'static str,
+    /// Apps examined.
+    pub checked: usize,
+    /// Pending observations cleared because the interface was unavailable.
+    pub cleared_pending: usize,
+    /// The unresponsive apps only.
+    pub apps: Vec<AppReport>,
+}
+
+impl RoundReport {
+    /// A confirmed hang is left over: blocked, a failed restart, or one only planned.
+    pub fn unresolved(&self) -> bool {
+        self.apps.iter().any(|a| match a.state {
+            HangState::Blocked => true,
+            HangState::Confirmed => a.action.as_ref().is_none_or(|x| x.outcome != "restarted"),
+            _ => false,
+        })
+    }
+
+    pub fn available(&self) -> bool {
+        self.unavailable_reason.is_none()
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct OneRound<'a> {
+    pub schema: String,
+    #[serde(flatten)]
+    pub round: &'a RoundReport,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RoundLine<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(flatten)]
+    pub round: &'a RoundReport,
+}
+
+/// The last line of `--watch`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub rounds: u64,
+    pub restarted: u64,
+    pub restart_failed: u64,
+    pub blocked: u64,
+    pub unavailable_rounds: u64,
+    /// `SIGINT` or `SIGTERM`.
+    pub stopped_by: Option<String>,
+}
+
+impl Summary {
+    pub fn add(&mut self, r: &RoundReport) {
+        self.rounds += 1;
+        if !r.available() {
+            self.unavailable_rounds += 1;
+        }
+        for a in &r.apps {
+            match a.action.as_ref().map(|x| x.outcome) {
+                Some("restarted") => self.restarted += 1,
+                Some("restart-failed") => self.restart_failed += 1,
+                _ => {}
+            }
+            if a.state == HangState::Blocked && a.notification.is_some() {
+                self.blocked += 1;
+            }
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct EventsReport {
+    pub schema: String,
+    pub since: Option<String>,
+    /// Lines of the events file that could not be read.
+    pub skipped_lines: usize,
+    pub events: Vec<HangEvent>,
+}
+
+fn state_style(s: HangState) -> Style {
+    match s {
+        HangState::Pending | HangState::CoolingDown => Style::Yellow,
+        HangState::Confirmed | HangState::Blocked => Style::Red,
+        HangState::Ignored => Style::Dim,
+    }
+}
+
+/// The block a person reads for one round.
+pub fn human_round(r: &RoundReport, p: &Printer) -> String {
+    let mut s = String::new();
+    let mode = match r.mode {
+        "live" => String::new(),
+        m => format!("  ({m}: nothing is done)"),
+    };
+    let _ = writeln!(
+        s,
+        "{}  {}{mode}",
+        p.paint("headroom hangs", Style::Bold),
+        r.at
+    );
+    if let Some(reason) = &r.unavailable_reason {
+        let _ = writeln!(
+            s,
+            "  {}: {}; no action taken{}",
+            p.paint("interface unavailable", Style::Red),
+            sanitize(reason),
+            match r.cleared_pending {
+                0 => String::new(),
+                n => format!(", {n} pending observation(s) cleared"),
+            }
+        );
+        return s;
+    }
+    if r.apps.is_empty() {
+        let _ = writeln!(s, "  no unresponsive apps ({} checked)", r.checked);
+        return s;
+    }
+    for a in &r.apps {
+        let id = if a.identity == a.bundle_path {
+            String::new()
+        } else {
+            format!(" ({})", sanitize(&a.identity))
+        };
+        let state = p.paint(a.state.as_str(), state_style(a.state));
+        let rounds = match a.rounds {
+            0 => String::new(),
+            1 => " after 1 round".to_string(),
+            n => format!(" after {n} rounds"),
+        };
+        let _ = writeln!(
+            s,
+            "  {}{id} pid {}: {state}{rounds}",
+            sanitize(&a.name),
+            a.pid
+        );
+        if let Some(reason) = &a.reason {
+            let _ = writeln!(s, "    {}", sanitize(reason));
+        }
+        if let Some(until) = &a.cooldown_until {
+            let _ = writeln!(s, "    restarted recently; cooling down until {until}");
+        }
+        if let Some(x) = &a.action {
+            let head = match x.outcome {
+                "planned" => "would restart".to_string(),
+                o => o.to_string(),
+            };
+            let _ = writeln!(s, "    {head}:");
+            for (i, step) in x.steps.iter().enumerate() {
+                let _ = writeln!(s, "      {}. {}", i + 1, sanitize(&step.describe()));
+            }
+            if let Some(d) = &x.detail {
+                let _ = writeln!(s, "    {}", sanitize(d));
+            }
+        }
+        if let Some(n) = &a.notification {
+            let sent = if n.sent {
+                "notified".to_string()
+            } else {
+                format!(
+                    "notification not sent ({})",
+                    n.note.as_deref().unwrap_or("unknown")
+                )
+            };
+            let _ = writeln!(s, "    {sent}: {}", sanitize(&n.message));
+        }
+    }
+    let _ = writeln!(s, "  {} apps checked", r.checked);
+    s
+}
+
+pub fn human_summary(sm: &Summary) -> String {
+    format!(
+        "headroom hangs: {} rounds, {} restarted, {} restart failures, {} blocked{}\n",
+        sm.rounds,
+        sm.restarted,
+        sm.restart_failed,
+        sm.blocked,
+        sm.stopped_by
+            .as_deref()
+            .map(|s| format!("; stopped by {s}"))
+            .unwrap_or_default()
+    )
+}
+
+pub fn human_events(r: &EventsReport) -> String {
+    let mut s = String::new();
+    if r.events.is_empty() {
+        let _ = writeln!(
+            s,
+            "no hang events{}",
+            r.since
+                .as_deref()
+                .map(|t| format!(" since {t}"))
+                .unwrap_or_default()
+        );
+    }
+    for e in &r.events {
+        let _ = write!(
+            s,
+            "{}  {:<14}  {}  {}  pid {}  {}",
+            e.at,
+            e.event.as_str(),
+            sanitize(&e.name),
+            sanitize(&e.identity),
+            e.pid,
+            sanitize(&e.bundle_path)
+        );
+        if let Some(p) = e.new_pid {
+            let _ = write!(s, "  new pid {p}");
+        }
+        if let Some(reason) = &e.reason {
+            let _ = write!(s, "  ({})", sanitize(reason));
+        }
+        if e.replayed {
+            let _ = write!(s, "  [replayed]");
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,282 @@
+//! One `hangs` round: the core decides, an `Actor` carries out (or only plans) the restarts
+//! and notifications it decided, and the round's report and events are built. With the
+//! persisted state (`persisted_round`), the whole round runs under the state lock, so a
+//! cron run and a `--watch` loop never restart the same app twice.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::actions::notify;
+use crate::actions::recover::{self, LiveOps, Recovery, Target};
+use crate::commands::hangs_report::{ActionReport, AppReport, NotificationReport, RoundReport};
+use crate::core::hang_store::{self, HangEvent, format_time};
+use crate::core::hangs::{
+    self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, should_notify,
+};
+use crate::core::snapshot::Identity;
+use crate::platform::{ProcessControl, ProcessSource};
+
+/// Carries out what the core decided, or only plans it.
+pub(crate) trait Actor {
+    /// Restart `t`; `None` when the restart is only planned (nothing performed).
+    fn restart(&mut self, t: &Target) -> Option<Recovery>;
+    fn notify(&mut self, message: &str) -> NotificationReport;
+    /// `live`, `dry-run` or `replay`.
+    fn mode(&self) -> &'static str;
+}
+
+/// `--dry-run` and `--observations`: plans, performs nothing.
+#[derive(Debug)]
+pub(crate) struct Planner(&'static str);
+
+impl Planner {
+    pub(crate) fn new(mode: &'static str) -> Self {
+        Self(mode)
+    }
+}
+
+impl Actor for Planner {
+    fn restart(&mut self, _t: &Target) -> Option<Recovery> {
+        None
+    }
+
+    fn notify(&mut self, message: &str) -> NotificationReport {
+        NotificationReport {
+            message: message.to_string(),
+            sent: false,
+            note: Some(format!("{}: not sent", self.0)),
+        }
+    }
+
+    fn mode(&self) -> &'static str {
+        self.0
+    }
+}
+
+/// The real thing: signals through `ProcessControl`, `open`/`launchctl`, notifications.
+pub(crate) struct LiveActor<'a> {
+    source: &'a dyn ProcessSource,
+    control: &'a dyn ProcessControl,
+    settings: recover::Settings,
+}
+
+impl<'a> LiveActor<'a> {
+    pub(crate) fn new(
+        source: &'a dyn ProcessSource,
+        control: &'a dyn ProcessControl,
+        settings: recover::Settings,
+    ) -> Self {
+        Self {
+            source,
+            control,
+            settings,
+        }
+    }
+}
+
+impl Actor for LiveActor<'_> {
+    fn restart(&mut self, t: &Target) -> Option<Recovery> {
+        let mut ops = LiveOps::new(self.source, self.control);
+        Some(recover::recover(&mut ops, t, &self.settings))
+    }
+
+    fn notify(&mut self, message: &str) -> NotificationReport {
+        let res = notify::send("headroom", message);
+        NotificationReport {
+            message: message.to_string(),
+            sent: res.is_ok(),
+            note: res.err(),
+        }
+    }
+
+    fn mode(&self) -> &'static str {
+        "live"
+    }
+}
+
+fn target(d: &AppDecision, kind: Kind) -> Target {
+    let a = &d.app;
+    Target {
+        kind,
+        pid: a.pid,
+        identity: match (a.start_time, a.uid) {
+            (Some(start_time), Some(uid)) => Some(Identity {
+                pid: a.pid,
+                start_time,
+                uid,
+            }),
+            _ => None,
+        },
+        bundle_path: a.bundle_path.clone(),
+        label: d.identity.clone(),
+    }
+}
+
+fn blocked_message(name: &str) -> String {
+    format!(
+        "{name} is not responding again, less than an hour after headroom restarted it. \
+         headroom will leave it alone: use Force Quit (Option-Command-Esc) if it stays stuck."
+    )
+}
+
+fn failed_message(name: &str, detail: &str) -> String {
+    format!("{name} stopped responding. headroom stopped it but could not reopen it: {detail}")
+}
+
+/// Decide one round and act on it. Returns the report and the events to log.
+pub(crate) fn process_round(
+    state: &mut MonitorState,
+    round: &Round,
+    cfg: &MonitorConfig,
+    settings: &recover::Settings,
+    actor: &mut dyn Actor,
+) -> (RoundReport, Vec<HangEvent>) {
+    let outcome = hangs::round(state, round, cfg);
+    let replayed = actor.mode() == "replay";
+    let mut events = Vec::new();
+    let mut apps = Vec::new();
+    for d in &outcome.decisions {
+        let mut report = AppReport {
+            identity: d.identity.clone(),
+            name: d.app.name.clone(),
+            pid: d.app.pid,
+            bundle_id: d.app.bundle_id.clone(),
+            bundle_path: d.app.bundle_path.clone(),
+            policy: d.app.policy,
+            kind: d.kind,
+            state: d.state,
+            reason: d.reason.clone(),
+            rounds: d.rounds,
+            cooldown_until: d.cooldown_until_ms.map(format_time),
+            action: None,
+            notification: None,
+        };
+        let Some(kind) = d.kind else {
+            apps.push(report);
+            continue;
+        };
+        let event = |e: EventKind| {
+            let mut ev = HangEvent::new(e, outcome.at_ms, d, kind);
+            ev.replayed = replayed;
+            ev
+        };
+        if d.detected {
+            events.push(event(EventKind::Detected));
+        }
+        if d.restart {
+            let t = target(d, kind);
+            let (action, ev) = match actor.restart(&t) {
+                None => {
+                    let mut ev = event(EventKind::Restarted);
+                    ev.reason = Some(format!("{}: not performed", actor.mode()));
+                    let action = ActionReport {
+                        outcome: "planned",
+                        performed: false,
+                        detail: None,
+                        new_pid: None,
+                        steps: recover::plan(&t, settings),
+                    };
+                    (action, ev)
+                }
+                Some(r) => {
+                    let kind_of = if r.ok {
+                        EventKind::Restarted
+                    } else {
+                        EventKind::RestartFailed
+                    };
+                    let mut ev = event(kind_of);
+                    ev.reason = r.detail.clone();
+                    ev.new_pid = r.new_pid;
+                    if should_notify(kind, kind_of, r.signalled) {
+                        let msg = failed_message(&d.app.name, r.detail.as_deref().unwrap_or(""));
+                        report.notification = Some(actor.notify(&msg));
+                    }
+                    let action = ActionReport {
+                        outcome: kind_of.as_str(),
+                        performed: true,
+                        detail: r.detail,
+                        new_pid: r.new_pid,
+                        steps: r.steps,
+                    };
+                    (action, ev)
+                }
+            };
+            report.action = Some(action);
+            events.push(ev);
+        }
+        if d.newly_blocked {
+            let mut ev = event(EventKind::Blocked);
+            ev.reason = d.reason.clone();
+            events.push(ev);
+            if should_notify(kind, EventKind::Blocked, false) {
+                report.notification = Some(actor.notify(&blocked_message(&d.app.name)));
+            }
+        }
+        apps.push(report);
+    }
+    let report = RoundReport {
+        at: format_time(outcome.at_ms),
+        status: if outcome.available {
+            "ok"
+        } else {
+            "interface unavailable"
+        },
+        unavailable_reason: outcome.unavailable_reason,
+        mode: actor.mode(),
+        checked: outcome.checked,
+        cleared_pending: outcome.cleared_pending,
+        apps,
+    };
+    (report, events)
+}
+
+/// One live (or dry-run) round against the persisted state: lock, load, decide, act, save,
+/// log. With `dry_run` nothing is locked or written. Warnings and persistence failures are
+/// returned beside the report, so what was done is always reported.
+pub(crate) fn persisted_round(
+    dir: &Path,
+    plan_dry_run: bool,
+    round: &Round,
+    cfg: &MonitorConfig,
+    settings: &recover::Settings,
+    actor: &mut dyn Actor,
+) -> Result<(RoundReport, Vec<String>, Option<anyhow::Error>)> {
+    let mut warnings = Vec::new();
+    let lock = if plan_dry_run {
+        None
+    } else {
+        Some(hang_store::lock_state(dir)?)
+    };
+    let (mut state, warning) = if plan_dry_run && !dir.join(hang_store::STATE_FILE).exists() {
+        (MonitorState::default(), None)
+    } else if plan_dry_run {
+        // Read without setting a corrupt file aside: a dry run changes nothing.
+        match std::fs::read(dir.join(hang_store::STATE_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<MonitorState>(&b).ok())
+        {
+            Some(s) if s.schema == hangs::STATE_SCHEMA => (s, None),
+            _ => (
+                MonitorState::default(),
+                Some("the hang monitor state is unreadable; the dry run started fresh".into()),
+            ),
+        }
+    } else {
+        hang_store::load_state(dir)?
+    };
+    warnings.extend(warning);
+    let (report, events) = process_round(&mut state, round, cfg, settings, actor);
+    let mut failure = None;
+    if !plan_dry_run {
+        if let Err(e) = hang_store::save_state(dir, &state) {
+            failure = Some(e.context("the hang monitor state was not saved"));
+        }
+        match hang_store::append_events(dir, &events, round.at_ms) {
+            Ok(w) => warnings.extend(w),
+            Err(e) => failure = Some(e.context("hang events were not logged")),
+        }
+    }
+    drop(lock);
+    Ok((report, warnings, failure))
+}

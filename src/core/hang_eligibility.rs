@@ -1,0 +1,264 @@
+//! Which apps the hang monitor may act on, and how (all OSes, pure).
+//!
+//! Eligible: GUI apps with a regular activation policy whose bundle is an absolute,
+//! normalised `.app` path; bundle ids starting `com.apple.` and bundles under system paths
+//! are excluded unless `[hangs] allow` names them. Plus exactly one service,
+//! `com.apple.TextInputUI.xpc.CursorUIViewService`, and only when its bundle id, its
+//! activation policy (`prohibited`) and its system XPC path all match. `[hangs] deny` wins
+//! over everything, the service included. pid 0 and 1 are never eligible.
+
+use crate::core::hangs::{
+    AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, Kind, MAX_IDENTITY_LEN, MonitorConfig,
+    Policy,
+};
+
+/// Bundles under these directories belong to the system (compared case-insensitively:
+/// the default APFS volume is case-insensitive).
+const SYSTEM_PREFIXES: &[&str] = &["/System/", "/Library/Apple/", "/usr/", "/bin/", "/sbin/"];
+
+/// Whether an app may be acted on, and how; `Err` carries the reason it may not.
+pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, String> {
+    let id = app.identity();
+    if app.pid <= 1 {
+        return Err(format!("pid `{}` is never signalled", app.pid));
+    }
+    if id.len() > MAX_IDENTITY_LEN {
+        return Err(format!(
+            "identity longer than {MAX_IDENTITY_LEN} bytes is not tracked"
+        ));
+    }
+    if listed(&cfg.deny, app) {
+        return Err("denied by the config (`[hangs] deny`)".into());
+    }
+    if app.bundle_id.as_deref() == Some(CURSOR_SERVICE_ID) {
+        // The one service: identity, activation policy and system XPC path must all match.
+        return if app.policy == Policy::Prohibited && app.bundle_path == CURSOR_SERVICE_PATH {
+            Ok(Kind::Service)
+        } else {
+            Err(format!(
+                "`{CURSOR_SERVICE_ID}` is allowlisted only with policy `prohibited` at \
+                 `{CURSOR_SERVICE_PATH}` (saw policy `{}` at `{}`)",
+                app.policy.as_str(),
+                app.bundle_path
+            ))
+        };
+    }
+    if app.policy != Policy::Regular {
+        return Err(format!(
+            "activation policy `{}`: only regular apps are restarted",
+            app.policy.as_str()
+        ));
+    }
+    if !is_app_bundle_path(&app.bundle_path) {
+        return Err(format!(
+            "bundle path `{}` is not an absolute, normalised `.app` path",
+            app.bundle_path
+        ));
+    }
+    if !listed(&cfg.allow, app) {
+        if app
+            .bundle_id
+            .as_deref()
+            .is_some_and(|b| starts_with_ignore_case(b, "com.apple."))
+        {
+            return Err("Apple app (`com.apple.` bundle id) excluded by default".into());
+        }
+        if let Some(prefix) = SYSTEM_PREFIXES
+            .iter()
+            .find(|p| starts_with_ignore_case(&app.bundle_path, p))
+        {
+            return Err(format!("bundle under the system path `{prefix}`"));
+        }
+    }
+    Ok(Kind::App)
+}
+
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+/// An allow/deny entry names a bundle id (case-insensitive, as LaunchServices compares
+/// them) or an absolute bundle path (exact, trailing slash ignored).
+fn listed(entries: &[String], app: &AppObservation) -> bool {
+    let path = app.bundle_path.trim_end_matches('/');
+    entries.iter().any(|e| {
+        if e.starts_with('/') {
+            e.trim_end_matches('/') == path
+        } else {
+            app.bundle_id
+                .as_deref()
+                .is_some_and(|b| b.eq_ignore_ascii_case(e))
+        }
+    })
+}
+
+/// Absolute, no `.`/`..`/empty components, ending in `.app`: what `open -g` may be given.
+pub fn is_app_bundle_path(path: &str) -> bool {
+    let p = path.strip_suffix('/').unwrap_or(path);
+    let Some(rest) = p.strip_prefix('/') else {
+        return false;
+    };
+    let normal = rest
+        .split('/')
+        .all(|c| !c.is_empty() && c != "." && c != "..");
+    normal && p.len() > ".app".len() + 1 && p.to_ascii_lowercase().ends_with(".app")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ED: &str = "com.example.Editor";
+
+    fn app(id: &str, pid: i32, responsive: bool) -> AppObservation {
+        let short = id.rsplit('.').next().unwrap_or(id).to_string();
+        AppObservation {
+            pid,
+            start_time: Some(1000),
+            uid: Some(501),
+            bundle_id: Some(id.to_string()),
+            bundle_path: format!("/Applications/{short}.app"),
+            name: short,
+            policy: Policy::Regular,
+            responsive,
+        }
+    }
+
+    fn service(pid: i32, responsive: bool) -> AppObservation {
+        AppObservation {
+            pid,
+            start_time: Some(7),
+            uid: Some(501),
+            bundle_id: Some(CURSOR_SERVICE_ID.into()),
+            bundle_path: CURSOR_SERVICE_PATH.into(),
+            name: "CursorUIViewService".into(),
+            policy: Policy::Prohibited,
+            responsive,
+        }
+    }
+
+    #[test]
+    fn b03_keeps_third_party_apps_with_a_regular_activation_policy() {
+        let cfg = MonitorConfig::default();
+        assert_eq!(eligibility(&app(ED, 501, false), &cfg), Ok(Kind::App));
+        for policy in [Policy::Accessory, Policy::Prohibited] {
+            let mut a = app(ED, 501, false);
+            a.policy = policy;
+            let e = eligibility(&a, &cfg).unwrap_err();
+            assert!(e.contains(policy.as_str()), "{e}");
+        }
+    }
+
+    #[test]
+    fn b04_excludes_apple_bundle_ids_and_bundles_under_system_paths_by_default() {
+        let cfg = MonitorConfig::default();
+        let mut safari = app("com.apple.Safari", 501, false);
+        safari.bundle_path = "/Applications/Safari.app".into();
+        assert!(eligibility(&safari, &cfg).unwrap_err().contains("Apple"));
+        let mut upper = safari.clone();
+        upper.bundle_id = Some("COM.APPLE.Safari".into());
+        assert!(eligibility(&upper, &cfg).is_err());
+        for path in [
+            "/System/Applications/Notes.app",
+            "/system/applications/Notes.app",
+            "/Library/Apple/System/Foo.app",
+            "/usr/libexec/Thing.app",
+        ] {
+            let mut a = app("org.example.Thing", 501, false);
+            a.bundle_path = path.into();
+            assert!(
+                eligibility(&a, &cfg).unwrap_err().contains("system path"),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn config_allow_lifts_the_default_exclusion_and_deny_always_wins() {
+        let mut safari = app("com.apple.Safari", 501, false);
+        safari.bundle_path = "/Applications/Safari.app".into();
+        let cfg = MonitorConfig {
+            allow: vec!["com.apple.safari".into()],
+            ..MonitorConfig::default()
+        };
+        assert_eq!(eligibility(&safari, &cfg), Ok(Kind::App));
+        // Allow never makes a non-regular app eligible.
+        let mut menu = safari.clone();
+        menu.policy = Policy::Accessory;
+        assert!(eligibility(&menu, &cfg).is_err());
+        let cfg = MonitorConfig {
+            deny: vec!["/Applications/Editor.app/".into()],
+            ..MonitorConfig::default()
+        };
+        assert!(
+            eligibility(&app(ED, 501, false), &cfg)
+                .unwrap_err()
+                .contains("deny")
+        );
+        let cfg = MonitorConfig {
+            deny: vec![CURSOR_SERVICE_ID.into()],
+            ..MonitorConfig::default()
+        };
+        assert!(eligibility(&service(700, false), &cfg).is_err());
+    }
+
+    #[test]
+    fn only_absolute_normalised_app_bundles_are_eligible() {
+        let cfg = MonitorConfig::default();
+        for path in [
+            "Applications/Editor.app",
+            "/Applications/../System/Applications/Notes.app",
+            "/Applications/./Editor.app",
+            "/Applications//Editor.app",
+            "/Applications/editor",
+            "/.app",
+            "",
+        ] {
+            let mut a = app(ED, 501, false);
+            a.bundle_path = path.into();
+            assert!(eligibility(&a, &cfg).is_err(), "{path:?}");
+        }
+        assert!(is_app_bundle_path("/Applications/Editor.app/"));
+        assert!(is_app_bundle_path("/Users/me/Apps/Editor.APP"));
+    }
+
+    #[test]
+    fn pid_0_and_1_are_never_eligible() {
+        for pid in [-1, 0, 1] {
+            let a = app(ED, pid, false);
+            assert!(eligibility(&a, &MonitorConfig::default()).is_err());
+        }
+    }
+
+    #[test]
+    fn b05_cursor_service_is_accepted_only_when_identity_policy_and_path_all_match() {
+        let cfg = MonitorConfig::default();
+        assert_eq!(eligibility(&service(700, false), &cfg), Ok(Kind::Service));
+        let mut wrong_policy = service(700, false);
+        wrong_policy.policy = Policy::Regular;
+        let mut wrong_path = service(700, false);
+        wrong_path.bundle_path = "/Applications/CursorUIViewService.xpc".into();
+        let mut lookalike_path = service(700, false);
+        lookalike_path.bundle_path = format!("{CURSOR_SERVICE_PATH}/");
+        let mut wrong_id = service(700, false);
+        wrong_id.bundle_id = Some("com.apple.TextInputUI.xpc.cursoruiviewservice".into());
+        let mut no_id = service(700, false);
+        no_id.bundle_id = None;
+        for (what, a) in [
+            ("policy", wrong_policy),
+            ("path", wrong_path),
+            ("path with slash", lookalike_path),
+            ("identity case", wrong_id),
+            ("no identity", no_id),
+        ] {
+            assert!(eligibility(&a, &cfg).is_err(), "{what}: {a:?}");
+        }
+    }
+
+    #[test]
+    fn other_apple_services_with_the_same_policy_and_path_shape_are_excluded() {
+        let mut other = service(700, false);
+        other.bundle_id = Some("com.apple.TextInputUI.xpc.OtherService".into());
+        assert!(eligibility(&other, &MonitorConfig::default()).is_err());
+    }
+}

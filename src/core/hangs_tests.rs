@@ -1,0 +1,568 @@
+//! Tests of the monitor, one per Behavior line of seed 002 that the monitor owns (the
+//! recovery sequences are tested in `actions/recover.rs`, the event log in
+//! `core/hang_store.rs`, the round pipeline in `commands/hangs.rs`).
+
+use super::*;
+
+const T0: i64 = 1_796_032_800_000; // 2026-11-30T10:00:00Z
+const EVERY: i64 = 15_000;
+
+fn app(id: &str, pid: i32, responsive: bool) -> AppObservation {
+    let short = id.rsplit('.').next().unwrap_or(id).to_string();
+    AppObservation {
+        pid,
+        start_time: Some((1000 + i64::from(pid)) as u64),
+        uid: Some(501),
+        bundle_id: Some(id.to_string()),
+        bundle_path: format!("/Applications/{short}.app"),
+        name: short,
+        policy: Policy::Regular,
+        responsive,
+    }
+}
+
+fn service(pid: i32, responsive: bool) -> AppObservation {
+    AppObservation {
+        pid,
+        start_time: Some(7),
+        uid: Some(501),
+        bundle_id: Some(CURSOR_SERVICE_ID.into()),
+        bundle_path: CURSOR_SERVICE_PATH.into(),
+        name: "CursorUIViewService".into(),
+        policy: Policy::Prohibited,
+        responsive,
+    }
+}
+
+fn live(at_ms: i64, apps: Vec<AppObservation>) -> Round {
+    Round {
+        at_ms,
+        available: true,
+        unavailable_reason: None,
+        apps,
+    }
+}
+
+fn unavailable(at_ms: i64) -> Round {
+    Round {
+        at_ms,
+        available: false,
+        unavailable_reason: Some("SLSEventIsAppUnresponsive not found".into()),
+        apps: vec![],
+    }
+}
+
+/// Run `rounds` (one list of apps each, `EVERY` apart from `T0`) and return the outcomes.
+fn rounds(
+    state: &mut MonitorState,
+    cfg: &MonitorConfig,
+    rounds_: Vec<Vec<AppObservation>>,
+) -> Vec<RoundOutcome> {
+    rounds_
+        .into_iter()
+        .enumerate()
+        .map(|(i, apps)| round(state, &live(T0 + i as i64 * EVERY, apps), cfg))
+        .collect()
+}
+
+fn only(o: &RoundOutcome) -> &AppDecision {
+    assert_eq!(o.decisions.len(), 1, "{:?}", o.decisions);
+    &o.decisions[0]
+}
+
+const ED: &str = "com.example.Editor";
+
+// --- Behavior 1: the round reads the WindowServer's answer for each running GUI app.
+
+#[test]
+fn b01_the_round_judges_each_app_by_the_windowserver_responsiveness_it_was_given() {
+    let mut s = MonitorState::default();
+    let o = round(
+        &mut s,
+        &live(
+            T0,
+            vec![app(ED, 501, false), app("com.example.Mail", 502, true)],
+        ),
+        &MonitorConfig::default(),
+    );
+    assert_eq!(o.checked, 2);
+    assert_eq!(
+        only(&o).identity,
+        ED,
+        "only the unresponsive app is reported"
+    );
+    assert_eq!(only(&o).state, HangState::Pending);
+}
+
+// --- Behavior 2 / "interface unavailable clears pending".
+
+#[test]
+fn b02_interface_unavailable_clears_pending_and_takes_no_action() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    round(&mut s, &live(T0, vec![app(ED, 501, false)]), &cfg);
+    assert_eq!(s.observations.len(), 1);
+    let o = round(&mut s, &unavailable(T0 + EVERY), &cfg);
+    assert!(!o.available);
+    assert_eq!(o.cleared_pending, 1);
+    assert!(o.decisions.is_empty());
+    assert!(s.observations.is_empty());
+    // The next unresponsive round starts over: pending, not confirmed.
+    let o = round(
+        &mut s,
+        &live(T0 + 2 * EVERY, vec![app(ED, 501, false)]),
+        &cfg,
+    );
+    assert_eq!(only(&o).state, HangState::Pending);
+    assert!(!only(&o).restart);
+}
+
+#[test]
+fn interface_unavailable_keeps_restart_times_and_blocked() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0 - 60_000);
+    s.blocked.insert(ED.into(), T0 - 30_000);
+    round(&mut s, &unavailable(T0), &cfg);
+    assert_eq!(s.restarts.len(), 1);
+    assert_eq!(s.blocked.len(), 1);
+}
+
+#[test]
+fn identity_is_the_bundle_id_else_the_absolute_bundle_path() {
+    let mut a = app(ED, 501, false);
+    assert_eq!(a.identity(), ED);
+    a.bundle_id = None;
+    assert_eq!(a.identity(), "/Applications/Editor.app");
+    a.bundle_id = Some(String::new());
+    assert_eq!(a.identity(), "/Applications/Editor.app");
+    assert_eq!(eligibility(&a, &MonitorConfig::default()), Ok(Kind::App));
+}
+
+// --- Behavior 6: two consecutive rounds confirm.
+
+#[test]
+fn b06_confirms_an_unresponsive_process_in_two_consecutive_rounds() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![vec![app(ED, 501, false)], vec![app(ED, 501, false)]],
+    );
+    assert_eq!(only(&o[0]).state, HangState::Pending);
+    assert!(!only(&o[0]).restart && !only(&o[0]).detected);
+    assert_eq!(only(&o[1]).state, HangState::Confirmed);
+    assert_eq!(only(&o[1]).rounds, 2);
+    assert!(only(&o[1]).detected);
+}
+
+#[test]
+fn a_responsive_round_between_two_unresponsive_ones_is_not_a_confirmation() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![
+            vec![app(ED, 501, false)],
+            vec![app(ED, 501, true)],
+            vec![app(ED, 501, false)],
+        ],
+    );
+    assert!(o[1].decisions.is_empty());
+    assert_eq!(only(&o[2]).state, HangState::Pending);
+}
+
+#[test]
+fn a_gone_app_clears_its_pending_observation() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![vec![app(ED, 501, false)], vec![], vec![app(ED, 501, false)]],
+    );
+    assert_eq!(only(&o[2]).state, HangState::Pending);
+}
+
+#[test]
+fn another_process_under_the_same_identity_starts_over() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let mut reused = app(ED, 501, false);
+    reused.start_time = Some(99_999);
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![
+            vec![app(ED, 501, false)],
+            vec![app(ED, 777, false)],
+            vec![reused],
+        ],
+    );
+    assert_eq!(only(&o[1]).state, HangState::Pending, "new pid");
+    assert_eq!(only(&o[2]).state, HangState::Pending, "same pid, new start");
+    assert!(o.iter().all(|r| r.decisions.iter().all(|d| !d.restart)));
+}
+
+#[test]
+fn rounds_further_apart_than_the_gap_are_not_consecutive() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    round(&mut s, &live(T0, vec![app(ED, 501, false)]), &cfg);
+    let o = round(
+        &mut s,
+        &live(T0 + MAX_ROUND_GAP_MS + 1, vec![app(ED, 501, false)]),
+        &cfg,
+    );
+    assert_eq!(only(&o).state, HangState::Pending);
+    // A clock that went backwards is a gap too.
+    let o = round(&mut s, &live(T0, vec![app(ED, 501, false)]), &cfg);
+    assert_eq!(only(&o).state, HangState::Pending);
+    let o = round(
+        &mut s,
+        &live(T0 + MAX_ROUND_GAP_MS, vec![app(ED, 501, false)]),
+        &cfg,
+    );
+    assert_eq!(
+        only(&o).state,
+        HangState::Confirmed,
+        "exactly the gap is consecutive"
+    );
+}
+
+#[test]
+fn several_instances_of_one_identity_are_never_acted_on() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let two = || vec![app(ED, 501, false), app(ED, 502, true)];
+    let o = rounds(&mut s, &cfg, vec![two(), two()]);
+    let d = only(&o[1]);
+    assert_eq!(d.state, HangState::Ignored);
+    assert!(d.reason.as_deref().unwrap().contains("2 running instances"));
+    assert!(s.observations.is_empty());
+}
+
+#[test]
+fn an_ineligible_lookalike_does_not_shadow_the_eligible_instance() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let mut fake = service(800, false);
+    fake.bundle_path = "/Users/me/CursorUIViewService.xpc".into();
+    let both = || vec![service(700, false), fake.clone()];
+    let o = rounds(&mut s, &cfg, vec![both(), both()]);
+    let real = o[1].decisions.iter().find(|d| d.app.pid == 700).unwrap();
+    assert!(real.restart);
+    let other = o[1].decisions.iter().find(|d| d.app.pid == 800).unwrap();
+    assert_eq!(other.state, HangState::Ignored);
+}
+
+#[test]
+fn ignored_apps_are_reported_but_never_tracked_or_restarted() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let mut finder = app("com.apple.finder", 300, false);
+    finder.bundle_path = "/System/Library/CoreServices/Finder.app".into();
+    let o = rounds(&mut s, &cfg, vec![vec![finder.clone()], vec![finder]]);
+    for r in &o {
+        assert_eq!(only(r).state, HangState::Ignored);
+        assert!(!only(r).restart && !only(r).detected);
+    }
+    assert!(s.observations.is_empty() && s.restarts.is_empty());
+}
+
+// --- Behavior 7: a confirmed app or service restarts automatically.
+
+#[test]
+fn b07_restarts_a_confirmed_third_party_app_or_allowlisted_service_automatically() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![
+            vec![app(ED, 501, false), service(700, false)],
+            vec![app(ED, 501, false), service(700, false)],
+        ],
+    );
+    let kinds: Vec<_> = o[1]
+        .decisions
+        .iter()
+        .map(|d| (d.kind, d.restart, d.state))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (Some(Kind::App), true, HangState::Confirmed),
+            (Some(Kind::Service), true, HangState::Confirmed)
+        ]
+    );
+    assert_eq!(s.restarts.get(ED), Some(&(T0 + EVERY)));
+    assert_eq!(s.restarts.get(CURSOR_SERVICE_ID), Some(&(T0 + EVERY)));
+}
+
+// --- Behaviors 8, 13, 18: the notification policy.
+
+#[test]
+fn b08_no_notification_after_a_successful_automatic_restart() {
+    assert!(!should_notify(Kind::App, EventKind::Restarted, true));
+    assert!(!should_notify(Kind::Service, EventKind::Restarted, true));
+    assert!(!should_notify(Kind::App, EventKind::Detected, false));
+}
+
+#[test]
+fn b13_service_restart_failure_is_never_notified() {
+    for signalled in [false, true] {
+        for e in [
+            EventKind::Detected,
+            EventKind::Restarted,
+            EventKind::RestartFailed,
+            EventKind::Blocked,
+        ] {
+            assert!(!should_notify(Kind::Service, e, signalled), "{e:?}");
+        }
+    }
+}
+
+#[test]
+fn notification_policy_for_third_party_apps() {
+    assert!(should_notify(Kind::App, EventKind::Blocked, false));
+    // Killed but not reopened: the user's app is gone, so say so.
+    assert!(should_notify(Kind::App, EventKind::RestartFailed, true));
+    // Nothing was signalled (the app had already exited): nothing to tell.
+    assert!(!should_notify(Kind::App, EventKind::RestartFailed, false));
+}
+
+#[test]
+fn b18_notifies_once_when_a_third_party_app_is_confirmed_unresponsive_again_during_cooldown() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    // Confirm and restart; the restarted app (new pid) hangs again at once.
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![
+            vec![app(ED, 501, false)],
+            vec![app(ED, 501, false)],
+            vec![app(ED, 900, false)],
+            vec![app(ED, 900, false)],
+            vec![app(ED, 900, false)],
+            vec![app(ED, 900, false)],
+        ],
+    );
+    assert!(only(&o[1]).restart);
+    assert_eq!(only(&o[2]).state, HangState::CoolingDown);
+    let b = only(&o[3]);
+    assert_eq!(b.state, HangState::Blocked);
+    assert!(b.newly_blocked && b.detected && !b.restart);
+    assert!(should_notify(b.kind.unwrap(), EventKind::Blocked, false));
+    for later in &o[4..] {
+        let d = only(later);
+        assert_eq!(d.state, HangState::Blocked);
+        assert!(
+            !d.newly_blocked && !d.detected && !d.restart,
+            "notified once"
+        );
+    }
+}
+
+#[test]
+fn a_responsive_or_gone_app_clears_its_blocked_state() {
+    let cfg = MonitorConfig::default();
+    for between in [vec![app(ED, 900, true)], vec![]] {
+        let mut s = MonitorState::default();
+        s.restarts.insert(ED.into(), T0 - 60_000);
+        let o = rounds(
+            &mut s,
+            &cfg,
+            vec![
+                vec![app(ED, 900, false)],
+                vec![app(ED, 900, false)],
+                between,
+                vec![app(ED, 900, false)],
+                vec![app(ED, 900, false)],
+            ],
+        );
+        assert!(only(&o[1]).newly_blocked);
+        assert!(s.blocked.contains_key(ED));
+        assert!(
+            only(&o[4]).newly_blocked,
+            "blocked was cleared, so it notifies again"
+        );
+    }
+}
+
+#[test]
+fn blocked_survives_a_gap_between_rounds_and_is_not_notified_again() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0 - 60_000);
+    round(&mut s, &live(T0, vec![app(ED, 900, false)]), &cfg);
+    let o = round(&mut s, &live(T0 + EVERY, vec![app(ED, 900, false)]), &cfg);
+    assert!(only(&o).newly_blocked);
+    // The machine slept: the next round is not consecutive, but the app never responded.
+    let o = round(
+        &mut s,
+        &live(T0 + 3_600_000, vec![app(ED, 900, false)]),
+        &cfg,
+    );
+    assert_eq!(only(&o).state, HangState::Blocked);
+    assert!(!only(&o).newly_blocked && !only(&o).restart);
+}
+
+#[test]
+fn the_service_blocks_in_cooldown_without_a_notification() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    s.restarts.insert(CURSOR_SERVICE_ID.into(), T0 - 60_000);
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![vec![service(701, false)], vec![service(701, false)]],
+    );
+    let d = only(&o[1]);
+    assert_eq!(d.state, HangState::Blocked);
+    assert!(!should_notify(d.kind.unwrap(), EventKind::Blocked, false));
+}
+
+// --- Cooldown and pruning.
+
+#[test]
+fn cooldown_allows_one_automatic_restart_an_hour() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let hung = |pid| vec![app(ED, pid, false)];
+    let mut restarted_at = Vec::new();
+    let mut t = T0;
+    let mut i: i64 = 0;
+    // A new hung instance every two rounds for three hours, with a responsive round after
+    // each pair so that blocked never latches.
+    while t < T0 + 3 * COOLDOWN_MS {
+        let pid = 1000 + (i / 2) as i32;
+        let o = round(&mut s, &live(t, hung(pid)), &cfg);
+        if only(&o).restart {
+            restarted_at.push(t);
+        }
+        if i % 2 == 1 {
+            t += EVERY;
+            round(&mut s, &live(t, vec![app(ED, pid, true)]), &cfg);
+        }
+        t += EVERY;
+        i += 1;
+    }
+    assert_eq!(restarted_at.len(), 3, "{restarted_at:?}");
+    assert!(restarted_at.windows(2).all(|w| w[1] - w[0] >= COOLDOWN_MS));
+    // And never two within an hour: replay the restart times from the state's point of view.
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0);
+    let o = round(&mut s, &live(T0 + COOLDOWN_MS - 1, hung(5)), &cfg);
+    assert_eq!(only(&o).state, HangState::CoolingDown);
+    assert_eq!(only(&o).cooldown_until_ms, Some(T0 + COOLDOWN_MS));
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0);
+    round(&mut s, &live(T0 + COOLDOWN_MS, hung(6)), &cfg);
+    let o = round(&mut s, &live(T0 + COOLDOWN_MS + EVERY, hung(6)), &cfg);
+    assert!(only(&o).restart, "the hour has passed");
+}
+
+#[test]
+fn a_configured_cooldown_below_an_hour_is_raised_to_the_hour() {
+    let cfg = MonitorConfig {
+        cooldown_ms: 60_000,
+        ..MonitorConfig::default()
+    };
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0);
+    let o = round(&mut s, &live(T0 + 120_000, vec![app(ED, 5, false)]), &cfg);
+    assert_eq!(only(&o).state, HangState::CoolingDown);
+}
+
+#[test]
+fn restart_times_older_than_24_hours_are_pruned() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    s.restarts.insert("old".into(), T0 - RESTART_RETENTION_MS);
+    s.restarts
+        .insert("recent".into(), T0 - RESTART_RETENTION_MS + 1);
+    s.restarts
+        .insert("wrong-clock".into(), T0 + 2 * RESTART_RETENTION_MS);
+    round(&mut s, &live(T0, vec![]), &cfg);
+    assert_eq!(s.restarts.keys().collect::<Vec<_>>(), vec!["recent"]);
+}
+
+// --- Bounded maps.
+
+#[test]
+fn maps_stay_bounded_whatever_the_apps_are_called() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let many = |n: usize| {
+        (0..n)
+            .map(|i| app(&format!("org.example.app{i}"), 10 + i as i32, false))
+            .collect::<Vec<_>>()
+    };
+    let o = rounds(&mut s, &cfg, vec![many(600), many(600)]);
+    assert!(s.observations.len() <= MAX_TRACKED);
+    assert!(s.restarts.len() <= MAX_TRACKED);
+    assert_eq!(
+        o[1].decisions.iter().filter(|d| d.restart).count(),
+        MAX_TRACKED
+    );
+    // Identities seen once and never again disappear from observations and blocked.
+    round(&mut s, &live(T0 + 2 * EVERY, vec![]), &cfg);
+    assert!(s.observations.is_empty() && s.blocked.is_empty());
+    // An absurdly long identity is never tracked.
+    let mut long = app(&"x".repeat(MAX_IDENTITY_LEN + 1), 9, false);
+    long.bundle_path = "/Applications/Long.app".into();
+    assert!(eligibility(&long, &cfg).unwrap_err().contains("longer"));
+    // Restarts are capped even if a state file was stuffed by hand.
+    let mut s = MonitorState::default();
+    for i in 0..1000 {
+        s.restarts.insert(format!("id{i}"), T0 - i);
+    }
+    round(&mut s, &live(T0, vec![]), &cfg);
+    assert_eq!(s.restarts.len(), MAX_TRACKED);
+    assert!(s.restarts.contains_key("id0"), "the newest are kept");
+}
+
+#[test]
+fn state_round_trips_through_json() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    rounds(
+        &mut s,
+        &cfg,
+        vec![vec![app(ED, 501, false)], vec![app(ED, 501, false)]],
+    );
+    let text = serde_json::to_string(&s).unwrap();
+    assert!(text.contains(STATE_SCHEMA));
+    let back: MonitorState = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, s);
+}
+
+// --- BDD-01 (monitor part): given/when.
+
+#[test]
+fn bdd01_given_the_service_matches_the_allowlisted_identity_and_system_xpc_path() {
+    let d = eligibility(&service(700, false), &MonitorConfig::default());
+    assert_eq!(d, Ok(Kind::Service));
+}
+
+#[test]
+fn bdd01_given_it_is_unresponsive_in_two_consecutive_rounds_when_the_second_is_evaluated_it_restarts()
+ {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![vec![service(700, false)], vec![service(700, false)]],
+    );
+    assert_eq!(only(&o[0]).state, HangState::Pending);
+    assert!(!only(&o[0]).restart);
+    let d = only(&o[1]);
+    assert_eq!(d.kind, Some(Kind::Service));
+    assert_eq!(d.state, HangState::Confirmed);
+    assert!(d.restart);
+}

@@ -1,0 +1,76 @@
+//! A stop request for long-running loops (`hangs --watch`): SIGINT and SIGTERM set a flag
+//! instead of ending the process, so the loop finishes the round it is in (never leaving a
+//! restart half done), saves its state and exits with its own code.
+//!
+//! The handler only stores the signal number in an atomic, which is async-signal-safe.
+//! Installed with `sigaction(2)` without `SA_RESTART`, so a sleep is cut short.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+static REQUESTED: AtomicI32 = AtomicI32::new(0);
+
+#[cfg(unix)]
+extern "C" fn on_signal(sig: libc::c_int) {
+    REQUESTED.store(sig, Ordering::SeqCst);
+}
+
+/// Route SIGINT and SIGTERM to the flag. Errors name the signal.
+#[cfg(unix)]
+pub fn install() -> std::io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: an all-zero sigaction is a valid "no flags, empty mask" value; the fields
+        // set below are the handler address and an initialised mask.
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: sa.sa_mask is a valid, writable sigset_t.
+        unsafe { libc::sigemptyset(&mut sa.sa_mask) };
+        // SAFETY: sa is fully initialised; the handler only touches an atomic.
+        let rc = unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("cannot install a handler for signal {sig}: {e}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn install() -> std::io::Result<()> {
+    Ok(())
+}
+
+/// The signal that asked to stop, if any.
+pub fn requested() -> Option<i32> {
+    match REQUESTED.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Whether the stop came from SIGINT (Ctrl-C).
+pub fn is_interrupt(sig: i32) -> bool {
+    #[cfg(unix)]
+    {
+        sig == libc::SIGINT
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = sig;
+        false
+    }
+}
+
+/// Sleep up to `d`, waking early when a stop is requested.
+pub fn sleep(d: std::time::Duration) {
+    let deadline = std::time::Instant::now() + d;
+    while requested().is_none() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(100)));
+    }
+}
