@@ -14,6 +14,8 @@ mod evidence;
 mod generated;
 mod hangs;
 mod limits;
+#[cfg(target_os = "linux")]
+mod liveness;
 mod log_probe;
 mod probe;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,312 @@
+//! The liveness guard on real processes (Linux): a wrapper holding zombies with a session
+//! child whose `--log-dir` and CPU decide whether it is finished.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::schema;
+use crate::support::{Env, Tree, proc_state, wait_until, zombie_children};
+
+const HEARTBEATS: [&str; 3] = [
+    "DEBUG tokio-runtime-worker ThreadId(09) agency::send_telemetry_events: client/agency/src/send_telemetry_events.rs:427: telem periodic flush: queue empty, nothing to commit",
+    "DEBUG tokio-runtime-worker ThreadId(09) agency::send_telemetry_events: client/agency/src/send_telemetry_events.rs:282: telem flush: spawned detached child pid=32302",
+    "DEBUG tokio-runtime-worker ThreadId(11) otel_receiver::server: client/otel_receiver/src/server.rs:136: accepted OTLP signal (not yet processed) signal=/v1/metrics",
+];
+
+fn stamp(secs_ago: u64) -> String {
+    let t = SystemTime::now() - Duration::from_secs(secs_ago);
+    let ms = t.duration_since(UNIX_EPOCH).unwrap().as_millis() % 1000;
+    let base = humantime::format_rfc3339_seconds(t).to_string();
+    format!("{}.{ms:03}Z", base.trim_end_matches('Z'))
+}
+
+/// A session log: one work line 3 h 1 min ago, then heartbeat triplets every 30 s up to now,
+/// and optionally a work line `recent_work` seconds ago.
+fn write_log(dir: &Path, recent_work: Option<u64>) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut text = format!(
+        "{} INFO Forwarding event for session 4da0d54f: assistant.turn_end\n",
+        stamp(3 * 3600 + 60)
+    );
+    let mut ago = 3 * 3600;
+    loop {
+        for h in HEARTBEATS {
+            text.push_str(&format!("{} {h}\n", stamp(ago)));
+        }
+        if let Some(w) = recent_work {
+            if ago > w && ago - 30 <= w {
+                text.push_str(&format!(
+                    "{} INFO Forwarding event for session 4da0d54f: tool.execution_start\n",
+                    stamp(w)
+                ));
+            }
+        }
+        if ago < 30 {
+            break;
+        }
+        ago -= 30;
+    }
+    std::fs::write(dir.join("process-1-86242.log"), text).unwrap();
+}
+
+struct Setup {
+    env: Env,
+    tree: Tree,
+    leaker: i32,
+    session: i32,
+    logs: std::path::PathBuf,
+}
+
+fn setup(name: &str, recent_work: Option<u64>) -> Setup {
+    let env = Env::new();
+    let logs = env.path("session-logs");
+    write_log(&logs, recent_work);
+    if env.private {
+        crate::support::chown(&logs, env.uid);
+    }
+    let copilot = env.named_fixture(&format!("cop-{}", &name[name.len() - 3..]));
+    let exe = env.named_fixture(name);
+    let mut tree = env.spawn(
+        &exe,
+        &[
+            "leak",
+            "--zombies",
+            "150",
+            "--session",
+            copilot.to_str().unwrap(),
+            "idle",
+            "--log-dir",
+            logs.to_str().unwrap(),
+            "--",
+        ],
+    );
+    let ready = tree.ready();
+    let leaker = ready["pid"].as_i64().unwrap() as i32;
+    let session = ready["session"].as_i64().unwrap() as i32;
+    Setup {
+        env,
+        tree,
+        leaker,
+        session,
+        logs,
+    }
+}
+
+fn reap(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
+    let threshold = if extra.contains(&"--idle-threshold") {
+        vec![]
+    } else {
+        vec!["--idle-threshold", "1s"]
+    };
+    let out = s
+        .env
+        .cmd()
+        .args(["reap", "--json", "--allow", name])
+        .args(threshold)
+        .args(extra)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+fn parent(r: &schema::Reap, pid: i32) -> &schema::ReapParent {
+    r.parents.iter().find(|p| p.pid == pid).unwrap()
+}
+
+/// Two readings more than the threshold apart: the first records the session child's CPU.
+fn two_readings(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
+    let first = reap(s, name, &["--dry-run"]);
+    assert_eq!(
+        parent(&first, s.leaker).reason.as_deref(),
+        Some("session-signal-unavailable"),
+        "no history means busy"
+    );
+    let t = std::time::Instant::now();
+    wait_until("the idle threshold to pass", || {
+        t.elapsed() > Duration::from_millis(1500)
+    });
+    reap(s, name, extra)
+}
+
+#[test]
+fn a_finished_session_is_released_and_its_child_survives_the_parent() {
+    let s = setup("agency-idl", None);
+    let r = two_readings(&s, "agency-idl", &[]);
+    let p = parent(&r, s.leaker);
+    assert_eq!(
+        (p.verdict.as_str(), p.session.as_str()),
+        ("target", "idle"),
+        "{p:?}"
+    );
+    assert!(p.log_age_seconds.unwrap() >= 3.0 * 3600.0 - 5.0, "{p:?}");
+    assert!(p.cpu_idle_seconds.unwrap() >= 1.0, "{p:?}");
+    assert_eq!(
+        (r.targets[0].outcome.as_str(), r.targets[0].verified),
+        ("sigterm", true)
+    );
+    wait_until("the wrapper to go", || proc_state(s.leaker).is_none());
+    assert_eq!(zombie_children(s.leaker), 0);
+    // The session child keeps running, reparented (to the test's subreaper).
+    assert_eq!(proc_state(s.session), Some('S'));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.session)).unwrap();
+    let ppid: i32 = stat[stat.rfind(')').unwrap() + 2..]
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_ne!(ppid, s.leaker);
+    drop(s.tree);
+}
+
+/// Seed the CPU history as if the session child had been read, idle, `idle_s` ago (the
+/// awake clock is CLOCK_MONOTONIC on Linux), so one run sees hours of CPU idleness.
+fn seed_cpu_history(s: &Setup, idle_s: i64) {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.session)).unwrap();
+    let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let (utime, stime, start): (u64, u64, u64) = (
+        f[11].parse().unwrap(),
+        f[12].parse().unwrap(),
+        f[19].parse().unwrap(),
+    );
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let now_ms = ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000;
+    let then = now_ms - idle_s * 1000;
+    let entry = serde_json::json!({"pid": s.session, "start_time": start, "cpu_ns": (utime + stime) * 10_000_000,
+                                   "read_at_ms": then, "last_active_ms": then});
+    let file = serde_json::json!({"schema": "headroom.cpu-history/1", "uid": s.env.uid, "entries": [entry]});
+    let path = s.env.home.join("cpu-history.json");
+    std::fs::write(&path, file.to_string()).unwrap();
+    if s.env.private {
+        crate::support::chown(&path, s.env.uid);
+    }
+}
+
+#[test]
+fn one_work_line_20s_ago_keeps_it_active_although_cpu_says_idle_for_hours() {
+    // The 2026-08-29 lesson in reverse: CPU cannot see delegated work; the log can.
+    let s = setup("agency-act", Some(20));
+    seed_cpu_history(&s, 3 * 3600);
+    let r = reap(&s, "agency-act", &["--idle-threshold", "60s"]);
+    let p = parent(&r, s.leaker);
+    assert_eq!(
+        (p.reason.as_deref(), p.session.as_str()),
+        (Some("has-active-session"), "active"),
+        "{p:?}"
+    );
+    assert!(p.log_age_seconds.unwrap() < 60.0);
+    assert!(p.cpu_idle_seconds.unwrap() >= 3.0 * 3600.0 - 5.0, "{p:?}");
+    assert!(r.targets.is_empty());
+    assert_eq!(zombie_children(s.leaker), 150);
+}
+
+#[test]
+fn an_unreadable_log_directory_protects_as_unavailable() {
+    let s = setup("agency-unr", None);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&s.logs, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let first = reap(&s, "agency-unr", &["--dry-run"]);
+    let t = std::time::Instant::now();
+    wait_until("the idle threshold to pass", || {
+        t.elapsed() > Duration::from_millis(1500)
+    });
+    let r = reap(&s, "agency-unr", &[]);
+    std::fs::set_permissions(&s.logs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(
+        parent(&first, s.leaker).reason.as_deref(),
+        Some("session-signal-unavailable")
+    );
+    let p = parent(&r, s.leaker);
+    assert_eq!(
+        p.reason.as_deref(),
+        Some("session-signal-unavailable"),
+        "{p:?}"
+    );
+    assert!(
+        p.cpu_idle_seconds.is_some() && p.log_age_seconds.is_none(),
+        "{p:?}"
+    );
+    assert!(r.summary.contains("unreadable"));
+    assert_eq!(zombie_children(s.leaker), 150);
+}
+
+#[test]
+fn idle_watch_on_the_same_setup_sends_no_signal() {
+    let s = setup("agency-iwt", None);
+    let args = [
+        "idle-watch",
+        "--json",
+        "--duration",
+        "2s",
+        "--every",
+        "1s",
+        "--threshold",
+        "1s",
+    ];
+    let traced = std::process::Command::new("sh")
+        .args(["-c", "command -v strace"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let out = if traced {
+        // Prove it: no kill/tkill/tgkill system call at all.
+        let trace = s.env.path("strace.out");
+        let c = s.env.cmd();
+        let prog = c.get_program().to_os_string();
+        let cargs: Vec<std::ffi::OsString> = c.get_args().map(|a| a.to_os_string()).collect();
+        let mut st = assert_cmd::Command::new("strace");
+        st.args([
+            "-f",
+            "-e",
+            "trace=kill,tkill,tgkill,pidfd_send_signal",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(prog)
+        .args(cargs)
+        .args(args);
+        st.env("HEADROOM_HOME", &s.env.home)
+            .timeout(crate::support::TIMEOUT);
+        let o = st.output().unwrap();
+        let calls = std::fs::read_to_string(&trace).unwrap();
+        let signals: Vec<&str> = calls
+            .lines()
+            .filter(|l| l.contains("kill(") || l.contains("pidfd_send_signal("))
+            .collect();
+        assert!(signals.is_empty(), "idle-watch sent signals: {signals:?}");
+        o
+    } else {
+        assert!(
+            std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
+            "strace is required here"
+        );
+        s.env.cmd().args(args).output().unwrap()
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last_poll = lines.iter().rev().find(|l| l["type"] == "poll").unwrap();
+    let p = last_poll["parents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pid"] == s.leaker)
+        .unwrap();
+    assert_eq!(p["verdict"], "idle", "{p}");
+    assert_eq!(lines.last().unwrap()["signals_sent"], 0);
+    assert_eq!(proc_state(s.leaker), Some('S'));
+    assert_eq!(zombie_children(s.leaker), 150);
+    assert_eq!(proc_state(s.session), Some('S'));
+}
