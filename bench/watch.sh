@@ -13,15 +13,15 @@ cargo build --release --quiet --bin headroom
 work=$(mktemp -d /tmp/headroom-watch-bench.XXXXXX)
 trap 'kill "${pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 export HEADROOM_HOME=$work
-tck=$(getconf CLK_TCK)
 
 target/release/headroom watch --no-auto-reap >"$work/out" 2>&1 &
 pid=$!
 start=$(date +%s.%N)
 sleep "$duration"
-read -r -a f < <(sed 's/^.*) //' "/proc/$pid/stat")
+# schedstat's first field is nanoseconds on a CPU: finer than the 10 ms ticks of /proc/PID/stat.
+ns=$(cut -d' ' -f1 "/proc/$pid/schedstat")
 end=$(date +%s.%N)
-cpu=$(echo "scale=6; (${f[11]} + ${f[12]}) / $tck" | bc)
+cpu=$(echo "scale=6; $ns / 1000000000" | bc)
 wall=$(echo "scale=3; $end - $start" | bc)
 hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
 rounds=$(grep -c '' "$work/out" || true)
@@ -35,7 +35,8 @@ if command -v strace >/dev/null; then
   strace -f -e trace=process -o "$work/strace" target/release/headroom watch --interval 1s --no-auto-reap >/dev/null 2>&1 &
   spid=$!
   sleep 5.5
-  kill -TERM "$spid"; wait "$spid" || true
+  # Stop headroom itself (strace's child, which this script started); strace then exits.
+  kill -TERM "$(ps -o pid= --ppid "$spid")"; wait "$spid" || true
   calls=$(grep -cE 'clone|fork|execve' "$work/strace" || true)
   echo "strace over ~5 rounds at 1 s: ${calls} fork/clone/exec calls (the start-up execve is 1):"
   grep -E 'clone|fork|execve' "$work/strace" | sed 's/^/  /'

@@ -9,8 +9,20 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-/// Replace `path` with `bytes` atomically.
+/// Replace `path` with `bytes` atomically and durably (fsync before the rename): for files
+/// the user asked for (snapshots, Prometheus text, the LaunchAgent, the systemd unit).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_replace(path, bytes, true)
+}
+
+/// Replace `path` with `bytes` atomically, without waiting for the disk: for state that is
+/// rewritten every poll (reading history, CPU history, watch state), where an fsync per round
+/// would be most of `watch`'s CPU cost and a power cut loses at most the last readings.
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_replace(path, bytes, false)
+}
+
+fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -23,7 +35,9 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     let res = (|| -> std::io::Result<()> {
         let mut f = File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if let Err(e) = res {

@@ -56,6 +56,8 @@ struct Guard<'c, 'a> {
     cleanups: u64,
     errors: u64,
     status_open: bool,
+    /// The state as last written, to skip rewriting it unchanged.
+    saved: Option<String>,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
@@ -104,6 +106,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         cleanups: 0,
         errors: 0,
         status_open: false,
+        saved: None,
     };
     g.load_state();
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
@@ -117,11 +120,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
             g.finish();
             return Ok(code);
         }
-        while platform::stop_flag::requested().is_none() && started.elapsed() < interval.value {
-            std::thread::sleep(
-                (interval.value - started.elapsed()).min(Duration::from_millis(100)),
-            );
-        }
+        platform::stop_flag::sleep(interval.value.saturating_sub(started.elapsed()));
         if let Some(sig) = platform::stop_flag::requested() {
             g.notice("info", &format!("stopping on signal {sig}"));
             break;
@@ -200,6 +199,12 @@ impl Guard<'_, '_> {
         let Some(dir) = self.state_dir.clone() else {
             return;
         };
+        // Unchanged state (most rounds) is not rewritten.
+        let now = serde_json::to_string(&self.persisted).ok();
+        if now.is_some() && now == self.saved {
+            return;
+        }
+        self.saved = now;
         if let Err(e) = save_json(&dir.join(STATE_FILE), &self.persisted) {
             self.notice("error", &format!("{e:#}"));
         }

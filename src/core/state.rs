@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::liveness::CpuEntry;
 use crate::core::reading::{Sample, TREND_WINDOW_MS};
-use crate::fsio::{Lock, atomic_write};
+use crate::fsio::{Lock, replace};
 
 /// What loading a state file found.
 #[derive(Debug)]
@@ -57,7 +57,7 @@ pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
 
 pub fn save_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let bytes = serde_json::to_vec(value).context("cannot serialise state")?;
-    atomic_write(path, &bytes)
+    replace(path, &bytes)
 }
 
 pub const READINGS_FILE: &str = "readings.json";

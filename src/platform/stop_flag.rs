@@ -64,6 +64,11 @@ pub fn is_interrupt(sig: i32) -> bool {
 }
 
 /// Sleep up to `d`, waking early when a stop is requested.
+///
+/// The handler is installed without `SA_RESTART`, so a signal cuts `nanosleep` short and the
+/// flag is seen at once. Each sleep is capped at one second only to bound the race where a
+/// signal lands between checking the flag and going to sleep: an idle `watch` wakes once a
+/// second, not ten times (its whole cost at a 60 s interval is a few milliseconds a minute).
 pub fn sleep(d: std::time::Duration) {
     let deadline = std::time::Instant::now() + d;
     while requested().is_none() {
@@ -71,6 +76,22 @@ pub fn sleep(d: std::time::Duration) {
         if left.is_zero() {
             break;
         }
-        std::thread::sleep(left.min(std::time::Duration::from_millis(100)));
+        nap(left.min(std::time::Duration::from_secs(1)));
     }
+}
+
+#[cfg(unix)]
+fn nap(d: std::time::Duration) {
+    let ts = libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: ts is a valid timespec; a null remainder is allowed. EINTR (a signal) simply
+    // returns early, which is the point.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+}
+
+#[cfg(not(unix))]
+fn nap(d: std::time::Duration) {
+    std::thread::sleep(d);
 }
