@@ -248,7 +248,7 @@ Exit status: the command's own code; 143 when the tree ended after SIGTERM, 137 
 )]
 pub struct RunArgs {
     /// Memory limit for the whole tree: MiB, or with a unit (512M, 2G).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
     pub limit: u64,
     /// Poll interval.
     #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = parse_duration)]
@@ -403,6 +403,9 @@ pub fn parse_positive(s: &str) -> Result<u64, String> {
 /// and `B`).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("`{s}` is negative; a size must be positive"));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());

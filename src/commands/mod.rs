@@ -1,9 +1,13 @@
 //! One file per subcommand: resolve args into a plan, call core and actions, build one
 //! report, hand it to the Printer.
 
+pub mod calibrate;
 pub mod limits;
+pub mod park;
 pub mod probe;
+pub mod run;
 pub mod snapshot;
+pub mod top;
 
 use anyhow::Result;
 
@@ -58,6 +62,13 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::Probe(a) => probe::run(&ctx, a),
         Command::Limits(a) => limits::run(&ctx, a),
         Command::Snapshot(a) => snapshot::run(&ctx, a),
+        Command::Run(a) => run::run(&ctx, a),
+        Command::Top(a) => top::run(&ctx, a),
+        Command::Park(a) => park::run(&ctx, a, park::Action::Park),
+        Command::Wake(a) => park::run(&ctx, a, park::Action::Wake),
+        Command::ParkTree(a) => park::run(&ctx, a, park::Action::ParkTree),
+        Command::WakeTree(a) => park::run(&ctx, a, park::Action::WakeTree),
+        Command::Calibrate(a) => calibrate::run(&ctx, a),
         other => Err(crate::exit::WithCode {
             code: crate::exit::ERROR,
             message: format!("`{}` is not implemented yet", other.name()),

@@ -1,6 +1,10 @@
 //! Pure logic: no syscalls about processes. Everything here is tested against snapshots.
 
+pub mod calibrate;
 pub mod limits;
+pub mod memory;
+pub mod parking;
 pub mod reading;
 pub mod snapshot;
 pub mod state;
+pub mod top;

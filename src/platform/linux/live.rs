@@ -2,6 +2,7 @@
 //! every pid (and `exe` of the user's own live processes), reusing one buffer; a pid that
 //! vanishes between `readdir` and `read` is skipped.
 
+use std::collections::{HashSet, VecDeque};
 use std::ffi::OsStr;
 use std::fs;
 use std::io::{ErrorKind, Read};
@@ -13,7 +14,7 @@ use crate::core::snapshot::{
 };
 use crate::platform::linux::Roots;
 use crate::platform::linux::procfs::{self, PidsMax};
-use crate::platform::{PlatformError, ProcessSource, current_uid, now_ms};
+use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms, select_tree};
 
 #[derive(Debug)]
 pub struct LinuxSource {
@@ -46,6 +47,7 @@ impl LinuxSource {
         pid: i32,
         uid: u32,
         detail: Detail,
+        with_exe: bool,
         buf: &mut String,
     ) -> Result<Option<ProcessRecord>, PlatformError> {
         let dir = self.proc_path(pid.to_string());
@@ -89,7 +91,7 @@ impl LinuxSource {
         })?;
         // The executable only matters for the user's own live processes (policy, session
         // children); skipping it elsewhere halves the cost on shared machines.
-        let exe = if ruid == uid && state != ProcState::Zombie {
+        let exe = if with_exe && ruid == uid && state != ProcState::Zombie {
             fs::read_link(dir.join("exe")).ok().map(|p| {
                 let s = p.to_string_lossy().into_owned();
                 s.strip_suffix(" (deleted)")
@@ -114,6 +116,66 @@ impl LinuxSource {
             footprint_bytes: status.footprint_bytes(),
             argv: None,
         }))
+    }
+
+    /// Children of `pid` from `/proc/PID/task/TID/children` (one file per thread: a child
+    /// is listed under the thread that forked it). `Ok(None)` when the process is gone or
+    /// the kernel has no such files.
+    fn children_of(
+        &self,
+        pid: i32,
+        threads: Option<u32>,
+        buf: &mut String,
+    ) -> Result<Option<Vec<i32>>, PlatformError> {
+        let task = self.proc_path(format!("{pid}/task"));
+        let tids: Vec<i32> = if threads == Some(1) {
+            vec![pid]
+        } else {
+            match fs::read_dir(&task) {
+                Ok(rd) => rd
+                    .filter_map(|e| e.ok().and_then(|e| parse_pid(&e.file_name())))
+                    .collect(),
+                Err(_) => return Ok(None),
+            }
+        };
+        let mut out = Vec::new();
+        let mut any = false;
+        for tid in tids {
+            if read_into(&task.join(format!("{tid}/children")), buf)?.is_some() {
+                any = true;
+                out.extend(procfs::parse_children(buf));
+            }
+        }
+        Ok(any.then_some(out))
+    }
+
+    /// Pids in process group `pgid`: one pass over `/proc/*/stat` (the only way to find a
+    /// group on Linux; `run` does it every few seconds, not every interval).
+    fn group_pids(&self, pgid: i32) -> Result<Vec<i32>, PlatformError> {
+        let dir = fs::read_dir(&self.roots.proc).map_err(|e| {
+            PlatformError::io(format!("cannot list `{}`", self.roots.proc.display()), e)
+        })?;
+        let mut buf = String::with_capacity(512);
+        let mut out = Vec::new();
+        for entry in dir.flatten() {
+            let Some(pid) = parse_pid(&entry.file_name()) else {
+                continue;
+            };
+            if let Ok(Some(())) = read_into(&entry.path().join("stat"), &mut buf) {
+                if procfs::parse_stat(&buf).is_ok_and(|s| s.pgrp == pgid) {
+                    out.push(pid);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `tree_sample` from a full snapshot, for kernels without `children` files.
+    fn tree_sample_by_scan(
+        &self,
+        query: &TreeQuery<'_>,
+    ) -> Result<Vec<ProcessRecord>, PlatformError> {
+        Ok(select_tree(self.snapshot(Detail::Full)?, query))
     }
 
     fn read_small(&self, rel: &str) -> Result<String, std::io::Error> {
@@ -317,7 +379,7 @@ impl ProcessSource for LinuxSource {
             let Some(pid) = parse_pid(&entry.file_name()) else {
                 continue;
             };
-            match self.read_process(pid, uid, detail, &mut buf) {
+            match self.read_process(pid, uid, detail, true, &mut buf) {
                 Ok(Some(p)) => processes.push(p),
                 Ok(None) => {}
                 // Unreadable mid-scan (EACCES under hidepid, a torn read): skip the entry,
@@ -344,7 +406,48 @@ impl ProcessSource for LinuxSource {
             return Ok(None);
         }
         let mut buf = String::with_capacity(2048);
-        self.read_process(pid, current_uid(), Detail::Full, &mut buf)
+        self.read_process(pid, current_uid(), Detail::Full, true, &mut buf)
+    }
+
+    fn tree_sample(&self, query: &TreeQuery<'_>) -> Result<Vec<ProcessRecord>, PlatformError> {
+        let uid = current_uid();
+        let mut buf = String::with_capacity(4096);
+        let mut kids = String::with_capacity(256);
+        let mut out = Vec::new();
+        let mut seen: HashSet<i32> = query.roots.iter().copied().collect();
+        let mut queue: VecDeque<i32> = VecDeque::new();
+        for &root in query.roots {
+            match self.children_of(root, None, &mut kids)? {
+                Some(c) => queue.extend(c),
+                // No `children` files (a kernel without CONFIG_PROC_CHILDREN): read the
+                // whole table instead.
+                None if self.proc_path(root.to_string()).exists() => {
+                    return self.tree_sample_by_scan(query);
+                }
+                None => {}
+            }
+        }
+        queue.extend(query.extra.iter().copied());
+        if let Some(pgid) = query.pgid {
+            queue.extend(self.group_pids(pgid)?);
+        }
+        while let Some(pid) = queue.pop_front() {
+            if !seen.insert(pid) {
+                continue;
+            }
+            let rec = match self.read_process(pid, uid, Detail::Full, false, &mut buf) {
+                Ok(Some(r)) => r,
+                // Gone, or unreadable mid-read: skip it, as a snapshot would.
+                Ok(None) | Err(_) => continue,
+            };
+            if !rec.is_zombie() {
+                if let Some(c) = self.children_of(pid, rec.threads, &mut kids)? {
+                    queue.extend(c);
+                }
+            }
+            out.push(rec);
+        }
+        Ok(out)
     }
 
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
