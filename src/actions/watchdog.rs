@@ -211,6 +211,7 @@ pub fn run(
         phase: Phase::Watching,
         next_tick: started,
         last_group_scan: None,
+        force_scan: false,
         last: None,
         parked: HashSet::new(),
         termed: HashMap::new(),
@@ -261,6 +262,8 @@ struct Watch<'a, 'e> {
     phase: Phase,
     next_tick: Instant,
     last_group_scan: Option<Instant>,
+    /// Scan the whole group at the next sample, whenever the last scan was.
+    force_scan: bool,
     last: Option<Sample>,
     /// Processes headroom parked (and must wake or end).
     parked: HashSet<Identity>,
@@ -339,12 +342,15 @@ impl Watch<'_, '_> {
             signal: sig,
         });
         sup.suspend_with(self.cmd_pid);
+        // The whole group, as a shell's `fg` does, whatever state each member shows now: the
+        // terminal's stop signal may not have reached every member yet, and a SIGCONT sent
+        // after it discards it even while still pending. Processes headroom parked stay so.
         let group: Vec<Identity> = self
             .sample()
             .map(|s| {
                 s.members
                     .iter()
-                    .filter(|m| m.pgid == Some(self.cmd_pid) && m.state == ProcState::Stopped)
+                    .filter(|m| m.pgid == Some(self.cmd_pid) && !m.is_zombie())
                     .filter_map(ProcessRecord::identity)
                     .filter(|id| !self.parked.contains(id))
                     .collect()
@@ -361,6 +367,10 @@ impl Watch<'_, '_> {
         match self.phase {
             Phase::Watching | Phase::Relief { .. } if !self.cmd_handled => {
                 self.summary.forwarded.push(sig.name());
+                // The group as it is now, not as last sampled: a child forked since then
+                // must get the signal too.
+                self.force_scan = true;
+                self.tick(Instant::now());
                 let targets: Vec<Identity> = self.group_members();
                 let pids = self.deliver(&targets, sig).0;
                 (self.emit)(&Event::Forward {
@@ -517,9 +527,10 @@ impl Watch<'_, '_> {
     fn sample(&mut self) -> Option<Sample> {
         let now = Instant::now();
         let scan_group = self.spec.pgid.is_some()
-            && self
-                .last_group_scan
-                .is_none_or(|t| now.duration_since(t) >= GROUP_SCAN_EVERY);
+            && (std::mem::take(&mut self.force_scan)
+                || self
+                    .last_group_scan
+                    .is_none_or(|t| now.duration_since(t) >= GROUP_SCAN_EVERY));
         let known = self.tracker.known_pids();
         let query = TreeQuery {
             roots: &[self.self_pid],
@@ -626,6 +637,7 @@ impl Watch<'_, '_> {
             kill_at: Instant::now() + self.cfg.grace,
             give_up_at: None,
         };
+        self.force_scan = true;
         self.tick(Instant::now());
         let left = self.alive_members();
         self.signal_new(&left, Signal::Term);
@@ -639,6 +651,7 @@ impl Watch<'_, '_> {
                 give_up_at: Some(Instant::now() + KILL_WAIT),
             };
         }
+        self.force_scan = true;
         self.tick(Instant::now());
         let left = self.alive_members();
         self.signal_new(&left, Signal::Kill);

@@ -220,6 +220,56 @@ fn become_subreaper() -> io::Result<bool> {
     Ok(false)
 }
 
+/// Find `prog` the way a shell does: a name with a `/` is used as is; otherwise the first
+/// executable regular file of that name in `$PATH`. Only when there is none, but a file of
+/// that name exists, is it "not executable" (126); when there is no such file, "not found"
+/// (127) — even if some `$PATH` directory could not be searched, which `execvp` would
+/// report as EACCES.
+fn resolve(prog: &std::ffi::OsStr) -> Result<std::path::PathBuf, SpawnError> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::PathBuf;
+    if prog.as_bytes().contains(&b'/') {
+        return Ok(PathBuf::from(prog));
+    }
+    let not_found = || {
+        SpawnError::NotFound(io::Error::new(
+            io::ErrorKind::NotFound,
+            "no such file in $PATH",
+        ))
+    };
+    if prog.is_empty() {
+        return Err(not_found());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    let mut not_executable: Option<PathBuf> = None;
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let candidate = dir.join(prog);
+        if !candidate.is_file() {
+            continue;
+        }
+        let Ok(c) = std::ffi::CString::new(candidate.as_os_str().as_bytes()) else {
+            continue;
+        };
+        // SAFETY: c is a NUL-terminated path; access has no other preconditions.
+        if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
+            return Ok(candidate);
+        }
+        not_executable.get_or_insert(candidate);
+    }
+    match not_executable {
+        Some(p) => Err(SpawnError::NotExecutable(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("`{}` is not executable", p.display()),
+        ))),
+        None => Err(not_found()),
+    }
+}
+
 impl Supervisor {
     /// Take hold: subreaper, self-pipe, handlers, SIGTTOU/SIGTTIN blocked, the terminal.
     /// Only one may exist at a time (the handlers are process-wide).
@@ -286,8 +336,10 @@ impl Supervisor {
                 "no command given",
             )));
         };
-        let mut cmd = Command::new(prog);
-        cmd.args(args).process_group(0);
+        let path = resolve(prog)?;
+        let mut cmd = Command::new(&path);
+        // The program sees the name it was given, not the path it was found at.
+        cmd.arg0(prog).args(args).process_group(0);
         let tty_fd = self
             .tty
             .as_ref()

@@ -11,8 +11,14 @@
 
 mod cli;
 mod limits;
+#[cfg(target_os = "linux")]
+mod park;
 mod probe;
+#[cfg(target_os = "linux")]
+mod run;
 mod schema;
 #[cfg(target_os = "linux")]
 mod snapshot;
 mod support;
+#[cfg(target_os = "linux")]
+mod top;
