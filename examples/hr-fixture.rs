@@ -16,9 +16,11 @@
 //!       Fork N children that exit at once and are never waited for (N zombies), optionally
 //!       start a live session child running another executable, optionally run one command
 //!       as a child and report `child-exited CODE`; print `ready {json}` and sleep forever.
-//!   hog --mib N [--children K] [--depth D] [--grow-mib-per-s R]
+//!   hog --mib N [--children K] [--depth D] [--grow-mib-per-s R] [--grow-step-ms S]
+//!       [--grow-delay-ms W] [--report-growth]
 //!       Allocate and touch N MiB (optionally in a tree of processes), print `ready PID`,
-//!       sleep forever (or keep growing at R MiB/s).
+//!       sleep forever (or, W ms later, keep growing at R MiB/s in steps every S ms, default
+//!       100; with --report-growth print `grew TOTAL_MIB UNIX_NS` after each step).
 //!   tree --depth D --fanout F
 //!       A tree of sleeping processes; prints `ready {json}` from the root.
 //!   idle
@@ -482,18 +484,38 @@ mod linux {
                     .expect("spawn hog child");
             }
         }
+        let step_ms: u64 = opt(args, "--grow-step-ms")
+            .and_then(|v| v.parse().ok())
+            .filter(|&v| v > 0)
+            .unwrap_or(100);
+        let report = args.iter().any(|a| a == "--report-growth");
         let mut keep = vec![touch(mib)];
         say(&format!("ready {}", std::process::id()));
         if grow > 0 {
-            // Grow in 10 steps a second.
-            let step = (grow << 20) / 10;
-            loop {
+            let delay: u64 = opt(args, "--grow-delay-ms")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            std::thread::sleep(std::time::Duration::from_millis(delay));
+            // R MiB/s in steps of S ms, paced against the clock (touching takes time too).
+            let step = ((grow << 20) as u64 * step_ms / 1000) as usize;
+            let mut total = mib << 20;
+            let start = std::time::Instant::now();
+            for n in 1u64.. {
                 let mut v = vec![0u8; step];
                 for i in (0..v.len()).step_by(4096) {
                     v[i] = 1;
                 }
                 keep.push(v);
-                std::thread::sleep(std::time::Duration::from_millis(100));
+                total += step;
+                if report {
+                    let ns = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_nanos())
+                        .unwrap_or(0);
+                    say(&format!("grew {} {ns}", total >> 20));
+                }
+                let next = start + std::time::Duration::from_millis(n * step_ms);
+                std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
             }
         }
         std::hint::black_box(&keep);

@@ -2,7 +2,8 @@
 //! every pid (and `exe` of the user's own live processes), reusing one buffer; a pid that
 //! vanishes between `readdir` and `read` is skipped.
 
-use std::collections::{HashSet, VecDeque};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs;
 use std::io::{ErrorKind, Read};
@@ -14,12 +15,14 @@ use crate::core::snapshot::{
 };
 use crate::platform::linux::Roots;
 use crate::platform::linux::procfs::{self, PidsMax};
-use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms, select_tree};
+use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms};
 
 #[derive(Debug)]
 pub struct LinuxSource {
-    roots: Roots,
+    pub(super) roots: Roots,
     ns_per_tick: u64,
+    /// `/proc` files of the last tree sampled, kept open between samples (see `tree.rs`).
+    pub(super) open: RefCell<HashMap<i32, super::tree::OpenProc>>,
 }
 
 impl LinuxSource {
@@ -30,10 +33,11 @@ impl LinuxSource {
         Self {
             roots,
             ns_per_tick: 1_000_000_000 / hz,
+            open: RefCell::new(HashMap::new()),
         }
     }
 
-    fn proc_path(&self, rel: impl AsRef<Path>) -> PathBuf {
+    pub(super) fn proc_path(&self, rel: impl AsRef<Path>) -> PathBuf {
         self.roots.proc.join(rel)
     }
 
@@ -42,7 +46,7 @@ impl LinuxSource {
     /// `status` alone carries everything slot counting needs, so `Detail::Slots` costs one
     /// read per process (ps needs at least two); `Full` adds `stat` (start time, group,
     /// session, CPU) and, for the user's own live processes, the executable.
-    fn read_process(
+    pub(super) fn read_process(
         &self,
         pid: i32,
         uid: u32,
@@ -55,6 +59,26 @@ impl LinuxSource {
             return Ok(None);
         };
         let status = procfs::parse_status(buf);
+        if detail == Detail::Slots {
+            return self.record(pid, uid, &dir, &status, None, false).map(Some);
+        }
+        let Some(()) = read_into(&dir.join("stat"), buf)? else {
+            return Ok(None);
+        };
+        self.record(pid, uid, &dir, &status, Some(buf), with_exe)
+            .map(Some)
+    }
+
+    /// One process from the text of its `status` and (for full detail) `stat`.
+    pub(super) fn record(
+        &self,
+        pid: i32,
+        uid: u32,
+        dir: &Path,
+        status: &procfs::Status,
+        stat: Option<&str>,
+        with_exe: bool,
+    ) -> Result<ProcessRecord, PlatformError> {
         let invalid = |what: &str| {
             PlatformError::Invalid(format!(
                 "`{}` has no {what} line",
@@ -63,8 +87,8 @@ impl LinuxSource {
         };
         let ruid = status.ruid.ok_or_else(|| invalid("Uid"))?;
         let state = ProcState::from_linux(status.state.ok_or_else(|| invalid("State"))?);
-        if detail == Detail::Slots {
-            return Ok(Some(ProcessRecord {
+        let Some(stat) = stat else {
+            return Ok(ProcessRecord {
                 pid,
                 ppid: status.ppid.ok_or_else(|| invalid("PPid"))?,
                 uid: ruid,
@@ -78,12 +102,9 @@ impl LinuxSource {
                 cpu_ns: None,
                 footprint_bytes: status.footprint_bytes(),
                 argv: None,
-            }));
-        }
-        let Some(()) = read_into(&dir.join("stat"), buf)? else {
-            return Ok(None);
+            });
         };
-        let stat = procfs::parse_stat(buf).map_err(|e| {
+        let stat = procfs::parse_stat(stat).map_err(|e| {
             PlatformError::Invalid(format!(
                 "cannot parse `{}`: {e}",
                 dir.join("stat").display()
@@ -101,7 +122,7 @@ impl LinuxSource {
         } else {
             None
         };
-        Ok(Some(ProcessRecord {
+        Ok(ProcessRecord {
             pid,
             ppid: stat.ppid,
             uid: ruid,
@@ -115,67 +136,7 @@ impl LinuxSource {
             cpu_ns: Some((stat.utime + stat.stime).saturating_mul(self.ns_per_tick)),
             footprint_bytes: status.footprint_bytes(),
             argv: None,
-        }))
-    }
-
-    /// Children of `pid` from `/proc/PID/task/TID/children` (one file per thread: a child
-    /// is listed under the thread that forked it). `Ok(None)` when the process is gone or
-    /// the kernel has no such files.
-    fn children_of(
-        &self,
-        pid: i32,
-        threads: Option<u32>,
-        buf: &mut String,
-    ) -> Result<Option<Vec<i32>>, PlatformError> {
-        let task = self.proc_path(format!("{pid}/task"));
-        let tids: Vec<i32> = if threads == Some(1) {
-            vec![pid]
-        } else {
-            match fs::read_dir(&task) {
-                Ok(rd) => rd
-                    .filter_map(|e| e.ok().and_then(|e| parse_pid(&e.file_name())))
-                    .collect(),
-                Err(_) => return Ok(None),
-            }
-        };
-        let mut out = Vec::new();
-        let mut any = false;
-        for tid in tids {
-            if read_into(&task.join(format!("{tid}/children")), buf)?.is_some() {
-                any = true;
-                out.extend(procfs::parse_children(buf));
-            }
-        }
-        Ok(any.then_some(out))
-    }
-
-    /// Pids in process group `pgid`: one pass over `/proc/*/stat` (the only way to find a
-    /// group on Linux; `run` does it every few seconds, not every interval).
-    fn group_pids(&self, pgid: i32) -> Result<Vec<i32>, PlatformError> {
-        let dir = fs::read_dir(&self.roots.proc).map_err(|e| {
-            PlatformError::io(format!("cannot list `{}`", self.roots.proc.display()), e)
-        })?;
-        let mut buf = String::with_capacity(512);
-        let mut out = Vec::new();
-        for entry in dir.flatten() {
-            let Some(pid) = parse_pid(&entry.file_name()) else {
-                continue;
-            };
-            if let Ok(Some(())) = read_into(&entry.path().join("stat"), &mut buf) {
-                if procfs::parse_stat(&buf).is_ok_and(|s| s.pgrp == pgid) {
-                    out.push(pid);
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// `tree_sample` from a full snapshot, for kernels without `children` files.
-    fn tree_sample_by_scan(
-        &self,
-        query: &TreeQuery<'_>,
-    ) -> Result<Vec<ProcessRecord>, PlatformError> {
-        Ok(select_tree(self.snapshot(Detail::Full)?, query))
+        })
     }
 
     fn read_small(&self, rel: &str) -> Result<String, std::io::Error> {
@@ -330,7 +291,7 @@ impl LinuxSource {
 /// procfs files are generated whole on the first read, so a read that returns less than the
 /// space offered is the end: three system calls per file (open, read, close) instead of the
 /// six `read_to_string` makes (it also sizes the file and checks the position).
-fn read_into(path: &Path, buf: &mut String) -> Result<Option<()>, PlatformError> {
+pub(super) fn read_into(path: &Path, buf: &mut String) -> Result<Option<()>, PlatformError> {
     buf.clear();
     let res = fs::File::open(path).and_then(|mut f| {
         let mut bytes = std::mem::take(buf).into_bytes();
@@ -410,44 +371,7 @@ impl ProcessSource for LinuxSource {
     }
 
     fn tree_sample(&self, query: &TreeQuery<'_>) -> Result<Vec<ProcessRecord>, PlatformError> {
-        let uid = current_uid();
-        let mut buf = String::with_capacity(4096);
-        let mut kids = String::with_capacity(256);
-        let mut out = Vec::new();
-        let mut seen: HashSet<i32> = query.roots.iter().copied().collect();
-        let mut queue: VecDeque<i32> = VecDeque::new();
-        for &root in query.roots {
-            match self.children_of(root, None, &mut kids)? {
-                Some(c) => queue.extend(c),
-                // No `children` files (a kernel without CONFIG_PROC_CHILDREN): read the
-                // whole table instead.
-                None if self.proc_path(root.to_string()).exists() => {
-                    return self.tree_sample_by_scan(query);
-                }
-                None => {}
-            }
-        }
-        queue.extend(query.extra.iter().copied());
-        if let Some(pgid) = query.pgid {
-            queue.extend(self.group_pids(pgid)?);
-        }
-        while let Some(pid) = queue.pop_front() {
-            if !seen.insert(pid) {
-                continue;
-            }
-            let rec = match self.read_process(pid, uid, Detail::Full, false, &mut buf) {
-                Ok(Some(r)) => r,
-                // Gone, or unreadable mid-read: skip it, as a snapshot would.
-                Ok(None) | Err(_) => continue,
-            };
-            if !rec.is_zombie() {
-                if let Some(c) = self.children_of(pid, rec.threads, &mut kids)? {
-                    queue.extend(c);
-                }
-            }
-            out.push(rec);
-        }
-        Ok(out)
+        self.sample_tree(query)
     }
 
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
@@ -466,9 +390,15 @@ impl ProcessSource for LinuxSource {
     }
 
     fn memory(&self) -> Result<MemoryTotals, PlatformError> {
+        // Read every interval by `run`: open, one read, close (no size query first).
         let path = self.proc_path("meminfo");
-        let text = fs::read_to_string(&path)
-            .map_err(|e| PlatformError::io(format!("cannot read `{}`", path.display()), e))?;
+        let mut text = String::with_capacity(2048);
+        if read_into(&path, &mut text)?.is_none() {
+            return Err(PlatformError::Invalid(format!(
+                "`{}` does not exist",
+                path.display()
+            )));
+        }
         let (total_bytes, available_bytes) = procfs::parse_meminfo(&text).ok_or_else(|| {
             PlatformError::Invalid(format!(
                 "`{}` lacks MemTotal or MemAvailable",
@@ -482,7 +412,7 @@ impl ProcessSource for LinuxSource {
     }
 }
 
-fn parse_pid(name: &OsStr) -> Option<i32> {
+pub(super) fn parse_pid(name: &OsStr) -> Option<i32> {
     let s = name.to_str()?;
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
