@@ -6,7 +6,8 @@ use std::collections::{HashSet, VecDeque};
 
 use serde::Serialize;
 
-use crate::core::memory::{IDLE_CPU_FRACTION, PRESSURE_FREE_PCT};
+use crate::core::idle::IDLE_CPU_FRACTION;
+use crate::core::memory::PRESSURE_FREE_PCT;
 use crate::core::snapshot::{ProcState, ProcessRecord, ProcessTable};
 use crate::output::human_bytes;
 

@@ -416,3 +416,39 @@ fn on_a_terminal_the_command_is_in_the_foreground_and_ctrl_c_reaches_it() {
     assert_eq!(t.exit_code(), 130);
     assert_tree_gone(&env, &pids);
 }
+
+/// What the command leaves running when it exits is ended, and the command's code kept —
+/// including a daemon that left the command's session and group (on Linux it is reparented
+/// to headroom, a child subreaper, not to init).
+#[test]
+fn leftovers_and_escaped_daemons_are_ended_when_the_command_exits() {
+    let env = Env::new();
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let script = format!("\"{fx}\" idle & setsid \"{fx}\" idle & echo started; exit 3");
+    let (mut t, out, err) = headroom(
+        &env,
+        &[
+            "--json", "run", "--limit", "1G", "--grace", "2s", "--", "/bin/sh", "-c", &script,
+        ],
+    );
+    assert_eq!(t.exit_code(), 3);
+    assert_eq!(read(&out), "started\n");
+    let events = schema::run_events(&read(&err));
+    let termed: Vec<i32> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Signal {
+                signal,
+                reason,
+                pids,
+                ..
+            } if signal == "SIGTERM" && reason == "leftovers" => Some(pids.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(termed.len(), 2, "both background processes: {events:?}");
+    assert_tree_gone(&env, &termed);
+    let s = summary(&events);
+    assert_eq!((s.exit_code, s.ended_by.as_deref()), (3, Some("leftovers")));
+}
