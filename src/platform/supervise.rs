@@ -5,7 +5,9 @@
 //!   thing; there the tree is followed by polling (`core::memory::TreeTracker`).
 //! - SIGINT, SIGTERM, SIGHUP and SIGCHLD are caught by a handler that only writes the signal
 //!   number into a non-blocking self-pipe; the polling loop sleeps in `poll(2)` on that pipe,
-//!   so it wakes at once for a signal or a child's exit and costs nothing in between.
+//!   so it wakes at once for a signal or a child's exit and costs nothing in between. A
+//!   termination signal headroom was started with ignored (`nohup`) stays ignored, so the
+//!   command inherits it as it would without headroom.
 //! - The command starts in a process group of its own (so headroom can tell the tree from
 //!   whatever else shares its own group, like the other side of a pipe). When headroom's
 //!   group owns the terminal, the command's group is handed the terminal before it execs,
@@ -13,8 +15,8 @@
 //!   interactive programs can read. headroom blocks SIGTTOU and SIGTTIN while it runs so
 //!   that it can take the terminal back, and write to stderr, from the background.
 //!
-//! Everything is undone on drop: the terminal goes back to headroom's group, handlers and the
-//! signal mask are restored.
+//! The command gets the signal mask headroom was started with. Everything is undone on
+//! drop: the terminal goes back to headroom's group, handlers and the mask are restored.
 
 use std::ffi::{OsString, c_int};
 use std::io;
@@ -301,6 +303,16 @@ impl Supervisor {
             subreaper,
         };
         for sig in CAUGHT {
+            // SAFETY: as above.
+            let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: a query only (no new action); `current` is valid to write.
+            cvt(unsafe { libc::sigaction(sig, std::ptr::null(), &mut current) })?;
+            // A termination signal headroom was started with ignored (`nohup`, a background
+            // job of a non-interactive shell) stays ignored, so the command inherits that as
+            // it would without headroom; a handler would be reset to the default at exec.
+            if sig != libc::SIGCHLD && current.sa_sigaction == libc::SIG_IGN {
+                continue;
+            }
             // SAFETY: sigaction is plain data; every field is set below or zero is valid.
             let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
             sa.sa_sigaction = on_signal as extern "C" fn(c_int) as libc::sighandler_t;
@@ -345,23 +357,28 @@ impl Supervisor {
             .as_ref()
             .filter(|t| t.ours())
             .map(|t| t.fd.as_raw_fd());
-        if let Some(fd) = tty_fd {
-            // SAFETY: the closure runs in the child between fork and exec and calls only
-            // async-signal-safe functions (sigprocmask, tcsetpgrp, getpid) on plain data.
-            unsafe {
-                cmd.pre_exec(move || {
+        // The mask headroom was started with: SIGTTOU and SIGTTIN are blocked in headroom
+        // for the run, and a blocked mask survives exec, so the command gets the original.
+        let original = self.old_mask;
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // async-signal-safe functions (sigprocmask, tcsetpgrp, getpid) on plain data;
+        // `tty_signals` only fills a sigset_t on the stack.
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(fd) = tty_fd {
+                    // Block SIGTTOU (whatever std did to the mask) so that a member of a
+                    // background group may take the terminal. The child already leads its own
+                    // group (process_group(0) ran first); it takes the terminal before exec so
+                    // the program never starts in the background. A failure is not fatal: the
+                    // parent tries too.
                     let block = tty_signals();
-                    let mut old: libc::sigset_t = std::mem::zeroed();
-                    libc::sigprocmask(libc::SIG_BLOCK, &block, &mut old);
-                    // The child already leads its own group (process_group(0) ran first);
-                    // take the terminal before exec so the program never starts in the
-                    // background. A failure is not fatal: the parent tries too.
+                    libc::sigprocmask(libc::SIG_BLOCK, &block, std::ptr::null_mut());
                     libc::tcsetpgrp(fd, libc::getpid());
-                    libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-                    Ok(())
-                })
-            };
-        }
+                }
+                libc::sigprocmask(libc::SIG_SETMASK, &original, std::ptr::null_mut());
+                Ok(())
+            })
+        };
         let child = cmd.spawn().map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => SpawnError::NotFound(e),
             io::ErrorKind::PermissionDenied => SpawnError::NotExecutable(e),

@@ -452,3 +452,41 @@ fn leftovers_and_escaped_daemons_are_ended_when_the_command_exits() {
     let s = summary(&events);
     assert_eq!((s.exit_code, s.ended_by.as_deref()), (3, Some("leftovers")));
 }
+
+/// The command starts with the signal mask headroom was started with (headroom blocks
+/// SIGTTOU/SIGTTIN for itself while it runs; a blocked signal would survive exec).
+#[test]
+fn the_command_gets_the_signal_mask_headroom_was_given() {
+    let env = Env::new();
+    let (mut t, out, _) = headroom(
+        &env,
+        &[
+            "run",
+            "--limit",
+            "1G",
+            "--",
+            "/bin/grep",
+            "-E",
+            "^Sig(Blk|Cgt)",
+            "/proc/self/status",
+        ],
+    );
+    assert_eq!(t.exit_code(), 0);
+    let out = read(&out);
+    assert!(out.contains("SigBlk:\t0000000000000000"), "{out}");
+
+    // Started with SIGHUP ignored (as under `nohup`), headroom leaves it ignored, so the
+    // command inherits that too (a handler would be reset to the default by exec).
+    let script = format!(
+        "trap '' HUP; exec \"{}\" run --limit 1G -- /bin/grep ^SigIgn /proc/self/status",
+        env.headroom_path().display()
+    );
+    let out = env.path("stdout-nohup");
+    let err = env.path("stderr-nohup");
+    let mut t = env.spawn_with(Path::new("/bin/sh"), &["-c", &script], Some((&out, &err)));
+    assert_eq!(t.exit_code(), 0);
+    let line = read(&out);
+    let mask = u64::from_str_radix(line.trim().trim_start_matches("SigIgn:").trim(), 16)
+        .unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(mask & 1, 1, "SIGHUP (bit 0) still ignored: {line}");
+}
