@@ -28,8 +28,12 @@ use crate::platform::{ProcessControl, ProcessSource, Signal, TreeQuery};
 /// After parking, look again this much later.
 const RELIEF_WAIT: Duration = Duration::from_secs(1);
 /// Processes in the command's group but outside headroom's descendants are looked for this
-/// often (a pass over the whole process table on Linux).
+/// often without a subreaper (macOS, where the table is read whole anyway) ...
 const GROUP_SCAN_EVERY: Duration = Duration::from_secs(2);
+/// ... and this often with one (Linux). There every process the tree starts stays below
+/// headroom, so only an outsider that moved itself into the group can be missed, and each
+/// scan is a pass over all of `/proc` (40 ms on a 4,000-process table).
+const GROUP_SCAN_EVERY_SUBREAPER: Duration = Duration::from_secs(30);
 /// While ending the tree, look this often at most (to notice promptly that it is gone).
 const ENDING_TICK: Duration = Duration::from_millis(50);
 /// After SIGKILL, how long to wait for the tree to disappear before reporting survivors.
@@ -115,6 +119,11 @@ pub fn run(
         next_tick: started,
         last_group_scan: None,
         force_scan: false,
+        group_scan_every: if sup.is_subreaper() {
+            GROUP_SCAN_EVERY_SUBREAPER
+        } else {
+            GROUP_SCAN_EVERY
+        },
         last: None,
         parked: HashSet::new(),
         termed: HashMap::new(),
@@ -167,6 +176,7 @@ struct Watch<'a, 'e> {
     last_group_scan: Option<Instant>,
     /// Scan the whole group at the next sample, whenever the last scan was.
     force_scan: bool,
+    group_scan_every: Duration,
     last: Option<Sample>,
     /// Processes headroom parked (and must wake or end).
     parked: HashSet<Identity>,
@@ -345,7 +355,7 @@ impl Watch<'_, '_> {
             && (std::mem::take(&mut self.force_scan)
                 || self
                     .last_group_scan
-                    .is_none_or(|t| now.duration_since(t) >= GROUP_SCAN_EVERY));
+                    .is_none_or(|t| now.duration_since(t) >= self.group_scan_every));
         let known = self.tracker.known_pids();
         let query = TreeQuery {
             roots: &[self.self_pid],
