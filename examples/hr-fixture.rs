@@ -2,19 +2,25 @@
 //! is an example, built by `cargo test`.
 //!
 //! Roles:
-//!   supervise [--uid U] [--stdout F] [--stderr F] -- PROG ARGS...
+//!   supervise [--uid U] [--stdout F] [--stderr F] [--pty] -- PROG ARGS...
 //!       Become a child subreaper (PR_SET_CHILD_SUBREAPER), start PROG (as uid U when given,
 //!       in its own process group), reap everything that is reparented here, report
 //!       `started PID` and `exited CODE` / `killed SIG` for PROG on stdout, and when stdin
 //!       reaches EOF (the test ended, or died) SIGKILL every descendant and exit. Nothing the
 //!       fixture starts can outlive the test.
+//!       With --pty, PROG runs as a session leader with a new pseudo-terminal as its
+//!       controlling terminal and stdio; what it writes there is reported as `tty LINE`, and
+//!       lines on stdin drive the terminal: `ctrl-c`, `ctrl-z`, `type TEXT` (TEXT and a
+//!       newline), `fg?` (answered `fg-pgid N`: the terminal's foreground process group).
 //!   leak --zombies N [--ignore-term] [--session PROG ARGS... --] [--exec-child PROG ARGS... --]
 //!       Fork N children that exit at once and are never waited for (N zombies), optionally
 //!       start a live session child running another executable, optionally run one command
 //!       as a child and report `child-exited CODE`; print `ready {json}` and sleep forever.
-//!   hog --mib N [--children K] [--depth D] [--grow-mib-per-s R]
+//!   hog --mib N [--children K] [--depth D] [--grow-mib-per-s R] [--grow-step-ms S]
+//!       [--grow-delay-ms W] [--report-growth]
 //!       Allocate and touch N MiB (optionally in a tree of processes), print `ready PID`,
-//!       sleep forever (or keep growing at R MiB/s).
+//!       sleep forever (or, W ms later, keep growing at R MiB/s in steps every S ms, default
+//!       100; with --report-growth print `grew TOTAL_MIB UNIX_NS` after each step).
 //!   tree --depth D --fanout F
 //!       A tree of sleeping processes; prints `ready {json}` from the root.
 //!   holder PROG ARGS...
@@ -139,9 +145,38 @@ mod linux {
             std::process::exit(2);
         }
         let mut cmd = Command::new(exe);
-        cmd.args(pargs).process_group(0).stdin(Stdio::null());
-        if let Some(uid) = opt(opts, "--uid") {
-            let uid: u32 = uid.parse().expect("--uid");
+        cmd.args(pargs).stdin(Stdio::null());
+        let uid: Option<u32> = opt(opts, "--uid").map(|u| u.parse().expect("--uid"));
+        let pty = opts.iter().any(|o| o == "--pty").then(|| open_pty(uid));
+        match &pty {
+            Some((_, slave)) => {
+                let slave = slave.clone();
+                // SAFETY: between fork and exec: setsid, open, ioctl, dup2, close only.
+                unsafe {
+                    cmd.pre_exec(move || {
+                        if libc::setsid() < 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        let fd = libc::open(slave.as_ptr(), libc::O_RDWR);
+                        if fd < 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        libc::ioctl(fd, libc::TIOCSCTTY, 0);
+                        for target in 0..3 {
+                            libc::dup2(fd, target);
+                        }
+                        if fd > 2 {
+                            libc::close(fd);
+                        }
+                        Ok(())
+                    })
+                };
+            }
+            None => {
+                cmd.process_group(0);
+            }
+        }
+        if let Some(uid) = uid {
             // std drops supplementary groups when root sets a uid.
             cmd.uid(uid).gid(uid);
         }
@@ -151,35 +186,77 @@ mod linux {
         if let Some(f) = opt(opts, "--stderr") {
             cmd.stderr(std::fs::File::create(f).expect("--stderr"));
         }
-        let child = match cmd.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                say(&format!("spawn-failed {e}"));
-                std::process::exit(2);
+        // ETXTBSY: a sibling test thread's forked child may briefly hold PROG open for
+        // writing (it was just copied); try again for a while.
+        let mut tries = 0;
+        let child = loop {
+            match cmd.spawn() {
+                Ok(c) => break c,
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 2000 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => {
+                    say(&format!("spawn-failed {e}"));
+                    std::process::exit(2);
+                }
             }
         };
         let main_pid = child.id() as i32;
         say(&format!("started {main_pid}"));
         let me = std::process::id() as i32;
+        let master = pty.as_ref().map(|(m, _)| *m);
         let mut stdin_open = true;
+        let mut input = Vec::new();
+        let mut tty_text = Vec::new();
         loop {
             reap_all(main_pid);
             if !stdin_open {
                 break;
             }
-            let mut pfd = libc::pollfd {
-                fd: 0,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            let n = unsafe { libc::poll(&mut pfd, 1, 20) };
-            if n > 0 {
-                let mut buf = [0u8; 256];
+            let mut pfds = [
+                libc::pollfd {
+                    fd: 0,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: master.unwrap_or(-1),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: two valid pollfds (a negative fd is ignored by poll).
+            let n = unsafe { libc::poll(pfds.as_mut_ptr(), 2, 20) };
+            if n <= 0 {
+                continue;
+            }
+            let mut buf = [0u8; 4096];
+            if pfds[0].revents != 0 {
                 // SAFETY: buf is writable for its length.
                 let r = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
                 if r <= 0 {
                     stdin_open = false;
+                } else {
+                    input.extend_from_slice(&buf[..r as usize]);
+                    while let Some(i) = input.iter().position(|&b| b == b'\n') {
+                        let line: Vec<u8> = input.drain(..=i).collect();
+                        if let Some(m) = master {
+                            drive_pty(m, String::from_utf8_lossy(&line).trim_end());
+                        }
+                    }
+                }
+            }
+            if let Some(m) = master.filter(|_| pfds[1].revents & libc::POLLIN != 0) {
+                // SAFETY: buf is writable for its length.
+                let r = unsafe { libc::read(m, buf.as_mut_ptr().cast(), buf.len()) };
+                if r > 0 {
+                    tty_text.extend_from_slice(&buf[..r as usize]);
+                    while let Some(i) = tty_text.iter().position(|&b| b == b'\n') {
+                        let line: Vec<u8> = tty_text.drain(..=i).collect();
+                        let text = String::from_utf8_lossy(&line);
+                        say(&format!("tty {}", text.trim_end_matches(['\r', '\n'])));
+                    }
                 }
             }
         }
@@ -195,6 +272,45 @@ mod linux {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
             reap_all(main_pid);
+        }
+    }
+
+    /// A new pseudo-terminal: the master (kept here) and the slave's path, owned by `uid`.
+    fn open_pty(uid: Option<u32>) -> (i32, std::ffi::CString) {
+        // SAFETY: plain libc calls on the descriptor they return; ptsname's buffer is copied
+        // at once (single-threaded here).
+        unsafe {
+            let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+            assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+            assert_eq!(libc::grantpt(m), 0);
+            assert_eq!(libc::unlockpt(m), 0);
+            let name = std::ffi::CStr::from_ptr(libc::ptsname(m)).to_owned();
+            if let Some(uid) = uid {
+                assert_eq!(libc::chown(name.as_ptr(), uid, uid), 0, "chown pty");
+            }
+            (m, name)
+        }
+    }
+
+    /// One stdin command for the pseudo-terminal.
+    fn drive_pty(master: i32, line: &str) {
+        let write = |bytes: &[u8]| {
+            // SAFETY: bytes is valid for its length.
+            unsafe { libc::write(master, bytes.as_ptr().cast(), bytes.len()) };
+        };
+        match line {
+            "ctrl-c" => write(&[0x03]),
+            "ctrl-z" => write(&[0x1a]),
+            "fg?" => {
+                // SAFETY: TIOCGPGRP on the master reports the slave's foreground group.
+                let pgid = unsafe { libc::tcgetpgrp(master) };
+                say(&format!("fg-pgid {pgid}"));
+            }
+            l => {
+                if let Some(text) = l.strip_prefix("type ") {
+                    write(format!("{text}\n").as_bytes());
+                }
+            }
         }
     }
 
@@ -375,18 +491,38 @@ mod linux {
                     .expect("spawn hog child");
             }
         }
+        let step_ms: u64 = opt(args, "--grow-step-ms")
+            .and_then(|v| v.parse().ok())
+            .filter(|&v| v > 0)
+            .unwrap_or(100);
+        let report = args.iter().any(|a| a == "--report-growth");
         let mut keep = vec![touch(mib)];
         say(&format!("ready {}", std::process::id()));
         if grow > 0 {
-            // Grow in 10 steps a second.
-            let step = (grow << 20) / 10;
-            loop {
+            let delay: u64 = opt(args, "--grow-delay-ms")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            std::thread::sleep(std::time::Duration::from_millis(delay));
+            // R MiB/s in steps of S ms, paced against the clock (touching takes time too).
+            let step = ((grow << 20) as u64 * step_ms / 1000) as usize;
+            let mut total = mib << 20;
+            let start = std::time::Instant::now();
+            for n in 1u64.. {
                 let mut v = vec![0u8; step];
                 for i in (0..v.len()).step_by(4096) {
                     v[i] = 1;
                 }
                 keep.push(v);
-                std::thread::sleep(std::time::Duration::from_millis(100));
+                total += step;
+                if report {
+                    let ns = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_nanos())
+                        .unwrap_or(0);
+                    say(&format!("grew {} {ns}", total >> 20));
+                }
+                let next = start + std::time::Duration::from_millis(n * step_ms);
+                std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
             }
         }
         std::hint::black_box(&keep);

@@ -254,9 +254,21 @@ pub struct LogProbeArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "The tree is every descendant by live parent links plus anything still \
-in the command's process group. A double-forked daemon that left both escapes, by design.\n\n\
-Exit status: the command's own code; 143 when the tree ended after SIGTERM, 137 after SIGKILL, \
-130 after Ctrl-C; 125 headroom failed; 126 not executable; 127 not found."
+in the command's process group. On Linux headroom is a child subreaper, so orphans of the \
+tree come back to it and stay in the tree. On macOS (no subreaper) a process once seen in the \
+tree is followed until it exits, but a double-forked daemon that left both the tree and the \
+group before headroom saw it escapes, by design. Footprint: RssAnon + VmSwap on Linux, \
+phys_footprint on macOS.\n\n\
+Over the limit, headroom first parks idle subtrees (SIGSTOP; under 2 % of a core over the last \
+second, at least 512 MiB, not the command's group or session leader) and looks again a second \
+later; still over, it sends SIGTERM to the whole tree and SIGKILL to what is left after \
+--grace. With less than 15 % of memory free the limit is lowered, to 80 % of it at 0 % free. \
+When the command exits, what is left of its tree gets the same SIGTERM, grace, SIGKILL. \
+SIGINT, SIGTERM and SIGHUP sent to headroom are passed on to the command's process group; if \
+the command still runs --grace later (or at a second signal), headroom ends the tree. \
+headroom writes only to stderr: one line at the end, JSON Lines with --json.\n\n\
+Exit status: the command's own code; 143 when headroom ended the tree with SIGTERM, 137 when \
+it needed SIGKILL; 125 headroom failed; 126 not executable; 127 not found."
 )]
 pub struct RunArgs {
     /// Memory limit for the whole tree: MiB, or with a unit (512M, 2G).
@@ -274,6 +286,12 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Two samples about 500 ms apart give each tree's growth and CPU. A tree is a \
+park candidate (PARK_IDLE) when it is running, used under 2 % of a core between the samples, \
+holds at least --park-min-mb and may be parked; otherwise its reason_code is GROWTH_RATE \
+(over 200 KB/s), else PRESSURE (under 15 % of memory free), else NONE."
+)]
 pub struct TopArgs {
     /// Only the tree rooted at PID.
     #[arg(long, value_name = "PID")]
@@ -284,6 +302,12 @@ pub struct TopArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Every signal is addressed to the process's identity (pid, start time, uid), \
+re-read just before it is sent. Refused (exit 3): pid 1 or lower, another user's process, \
+headroom itself and its ancestors.\n\nExit status: 0 done, or nothing to do; 2 no such \
+process, or a signal could not be sent; 3 refused."
+)]
 pub struct PidArgs {
     /// The process id.
     #[arg(allow_negative_numbers = true)]
@@ -437,6 +461,9 @@ pub fn parse_positive(s: &str) -> Result<u64, String> {
 /// and `B`).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("`{s}` is negative; a size must be positive"));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());

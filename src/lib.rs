@@ -55,8 +55,18 @@ fn clap_error(e: &clap::Error) -> u8 {
         }
         _ => {
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid command line");
-            let msg = first.strip_prefix("error: ").unwrap_or(first);
+            let mut lines = rendered.lines();
+            let first = lines.next().unwrap_or("invalid command line");
+            let mut msg = first.strip_prefix("error: ").unwrap_or(first).to_string();
+            // "… were not provided:" is followed by the missing arguments, indented: keep
+            // them on the one line.
+            if msg.ends_with(':') {
+                let missing: Vec<&str> = lines
+                    .take_while(|l| l.starts_with("  "))
+                    .map(str::trim)
+                    .collect();
+                msg = format!("{msg} {}", missing.join(", "));
+            }
             Printer::new(false, false, output::ColorChoice::Never)
                 .error(&format!("{msg} (see `headroom --help`)"));
             exit::USAGE

@@ -98,9 +98,12 @@ impl Printer {
 
     /// One JSON object (a one-shot report, or one JSON Lines record), flushed.
     pub fn json_value<T: Serialize + ?Sized>(&self, value: &T) -> std::io::Result<()> {
+        // Serialise first, so a closed pipe surfaces as the io::Error it is (BrokenPipe,
+        // which `lib::run` treats as success) rather than wrapped in a serde error.
+        let mut text = serde_json::to_string(value).map_err(std::io::Error::other)?;
+        text.push('\n');
         let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, value).map_err(std::io::Error::other)?;
-        out.write_all(b"\n")?;
+        out.write_all(text.as_bytes())?;
         out.flush()
     }
 

@@ -6,7 +6,10 @@
 pub mod exec;
 pub mod login_item;
 pub mod notify;
+pub mod park;
 pub mod recover;
 pub mod recover_live;
 pub mod steps;
 pub mod terminate;
+#[cfg(unix)]
+pub mod watchdog;

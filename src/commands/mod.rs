@@ -1,6 +1,7 @@
 //! One file per subcommand: resolve args into a plan, call core and actions, build one
 //! report, hand it to the Printer.
 
+pub mod calibrate;
 pub mod config;
 pub mod evidence;
 pub mod generate;
@@ -11,11 +12,14 @@ pub mod idle_watch;
 pub mod limits;
 pub mod log_probe;
 pub mod login_item;
+pub mod park;
 pub mod probe;
 pub mod reap;
 pub mod reap_report;
+pub mod run;
 pub mod sessions;
 pub mod snapshot;
+pub mod top;
 pub mod watch;
 pub mod watch_events;
 
@@ -81,10 +85,12 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::LoginItem(a) => login_item::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Hangs(a) => hangs::run(&ctx, a),
-        other => Err(crate::exit::WithCode {
-            code: crate::exit::ERROR,
-            message: format!("`{}` is not implemented yet", other.name()),
-        }
-        .into()),
+        Command::Run(a) => run::run(&ctx, a),
+        Command::Top(a) => top::run(&ctx, a),
+        Command::Park(a) => park::run(&ctx, a, park::Action::Park),
+        Command::Wake(a) => park::run(&ctx, a, park::Action::Wake),
+        Command::ParkTree(a) => park::run(&ctx, a, park::Action::ParkTree),
+        Command::WakeTree(a) => park::run(&ctx, a, park::Action::WakeTree),
+        Command::Calibrate(a) => calibrate::run(&ctx, a),
     }
 }

@@ -1,17 +1,22 @@
 //! Pure logic: no syscalls about processes. Everything here is tested against snapshots.
 
 pub mod alerts;
+pub mod calibrate;
 pub mod emergency;
 pub mod evidence;
 pub mod hang_eligibility;
 pub mod hang_store;
 pub mod hangs;
+pub mod idle;
 pub mod limits;
 pub mod liveness;
+pub mod memory;
 pub mod observations;
+pub mod parking;
 pub mod patterns;
 pub mod policy;
 pub mod reading;
 pub mod session_log;
 pub mod snapshot;
 pub mod state;
+pub mod top;

@@ -72,3 +72,59 @@ impl ProcessControl for UnixControl<'_> {
         Ok(self.check(target)? == Delivery::Sent)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The identity guard, against a recorded table: only mismatches are signalled here, so
+    //! these tests never reach `kill(2)`.
+    use super::*;
+    use crate::core::snapshot::ProcState;
+    use crate::core::snapshot::fixture::{proc, snapshot};
+    use crate::platform::replay::ReplaySource;
+
+    fn source() -> ReplaySource {
+        let mut zombie = proc(300, 1, "gone");
+        zombie.state = ProcState::Zombie;
+        ReplaySource::new(snapshot("linux", vec![proc(200, 1, "job"), zombie]))
+    }
+
+    #[test]
+    fn a_signal_goes_only_to_the_identity_it_was_approved_for() {
+        let src = source();
+        let control = UnixControl::new(&src);
+        let job = src.process(200).unwrap().unwrap().identity().unwrap();
+        assert!(control.alive(&job).unwrap(), "same pid, start time and uid");
+        // The pid now names another process (reused: other start time) or another user.
+        let reused = Identity {
+            start_time: job.start_time + 1,
+            ..job
+        };
+        assert_eq!(
+            control.signal(&reused, Signal::Term).unwrap(),
+            Delivery::IdentityChanged
+        );
+        let other_uid = Identity {
+            uid: job.uid + 1,
+            ..job
+        };
+        assert_eq!(
+            control.signal(&other_uid, Signal::Kill).unwrap(),
+            Delivery::IdentityChanged
+        );
+        // Gone, or a zombie of the same identity: already dead, nothing sent.
+        let absent = Identity { pid: 999, ..job };
+        assert_eq!(
+            control.signal(&absent, Signal::Term).unwrap(),
+            Delivery::Gone
+        );
+        let z = src.process(300).unwrap().unwrap().identity().unwrap();
+        assert_eq!(control.signal(&z, Signal::Stop).unwrap(), Delivery::Gone);
+        assert!(!control.alive(&z).unwrap());
+        // pid 0 and 1 are refused whatever the caller decided. (Safe to try: the recorded
+        // table has no such pids, so even without the refusal nothing would reach kill.)
+        for pid in [0, 1, -1] {
+            let t = Identity { pid, ..job };
+            assert!(control.signal(&t, Signal::Kill).is_err(), "pid {pid}");
+        }
+    }
+}

@@ -17,11 +17,17 @@ mod limits;
 #[cfg(target_os = "linux")]
 mod liveness;
 mod log_probe;
+#[cfg(target_os = "linux")]
+mod park;
 mod probe;
 #[cfg(target_os = "linux")]
 mod reap;
+#[cfg(target_os = "linux")]
+mod run;
 mod schema;
 #[cfg(target_os = "linux")]
 mod snapshot;
 mod support;
+#[cfg(target_os = "linux")]
+mod top;
 mod watch;

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -200,8 +201,28 @@ impl Env {
 
     /// As `spawn`, with the program's stdout and stderr sent to files.
     pub fn spawn_with(&self, prog: &Path, args: &[&str], outputs: Option<(&Path, &Path)>) -> Tree {
+        self.supervise(prog, args, outputs, false)
+    }
+
+    /// As `spawn`, on a new pseudo-terminal: the program is a session leader with it as its
+    /// controlling terminal and stdio. Its output comes back as `tty LINE` lines; drive the
+    /// terminal with `Tree::send` (`ctrl-c`, `ctrl-z`, `type TEXT`, `fg?`).
+    pub fn spawn_pty(&self, prog: &Path, args: &[&str]) -> Tree {
+        self.supervise(prog, args, None, true)
+    }
+
+    fn supervise(
+        &self,
+        prog: &Path,
+        args: &[&str],
+        outputs: Option<(&Path, &Path)>,
+        pty: bool,
+    ) -> Tree {
         let mut c = Command::new(&self.fixture);
         c.arg("supervise");
+        if pty {
+            c.arg("--pty");
+        }
         if self.private {
             c.args(["--uid", &self.uid.to_string()]);
         }
@@ -213,7 +234,7 @@ impl Env {
         c.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        let mut sup = c.spawn().unwrap();
+        let mut sup = spawn_retrying(&mut c);
         let stdin = sup.stdin.take();
         let stdout = sup.stdout.take().unwrap();
         let (tx, rx) = channel();
@@ -231,10 +252,27 @@ impl Env {
             lines: rx,
             pid: 0,
             seen: Vec::new(),
+            pending: VecDeque::new(),
         };
         let started = t.expect("started ");
         t.pid = started.trim().parse().unwrap();
         t
+    }
+}
+
+/// `c.spawn()`, retried while the executable is "busy": a sibling test thread copying its
+/// own executables may fork meanwhile, and its child holds the copy's write descriptor open
+/// until that child execs (ETXTBSY, rust-lang/rust#114554).
+pub fn spawn_retrying(c: &mut Command) -> Child {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        match c.spawn() {
+            Ok(child) => return child,
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => panic!("cannot start {c:?}: {e}"),
+        }
     }
 }
 
@@ -246,11 +284,19 @@ pub struct Tree {
     /// The program the supervisor started.
     pub pid: i32,
     seen: Vec<String>,
+    /// Lines received but not yet returned by `expect` (the program's own output can come
+    /// before the supervisor's `started` line).
+    pending: VecDeque<String>,
 }
 
 impl Tree {
-    /// The rest of the next line starting with `prefix` (earlier lines are kept for `seen`).
+    /// The rest of the next line starting with `prefix`. Lines that do not match are kept,
+    /// in order, for later calls.
     pub fn expect(&mut self, prefix: &str) -> String {
+        if let Some(i) = self.pending.iter().position(|l| l.starts_with(prefix)) {
+            let line = self.pending.remove(i).unwrap_or_default();
+            return line[prefix.len()..].to_string();
+        }
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -260,6 +306,7 @@ impl Tree {
                     if let Some(rest) = line.strip_prefix(prefix) {
                         return rest.to_string();
                     }
+                    self.pending.push_back(line);
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     panic!("no `{prefix}` line within {TIMEOUT:?}; saw {:?}", self.seen)
@@ -280,12 +327,18 @@ impl Tree {
     pub fn exit_code(&mut self) -> i32 {
         let deadline = Instant::now() + TIMEOUT;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no exit; saw {:?}", self.seen));
-            self.seen.push(line.clone());
+            let line = match self.pending.pop_front() {
+                Some(l) => l,
+                None => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let line = self
+                        .lines
+                        .recv_timeout(left)
+                        .unwrap_or_else(|_| panic!("no exit; saw {:?}", self.seen));
+                    self.seen.push(line.clone());
+                    line
+                }
+            };
             if let Some(c) = line.strip_prefix("exited ") {
                 return c.parse().unwrap();
             }
@@ -302,6 +355,13 @@ impl Tree {
         // SAFETY: kill has no memory-safety preconditions; pid is the fixture's own child.
         let rc = unsafe { libc::kill(self.pid, sig) };
         assert_eq!(rc, 0, "kill {} {sig}", self.pid);
+    }
+
+    /// Send one command line to the supervisor (see `Env::spawn_pty`).
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("the supervisor's stdin is open");
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Send a line to nobody (keeps the supervisor's stdin open); used to check liveness.

@@ -2,6 +2,8 @@
 //! every pid (and `exe` of the user's own live processes), reusing one buffer; a pid that
 //! vanishes between `readdir` and `read` is skipped.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs;
 use std::io::{ErrorKind, Read};
@@ -13,12 +15,14 @@ use crate::core::snapshot::{
 };
 use crate::platform::linux::Roots;
 use crate::platform::linux::procfs::{self, PidsMax};
-use crate::platform::{PlatformError, ProcessSource, current_uid, now_ms};
+use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms};
 
 #[derive(Debug)]
 pub struct LinuxSource {
-    roots: Roots,
+    pub(super) roots: Roots,
     ns_per_tick: u64,
+    /// `/proc` files of the last tree sampled, kept open between samples (see `tree.rs`).
+    pub(super) open: RefCell<HashMap<i32, super::tree::OpenProc>>,
 }
 
 impl LinuxSource {
@@ -29,10 +33,11 @@ impl LinuxSource {
         Self {
             roots,
             ns_per_tick: 1_000_000_000 / hz,
+            open: RefCell::new(HashMap::new()),
         }
     }
 
-    fn proc_path(&self, rel: impl AsRef<Path>) -> PathBuf {
+    pub(super) fn proc_path(&self, rel: impl AsRef<Path>) -> PathBuf {
         self.roots.proc.join(rel)
     }
 
@@ -41,11 +46,12 @@ impl LinuxSource {
     /// `status` alone carries everything slot counting needs, so `Detail::Slots` costs one
     /// read per process (ps needs at least two); `Full` adds `stat` (start time, group,
     /// session, CPU) and, for the user's own live processes, the executable.
-    fn read_process(
+    pub(super) fn read_process(
         &self,
         pid: i32,
         uid: u32,
         detail: Detail,
+        with_exe: bool,
         buf: &mut String,
     ) -> Result<Option<ProcessRecord>, PlatformError> {
         let dir = self.proc_path(pid.to_string());
@@ -53,6 +59,26 @@ impl LinuxSource {
             return Ok(None);
         };
         let status = procfs::parse_status(buf);
+        if detail == Detail::Slots {
+            return self.record(pid, uid, &dir, &status, None, false).map(Some);
+        }
+        let Some(()) = read_into(&dir.join("stat"), buf)? else {
+            return Ok(None);
+        };
+        self.record(pid, uid, &dir, &status, Some(buf), with_exe)
+            .map(Some)
+    }
+
+    /// One process from the text of its `status` and (for full detail) `stat`.
+    pub(super) fn record(
+        &self,
+        pid: i32,
+        uid: u32,
+        dir: &Path,
+        status: &procfs::Status,
+        stat: Option<&str>,
+        with_exe: bool,
+    ) -> Result<ProcessRecord, PlatformError> {
         let invalid = |what: &str| {
             PlatformError::Invalid(format!(
                 "`{}` has no {what} line",
@@ -61,8 +87,8 @@ impl LinuxSource {
         };
         let ruid = status.ruid.ok_or_else(|| invalid("Uid"))?;
         let state = ProcState::from_linux(status.state.ok_or_else(|| invalid("State"))?);
-        if detail == Detail::Slots {
-            return Ok(Some(ProcessRecord {
+        let Some(stat) = stat else {
+            return Ok(ProcessRecord {
                 pid,
                 ppid: status.ppid.ok_or_else(|| invalid("PPid"))?,
                 uid: ruid,
@@ -76,12 +102,9 @@ impl LinuxSource {
                 cpu_ns: None,
                 footprint_bytes: status.footprint_bytes(),
                 argv: None,
-            }));
-        }
-        let Some(()) = read_into(&dir.join("stat"), buf)? else {
-            return Ok(None);
+            });
         };
-        let stat = procfs::parse_stat(buf).map_err(|e| {
+        let stat = procfs::parse_stat(stat).map_err(|e| {
             PlatformError::Invalid(format!(
                 "cannot parse `{}`: {e}",
                 dir.join("stat").display()
@@ -89,7 +112,7 @@ impl LinuxSource {
         })?;
         // The executable only matters for the user's own live processes (policy, session
         // children); skipping it elsewhere halves the cost on shared machines.
-        let exe = if ruid == uid && state != ProcState::Zombie {
+        let exe = if with_exe && ruid == uid && state != ProcState::Zombie {
             fs::read_link(dir.join("exe")).ok().map(|p| {
                 let s = p.to_string_lossy().into_owned();
                 s.strip_suffix(" (deleted)")
@@ -99,7 +122,7 @@ impl LinuxSource {
         } else {
             None
         };
-        Ok(Some(ProcessRecord {
+        Ok(ProcessRecord {
             pid,
             ppid: stat.ppid,
             uid: ruid,
@@ -113,7 +136,7 @@ impl LinuxSource {
             cpu_ns: Some((stat.utime + stat.stime).saturating_mul(self.ns_per_tick)),
             footprint_bytes: status.footprint_bytes(),
             argv: None,
-        }))
+        })
     }
 
     fn read_small(&self, rel: &str) -> Result<String, std::io::Error> {
@@ -268,7 +291,7 @@ impl LinuxSource {
 /// procfs files are generated whole on the first read, so a read that returns less than the
 /// space offered is the end: three system calls per file (open, read, close) instead of the
 /// six `read_to_string` makes (it also sizes the file and checks the position).
-fn read_into(path: &Path, buf: &mut String) -> Result<Option<()>, PlatformError> {
+pub(super) fn read_into(path: &Path, buf: &mut String) -> Result<Option<()>, PlatformError> {
     buf.clear();
     let res = fs::File::open(path).and_then(|mut f| {
         let mut bytes = std::mem::take(buf).into_bytes();
@@ -317,7 +340,7 @@ impl ProcessSource for LinuxSource {
             let Some(pid) = parse_pid(&entry.file_name()) else {
                 continue;
             };
-            match self.read_process(pid, uid, detail, &mut buf) {
+            match self.read_process(pid, uid, detail, true, &mut buf) {
                 Ok(Some(p)) => processes.push(p),
                 Ok(None) => {}
                 // Unreadable mid-scan (EACCES under hidepid, a torn read): skip the entry,
@@ -344,7 +367,11 @@ impl ProcessSource for LinuxSource {
             return Ok(None);
         }
         let mut buf = String::with_capacity(2048);
-        self.read_process(pid, current_uid(), Detail::Full, &mut buf)
+        self.read_process(pid, current_uid(), Detail::Full, true, &mut buf)
+    }
+
+    fn tree_sample(&self, query: &TreeQuery<'_>) -> Result<Vec<ProcessRecord>, PlatformError> {
+        self.sample_tree(query)
     }
 
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
@@ -363,9 +390,15 @@ impl ProcessSource for LinuxSource {
     }
 
     fn memory(&self) -> Result<MemoryTotals, PlatformError> {
+        // Read every interval by `run`: open, one read, close (no size query first).
         let path = self.proc_path("meminfo");
-        let text = fs::read_to_string(&path)
-            .map_err(|e| PlatformError::io(format!("cannot read `{}`", path.display()), e))?;
+        let mut text = String::with_capacity(2048);
+        if read_into(&path, &mut text)?.is_none() {
+            return Err(PlatformError::Invalid(format!(
+                "`{}` does not exist",
+                path.display()
+            )));
+        }
         let (total_bytes, available_bytes) = procfs::parse_meminfo(&text).ok_or_else(|| {
             PlatformError::Invalid(format!(
                 "`{}` lacks MemTotal or MemAvailable",
@@ -379,7 +412,7 @@ impl ProcessSource for LinuxSource {
     }
 }
 
-fn parse_pid(name: &OsStr) -> Option<i32> {
+pub(super) fn parse_pid(name: &OsStr) -> Option<i32> {
     let s = name.to_str()?;
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -5,6 +5,8 @@ pub mod procfs;
 
 #[cfg(target_os = "linux")]
 mod live;
+#[cfg(target_os = "linux")]
+mod tree;
 
 #[cfg(target_os = "linux")]
 pub use live::LinuxSource;

@@ -155,6 +155,11 @@ pub fn parse_meminfo(s: &str) -> Option<(u64, u64)> {
     Some((total? * 1024, avail? * 1024))
 }
 
+/// `/proc/PID/task/TID/children`: space-separated pids.
+pub fn parse_children(s: &str) -> impl Iterator<Item = i32> + '_ {
+    s.split_ascii_whitespace().filter_map(|p| p.parse().ok())
+}
+
 /// The total of the 4th field of `/proc/loadavg` (`runnable/total`): every task on the
 /// machine, the count `threads-max` and `pid_max` are compared with.
 pub fn parse_loadavg_tasks(s: &str) -> Option<u64> {
@@ -227,6 +232,15 @@ mod tests {
 
     const STAT: &str = "4242 (agency (copilot) x) S 1332 4242 1332 34816 4242 4194560 1234 0 0 0 \
                         150 25 0 0 20 0 3 0 987654 1234567 890 18446744073709551615";
+
+    #[test]
+    fn children_file() {
+        assert_eq!(
+            parse_children("4243 4250 \n").collect::<Vec<_>>(),
+            vec![4243, 4250]
+        );
+        assert_eq!(parse_children("").count(), 0);
+    }
 
     #[test]
     fn stat_comm_with_parens_and_spaces() {

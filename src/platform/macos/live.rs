@@ -10,7 +10,7 @@ use crate::core::snapshot::{
 };
 use crate::platform::macos::kinfo::{self, KINFO_PROC_SIZE, KinfoFields, KinfoProc};
 use crate::platform::macos::procargs::parse_procargs2;
-use crate::platform::{PlatformError, ProcessSource, current_uid, now_ms};
+use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms, reachable};
 
 #[derive(Debug)]
 pub struct MacSource {
@@ -216,6 +216,20 @@ impl ProcessSource for MacSource {
         parse_procargs2(&buf)
             .map(|(_, args)| args)
             .map_err(PlatformError::Invalid)
+    }
+
+    /// One `sysctl(KERN_PROC_ALL)` for the links (cheap: one call for the whole table),
+    /// then libproc only for the processes the query selects.
+    fn tree_sample(&self, query: &TreeQuery<'_>) -> Result<Vec<ProcessRecord>, PlatformError> {
+        let uid = current_uid();
+        let table = kinfo_all().map_err(|e| PlatformError::io("sysctl(KERN_PROC_ALL)", e))?;
+        let fields: Vec<KinfoFields> = table.iter().map(KinfoProc::fields).collect();
+        let wanted = reachable(fields.iter().map(|k| (k.pid, k.ppid, Some(k.pgid))), query);
+        Ok(fields
+            .iter()
+            .filter(|k| wanted.contains(&k.pid))
+            .map(|k| self.record(k, uid, Detail::Full))
+            .collect())
     }
 
     fn memory(&self) -> Result<MemoryTotals, PlatformError> {

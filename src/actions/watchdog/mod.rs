@@ -1,0 +1,456 @@
+//! `run --limit`'s watchdog (Unix): start the command, then every interval read the tree
+//! (`ProcessSource::tree_sample`: only the tree, no fork, no exec), sum its footprint and
+//! compare it with the pressure-aware limit. On a breach, park idle subtrees and look again
+//! a second later; still over, SIGTERM the whole tree, wait the grace, SIGKILL what is
+//! left. Every signal goes through `ProcessControl`, which re-checks identity first.
+//!
+//! The loop sleeps in `Supervisor::wait`, so a signal to headroom or the command's exit
+//! wakes it at once. It never returns while a process of the tree it knows is alive
+//! (unless one cannot be signalled, which it reports), and never leaves one stopped.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+mod ending;
+mod report;
+mod signals;
+
+pub use report::{CommandStatus, EndReason, Event, Summary};
+
+use crate::core::idle::{CpuHistory, Leaders, PARK_MIN_BYTES, idle_subtrees};
+use crate::core::memory::{TreeSpec, TreeTracker, effective_limit, tree_footprint};
+use crate::core::snapshot::{Identity, ProcessRecord};
+use crate::exit;
+use crate::platform::supervise::{ChildEvent, SpawnError, Supervisor, Wake};
+use crate::platform::{ProcessControl, ProcessSource, Signal, TreeQuery};
+
+/// After parking, look again this much later.
+const RELIEF_WAIT: Duration = Duration::from_secs(1);
+/// Processes in the command's group but outside headroom's descendants are looked for this
+/// often without a subreaper (macOS, where the table is read whole anyway) ...
+const GROUP_SCAN_EVERY: Duration = Duration::from_secs(2);
+/// ... and this often with one (Linux). There every process the tree starts stays below
+/// headroom, so only an outsider that moved itself into the group can be missed, and each
+/// scan is a pass over all of `/proc` (40 ms on a 4,000-process table).
+const GROUP_SCAN_EVERY_SUBREAPER: Duration = Duration::from_secs(30);
+/// While ending the tree, look this often at most (to notice promptly that it is gone).
+const ENDING_TICK: Duration = Duration::from_millis(50);
+/// After SIGKILL, how long to wait for the tree to disappear before reporting survivors.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub command: Vec<OsString>,
+    pub limit: u64,
+    pub interval: Duration,
+    pub grace: Duration,
+}
+
+enum Phase {
+    Watching,
+    /// Idle subtrees were parked; look again at `until`.
+    Relief {
+        until: Instant,
+    },
+    /// headroom was signalled and passed it on; end the tree at `deadline` if still there.
+    Forwarded {
+        deadline: Instant,
+    },
+    Ending {
+        why: EndReason,
+        kill_at: Instant,
+        give_up_at: Option<Instant>,
+    },
+    Done,
+}
+
+struct Sample {
+    members: Vec<ProcessRecord>,
+    footprint: u64,
+    effective: u64,
+    free_pct: Option<f64>,
+}
+
+/// Start `cfg.command` under `sup` and watch it until its tree is gone. `emit` receives
+/// every event, the summary last.
+pub fn run(
+    source: &dyn ProcessSource,
+    control: &dyn ProcessControl,
+    sup: &mut Supervisor,
+    cfg: &Config,
+    emit: &mut dyn FnMut(&Event),
+) -> Result<Summary, SpawnError> {
+    let started = Instant::now();
+    let cmd_pid = sup.spawn(&cfg.command)?;
+    let self_pid = std::process::id() as i32;
+    emit(&Event::Start {
+        schema: "headroom.run/1",
+        pid: self_pid,
+        command_pid: cmd_pid,
+        command: cfg
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        limit_bytes: cfg.limit,
+        interval_ms: cfg.interval.as_millis() as u64,
+        grace_ms: cfg.grace.as_millis() as u64,
+        subreaper: sup.is_subreaper(),
+        terminal: sup.handed_terminal(),
+    });
+    let mut w = Watch {
+        source,
+        control,
+        cfg,
+        started,
+        self_pid,
+        cmd_pid,
+        cmd_status: None,
+        cmd_handled: false,
+        spec: TreeSpec {
+            root: self_pid,
+            pgid: Some(cmd_pid),
+        },
+        sid: None,
+        tracker: TreeTracker::default(),
+        cpu: CpuHistory::default(),
+        phase: Phase::Watching,
+        next_tick: started,
+        last_group_scan: None,
+        force_scan: false,
+        group_scan_every: if sup.is_subreaper() {
+            GROUP_SCAN_EVERY_SUBREAPER
+        } else {
+            GROUP_SCAN_EVERY
+        },
+        last: None,
+        parked: HashSet::new(),
+        termed: HashMap::new(),
+        killed: HashMap::new(),
+        kill_hit_live: false,
+        breach_footprint: 0,
+        summary: Summary {
+            schema: "headroom.run/1",
+            exit_code: exit::RUN_FAILED,
+            command_status: None,
+            peak_footprint_bytes: 0,
+            peak_processes: 0,
+            limit_bytes: cfg.limit,
+            lowest_effective_limit_bytes: cfg.limit,
+            breaches: 0,
+            parked: 0,
+            ended_by: None,
+            terminated: 0,
+            killed: 0,
+            forwarded: Vec::new(),
+            survivors: Vec::new(),
+            duration_ms: 0,
+            samples: 0,
+        },
+        warned: false,
+        emit,
+    };
+    w.main_loop(sup);
+    // The terminal goes back to headroom's group before the last line is written.
+    sup.take_terminal();
+    Ok(w.finish())
+}
+
+struct Watch<'a, 'e> {
+    source: &'a dyn ProcessSource,
+    control: &'a dyn ProcessControl,
+    cfg: &'a Config,
+    started: Instant,
+    self_pid: i32,
+    cmd_pid: i32,
+    cmd_status: Option<ChildEvent>,
+    /// Whether the command's exit has been acted on.
+    cmd_handled: bool,
+    spec: TreeSpec,
+    sid: Option<i32>,
+    tracker: TreeTracker,
+    cpu: CpuHistory,
+    phase: Phase,
+    next_tick: Instant,
+    last_group_scan: Option<Instant>,
+    /// Scan the whole group at the next sample, whenever the last scan was.
+    force_scan: bool,
+    group_scan_every: Duration,
+    last: Option<Sample>,
+    /// Processes headroom parked (and must wake or end).
+    parked: HashSet<Identity>,
+    /// Processes sent SIGTERM / SIGKILL, by pid.
+    termed: HashMap<i32, Identity>,
+    killed: HashMap<i32, Identity>,
+    /// Whether a SIGKILL reached a process that was still alive.
+    kill_hit_live: bool,
+    /// The tree's footprint at the last breach.
+    breach_footprint: u64,
+    summary: Summary,
+    warned: bool,
+    emit: &'e mut dyn FnMut(&Event),
+}
+
+impl Watch<'_, '_> {
+    fn main_loop(&mut self, sup: &mut Supervisor) {
+        loop {
+            let now = Instant::now();
+            let wait = self.next_deadline().saturating_duration_since(now);
+            for wake in sup.wait(wait) {
+                if let Wake::Signal(s) = wake {
+                    self.on_signal(s);
+                }
+            }
+            self.reap(sup);
+            self.step();
+            if matches!(self.phase, Phase::Done) {
+                return;
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Instant {
+        let phase = match &self.phase {
+            Phase::Watching | Phase::Done => None,
+            Phase::Relief { until } => Some(*until),
+            Phase::Forwarded { deadline } => Some(*deadline),
+            Phase::Ending {
+                kill_at,
+                give_up_at,
+                ..
+            } => Some(give_up_at.unwrap_or(*kill_at)),
+        };
+        phase.map_or(self.next_tick, |p| p.min(self.next_tick))
+    }
+
+    fn tick_every(&self) -> Duration {
+        match self.phase {
+            Phase::Ending { .. } => self.cfg.interval.min(ENDING_TICK),
+            _ => self.cfg.interval,
+        }
+    }
+
+    fn reap(&mut self, sup: &mut Supervisor) {
+        for (pid, ev) in sup.reap() {
+            if pid != self.cmd_pid {
+                continue; // an orphan of the tree, reaped here as its subreaper
+            }
+            match ev {
+                ChildEvent::Stopped(sig) => self.on_command_stopped(sup, sig),
+                done => self.cmd_status = Some(done),
+            }
+        }
+    }
+
+    fn step(&mut self) {
+        let now = Instant::now();
+        if self.cmd_status.is_some() && !self.cmd_handled {
+            self.cmd_handled = true;
+            // Once reaped, the command's group id may be reused by strangers.
+            self.spec.pgid = None;
+            if !matches!(self.phase, Phase::Ending { .. }) {
+                self.tick(now);
+                let left = self.alive_members();
+                if left.is_empty() {
+                    self.phase = Phase::Done;
+                } else {
+                    self.begin_ending(EndReason::Leftovers);
+                }
+                return;
+            }
+        }
+        let deadline_passed = match self.phase {
+            Phase::Relief { until } => now >= until,
+            Phase::Forwarded { deadline } => now >= deadline,
+            _ => false,
+        };
+        let due = now >= self.next_tick || deadline_passed;
+        let ending = matches!(self.phase, Phase::Ending { .. });
+        if due || ending {
+            self.tick(now);
+        }
+        let over = due
+            && self
+                .last
+                .as_ref()
+                .is_some_and(|s| s.footprint >= s.effective);
+        match self.phase {
+            Phase::Watching if over => self.on_breach(),
+            // Still growing while parked subtrees were meant to relieve it: the growth is
+            // elsewhere, and waiting out the second would only let it grow.
+            Phase::Relief { .. }
+                if over
+                    && self.last.as_ref().is_some_and(|s| {
+                        s.footprint > self.breach_footprint.saturating_add(self.cfg.limit / 100)
+                    }) =>
+            {
+                self.begin_ending(EndReason::Limit);
+            }
+            // A forwarded signal does not suspend the limit.
+            Phase::Forwarded { .. } if over => self.begin_ending(EndReason::Limit),
+            Phase::Relief { until } if now >= until => {
+                let (footprint, effective) = self
+                    .last
+                    .as_ref()
+                    .map_or((0, self.cfg.limit), |s| (s.footprint, s.effective));
+                let relieved = footprint < effective;
+                (self.emit)(&Event::ParkResult {
+                    relieved,
+                    footprint_bytes: footprint,
+                    effective_limit_bytes: effective,
+                });
+                if relieved {
+                    self.phase = Phase::Watching;
+                } else {
+                    self.begin_ending(EndReason::Limit);
+                }
+            }
+            Phase::Forwarded { deadline } if now >= deadline => {
+                self.begin_ending(EndReason::Signal);
+            }
+            Phase::Ending {
+                kill_at,
+                give_up_at,
+                ..
+            } => {
+                let left = self.alive_members();
+                if left.is_empty() && self.cmd_status.is_some() {
+                    self.phase = Phase::Done;
+                } else if let Some(g) = give_up_at {
+                    if now >= g {
+                        self.summary.survivors = left.iter().map(|id| id.pid).collect();
+                        self.phase = Phase::Done;
+                    } else {
+                        self.signal_new(&left, Signal::Kill);
+                    }
+                } else if now >= kill_at {
+                    self.kill_now();
+                } else {
+                    self.signal_new(&left, Signal::Term);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Read the tree once: members, footprint, effective limit, CPU history, peak.
+    fn tick(&mut self, now: Instant) {
+        self.next_tick = now + self.tick_every();
+        if let Some(s) = self.sample() {
+            self.summary.samples += 1;
+            if s.footprint >= self.summary.peak_footprint_bytes {
+                self.summary.peak_footprint_bytes = s.footprint;
+                self.summary.peak_processes = s.members.len();
+            }
+            self.summary.lowest_effective_limit_bytes =
+                self.summary.lowest_effective_limit_bytes.min(s.effective);
+            self.last = Some(s);
+        }
+    }
+
+    fn sample(&mut self) -> Option<Sample> {
+        let now = Instant::now();
+        let scan_group = self.spec.pgid.is_some()
+            && (std::mem::take(&mut self.force_scan)
+                || self
+                    .last_group_scan
+                    .is_none_or(|t| now.duration_since(t) >= self.group_scan_every));
+        let known = self.tracker.known_pids();
+        let query = TreeQuery {
+            roots: &[self.self_pid],
+            pgid: if scan_group { self.spec.pgid } else { None },
+            extra: &known,
+        };
+        let records = match self.source.tree_sample(&query) {
+            Ok(r) => r,
+            Err(e) => {
+                self.warn_once(format!("cannot read the process tree: {e}"));
+                return None;
+            }
+        };
+        if scan_group {
+            self.last_group_scan = Some(now);
+        }
+        let members: Vec<ProcessRecord> = self
+            .tracker
+            .update(&records, &self.spec)
+            .into_iter()
+            .cloned()
+            .collect();
+        if let Some(cmd) = members.iter().find(|m| m.pid == self.cmd_pid) {
+            self.sid = cmd.sid.or(self.sid);
+        }
+        let refs: Vec<&ProcessRecord> = members.iter().collect();
+        let (footprint, _unknown) = tree_footprint(&refs);
+        let at_ms = now.duration_since(self.started).as_millis() as u64;
+        self.cpu.record(at_ms, &refs);
+        let free_pct = match self.source.memory() {
+            Ok(m) if m.total_bytes > 0 => Some(m.free_pct()),
+            Ok(_) => None,
+            Err(e) => {
+                self.warn_once(format!(
+                    "cannot read free memory: {e}; the limit is not lowered under pressure"
+                ));
+                None
+            }
+        };
+        Some(Sample {
+            effective: effective_limit(self.cfg.limit, free_pct),
+            members,
+            footprint,
+            free_pct,
+        })
+    }
+
+    fn warn_once(&mut self, message: String) {
+        if !self.warned {
+            self.warned = true;
+            (self.emit)(&Event::Warning { message });
+        }
+    }
+
+    fn on_breach(&mut self) {
+        let Some(s) = self.last.as_ref() else {
+            return;
+        };
+        self.summary.breaches += 1;
+        self.breach_footprint = s.footprint;
+        (self.emit)(&Event::Breach {
+            footprint_bytes: s.footprint,
+            effective_limit_bytes: s.effective,
+            free_pct: s.free_pct.map(|f| (f * 10.0).round() / 10.0),
+            processes: s.members.len(),
+        });
+        let refs: Vec<&ProcessRecord> = s.members.iter().collect();
+        let leaders = Leaders {
+            pgid: self.cmd_pid,
+            sid: self.sid,
+        };
+        let idle = idle_subtrees(&refs, &leaders, &self.cpu, PARK_MIN_BYTES);
+        let mut any = false;
+        for sub in idle {
+            let (pids, _, _) = self.deliver(&sub.targets, Signal::Stop);
+            if pids.is_empty() {
+                continue;
+            }
+            any = true;
+            self.summary.parked += pids.len();
+            self.parked.extend(sub.targets.iter().copied());
+            (self.emit)(&Event::Park {
+                root: sub.root,
+                name: sub.name.clone(),
+                pids,
+                footprint_bytes: sub.footprint_bytes,
+                cpu_pct: (sub.cpu_fraction * 1000.0).round() / 10.0,
+            });
+        }
+        if any {
+            self.phase = Phase::Relief {
+                until: Instant::now() + RELIEF_WAIT,
+            };
+        } else {
+            self.begin_ending(EndReason::Limit);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! What `run --limit`'s watchdog tells the world: the events it streams while the tree
+//! runs and the summary it ends with (`headroom.run/1`; JSON Lines on stderr with `--json`).
+
+use serde::Serialize;
+
+/// Why the tree was ended by headroom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndReason {
+    /// Over the limit after parking (or with nothing to park).
+    Limit,
+    /// headroom was signalled and the command had not exited a grace period later.
+    Signal,
+    /// The command exited; these processes of its tree were still running.
+    Leftovers,
+}
+
+/// Streamed while the tree runs: JSON Lines on stderr with `--json`, a few human lines
+/// otherwise (see `commands::run`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Start {
+        schema: &'static str,
+        pid: i32,
+        command_pid: i32,
+        command: Vec<String>,
+        limit_bytes: u64,
+        interval_ms: u64,
+        grace_ms: u64,
+        subreaper: bool,
+        terminal: bool,
+    },
+    Breach {
+        footprint_bytes: u64,
+        effective_limit_bytes: u64,
+        free_pct: Option<f64>,
+        processes: usize,
+    },
+    Park {
+        root: i32,
+        name: String,
+        pids: Vec<i32>,
+        footprint_bytes: u64,
+        cpu_pct: f64,
+    },
+    ParkResult {
+        relieved: bool,
+        footprint_bytes: u64,
+        effective_limit_bytes: u64,
+    },
+    Signal {
+        signal: &'static str,
+        reason: EndReason,
+        pids: Vec<i32>,
+        gone: usize,
+        failed: Vec<String>,
+    },
+    Forward {
+        signal: &'static str,
+        pids: Vec<i32>,
+    },
+    JobControl {
+        action: &'static str,
+        signal: i32,
+    },
+    Warning {
+        message: String,
+    },
+    Summary(Summary),
+}
+
+/// How the command itself ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CommandStatus {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// The one record `run` ends with.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub schema: &'static str,
+    pub exit_code: u8,
+    pub command_status: Option<CommandStatus>,
+    pub peak_footprint_bytes: u64,
+    pub peak_processes: usize,
+    pub limit_bytes: u64,
+    pub lowest_effective_limit_bytes: u64,
+    pub breaches: u32,
+    pub parked: usize,
+    pub ended_by: Option<EndReason>,
+    /// Processes sent SIGTERM / SIGKILL by headroom.
+    pub terminated: usize,
+    pub killed: usize,
+    /// Signals headroom received and forwarded to the command's group.
+    pub forwarded: Vec<&'static str>,
+    /// Processes of the tree that could not be ended.
+    pub survivors: Vec<i32>,
+    pub duration_ms: u64,
+    pub samples: u64,
+}

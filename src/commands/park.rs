@@ -1,0 +1,298 @@
+//! `headroom park PID`, `wake PID`, `park-tree PID`, `wake-tree PID`: SIGSTOP / SIGCONT one
+//! process or a whole tree (root first when stopping, leaves first when continuing). The
+//! safety rules are `core::parking`'s, the sequence `actions::park`'s; this file resolves the
+//! pid, prints what was stopped or woken, and picks the exit code: 0 done (or nothing to
+//! do), 2 no such process or a signal failed, 3 refused.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::actions::park::{self, Mode, Outcome, Step};
+use crate::cli::PidArgs;
+use crate::commands::Ctx;
+use crate::core::parking::Guard;
+use crate::core::snapshot::{Detail, ProcessTable};
+use crate::exit::{self, Refused, UsageError, WithCode};
+use crate::output::schema;
+use crate::sanitize::sanitize;
+
+/// Which of the four commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Park,
+    Wake,
+    ParkTree,
+    WakeTree,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Park => "park",
+            Self::Wake => "wake",
+            Self::ParkTree => "park-tree",
+            Self::WakeTree => "wake-tree",
+        }
+    }
+
+    fn mode(self) -> Mode {
+        match self {
+            Self::Park | Self::ParkTree => Mode::Park,
+            Self::Wake | Self::WakeTree => Mode::Wake,
+        }
+    }
+
+    fn tree(self) -> bool {
+        matches!(self, Self::ParkTree | Self::WakeTree)
+    }
+}
+
+/// The `headroom.park/1` (`wake`, `park-tree`, `wake-tree`) report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ParkReport {
+    pub schema: String,
+    pub action: &'static str,
+    pub pid: i32,
+    pub name: String,
+    /// Processes whose state this command changed.
+    pub changed: usize,
+    pub processes: Vec<Step>,
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
+    if ctx.replaying() {
+        return Err(UsageError(format!(
+            "`{}` signals real processes; it cannot run against `--snapshot`",
+            action.name()
+        ))
+        .into());
+    }
+    let source = crate::platform::native();
+    let snap = source
+        .snapshot(Detail::Full)
+        .context("cannot read the process table")?;
+    let table = ProcessTable::new(&snap);
+    let guard = Guard::new(&table);
+    guard
+        .check_pid(args.pid)
+        .map_err(|r| Refused(r.to_string()))?;
+    let no_such = || -> anyhow::Error {
+        WithCode {
+            code: exit::ERROR,
+            message: format!("no such process `{}`", args.pid),
+        }
+        .into()
+    };
+    let pid = i32::try_from(args.pid).map_err(|_| no_such())?;
+    let target = table.get(pid).ok_or_else(no_such)?;
+    guard.check(target).map_err(|r| Refused(r.to_string()))?;
+    if target.is_zombie() {
+        return Err(WithCode {
+            code: exit::ERROR,
+            message: format!(
+                "pid `{pid}` (`{}`) has already exited (zombie); there is nothing to {}",
+                sanitize(&target.name),
+                action.name()
+            ),
+        }
+        .into());
+    }
+    let id = target.identity().ok_or_else(|| WithCode {
+        code: exit::ERROR,
+        message: format!("the start time of pid `{pid}` could not be read; nothing was signalled"),
+    })?;
+    let control = crate::platform::native_control(source.as_ref());
+    let steps = park::apply(
+        source.as_ref(),
+        control.as_ref(),
+        &guard,
+        id,
+        action.mode(),
+        action.tree(),
+    )?;
+    let report = ParkReport {
+        schema: schema(action.name()),
+        action: action.name(),
+        pid,
+        name: target.name.clone(),
+        changed: steps.iter().filter(|s| s.outcome.changed()).count(),
+        processes: steps,
+    };
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&report)?;
+    } else {
+        ctx.printer.text(&human(&report, action))?;
+    }
+    let failed = report
+        .processes
+        .iter()
+        .any(|s| s.outcome == Outcome::Failed);
+    Ok(if failed { exit::ERROR } else { exit::OK })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "es" }
+}
+
+pub fn human(r: &ParkReport, action: Action) -> String {
+    let mut s = String::new();
+    let name = sanitize(&r.name);
+    let (verb, undo) = match action.mode() {
+        Mode::Park => ("parked", if action.tree() { "wake-tree" } else { "wake" }),
+        Mode::Wake => ("woke", ""),
+    };
+    let root = r.processes.iter().find(|p| p.pid == r.pid);
+    if !action.tree() {
+        let outcome = root.map_or(Outcome::Gone, |p| p.outcome);
+        let detail = root.and_then(|p| p.detail.clone()).unwrap_or_default();
+        let _ = match outcome {
+            Outcome::Stopped => writeln!(
+                s,
+                "parked pid {} (`{name}`) with SIGSTOP; its memory can be reclaimed under \
+                 pressure. Continue it with `headroom wake {}`",
+                r.pid, r.pid
+            ),
+            Outcome::Continued => writeln!(s, "woke pid {} (`{name}`) with SIGCONT", r.pid),
+            Outcome::AlreadyStopped => writeln!(
+                s,
+                "pid {} (`{name}`) is already parked (stopped); nothing to do",
+                r.pid
+            ),
+            Outcome::NotStopped => writeln!(
+                s,
+                "pid {} (`{name}`) is not parked ({detail}); nothing to do",
+                r.pid
+            ),
+            other => writeln!(s, "pid {} (`{name}`): {}", r.pid, describe(other, &detail)),
+        };
+        return s;
+    }
+    let changed: Vec<&Step> = r.processes.iter().filter(|p| p.outcome.changed()).collect();
+    if changed.is_empty() {
+        let what = match action.mode() {
+            Mode::Park => "already parked",
+            Mode::Wake => "parked",
+        };
+        let _ = match action.mode() {
+            Mode::Park => writeln!(
+                s,
+                "every process of the tree of pid {} (`{name}`) is {what}; nothing to do",
+                r.pid
+            ),
+            Mode::Wake => writeln!(
+                s,
+                "nothing in the tree of pid {} (`{name}`) is {what}; nothing to do",
+                r.pid
+            ),
+        };
+    } else {
+        let order = match action.mode() {
+            Mode::Park => "root first",
+            Mode::Wake => "leaves first",
+        };
+        let _ = writeln!(
+            s,
+            "{verb} {} process{} of the tree of pid {} (`{name}`), {order}:",
+            changed.len(),
+            plural(changed.len()),
+            r.pid
+        );
+    }
+    for p in &r.processes {
+        if matches!(p.outcome, Outcome::NotStopped | Outcome::AlreadyStopped) {
+            continue;
+        }
+        let detail = p.detail.clone().unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  {:>8}  {:<16}  {}",
+            p.pid,
+            sanitize(&p.name),
+            describe(p.outcome, &detail)
+        );
+    }
+    if action.mode() == Mode::Park && !changed.is_empty() {
+        let _ = writeln!(s, "continue them with `headroom {undo} {}`", r.pid);
+    }
+    s
+}
+
+fn describe(o: Outcome, detail: &str) -> String {
+    let with = |t: &str| {
+        if detail.is_empty() {
+            t.to_string()
+        } else {
+            format!("{t} ({detail})")
+        }
+    };
+    match o {
+        Outcome::Stopped => "stopped".into(),
+        Outcome::Continued => "continued".into(),
+        Outcome::AlreadyStopped => "already stopped".into(),
+        Outcome::NotStopped => with("not stopped"),
+        Outcome::Gone => "exited meanwhile; nothing sent".into(),
+        Outcome::IdentityChanged => "the pid now names another process; nothing sent".into(),
+        Outcome::Refused => with("refused"),
+        Outcome::Failed => with("failed"),
+        Outcome::Unconfirmed => with("signalled, state not changed yet"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(pid: i32, outcome: Outcome) -> Step {
+        Step {
+            pid,
+            name: format!("p{pid}"),
+            outcome,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn human_output_says_what_changed_and_how_to_undo_it() {
+        let r = ParkReport {
+            schema: schema("park-tree"),
+            action: "park-tree",
+            pid: 40,
+            name: "job\x1b[2J".into(),
+            changed: 2,
+            processes: vec![
+                step(40, Outcome::Stopped),
+                step(41, Outcome::Stopped),
+                step(42, Outcome::Refused),
+            ],
+        };
+        let h = human(&r, Action::ParkTree);
+        assert!(
+            h.starts_with(
+                "parked 2 processes of the tree of pid 40 (`job\\u{1b}[2J`), root first:"
+            ),
+            "{h}"
+        );
+        assert!(h.contains("refused"), "{h}");
+        assert!(
+            h.ends_with("continue them with `headroom wake-tree 40`\n"),
+            "{h}"
+        );
+        let r = ParkReport {
+            schema: schema("wake"),
+            action: "wake",
+            pid: 41,
+            name: "sleep".into(),
+            changed: 0,
+            processes: vec![Step {
+                detail: Some("state S".into()),
+                ..step(41, Outcome::NotStopped)
+            }],
+        };
+        assert_eq!(
+            human(&r, Action::Wake),
+            "pid 41 (`sleep`) is not parked (state S); nothing to do\n"
+        );
+    }
+}

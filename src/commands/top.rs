@@ -1,0 +1,274 @@
+//! `headroom top [--pid PID] [--park-min-mb N]`: one row per process tree the user owns,
+//! largest footprint first, from two samples ~500 ms apart (growth and CPU), with caproom's
+//! park-candidate verdict. JSON: `headroom.top/1`, keeping caproom's field names where they
+//! mean the same (`pid`, `cmd`, `footprint_kb`, `tree_pids`, `state`, `growth_kb_s`,
+//! `free_pct`, `park_candidate`, `reason_code`, `reason`).
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::cli::TopArgs;
+use crate::commands::Ctx;
+use crate::core::parking::Guard;
+use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
+use crate::core::top::{
+    self, Change, Facts, OwnTree, ReasonCode, TreeState, judge, own_trees, tree_at,
+};
+use crate::exit::{self, WithCode};
+use crate::output::{Printer, Style, human_bytes, schema};
+use crate::platform::ProcessSource;
+use crate::sanitize::sanitize;
+
+/// Time between the two samples.
+const WINDOW: Duration = Duration::from_millis(500);
+/// Rows a person sees; `--json` lists every tree.
+const HUMAN_ROWS: usize = 25;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TopRow {
+    pub pid: i32,
+    /// The root's command line (or executable, or name when that cannot be read).
+    pub cmd: String,
+    /// Footprint of the whole tree, KiB (caproom's unit).
+    pub footprint_kb: u64,
+    pub tree_pids: Vec<i32>,
+    pub process_count: usize,
+    pub state: TreeState,
+    pub growth_kb_s: i64,
+    /// CPU of the whole tree between the samples, percent of one core; null when unknown.
+    pub cpu_pct: Option<f64>,
+    pub park_candidate: bool,
+    pub reason_code: ReasonCode,
+    pub reason: String,
+}
+
+/// The `headroom.top/1` report.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopReport {
+    pub schema: String,
+    /// Unix seconds of the second sample.
+    pub ts: i64,
+    pub uid: u32,
+    pub free_pct: Option<u8>,
+    pub total_bytes: Option<u64>,
+    pub available_bytes: Option<u64>,
+    pub park_min_mb: u64,
+    /// Time between the two samples (0 when replaying one snapshot).
+    pub sample_ms: u64,
+    pub processes: Vec<TopRow>,
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<u8> {
+    let source = ctx.source()?;
+    let read = |s: &dyn ProcessSource| -> Result<Snapshot> {
+        s.snapshot(Detail::Full)
+            .context("cannot read the process table")
+    };
+    let first = read(source.as_ref())?;
+    let (before, after, dt) = if ctx.replaying() {
+        (None, first, 0)
+    } else {
+        let t0 = Instant::now();
+        std::thread::sleep(WINDOW);
+        let second = read(source.as_ref())?;
+        (Some(first), second, t0.elapsed().as_millis() as u64)
+    };
+    let report = build(source.as_ref(), before.as_ref(), &after, dt, args)?;
+    if ctx.printer.is_json() {
+        ctx.printer.json_value(&report)?;
+    } else {
+        ctx.printer.text(&human(&report, ctx.printer))?;
+    }
+    Ok(exit::OK)
+}
+
+fn build(
+    source: &dyn ProcessSource,
+    before: Option<&Snapshot>,
+    after: &Snapshot,
+    dt_ms: u64,
+    args: &TopArgs,
+) -> Result<TopReport> {
+    let table = ProcessTable::new(after);
+    let uid = after.uid;
+    let me = after.self_pid;
+    let trees: Vec<OwnTree<'_>> = match args.pid {
+        Some(pid) => {
+            let t = tree_at(&table, pid, uid, me).ok_or_else(|| WithCode {
+                code: exit::ERROR,
+                message: format!("no such process `{pid}`"),
+            })?;
+            if t.root.uid != uid {
+                return Err(WithCode {
+                    code: exit::ERROR,
+                    message: format!(
+                        "pid `{pid}` belongs to uid {}; top shows your own trees (uid {uid})",
+                        t.root.uid
+                    ),
+                }
+                .into());
+            }
+            vec![t]
+        }
+        None => own_trees(&table, uid, me),
+    };
+    let before_table = before.map(ProcessTable::new);
+    let guard = Guard::new(&table);
+    let free = after
+        .memory
+        .filter(|m| m.total_bytes > 0)
+        .map(|m| m.free_pct());
+    let park_min = args.park_min_mb.saturating_mul(1 << 20);
+    let rows = trees
+        .iter()
+        .map(|t| {
+            let change = before_table.as_ref().map_or(
+                Change {
+                    growth_kb_s: 0,
+                    cpu_fraction: None,
+                },
+                |b| top::change(b, t, dt_ms, uid, me),
+            );
+            let facts = Facts {
+                state: TreeState::of(t.root),
+                footprint_bytes: t.footprint_bytes,
+                change,
+                refusal: guard.check(t.root).err().map(|r| r.to_string()),
+                window_ms: dt_ms,
+            };
+            let v = judge(&facts, park_min, free);
+            TopRow {
+                pid: t.root.pid,
+                cmd: command_of(source, t),
+                footprint_kb: t.footprint_bytes / 1024,
+                tree_pids: t.pids(),
+                process_count: t.members.len(),
+                state: facts.state,
+                growth_kb_s: change.growth_kb_s,
+                cpu_pct: change.cpu_fraction.map(|c| (c * 1000.0).round() / 10.0),
+                park_candidate: v.park_candidate,
+                reason_code: v.reason_code,
+                reason: v.reason,
+            }
+        })
+        .collect();
+    Ok(TopReport {
+        schema: schema("top"),
+        ts: after.taken_at_ms / 1000,
+        uid,
+        free_pct: free.map(|f| f.floor().clamp(0.0, 100.0) as u8),
+        total_bytes: after.memory.map(|m| m.total_bytes),
+        available_bytes: after.memory.map(|m| m.available_bytes),
+        park_min_mb: args.park_min_mb,
+        sample_ms: dt_ms,
+        processes: rows,
+    })
+}
+
+/// The root's command line when it can be read, else its executable, else its name.
+fn command_of(source: &dyn ProcessSource, t: &OwnTree<'_>) -> String {
+    let r = t.root;
+    if let Some(a) = &r.argv {
+        return a.join(" ");
+    }
+    if !r.is_zombie() {
+        if let Ok(argv) = source.argv(r.pid) {
+            if !argv.is_empty() {
+                return argv.join(" ");
+            }
+        }
+    }
+    r.exe.clone().unwrap_or_else(|| r.name.clone())
+}
+
+/// At most `n` characters, marked when cut (char-safe).
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+pub fn human(r: &TopReport, p: &Printer) -> String {
+    let mut s = String::new();
+    let free = r
+        .free_pct
+        .map_or("unknown".to_string(), |f| format!("{f} %"));
+    let _ = writeln!(
+        s,
+        "{} {} tree{} of uid {}, free memory {free}",
+        p.paint("headroom top:", Style::Bold),
+        r.processes.len(),
+        if r.processes.len() == 1 { "" } else { "s" },
+        r.uid
+    );
+    let _ = writeln!(
+        s,
+        "{:>8}  {:>9}  {:>4}  {:<7}  {:>9}  {:>6}  {:<11}  COMMAND",
+        "PID", "TREE", "PIDS", "STATE", "KB/s", "CPU", "REASON"
+    );
+    for row in r.processes.iter().take(HUMAN_ROWS) {
+        let cpu = row.cpu_pct.map_or("?".to_string(), |c| format!("{c:.1}%"));
+        let code = serde_json::to_value(row.reason_code)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let code = if row.reason_code == ReasonCode::None {
+            "-".to_string()
+        } else {
+            code
+        };
+        let _ = writeln!(
+            s,
+            "{:>8}  {:>9}  {:>4}  {:<7}  {:>+9}  {:>6}  {:<11}  {}",
+            row.pid,
+            human_bytes(row.footprint_kb * 1024),
+            row.process_count,
+            row.state.as_str(),
+            row.growth_kb_s,
+            cpu,
+            code,
+            truncate(&sanitize(&row.cmd), 60)
+        );
+    }
+    if r.processes.len() > HUMAN_ROWS {
+        let _ = writeln!(
+            s,
+            "… and {} smaller trees (`--json` lists every one)",
+            r.processes.len() - HUMAN_ROWS
+        );
+    }
+    let flagged: Vec<&TopRow> = r
+        .processes
+        .iter()
+        .take(HUMAN_ROWS)
+        .filter(|row| row.reason_code != ReasonCode::None)
+        .collect();
+    for row in flagged {
+        let _ = writeln!(s, "  {}: {}", row.pid, sanitize(&row.reason));
+    }
+    if r.processes.iter().any(|row| row.park_candidate) {
+        let _ = writeln!(
+            s,
+            "park a candidate with `headroom park-tree PID`; continue it with `headroom wake-tree PID`"
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_is_char_safe() {
+        assert_eq!(truncate("héllo wörld", 5), "héll…");
+        assert_eq!(truncate("short", 60), "short");
+        assert_eq!(truncate("🦀🦀🦀", 2), "🦀…");
+    }
+}

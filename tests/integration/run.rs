@@ -1,0 +1,492 @@
+//! `run --limit` on real process trees (Linux). headroom itself runs under the test's
+//! supervisor (a subreaper that kills everything it started when the test ends) as the
+//! test's private uid, so nothing can escape even if headroom fails, and every process the
+//! test looks at is one it started.
+
+use std::path::Path;
+
+use crate::schema::{self, RunEvent, RunSummary};
+use crate::support::{Env, Tree, proc_state, wait_until};
+
+const MIB: u64 = 1 << 20;
+
+/// Start `headroom ARGS` under the supervisor, stdout and stderr to files.
+fn headroom(env: &Env, args: &[&str]) -> (Tree, std::path::PathBuf, std::path::PathBuf) {
+    let out = env.path("stdout");
+    let err = env.path("stderr");
+    let t = env.spawn_with(env.headroom_path(), args, Some((&out, &err)));
+    (t, out, err)
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+fn summary(events: &[RunEvent]) -> &RunSummary {
+    match events.last() {
+        Some(RunEvent::Summary(s)) => s,
+        other => panic!("the last event is not the summary: {other:?}"),
+    }
+}
+
+/// Pids the fixture printed (`ready PID` from each hog, `ready {"pids":[..]}` from a tree).
+fn ready_pids(stdout: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for l in stdout.lines() {
+        let Some(rest) = l.strip_prefix("ready ") else {
+            continue;
+        };
+        if let Ok(pid) = rest.trim().parse::<i32>() {
+            out.push(pid);
+        } else if let Ok(v) = serde_json::from_str::<serde_json::Value>(rest) {
+            out.extend(
+                v["pids"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.as_i64())
+                    .map(|p| p as i32),
+            );
+        }
+    }
+    out
+}
+
+/// Every pid the run's events name (signalled, parked, forwarded, the command).
+fn event_pids(events: &[RunEvent]) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in events {
+        match e {
+            RunEvent::Start { command_pid, .. } => out.push(*command_pid),
+            RunEvent::Signal { pids, .. }
+            | RunEvent::Park { pids, .. }
+            | RunEvent::Forward { pids, .. } => out.extend(pids),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A process that is still alive (present and not a zombie waiting for its reaper).
+fn alive(pid: i32) -> bool {
+    proc_state(pid).is_some_and(|s| s != 'Z')
+}
+
+/// Live processes of `uid`, from /proc.
+fn live_of_uid(uid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
+            continue;
+        };
+        let ruid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u32>().ok());
+        if ruid == Some(uid) && alive(pid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Nothing of the tree is alive the moment headroom has exited.
+fn assert_tree_gone(env: &Env, pids: &[i32]) {
+    let live: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    assert!(
+        live.is_empty(),
+        "still alive after headroom exited: {live:?}"
+    );
+    if env.private {
+        assert_eq!(
+            live_of_uid(env.uid),
+            Vec::<i32>::new(),
+            "the test uid still runs something"
+        );
+    }
+}
+
+#[test]
+fn a_tree_over_its_limit_is_ended_and_nothing_survives() {
+    let env = Env::new();
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let (mut t, out, err) = headroom(
+        &env,
+        &[
+            "--json",
+            "run",
+            "--limit",
+            "100M",
+            "--interval",
+            "100ms",
+            "--grace",
+            "2s",
+            "--",
+            &fx,
+            "hog",
+            "--mib",
+            "100",
+            "--children",
+            "1",
+            "--depth",
+            "3",
+        ],
+    );
+    let code = t.exit_code();
+    let events = schema::run_events(&read(&err));
+    assert!(code == 137 || code == 143, "exit {code}; events {events:?}");
+    let mut pids = ready_pids(&read(&out));
+    pids.extend(event_pids(&events));
+    assert!(!pids.is_empty());
+    assert_tree_gone(&env, &pids);
+    let s = summary(&events);
+    assert_eq!(i32::from(s.exit_code), code);
+    assert_eq!(s.ended_by.as_deref(), Some("limit"));
+    assert!(s.peak_footprint_bytes >= 100 * MIB, "{s:?}");
+    assert!(s.terminated >= 1 && s.survivors.is_empty(), "{s:?}");
+    assert!(events.iter().any(|e| matches!(e, RunEvent::Breach { .. })));
+    drop(t);
+}
+
+#[test]
+fn the_human_summary_names_the_peak() {
+    let env = Env::new();
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let (mut t, out, err) = headroom(
+        &env,
+        &[
+            "run", "--limit", "50M", "--grace", "2s", "--", &fx, "hog", "--mib", "80",
+        ],
+    );
+    let code = t.exit_code();
+    assert!(code == 137 || code == 143, "exit {code}");
+    let err = read(&err);
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("headroom: peak "), "{err}");
+    assert!(
+        last.contains("limit 50 MiB") && last.contains(&format!("exit {code}")),
+        "{err}"
+    );
+    let peak: f64 = last["headroom: peak ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(peak >= 50.0, "{last}");
+    assert_tree_gone(&env, &ready_pids(&read(&out)));
+}
+
+#[test]
+fn a_tree_under_its_limit_exits_with_its_own_code_and_stdout_untouched() {
+    let env = Env::new();
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let (mut t, out, err) = headroom(&env, &["run", "--limit", "100M", "--", &fx, "exit", "7"]);
+    assert_eq!(t.exit_code(), 7);
+    assert_eq!(
+        read(&out),
+        "",
+        "headroom adds nothing to the command's stdout"
+    );
+    let err = read(&err);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("nothing done") && err.ends_with("exit 7\n"),
+        "{err}"
+    );
+
+    // With --json too, stdout stays the command's.
+    let (mut t, out, err) = headroom(
+        &env,
+        &["--json", "run", "--limit", "100M", "--", &fx, "exit", "7"],
+    );
+    assert_eq!(t.exit_code(), 7);
+    assert_eq!(read(&out), "");
+    let events = schema::run_events(&read(&err));
+    assert!(matches!(
+        events.first(),
+        Some(RunEvent::Start {
+            subreaper: true,
+            ..
+        })
+    ));
+    let s = summary(&events);
+    assert_eq!(
+        (s.exit_code, s.ended_by.as_deref(), s.terminated, s.killed),
+        (7, None, 0, 0)
+    );
+}
+
+#[test]
+fn sigint_to_headroom_reaches_the_command_and_nothing_remains() {
+    let env = Env::new();
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let (mut t, out, err) = headroom(
+        &env,
+        &[
+            "--json", "run", "--limit", "1G", "--", &fx, "tree", "--depth", "3", "--fanout", "2",
+        ],
+    );
+    wait_until("the tree to be ready", || read(&out).contains("ready "));
+    let pids = ready_pids(&read(&out));
+    assert_eq!(pids.len(), 7, "{pids:?}");
+    wait_until("headroom's start event", || {
+        read(&err).contains("\"start\"")
+    });
+    #[allow(clippy::disallowed_methods)]
+    // SAFETY: t.pid is the headroom this test started under its own supervisor.
+    let rc = unsafe { libc::kill(t.pid, libc::SIGINT) };
+    assert_eq!(rc, 0);
+    assert_eq!(t.exit_code(), 130);
+    assert_tree_gone(&env, &pids);
+    let events = schema::run_events(&read(&err));
+    let forwarded: Vec<&RunEvent> = events
+        .iter()
+        .filter(|e| matches!(e, RunEvent::Forward { .. }))
+        .collect();
+    assert_eq!(forwarded.len(), 1, "{events:?}");
+    if let RunEvent::Forward { signal, pids: to } = forwarded[0] {
+        assert_eq!(signal, "SIGINT");
+        assert!(
+            pids.iter().all(|p| to.contains(p)),
+            "forwarded to {to:?}, tree {pids:?}"
+        );
+    }
+    let s = summary(&events);
+    assert_eq!(
+        s.command_status.as_ref().and_then(|c| c.signal),
+        Some(2),
+        "the command died of the SIGINT itself"
+    );
+}
+
+#[test]
+fn idle_subtrees_are_parked_first_and_never_left_stopped() {
+    let env = Env::new();
+    let fx = env.fixture().to_str().unwrap().to_string();
+    // The command (group leader, never parked) holds 600 MiB and grows 100 MiB/s; its child
+    // holds 600 MiB and sleeps: after a second of history the child is an idle subtree.
+    let (mut t, out, err) = headroom(
+        &env,
+        &[
+            "--json",
+            "run",
+            "--limit",
+            "1600M",
+            "--grace",
+            "2s",
+            "--",
+            &fx,
+            "hog",
+            "--mib",
+            "600",
+            "--children",
+            "1",
+            "--depth",
+            "2",
+            "--grow-mib-per-s",
+            "100",
+        ],
+    );
+    let code = t.exit_code();
+    let events = schema::run_events(&read(&err));
+    let pids = ready_pids(&read(&out));
+    assert!(code == 137 || code == 143, "exit {code}; {events:?}");
+    assert_tree_gone(&env, &pids);
+    let cmd = match events.first() {
+        Some(RunEvent::Start { command_pid, .. }) => *command_pid,
+        other => panic!("{other:?}"),
+    };
+    let parked: Vec<i32> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Park { pids, .. } => Some(pids.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(parked.len(), 1, "the idle child, and only it: {events:?}");
+    assert_ne!(parked[0], cmd, "the command leads its group: never parked");
+    let park_at = events
+        .iter()
+        .position(|e| matches!(e, RunEvent::Park { .. }))
+        .unwrap();
+    let term_at = events
+        .iter()
+        .position(|e| matches!(e, RunEvent::Signal { signal, .. } if signal == "SIGTERM"))
+        .unwrap();
+    assert!(park_at < term_at, "parked before anything was terminated");
+    if let RunEvent::Signal { pids: termed, .. } = &events[term_at] {
+        assert!(termed.contains(&parked[0]), "the parked child is ended too");
+    }
+    assert_eq!(summary(&events).parked, 1);
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_starts() {
+    let env = Env::new();
+    for (args, needle) in [
+        (vec!["--limit", "0"], "`0` must be a positive size"),
+        (vec!["--limit", "abc"], "`abc` is not a size"),
+        (vec!["--limit", "-5"], "`-5` is negative"),
+        (vec!["--limit", "1G", "--interval", "0"], "`0` is zero"),
+        (vec!["--limit", "1G", "--interval", "1ms"], "at least 10ms"),
+    ] {
+        let mut argv = vec!["run"];
+        argv.extend(args);
+        argv.extend(["--", "true"]);
+        let out = env.cmd().args(&argv).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{argv:?}: {err}");
+        assert!(err.contains(needle), "{argv:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    for argv in [
+        vec!["run", "--limit", "1G", "--"],
+        vec!["run", "--limit", "1G"],
+    ] {
+        let out = env.cmd().args(&argv).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{argv:?}: {err}");
+        assert!(err.contains("<CMD>"), "{err}");
+    }
+}
+
+#[test]
+fn a_missing_or_unexecutable_command_is_127_or_126() {
+    let env = Env::new();
+    let (mut t, _, err) = headroom(&env, &["run", "--limit", "1G", "--", "/nonexistent/cmd"]);
+    assert_eq!(t.exit_code(), 127);
+    assert!(
+        read(&err).contains("`/nonexistent/cmd`: command not found"),
+        "{}",
+        read(&err)
+    );
+    let (mut t, _, err) = headroom(&env, &["run", "--limit", "1G", "--", "no-such-command-hr"]);
+    assert_eq!(t.exit_code(), 127);
+    assert!(read(&err).contains("command not found"));
+    let script = env.path("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    let (mut t, out, err) = headroom(
+        &env,
+        &["run", "--limit", "1G", "--", script.to_str().unwrap()],
+    );
+    assert_eq!(t.exit_code(), 126);
+    assert!(read(&err).contains("cannot be executed"), "{}", read(&err));
+    assert_eq!(read(&out), "");
+}
+
+/// headroom on a real (pseudo-)terminal: the command's group is handed the terminal, so
+/// Ctrl-C goes straight to it, it can read what is typed, and headroom exits 130.
+#[test]
+fn on_a_terminal_the_command_is_in_the_foreground_and_ctrl_c_reaches_it() {
+    let env = Env::new();
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let script = format!("read line; echo got-$line; exec \"{fx}\" tree --depth 2 --fanout 1");
+    let mut t = env.spawn_pty(
+        env.headroom_path(),
+        &["run", "--limit", "1G", "--", "/bin/sh", "-c", &script],
+    );
+    // Reading from the terminal works only in the foreground (else SIGTTIN stops it).
+    t.send("type hello");
+    t.expect("tty got-hello");
+    let pids = ready_pids(&format!("ready {}", t.expect("tty ready ")));
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    t.send("fg?");
+    let fg: i32 = t.expect("fg-pgid ").trim().parse().unwrap();
+    assert_eq!(fg, pids[0], "the command's own group owns the terminal");
+    assert_ne!(fg, t.pid, "not headroom's");
+
+    // Ctrl-Z: headroom has no job-control shell above it here (its group is orphaned), so
+    // it must not leave the command stopped.
+    t.send("ctrl-z");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    wait_until("the command to run again after Ctrl-Z", || {
+        pids.iter().all(|&p| proc_state(p) != Some('T'))
+    });
+    t.send("fg?");
+    let fg: i32 = t.expect("fg-pgid ").trim().parse().unwrap();
+    assert_eq!(fg, pids[0], "the terminal is handed back to the command");
+
+    t.send("ctrl-c");
+    assert_eq!(t.exit_code(), 130);
+    assert_tree_gone(&env, &pids);
+}
+
+/// What the command leaves running when it exits is ended, and the command's code kept —
+/// including a daemon that left the command's session and group (on Linux it is reparented
+/// to headroom, a child subreaper, not to init).
+#[test]
+fn leftovers_and_escaped_daemons_are_ended_when_the_command_exits() {
+    let env = Env::new();
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let script = format!("\"{fx}\" idle & setsid \"{fx}\" idle & echo started; exit 3");
+    let (mut t, out, err) = headroom(
+        &env,
+        &[
+            "--json", "run", "--limit", "1G", "--grace", "2s", "--", "/bin/sh", "-c", &script,
+        ],
+    );
+    assert_eq!(t.exit_code(), 3);
+    assert_eq!(read(&out), "started\n");
+    let events = schema::run_events(&read(&err));
+    let termed: Vec<i32> = events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Signal {
+                signal,
+                reason,
+                pids,
+                ..
+            } if signal == "SIGTERM" && reason == "leftovers" => Some(pids.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(termed.len(), 2, "both background processes: {events:?}");
+    assert_tree_gone(&env, &termed);
+    let s = summary(&events);
+    assert_eq!((s.exit_code, s.ended_by.as_deref()), (3, Some("leftovers")));
+}
+
+/// The command starts with the signal mask headroom was started with (headroom blocks
+/// SIGTTOU/SIGTTIN for itself while it runs; a blocked signal would survive exec).
+#[test]
+fn the_command_gets_the_signal_mask_headroom_was_given() {
+    let env = Env::new();
+    let (mut t, out, _) = headroom(
+        &env,
+        &[
+            "run",
+            "--limit",
+            "1G",
+            "--",
+            "/bin/grep",
+            "-E",
+            "^Sig(Blk|Cgt)",
+            "/proc/self/status",
+        ],
+    );
+    assert_eq!(t.exit_code(), 0);
+    let out = read(&out);
+    assert!(out.contains("SigBlk:\t0000000000000000"), "{out}");
+
+    // Started with SIGHUP ignored (as under `nohup`), headroom leaves it ignored, so the
+    // command inherits that too (a handler would be reset to the default by exec).
+    let script = format!(
+        "trap '' HUP; exec \"{}\" run --limit 1G -- /bin/grep ^SigIgn /proc/self/status",
+        env.headroom_path().display()
+    );
+    let out = env.path("stdout-nohup");
+    let err = env.path("stderr-nohup");
+    let mut t = env.spawn_with(Path::new("/bin/sh"), &["-c", &script], Some((&out, &err)));
+    assert_eq!(t.exit_code(), 0);
+    let line = read(&out);
+    let mask = u64::from_str_radix(line.trim().trim_start_matches("SigIgn:").trim(), 16)
+        .unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(mask & 1, 1, "SIGHUP (bit 0) still ignored: {line}");
+}
