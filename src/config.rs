@@ -72,6 +72,23 @@ struct FileConfig {
     notifications: NotificationsFile,
     #[serde(default)]
     hangs: HangsFile,
+    #[serde(default)]
+    memory: MemoryFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryFile {
+    /// `[[memory.guard]]`: a name pattern and a limit, enforced by `watch`.
+    guard: Option<Vec<GuardFile>>,
+    grace: Option<HumanDuration>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuardFile {
+    pattern: String,
+    limit: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -175,6 +192,10 @@ pub struct Settings {
     pub reap_cooldown: Sourced<Duration>,
     pub watch_hangs: Sourced<bool>,
     pub notifications: Sourced<bool>,
+    /// `watch`'s memory guards.
+    pub memory_guards: Sourced<Vec<crate::core::memory_guard::Rule>>,
+    /// Wait between SIGTERM and SIGKILL when a memory guard ends a tree.
+    pub memory_grace: Sourced<Duration>,
     /// `hangs`: regular apps to act on despite the default Apple/system-path exclusion.
     pub hangs_allow: Sourced<Vec<String>>,
     /// `hangs`: apps (or the service) never acted on.
@@ -207,6 +228,8 @@ impl Default for Settings {
             reap_cooldown: Sourced::default(Duration::from_secs(120)),
             watch_hangs: Sourced::default(true),
             notifications: Sourced::default(true),
+            memory_guards: Sourced::default(Vec::new()),
+            memory_grace: Sourced::default(Duration::from_secs(5)),
             hangs_allow: Sourced::default(Vec::new()),
             hangs_deny: Sourced::default(Vec::new()),
             hangs_grace: Sourced::default(Duration::from_secs(3)),
@@ -311,6 +334,26 @@ impl Settings {
         s.reap_cooldown.file(file.watch.reap_cooldown.map(|d| d.0));
         s.watch_hangs.file(file.watch.hangs);
         s.notifications.file(file.notifications.enabled);
+        if let Some(guards) = file.memory.guard {
+            let mut rules = Vec::with_capacity(guards.len());
+            for (i, g) in guards.iter().enumerate() {
+                let key = format!("memory.guard[{i}]");
+                if g.pattern.trim().is_empty() {
+                    return Err(bad(
+                        &key,
+                        "has an empty `pattern`, which would match nothing",
+                    ));
+                }
+                let limit_bytes = crate::cli::parse_size(&g.limit)
+                    .map_err(|m| bad(&key, &format!("`limit` {m}")))?;
+                rules.push(crate::core::memory_guard::Rule {
+                    pattern: g.pattern.trim().to_string(),
+                    limit_bytes,
+                });
+            }
+            s.memory_guards.file(Some(rules));
+        }
+        s.memory_grace.file(file.memory.grace.map(|d| d.0));
         let hbad = |msg: String| UsageError(format!("config file `{}`: {msg}", path.display()));
         for (key, list) in [("allow", &file.hangs.allow), ("deny", &file.hangs.deny)] {
             for entry in list.iter().flatten() {
@@ -426,6 +469,12 @@ impl Settings {
             duration_entry("watch.reap_cooldown", &self.reap_cooldown),
             entry("watch.hangs", &self.watch_hangs),
             entry("notifications.enabled", &self.notifications),
+            entry("hangs.allow", &self.hangs_allow),
+            entry("hangs.deny", &self.hangs_deny),
+            duration_entry("hangs.grace", &self.hangs_grace),
+            duration_entry("hangs.cooldown", &self.hangs_cooldown),
+            entry("memory.guard", &self.memory_guards),
+            duration_entry("memory.grace", &self.memory_grace),
         ]
     }
 }
@@ -544,6 +593,32 @@ mod tests {
             let m = format!("{e:#}");
             assert!(m.contains(says) && m.contains("/x/c.toml"), "{text}: {m}");
             assert!(e.downcast_ref::<UsageError>().is_some());
+        }
+    }
+
+    #[test]
+    fn memory_guards_parse_and_bad_ones_name_the_entry() {
+        let t = "[[memory.guard]]\npattern = \"cargo\"\nlimit = \"8G\"\n[[memory.guard]]\npattern = \"node\"\nlimit = \"512\"\n";
+        let s = Settings::parse(t, Path::new("c.toml")).unwrap();
+        let g = &s.memory_guards.value;
+        assert_eq!(
+            (g[0].pattern.as_str(), g[0].limit_bytes),
+            ("cargo", 8 << 30)
+        );
+        assert_eq!(g[1].limit_bytes, 512 << 20);
+        for (bad, says) in [
+            (
+                "[[memory.guard]]\npattern = \"\"\nlimit = \"1G\"\n",
+                "memory.guard[0]",
+            ),
+            (
+                "[[memory.guard]]\npattern = \"x\"\nlimit = \"lots\"\n",
+                "lots",
+            ),
+            ("[[memory.guard]]\npattern = \"x\"\n", "limit"),
+        ] {
+            let e = Settings::parse(bad, Path::new("c.toml")).unwrap_err();
+            assert!(format!("{e:#}").contains(says), "{bad}: {e:#}");
         }
     }
 

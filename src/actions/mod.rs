@@ -5,6 +5,7 @@
 
 pub mod exec;
 pub mod login_item;
+pub mod memory_guard;
 pub mod notify;
 pub mod park;
 pub mod recover;

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+use crate::actions::memory_guard::{self, GuardOutcome};
 use crate::actions::notify::{self, Notifier};
+use crate::actions::terminate::RealSleeper;
 use crate::cli::{ReapArgs, WatchArgs};
 use crate::commands::Ctx;
 use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
@@ -20,8 +22,11 @@ use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch_events::{Event, ReadingEvent, status_line};
 use crate::core::alerts::{AlertState, Crossing};
 use crate::core::evidence::{EvidenceLog, Row};
+use crate::core::memory::effective_limit;
+use crate::core::memory_guard::breaches;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
+use crate::core::snapshot::Identity;
 use crate::core::state::{self, Loaded, load_json, save_json};
 use crate::exit::UsageError;
 use crate::output::thousands;
@@ -58,6 +63,8 @@ struct Guard<'c, 'a> {
     status_open: bool,
     /// The state as last written, to skip rewriting it unchanged.
     saved: Option<String>,
+    /// Subtrees a memory guard parked to relief: (tree root, its rule's limit, the parked).
+    parked: Vec<(i32, u64, Vec<Identity>)>,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
@@ -107,6 +114,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         errors: 0,
         status_open: false,
         saved: None,
+        parked: Vec::new(),
     };
     g.load_state();
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
@@ -235,6 +243,9 @@ impl Guard<'_, '_> {
         if let Some(c) = crossing {
             self.notify_crossing(c, &r, &trend);
         }
+        if !self.ctx.replaying() {
+            self.memory_guards(&snap);
+        }
         if self.persisted.alerts.confirmed == Level::Critical
             && self.auto_reap
             && !self.ctx.replaying()
@@ -335,6 +346,63 @@ impl Guard<'_, '_> {
         }
     }
 
+    /// The configured memory guards: wake what was parked once its tree is well under its
+    /// limit again, then enforce every breaching tree (like `run --limit`).
+    fn memory_guards(&mut self, snap: &crate::core::snapshot::Snapshot) {
+        let rules = self.ctx.settings.memory_guards.value.clone();
+        if rules.is_empty() && self.parked.is_empty() {
+            return;
+        }
+        let table = crate::core::snapshot::ProcessTable::new(snap);
+        let free = snap.memory.map(|m| m.free_pct());
+        let grace = self.ctx.settings.memory_grace.value;
+        let mut events = Vec::new();
+        let mut errors = Vec::new();
+        {
+            let control = platform::native_control(self.source.as_ref());
+            let mut still = Vec::new();
+            for (root, limit, ids) in std::mem::take(&mut self.parked) {
+                let tree = crate::core::top::tree_at(&table, root, snap.uid, snap.self_pid);
+                let relieved = tree.is_none_or(|t| {
+                    (t.footprint_bytes as f64) < 0.9 * effective_limit(limit, free) as f64
+                });
+                if relieved {
+                    memory_guard::wake(control.as_ref(), &ids);
+                } else {
+                    still.push((root, limit, ids));
+                }
+            }
+            for breach in breaches(&table, &rules, free) {
+                if still.iter().any(|(r, _, _)| *r == breach.root) {
+                    continue; // parked this episode already; ended next time if still over
+                }
+                let limit = breach.limit_bytes;
+                match memory_guard::enforce(
+                    self.source.as_ref(),
+                    control.as_ref(),
+                    breach,
+                    grace,
+                    &RealSleeper,
+                ) {
+                    Ok(r) => {
+                        if r.outcome == GuardOutcome::Parked {
+                            still.push((r.breach.root, limit, r.parked_ids.clone()));
+                        }
+                        events.push(Event::Memory(Box::new(r)));
+                    }
+                    Err(e) => errors.push(format!("memory guard failed: {e:#}")),
+                }
+            }
+            self.parked = still;
+        }
+        for e in events {
+            self.emit(&e);
+        }
+        for e in errors {
+            self.notice("error", &e);
+        }
+    }
+
     /// A `hangs` round (macOS only; elsewhere there is no WindowServer and nothing to do).
     fn hangs_round(&mut self) {
         match crate::commands::hangs::watch_round(self.ctx) {
@@ -392,6 +460,13 @@ impl Guard<'_, '_> {
 
     fn finish(&mut self) {
         self.notifier.finish();
+        // Never leave anything stopped behind.
+        if !self.parked.is_empty() {
+            let control = platform::native_control(self.source.as_ref());
+            for (_, _, ids) in std::mem::take(&mut self.parked) {
+                memory_guard::wake(control.as_ref(), &ids);
+            }
+        }
         self.emit(&Event::Summary {
             rounds: self.rounds,
             cleanups: self.cleanups,

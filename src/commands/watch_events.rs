@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::actions::memory_guard::GuardReport;
 use crate::commands::hangs_report::RoundReport;
 use crate::commands::probe::rfc3339_ms;
 use crate::commands::reap_report::ReapReport;
@@ -54,6 +55,8 @@ impl ReadingEvent {
 pub enum Event {
     Reading(ReadingEvent),
     Cleanup(Box<ReapReport>),
+    /// A memory guard enforced on a tree over its limit.
+    Memory(Box<GuardReport>),
     /// A `hangs` round that saw an unresponsive app or could not ask (macOS).
     Hang(Box<RoundReport>),
     Notice {
@@ -99,6 +102,15 @@ impl Event {
         match self {
             Self::Reading(r) => status_line(r),
             Self::Cleanup(rep) => format!("{}  cleanup: {}", rep.at, rep.summary),
+            Self::Memory(g) => format!(
+                "memory guard `{}`: tree {} ({}) at {} of {} -> {:?}",
+                g.breach.pattern,
+                g.breach.root,
+                g.breach.name,
+                crate::output::human_bytes(g.breach.footprint_bytes),
+                crate::output::human_bytes(g.breach.effective_bytes),
+                g.outcome
+            ),
             Self::Hang(r) => {
                 let apps: Vec<String> = r
                     .apps

@@ -11,6 +11,7 @@ pub mod idle;
 pub mod limits;
 pub mod liveness;
 pub mod memory;
+pub mod memory_guard;
 pub mod observations;
 pub mod parking;
 pub mod patterns;

@@ -253,3 +253,49 @@ fn a_transient_read_error_and_an_unwritable_state_dir_do_not_stop_it() {
         "the round that could not read is counted but has no row"
     );
 }
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
+    let env = Env::new();
+    if !env.private {
+        // Without a private uid the fixture's supervisor is the user's own process and the
+        // root of the tree, so the pattern would have to match it. CI runs as root.
+        eprintln!("skipped: needs root for a private uid");
+        return;
+    }
+    let cfg = env.path("guard.toml");
+    std::fs::write(&cfg, "[[memory.guard]]\npattern = \"hog-guard\"\nlimit = \"100M\"\n[memory]\ngrace = \"1s\"\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n").unwrap();
+    let hog = env.named_fixture("hog-guard");
+    let mut tree = env.spawn(&hog, &["hog", "--mib", "300"]);
+    let pid: i32 = tree.expect("ready ").trim().parse().unwrap();
+    let (out, err) = (env.path("watch.out"), env.path("watch.err"));
+    let args = [
+        "watch",
+        "--interval",
+        "1s",
+        "--json",
+        "--config",
+        cfg.to_str().unwrap(),
+    ];
+    let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    wait_until("a memory event", || {
+        json_lines(&out).iter().any(|e| e["type"] == "memory")
+    });
+    let ev = json_lines(&out)
+        .into_iter()
+        .find(|e| e["type"] == "memory")
+        .unwrap();
+    assert_eq!(ev["root"], pid);
+    assert_eq!(ev["pattern"], "hog-guard");
+    assert_eq!(ev["outcome"], "sigterm", "{ev}");
+    assert!(ev["footprint_bytes"].as_u64().unwrap() >= 300 << 20);
+    assert_eq!(tree.exit_code(), 128 + 15);
+    watch.signal(libc::SIGTERM);
+    assert_eq!(
+        watch.exit_code(),
+        0,
+        "{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+}
