@@ -239,12 +239,24 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__config)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h -V --warn --crit --interval --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --warn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --crit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --snapshot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -284,6 +284,9 @@ complete -c headroom -n "__fish_headroom_using_subcommand watch" -l json -d 'Pri
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -s V -l version -d 'Print version'
+complete -c headroom -n "__fish_headroom_using_subcommand config" -l warn -d 'Warning threshold, percent of the effective limit (inclusive) [default: 50]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand config" -l crit -d 'Critical threshold, percent of the effective limit (inclusive) [default: 75]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand config" -l interval -d 'As for `watch --interval`' -r
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l snapshot -d 'Run a read-only command against a recorded snapshot instead of the live machine' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l color -d 'When to use colour' -r -f -a "auto\t''

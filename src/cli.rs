@@ -395,7 +395,17 @@ pub struct WatchArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ConfigArgs {}
+#[command(
+    after_help = "The flags shown here override the file for this listing, as they do for \
+probe/limits/watch, so the origin column reads `flag`."
+)]
+pub struct ConfigArgs {
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+    /// As for `watch --interval`.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub interval: Option<Duration>,
+}
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {

@@ -20,14 +20,24 @@ pub struct ConfigReport {
     pub settings: Vec<Entry>,
 }
 
-pub fn run(ctx: &Ctx<'_>, _args: &ConfigArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
+    let mut settings = ctx.settings.clone();
+    settings.warn_pct.flag(args.thresholds.warn);
+    settings.crit_pct.flag(args.thresholds.crit);
+    crate::core::reading::Thresholds::new(settings.warn_pct.value, settings.crit_pct.value)
+        .map_err(crate::exit::UsageError)?;
+    if let Some(i) = args.interval {
+        crate::config::check_interval(i)
+            .map_err(|m| crate::exit::UsageError(format!("--interval {m}")))?;
+    }
+    settings.watch_interval.flag(args.interval);
     let report = ConfigReport {
         schema: schema("config"),
         file: ctx.settings.file.as_ref().map(|p| p.display().to_string()),
         default_file: crate::paths::config_file()
             .ok()
             .map(|p| p.display().to_string()),
-        settings: ctx.settings.entries(),
+        settings: settings.entries(),
     };
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;

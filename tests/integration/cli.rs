@@ -67,3 +67,61 @@ fn malformed_config_is_a_usage_error_naming_the_key_and_file() {
         .code(64)
         .stderr(predicate::str::contains("warm").and(predicate::str::contains("bad.toml")));
 }
+
+#[test]
+fn config_lists_every_setting_with_its_origin() {
+    let env = Env::new();
+    let cfg = env.path("c.toml");
+    std::fs::write(
+        &cfg,
+        "[reap]\ngrace = \"5s\"\n[watch]\ninterval = \"30s\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["config", "--json", "--warn", "60", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "headroom.config/1");
+    let get = |k: &str| {
+        v["settings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"] == k)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        (
+            get("probe.warn")["value"].as_f64(),
+            get("probe.warn")["origin"].as_str()
+        ),
+        (Some(60.0), Some("flag"))
+    );
+    assert_eq!(
+        (
+            get("reap.grace")["value"].as_str(),
+            get("reap.grace")["origin"].as_str()
+        ),
+        (Some("5s"), Some("file"))
+    );
+    assert_eq!(get("watch.interval")["value"], "30s");
+    assert_eq!(get("reap.min_zombies")["origin"], "default");
+    for key in [
+        "memory.guard",
+        "hangs.cooldown",
+        "emergency.free_pct",
+        "notifications.enabled",
+        "liveness.idle_threshold",
+    ] {
+        get(key);
+    }
+    env.cmd()
+        .args(["config", "--interval", "5ms"])
+        .assert()
+        .code(64);
+}

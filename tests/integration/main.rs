@@ -12,6 +12,7 @@
 mod cli;
 mod evidence;
 mod generated;
+mod guardrails;
 mod hangs;
 mod limits;
 #[cfg(target_os = "linux")]
