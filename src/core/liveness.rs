@@ -320,6 +320,24 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn i2_i3_an_hour_or_less_of_quiet_stays_below_the_two_hour_threshold() {
+        for minutes in [1, 5, 20, 45, 60] {
+            let idle = idle_after(minutes, 0.0, DEFAULT_ACTIVE_FRACTION).unwrap_or_default();
+            assert_eq!(idle, minutes as f64 * 60.0);
+            let s = Session {
+                children: vec![1],
+                cpu_idle_s: Some(idle),
+                log_age_s: Some(36_000.0),
+            };
+            assert_eq!(
+                s.verdict(DEFAULT_IDLE_THRESHOLD_S),
+                SessionVerdict::Active,
+                "{minutes} min"
+            );
+        }
+    }
+
+    #[test]
     fn i4_a_working_session_never_goes_idle() {
         assert_eq!(idle_after(720, 2.48, DEFAULT_ACTIVE_FRACTION), Some(0.0));
     }

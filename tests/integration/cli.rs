@@ -125,3 +125,51 @@ fn config_lists_every_setting_with_its_origin() {
         .assert()
         .code(64);
 }
+
+#[test]
+fn idle_watch_rejects_a_duration_shorter_than_its_interval_and_a_zero_threshold() {
+    let env = Env::new();
+    env.cmd()
+        .args(["idle-watch", "--duration", "10s", "--every", "30s"])
+        .assert()
+        .code(64)
+        .stderr(predicate::str::contains(
+            "--duration `10s` is shorter than --every `30s`",
+        ));
+    env.cmd()
+        .args(["idle-watch", "--threshold", "0"])
+        .assert()
+        .code(64)
+        .stderr(predicate::str::contains("zero"));
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn login_item_status_with_nothing_registered_says_so_and_exits_1() {
+    let env = Env::new();
+    let home = env.path("fakehome");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = env
+        .cmd()
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .args(["login-item", "status", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "headroom.login-item/1");
+    assert_eq!(
+        (v["registered"].as_bool(), v["effective"].as_bool()),
+        (Some(false), Some(false))
+    );
+    // Without a systemd user manager (as here) it offers the crontab line instead.
+    if v["backend"] == "cron" {
+        assert!(v["crontab"].as_str().unwrap().contains(" watch >> "), "{v}");
+    }
+}
