@@ -31,7 +31,7 @@ class Headroom < Formula
   test do
     ENV["HEADROOM_HOME"] = testpath/"state"
     # probe exits 0-3 by level (monitoring-plugin convention): check what it says instead.
-    output = shell_output("#{bin}/headroom probe --json --no-history", nil)
+    output = shell_output("#{bin}/headroom probe --json --no-history || true")
     reading = JSON.parse(output)
     assert_equal "headroom.probe/1", reading["schema"]
     assert_operator reading["processes"], :>, 0
