@@ -244,7 +244,7 @@ impl Guard<'_, '_> {
             self.notify_crossing(c, &r, &trend);
         }
         if !self.ctx.replaying() {
-            self.memory_guards(&snap);
+            self.memory_guards();
         }
         if self.persisted.alerts.confirmed == Level::Critical
             && self.auto_reap
@@ -348,11 +348,23 @@ impl Guard<'_, '_> {
 
     /// The configured memory guards: wake what was parked once its tree is well under its
     /// limit again, then enforce every breaching tree (like `run --limit`).
-    fn memory_guards(&mut self, snap: &crate::core::snapshot::Snapshot) {
+    fn memory_guards(&mut self) {
         let rules = self.ctx.settings.memory_guards.value.clone();
         if rules.is_empty() && self.parked.is_empty() {
             return;
         }
+        // Full detail: footprints (macOS reads them only then) and identities.
+        let snap = match self.source.snapshot(Detail::Full) {
+            Ok(s) => s,
+            Err(e) => {
+                self.notice(
+                    "error",
+                    &format!("cannot read the process table for the memory guards: {e}"),
+                );
+                return;
+            }
+        };
+        let snap = &snap;
         let table = crate::core::snapshot::ProcessTable::new(snap);
         let free = snap.memory.map(|m| m.free_pct());
         let grace = self.ctx.settings.memory_grace.value;
