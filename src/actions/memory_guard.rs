@@ -66,10 +66,12 @@ fn free_pct(snap: &Snapshot) -> Option<f64> {
     snap.memory.map(|m| m.free_pct())
 }
 
-/// Enforce `breach`; `grace` is the wait between SIGTERM and SIGKILL.
+/// Enforce `breach`, found in `a` (full detail, the first CPU sample); `grace` is the wait
+/// between SIGTERM and SIGKILL.
 pub fn enforce(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
+    a: &Snapshot,
     breach: Breach,
     grace: Duration,
     clock: &dyn Sleeper,
@@ -89,9 +91,8 @@ pub fn enforce(
     let root = report.breach.root;
     // Two samples a second apart tell which subtrees are idle.
     let start = Instant::now();
-    let a = read()?;
     let mut cpu = CpuHistory::default();
-    let ma = members(&a, root);
+    let ma = members(a, root);
     cpu.record(0, &ma.iter().collect::<Vec<_>>());
     clock.sleep(Duration::from_millis(IDLE_WINDOW_MS));
     let b = read()?;

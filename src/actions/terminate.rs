@@ -67,6 +67,14 @@ impl Termination {
         }
     }
 
+    fn failed(outcome: Outcome, signals: Vec<Signal>, e: impl std::fmt::Display) -> Self {
+        Self {
+            outcome,
+            signals,
+            error: Some(e.to_string()),
+        }
+    }
+
     /// `15+9`: the signal numbers as the evidence log records them.
     pub fn signal_list(&self) -> String {
         self.signals
@@ -125,26 +133,14 @@ pub fn terminate(
     match ctl.alive(target) {
         Ok(true) => {}
         Ok(false) => return Termination::done(Outcome::AlreadyGone, vec![]),
-        Err(e) => {
-            return Termination {
-                outcome: Outcome::IdentityChanged,
-                signals: vec![],
-                error: Some(e.to_string()),
-            };
-        }
+        Err(e) => return Termination::failed(Outcome::IdentityChanged, vec![], e),
     }
     let mut sent = Vec::new();
     match ctl.signal(target, Signal::Term) {
         Ok(Delivery::Sent) => sent.push(Signal::Term),
         Ok(Delivery::Gone) => return Termination::done(Outcome::AlreadyGone, sent),
         Ok(Delivery::IdentityChanged) => return Termination::done(Outcome::IdentityChanged, sent),
-        Err(e) => {
-            return Termination {
-                outcome: Outcome::SignalFailed,
-                signals: sent,
-                error: Some(e.to_string()),
-            };
-        }
+        Err(e) => return Termination::failed(Outcome::SignalFailed, sent, e),
     }
     if wait_gone(ctl, target, grace, clock) {
         return Termination::done(Outcome::Sigterm, sent);
@@ -154,13 +150,7 @@ pub fn terminate(
         // It went at the very end of the grace period: SIGTERM did it.
         Ok(Delivery::Gone) => return Termination::done(Outcome::Sigterm, sent),
         Ok(Delivery::IdentityChanged) => return Termination::done(Outcome::IdentityChanged, sent),
-        Err(e) => {
-            return Termination {
-                outcome: Outcome::SignalFailed,
-                signals: sent,
-                error: Some(e.to_string()),
-            };
-        }
+        Err(e) => return Termination::failed(Outcome::SignalFailed, sent, e),
     }
     if wait_gone(ctl, target, KILL_SETTLE, clock) {
         Termination::done(Outcome::Sigkill, sent)

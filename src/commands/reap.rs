@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use crate::actions::terminate::{Outcome, RealSleeper, terminate};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::rfc3339_ms;
+use crate::commands::probe::{poll_row, rfc3339_ms};
 use crate::commands::reap_report::{ReapReport, TargetReport, UsageReport, summary};
 use crate::commands::sessions;
 use crate::core::emergency::Emergency;
@@ -18,7 +18,7 @@ use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::liveness::{DEFAULT_ACTIVE_FRACTION, RECKLESS_THRESHOLD_S};
 use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{self, Policy, Selection, Situation, SkipReason};
-use crate::core::reading::{self, Reading};
+use crate::core::reading::{self, Reading, Trend};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::exit::{self, UsageError};
 use crate::platform::{self, ProcessSource};
@@ -264,15 +264,11 @@ fn verify(
 /// One row per terminated parent, or one `cleanup,no-targets` row.
 fn record_evidence(reading: &Reading, selection: &Selection, report: &ReapReport) -> Result<()> {
     let dir = crate::paths::ensure_state_dir()?;
+    // The reading's columns, stamped with the time of the cleanup (no forecast: the
+    // pre-cleanup curve says nothing about after it).
     let base = Row {
         timestamp: rfc3339_ms(platform::now_ms()),
-        total_procs: reading.usage.processes,
-        zombies: reading.usage.zombies,
-        limit: reading.limit.limit,
-        limit_source: reading.limit.source.map(|s| s.to_string()),
-        usage_pct: reading.usage_pct,
-        free_slots: reading.free_slots,
-        ..Row::default()
+        ..poll_row(reading, &Trend::none(0))
     };
     let rows: Vec<Row> = if report.targets.is_empty() {
         let unreadable = selection.skipped_for(SkipReason::SessionSignalUnavailable);

@@ -258,11 +258,7 @@ impl Guard<'_, '_> {
 
     /// History and the evidence row; rows that cannot be written wait in memory.
     fn record(&mut self, r: &Reading) -> Trend {
-        let none = Trend {
-            samples: 0,
-            growth_per_min: None,
-            eta_seconds: None,
-        };
+        let none = Trend::none(0);
         let Some(dir) = self.state_dir.clone().or_else(|| {
             (!self.ctx.replaying())
                 .then(|| crate::paths::ensure_state_dir().ok())
@@ -302,6 +298,20 @@ impl Guard<'_, '_> {
         trend
     }
 
+    /// A full snapshot for `what`, or a notice and `None`.
+    fn full_snapshot(&mut self, what: &str) -> Option<crate::core::snapshot::Snapshot> {
+        match self.source.snapshot(Detail::Full) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.notice(
+                    "error",
+                    &format!("cannot read the process table for {what}: {e}"),
+                );
+                None
+            }
+        }
+    }
+
     fn maybe_reap(&mut self) {
         let now = platform::now_ms();
         if let Some(last) = self.persisted.last_cleanup_ms {
@@ -309,15 +319,8 @@ impl Guard<'_, '_> {
                 return;
             }
         }
-        let snap = match self.source.snapshot(Detail::Full) {
-            Ok(s) => s,
-            Err(e) => {
-                self.notice(
-                    "error",
-                    &format!("cannot read the process table for cleanup: {e}"),
-                );
-                return;
-            }
+        let Some(snap) = self.full_snapshot("cleanup") else {
+            return;
         };
         match reap::execute(
             self.ctx,
@@ -354,15 +357,8 @@ impl Guard<'_, '_> {
             return;
         }
         // Full detail: footprints (macOS reads them only then) and identities.
-        let snap = match self.source.snapshot(Detail::Full) {
-            Ok(s) => s,
-            Err(e) => {
-                self.notice(
-                    "error",
-                    &format!("cannot read the process table for the memory guards: {e}"),
-                );
-                return;
-            }
+        let Some(snap) = self.full_snapshot("the memory guards") else {
+            return;
         };
         let snap = &snap;
         let table = crate::core::snapshot::ProcessTable::new(snap);
@@ -392,6 +388,7 @@ impl Guard<'_, '_> {
                 match memory_guard::enforce(
                     self.source.as_ref(),
                     control.as_ref(),
+                    snap,
                     breach,
                     grace,
                     &RealSleeper,

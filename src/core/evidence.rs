@@ -279,27 +279,12 @@ pub fn read_file(path: &Path) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
             crate::sanitize::sanitize(&shown)
         );
     }
-    let col = |name: &str| header.iter().position(|h| h == name);
-    let idx: Vec<Option<usize>> = [
-        "timestamp",
-        "total_procs",
-        "zombies",
-        "limit",
-        "limit_source",
-        "usage_pct",
-        "free_slots",
-        "eta_seconds",
-        "top_parent_pid",
-        "top_parent_name",
-        "top_parent_zombies",
-        "session_signal",
-        "action",
-        "result",
-        "override",
-    ]
-    .iter()
-    .map(|n| col(n))
-    .collect();
+    // Columns are found by name, so a file written by an older layout still reads.
+    let idx: std::collections::HashMap<&str, usize> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.as_str(), i))
+        .collect();
     let mut rows = Vec::new();
     let mut anomalies = Vec::new();
     for rec in records {
@@ -332,35 +317,36 @@ pub fn read_file(path: &Path) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
             });
             continue;
         }
-        let get = |i: usize| -> Option<String> {
-            let s = idx[i]
-                .and_then(|c| rec.get(c))
+        let get = |name: &str| -> Option<String> {
+            let s = idx
+                .get(name)
+                .and_then(|&c| rec.get(c))
                 .map(|f| String::from_utf8_lossy(f).into_owned())?;
             (!s.is_empty()).then_some(s)
         };
-        let num = |i: usize| get(i).and_then(|s| s.parse::<u64>().ok());
-        let float = |i: usize| get(i).and_then(|s| s.replace(',', ".").parse::<f64>().ok());
-        let timestamp = get(0).unwrap_or_default();
+        let num = |name: &str| get(name).and_then(|s| s.parse::<u64>().ok());
+        let float = |name: &str| get(name).and_then(|s| s.replace(',', ".").parse::<f64>().ok());
+        let timestamp = get("timestamp").unwrap_or_default();
         rows.push(ReadRow {
             at: humantime::parse_rfc3339(&timestamp)
                 .ok()
                 .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                 .map(|d| d.as_secs() as i64),
             timestamp,
-            total_procs: num(1),
-            zombies: num(2),
-            limit: num(3),
-            limit_source: get(4),
-            usage_pct: float(5),
-            free_slots: num(6),
-            eta_seconds: float(7),
-            top_parent_pid: get(8).and_then(|s| s.parse().ok()),
-            top_parent_name: get(9),
-            top_parent_zombies: num(10),
-            session_signal: get(11),
-            action: get(12).unwrap_or_default(),
-            result: get(13).unwrap_or_default(),
-            override_: get(14),
+            total_procs: num("total_procs"),
+            zombies: num("zombies"),
+            limit: num("limit"),
+            limit_source: get("limit_source"),
+            usage_pct: float("usage_pct"),
+            free_slots: num("free_slots"),
+            eta_seconds: float("eta_seconds"),
+            top_parent_pid: get("top_parent_pid").and_then(|s| s.parse().ok()),
+            top_parent_name: get("top_parent_name"),
+            top_parent_zombies: num("top_parent_zombies"),
+            session_signal: get("session_signal"),
+            action: get("action").unwrap_or_default(),
+            result: get("result").unwrap_or_default(),
+            override_: get("override"),
         });
     }
     Ok((rows, anomalies))

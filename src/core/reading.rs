@@ -98,6 +98,17 @@ pub struct Trend {
     pub eta_seconds: Option<f64>,
 }
 
+impl Trend {
+    /// No rate and no ETA from `samples` readings.
+    pub fn none(samples: usize) -> Self {
+        Self {
+            samples,
+            growth_per_min: None,
+            eta_seconds: None,
+        }
+    }
+}
+
 /// Window of the least-squares fit.
 pub const TREND_WINDOW_MS: i64 = 10 * 60 * 1000;
 /// Readings needed before a rate is reported.
@@ -107,11 +118,7 @@ pub const TREND_MIN_SAMPLES: usize = 3;
 /// the newest one. The ETA is given only while growing: `max(0, limit − last) / slope`.
 pub fn trend(samples: &[Sample], limit: Option<u64>) -> Trend {
     let Some(last) = samples.iter().max_by_key(|s| s.at_ms) else {
-        return Trend {
-            samples: 0,
-            growth_per_min: None,
-            eta_seconds: None,
-        };
+        return Trend::none(0);
     };
     let window: Vec<&Sample> = samples
         .iter()
@@ -119,11 +126,7 @@ pub fn trend(samples: &[Sample], limit: Option<u64>) -> Trend {
         .collect();
     let n = window.len();
     if n < TREND_MIN_SAMPLES {
-        return Trend {
-            samples: n,
-            growth_per_min: None,
-            eta_seconds: None,
-        };
+        return Trend::none(n);
     }
     let t0 = window.iter().map(|s| s.at_ms).min().unwrap_or(last.at_ms);
     let xs: Vec<f64> = window
@@ -135,11 +138,7 @@ pub fn trend(samples: &[Sample], limit: Option<u64>) -> Trend {
     let my = ys.iter().sum::<f64>() / n as f64;
     let var: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
     if var <= f64::EPSILON {
-        return Trend {
-            samples: n,
-            growth_per_min: None,
-            eta_seconds: None,
-        };
+        return Trend::none(n);
     }
     let cov: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
     let slope = cov / var; // slots per second
