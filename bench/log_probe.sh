@@ -42,6 +42,9 @@ perl -e '
     print ts($t + 1), " DEBUG tokio-runtime-worker ThreadId(11) otel_receiver::server: client/otel_receiver/src/server.rs:136: accepted OTLP signal (not yet processed) signal=/v1/metrics\n";
   }' "$now" >>"$log"
 
+# Let the kernel finish writing the new file back before timing: otherwise writeback of
+# 250 MB competes for the two cores with whichever command is timed first.
+sync "$log" 2>/dev/null || sync
 bytes=$(wc -c <"$log")
 echo "log: $(basename "$log"), $bytes bytes, $(wc -l <"$log") lines; last 3 h heartbeat triplets every 30 s"
 
@@ -70,7 +73,7 @@ time_it() { # milliseconds per run of "$@", after one warm-up run (both read fro
 # (which adds the shell's fork to both sides).
 perf=""
 if command -v perf >/dev/null && perf stat -r 1 -- true >/dev/null 2>&1; then perf=yes; fi
-echo "timing with: ${perf:+perf stat -r $runs}${perf:-a shell loop}"
+if [[ -n $perf ]]; then echo "timing with: perf stat -r $runs"; else echo "timing with: a shell loop (no perf)"; fi
 probe_ms=$(time_it "$work/headroom" log-probe "$work/session")
 grep_ms=$(time_it grep -c '' "$log")
 startup_ms=$(time_it "$work/headroom" --version)

@@ -50,7 +50,11 @@ pub struct GlobalArgs {
     pub sys_root: Option<PathBuf>,
 }
 
+// `defer`: each subcommand's arguments are defined only when that subcommand is parsed (or
+// when help, man pages or completions build the whole tree). Defining all nineteen for every
+// run was a tenth of a short command's start-up (bench/log_probe.sh).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// One reading of the current user's process slots: usage, level, binding limit, ETA.
     Probe(ProbeArgs),
@@ -118,6 +122,42 @@ impl Command {
             Self::Generate(_) => "generate",
         }
     }
+}
+
+/// The whole tree with every subcommand's arguments defined up front, as a build without
+/// `defer` has it: global flags after each subcommand's own, and `help` knowing the nested
+/// subcommands. Man pages and completions are generated from this.
+pub fn full_command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command().mut_subcommands(|sub| {
+        match define_args(sub.get_name()) {
+            // The derive's deferred definition is replaced by one that adds nothing.
+            Some(define) => define(sub).defer(std::convert::identity),
+            None => sub,
+        }
+    })
+}
+
+/// What `defer` postpones for the subcommand `name`: adding its arguments.
+fn define_args(name: &str) -> Option<fn(clap::Command) -> clap::Command> {
+    Some(match name {
+        "probe" => ProbeArgs::augment_args,
+        "limits" => LimitsArgs::augment_args,
+        "snapshot" => SnapshotArgs::augment_args,
+        "reap" => ReapArgs::augment_args,
+        "evidence" => EvidenceArgs::augment_args,
+        "idle-watch" => IdleWatchArgs::augment_args,
+        "log-probe" => LogProbeArgs::augment_args,
+        "run" => RunArgs::augment_args,
+        "top" => TopArgs::augment_args,
+        "park" | "wake" | "park-tree" | "wake-tree" => PidArgs::augment_args,
+        "calibrate" => CalibrateArgs::augment_args,
+        "hangs" => HangsArgs::augment_args,
+        "login-item" => LoginItemArgs::augment_args,
+        "watch" => WatchArgs::augment_args,
+        "config" => ConfigArgs::augment_args,
+        "generate" => GenerateArgs::augment_args,
+        _ => return None,
+    })
 }
 
 /// Output formats of `probe`.
@@ -512,6 +552,31 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_full_tree_defines_every_subcommand_as_the_parser_does() {
+        let mut parsed = Cli::command();
+        parsed.build();
+        let mut full = full_command();
+        full.build();
+        for sub in Cli::command().get_subcommands() {
+            let name = sub.get_name();
+            assert!(
+                define_args(name).is_some(),
+                "{name} is missing from define_args"
+            );
+            let ids = |cmd: &clap::Command| {
+                let mut ids: Vec<String> = cmd
+                    .find_subcommand(name)
+                    .map(|s| s.get_arguments().map(|a| a.get_id().to_string()).collect())
+                    .unwrap_or_default();
+                ids.sort();
+                ids
+            };
+            assert_eq!(ids(&full), ids(&parsed), "{name}");
+        }
+        full.debug_assert();
     }
 
     #[test]

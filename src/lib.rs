@@ -18,26 +18,25 @@ pub mod platform;
 pub mod sanitize;
 
 use std::ffi::OsString;
-use std::process::ExitCode;
 
 use clap::Parser;
 
 use crate::output::Printer;
 
 /// Parse `args`, run the command, and map the outcome onto the exit-code table.
-pub fn run<I, T>(args: I) -> ExitCode
+pub fn run<I, T>(args: I) -> u8
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(c) => c,
-        Err(e) => return ExitCode::from(clap_error(&e)),
+        Err(e) => return clap_error(&e),
     };
     let printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
     match commands::dispatch(cli, &printer) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => ExitCode::from(report_error(&e, &printer)),
+        Ok(code) => code,
+        Err(e) => report_error(&e, &printer),
     }
 }
 

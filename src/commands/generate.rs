@@ -6,9 +6,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use clap::CommandFactory;
 
-use crate::cli::{Cli, GenerateArgs, GenerateWhat};
+use crate::cli::{GenerateArgs, GenerateWhat, full_command};
 use crate::commands::Ctx;
 use crate::exit;
 
@@ -20,7 +19,7 @@ pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<u8> {
         }
         GenerateWhat::Completions { shell } => {
             let mut buf = Vec::new();
-            clap_complete::generate(*shell, &mut Cli::command(), "headroom", &mut buf);
+            clap_complete::generate(*shell, &mut full_command(), "headroom", &mut buf);
             ctx.printer.raw(&String::from_utf8_lossy(&buf))?;
             Ok(exit::OK)
         }
@@ -40,7 +39,7 @@ fn roff(text: &str) -> String {
 /// `headroom.1` with EXIT STATUS, FILES and EXAMPLES, and one page per subcommand.
 pub fn man(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    let cmd = Cli::command();
+    let cmd = full_command();
     clap_mangen::generate_to(cmd.clone(), dir)
         .with_context(|| format!("cannot write man pages to `{}`", dir.display()))?;
     let mut cmd = cmd.disable_help_subcommand(true);
@@ -73,7 +72,7 @@ pub fn man(dir: &Path) -> Result<()> {
         );
     }
     let _ = writeln!(extra, ".SH \"SEE ALSO\"");
-    let subs: Vec<String> = Cli::command()
+    let subs: Vec<String> = full_command()
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
         .map(|s| format!("\\fBheadroom\\-{}\\fR(1)", roff(s.get_name())))

@@ -11,6 +11,8 @@ pub mod macos;
 pub mod replay;
 #[cfg(unix)]
 mod signal;
+#[cfg(unix)]
+pub mod start;
 pub mod stop_flag;
 #[cfg(unix)]
 pub mod supervise;

@@ -173,3 +173,78 @@ fn login_item_status_with_nothing_registered_says_so_and_exits_1() {
         assert!(v["crontab"].as_str().unwrap().contains(" watch >> "), "{v}");
     }
 }
+
+/// The binary skips Rust's runtime start-up (`no_main`), so its own start-up must do what
+/// that did: a closed fd 0–2 is opened on /dev/null before anything else can take its
+/// number (else the next file opened would receive stdout).
+#[test]
+fn closed_standard_fds_are_opened_on_dev_null_at_start() {
+    if !crate::support::has_tool("strace") {
+        return;
+    }
+    let env = Env::new();
+    let logs = env.path("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let trace = env.path("start.trace");
+    let trace_arg = trace.to_str().unwrap();
+    let out = env
+        .cmd_via(&[
+            "strace",
+            "-f",
+            "-qq",
+            "-e",
+            "trace=execve,openat,fcntl",
+            "-o",
+            trace_arg,
+            "sh",
+            "-c",
+            r#"exec "$0" "$@" <&- >&- 2>&-"#,
+        ])
+        .args(["log-probe", logs.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let calls = std::fs::read_to_string(&trace).unwrap();
+    let bin = env.headroom_path().to_str().unwrap().to_string();
+    let after_exec: Vec<&str> = calls
+        .lines()
+        .skip_while(|l| !l.contains(&format!("execve(\"{bin}\"")))
+        .collect();
+    assert!(!after_exec.is_empty(), "headroom never started:\n{calls}");
+    let reopened: Vec<&str> = after_exec
+        .iter()
+        .filter(|l| l.contains("\"/dev/null\""))
+        .filter_map(|l| l.rsplit_once(" = ").map(|(_, fd)| fd.trim()))
+        .collect();
+    assert_eq!(reopened, ["0", "1", "2"], "{calls}");
+}
+
+/// SIGPIPE is ignored, as Rust's runtime would: output into a pipe nobody reads is an
+/// EPIPE error that headroom treats as success, not a death by signal.
+#[test]
+fn a_pipe_closed_before_the_first_write_is_not_a_death_by_sigpipe() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::ExitStatusExt;
+    let env = Env::new();
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for the two descriptors pipe(2) writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just created and are owned here alone.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read_end);
+    let out = env
+        .cmd_via(&["env"])
+        .arg("--help")
+        .stdout(std::process::Stdio::from(write_end))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.signal(), None, "killed: {out:?}");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -4,24 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::Env;
+use crate::support::{Env, has_tool};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Whether `tool` is installed. `.ci/run` sets HEADROOM_REQUIRE_TOOLS: there a missing tool
-/// fails the test instead of skipping it.
-fn has(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found || std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
-        "{tool} is required here but not installed"
-    );
-    found
 }
 
 fn subcommands() -> Vec<String> {
@@ -113,7 +99,7 @@ fn render(page: &Path) -> String {
 
 #[test]
 fn every_man_page_renders_and_the_main_page_names_every_subcommand() {
-    if !has("groff") {
+    if !has_tool("groff") {
         eprintln!("groff is not installed: .ci/run installs it");
         return;
     }
@@ -148,7 +134,7 @@ fn bash_completion_loads_and_zsh_fish_where_installed() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("headroom"));
-    if has("zsh") {
+    if has_tool("zsh") {
         let z = repo().join("completions/_headroom");
         let out = Command::new("zsh")
             .arg("-c")
@@ -164,7 +150,7 @@ fn bash_completion_loads_and_zsh_fish_where_installed() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    if has("fish") {
+    if has_tool("fish") {
         let f = repo().join("completions/headroom.fish");
         let out = Command::new("fish")
             .arg("-c")
@@ -184,7 +170,7 @@ fn bash_completion_loads_and_zsh_fish_where_installed() {
 
 #[test]
 fn the_formula_parses_where_ruby_is_installed() {
-    if !has("ruby") {
+    if !has_tool("ruby") {
         eprintln!("ruby is not installed: .ci/run installs it");
         return;
     }

@@ -32,6 +32,20 @@ pub fn fixture_bin() -> PathBuf {
     p
 }
 
+/// Whether `tool` is installed. `.ci/run` sets HEADROOM_REQUIRE_TOOLS: there a missing tool
+/// fails the test instead of skipping it.
+pub fn has_tool(tool: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found || std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
+        "{tool} is required here but not installed"
+    );
+    found
+}
+
 pub fn is_root() -> bool {
     // SAFETY: getuid cannot fail.
     unsafe { libc::getuid() == 0 }
@@ -169,6 +183,31 @@ impl Env {
         c.env("HEADROOM_HOME", &self.home)
             .env_remove("NO_COLOR")
             .timeout(TIMEOUT);
+        c
+    }
+
+    /// headroom as the test user, started through `wrapper` (which is given the binary's
+    /// path and then the arguments added to the returned command), with its own
+    /// HEADROOM_HOME.
+    pub fn cmd_via(&self, wrapper: &[&str]) -> Command {
+        let mut c = if self.private {
+            let mut c = Command::new("setpriv");
+            c.args([
+                format!("--reuid={}", self.uid),
+                format!("--regid={}", self.uid),
+                "--clear-groups".to_string(),
+                "--".to_string(),
+            ]);
+            c.args(wrapper);
+            c
+        } else {
+            let mut c = Command::new(wrapper[0]);
+            c.args(&wrapper[1..]);
+            c
+        };
+        c.arg(&self.bin)
+            .env("HEADROOM_HOME", &self.home)
+            .env_remove("NO_COLOR");
         c
     }
 
