@@ -1,8 +1,8 @@
 //! Link the unwinder statically on Linux with glibc.
 //!
 //! Rust's standard library links the unwinder as `libgcc_s.so.1` on this target. Loading that
-//! one library, whose constructor probes the CPU (slow in a virtual machine), was 80 µs of a
-//! 1.2 ms `headroom log-probe` run (bench/log_probe.sh). The same unwinder exists as a static
+//! one library, whose constructor probes the CPU (slow in a virtual machine), cost 0.1 ms of a
+//! 1.25 ms `headroom log-probe` run (bench/log_probe.sh). The same unwinder exists as a static
 //! archive, `libgcc_eh.a`, which is what std itself uses when linking fully statically.
 //! Linked in whole, it defines every `_Unwind_*` symbol before the linker reaches
 //! `-lgcc_s`, which `--as-needed` then leaves out. Panics, backtraces and the test

@@ -2,7 +2,7 @@
 //!
 //! `no_main` on Unix: the C runtime calls `main` below directly, skipping Rust's runtime
 //! start-up, which on Linux reads `/proc/self/maps` at every start to guard the main thread's
-//! stack — 0.1 ms of a 1.1 ms `log-probe` run (bench/log_probe.sh). What of that start-up
+//! stack — 0.12 ms of a 1.15 ms `log-probe` run (bench/log_probe.sh). What of that start-up
 //! headroom relies on (fds 0–2 open, SIGPIPE ignored) is `platform::start`; stdout is
 //! flushed here before returning, as std's runtime would.
 #![cfg_attr(unix, no_main)]
