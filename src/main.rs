@@ -8,18 +8,29 @@
 #![cfg_attr(unix, no_main)]
 
 #[cfg(unix)]
-#[allow(unsafe_code)] // The C entry point must be exported unmangled.
+#[allow(
+    unsafe_code,
+    reason = "the C entry point is exported unmangled and reads argv"
+)]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
-    if headroom::platform::start::prepare().is_err() {
-        // fds 0–2 cannot be made safe to use: do nothing, not even print.
+    use std::io::Write as _;
+
+    use headroom::platform::start;
+
+    if let Err(e) = start::prepare() {
+        // fd 2 is the caller's stderr, /dev/null or closed (the write then fails
+        // harmlessly): no file of headroom's can hold it yet. Nothing is done.
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: error: cannot start safely: {e}"
+        );
         return std::ffi::c_int::from(headroom::exit::ERROR);
     }
     // SAFETY: argc and argv are exactly what the C runtime passed to main.
-    #[allow(unsafe_code)]
-    let args = unsafe { headroom::platform::start::args_from_c(argc, argv) };
+    let args = unsafe { start::args_from_c(argc, argv) };
     let code = headroom::run(args);
-    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let _ = std::io::stdout().flush();
     std::ffi::c_int::from(code)
 }
 
