@@ -6,7 +6,10 @@
 //! archive, `libgcc_eh.a`, which is what std itself uses when linking fully statically.
 //! Linked in whole, it defines every `_Unwind_*` symbol before the linker reaches
 //! `-lgcc_s`, which `--as-needed` then leaves out. Panics, backtraces and the test
-//! harness's unwinding work as before: only where the code comes from changes.
+//! harness's unwinding work as before. One consequence: the archive of a current GCC calls
+//! glibc's `_dl_find_object`, so the binary needs the glibc it was built against or newer
+//! (2.35 with GCC 12) where it needed 2.34 — moot for a tool built where it runs
+//! (`cargo install`, Homebrew), worth knowing for a binary copied elsewhere.
 //!
 //! Anything unusual — another OS or libc, a static build (std already links `libgcc_eh`
 //! then), a cross build, or a toolchain without the archive — leaves the default link alone.

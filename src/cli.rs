@@ -554,29 +554,66 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// `full_command` defines each subcommand's own arguments before anything is built (so
+    /// the root's global flags follow them, as in an eager build), and exactly the ones the
+    /// parser's deferred build ends up with.
     #[test]
-    fn the_full_tree_defines_every_subcommand_as_the_parser_does() {
+    fn the_full_tree_defines_every_subcommand_up_front_as_the_parser_does() {
         let mut parsed = Cli::command();
         parsed.build();
-        let mut full = full_command();
-        full.build();
+        let globals: Vec<String> = parsed
+            .get_arguments()
+            .filter(|a| a.is_global_set())
+            .map(|a| a.get_id().to_string())
+            .collect();
+        let unbuilt = full_command();
         for sub in Cli::command().get_subcommands() {
             let name = sub.get_name();
             assert!(
                 define_args(name).is_some(),
                 "{name} is missing from define_args"
             );
-            let ids = |cmd: &clap::Command| {
-                let mut ids: Vec<String> = cmd
-                    .find_subcommand(name)
-                    .map(|s| s.get_arguments().map(|a| a.get_id().to_string()).collect())
-                    .unwrap_or_default();
+            assert_eq!(sub.get_arguments().count(), 0, "{name} is not deferred");
+            let sorted = |ids: Vec<String>| {
+                let mut ids = ids;
                 ids.sort();
                 ids
             };
-            assert_eq!(ids(&full), ids(&parsed), "{name}");
+            let up_front = sorted(
+                unbuilt
+                    .find_subcommand(name)
+                    .map(|s| s.get_arguments().map(|a| a.get_id().to_string()).collect())
+                    .unwrap_or_default(),
+            );
+            let parser_own = sorted(
+                parsed
+                    .find_subcommand(name)
+                    .map(|s| {
+                        s.get_arguments()
+                            .map(|a| a.get_id().to_string())
+                            .filter(|id| !globals.contains(id) && id != "help" && id != "version")
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            );
+            assert_eq!(up_front, parser_own, "{name}");
+            let nested = |cmd: &clap::Command| -> Vec<String> {
+                cmd.find_subcommand(name)
+                    .map(|s| {
+                        s.get_subcommands()
+                            .map(|c| c.get_name().to_string())
+                            .filter(|n| n != "help")
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            assert_eq!(nested(&unbuilt), nested(&parsed), "{name}");
+            assert!(
+                !up_front.is_empty() || !nested(&unbuilt).is_empty(),
+                "{name} defines nothing up front"
+            );
         }
-        full.debug_assert();
+        full_command().debug_assert();
     }
 
     #[test]

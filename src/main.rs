@@ -7,27 +7,34 @@
 //! flushed here before returning, as std's runtime would.
 #![cfg_attr(unix, no_main)]
 
+/// # Safety
+///
+/// Called by the C runtime only, with its own `argc` and `argv`.
 #[cfg(unix)]
 #[allow(
     unsafe_code,
     reason = "the C entry point is exported unmangled and reads argv"
 )]
 #[unsafe(no_mangle)]
-extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+unsafe extern "C" fn main(
+    argc: std::ffi::c_int,
+    argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
     use std::io::Write as _;
 
     use headroom::platform::start;
 
     if let Err(e) = start::prepare() {
         // fd 2 is the caller's stderr, /dev/null or closed (the write then fails
-        // harmlessly): no file of headroom's can hold it yet. Nothing is done.
+        // harmlessly): no file of headroom's can hold it yet. Nothing is done, and the exit
+        // status is a safety refusal's (for probe: unknown, not critical).
         let _ = writeln!(
             std::io::stderr(),
             "headroom: error: cannot start safely: {e}"
         );
-        return std::ffi::c_int::from(headroom::exit::ERROR);
+        return std::ffi::c_int::from(headroom::exit::REFUSED);
     }
-    // SAFETY: argc and argv are exactly what the C runtime passed to main.
+    // SAFETY: the C runtime passes main its own argc and argv.
     let args = unsafe { start::args_from_c(argc, argv) };
     let code = headroom::run(args);
     let _ = std::io::stdout().flush();

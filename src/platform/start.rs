@@ -9,23 +9,29 @@
 //!   its default: std's `Command` resets it in every child it starts;
 //! - the arguments come from the `argv` the C runtime passed.
 //!
-//! Left out: std's guard page handler for the main thread's stack, which on Linux reads
-//! `/proc/self/maps` at every start. Without it a stack overflow still kills the process
-//! (SIGSEGV at the kernel's guard gap); it only loses std's one-line explanation.
+//! Left out: std's stack-overflow handler, whose set-up on Linux reads `/proc/self/maps` at
+//! every start. Without it a stack overflow, in any thread, still kills the process (SIGSEGV
+//! at the guard page) but without std's one-line explanation; and the main thread has no
+//! name, so a panic message says `<unnamed>` where it said `main`.
 
 use std::ffi::{CStr, OsString, c_char, c_int};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 
-/// Make fds 0–2 valid and ignore SIGPIPE. An error means the process cannot run safely:
-/// the caller exits without doing anything.
+/// Ignore SIGPIPE and make fds 0–2 valid. An error means the process cannot run safely:
+/// the caller reports it and exits without doing anything.
 pub fn prepare() -> io::Result<()> {
-    for fd in 0..=2 {
-        ensure_open(fd)?;
-    }
+    // First, so that reporting a failure below cannot die of a closed pipe.
     // SAFETY: installs the predefined SIG_IGN disposition; no handler code runs.
     if unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } == libc::SIG_ERR {
-        return Err(io::Error::last_os_error());
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(
+            e.kind(),
+            format!("cannot ignore SIGPIPE: {e}"),
+        ));
+    }
+    for fd in 0..=2 {
+        ensure_open(fd)?;
     }
     Ok(())
 }
@@ -39,7 +45,10 @@ fn ensure_open(fd: c_int) -> io::Result<()> {
     }
     let err = io::Error::last_os_error();
     if err.raw_os_error() != Some(libc::EBADF) {
-        return Err(err);
+        return Err(io::Error::new(
+            err.kind(),
+            format!("cannot check fd {fd}: {err}"),
+        ));
     }
     // SAFETY: the path is a NUL-terminated literal.
     let opened = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
@@ -47,7 +56,11 @@ fn ensure_open(fd: c_int) -> io::Result<()> {
         return Ok(());
     }
     if opened < 0 {
-        return Err(io::Error::last_os_error());
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(
+            e.kind(),
+            format!("fd {fd} is closed and /dev/null cannot be opened in its place: {e}"),
+        ));
     }
     Err(io::Error::other(format!(
         "fd {fd} was closed and /dev/null opened as fd {opened}"

@@ -227,8 +227,15 @@ fn a_pipe_closed_before_the_first_write_is_not_a_death_by_sigpipe() {
     use std::os::unix::process::ExitStatusExt;
     let env = Env::new();
     let mut fds = [0; 2];
-    // SAFETY: fds has room for the two descriptors pipe(2) writes.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // Close-on-exec from the start: a child another test spawns meanwhile must not inherit
+    // the read end, which would keep the pipe readable and let the test pass untested.
+    // SAFETY: fds has room for the two descriptors pipe2(2) writes.
+    #[cfg(target_os = "linux")]
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    // SAFETY: as above (macOS has no pipe2; these tests run on Linux).
+    #[cfg(not(target_os = "linux"))]
+    let rc = unsafe { libc::pipe(fds.as_mut_ptr()) };
+    assert_eq!(rc, 0);
     // SAFETY: both descriptors were just created and are owned here alone.
     let (read_end, write_end) =
         unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
@@ -246,5 +253,49 @@ fn a_pipe_closed_before_the_first_write_is_not_a_death_by_sigpipe() {
         out.stderr.is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Without strace: a command `run` starts inherits headroom's fds, so with headroom's stdin
+/// and stdout closed it must find both open on /dev/null; and SIGPIPE, which headroom
+/// ignores, is back at its default in the command.
+#[cfg(target_os = "linux")]
+#[test]
+fn run_s_command_inherits_dev_null_for_closed_fds_and_the_default_sigpipe() {
+    let env = Env::new();
+    let out = env.path("stdout");
+    let err = env.path("stderr");
+    // The command shell reads its own fds from subshells: a redirection it applied itself
+    // (dash applies them in the shell, around the fork) would show instead.
+    let script = concat!(
+        r#"exec "$0" run --limit 1G -- sh -c '"#,
+        r#"a=$(readlink /proc/$$/fd/0); b=$(readlink /proc/$$/fd/1); "#,
+        r#"echo "$a" >&2; echo "$b" >&2; grep SigIgn /proc/$$/status >&2' <&- >&-"#
+    );
+    let headroom = env.headroom_path().to_str().unwrap().to_string();
+    let mut t = env.spawn_with(
+        std::path::Path::new("/bin/sh"),
+        &["-c", script, &headroom],
+        Some((&out, &err)),
+    );
+    let code = t.exit_code();
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines.get(..2),
+        Some(&["/dev/null", "/dev/null"][..]),
+        "{stderr}"
+    );
+    let ignored = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+        .unwrap_or_else(|| panic!("no SigIgn line: {stderr}"));
+    let sigpipe_bit = 1u64 << (libc::SIGPIPE - 1);
+    assert_eq!(
+        ignored & sigpipe_bit,
+        0,
+        "SIGPIPE ignored in the command: {stderr}"
     );
 }

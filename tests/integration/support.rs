@@ -188,8 +188,13 @@ impl Env {
 
     /// headroom as the test user, started through `wrapper` (which is given the binary's
     /// path and then the arguments added to the returned command), with its own
-    /// HEADROOM_HOME.
+    /// HEADROOM_HOME, and killed (with everything in between) after TIMEOUT like `cmd()`.
     pub fn cmd_via(&self, wrapper: &[&str]) -> Command {
+        let deadline = [
+            "timeout".to_string(),
+            "--kill-after=5".to_string(),
+            format!("{}", TIMEOUT.as_secs()),
+        ];
         let mut c = if self.private {
             let mut c = Command::new("setpriv");
             c.args([
@@ -198,13 +203,14 @@ impl Env {
                 "--clear-groups".to_string(),
                 "--".to_string(),
             ]);
-            c.args(wrapper);
+            c.args(deadline);
             c
         } else {
-            let mut c = Command::new(wrapper[0]);
-            c.args(&wrapper[1..]);
+            let mut c = Command::new(&deadline[0]);
+            c.args(&deadline[1..]);
             c
         };
+        c.args(wrapper);
         c.arg(&self.bin)
             .env("HEADROOM_HOME", &self.home)
             .env_remove("NO_COLOR");
