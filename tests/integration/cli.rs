@@ -299,3 +299,63 @@ fn run_s_command_inherits_dev_null_for_closed_fds_and_the_default_sigpipe() {
         "SIGPIPE ignored in the command: {stderr}"
     );
 }
+
+/// When a closed fd cannot be opened on /dev/null (here: /dev/null hidden by an empty /dev
+/// in a private mount namespace), headroom says so in one line and exits 3 having done
+/// nothing: `probe` writes no reading. Needs root for the namespace; the binary still runs
+/// as the test's private uid.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_fd_that_cannot_be_made_safe_is_a_refusal_with_no_action() {
+    if !crate::support::is_root() || !crate::support::has_tool("unshare") {
+        return;
+    }
+    let env = Env::new();
+    let script = r#"mount -t tmpfs headroom-test-dev /dev && exec "$@" <&-"#;
+    let out = std::process::Command::new("timeout")
+        .args([
+            "--kill-after=5",
+            "60",
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+        ])
+        .args(["sh", "-c", script, "sh", "setpriv"])
+        .args([
+            format!("--reuid={}", env.uid),
+            format!("--regid={}", env.uid),
+            "--clear-groups".to_string(),
+            "--".to_string(),
+        ])
+        .arg(env.headroom_path())
+        .args(["probe", "--json"])
+        .env("HEADROOM_HOME", &env.home)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("fd 0 is closed and /dev/null cannot be opened"),
+        "{stderr}"
+    );
+    let written: Vec<_> = walk(&env.home);
+    assert!(written.is_empty(), "probe wrote {written:?}");
+}
+
+/// Every file below `dir`.
+#[cfg(target_os = "linux")]
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
