@@ -24,11 +24,7 @@ pub fn prepare() -> io::Result<()> {
     // First, so that reporting a failure below cannot die of a closed pipe.
     // SAFETY: installs the predefined SIG_IGN disposition; no handler code runs.
     if unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } == libc::SIG_ERR {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(
-            e.kind(),
-            format!("cannot ignore SIGPIPE: {e}"),
-        ));
+        return Err(context(io::Error::last_os_error(), "cannot ignore SIGPIPE"));
     }
     for fd in 0..=2 {
         ensure_open(fd)?;
@@ -45,10 +41,7 @@ fn ensure_open(fd: c_int) -> io::Result<()> {
     }
     let err = io::Error::last_os_error();
     if err.raw_os_error() != Some(libc::EBADF) {
-        return Err(io::Error::new(
-            err.kind(),
-            format!("cannot check fd {fd}: {err}"),
-        ));
+        return Err(context(err, format_args!("cannot check fd {fd}")));
     }
     // SAFETY: the path is a NUL-terminated literal.
     let opened = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
@@ -56,15 +49,19 @@ fn ensure_open(fd: c_int) -> io::Result<()> {
         return Ok(());
     }
     if opened < 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(
-            e.kind(),
-            format!("fd {fd} is closed and /dev/null cannot be opened in its place: {e}"),
+        return Err(context(
+            io::Error::last_os_error(),
+            format_args!("fd {fd} is closed and /dev/null cannot be opened in its place"),
         ));
     }
     Err(io::Error::other(format!(
         "fd {fd} was closed and /dev/null opened as fd {opened}"
     )))
+}
+
+/// `e`, of the same kind, with what was being done in front of its message.
+fn context(e: io::Error, doing: impl std::fmt::Display) -> io::Error {
+    io::Error::new(e.kind(), format!("{doing}: {e}"))
 }
 
 /// The arguments as the C runtime passed them to `main`.

@@ -321,13 +321,8 @@ fn a_closed_fd_that_cannot_be_made_safe_is_a_refusal_with_no_action() {
             "--propagation",
             "private",
         ])
-        .args(["sh", "-c", script, "sh", "setpriv"])
-        .args([
-            format!("--reuid={}", env.uid),
-            format!("--regid={}", env.uid),
-            "--clear-groups".to_string(),
-            "--".to_string(),
-        ])
+        .args(["sh", "-c", script, "sh"])
+        .args(env.as_test_user())
         .arg(env.headroom_path())
         .args(["probe", "--json"])
         .env("HEADROOM_HOME", &env.home)

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -165,22 +166,31 @@ impl Env {
         self.dir.path().join("work").join(name)
     }
 
+    /// The start of a command line that runs the rest as the test user: `setpriv … --`
+    /// when the user is private, nothing when the tests already run as it.
+    pub fn as_test_user(&self) -> Vec<OsString> {
+        if !self.private {
+            return Vec::new();
+        }
+        [
+            "setpriv".to_string(),
+            format!("--reuid={}", self.uid),
+            format!("--regid={}", self.uid),
+            "--clear-groups".to_string(),
+            "--".to_string(),
+        ]
+        .into_iter()
+        .map(OsString::from)
+        .collect()
+    }
+
     /// headroom as the test user, with its own HEADROOM_HOME.
     pub fn cmd(&self) -> assert_cmd::Command {
-        let mut c = if self.private {
-            let mut c = assert_cmd::Command::new("setpriv");
-            c.args([
-                format!("--reuid={}", self.uid),
-                format!("--regid={}", self.uid),
-                "--clear-groups".to_string(),
-                "--".to_string(),
-            ]);
-            c.arg(&self.bin);
-            c
-        } else {
-            assert_cmd::Command::new(&self.bin)
-        };
-        c.env("HEADROOM_HOME", &self.home)
+        let mut argv = self.as_test_user();
+        argv.push(self.bin.clone().into());
+        let mut c = assert_cmd::Command::new(&argv[0]);
+        c.args(&argv[1..])
+            .env("HEADROOM_HOME", &self.home)
             .env_remove("NO_COLOR")
             .timeout(TIMEOUT);
         c
@@ -190,28 +200,13 @@ impl Env {
     /// path and then the arguments added to the returned command), with its own
     /// HEADROOM_HOME, and killed (with everything in between) after TIMEOUT like `cmd()`.
     pub fn cmd_via(&self, wrapper: &[&str]) -> Command {
-        let deadline = [
-            "timeout".to_string(),
-            "--kill-after=5".to_string(),
-            format!("{}", TIMEOUT.as_secs()),
-        ];
-        let mut c = if self.private {
-            let mut c = Command::new("setpriv");
-            c.args([
-                format!("--reuid={}", self.uid),
-                format!("--regid={}", self.uid),
-                "--clear-groups".to_string(),
-                "--".to_string(),
-            ]);
-            c.args(deadline);
-            c
-        } else {
-            let mut c = Command::new(&deadline[0]);
-            c.args(&deadline[1..]);
-            c
-        };
-        c.args(wrapper);
-        c.arg(&self.bin)
+        let mut argv = self.as_test_user();
+        argv.extend(["timeout", "--kill-after=5"].map(OsString::from));
+        argv.push(TIMEOUT.as_secs().to_string().into());
+        argv.extend(wrapper.iter().map(OsString::from));
+        argv.push(self.bin.clone().into());
+        let mut c = Command::new(&argv[0]);
+        c.args(&argv[1..])
             .env("HEADROOM_HOME", &self.home)
             .env_remove("NO_COLOR");
         c
