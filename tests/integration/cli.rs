@@ -336,21 +336,6 @@ fn a_closed_fd_that_cannot_be_made_safe_is_a_refusal_with_no_action() {
         stderr.contains("fd 0 is closed and /dev/null cannot be opened"),
         "{stderr}"
     );
-    let written: Vec<_> = walk(&env.home);
+    let written = crate::support::files_under(&env.home);
     assert!(written.is_empty(), "probe wrote {written:?}");
-}
-
-/// Every file below `dir`.
-#[cfg(target_os = "linux")]
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }

@@ -3,15 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
+/// The crate's Rust sources.
+fn sources() -> Vec<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = crate::support::files_under(&src);
+    files.retain(|p| p.extension().is_some_and(|x| x == "rs"));
+    files
 }
 
 /// The file without comments, test modules and string literals of test scans.
@@ -33,11 +30,7 @@ fn rel(p: &Path) -> String {
 
 #[test]
 fn only_platform_signal_rs_calls_kill() {
-    let mut files = Vec::new();
-    sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
+    let files = sources();
     assert!(files.len() > 40);
     for f in &files {
         let c = code(f);
@@ -72,11 +65,7 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
             ],
         ),
     ];
-    let mut files = Vec::new();
-    sources(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
+    let files = sources();
     for f in &files {
         let name = rel(f);
         let c = code(f);

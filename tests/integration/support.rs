@@ -33,6 +33,20 @@ pub fn fixture_bin() -> PathBuf {
     p
 }
 
+/// Every file below `dir`, at any depth.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// Whether `tool` is installed. `.ci/run` sets HEADROOM_REQUIRE_TOOLS: there a missing tool
 /// fails the test instead of skipping it.
 pub fn has_tool(tool: &str) -> bool {
