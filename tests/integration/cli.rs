@@ -315,7 +315,7 @@ fn a_closed_fd_that_cannot_be_made_safe_is_a_refusal_with_no_action() {
     let out = std::process::Command::new("timeout")
         .args([
             "--kill-after=5",
-            "60",
+            &crate::support::TIMEOUT.as_secs().to_string(),
             "unshare",
             "--mount",
             "--propagation",

@@ -72,28 +72,6 @@ fn alive(pid: i32) -> bool {
     proc_state(pid).is_some_and(|s| s != 'Z')
 }
 
-/// Live processes of `uid`, from /proc.
-fn live_of_uid(uid: u32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
-            continue;
-        };
-        let ruid = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Uid:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<u32>().ok());
-        if ruid == Some(uid) && alive(pid) {
-            out.push(pid);
-        }
-    }
-    out
-}
-
 /// Nothing of the tree is alive the moment headroom has exited.
 fn assert_tree_gone(env: &Env, pids: &[i32]) {
     let live: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
@@ -103,7 +81,7 @@ fn assert_tree_gone(env: &Env, pids: &[i32]) {
     );
     if env.private {
         assert_eq!(
-            live_of_uid(env.uid),
+            crate::support::live_pids_of_uid(env.uid),
             Vec::<i32>::new(),
             "the test uid still runs something"
         );
@@ -237,10 +215,7 @@ fn sigint_to_headroom_reaches_the_command_and_nothing_remains() {
     wait_until("headroom's start event", || {
         read(&err).contains("\"start\"")
     });
-    #[allow(clippy::disallowed_methods)]
-    // SAFETY: t.pid is the headroom this test started under its own supervisor.
-    let rc = unsafe { libc::kill(t.pid, libc::SIGINT) };
-    assert_eq!(rc, 0);
+    t.signal(libc::SIGINT);
     assert_eq!(t.exit_code(), 130);
     assert_tree_gone(&env, &pids);
     let events = schema::run_events(&read(&err));

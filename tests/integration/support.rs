@@ -66,18 +66,13 @@ pub fn is_root() -> bool {
     unsafe { libc::getuid() == 0 }
 }
 
-/// Processes and tasks of `uid`, counted from /proc by the test itself.
-pub fn count_uid(uid: u32) -> (u64, u64) {
-    let mut procs = 0;
-    let mut tasks = 0;
+/// Each process of `uid` (by real uid) with its /proc status text, read by the test itself.
+fn statuses_of_uid(uid: u32) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if e.file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-            .is_none()
-        {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
-        }
+        };
         let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
             continue;
         };
@@ -86,9 +81,27 @@ pub fn count_uid(uid: u32) -> (u64, u64) {
             .find_map(|l| l.strip_prefix("Uid:"))
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse::<u32>().ok());
-        if ruid != Some(uid) {
-            continue;
+        if ruid == Some(uid) {
+            out.push((pid, status));
         }
+    }
+    out
+}
+
+/// Live processes of `uid` (present and not zombies waiting for their reaper).
+pub fn live_pids_of_uid(uid: u32) -> Vec<i32> {
+    statuses_of_uid(uid)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .filter(|&pid| proc_state(pid).is_some_and(|s| s != 'Z'))
+        .collect()
+}
+
+/// Processes and tasks of `uid`, counted from /proc by the test itself.
+pub fn count_uid(uid: u32) -> (u64, u64) {
+    let mut procs = 0;
+    let mut tasks = 0;
+    for (_, status) in statuses_of_uid(uid) {
         procs += 1;
         let threads = status
             .lines()
@@ -416,13 +429,6 @@ impl Tree {
         let stdin = self.stdin.as_mut().expect("the supervisor's stdin is open");
         stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
         stdin.flush().unwrap();
-    }
-
-    /// Send a line to nobody (keeps the supervisor's stdin open); used to check liveness.
-    pub fn alive(&mut self) -> bool {
-        self.stdin
-            .as_mut()
-            .is_some_and(|s| s.write_all(b"\n").is_ok())
     }
 }
 
