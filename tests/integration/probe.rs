@@ -192,9 +192,9 @@ fn exit_codes_from_snapshots_including_unknown() {
     }
 }
 
-#[test]
-fn mac_incident_replays_on_linux_with_rlimit_binding() {
-    let env = Env::new();
+/// The incident Mac at the wall (706 processes, 2,038 zombies, RLIMIT_NPROC 2,666 binding),
+/// written as a snapshot file in `env`'s scratch directory.
+pub fn wall_snapshot(env: &Env) -> std::path::PathBuf {
     let f = env.path("wall.json");
     std::fs::write(
         &f,
@@ -206,6 +206,13 @@ fn mac_incident_replays_on_linux_with_rlimit_binding() {
         ),
     )
     .unwrap();
+    f
+}
+
+#[test]
+fn mac_incident_replays_on_linux_with_rlimit_binding() {
+    let env = Env::new();
+    let f = wall_snapshot(&env);
     let out = env
         .cmd()
         .args(["probe", "--json", "--snapshot"])
@@ -251,17 +258,7 @@ fn mac_incident_replays_on_linux_with_rlimit_binding() {
 #[test]
 fn prometheus_format_to_a_file_atomically() {
     let env = Env::new();
-    let f = env.path("wall.json");
-    std::fs::write(
-        &f,
-        snapshot_json(
-            "macos",
-            706,
-            2038,
-            mac_ceilings(Some(4000), Some(2666), Some(4000), 2744),
-        ),
-    )
-    .unwrap();
+    let f = wall_snapshot(&env);
     let prom = env.path("headroom.prom");
     env.cmd()
         .args(["probe", "--format", "prometheus", "--snapshot"])

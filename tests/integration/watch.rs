@@ -3,7 +3,7 @@
 
 use predicates::prelude::*;
 
-use crate::probe::{mac_ceilings, snapshot_json};
+use crate::probe::wall_snapshot;
 use crate::support::Env;
 #[cfg(target_os = "linux")]
 use crate::support::{json_lines, proc_state, wait_until, zombie_children};
@@ -11,17 +11,7 @@ use crate::support::{json_lines, proc_state, wait_until, zombie_children};
 #[test]
 fn once_against_a_snapshot_exits_with_probes_code() {
     let env = Env::new();
-    let f = env.path("wall.json");
-    std::fs::write(
-        &f,
-        snapshot_json(
-            "macos",
-            706,
-            2038,
-            mac_ceilings(Some(4000), Some(2666), Some(4000), 2744),
-        ),
-    )
-    .unwrap();
+    let f = wall_snapshot(&env);
     let out = env
         .cmd()
         .args(["watch", "--once", "--json", "--snapshot"])
