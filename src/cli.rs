@@ -97,33 +97,6 @@ pub enum Command {
     Generate(GenerateArgs),
 }
 
-impl Command {
-    /// The kebab-case name, as typed.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Probe(_) => "probe",
-            Self::Limits(_) => "limits",
-            Self::Snapshot(_) => "snapshot",
-            Self::Reap(_) => "reap",
-            Self::Evidence(_) => "evidence",
-            Self::IdleWatch(_) => "idle-watch",
-            Self::LogProbe(_) => "log-probe",
-            Self::Run(_) => "run",
-            Self::Top(_) => "top",
-            Self::Park(_) => "park",
-            Self::Wake(_) => "wake",
-            Self::ParkTree(_) => "park-tree",
-            Self::WakeTree(_) => "wake-tree",
-            Self::Calibrate(_) => "calibrate",
-            Self::Hangs(_) => "hangs",
-            Self::LoginItem(_) => "login-item",
-            Self::Watch(_) => "watch",
-            Self::Config(_) => "config",
-            Self::Generate(_) => "generate",
-        }
-    }
-}
-
 /// The whole tree with every subcommand's arguments defined up front, as a build without
 /// `defer` has it: global flags after each subcommand's own, and `help` knowing the nested
 /// subcommands. Man pages and completions are generated from this.

@@ -15,7 +15,7 @@ use crate::cli::IdleWatchArgs;
 use crate::commands::Ctx;
 use crate::commands::probe::rfc3339_ms;
 use crate::commands::sessions;
-use crate::core::liveness::{DEFAULT_ACTIVE_FRACTION, SessionVerdict};
+use crate::core::liveness::SessionVerdict;
 use crate::core::snapshot::{Detail, ProcessTable};
 use crate::exit::UsageError;
 use crate::output::{Printer, human_duration, thousands};
@@ -63,10 +63,7 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
         .into());
     }
     let threshold_s = args.threshold.as_secs_f64();
-    let active_fraction = match ctx.settings.cpu_active_pct.value {
-        v if v > 0.0 => v / 100.0,
-        _ => DEFAULT_ACTIVE_FRACTION,
-    };
+    let active_fraction = sessions::active_fraction(&ctx.settings);
     let source = ctx.source()?;
     let state_dir = if ctx.replaying() {
         None

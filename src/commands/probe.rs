@@ -73,12 +73,12 @@ pub struct ProbeReport {
     pub history: bool,
 }
 
-pub fn rfc3339_ms(ms: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
-    humantime::format_rfc3339_seconds(t).to_string()
-}
+/// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
+/// report; it lives beside the hangs state that needed it first).
+pub use crate::core::hang_store::format_time as rfc3339_ms;
 
-fn round2(v: f64) -> f64 {
+/// Two decimals, as every report that repeats probe's percentages and rates shows them.
+pub fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
 }
 

@@ -10,12 +10,12 @@ use anyhow::{Context, Result};
 use crate::actions::terminate::{Outcome, RealSleeper, terminate};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::{poll_row, rfc3339_ms};
+use crate::commands::probe::{self, poll_row, rfc3339_ms};
 use crate::commands::reap_report::{ReapReport, TargetReport, UsageReport, summary};
 use crate::commands::sessions;
 use crate::core::emergency::Emergency;
 use crate::core::evidence::{EvidenceLog, Row};
-use crate::core::liveness::{DEFAULT_ACTIVE_FRACTION, RECKLESS_THRESHOLD_S};
+use crate::core::liveness::RECKLESS_THRESHOLD_S;
 use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{self, Policy, Selection, Situation, SkipReason};
 use crate::core::reading::{self, Reading, Trend};
@@ -88,11 +88,7 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
         },
         grace: grace.value,
         dry_run: args.dry_run,
-        active_fraction: if s.cpu_active_pct.value > 0.0 {
-            s.cpu_active_pct.value / 100.0
-        } else {
-            DEFAULT_ACTIVE_FRACTION
-        },
+        active_fraction: sessions::active_fraction(s),
         warnings,
     })
 }
@@ -317,7 +313,7 @@ pub fn usage_report(reading: &Reading) -> UsageReport {
         zombies: reading.usage.zombies,
         limit: reading.limit.limit,
         limit_source: reading.limit.source,
-        usage_pct: reading.usage_pct.map(|p| (p * 100.0).round() / 100.0),
+        usage_pct: reading.usage_pct.map(probe::round2),
         free_slots: reading.free_slots,
     }
 }

@@ -7,11 +7,21 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::core::liveness::{self, Clocks, CpuTracker, LogJudge, Session};
+use crate::config::Settings;
+use crate::core::liveness::{self, Clocks, CpuTracker, DEFAULT_ACTIVE_FRACTION, LogJudge, Session};
 use crate::core::session_log::{self, ReaderLimits};
 use crate::core::snapshot::{ProcessTable, Snapshot};
 use crate::core::state::CpuHistory;
 use crate::platform::{self, ProcessSource};
+
+/// The CPU a session child must use between readings to count as working, as a fraction of
+/// one core: `cpu_active_pct` from the settings, or the default when it is not positive.
+pub fn active_fraction(s: &Settings) -> f64 {
+    match s.cpu_active_pct.value {
+        v if v > 0.0 => v / 100.0,
+        _ => DEFAULT_ACTIVE_FRACTION,
+    }
+}
 
 /// The content reader behind the log signal.
 #[derive(Debug, Default)]

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::actions::memory_guard::GuardReport;
 use crate::commands::hangs_report::RoundReport;
-use crate::commands::probe::rfc3339_ms;
+use crate::commands::probe::{rfc3339_ms, round2};
 use crate::commands::reap_report::ReapReport;
 use crate::core::limits::LimitSource;
 use crate::core::reading::{Level, Reading, Trend};
@@ -40,11 +40,11 @@ impl ReadingEvent {
             used: r.usage.used,
             limit: r.limit.limit,
             limit_source: r.limit.source,
-            usage_pct: r.usage_pct.map(|p| (p * 100.0).round() / 100.0),
+            usage_pct: r.usage_pct.map(round2),
             free_slots: r.free_slots,
             level: r.level,
             confirmed_level: confirmed,
-            growth_per_min: t.growth_per_min.map(|g| (g * 100.0).round() / 100.0),
+            growth_per_min: t.growth_per_min.map(round2),
             eta_seconds: t.eta_seconds.map(f64::round),
         }
     }
