@@ -55,7 +55,9 @@ pub trait ProcessSource {
     /// The whole table, the ceilings and memory totals. A process that vanishes mid-scan is
     /// skipped, not an error.
     fn snapshot(&self, detail: Detail) -> Result<Snapshot, PlatformError>;
-    /// Re-read one process, for identity checks. `Ok(None)` when it does not exist.
+    /// Re-read one process, for identity checks: full detail except the executable path,
+    /// which no check needs and which costs a readlink (a libproc call on macOS) per check.
+    /// `Ok(None)` when it does not exist.
     fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError>;
     /// The command line of a process of the current user.
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError>;

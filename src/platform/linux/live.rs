@@ -367,7 +367,7 @@ impl ProcessSource for LinuxSource {
             return Ok(None);
         }
         let mut buf = String::with_capacity(2048);
-        self.read_process(pid, current_uid(), Detail::Full, true, &mut buf)
+        self.read_process(pid, current_uid(), Detail::Full, false, &mut buf)
     }
 
     fn tree_sample(&self, query: &TreeQuery<'_>) -> Result<Vec<ProcessRecord>, PlatformError> {

@@ -31,7 +31,7 @@ impl MacSource {
         }
     }
 
-    fn record(&self, k: &KinfoFields, uid: u32, detail: Detail) -> ProcessRecord {
+    fn record(&self, k: &KinfoFields, uid: u32, detail: Detail, with_exe: bool) -> ProcessRecord {
         let mut state = match k.stat {
             kinfo::SZOMB => ProcState::Zombie,
             kinfo::SSTOP => ProcState::Stopped,
@@ -75,7 +75,9 @@ impl MacSource {
             }
         }
         rec.footprint_bytes = phys_footprint(k.pid);
-        rec.exe = pid_path(k.pid);
+        if with_exe {
+            rec.exe = pid_path(k.pid);
+        }
         // SAFETY: getsid has no memory-safety preconditions.
         let sid = unsafe { libc::getsid(k.pid) };
         rec.sid = (sid > 0).then_some(sid);
@@ -158,7 +160,7 @@ impl ProcessSource for MacSource {
         let table = kinfo_all().map_err(|e| PlatformError::io("sysctl(KERN_PROC_ALL)", e))?;
         let mut processes: Vec<ProcessRecord> = table
             .iter()
-            .map(|k| self.record(&k.fields(), uid, detail))
+            .map(|k| self.record(&k.fields(), uid, detail, true))
             .collect();
         processes.sort_by_key(|p| p.pid);
         let all = processes.len() as u64;
@@ -181,7 +183,7 @@ impl ProcessSource for MacSource {
         }
         let k = kinfo_pid(pid)
             .map_err(|e| PlatformError::io(format!("sysctl(KERN_PROC_PID, {pid})"), e))?;
-        Ok(k.map(|k| self.record(&k.fields(), current_uid(), Detail::Full)))
+        Ok(k.map(|k| self.record(&k.fields(), current_uid(), Detail::Full, false)))
     }
 
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
@@ -228,7 +230,7 @@ impl ProcessSource for MacSource {
         Ok(fields
             .iter()
             .filter(|k| wanted.contains(&k.pid))
-            .map(|k| self.record(k, uid, Detail::Full))
+            .map(|k| self.record(k, uid, Detail::Full, false))
             .collect())
     }
 
