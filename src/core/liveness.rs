@@ -235,15 +235,15 @@ pub fn assess(
                 (Some(a), Some(b)) => Some(a.min(b)),
                 _ => None,
             };
-            let age = argv(c.pid)
-                .as_deref()
-                .and_then(log_dir_from_argv)
-                .and_then(|dir| judge.last_activity(&dir, clocks.wall_s))
-                .map(|last| (clocks.wall_s - last).max(0) as f64);
-            log = match (log, age) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                _ => None,
-            };
+            // One unknown child makes the parent's log age unknown for good: the rest need
+            // neither their argv read nor their log directories judged.
+            if let Some(freshest) = log {
+                log = argv(c.pid)
+                    .as_deref()
+                    .and_then(log_dir_from_argv)
+                    .and_then(|dir| judge.last_activity(&dir, clocks.wall_s))
+                    .map(|last| freshest.min((clocks.wall_s - last).max(0) as f64));
+            }
         }
         out.insert(
             pid,
