@@ -48,6 +48,29 @@ impl PlatformError {
     }
 }
 
+/// This process's soft RLIMIT_NPROC: (value, unlimited, why it could not be read). Both
+/// backends report it; what it means (origin, enforcement) is theirs to say.
+#[cfg(unix)]
+pub(crate) fn rlimit_nproc() -> (Option<i64>, bool, Option<String>) {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `rl` is a valid, writable rlimit.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) };
+    if rc != 0 {
+        (
+            None,
+            false,
+            Some(std::io::Error::last_os_error().to_string()),
+        )
+    } else if rl.rlim_cur == libc::RLIM_INFINITY || rl.rlim_cur > i64::MAX as u64 {
+        (None, true, None)
+    } else {
+        (Some(rl.rlim_cur as i64), false, None)
+    }
+}
+
 /// Read-only access to the process table.
 pub trait ProcessSource {
     /// `linux`, `macos`, or the OS a replayed snapshot was taken on.

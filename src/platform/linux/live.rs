@@ -180,23 +180,7 @@ impl LinuxSource {
     }
 
     fn rlimit_ceiling(&self, uid: u32) -> Ceiling {
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: `rl` is a valid, writable rlimit struct.
-        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) };
-        let (value, unlimited, mut note) = if rc != 0 {
-            (
-                None,
-                false,
-                Some(std::io::Error::last_os_error().to_string()),
-            )
-        } else if rl.rlim_cur == libc::RLIM_INFINITY || rl.rlim_cur > i64::MAX as u64 {
-            (None, true, None)
-        } else {
-            (Some(rl.rlim_cur as i64), false, None)
-        };
+        let (value, unlimited, mut note) = crate::platform::rlimit_nproc();
         let cap = self
             .read_small("self/status")
             .ok()

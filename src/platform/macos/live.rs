@@ -87,19 +87,7 @@ impl MacSource {
     fn ceilings(&self, uid: u32, all_processes: u64) -> Vec<Ceiling> {
         let per_uid = sysctl_int(c"kern.maxprocperuid");
         let maxproc = sysctl_int(c"kern.maxproc");
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: `rl` is a valid, writable rlimit.
-        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) };
-        let (rvalue, unlimited, rnote) = if rc != 0 {
-            (None, false, Some(io::Error::last_os_error().to_string()))
-        } else if rl.rlim_cur == libc::RLIM_INFINITY || rl.rlim_cur > i64::MAX as u64 {
-            (None, true, None)
-        } else {
-            (Some(rl.rlim_cur as i64), false, None)
-        };
+        let (rvalue, unlimited, rnote) = crate::platform::rlimit_nproc();
         let from = |r: Result<i64, io::Error>| match r {
             Ok(v) => (Some(v), None),
             Err(e) => (None, Some(e.to_string())),
