@@ -57,11 +57,6 @@ impl TreeTracker {
         v
     }
 
-    /// Identities of every member ever seen that has not been seen gone.
-    pub fn known(&self) -> impl Iterator<Item = &Identity> {
-        self.known.values()
-    }
-
     /// The members among `records`, parents before children. Remembers new members and
     /// forgets those that are gone (absent, or their pid now holds another process).
     pub fn update<'a>(

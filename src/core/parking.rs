@@ -6,7 +6,7 @@
 //! process, headroom itself, and headroom's ancestors (stopping one would freeze the shell
 //! the user typed the command into, and headroom with it).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 
 use crate::core::snapshot::{ProcessRecord, ProcessTable};
 
@@ -94,23 +94,7 @@ impl Guard {
 /// fork a new child while its parent is already stopped... and every parent is stopped
 /// before its children are.
 pub fn stop_order<'a>(table: &ProcessTable<'a>, root: i32) -> Vec<&'a ProcessRecord> {
-    let Some(r) = table.get(root) else {
-        return Vec::new();
-    };
-    let mut out = vec![r];
-    let mut seen = HashSet::from([root]);
-    let mut queue = VecDeque::from([root]);
-    while let Some(pid) = queue.pop_front() {
-        let mut kids: Vec<&ProcessRecord> = table.children(pid).collect();
-        kids.sort_by_key(|k| k.pid);
-        for k in kids {
-            if seen.insert(k.pid) {
-                out.push(k);
-                queue.push_back(k.pid);
-            }
-        }
-    }
-    out
+    table.subtree(root, |_| true).unwrap_or_default()
 }
 
 /// The order to continue a tree in: the deepest level first and the root last, so that a

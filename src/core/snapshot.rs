@@ -109,13 +109,6 @@ impl ProcessRecord {
             uid: self.uid,
         })
     }
-
-    /// File name of the executable, when the path is known.
-    pub fn exe_name(&self) -> Option<&str> {
-        self.exe
-            .as_deref()
-            .map(|p| p.rsplit('/').next().unwrap_or(p))
-    }
 }
 
 /// What a signal must be addressed to: a pid alone is not an identity, because PIDs are
@@ -263,20 +256,29 @@ impl<'a> ProcessTable<'a> {
         out
     }
 
-    /// Every descendant of `root` by live parent links, breadth first, root excluded.
-    pub fn descendants(&self, root: i32) -> Vec<&'a ProcessRecord> {
-        let mut out: Vec<&ProcessRecord> = Vec::new();
-        let mut queue = std::collections::VecDeque::from([root]);
+    /// `root` and every descendant by live parent links that `keep` accepts (a child it
+    /// rejects is left out with everything below it): root first, then breadth first, each
+    /// parent's children by pid, so every parent comes before its children. `None` when
+    /// `root` is not in the table.
+    pub fn subtree(
+        &self,
+        root: i32,
+        keep: impl Fn(&ProcessRecord) -> bool,
+    ) -> Option<Vec<&'a ProcessRecord>> {
+        let mut out = vec![self.get(root)?];
         let mut seen = std::collections::HashSet::from([root]);
+        let mut queue = std::collections::VecDeque::from([root]);
         while let Some(pid) = queue.pop_front() {
-            for c in self.children(pid) {
-                if seen.insert(c.pid) {
-                    out.push(c);
-                    queue.push_back(c.pid);
+            let mut kids: Vec<&ProcessRecord> = self.children(pid).filter(|k| keep(k)).collect();
+            kids.sort_by_key(|k| k.pid);
+            for k in kids {
+                if seen.insert(k.pid) {
+                    out.push(k);
+                    queue.push_back(k.pid);
                 }
             }
         }
-        out
+        Some(out)
     }
 
     /// Slot usage of `uid`.
@@ -468,19 +470,24 @@ mod tests {
     }
 
     #[test]
-    fn descendants_follow_live_parent_links() {
+    fn a_subtree_follows_live_parent_links_and_stops_where_keep_says() {
         let snap = snapshot(
             "linux",
             vec![
                 proc(1, 0, "init"),
                 proc(10, 1, "a"),
+                proc(14, 10, "e"),
                 proc(11, 10, "b"),
                 proc(12, 11, "c"),
                 proc(13, 1, "d"),
             ],
         );
         let t = ProcessTable::new(&snap);
-        let pids: Vec<i32> = t.descendants(10).iter().map(|p| p.pid).collect();
-        assert_eq!(pids, vec![11, 12]);
+        let pids = |v: Option<Vec<&ProcessRecord>>| -> Option<Vec<i32>> {
+            v.map(|v| v.iter().map(|p| p.pid).collect())
+        };
+        assert_eq!(pids(t.subtree(10, |_| true)), Some(vec![10, 11, 14, 12]));
+        assert_eq!(pids(t.subtree(10, |p| p.pid != 11)), Some(vec![10, 14]));
+        assert_eq!(pids(t.subtree(99, |_| true)), None);
     }
 }

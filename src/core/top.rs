@@ -2,8 +2,6 @@
 //! footprint, growth and CPU between two samples, and whether each is a park candidate and
 //! why (`reason_code`, caproom's names).
 
-use std::collections::{HashSet, VecDeque};
-
 use serde::Serialize;
 
 use crate::core::idle::IDLE_CPU_FRACTION;
@@ -38,23 +36,8 @@ pub fn tree_at<'a>(
     uid: u32,
     exclude: i32,
 ) -> Option<OwnTree<'a>> {
-    let r = table.get(root)?;
-    let mut members = vec![r];
-    let mut seen = HashSet::from([root]);
-    let mut queue = VecDeque::from([root]);
-    while let Some(pid) = queue.pop_front() {
-        let mut kids: Vec<&ProcessRecord> = table
-            .children(pid)
-            .filter(|k| k.uid == uid && k.pid != exclude)
-            .collect();
-        kids.sort_by_key(|k| k.pid);
-        for k in kids {
-            if seen.insert(k.pid) {
-                members.push(k);
-                queue.push_back(k.pid);
-            }
-        }
-    }
+    let members = table.subtree(root, |k| k.uid == uid && k.pid != exclude)?;
+    let r = members[0];
     let footprint_bytes = members
         .iter()
         .filter(|m| m.pid != exclude)
@@ -84,7 +67,7 @@ pub fn own_trees<'a>(table: &ProcessTable<'a>, uid: u32, exclude: i32) -> Vec<Ow
     trees
 }
 
-pub fn sort_trees(trees: &mut [OwnTree<'_>]) {
+fn sort_trees(trees: &mut [OwnTree<'_>]) {
     trees.sort_by(|a, b| {
         b.footprint_bytes
             .cmp(&a.footprint_bytes)
