@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::actions::park::signal_each;
-use crate::actions::terminate::Sleeper;
+use crate::actions::terminate::{KILL_SETTLE, Sleeper};
 use crate::core::idle::{CpuHistory, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{effective_limit, tree_footprint};
 use crate::core::memory_guard::Breach;
@@ -153,30 +153,31 @@ pub fn enforce(
     // Stopped members act on SIGTERM only once continued.
     let _ = signal_each(control, &report.parked_ids, Signal::Cont);
     report.parked_ids.clear();
-    let alive = |ids: &[Identity]| {
-        ids.iter()
-            .filter(|id| control.alive(id).unwrap_or(true))
-            .copied()
-            .collect::<Vec<_>>()
+    // Who of `ids` is still alive once all are gone or `limit` has passed (unreadable
+    // counts as alive), polled every 50 ms.
+    let wait_left = |ids: &[Identity], limit: Duration| {
+        let step = Duration::from_millis(50);
+        let mut waited = Duration::ZERO;
+        loop {
+            let left: Vec<Identity> = ids
+                .iter()
+                .filter(|id| control.alive(id).unwrap_or(true))
+                .copied()
+                .collect();
+            if left.is_empty() || waited >= limit {
+                return left;
+            }
+            clock.sleep(step);
+            waited += step;
+        }
     };
-    let mut waited = Duration::ZERO;
-    let step = Duration::from_millis(50);
-    while waited < grace && !alive(&live).is_empty() {
-        clock.sleep(step);
-        waited += step;
-    }
-    let left = alive(&live);
+    let left = wait_left(&live, grace);
     if left.is_empty() {
         report.outcome = GuardOutcome::Sigterm;
         return Ok(report);
     }
     let _ = signal_each(control, &left, Signal::Kill);
-    let mut waited = Duration::ZERO;
-    while waited < Duration::from_secs(1) && !alive(&left).is_empty() {
-        clock.sleep(step);
-        waited += step;
-    }
-    report.outcome = if alive(&left).is_empty() {
+    report.outcome = if wait_left(&left, KILL_SETTLE).is_empty() {
         GuardOutcome::Sigkill
     } else {
         GuardOutcome::Survived
