@@ -98,6 +98,12 @@ pub fn open_argv(bundle_path: &str) -> Vec<String> {
     vec![OPEN.into(), "-g".into(), bundle_path.into()]
 }
 
+/// When the kickstart in the user domain runs: the same words in the plan (`--dry-run`)
+/// and in the steps performed.
+fn fallback_condition(gui: &str) -> String {
+    format!("only if launchd reports the service not found in {gui}")
+}
+
 pub fn kickstart_argv(domain: &str, label: &str) -> Vec<String> {
     vec![
         LAUNCHCTL.into(),
@@ -158,9 +164,7 @@ pub fn plan(t: &Target, s: &Settings) -> Vec<Step> {
             });
             steps.push(Step::Exec {
                 argv: kickstart_argv(&user, &t.label),
-                condition: Some(format!(
-                    "only if launchd reports the service not found in {gui}"
-                )),
+                condition: Some(fallback_condition(&gui)),
                 result: None,
             });
             steps.push(Step::WaitReplacement {
@@ -364,9 +368,7 @@ fn kickstart(
                 first.describe()
             ));
         }
-        let cond = Some(format!(
-            "only if launchd reports the service not found in {gui}"
-        ));
+        let cond = Some(fallback_condition(&gui));
         let second = run_exec(ops, kickstart_argv(&user, &t.label), cond, r)
             .map_err(|e| format!("stopped pid `{}` but {e}", t.pid))?;
         if !second.success() {
