@@ -93,15 +93,15 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
     })
 }
 
-/// The decision table for `snap`, assessing sessions (and recording CPU readings unless
-/// replaying).
-pub fn decide(
+/// The decision table for `snap` (indexed as `table`), assessing sessions (and recording
+/// CPU readings unless replaying).
+fn decide(
     ctx: &Ctx<'_>,
     source: &dyn ProcessSource,
     snap: &Snapshot,
+    table: &ProcessTable<'_>,
     plan: &ReapPlan,
 ) -> Result<(Selection, Reading)> {
-    let table = ProcessTable::new(snap);
     let reading = reading::read(snap, crate::core::reading::Thresholds::default());
     let state_dir = if ctx.replaying() {
         None
@@ -111,7 +111,7 @@ pub fn decide(
     let assessment = sessions::assess(
         source,
         snap,
-        &table,
+        table,
         plan.active_fraction,
         state_dir.as_deref(),
     )?;
@@ -119,7 +119,7 @@ pub fn decide(
         ctx.printer.warn(w);
     }
     let situation = Situation {
-        table: &table,
+        table,
         uid: snap.uid,
         self_pid: snap.self_pid,
         used: reading.usage.used,
@@ -160,7 +160,8 @@ pub fn execute(
     plan: &ReapPlan,
     show_table: bool,
 ) -> Result<ReapReport> {
-    let (selection, reading) = decide(ctx, source, snap, plan)?;
+    let table = ProcessTable::new(snap);
+    let (selection, reading) = decide(ctx, source, snap, &table, plan)?;
     let mut report = ReapReport::new(snap, &reading, &selection, plan);
     if show_table {
         ctx.printer.text(&report.human_table(ctx.printer))?;
@@ -173,7 +174,6 @@ pub fn execute(
         return Ok(report);
     }
     let control = platform::native_control(source);
-    let table = ProcessTable::new(snap);
     let mut zombies_of: HashMap<i32, Vec<i32>> = HashMap::new();
     for d in selection.targets() {
         zombies_of.insert(
@@ -198,7 +198,8 @@ pub fn execute(
             zombies_of.get(&d.pid).map_or(0, Vec::len) as u64,
         ));
     }
-    verify(source, snap, &zombies_of, &mut report)?;
+    let used_before = table.usage(snap.uid).processes;
+    verify(source, used_before, &zombies_of, &mut report)?;
     report.summary = summary(&report, &selection);
     record_evidence(&reading, &selection, &report)?;
     Ok(report)
@@ -217,12 +218,11 @@ fn finish(ctx: &Ctx<'_>, report: &ReapReport, code: u8) -> Result<u8> {
 /// counts as reaped when its pid no longer holds a zombie (whoever inherited it waited).
 fn verify(
     source: &dyn ProcessSource,
-    before: &Snapshot,
+    used_before: u64,
     zombies_of: &HashMap<i32, Vec<i32>>,
     report: &mut ReapReport,
 ) -> Result<()> {
     let start = Instant::now();
-    let used_before = ProcessTable::new(before).usage(before.uid).processes;
     loop {
         std::thread::sleep(Duration::from_millis(100));
         let after = source
