@@ -11,11 +11,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{self, File};
-use std::io::ErrorKind;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::live::{LinuxSource, parse_pid, read_into};
+use super::live::{LinuxSource, gone, parse_pid, read_into, read_whole};
 use super::procfs;
 use crate::core::snapshot::{Detail, ProcessRecord};
 use crate::platform::{PlatformError, TreeQuery, current_uid, select_tree};
@@ -43,35 +41,14 @@ impl OpenProc {
     }
 }
 
-/// Whether an error means the process is gone.
-fn gone(e: &std::io::Error) -> bool {
-    e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH)
-}
-
 /// Re-read a procfs file from offset 0 into `buf`; `Ok(None)` when its process is gone.
 fn pread_into(f: &File, buf: &mut String) -> std::io::Result<Option<()>> {
-    buf.clear();
-    let mut bytes = std::mem::take(buf).into_bytes();
-    bytes.resize(bytes.capacity().max(4096), 0);
-    let mut len = 0;
-    loop {
-        match f.read_at(&mut bytes[len..], len as u64) {
-            Ok(n) => {
-                len += n;
-                if n == 0 || len < bytes.len() {
-                    break;
-                }
-                bytes.resize(bytes.len() * 2, 0);
-            }
-            Err(e) if gone(&e) => return Ok(None),
-            Err(e) => return Err(e),
-        }
+    match read_whole(f, buf) {
+        // A reaped process can also read as empty.
+        Ok(len) => Ok((len > 0).then_some(())),
+        Err(e) if gone(&e) => Ok(None),
+        Err(e) => Err(e),
     }
-    bytes.truncate(len);
-    *buf = String::from_utf8(bytes)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    // A reaped process can also read as empty.
-    Ok((len > 0).then_some(()))
 }
 
 #[derive(Debug, Default)]
