@@ -139,10 +139,6 @@ fn plural(n: usize) -> &'static str {
 pub fn human(r: &ParkReport, action: Action) -> String {
     let mut s = String::new();
     let name = sanitize(&r.name);
-    let (verb, undo) = match action.mode() {
-        Mode::Park => ("parked", if action.tree() { "wake-tree" } else { "wake" }),
-        Mode::Wake => ("woke", ""),
-    };
     let root = r.processes.iter().find(|p| p.pid == r.pid);
     if !action.tree() {
         let outcome = root.map_or(Outcome::Gone, |p| p.outcome);
@@ -171,26 +167,22 @@ pub fn human(r: &ParkReport, action: Action) -> String {
     }
     let changed: Vec<&Step> = r.processes.iter().filter(|p| p.outcome.changed()).collect();
     if changed.is_empty() {
-        let what = match action.mode() {
-            Mode::Park => "already parked",
-            Mode::Wake => "parked",
-        };
         let _ = match action.mode() {
             Mode::Park => writeln!(
                 s,
-                "every process of the tree of pid {} (`{name}`) is {what}; nothing to do",
+                "every process of the tree of pid {} (`{name}`) is already parked; nothing to do",
                 r.pid
             ),
             Mode::Wake => writeln!(
                 s,
-                "nothing in the tree of pid {} (`{name}`) is {what}; nothing to do",
+                "nothing in the tree of pid {} (`{name}`) is parked; nothing to do",
                 r.pid
             ),
         };
     } else {
-        let order = match action.mode() {
-            Mode::Park => "root first",
-            Mode::Wake => "leaves first",
+        let (verb, order) = match action.mode() {
+            Mode::Park => ("parked", "root first"),
+            Mode::Wake => ("woke", "leaves first"),
         };
         let _ = writeln!(
             s,
@@ -214,7 +206,7 @@ pub fn human(r: &ParkReport, action: Action) -> String {
         );
     }
     if action.mode() == Mode::Park && !changed.is_empty() {
-        let _ = writeln!(s, "continue them with `headroom {undo} {}`", r.pid);
+        let _ = writeln!(s, "continue them with `headroom wake-tree {}`", r.pid);
     }
     s
 }
