@@ -178,8 +178,8 @@ impl Guard<'_, '_> {
         if self.ctx.replaying() {
             return;
         }
-        match crate::paths::ensure_state_dir() {
-            Ok(d) => self.state_dir = Some(d),
+        let dir = match crate::paths::ensure_state_dir() {
+            Ok(d) => self.state_dir.insert(d),
             Err(e) => {
                 self.notice(
                     "error",
@@ -187,8 +187,7 @@ impl Guard<'_, '_> {
                 );
                 return;
             }
-        }
-        let Some(dir) = &self.state_dir else { return };
+        };
         match load_json::<Persisted>(&dir.join(STATE_FILE)) {
             Ok(Loaded::Ok(p)) => self.persisted = p,
             Ok(Loaded::Missing) => {}
@@ -259,14 +258,12 @@ impl Guard<'_, '_> {
     /// History and the evidence row; rows that cannot be written wait in memory.
     fn record(&mut self, r: &Reading) -> Trend {
         let none = Trend::none(0);
-        let Some(dir) = self.state_dir.clone().or_else(|| {
-            (!self.ctx.replaying())
-                .then(|| crate::paths::ensure_state_dir().ok())
-                .flatten()
-        }) else {
+        if self.state_dir.is_none() && !self.ctx.replaying() {
+            self.state_dir = crate::paths::ensure_state_dir().ok();
+        }
+        let Some(dir) = self.state_dir.clone() else {
             return none;
         };
-        self.state_dir = Some(dir.clone());
         let trend = match state::record_reading(&dir, r.uid, r.sample()) {
             Ok(h) => reading::trend(&h.samples, r.limit.limit),
             Err(e) => {
@@ -352,7 +349,9 @@ impl Guard<'_, '_> {
     /// The configured memory guards: wake what was parked once its tree is well under its
     /// limit again, then enforce every breaching tree (like `run --limit`).
     fn memory_guards(&mut self) {
-        let rules = self.ctx.settings.memory_guards.value.clone();
+        // The settings outlive `self`'s borrow: no copy of the rules each round.
+        let ctx = self.ctx;
+        let rules = &ctx.settings.memory_guards.value;
         if rules.is_empty() && self.parked.is_empty() {
             return;
         }
@@ -380,7 +379,7 @@ impl Guard<'_, '_> {
                     still.push((root, limit, ids));
                 }
             }
-            for breach in breaches(&table, &rules, free) {
+            for breach in breaches(&table, rules, free) {
                 if still.iter().any(|(r, _, _)| *r == breach.root) {
                     continue; // parked this episode already; ended next time if still over
                 }
