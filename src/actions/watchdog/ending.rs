@@ -15,7 +15,6 @@ impl Watch<'_, '_> {
     pub(super) fn begin_ending(&mut self, why: EndReason) {
         self.summary.ended_by = Some(why);
         self.phase = Phase::Ending {
-            why,
             kill_at: Instant::now() + self.cfg.grace,
             give_up_at: None,
         };
@@ -26,12 +25,8 @@ impl Watch<'_, '_> {
     }
 
     pub(super) fn kill_now(&mut self) {
-        if let Phase::Ending { why, kill_at, .. } = self.phase {
-            self.phase = Phase::Ending {
-                why,
-                kill_at,
-                give_up_at: Some(Instant::now() + KILL_WAIT),
-            };
+        if let Phase::Ending { give_up_at, .. } = &mut self.phase {
+            *give_up_at = Some(Instant::now() + KILL_WAIT);
         }
         self.force_scan = true;
         self.tick(Instant::now());
@@ -99,8 +94,8 @@ impl Watch<'_, '_> {
         } else {
             self.summary.terminated += pids.len();
         }
-        let reason = match self.phase {
-            Phase::Ending { why, .. } => why,
+        let reason = match (&self.phase, self.summary.ended_by) {
+            (Phase::Ending { .. }, Some(why)) => why,
             _ => EndReason::Limit,
         };
         (self.emit)(&Event::Signal {

@@ -57,8 +57,8 @@ enum Phase {
     Forwarded {
         deadline: Instant,
     },
+    /// Why: `summary.ended_by`, set with it.
     Ending {
-        why: EndReason,
         kill_at: Instant,
         give_up_at: Option<Instant>,
     },
