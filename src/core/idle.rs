@@ -175,17 +175,7 @@ fn qualify(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::snapshot::fixture::proc;
-
-    const MIB: u64 = 1 << 20;
-
-    fn rec(pid: i32, ppid: i32, mib: u64) -> ProcessRecord {
-        let mut p = proc(pid, ppid, &format!("p{pid}"));
-        p.footprint_bytes = Some(mib * MIB);
-        p.pgid = Some(100);
-        p.sid = Some(50);
-        p
-    }
+    use crate::core::snapshot::fixture::{MIB, member as rec};
 
     fn with_cpu(mut p: ProcessRecord, ns: u64) -> ProcessRecord {
         p.cpu_ns = Some(ns);

@@ -169,17 +169,7 @@ pub fn tree_footprint(members: &[&ProcessRecord]) -> (u64, usize) {
 mod tests {
     use super::*;
     use crate::core::snapshot::ProcState;
-    use crate::core::snapshot::fixture::proc;
-
-    const MIB: u64 = 1 << 20;
-
-    fn rec(pid: i32, ppid: i32, mib: u64) -> ProcessRecord {
-        let mut p = proc(pid, ppid, &format!("p{pid}"));
-        p.footprint_bytes = Some(mib * MIB);
-        p.pgid = Some(100);
-        p.sid = Some(50);
-        p
-    }
+    use crate::core::snapshot::fixture::{MIB, member as rec};
 
     #[test]
     fn pressure_aware_limit() {

@@ -367,6 +367,18 @@ pub(crate) mod fixture {
         }
     }
 
+    pub(crate) const MIB: u64 = 1 << 20;
+
+    /// A member of a `run --limit` tree: named `p<pid>`, `mib` MiB, all in group 100 and
+    /// session 50.
+    pub(crate) fn member(pid: i32, ppid: i32, mib: u64) -> ProcessRecord {
+        let mut p = proc(pid, ppid, &format!("p{pid}"));
+        p.footprint_bytes = Some(mib * MIB);
+        p.pgid = Some(100);
+        p.sid = Some(50);
+        p
+    }
+
     pub(crate) fn zombie(pid: i32, ppid: i32) -> ProcessRecord {
         ProcessRecord {
             state: ProcState::Zombie,
