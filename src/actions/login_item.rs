@@ -144,6 +144,11 @@ impl Launchd<'_> {
         format!("gui/{}", self.uid)
     }
 
+    /// The agent as launchctl addresses it: `gui/UID/LABEL`.
+    fn target(&self) -> String {
+        format!("{}/{LABEL}", self.domain())
+    }
+
     /// Whether `brew services` already runs headroom.
     pub fn brew_service(&self) -> bool {
         if self.agents_dir.join(format!("{BREW_LABEL}.plist")).exists() {
@@ -164,7 +169,7 @@ impl Launchd<'_> {
             .context("cannot encode the LaunchAgent plist")?;
         crate::fsio::atomic_write(&self.plist_path(), &bytes)?;
         // Idempotent: unload a previous copy (not loaded is fine), then load this one.
-        let target = format!("{}/{LABEL}", self.domain());
+        let target = self.target();
         let _ = self.exec.run("launchctl", &["bootout", &target]);
         let plist = self.plist_path().display().to_string();
         let o = self
@@ -182,15 +187,9 @@ impl Launchd<'_> {
     }
 
     pub fn unregister(&self) -> Result<bool> {
-        let target = format!("{}/{LABEL}", self.domain());
+        let target = self.target();
         let _ = self.exec.run("launchctl", &["bootout", &target]);
-        match std::fs::remove_file(self.plist_path()) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => {
-                Err(e).with_context(|| format!("cannot remove `{}`", self.plist_path().display()))
-            }
-        }
+        remove_if_present(&self.plist_path())
     }
 
     pub fn status(&self) -> Status {
@@ -201,7 +200,7 @@ impl Launchd<'_> {
         } else {
             None
         };
-        let target = format!("{}/{LABEL}", self.domain());
+        let target = self.target();
         let (loaded, running_pid, raw) = match self.exec.run("launchctl", &["print", &target]) {
             Ok(o) => {
                 let text = out_text(&o);
@@ -314,14 +313,7 @@ impl Systemd<'_> {
 
     pub fn unregister(&self) -> Result<bool> {
         let _ = self.systemctl(&["disable", "--now", UNIT]);
-        let removed = match std::fs::remove_file(self.unit_path()) {
-            Ok(()) => true,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("cannot remove `{}`", self.unit_path().display()));
-            }
-        };
+        let removed = remove_if_present(&self.unit_path())?;
         let _ = self.systemctl(&["daemon-reload"]);
         Ok(removed)
     }
@@ -388,6 +380,15 @@ impl Systemd<'_> {
             raw,
             crontab: None,
         }
+    }
+}
+
+/// Remove `path`: whether there was something to remove.
+fn remove_if_present(path: &std::path::Path) -> Result<bool> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("cannot remove `{}`", path.display())),
     }
 }
 
