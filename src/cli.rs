@@ -442,7 +442,11 @@ pub enum GenerateWhat {
 
 // ----- value parsers -------------------------------------------------------------------
 
-/// A humantime duration (`90s`, `2h`, `500ms`), strictly positive.
+/// The longest duration any flag or config value accepts: ten years. Beyond it an
+/// `Instant` deadline may not exist (`run --interval 500000000000y` aborted on overflow).
+pub const DURATION_MAX: Duration = Duration::from_secs(3650 * 86_400);
+
+/// A humantime duration (`90s`, `2h`, `500ms`), strictly positive, at most `DURATION_MAX`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s.trim()).map_err(|e| {
         format!("`{s}` is not a duration ({e}); write it like `90s`, `2h` or `500ms`")
@@ -450,7 +454,22 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if d.is_zero() {
         return Err(format!("`{s}` is zero; the duration must be positive"));
     }
+    if d > DURATION_MAX {
+        return Err(format!("`{s}` is too long: at most 3650 days"));
+    }
     Ok(d)
+}
+
+/// `d` within `[min, max]`, else a message naming the bound broken.
+pub fn check_within(d: Duration, min: Duration, max: Duration) -> Result<(), String> {
+    let f = |d: Duration| humantime::format_duration(d).to_string();
+    if d < min {
+        return Err(format!("`{}` is too short: at least {}", f(d), f(min)));
+    }
+    if d > max {
+        return Err(format!("`{}` is too long: at most {}", f(d), f(max)));
+    }
+    Ok(())
 }
 
 /// A percentage in (0, 100].
@@ -480,8 +499,12 @@ pub fn parse_positive(s: &str) -> Result<u64, String> {
     Ok(v)
 }
 
-/// A memory size in bytes: a bare number is MiB; suffixes K, M, G, T (binary, optional `i`
-/// and `B`).
+/// The smallest memory size accepted: a limit below it would end any process at once.
+pub const SIZE_MIN: u64 = 1 << 20;
+
+/// A memory size in bytes, at least `SIZE_MIN`: a bare number is MiB; units K, M, G, T
+/// (binary; `KB`/`KiB` alike, any case). Bytes (`B`) are refused as too small a unit, and
+/// anything else as unknown (`512B` used to mean 512 MiB).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     if t.starts_with('-') {
@@ -494,16 +517,17 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let v: f64 = num
         .parse()
         .map_err(|_| format!("`{s}` is not a size; write it like `512M` or `2G`"))?;
-    let mult: u64 = match unit
-        .trim()
-        .to_ascii_uppercase()
-        .trim_end_matches('B')
-        .trim_end_matches('I')
-    {
-        "" | "M" => 1 << 20,
-        "K" => 1 << 10,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
+    let upper = unit.trim().to_ascii_uppercase();
+    let mult: u64 = match upper.as_str() {
+        "" | "M" | "MB" | "MIB" => 1 << 20,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "G" | "GB" | "GIB" => 1 << 30,
+        "T" | "TB" | "TIB" => 1 << 40,
+        "B" => {
+            return Err(format!(
+                "`{s}` is in bytes, too small a unit for a memory size; use K, M, G or T"
+            ));
+        }
         _ => {
             return Err(format!(
                 "`{s}` has an unknown unit `{unit}`; use K, M, G or T"
@@ -513,6 +537,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let bytes = v * mult as f64;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
         return Err(format!("`{s}` must be a positive size"));
+    }
+    if (bytes as u64) < SIZE_MIN {
+        return Err(format!("`{s}` is too small: at least 1M"));
     }
     Ok(bytes as u64)
 }
@@ -626,5 +653,48 @@ mod tests {
         assert!(parse_size("-5").is_err());
         assert!(parse_size("abc").is_err());
         assert!(parse_size("5Q").is_err());
+        assert_eq!(parse_size("2048k").unwrap(), 2 << 20);
+        assert_eq!(parse_size("1tb").unwrap(), 1 << 40);
+    }
+
+    #[test]
+    fn sizes_in_bytes_unknown_units_and_tiny_sizes_are_refused() {
+        // `512B` meant 512 MiB: the `B` was dropped as if it were `MB`'s.
+        assert!(parse_size("512B").unwrap_err().contains("too small a unit"));
+        for bad in ["5MBB", "5BM", "5IB", "5Mi B", "5MiBs"] {
+            assert!(
+                parse_size(bad).unwrap_err().contains("unknown unit"),
+                "{bad}"
+            );
+        }
+        assert!(parse_size("1000K").unwrap_err().contains("at least 1M"));
+        assert!(parse_size("0.5").unwrap_err().contains("at least 1M"));
+        // Controls: the same numbers with a real unit are sizes.
+        assert_eq!(parse_size("512MB").unwrap(), 512 << 20);
+        assert_eq!(parse_size("1024K").unwrap(), 1 << 20);
+    }
+
+    #[test]
+    fn durations_are_bounded_at_parse_time() {
+        let e = parse_duration("500000000000y").unwrap_err();
+        assert!(e.contains("at most 3650 days"), "{e}");
+        assert!(parse_duration("3651days").is_err());
+        assert_eq!(
+            parse_duration("3650days").unwrap(),
+            DURATION_MAX,
+            "the bound itself is accepted"
+        );
+        let (min, max) = (Duration::from_millis(10), Duration::from_secs(60));
+        assert!(
+            check_within(Duration::from_millis(5), min, max)
+                .unwrap_err()
+                .contains("at least 10ms")
+        );
+        assert!(
+            check_within(Duration::from_secs(61), min, max)
+                .unwrap_err()
+                .contains("at most 1m")
+        );
+        assert!(check_within(Duration::from_secs(60), min, max).is_ok());
     }
 }

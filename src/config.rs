@@ -161,6 +161,8 @@ struct HangsFile {
     cooldown: Option<String>,
 }
 
+/// `[memory] grace` at most: a guard's grace holds `watch`'s round.
+pub const MEMORY_GRACE_MAX: Duration = Duration::from_secs(60);
 /// `[hangs] grace` bounds: a restart must not stall a round for long.
 pub const HANGS_GRACE_MAX: Duration = Duration::from_secs(60);
 /// `[hangs] cooldown` bounds: at least the hour the seed requires, at most the 24 h that
@@ -352,6 +354,11 @@ impl Settings {
                 });
             }
             s.memory_guards.file(Some(rules));
+        }
+        if let Some(g) = file.memory.grace {
+            // Enforcing a guard holds `watch`'s round for the grace.
+            crate::cli::check_within(g.0, Duration::from_millis(1), MEMORY_GRACE_MAX)
+                .map_err(|m| bad("memory.grace", &m))?;
         }
         s.memory_grace.file(file.memory.grace.map(|d| d.0));
         let hbad = |msg: String| UsageError(format!("config file `{}`: {msg}", path.display()));
@@ -606,6 +613,12 @@ mod tests {
             ("cargo", 8 << 30)
         );
         assert_eq!(g[1].limit_bytes, 512 << 20);
+        let ok = Settings::parse("[memory]\ngrace = \"60s\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(
+            ok.memory_grace.value,
+            Duration::from_secs(60),
+            "the bound is allowed"
+        );
         for (bad, says) in [
             (
                 "[[memory.guard]]\npattern = \"\"\nlimit = \"1G\"\n",
@@ -616,6 +629,12 @@ mod tests {
                 "lots",
             ),
             ("[[memory.guard]]\npattern = \"x\"\n", "limit"),
+            (
+                "[[memory.guard]]\npattern = \"x\"\nlimit = \"512B\"\n",
+                "too small a unit",
+            ),
+            ("[memory]\ngrace = \"61s\"\n", "memory.grace"),
+            ("[memory]\ngrace = \"500000000000y\"\n", "at most 3650 days"),
         ] {
             let e = Settings::parse(bad, Path::new("c.toml")).unwrap_err();
             assert!(format!("{e:#}").contains(says), "{bad}: {e:#}");

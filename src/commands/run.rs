@@ -12,8 +12,12 @@ use crate::commands::Ctx;
 use crate::exit::{self, UsageError, WithCode};
 use crate::output::{Printer, human_bytes};
 
-/// Polling faster than this buys nothing and costs CPU.
+/// Polling faster than this buys nothing and costs CPU ...
 const MIN_INTERVAL: Duration = Duration::from_millis(10);
+/// ... and slower than this is no supervision.
+const MAX_INTERVAL: Duration = Duration::from_secs(60);
+/// The longest grace between SIGTERM and SIGKILL (a tree over its limit keeps growing).
+const MAX_GRACE: Duration = Duration::from_secs(600);
 
 /// `run`'s arguments, checked.
 #[derive(Debug)]
@@ -31,13 +35,12 @@ fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
         )
         .into());
     }
-    if args.interval < MIN_INTERVAL {
-        return Err(UsageError(format!(
-            "--interval `{}` is too short; use at least 10ms",
-            humantime::format_duration(args.interval)
-        ))
-        .into());
-    }
+    // Bounded before anything starts: an unbounded value used to overflow an `Instant`
+    // deadline and abort headroom with the command left running unsupervised.
+    crate::cli::check_within(args.interval, MIN_INTERVAL, MAX_INTERVAL)
+        .map_err(|m| UsageError(format!("--interval {m}")))?;
+    crate::cli::check_within(args.grace, Duration::from_millis(1), MAX_GRACE)
+        .map_err(|m| UsageError(format!("--grace {m}")))?;
     if args.command.first().is_none_or(|c| c.is_empty()) {
         return Err(UsageError("no command given after `--`".into()).into());
     }

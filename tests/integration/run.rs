@@ -310,15 +310,28 @@ fn bad_input_is_refused_before_anything_starts() {
         (vec!["--limit", "-5"], "`-5` is negative"),
         (vec!["--limit", "1G", "--interval", "0"], "`0` is zero"),
         (vec!["--limit", "1G", "--interval", "1ms"], "at least 10ms"),
+        // Used to abort on an `Instant` overflow with the command left running.
+        (
+            vec!["--limit", "1G", "--interval", "500000000000y"],
+            "at most 3650 days",
+        ),
+        (vec!["--limit", "1G", "--interval", "2m"], "at most 1m"),
+        (vec!["--limit", "1G", "--grace", "11m"], "at most 10m"),
+        // Used to mean 512 MiB.
+        (vec!["--limit", "512B"], "too small a unit"),
+        (vec!["--limit", "512KB"], "at least 1M"),
     ] {
+        let marker = env.home.join("started");
+        let script = format!("touch {}", marker.display());
         let mut argv = vec!["run"];
         argv.extend(args);
-        argv.extend(["--", "true"]);
+        argv.extend(["--", "/bin/sh", "-c", &script]);
         let out = env.cmd().args(&argv).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(64), "{argv:?}: {err}");
         assert!(err.contains(needle), "{argv:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!marker.exists(), "{argv:?}: the command was started");
     }
     for argv in [
         vec!["run", "--limit", "1G", "--"],

@@ -15,7 +15,7 @@ impl Watch<'_, '_> {
     pub(super) fn begin_ending(&mut self, why: EndReason) {
         self.summary.ended_by = Some(why);
         self.phase = Phase::Ending {
-            kill_at: Instant::now() + self.cfg.grace,
+            kill_at: super::after(Instant::now(), self.cfg.grace),
             give_up_at: None,
         };
         self.force_scan = true;
@@ -26,7 +26,7 @@ impl Watch<'_, '_> {
 
     pub(super) fn kill_now(&mut self) {
         if let Phase::Ending { give_up_at, .. } = &mut self.phase {
-            *give_up_at = Some(Instant::now() + KILL_WAIT);
+            *give_up_at = Some(super::after(Instant::now(), KILL_WAIT));
         }
         self.force_scan = true;
         self.tick(Instant::now());

@@ -39,6 +39,13 @@ const ENDING_TICK: Duration = Duration::from_millis(50);
 /// After SIGKILL, how long to wait for the tree to disappear before reporting survivors.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
+/// `now + d`, saturating at a year from now: a deadline never overflows (an unbounded
+/// `--interval` once aborted headroom, leaving the command running unsupervised).
+pub(crate) fn after(now: Instant, d: Duration) -> Instant {
+    const FAR: Duration = Duration::from_secs(365 * 86_400);
+    now.checked_add(d.min(FAR)).unwrap_or(now)
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub command: Vec<OsString>,
@@ -336,7 +343,7 @@ impl Watch<'_, '_> {
 
     /// Read the tree once: members, footprint, effective limit, CPU history, peak.
     fn tick(&mut self, now: Instant) {
-        self.next_tick = now + self.tick_every();
+        self.next_tick = after(now, self.tick_every());
         if let Some(s) = self.sample() {
             self.summary.samples += 1;
             if s.footprint >= self.summary.peak_footprint_bytes {
@@ -447,10 +454,28 @@ impl Watch<'_, '_> {
         }
         if any {
             self.phase = Phase::Relief {
-                until: Instant::now() + RELIEF_WAIT,
+                until: after(Instant::now(), RELIEF_WAIT),
             };
         } else {
             self.begin_ending(EndReason::Limit);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_saturate_instead_of_overflowing() {
+        let now = Instant::now();
+        // `now + Duration::MAX` panics ("overflow when adding duration to instant").
+        assert!(now.checked_add(Duration::MAX).is_none());
+        let far = after(now, Duration::MAX);
+        assert!(far > now && far - now <= Duration::from_secs(365 * 86_400));
+        assert_eq!(
+            after(now, Duration::from_secs(5)) - now,
+            Duration::from_secs(5)
+        );
     }
 }

@@ -59,7 +59,7 @@ impl Watch<'_, '_> {
                     pids,
                 });
                 self.phase = Phase::Forwarded {
-                    deadline: Instant::now() + self.cfg.grace,
+                    deadline: super::after(Instant::now(), self.cfg.grace),
                 };
             }
             // A second signal: the user insists.
