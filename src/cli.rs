@@ -273,7 +273,7 @@ tree is followed until it exits, but a double-forked daemon that left both the t
 group before headroom saw it escapes, by design. Footprint: RssAnon + VmSwap on Linux, \
 phys_footprint on macOS.\n\n\
 Over the limit, headroom first parks idle subtrees (SIGSTOP; under 2 % of a core over the last \
-second, at least 512 MiB, not the command's group or session leader) and looks again a second \
+second, at least 512 MiB, holding no session or group leader and not the command) and looks again a second \
 later; still over, it sends SIGTERM to the whole tree and SIGKILL to what is left after \
 --grace. With less than 15 % of memory free the limit is lowered, to 80 % of it at 0 % free. \
 When the command exits, what is left of its tree gets the same SIGTERM, grace, SIGKILL. \
@@ -318,7 +318,8 @@ pub struct TopArgs {
 #[command(
     after_help = "Every signal is addressed to the process's identity (pid, start time, uid), \
 re-read just before it is sent. Refused (exit 3): pid 1 or lower, another user's process, \
-headroom itself and its ancestors.\n\nExit status: 0 done, or nothing to do; 2 no such \
+headroom itself and its ancestors.\n\nExit status: 0 done, or nothing to do; 1 park-tree or \
+wake-tree left members unchanged (refused, or not stopped in time; listed, and in `left`); 2 no such \
 process, or a signal could not be sent; 3 refused."
 )]
 pub struct PidArgs {

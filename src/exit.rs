@@ -27,7 +27,7 @@ pub const TABLE: &[(&str, &str)] = &[
     ("0", "ok; probe/limits: level normal"),
     (
         "1",
-        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, dry run or replay)",
+        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, dry run or replay); park-tree/wake-tree: members left unchanged",
     ),
     (
         "2",

@@ -106,8 +106,9 @@ pub fn enforce(
         &refs,
     );
     let guard = Guard::new(&ProcessTable::new(&b));
+    // The root itself is the tree's head, protected whether or not it leads its group.
     let leaders = Leaders {
-        pgid: mb[0].pgid.unwrap_or(root),
+        pgid: root,
         sid: mb[0].sid,
     };
     let allowed = |id: &Identity| {

@@ -58,7 +58,33 @@ pub struct ParkReport {
     pub name: String,
     /// Processes whose state this command changed.
     pub changed: usize,
+    /// Tree actions: members it could not change (refused, or signalled without the state
+    /// changing): left running by `park-tree`, left stopped by `wake-tree`. Exit 1.
+    pub left: Vec<i32>,
     pub processes: Vec<Step>,
+}
+
+/// Members of a tree action left as they were although they should have changed.
+fn left_unchanged(steps: &[Step], tree: bool) -> Vec<i32> {
+    if !tree {
+        return Vec::new();
+    }
+    steps
+        .iter()
+        .filter(|s| matches!(s.outcome, Outcome::Refused | Outcome::Unconfirmed))
+        .map(|s| s.pid)
+        .collect()
+}
+
+/// 2 when a signal failed, 1 when a tree was left half parked (or half woken), else 0.
+fn exit_code(r: &ParkReport) -> u8 {
+    if r.processes.iter().any(|s| s.outcome == Outcome::Failed) {
+        exit::ERROR
+    } else if !r.left.is_empty() {
+        exit::UNHAPPY
+    } else {
+        exit::OK
+    }
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
@@ -118,6 +144,7 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
         pid,
         name: target.name.clone(),
         changed: steps.iter().filter(|s| s.outcome.changed()).count(),
+        left: left_unchanged(&steps, action.tree()),
         processes: steps,
     };
     if ctx.printer.is_json() {
@@ -125,11 +152,7 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
     } else {
         ctx.printer.text(&human(&report, action))?;
     }
-    let failed = report
-        .processes
-        .iter()
-        .any(|s| s.outcome == Outcome::Failed);
-    Ok(if failed { exit::ERROR } else { exit::OK })
+    Ok(exit_code(&report))
 }
 
 fn plural(n: usize) -> &'static str {
@@ -205,6 +228,25 @@ pub fn human(r: &ParkReport, action: Action) -> String {
             describe(p.outcome, &detail)
         );
     }
+    if !r.left.is_empty() {
+        let state = match action.mode() {
+            Mode::Park => "left running",
+            Mode::Wake => "left stopped",
+        };
+        let who: Vec<String> = r
+            .processes
+            .iter()
+            .filter(|p| r.left.contains(&p.pid))
+            .map(|p| format!("{} (`{}`)", p.pid, sanitize(&p.name)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "not the whole tree: {} process{} {state}: {}",
+            who.len(),
+            plural(who.len()),
+            who.join(", ")
+        );
+    }
     if action.mode() == Mode::Park && !changed.is_empty() {
         let _ = writeln!(s, "continue them with `headroom wake-tree {}`", r.pid);
     }
@@ -253,6 +295,7 @@ mod tests {
             pid: 40,
             name: "job\x1b[2J".into(),
             changed: 2,
+            left: vec![42],
             processes: vec![
                 step(40, Outcome::Stopped),
                 step(41, Outcome::Stopped),
@@ -260,6 +303,10 @@ mod tests {
             ],
         };
         let h = human(&r, Action::ParkTree);
+        assert!(
+            h.contains("not the whole tree: 1 process left running: 42 (`p42`)"),
+            "{h}"
+        );
         assert!(
             h.starts_with(
                 "parked 2 processes of the tree of pid 40 (`job\\u{1b}[2J`), root first:"
@@ -277,6 +324,7 @@ mod tests {
             pid: 41,
             name: "sleep".into(),
             changed: 0,
+            left: vec![],
             processes: vec![Step {
                 detail: Some("state S".into()),
                 ..step(41, Outcome::NotStopped)
@@ -286,5 +334,47 @@ mod tests {
             human(&r, Action::Wake),
             "pid 41 (`sleep`) is not parked (state S); nothing to do\n"
         );
+    }
+
+    #[test]
+    fn a_tree_left_half_parked_exits_1_and_a_whole_one_0() {
+        let report = |steps: Vec<Step>, action: Action| ParkReport {
+            schema: schema(action.name()),
+            action: action.name(),
+            pid: 40,
+            name: "job".into(),
+            changed: 0,
+            left: left_unchanged(&steps, action.tree()),
+            processes: steps,
+        };
+        // One member refused (another user's): the tree is half stopped. Used to exit 0.
+        let half = report(
+            vec![step(40, Outcome::Stopped), step(41, Outcome::Refused)],
+            Action::ParkTree,
+        );
+        assert_eq!(
+            (half.left.clone(), exit_code(&half)),
+            (vec![41], exit::UNHAPPY)
+        );
+        let slow = report(
+            vec![step(40, Outcome::Stopped), step(41, Outcome::Unconfirmed)],
+            Action::WakeTree,
+        );
+        assert_eq!(exit_code(&slow), exit::UNHAPPY);
+        // Controls: the whole tree (gone members do not count), and a failed signal is 2.
+        let whole = report(
+            vec![
+                step(40, Outcome::Stopped),
+                step(41, Outcome::AlreadyStopped),
+                step(42, Outcome::Gone),
+            ],
+            Action::ParkTree,
+        );
+        assert_eq!((whole.left.len(), exit_code(&whole)), (0, exit::OK));
+        let failed = report(
+            vec![step(40, Outcome::Failed), step(41, Outcome::Refused)],
+            Action::ParkTree,
+        );
+        assert_eq!(exit_code(&failed), exit::ERROR);
     }
 }

@@ -56,8 +56,11 @@ impl CpuHistory {
     }
 }
 
-/// The command's process group and session: their leaders are never parked (the group
-/// leader is the command itself, the process the terminal talks to).
+/// The tree's head (`pgid`: the command, which leads its own group; for a `watch` guard the
+/// matched root, whether or not it leads a group) and its session: never parked. Beyond
+/// these, every member that leads its own session (pid == sid) or process group
+/// (pid == pgid, caproom's fallback) is protected wherever it is in the tree: those are the
+/// interactive shells of a terminal or an editor, the processes a person is talking to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Leaders {
     pub pgid: i32,
@@ -65,8 +68,11 @@ pub struct Leaders {
 }
 
 impl Leaders {
-    fn leads(&self, pid: i32) -> bool {
-        pid == self.pgid || Some(pid) == self.sid
+    fn protects(&self, p: &ProcessRecord) -> bool {
+        p.pid == self.pgid
+            || Some(p.pid) == self.sid
+            || Some(p.pid) == p.sid
+            || Some(p.pid) == p.pgid
     }
 }
 
@@ -85,7 +91,8 @@ pub struct IdleSubtree {
 
 /// The subtrees of a breaching tree to park first: for a member `p`, its subtree is `p` and
 /// every member below it. It qualifies when
-/// - it holds neither the command's group leader nor its session leader,
+/// - it holds no leader (see `Leaders`: the tree's head, its session leader, and any
+///   member leading its own session or group),
 /// - every live process in it has a known identity and a CPU history of at least one
 ///   second, and together they used less than 2 % of a core over it,
 /// - its footprint is at least `min_bytes` (512 MiB),
@@ -146,7 +153,7 @@ fn qualify(
     let mut targets = Vec::new();
     let mut pids = Vec::new();
     for p in sub {
-        if leaders.leads(p.pid) {
+        if leaders.protects(p) {
             return None;
         }
         if p.is_zombie() {
@@ -307,6 +314,46 @@ mod tests {
         let st: Vec<&ProcessRecord> = stopped.iter().collect();
         let again = idle_subtrees(&st, &leaders(), &h, PARK_MIN_BYTES);
         assert!(again.iter().all(|s| s.root != 101), "{again:?}");
+    }
+
+    #[test]
+    fn session_and_group_leaders_anywhere_in_the_tree_are_never_parked() {
+        let h = history(&breaching(), &[103], 2);
+        // An interactive shell inside the tree (an editor's terminal): it leads its session.
+        let mut shell = breaching();
+        shell[1].sid = Some(101);
+        let r: Vec<&ProcessRecord> = shell.iter().collect();
+        assert!(idle_subtrees(&r, &leaders(), &h, PARK_MIN_BYTES).is_empty());
+        // A job-control group below it: its leader (the grandchild) protects its subtree and,
+        // through it, 101's; nothing else of 700 MiB is idle.
+        let mut group = breaching();
+        group[4].pgid = Some(102);
+        let r: Vec<&ProcessRecord> = group.iter().collect();
+        assert!(idle_subtrees(&r, &leaders(), &h, PARK_MIN_BYTES).is_empty());
+        // A session leader is protected even when its group id was not read.
+        let mut no_pgid = breaching();
+        no_pgid[1].pgid = None;
+        no_pgid[1].sid = Some(101);
+        let r: Vec<&ProcessRecord> = no_pgid.iter().collect();
+        assert!(idle_subtrees(&r, &leaders(), &h, PARK_MIN_BYTES).is_empty());
+        // The tree's head is protected even when it leads no group (a `watch` guard's
+        // root): 100 idle with 2 GiB below it is never a candidate.
+        let head = Leaders {
+            pgid: 100,
+            sid: None,
+        };
+        let mut root_not_leader = breaching();
+        root_not_leader[0].pgid = Some(7);
+        let h_all = history(&root_not_leader, &[], 2);
+        let r: Vec<&ProcessRecord> = root_not_leader.iter().collect();
+        let found = idle_subtrees(&r, &head, &h_all, PARK_MIN_BYTES);
+        assert!(found.iter().all(|s| !s.pids.contains(&100)), "{found:?}");
+        // Control: members that lead nothing are still parked, leaders' siblings included.
+        assert_eq!(
+            found.iter().map(|s| s.root).collect::<Vec<_>>(),
+            vec![101, 103],
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -467,6 +467,7 @@ pub struct Park {
     pub pid: i32,
     pub name: String,
     pub changed: usize,
+    pub left: Vec<i32>,
     pub processes: Vec<ParkStep>,
 }
 
