@@ -339,7 +339,7 @@ pub struct CalibrateArgs {
 #[command(after_help = "\
 One check round: which GUI apps the WindowServer marks unresponsive now, and each one's \
 state (pending, cooling-down, confirmed, blocked, ignored). A hang is confirmed by two \
-consecutive rounds, then restarted (at most once an hour per app); an app unresponsive \
+consecutive rounds at least [hangs] min_interval (5s) apart, then restarted (at most once an hour per app); an app unresponsive \
 again during that hour is blocked and you are notified once. State is kept in the state \
 directory, so rounds from cron or --watch are consecutive. macOS only, except \
 --observations and --events.

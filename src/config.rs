@@ -159,6 +159,7 @@ struct HangsFile {
     deny: Option<Vec<String>>,
     grace: Option<String>,
     cooldown: Option<String>,
+    min_interval: Option<String>,
 }
 
 /// `[memory] grace` at most: a guard's grace holds `watch`'s round.
@@ -206,6 +207,8 @@ pub struct Settings {
     pub hangs_grace: Sourced<Duration>,
     /// `hangs`: at most one automatic restart per app in this long.
     pub hangs_cooldown: Sourced<Duration>,
+    /// Rounds closer than this count as one observation.
+    pub hangs_min_interval: Sourced<Duration>,
 }
 
 impl Default for Settings {
@@ -236,6 +239,7 @@ impl Default for Settings {
             hangs_deny: Sourced::default(Vec::new()),
             hangs_grace: Sourced::default(Duration::from_secs(3)),
             hangs_cooldown: Sourced::default(HANGS_COOLDOWN_MIN),
+            hangs_min_interval: Sourced::default(Duration::from_secs(5)),
         }
     }
 }
@@ -409,6 +413,13 @@ impl Settings {
             HANGS_COOLDOWN_MIN,
             HANGS_COOLDOWN_MAX,
         )?);
+        let (lo, hi) = crate::core::hangs::MIN_ROUND_GAP_RANGE_MS;
+        s.hangs_min_interval.file(duration(
+            "min_interval",
+            &file.hangs.min_interval,
+            Duration::from_millis(lo as u64),
+            Duration::from_millis(hi as u64),
+        )?);
         Ok(s)
     }
 }
@@ -480,6 +491,7 @@ impl Settings {
             entry("hangs.deny", &self.hangs_deny),
             duration_entry("hangs.grace", &self.hangs_grace),
             duration_entry("hangs.cooldown", &self.hangs_cooldown),
+            duration_entry("hangs.min_interval", &self.hangs_min_interval),
             entry("memory.guard", &self.memory_guards),
             duration_entry("memory.grace", &self.memory_grace),
         ]
@@ -572,6 +584,16 @@ mod tests {
         );
         assert_eq!(s.hangs_grace.value, Duration::from_secs(5));
         assert_eq!(s.hangs_cooldown.value, Duration::from_secs(7200));
+        let m = Settings::parse("[hangs]\nmin_interval = \"20s\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(m.hangs_min_interval.value, Duration::from_secs(20));
+        for bad in ["500ms", "2m"] {
+            let t = format!("[hangs]\nmin_interval = \"{bad}\"\n");
+            let e = Settings::parse(&t, Path::new("c.toml")).unwrap_err();
+            assert!(
+                format!("{e:#}").contains("must be between 1s and 1m"),
+                "{e:#}"
+            );
+        }
         let d = Settings::default();
         assert_eq!(d.hangs_cooldown.value, Duration::from_secs(3600));
         assert_eq!(d.hangs_grace.value, Duration::from_secs(3));

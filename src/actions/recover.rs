@@ -177,6 +177,18 @@ pub fn plan(t: &Target, s: &Settings) -> Vec<Step> {
     steps
 }
 
+/// Why `t` is not signalled at all, decided before anything is done, so that a replay or a
+/// dry run plans exactly what live does with the same data.
+pub fn refusal(t: &Target) -> Option<String> {
+    t.identity.is_none().then(|| {
+        format!(
+            "the start time of pid `{}` could not be read, so its identity cannot be checked; \
+             nothing was signalled",
+            t.pid
+        )
+    })
+}
+
 /// Perform the recovery of `t`.
 pub fn recover(ops: &mut dyn RecoveryOps, t: &Target, s: &Settings) -> Recovery {
     let mut r = Recovery {
@@ -187,11 +199,7 @@ pub fn recover(ops: &mut dyn RecoveryOps, t: &Target, s: &Settings) -> Recovery 
         steps: Vec::new(),
     };
     let result = match t.identity {
-        None => Err(format!(
-            "the start time of pid `{}` could not be read, so its identity cannot be checked; \
-             nothing was signalled",
-            t.pid
-        )),
+        None => Err(refusal(t).unwrap_or_default()),
         Some(id) => stop(ops, &id, s, &mut r).and_then(|()| match t.kind {
             Kind::App => reopen(ops, t, &mut r),
             Kind::Service => kickstart(ops, t, &id, s, &mut r),

@@ -105,6 +105,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
             allow: s.hangs_allow.value.clone(),
             deny: s.hangs_deny.value.clone(),
             cooldown_ms: i64::try_from(s.hangs_cooldown.value.as_millis()).unwrap_or(i64::MAX),
+            min_gap_ms: i64::try_from(s.hangs_min_interval.value.as_millis()).unwrap_or(i64::MAX),
         },
         recovery: recover::Settings {
             grace: s.hangs_grace.value,

@@ -166,41 +166,61 @@ pub(crate) fn process_round(
         }
         if d.restart {
             let t = target(d, kind);
-            let (action, ev) = match actor.restart(&t) {
-                None => {
-                    let mut ev = event(EventKind::Restarted);
-                    ev.reason = Some(format!("{}: not performed", actor.mode()));
+            // Refused before anything is done: the same report live, dry run or replayed.
+            let decided = match recover::refusal(&t) {
+                Some(why) => Err(why),
+                None => Ok(actor.restart(&t)),
+            };
+            let (action, ev) = match decided {
+                Err(why) => {
+                    let mut ev = event(EventKind::RestartFailed);
+                    ev.reason = Some(why.clone());
                     let action = ActionReport {
-                        outcome: "planned",
+                        outcome: EventKind::RestartFailed.as_str(),
                         performed: false,
-                        detail: None,
+                        detail: Some(why),
                         new_pid: None,
-                        steps: recover::plan(&t, settings),
+                        steps: Vec::new(),
                     };
                     (action, ev)
                 }
-                Some(r) => {
-                    let kind_of = if r.ok {
-                        EventKind::Restarted
-                    } else {
-                        EventKind::RestartFailed
-                    };
-                    let mut ev = event(kind_of);
-                    ev.reason = r.detail.clone();
-                    ev.new_pid = r.new_pid;
-                    if should_notify(kind, kind_of, r.signalled) {
-                        let msg = failed_message(&d.app.name, r.detail.as_deref().unwrap_or(""));
-                        report.notification = Some(actor.notify(&msg));
+                Ok(restart) => match restart {
+                    None => {
+                        let mut ev = event(EventKind::Restarted);
+                        ev.reason = Some(format!("{}: not performed", actor.mode()));
+                        let action = ActionReport {
+                            outcome: "planned",
+                            performed: false,
+                            detail: None,
+                            new_pid: None,
+                            steps: recover::plan(&t, settings),
+                        };
+                        (action, ev)
                     }
-                    let action = ActionReport {
-                        outcome: kind_of.as_str(),
-                        performed: true,
-                        detail: r.detail,
-                        new_pid: r.new_pid,
-                        steps: r.steps,
-                    };
-                    (action, ev)
-                }
+                    Some(r) => {
+                        let kind_of = if r.ok {
+                            EventKind::Restarted
+                        } else {
+                            EventKind::RestartFailed
+                        };
+                        let mut ev = event(kind_of);
+                        ev.reason = r.detail.clone();
+                        ev.new_pid = r.new_pid;
+                        if should_notify(kind, kind_of, r.signalled) {
+                            let msg =
+                                failed_message(&d.app.name, r.detail.as_deref().unwrap_or(""));
+                            report.notification = Some(actor.notify(&msg));
+                        }
+                        let action = ActionReport {
+                            outcome: kind_of.as_str(),
+                            performed: true,
+                            detail: r.detail,
+                            new_pid: r.new_pid,
+                            steps: r.steps,
+                        };
+                        (action, ev)
+                    }
+                },
             };
             report.action = Some(action);
             events.push(ev);

@@ -480,3 +480,50 @@ fn conflicting_flags_are_usage_errors() {
         Mode::Events(Some(Duration::from_secs(7200)))
     );
 }
+
+#[test]
+fn a_replay_plans_exactly_what_live_does_without_start_time_or_uid() {
+    let anon = |pid| AppObservation {
+        start_time: None,
+        uid: None,
+        ..editor(pid, false)
+    };
+    let mut live = FakeActor::default();
+    let (lr, le) = pipeline(&mut live, vec![vec![anon(501)], vec![anon(501)]]);
+    let mut replay = Planner::new("replay");
+    let (rr, re) = pipeline(&mut replay, vec![vec![anon(501)], vec![anon(501)]]);
+    assert!(live.restarts.is_empty(), "live signals nothing");
+    let (la, ra) = (
+        lr[1].apps[0].action.as_ref().unwrap(),
+        rr[1].apps[0].action.as_ref().unwrap(),
+    );
+    // The replay used to plan `SIGTERM pid 501` here.
+    assert!(ra.steps.is_empty(), "{:?}", ra.steps);
+    assert_eq!(
+        (ra.outcome, ra.performed, &ra.detail),
+        (la.outcome, la.performed, &la.detail)
+    );
+    assert_eq!(ra.outcome, "restart-failed");
+    assert!(
+        ra.detail
+            .as_deref()
+            .unwrap()
+            .contains("nothing was signalled")
+    );
+    assert_eq!(types(&le), types(&re));
+    assert!(
+        lr[1].apps[0].notification.is_none(),
+        "nothing signalled: not notified"
+    );
+    // Control: with the identity, the replay plans the SIGTERM live would send.
+    let mut replay = Planner::new("replay");
+    let (rr, _) = pipeline(
+        &mut replay,
+        vec![vec![editor(501, false)], vec![editor(501, false)]],
+    );
+    let steps = &rr[1].apps[0].action.as_ref().unwrap().steps;
+    assert!(
+        steps[0].describe().starts_with("SIGTERM pid 501"),
+        "{steps:?}"
+    );
+}

@@ -6,6 +6,16 @@
 //! `com.apple.TextInputUI.xpc.CursorUIViewService`, and only when its bundle id, its
 //! activation policy (`prohibited`) and its system XPC path all match. `[hangs] deny` wins
 //! over everything, the service included. pid 0 and 1 are never eligible.
+//!
+//! Bundle paths are compared as APFS compares them, case-insensitively, after resolving
+//! `.`/`..` and, where the path exists, symlinks (`deny = ["/applications/precious.app"]`
+//! protects `/Applications/Precious.app`). Apple's apps are recognised by their resolved path
+//! as well as by their bundle id: a symlink into `/System/Applications/`, or Safari (which
+//! lives in `/Applications`) reported without a bundle id, is not a third-party app. The
+//! only file-system access is that resolution (`fs::canonicalize`), as `session_log` reads
+//! files: decisions stay here, where replays reach them.
+
+use std::path::{Component, Path};
 
 use crate::core::hangs::{
     AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, Kind, MAX_IDENTITY_LEN, MonitorConfig,
@@ -15,6 +25,55 @@ use crate::core::hangs::{
 /// Bundles under these directories belong to the system (compared case-insensitively:
 /// the default APFS volume is case-insensitive).
 const SYSTEM_PREFIXES: &[&str] = &["/System/", "/Library/Apple/", "/usr/", "/bin/", "/sbin/"];
+/// Apple's apps installed outside the system paths (Safari, and the App Store apps
+/// Apple publishes): excluded by path too, in case LaunchServices gives no bundle id.
+const APPLE_APPS: &[&str] = &[
+    "/Applications/Safari.app",
+    "/Applications/Xcode.app",
+    "/Applications/Pages.app",
+    "/Applications/Numbers.app",
+    "/Applications/Keynote.app",
+    "/Applications/iMovie.app",
+    "/Applications/GarageBand.app",
+    "/Applications/Final Cut Pro.app",
+    "/Applications/Logic Pro.app",
+    "/Applications/TestFlight.app",
+];
+
+/// `path` with `.` and `..` resolved lexically (`..` at the root stays at the root) and no
+/// trailing or doubled slashes.
+fn lexical(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+/// The path an absolute bundle path names: symlinks resolved where it exists, else `.`/`..`
+/// resolved lexically. A relative path is returned as it is (it is never eligible).
+pub fn resolved(path: &str) -> String {
+    if !path.starts_with('/') {
+        return path.to_string();
+    }
+    match std::fs::canonicalize(Path::new(path)) {
+        Ok(p) if p.components().all(|c| !matches!(c, Component::ParentDir)) => {
+            lexical(&p.to_string_lossy())
+        }
+        _ => lexical(path),
+    }
+}
+
+/// How two bundle paths are compared: resolved, then case-folded (APFS by default).
+fn comparable(path: &str) -> String {
+    resolved(path).to_lowercase()
+}
 
 /// Whether an app may be acted on, and how; `Err` carries the reason it may not.
 pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, String> {
@@ -63,11 +122,20 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, St
         {
             return Err("Apple app (`com.apple.` bundle id) excluded by default".into());
         }
-        if let Some(prefix) = SYSTEM_PREFIXES
-            .iter()
-            .find(|p| starts_with_ignore_case(&app.bundle_path, p))
-        {
-            return Err(format!("bundle under the system path `{prefix}`"));
+        let real = resolved(&app.bundle_path);
+        for path in [app.bundle_path.as_str(), real.as_str()] {
+            if let Some(prefix) = SYSTEM_PREFIXES
+                .iter()
+                .find(|p| starts_with_ignore_case(path, p))
+            {
+                return Err(format!(
+                    "bundle under the system path `{prefix}` (`{path}`)"
+                ));
+            }
+            let lower = lexical(path).to_lowercase();
+            if APPLE_APPS.iter().any(|a| a.to_lowercase() == lower) {
+                return Err(format!("Apple app (`{path}`) excluded by default"));
+            }
         }
     }
     Ok(Kind::App)
@@ -78,12 +146,14 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
 }
 
 /// An allow/deny entry names a bundle id (case-insensitive, as LaunchServices compares
-/// them) or an absolute bundle path (exact, trailing slash ignored).
+/// them) or an absolute bundle path (compared resolved and case-insensitively, as APFS
+/// compares it; trailing slash ignored).
 fn listed(entries: &[String], app: &AppObservation) -> bool {
-    let path = app.bundle_path.trim_end_matches('/');
+    let mut path: Option<String> = None;
     entries.iter().any(|e| {
         if e.starts_with('/') {
-            e.trim_end_matches('/') == path
+            let p = path.get_or_insert_with(|| comparable(&app.bundle_path));
+            comparable(e) == *p
         } else {
             app.bundle_id
                 .as_deref()
@@ -220,6 +290,76 @@ mod tests {
         }
         assert!(is_app_bundle_path("/Applications/Editor.app/"));
         assert!(is_app_bundle_path("/Users/me/Apps/Editor.APP"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn deny_by_path_is_case_insensitive_and_resolves_dots_and_symlinks() {
+        let mut precious = app("com.example.Precious", 501, false);
+        precious.bundle_path = "/Applications/Precious.app".into();
+        let deny = |entry: &str| MonitorConfig {
+            deny: vec![entry.into()],
+            ..MonitorConfig::default()
+        };
+        for entry in [
+            "/applications/precious.app",
+            "/APPLICATIONS/Precious.app/",
+            "/Applications/Stuff/../Precious.app",
+            "/Applications/./Precious.app",
+        ] {
+            let e = eligibility(&precious, &deny(entry));
+            assert!(e.as_ref().unwrap_err().contains("deny"), "{entry}: {e:?}");
+        }
+        // A symlink to the bundle, named in deny, protects the bundle (and the reverse).
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("Real.app");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("Link.app");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut linked = app("org.example.Real", 501, false);
+        linked.bundle_path = real.to_string_lossy().into_owned();
+        let cfg = deny(&link.to_string_lossy());
+        assert!(eligibility(&linked, &cfg).unwrap_err().contains("deny"));
+        linked.bundle_path = link.to_string_lossy().into_owned();
+        let cfg = deny(&real.to_string_lossy());
+        assert!(eligibility(&linked, &cfg).unwrap_err().contains("deny"));
+        // Control: another bundle is still eligible under the same deny list.
+        assert_eq!(
+            eligibility(&app(ED, 501, false), &deny("/applications/precious.app")),
+            Ok(Kind::App)
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn apple_apps_are_recognised_by_resolved_path_without_a_bundle_id() {
+        let cfg = MonitorConfig::default();
+        let mut safari = app("x", 501, false);
+        safari.bundle_id = None;
+        safari.bundle_path = "/Applications/Safari.app".into();
+        assert!(
+            eligibility(&safari, &cfg)
+                .unwrap_err()
+                .contains("Apple app")
+        );
+        safari.bundle_path = "/applications/SAFARI.app".into();
+        assert!(eligibility(&safari, &cfg).is_err());
+        // A symlink whose target is under a system path (`/usr/` is one, and exists here).
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("Notes.app");
+        std::os::unix::fs::symlink("/usr/bin", &link).unwrap();
+        let mut notes = app("x", 501, false);
+        notes.bundle_id = None;
+        notes.bundle_path = link.to_string_lossy().into_owned();
+        let e = eligibility(&notes, &cfg).unwrap_err();
+        assert!(e.contains("system path `/usr/`"), "{e}");
+        // Control: a real third-party bundle without an id is still an app.
+        let real = dir.path().join("Tool.app");
+        std::fs::create_dir(&real).unwrap();
+        notes.bundle_path = real.to_string_lossy().into_owned();
+        assert_eq!(eligibility(&notes, &cfg), Ok(Kind::App));
+        assert_eq!(resolved("/a/b/../c/./d.app"), "/a/c/d.app");
+        assert_eq!(resolved("/../x.app"), "/x.app");
     }
 
     #[test]

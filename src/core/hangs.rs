@@ -41,6 +41,11 @@ pub const COOLDOWN_MS: i64 = 3_600_000;
 pub const RESTART_RETENTION_MS: i64 = 24 * 3_600_000;
 /// Two rounds further apart than this are not consecutive.
 pub const MAX_ROUND_GAP_MS: i64 = 10 * 60_000;
+/// Two observations of one process closer together than this are one observation (two
+/// rounds with the same `at`, a manual `hangs` just after `watch`'s round): a hang is
+/// confirmed only by rounds at least this far apart. The default, and its bounds.
+pub const MIN_ROUND_GAP_MS: i64 = 5_000;
+pub const MIN_ROUND_GAP_RANGE_MS: (i64, i64) = (1_000, 60_000);
 /// Most identities held in any one map.
 pub const MAX_TRACKED: usize = 256;
 /// Longest identity tracked, in bytes.
@@ -125,6 +130,9 @@ pub struct MonitorConfig {
     /// Never acted on, whatever else matches (the service included).
     pub deny: Vec<String>,
     pub cooldown_ms: i64,
+    /// Observations of one process closer than this count once (`MIN_ROUND_GAP_MS`;
+    /// clamped to `MIN_ROUND_GAP_RANGE_MS`).
+    pub min_gap_ms: i64,
 }
 
 impl Default for MonitorConfig {
@@ -133,6 +141,7 @@ impl Default for MonitorConfig {
             allow: Vec::new(),
             deny: Vec::new(),
             cooldown_ms: COOLDOWN_MS,
+            min_gap_ms: MIN_ROUND_GAP_MS,
         }
     }
 }
@@ -146,6 +155,9 @@ pub struct Pending {
     /// Consecutive unresponsive rounds so far.
     pub rounds: u32,
     pub since_ms: i64,
+    /// When the last counted observation was made (`since_ms` in older state files).
+    #[serde(default)]
+    pub last_ms: Option<i64>,
 }
 
 /// The monitor state persisted between rounds (`hangs.json` in the state directory).
@@ -239,7 +251,9 @@ pub struct RoundOutcome {
 pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> RoundOutcome {
     let now = round.at_ms;
     let cooldown = cfg.cooldown_ms.max(COOLDOWN_MS);
-    prune_restarts(state, now);
+    let (lo, hi) = MIN_ROUND_GAP_RANGE_MS;
+    let min_gap = cfg.min_gap_ms.clamp(lo, hi);
+    prune_restarts(state, now, cooldown);
     let consecutive = state
         .last_round_ms
         .is_some_and(|last| now >= last && now - last <= MAX_ROUND_GAP_MS);
@@ -311,8 +325,21 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
             .observations
             .get(&identity)
             .filter(|p| consecutive && p.pid == app.pid && p.start_time == app.start_time);
-        let rounds = prev.map_or(1, |p| p.rounds.saturating_add(1));
+        // An observation too soon after the last counted one is the same observation: it
+        // neither counts as a round nor moves the time the next one is measured from.
+        let last_ms = prev.map(|p| p.last_ms.unwrap_or(p.since_ms));
+        let too_soon = last_ms.is_some_and(|l| now.saturating_sub(l) < min_gap);
+        let rounds = match prev {
+            None => 1,
+            Some(p) if too_soon => p.rounds,
+            Some(p) => p.rounds.saturating_add(1),
+        };
         let since_ms = prev.map_or(now, |p| p.since_ms);
+        let counted_ms = if too_soon {
+            last_ms.unwrap_or(now)
+        } else {
+            now
+        };
         d.rounds = rounds;
         d.cooldown_until_ms = state
             .restarts
@@ -326,6 +353,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
                 start_time: app.start_time,
                 rounds,
                 since_ms,
+                last_ms: Some(counted_ms),
             },
         );
         if let Some(since) = state.blocked.get(&identity) {
@@ -349,6 +377,15 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
                 "unresponsive again within {} min of an automatic restart",
                 cooldown / 60_000
             ));
+        } else if !state.restarts.contains_key(&identity) && state.restarts.len() >= MAX_TRACKED {
+            // Forgetting a restart time to make room would allow a second restart within the
+            // cooldown: refuse instead (the observation is kept; it restarts once room frees).
+            d.kind = None;
+            d.state = HangState::Ignored;
+            d.reason = Some(format!(
+                "{MAX_TRACKED} apps were restarted within the cooldown: no room to record \
+                 another restart, so none is made"
+            ));
         } else {
             state.restarts.insert(identity.clone(), now);
             d.state = HangState::Confirmed;
@@ -357,9 +394,20 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         }
         decisions.push(d);
     }
+    // Blocked lasts until the app responds or quits, whatever the instance count does: an
+    // identity skipped this round (a second instance, `open -n`) that is still unresponsive
+    // stays blocked, so it is not notified again when the extra instance goes.
+    for (identity, since) in &state.blocked {
+        let still = round
+            .apps
+            .iter()
+            .any(|a| !a.responsive && a.identity() == identity.as_str());
+        if still && !blocked.contains_key(identity) && blocked.len() < MAX_TRACKED {
+            blocked.insert(identity.clone(), *since);
+        }
+    }
     state.observations = observations;
     state.blocked = blocked;
-    cap_restarts(state);
     RoundOutcome {
         at_ms: now,
         available: true,
@@ -371,18 +419,19 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
 }
 
 /// Restart times older than 24 h go; so do times more than 24 h in the future (a clock
-/// that was wrong), which would otherwise never be pruned.
-fn prune_restarts(state: &mut MonitorState, now: i64) {
+/// that was wrong), which would otherwise never be pruned. Past the cap, the oldest times
+/// that are older than the cooldown go too; a time within the cooldown is never forgotten
+/// (that would allow a second restart within it), so a stuffed state file may stay over
+/// the cap, and no restart is made until it is back under.
+fn prune_restarts(state: &mut MonitorState, now: i64, cooldown: i64) {
     state
         .restarts
-        .retain(|_, t| (now - *t).abs() < RESTART_RETENTION_MS);
-}
-
-fn cap_restarts(state: &mut MonitorState) {
-    while state.restarts.len() > MAX_TRACKED {
+        .retain(|_, t| now.saturating_sub(*t).saturating_abs() < RESTART_RETENTION_MS);
+    while state.restarts.len() >= MAX_TRACKED {
         let oldest = state
             .restarts
             .iter()
+            .filter(|(_, t)| now.saturating_sub(**t) >= cooldown)
             .min_by_key(|(_, t)| **t)
             .map(|(k, _)| k.clone());
         match oldest {

@@ -516,14 +516,132 @@ fn maps_stay_bounded_whatever_the_apps_are_called() {
     let mut long = app(&"x".repeat(MAX_IDENTITY_LEN + 1), 9, false);
     long.bundle_path = "/Applications/Long.app".into();
     assert!(eligibility(&long, &cfg).unwrap_err().contains("longer"));
-    // Restarts are capped even if a state file was stuffed by hand.
+    // A state file stuffed by hand: times past the cooldown go, oldest first, down to the
+    // cap; the newest are kept.
     let mut s = MonitorState::default();
     for i in 0..1000 {
-        s.restarts.insert(format!("id{i}"), T0 - i);
+        s.restarts.insert(format!("id{i}"), T0 - COOLDOWN_MS - i);
     }
     round(&mut s, &live(T0, vec![]), &cfg);
-    assert_eq!(s.restarts.len(), MAX_TRACKED);
+    assert!(s.restarts.len() < MAX_TRACKED);
     assert!(s.restarts.contains_key("id0"), "the newest are kept");
+}
+
+#[test]
+fn the_restart_cap_never_forgets_a_time_within_the_cooldown_it_refuses_instead() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    // The editor was restarted 10 minutes ago; then 255 other apps within the hour.
+    s.restarts.insert(ED.into(), T0 - 600_000);
+    for i in 0..(MAX_TRACKED - 1) {
+        s.restarts
+            .insert(format!("org.example.app{i}"), T0 - 1_000 - i as i64);
+    }
+    // A new app hangs: there is no room to record its restart without forgetting one.
+    let o = rounds(
+        &mut s,
+        &cfg,
+        vec![vec![app("org.example.New", 600, false)]; 2],
+    );
+    let d = only(&o[1]);
+    assert!(!d.restart && d.state == HangState::Ignored, "{d:?}");
+    assert!(d.reason.as_deref().unwrap().contains("no room"), "{d:?}");
+    assert_eq!(s.restarts.get(ED), Some(&(T0 - 600_000)), "not forgotten");
+    // ... so the editor, hanging again within its hour, is blocked, not restarted twice.
+    let o = rounds(&mut s, &cfg, vec![vec![app(ED, 501, false)]; 2]);
+    assert_eq!(only(&o[1]).state, HangState::Blocked);
+    // Control: once the old times pass the cooldown they make room, and the new app is
+    // restarted.
+    let later = T0 + COOLDOWN_MS + 60_000;
+    round(
+        &mut s,
+        &live(later, vec![app("org.example.New", 600, false)]),
+        &cfg,
+    );
+    let o = round(
+        &mut s,
+        &live(later + EVERY, vec![app("org.example.New", 600, false)]),
+        &cfg,
+    );
+    assert!(only(&o).restart, "{o:?}");
+}
+
+#[test]
+fn rounds_closer_than_the_minimum_gap_count_once() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let hung = || vec![app(ED, 501, false)];
+    // Two rounds with the same `at`, then a manual round a second after watch's.
+    let o1 = round(&mut s, &live(T0, hung()), &cfg);
+    let o2 = round(&mut s, &live(T0, hung()), &cfg);
+    let o3 = round(&mut s, &live(T0 + 1_000, hung()), &cfg);
+    for o in [&o1, &o2, &o3] {
+        let d = only(o);
+        assert!(!d.restart && d.state == HangState::Pending, "{d:?}");
+        assert_eq!(d.rounds, 1);
+    }
+    // Control: a round the minimum gap after the first observation confirms it.
+    let o = round(&mut s, &live(T0 + MIN_ROUND_GAP_MS, hung()), &cfg);
+    assert!(only(&o).restart, "{o:?}");
+    // The gap is configurable within bounds: 20 s asks for 20 s ...
+    let slow = MonitorConfig {
+        min_gap_ms: 20_000,
+        ..MonitorConfig::default()
+    };
+    let mut s = MonitorState::default();
+    let o = rounds(&mut s, &slow, vec![hung(), hung()]);
+    assert!(!only(&o[1]).restart, "15 s apart is too close for 20 s");
+    let o = round(&mut s, &live(T0 + 20_000, hung()), &slow);
+    assert!(only(&o).restart);
+    // ... and 0 is raised to the lower bound: same-instant rounds never confirm.
+    let zero = MonitorConfig {
+        min_gap_ms: 0,
+        ..MonitorConfig::default()
+    };
+    let mut s = MonitorState::default();
+    round(&mut s, &live(T0, hung()), &zero);
+    assert!(!only(&round(&mut s, &live(T0, hung()), &zero)).restart);
+}
+
+#[test]
+fn blocked_lasts_through_a_round_with_a_second_instance_and_is_notified_once() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    let hung = || vec![app(ED, 501, false)];
+    // Restarted, hung again within the hour: blocked, notified.
+    let mut o = rounds(&mut s, &cfg, vec![hung(), hung()]);
+    assert!(only(&o[1]).restart);
+    let mut at = T0 + 2 * EVERY;
+    let mut next = |s: &mut MonitorState, apps: Vec<AppObservation>| {
+        let r = round(s, &live(at, apps), &cfg);
+        at += EVERY;
+        r
+    };
+    next(&mut s, vec![app(ED, 601, false)]);
+    o.push(next(&mut s, vec![app(ED, 601, false)]));
+    let d = only(&o[2]);
+    assert!(d.newly_blocked && d.state == HangState::Blocked);
+    // `open -n`: a second, responsive instance for one round. The hung one is still hung.
+    let r = next(&mut s, vec![app(ED, 601, false), app(ED, 602, true)]);
+    assert_eq!(
+        only(&r).state,
+        HangState::Ignored,
+        "two instances: not acted on"
+    );
+    assert!(
+        s.blocked.contains_key(ED),
+        "blocked lasts while it is unresponsive"
+    );
+    // The extra instance goes: still blocked, not notified again (it was, before the fix).
+    for _ in 0..3 {
+        let r = next(&mut s, vec![app(ED, 601, false)]);
+        let d = only(&r);
+        assert_eq!(d.state, HangState::Blocked);
+        assert!(!d.newly_blocked && !d.restart, "{d:?}");
+    }
+    // Control: it responds, which clears blocked.
+    next(&mut s, vec![app(ED, 601, true)]);
+    assert!(s.blocked.is_empty());
 }
 
 #[test]

@@ -114,6 +114,7 @@ fn config_lists_every_setting_with_its_origin() {
     for key in [
         "memory.guard",
         "hangs.cooldown",
+        "hangs.min_interval",
         "emergency.free_pct",
         "notifications.enabled",
         "liveness.idle_threshold",

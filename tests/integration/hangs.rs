@@ -10,14 +10,16 @@ use crate::support::Env;
 const CURSOR_ID: &str = "com.apple.TextInputUI.xpc.CursorUIViewService";
 const CURSOR_PATH: &str = "/System/Library/PrivateFrameworks/TextInputUIMacHelper.framework/Versions/A/XPCServices/CursorUIViewService.xpc";
 
+/// With the start time and uid live reads: a replay without them plans no signal.
 fn editor(pid: i32, responsive: bool) -> Value {
     json!({"pid": pid, "bundle_id": "com.example.Editor", "bundle_path": "/Applications/Editor.app",
-           "name": "Editor", "policy": "regular", "responsive": responsive, "extra": "ignored"})
+           "name": "Editor", "policy": "regular", "responsive": responsive, "extra": "ignored",
+           "start_time": pid * 10, "uid": 501})
 }
 
 fn cursor(pid: i32, responsive: bool, path: &str) -> Value {
     json!({"pid": pid, "bundle_id": CURSOR_ID, "bundle_path": path, "name": "CursorUIViewService",
-           "policy": "prohibited", "responsive": responsive})
+           "policy": "prohibited", "responsive": responsive, "start_time": pid * 10, "uid": 501})
 }
 
 fn finder(responsive: bool) -> Value {
@@ -239,6 +241,42 @@ fn a_multi_round_replay_decides_as_live_lists_every_step_and_logs_events() {
         .assert()
         .success()
         .stdout(predicate::str::contains("blocked").and(predicate::str::contains("[replayed]")));
+}
+
+#[test]
+fn a_replay_without_start_time_plans_no_signal_as_live_would_not_send_one() {
+    let env = Env::new();
+    let anon = json!({"pid": 501, "bundle_id": "com.example.Editor",
+                      "bundle_path": "/Applications/Editor.app", "name": "Editor",
+                      "policy": "regular", "responsive": false});
+    let obs = write_obs(
+        &env,
+        "anon.json",
+        vec![
+            round(0, true, vec![anon.clone()]),
+            round(15, true, vec![anon]),
+        ],
+    );
+    let out = env
+        .cmd()
+        .args(["hangs", "--json", "--observations"])
+        .arg(&obs)
+        .output()
+        .unwrap();
+    let r = lines(&out.stdout);
+    let a = app(&r[1], "com.example.Editor").action.as_ref().unwrap();
+    // It used to list `SIGTERM pid 501`, which live refuses to send.
+    assert_eq!((a.outcome.as_str(), a.performed), ("restart-failed", false));
+    assert!(a.steps.is_empty(), "{:?}", a.steps);
+    env.cmd()
+        .args(["hangs", "--observations"])
+        .arg(&obs)
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("nothing was signalled")
+                .and(predicate::str::contains("SIGTERM").not()),
+        );
 }
 
 #[test]
