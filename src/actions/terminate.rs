@@ -1,5 +1,8 @@
-//! Identity-checked termination of one approved process: SIGTERM, a grace period, SIGKILL
-//! only if the same process is still there, and a record of which signal worked.
+//! Identity-checked termination of one approved process for `reap`: SIGTERM, a grace
+//! period, SIGKILL only if the same process is still there, and a record of which signal
+//! worked. The sequence itself is `actions::escalate` (the one escalation); this module
+//! keeps reap's outcome tokens, which the evidence CSV has always used (`sigterm`,
+//! `sigkill`, ...; reference A.12).
 //!
 //! The known offender ignores SIGTERM, so escalation is required, but SIGTERM is always tried
 //! first. The identity (pid + start time + uid) is re-read before each signal by
@@ -11,13 +14,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::actions::escalate::{self, Clock, Settings};
+pub use crate::actions::escalate::{KILL_SETTLE, POLL};
 use crate::core::snapshot::Identity;
-use crate::platform::{Delivery, ProcessControl, Signal};
-
-/// How long to wait for a SIGKILLed process to disappear before calling it a survivor.
-pub const KILL_SETTLE: Duration = Duration::from_secs(1);
-/// How often liveness is polled while waiting.
-pub const POLL: Duration = Duration::from_millis(25);
+use crate::platform::{ProcessControl, Signal};
 
 /// How a termination ended. The kebab-case names are stable (JSON, evidence CSV).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,6 +47,19 @@ impl Outcome {
     pub fn succeeded(self) -> bool {
         matches!(self, Self::Sigterm | Self::Sigkill | Self::AlreadyGone)
     }
+
+    fn of(o: escalate::Outcome) -> Self {
+        match o {
+            escalate::Outcome::ExitedAfterTerm => Self::Sigterm,
+            escalate::Outcome::Killed => Self::Sigkill,
+            escalate::Outcome::AlreadyGone => Self::AlreadyGone,
+            escalate::Outcome::IdentityChanged => Self::IdentityChanged,
+            escalate::Outcome::SignalFailed => Self::SignalFailed,
+            // reap's gate kills every survivor, so nothing is spared; were it, the
+            // process is still there after the escalation, which is what `survived` says.
+            escalate::Outcome::Survived | escalate::Outcome::Spared => Self::Survived,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,22 +72,6 @@ pub struct Termination {
 }
 
 impl Termination {
-    fn done(outcome: Outcome, signals: Vec<Signal>) -> Self {
-        Self {
-            outcome,
-            signals,
-            error: None,
-        }
-    }
-
-    fn failed(outcome: Outcome, signals: Vec<Signal>, e: impl std::fmt::Display) -> Self {
-        Self {
-            outcome,
-            signals,
-            error: Some(e.to_string()),
-        }
-    }
-
     /// `15+9`: the signal numbers as the evidence log records them.
     pub fn signal_list(&self) -> String {
         self.signals
@@ -85,7 +82,8 @@ impl Termination {
     }
 }
 
-/// Time, injectable so the sequence is tested without waiting.
+/// Time for the memory guard's waits (`actions::memory_guard`), until it moves onto
+/// `escalate::Clock` too.
 pub trait Sleeper {
     fn sleep(&self, d: Duration);
 }
@@ -100,272 +98,137 @@ impl Sleeper for RealSleeper {
     }
 }
 
-/// Wait up to `limit` for `target` to stop being alive. An unreadable state counts as
-/// alive (keep waiting; the next signal re-checks identity anyway).
-fn wait_gone(
-    ctl: &dyn ProcessControl,
-    target: &Identity,
-    limit: Duration,
-    clock: &dyn Sleeper,
-) -> bool {
-    let mut waited = Duration::ZERO;
-    loop {
-        if matches!(ctl.alive(target), Ok(false)) {
-            return true;
-        }
-        if waited >= limit {
-            return false;
-        }
-        let step = POLL.min(limit - waited);
-        clock.sleep(step);
-        waited += step;
-    }
-}
-
 /// Terminate `target`: SIGTERM, wait up to `grace`, SIGKILL if the same process is still
 /// there, wait for it to go.
 pub fn terminate(
     ctl: &dyn ProcessControl,
     target: &Identity,
     grace: Duration,
-    clock: &dyn Sleeper,
+    clock: &dyn Clock,
 ) -> Termination {
-    match ctl.alive(target) {
-        Ok(true) => {}
-        Ok(false) => return Termination::done(Outcome::AlreadyGone, vec![]),
-        Err(e) => return Termination::failed(Outcome::IdentityChanged, vec![], e),
-    }
-    let mut sent = Vec::new();
-    match ctl.signal(target, Signal::Term) {
-        Ok(Delivery::Sent) => sent.push(Signal::Term),
-        Ok(Delivery::Gone) => return Termination::done(Outcome::AlreadyGone, sent),
-        Ok(Delivery::IdentityChanged) => return Termination::done(Outcome::IdentityChanged, sent),
-        Err(e) => return Termination::failed(Outcome::SignalFailed, sent, e),
-    }
-    if wait_gone(ctl, target, grace, clock) {
-        return Termination::done(Outcome::Sigterm, sent);
-    }
-    match ctl.signal(target, Signal::Kill) {
-        Ok(Delivery::Sent) => sent.push(Signal::Kill),
-        // It went at the very end of the grace period: SIGTERM did it.
-        Ok(Delivery::Gone) => return Termination::done(Outcome::Sigterm, sent),
-        Ok(Delivery::IdentityChanged) => return Termination::done(Outcome::IdentityChanged, sent),
-        Err(e) => return Termination::failed(Outcome::SignalFailed, sent, e),
-    }
-    if wait_gone(ctl, target, KILL_SETTLE, clock) {
-        Termination::done(Outcome::Sigkill, sent)
-    } else {
-        Termination::done(Outcome::Survived, sent)
+    let ended = escalate::run(
+        ctl,
+        std::slice::from_ref(target),
+        Settings::with_grace(grace),
+        clock,
+        &mut escalate::kill_all,
+    );
+    match ended.into_iter().next() {
+        Some(e) => Termination {
+            outcome: Outcome::of(e.outcome),
+            signals: e.signals,
+            error: e.error,
+        },
+        // One identity in, one outcome out; were it not, nothing is known to be gone.
+        None => Termination {
+            outcome: Outcome::Survived,
+            signals: vec![],
+            error: Some("the escalation returned no outcome".into()),
+        },
     }
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use std::cell::{Cell, RefCell};
+mod tests {
+    //! reap's tokens over the escalation (whose sequence `escalate_tests` pins).
+    use std::time::Duration;
 
     use super::*;
-    use crate::platform::PlatformError;
+    use crate::actions::escalate::tests::{Script, World, id};
 
-    /// A process that reacts to signals as scripted, on a fake clock; records every signal.
-    #[derive(Default)]
-    pub(crate) struct Fake {
-        pub(crate) alive: Cell<bool>,
-        pub(crate) ignores_term: bool,
-        pub(crate) survives_kill: bool,
-        /// Dies by itself this long after SIGTERM.
-        pub(crate) term_delay: Option<Duration>,
-        /// The pid is taken by another process once the clock passes this.
-        pub(crate) reused_after: Option<Duration>,
-        pub(crate) term_fails: bool,
-        pub(crate) unreadable: bool,
-        pub(crate) now: Cell<Duration>,
-        pub(crate) term_at: Cell<Option<Duration>>,
-        pub(crate) sent: RefCell<Vec<Signal>>,
-    }
-
-    impl Fake {
-        pub(crate) fn live() -> Self {
-            Self {
-                alive: Cell::new(true),
-                ..Self::default()
-            }
-        }
-
-        fn tick(&self) {
-            if let (Some(t), Some(d)) = (self.term_at.get(), self.term_delay) {
-                if self.now.get() >= t + d {
-                    self.alive.set(false);
-                }
-            }
-        }
-
-        fn reused(&self) -> bool {
-            self.reused_after.is_some_and(|r| self.now.get() >= r)
-        }
-    }
-
-    impl Sleeper for Fake {
-        fn sleep(&self, d: Duration) {
-            self.now.set(self.now.get() + d);
-            self.tick();
-        }
-    }
-
-    impl ProcessControl for Fake {
-        fn signal(&self, target: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
-            assert!(target.pid > 1);
-            if self.unreadable {
-                return Err(PlatformError::PermissionDenied { pid: target.pid });
-            }
-            if self.reused() {
-                return Ok(Delivery::IdentityChanged);
-            }
-            if !self.alive.get() {
-                return Ok(Delivery::Gone);
-            }
-            if sig == Signal::Term && self.term_fails {
-                return Err(PlatformError::PermissionDenied { pid: target.pid });
-            }
-            self.sent.borrow_mut().push(sig);
-            match sig {
-                Signal::Term if !self.ignores_term => {
-                    self.term_at.set(Some(self.now.get()));
-                    if self.term_delay.is_none() {
-                        self.alive.set(false);
-                    }
-                }
-                Signal::Kill if !self.survives_kill => self.alive.set(false),
-                _ => {}
-            }
-            Ok(Delivery::Sent)
-        }
-
-        fn alive(&self, _target: &Identity) -> Result<bool, PlatformError> {
-            if self.unreadable {
-                return Err(PlatformError::PermissionDenied { pid: 4242 });
-            }
-            Ok(self.alive.get() && !self.reused())
-        }
-    }
-
-    const T: Identity = Identity {
-        pid: 4242,
-        start_time: 7,
-        uid: 501,
-    };
     const GRACE: Duration = Duration::from_secs(2);
 
-    #[test]
-    fn term_honoured_means_no_kill() {
-        let f = Fake::live();
-        let r = terminate(&f, &T, GRACE, &f);
-        assert_eq!(
-            (r.outcome, r.signals.clone()),
-            (Outcome::Sigterm, vec![Signal::Term])
-        );
-        assert_eq!(r.signal_list(), "15");
-        assert_eq!(*f.sent.borrow(), vec![Signal::Term]);
+    fn one(script: Script) -> (World, Termination) {
+        let w = World::new(&[(4242, script)]);
+        let t = terminate(&w, &id(4242), GRACE, &w);
+        (w, t)
     }
 
     #[test]
-    fn term_ignored_escalates_to_kill_after_the_whole_grace() {
-        let f = Fake {
+    fn term_honoured_is_sigterm() {
+        let (_, t) = one(Script::default());
+        assert_eq!(
+            (t.outcome, t.signal_list()),
+            (Outcome::Sigterm, "15".into())
+        );
+    }
+
+    #[test]
+    fn term_ignored_is_sigkill_after_the_grace() {
+        let (w, t) = one(Script {
             ignores_term: true,
-            ..Fake::live()
-        };
-        let r = terminate(&f, &T, GRACE, &f);
+            ..Script::default()
+        });
         assert_eq!(
-            (r.outcome, r.signal_list()),
-            (Outcome::Sigkill, "15+9".to_string())
+            (t.outcome, t.signal_list()),
+            (Outcome::Sigkill, "15+9".into())
         );
-        assert!(f.now.get() >= GRACE, "SIGKILL only after the grace period");
-    }
-
-    #[test]
-    fn slow_exit_within_grace_is_sigterm() {
-        let f = Fake {
-            term_delay: Some(Duration::from_millis(700)),
-            ..Fake::live()
-        };
-        let r = terminate(&f, &T, GRACE, &f);
-        assert_eq!(r.outcome, Outcome::Sigterm);
-        assert!(f.now.get() < GRACE);
+        assert!(w.elapsed() >= GRACE);
     }
 
     #[test]
     fn both_ignored_is_survived() {
-        let f = Fake {
+        let (_, t) = one(Script {
             ignores_term: true,
             survives_kill: true,
-            ..Fake::live()
-        };
-        let r = terminate(&f, &T, GRACE, &f);
+            ..Script::default()
+        });
         assert_eq!(
-            (r.outcome, r.signal_list()),
-            (Outcome::Survived, "15+9".to_string())
+            (t.outcome, t.signal_list()),
+            (Outcome::Survived, "15+9".into())
         );
+        assert!(!t.outcome.succeeded());
     }
 
     #[test]
     fn already_gone_sends_nothing() {
-        let f = Fake::default();
-        let r = terminate(&f, &T, GRACE, &f);
-        assert_eq!(r.outcome, Outcome::AlreadyGone);
-        assert!(f.sent.borrow().is_empty());
+        let (w, t) = one(Script {
+            absent: true,
+            ..Script::default()
+        });
+        assert_eq!(t.outcome, Outcome::AlreadyGone);
+        assert!(t.outcome.succeeded());
+        assert!(w.sent.borrow().is_empty());
     }
 
     #[test]
-    fn identity_changed_between_selection_and_signal_sends_nothing() {
-        let f = Fake {
+    fn identity_changed_at_the_first_check_or_during_the_grace() {
+        let (w, t) = one(Script {
             reused_after: Some(Duration::ZERO),
-            ..Fake::live()
-        };
-        let r = terminate(&f, &T, GRACE, &f);
-        assert_eq!(
-            r.outcome,
-            Outcome::AlreadyGone,
-            "the approved process no longer exists"
-        );
-        assert!(f.sent.borrow().is_empty());
-    }
-
-    #[test]
-    fn pid_reused_during_the_grace_gets_no_sigkill() {
-        let f = Fake {
+            ..Script::default()
+        });
+        assert_eq!(t.outcome, Outcome::IdentityChanged);
+        assert!(w.sent.borrow().is_empty());
+        let (w, t) = one(Script {
             ignores_term: true,
             reused_after: Some(Duration::from_secs(1)),
-            ..Fake::live()
-        };
-        let r = terminate(&f, &T, GRACE, &f);
-        assert_eq!(f.sent.borrow().as_slice(), &[Signal::Term]);
-        assert!(
-            matches!(r.outcome, Outcome::Sigterm | Outcome::IdentityChanged),
-            "{:?}",
-            r.outcome
-        );
+            ..Script::default()
+        });
+        assert_eq!(t.outcome, Outcome::IdentityChanged);
+        assert!(!t.outcome.succeeded(), "not known to be gone");
+        assert_eq!(w.signals_to(4242), [Signal::Term]);
     }
 
     #[test]
-    fn undeliverable_term_is_signal_failed_without_escalation() {
-        let f = Fake {
+    fn undeliverable_term_is_signal_failed() {
+        let (w, t) = one(Script {
             term_fails: true,
-            ..Fake::live()
-        };
-        let r = terminate(&f, &T, GRACE, &f);
-        assert_eq!(r.outcome, Outcome::SignalFailed);
-        assert!(r.error.is_some());
-        assert!(f.sent.borrow().is_empty());
+            ..Script::default()
+        });
+        assert_eq!(t.outcome, Outcome::SignalFailed);
+        assert!(t.error.is_some());
+        assert!(w.sent.borrow().is_empty());
     }
 
     #[test]
-    fn unreadable_identity_is_never_treated_as_unchanged() {
-        let f = Fake {
-            unreadable: true,
-            ..Fake::live()
-        };
-        let r = terminate(&f, &T, GRACE, &f);
-        assert_eq!(r.outcome, Outcome::IdentityChanged);
-        assert!(f.sent.borrow().is_empty());
+    fn unreadable_identity_is_identity_changed() {
+        let (w, t) = one(Script {
+            unreadable_after: Some(Duration::ZERO),
+            ..Script::default()
+        });
+        assert_eq!(t.outcome, Outcome::IdentityChanged);
+        assert!(t.error.is_some());
+        assert!(w.sent.borrow().is_empty());
     }
 
     #[test]

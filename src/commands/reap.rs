@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::actions::terminate::{Outcome, RealSleeper, terminate};
+use crate::actions::escalate::RealClock;
+use crate::actions::terminate::{Outcome, terminate};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
 use crate::commands::probe::{self, poll_row, rfc3339_ms};
@@ -187,7 +188,7 @@ pub fn execute(
     }
     for d in selection.targets() {
         let Some(identity) = d.identity else { continue };
-        let t = terminate(control.as_ref(), &identity, plan.grace, &RealSleeper);
+        let t = terminate(control.as_ref(), &identity, plan.grace, &RealClock);
         if let Some(e) = &t.error {
             ctx.printer
                 .warn(&format!("pid `{}` ({}): {e}", d.pid, d.name));

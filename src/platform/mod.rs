@@ -211,6 +211,26 @@ pub trait ProcessControl {
     fn signal(&self, target: &Identity, sig: Signal) -> Result<Delivery, PlatformError>;
     /// Whether the exact process is still alive (a zombie is not).
     fn alive(&self, target: &Identity) -> Result<bool, PlatformError>;
+    /// Alive, confirmed gone, or the pid now names another process. The default reads
+    /// `alive` and cannot tell "changed" from "gone"; `UnixControl` tells them apart.
+    fn presence(&self, target: &Identity) -> Result<Presence, PlatformError> {
+        Ok(if self.alive(target)? {
+            Presence::Alive
+        } else {
+            Presence::Gone
+        })
+    }
+}
+
+/// What an identity check found (`ProcessControl::presence`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// The same process, alive.
+    Alive,
+    /// No such pid, or a zombie with the same start time: it has exited.
+    Gone,
+    /// The pid names another process (other start time or uid).
+    Changed,
 }
 
 /// What one look at the GUI apps found (`hangs`).

@@ -2,7 +2,7 @@
 //! the target and a comparison with the identity the core approved.
 
 use crate::core::snapshot::Identity;
-use crate::platform::{Delivery, PlatformError, ProcessControl, ProcessSource, Signal};
+use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, ProcessSource, Signal};
 
 #[derive(Debug)]
 pub(crate) struct UnixControl<'a> {
@@ -70,6 +70,14 @@ impl ProcessControl for UnixControl<'_> {
 
     fn alive(&self, target: &Identity) -> Result<bool, PlatformError> {
         Ok(self.check(target)? == Delivery::Sent)
+    }
+
+    fn presence(&self, target: &Identity) -> Result<Presence, PlatformError> {
+        Ok(match self.check(target)? {
+            Delivery::Sent => Presence::Alive,
+            Delivery::Gone => Presence::Gone,
+            Delivery::IdentityChanged => Presence::Changed,
+        })
     }
 }
 
