@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::actions::memory_guard::{self, GuardOutcome};
+use crate::actions::escalate::RealClock;
+use crate::actions::memory_guard::{self, Rejudge};
 use crate::actions::notify::{self, Notifier};
-use crate::actions::terminate::RealSleeper;
 use crate::cli::{ReapArgs, WatchArgs};
 use crate::commands::Ctx;
 use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
@@ -22,11 +22,9 @@ use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch_events::{Event, ReadingEvent, status_line};
 use crate::core::alerts::{AlertState, Crossing};
 use crate::core::evidence::{EvidenceLog, Row};
-use crate::core::memory::effective_limit;
 use crate::core::memory_guard::breaches;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
-use crate::core::snapshot::Identity;
 use crate::core::state::{self, Loaded, load_json, save_json};
 use crate::exit::UsageError;
 use crate::output::thousands;
@@ -63,8 +61,10 @@ struct Guard<'c, 'a> {
     status_open: bool,
     /// The state as last written, to skip rewriting it unchanged.
     saved: Option<String>,
-    /// Subtrees a memory guard parked to relief: (tree root, its rule's limit, the parked).
-    parked: Vec<(i32, u64, Vec<Identity>)>,
+    /// Trees a memory guard parked to relief, re-judged every round.
+    parked: Vec<memory_guard::ParkedTree>,
+    /// `--once`: a one-shot round does not park (its exit would wake them at once).
+    once: bool,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
@@ -115,6 +115,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         status_open: false,
         saved: None,
         parked: Vec::new(),
+        once: args.once,
     };
     g.load_state();
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
@@ -367,38 +368,49 @@ impl Guard<'_, '_> {
         let mut errors = Vec::new();
         {
             let control = platform::native_control(self.source.as_ref());
+            // Parked trees are re-judged every round: woken when under (or gone), kept
+            // between 90 % and the limit, ended when over (they are among the breaches).
             let mut still = Vec::new();
-            for (root, limit, ids) in std::mem::take(&mut self.parked) {
-                let tree = crate::core::top::tree_at(&table, root, snap.uid, snap.self_pid);
-                let relieved = tree.is_none_or(|t| {
-                    (t.footprint_bytes as f64) < 0.9 * effective_limit(limit, free) as f64
-                });
-                if relieved {
-                    memory_guard::wake(control.as_ref(), &ids);
-                } else {
-                    still.push((root, limit, ids));
+            for p in std::mem::take(&mut self.parked) {
+                match memory_guard::rejudge(snap, &p) {
+                    Rejudge::Wake => memory_guard::wake(control.as_ref(), &p.ids),
+                    Rejudge::Keep | Rejudge::Enforce => still.push(p),
                 }
             }
             for breach in breaches(&table, rules, free) {
-                if still.iter().any(|(r, _, _)| *r == breach.root) {
-                    continue; // parked this episode already; ended next time if still over
-                }
-                let limit = breach.limit_bytes;
+                let before = still
+                    .iter()
+                    .position(|p| Some(p.root) == breach.identity)
+                    .map(|i| still.swap_remove(i));
+                let opts = memory_guard::Options {
+                    park: !self.once,
+                    parked_before: before.as_ref().map(|p| p.ids.clone()).unwrap_or_default(),
+                };
                 match memory_guard::enforce(
                     self.source.as_ref(),
                     control.as_ref(),
                     snap,
                     breach,
                     grace,
-                    &RealSleeper,
+                    &RealClock,
+                    &opts,
                 ) {
                     Ok(r) => {
-                        if r.outcome == GuardOutcome::Parked {
-                            still.push((r.breach.root, limit, r.parked_ids.clone()));
+                        if let (false, Some(root)) = (r.parked_ids.is_empty(), r.breach.identity) {
+                            still.push(memory_guard::ParkedTree {
+                                root,
+                                pattern: r.breach.pattern.clone(),
+                                limit_bytes: r.breach.limit_bytes,
+                                ids: r.parked_ids.clone(),
+                            });
                         }
                         events.push(Event::Memory(Box::new(r)));
                     }
-                    Err(e) => errors.push(format!("memory guard failed: {e:#}")),
+                    Err(e) => {
+                        // Not acted on: what was parked stays tracked.
+                        still.extend(before);
+                        errors.push(format!("memory guard failed: {e:#}"));
+                    }
                 }
             }
             self.parked = still;
@@ -471,8 +483,8 @@ impl Guard<'_, '_> {
         // Never leave anything stopped behind.
         if !self.parked.is_empty() {
             let control = platform::native_control(self.source.as_ref());
-            for (_, _, ids) in std::mem::take(&mut self.parked) {
-                memory_guard::wake(control.as_ref(), &ids);
+            for p in std::mem::take(&mut self.parked) {
+                memory_guard::wake(control.as_ref(), &p.ids);
             }
         }
         self.emit(&Event::Summary {

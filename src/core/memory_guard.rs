@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::core::memory::effective_limit;
 use crate::core::patterns::{AllowDeny, Patterns};
-use crate::core::snapshot::ProcessTable;
+use crate::core::snapshot::{Identity, ProcessRecord, ProcessTable};
 use crate::core::top::own_trees;
 
 /// One `[[memory.guard]]` entry.
@@ -23,12 +23,26 @@ pub struct Rule {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Breach {
     pub root: i32,
+    /// The root's identity (pid, start time, uid) when the breach was seen; `None` when its
+    /// start time was not read, and then nothing is signalled. Every later step re-checks it
+    /// (and the pattern): a pid handed to another process is not the guarded tree.
+    #[serde(skip)]
+    pub identity: Option<Identity>,
     pub name: String,
     pub pattern: String,
     pub footprint_bytes: u64,
     pub limit_bytes: u64,
     /// The limit after the memory-pressure adjustment.
     pub effective_bytes: u64,
+}
+
+/// Whether `p` matches `pattern`, the way `rule_for` matches a rule.
+pub fn matches(pattern: &str, p: &ProcessRecord) -> bool {
+    AllowDeny {
+        allow: Patterns::new([pattern]),
+        deny: Patterns::default(),
+    }
+    .permits(&p.name, p.exe.as_deref())
 }
 
 /// The rule (first match wins) for a tree rooted at `name`/`exe`.
@@ -58,6 +72,7 @@ pub fn breaches(table: &ProcessTable<'_>, rules: &[Rule], free_pct: Option<f64>)
             let effective = effective_limit(rule.limit_bytes, free_pct);
             (t.footprint_bytes >= effective).then(|| Breach {
                 root: t.root.pid,
+                identity: t.root.identity(),
                 name: t.root.name.clone(),
                 pattern: rule.pattern.clone(),
                 footprint_bytes: t.footprint_bytes,

@@ -1,0 +1,366 @@
+//! `enforce` and `rejudge` against a scripted process table on a fake clock: the table obeys
+//! the signals it is sent (and changes at chosen reads), every signal is recorded.
+
+use std::cell::{Cell, RefCell};
+use std::time::Instant;
+
+use super::*;
+use crate::core::memory_guard::{Rule, breaches};
+use crate::core::snapshot::ProcState;
+use crate::core::snapshot::fixture::{MIB, member, proc, snapshot};
+use crate::platform::{PlatformError, Presence};
+
+type Change = Box<dyn Fn(&mut Snapshot)>;
+
+struct World {
+    snap: RefCell<Snapshot>,
+    /// Applied just before the n-th read of the table (1 = the first read after the breach).
+    changes: RefCell<Vec<(usize, Change)>>,
+    reads: Cell<usize>,
+    ignores_term: Vec<i32>,
+    sent: RefCell<Vec<(i32, Signal)>>,
+    base: Instant,
+    now: Cell<Duration>,
+}
+
+impl World {
+    fn new(snap: Snapshot) -> Self {
+        Self {
+            snap: RefCell::new(snap),
+            changes: RefCell::new(Vec::new()),
+            reads: Cell::new(0),
+            ignores_term: Vec::new(),
+            sent: RefCell::new(Vec::new()),
+            base: Instant::now(),
+            now: Cell::new(Duration::ZERO),
+        }
+    }
+    fn at_read(self, n: usize, f: impl Fn(&mut Snapshot) + 'static) -> Self {
+        self.changes.borrow_mut().push((n, Box::new(f)));
+        self
+    }
+    fn sent(&self) -> Vec<(i32, Signal)> {
+        self.sent.borrow().clone()
+    }
+    fn breach(&self, limit_mib: u64) -> Breach {
+        let snap = self.snap.borrow();
+        let rules = [Rule {
+            pattern: "p100".into(),
+            limit_bytes: limit_mib * MIB,
+        }];
+        let mut b = breaches(&ProcessTable::new(&snap), &rules, None);
+        assert_eq!(b.len(), 1, "{b:?}");
+        b.remove(0)
+    }
+    fn enforce(&self, limit_mib: u64, park: bool, before: Vec<Identity>) -> GuardReport {
+        let breach = self.breach(limit_mib);
+        let a = self.snap.borrow().clone();
+        let opts = Options {
+            park,
+            parked_before: before,
+        };
+        enforce(self, self, &a, breach, Duration::from_secs(5), self, &opts).unwrap()
+    }
+}
+
+impl ProcessSource for World {
+    fn os(&self) -> &str {
+        "linux"
+    }
+    fn snapshot(&self, _d: Detail) -> Result<Snapshot, PlatformError> {
+        let n = self.reads.get() + 1;
+        self.reads.set(n);
+        let mut snap = self.snap.borrow_mut();
+        for (at, f) in self.changes.borrow().iter() {
+            if *at == n {
+                f(&mut snap);
+            }
+        }
+        Ok(snap.clone())
+    }
+    fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError> {
+        Ok(self
+            .snap
+            .borrow()
+            .processes
+            .iter()
+            .find(|p| p.pid == pid)
+            .cloned())
+    }
+    fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
+        Err(PlatformError::NoSuchProcess { pid })
+    }
+    fn memory(&self) -> Result<crate::core::snapshot::MemoryTotals, PlatformError> {
+        Err(PlatformError::Invalid("none".into()))
+    }
+}
+
+impl ProcessControl for World {
+    fn signal(&self, t: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
+        let mut snap = self.snap.borrow_mut();
+        let Some(i) = snap.processes.iter().position(|p| p.pid == t.pid) else {
+            return Ok(Delivery::Gone);
+        };
+        if snap.processes[i].identity() != Some(*t) {
+            return Ok(Delivery::IdentityChanged);
+        }
+        self.sent.borrow_mut().push((t.pid, sig));
+        match sig {
+            Signal::Stop => snap.processes[i].state = ProcState::Stopped,
+            Signal::Cont => snap.processes[i].state = ProcState::Sleeping,
+            Signal::Term if self.ignores_term.contains(&t.pid) => {}
+            _ => {
+                snap.processes.remove(i);
+            }
+        }
+        Ok(Delivery::Sent)
+    }
+    fn alive(&self, t: &Identity) -> Result<bool, PlatformError> {
+        Ok(self.presence(t)? == Presence::Alive)
+    }
+    fn presence(&self, t: &Identity) -> Result<Presence, PlatformError> {
+        let snap = self.snap.borrow();
+        Ok(match snap.processes.iter().find(|p| p.pid == t.pid) {
+            None => Presence::Gone,
+            Some(p) if p.identity() != Some(*t) => Presence::Changed,
+            Some(p) if p.is_zombie() => Presence::Gone,
+            Some(_) => Presence::Alive,
+        })
+    }
+}
+
+impl Clock for World {
+    fn now(&self) -> Instant {
+        self.base + self.now.get()
+    }
+    fn sleep(&self, d: Duration) {
+        self.now.set(self.now.get() + d);
+    }
+}
+
+/// init 1 → guarded root 100 (`p100`, 600 MiB) → 101 (500 MiB); headroom 9000 last.
+fn tree(root_mib: u64, child_mib: u64) -> Snapshot {
+    snapshot(
+        "linux",
+        vec![
+            proc(1, 0, "init"),
+            member(100, 1, root_mib),
+            member(101, 100, child_mib),
+            proc(9000, 1, "headroom"),
+        ],
+    )
+}
+
+fn pid_of(s: &mut Snapshot, pid: i32) -> &mut ProcessRecord {
+    s.processes.iter_mut().find(|p| p.pid == pid).unwrap()
+}
+
+/// Every member uses a core between the two CPU samples.
+fn keep_busy(s: &mut Snapshot) {
+    for p in &mut s.processes {
+        p.cpu_ns = Some(2_000_000_000);
+    }
+}
+
+#[test]
+fn a_reused_root_pid_is_not_the_guarded_tree_and_nothing_is_signalled() {
+    // The guarded root exits during the idle window; its pid goes to an unrelated process
+    // (same name even, 1.1 GB of its own) with a child of its own.
+    let w = World::new(tree(600, 500)).at_read(1, |s| {
+        s.processes.retain(|p| p.pid != 100 && p.pid != 101);
+        let mut stranger = member(100, 1, 1100);
+        stranger.start_time = Some(999_999);
+        s.processes.insert(1, stranger);
+        s.processes.insert(2, member(102, 100, 10));
+    });
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::RootChanged, "{r:?}");
+    assert!(w.sent().is_empty(), "signalled a stranger: {:?}", w.sent());
+    assert!(r.note.as_deref().unwrap().contains("no longer the guarded"));
+    // Control: the same tree, its root still itself and still over: it is ended.
+    let w = World::new(tree(600, 500)).at_read(1, keep_busy);
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::Sigterm, "{r:?}");
+    assert_eq!(r.terminated, vec![100, 101]);
+}
+
+#[test]
+fn a_root_that_no_longer_matches_the_pattern_is_left_alone() {
+    // Same pid and start time, but it exec'd into something else.
+    let w = World::new(tree(600, 500)).at_read(1, |s| {
+        let root = pid_of(s, 100);
+        root.name = "vim".into();
+        root.exe = Some("/usr/bin/vim".into());
+    });
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::RootChanged);
+    assert!(
+        r.note.as_deref().unwrap().contains("pattern `p100`"),
+        "{r:?}"
+    );
+    assert!(w.sent().is_empty());
+}
+
+#[test]
+fn a_spike_that_has_passed_is_not_ended_and_the_true_footprint_is_reported() {
+    let w = World::new(tree(600, 500)).at_read(1, |s| {
+        pid_of(s, 100).footprint_bytes = Some(3 * MIB);
+        pid_of(s, 101).footprint_bytes = Some(MIB);
+    });
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::UnderLimit, "{r:?}");
+    assert!(w.sent().is_empty(), "{:?}", w.sent());
+    assert_eq!(r.acted_footprint_bytes, Some(4 * MIB));
+    assert_eq!(r.breach.footprint_bytes, 1100 * MIB, "the breach as seen");
+    // Control: still over when re-read: ended, and the footprint acted on is reported.
+    let w = World::new(tree(600, 500)).at_read(1, |s| {
+        keep_busy(s);
+        pid_of(s, 101).footprint_bytes = Some(700 * MIB);
+    });
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::Sigterm);
+    assert_eq!(r.acted_footprint_bytes, Some(1300 * MIB));
+}
+
+#[test]
+fn grace_survivors_are_killed_only_while_still_over_the_limit() {
+    // 101 ignores SIGTERM and holds 1.1 GB on its own: SIGKILL.
+    let mut w = World::new(tree(10, 1100)).at_read(1, keep_busy);
+    w.ignores_term = vec![101];
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::Sigkill, "{r:?}");
+    assert_eq!(r.killed, vec![101]);
+    // It ignores SIGTERM but is small once the root has gone: spared, and said so.
+    let mut w = World::new(tree(600, 500)).at_read(1, keep_busy);
+    w.ignores_term = vec![101];
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::Spared, "{r:?}");
+    assert_eq!((r.spared.clone(), r.killed.clone()), (vec![101], vec![]));
+    assert!(!w.sent().contains(&(101, Signal::Kill)));
+    assert!(r.note.as_deref().unwrap().contains("not SIGKILLed"));
+}
+
+/// root 100 (10 MiB) → 101 (600 MiB, idle) and → 102 (500 MiB, busy).
+fn idle_tree() -> Snapshot {
+    snapshot(
+        "linux",
+        vec![
+            proc(1, 0, "init"),
+            member(100, 1, 10),
+            member(101, 100, 600),
+            member(102, 100, 500),
+            proc(9000, 1, "headroom"),
+        ],
+    )
+}
+
+fn second_sample(s: &mut Snapshot) {
+    pid_of(s, 102).cpu_ns = Some(2_000_000_000);
+}
+
+#[test]
+fn idle_subtrees_are_parked_and_relief_is_read_back() {
+    let w = World::new(idle_tree())
+        .at_read(1, second_sample)
+        .at_read(2, |s| pid_of(s, 101).footprint_bytes = Some(100 * MIB));
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::Parked, "{r:?}");
+    assert_eq!(w.sent(), vec![(101, Signal::Stop)]);
+    assert_eq!(r.parked_ids.len(), 1);
+    // A one-shot round (`watch --once`) parks nothing: it goes straight to SIGTERM.
+    let w = World::new(idle_tree()).at_read(1, second_sample);
+    let r = w.enforce(1000, false, vec![]);
+    assert!(
+        !w.sent().iter().any(|(_, s)| *s == Signal::Stop),
+        "{:?}",
+        w.sent()
+    );
+    assert_eq!(r.outcome, GuardOutcome::Sigterm);
+}
+
+#[test]
+fn a_leader_inside_the_tree_or_a_root_leading_nothing_is_never_parked() {
+    // 101 is an interactive shell (it leads its session): not parked; the tree is ended.
+    let w = World::new(idle_tree()).at_read(1, |s| {
+        second_sample(s);
+        pid_of(s, 101).sid = Some(101);
+    });
+    let r = w.enforce(1000, true, vec![]);
+    assert!(r.parked.is_empty(), "{r:?}");
+    assert_eq!(r.outcome, GuardOutcome::Sigterm);
+    // The root leads no group and the whole tree is idle (1.1 GB): the root is not parked.
+    let w = World::new(idle_tree()).at_read(1, |s| pid_of(s, 100).pgid = Some(7));
+    let r = w.enforce(1000, true, vec![]);
+    assert!(!r.parked.contains(&100), "{r:?}");
+    // Control: 101 and 102 lead nothing and are idle: they are parked.
+    assert_eq!(r.parked, vec![101]);
+}
+
+#[test]
+fn a_parked_tree_over_its_limit_again_is_ended_and_its_parked_continued() {
+    let snap = idle_tree();
+    let parked = snap.processes[2].identity().unwrap();
+    let mut w = World::new(snap).at_read(1, second_sample);
+    w.snap.borrow_mut().processes[2].state = ProcState::Stopped;
+    // Stopped, it cannot act on SIGTERM until continued; here it does not act at all.
+    w.ignores_term = vec![101];
+    let r = w.enforce(1000, true, vec![parked]);
+    assert!(r.parked.is_empty(), "not parked twice: {r:?}");
+    let to_101: Vec<Signal> = w
+        .sent()
+        .iter()
+        .filter(|(p, _)| *p == 101)
+        .map(|(_, s)| *s)
+        .collect();
+    assert_eq!(
+        to_101,
+        vec![Signal::Term, Signal::Cont],
+        "continued with its SIGTERM"
+    );
+    // 600 MiB left, under the limit: spared, and running, not stopped.
+    assert_eq!(r.outcome, GuardOutcome::Spared, "{r:?}");
+    assert_eq!(
+        pid_of(&mut w.snap.borrow_mut(), 101).state,
+        ProcState::Sleeping
+    );
+    assert!(r.parked_ids.is_empty());
+}
+
+#[test]
+fn parked_trees_are_rejudged_woken_under_kept_near_ended_over() {
+    let snap = idle_tree();
+    let root = snap.processes[1].identity().unwrap();
+    let p = ParkedTree {
+        root,
+        pattern: "p100".into(),
+        limit_bytes: 1000 * MIB,
+        ids: vec![snap.processes[2].identity().unwrap()],
+    };
+    let with = |mib: u64| {
+        let mut s = idle_tree();
+        pid_of(&mut s, 101).footprint_bytes = Some(mib * MIB);
+        s
+    };
+    // 10 + 600 + 500 = 1110 MiB: over, enforced again (it used to be skipped for good).
+    assert_eq!(rejudge(&with(600), &p), Rejudge::Enforce);
+    assert_eq!(rejudge(&with(440), &p), Rejudge::Keep, "950 MiB: 95 %");
+    assert_eq!(
+        rejudge(&with(300), &p),
+        Rejudge::Wake,
+        "810 MiB: under 90 %"
+    );
+    let mut reused = with(600);
+    pid_of(&mut reused, 100).start_time = Some(1);
+    assert_eq!(rejudge(&reused, &p), Rejudge::Wake, "not the guarded root");
+}
+
+#[test]
+fn a_root_changing_after_parking_wakes_what_was_parked() {
+    let w = World::new(idle_tree())
+        .at_read(1, second_sample)
+        .at_read(2, |s| pid_of(s, 100).start_time = Some(1));
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::RootChanged);
+    assert_eq!(w.sent(), vec![(101, Signal::Stop), (101, Signal::Cont)]);
+    assert!(r.parked_ids.is_empty());
+}
