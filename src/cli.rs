@@ -274,9 +274,10 @@ group before headroom saw it escapes, by design. Footprint: RssAnon + VmSwap on 
 phys_footprint on macOS.\n\n\
 Over the limit, headroom first parks idle subtrees (SIGSTOP; under 2 % of a core over the last \
 second, at least 512 MiB, holding no session or group leader and not the command) and looks again a second \
-later; still over, it sends SIGTERM to the whole tree and SIGKILL to what is left after \
---grace. With less than 15 % of memory free the limit is lowered, to 80 % of it at 0 % free. \
-When the command exits, what is left of its tree gets the same SIGTERM, grace, SIGKILL. \
+later; still over, it sends SIGTERM to the whole tree and, after --grace, SIGKILL to the \
+survivors of that SIGTERM only if together they still hold at least the limit (else they are \
+spared); a process born during the grace is not signalled until it outlives the command. With less than 15 % of memory free the limit is lowered, to 80 % of it at 0 % free. \
+When the command exits, what is left of its tree gets SIGTERM, the grace, SIGKILL. \
 SIGINT, SIGTERM and SIGHUP sent to headroom are passed on to the command's process group; if \
 the command still runs --grace later (or at a second signal), headroom ends the tree. \
 headroom writes only to stderr: one line at the end, JSON Lines with --json.\n\n\

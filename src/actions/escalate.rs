@@ -227,7 +227,7 @@ impl Escalation {
     /// Check each identity and SIGTERM it; the grace starts `now`.
     pub fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> Step {
         if self.phase == Phase::NotStarted {
-            self.phase = Phase::Grace(now + self.settings.grace);
+            self.phase = Phase::Grace(later(now, self.settings.grace));
         }
         for e in &mut self.entries {
             if e.state == State::Fresh {
@@ -260,6 +260,29 @@ impl Escalation {
         if let Phase::Grace(d) = &mut self.phase {
             *d = (*d).min(now);
         }
+    }
+
+    /// The identities `sig` was delivered to so far, and each failure so far (identity,
+    /// error): what an event loop reports while the escalation is still in flight.
+    pub fn delivered(&self, sig: Signal) -> (Vec<Identity>, Vec<(Identity, String)>) {
+        let sent = self
+            .entries
+            .iter()
+            .filter(|e| e.signals.contains(&sig))
+            .map(|e| e.id)
+            .collect();
+        let failed = self
+            .entries
+            .iter()
+            .filter(|e| e.state == State::Done(Outcome::SignalFailed))
+            .filter_map(|e| Some((e.id, e.error.clone()?)))
+            .collect();
+        (sent, failed)
+    }
+
+    /// Whether SIGKILL's turn has come (the gate was asked, or nothing was left to ask).
+    pub fn past_grace(&self) -> bool {
+        matches!(self.phase, Phase::Settle(_))
     }
 
     /// The identities SIGTERMed and not yet confirmed gone.
@@ -304,7 +327,7 @@ impl Escalation {
                             e.finish(Outcome::Spared);
                         }
                     }
-                    self.phase = Phase::Settle(now + self.settings.settle);
+                    self.phase = Phase::Settle(later(now, self.settings.settle));
                 }
             }
             Phase::Settle(deadline) => {
@@ -332,7 +355,7 @@ impl Escalation {
             _ => None,
         };
         match deadline {
-            Some(d) => Step::Pending(d.min(now + self.settings.poll).max(now)),
+            Some(d) => Step::Pending(d.min(later(now, self.settings.poll)).max(now)),
             None => Step::Done(
                 self.entries
                     .iter()
@@ -350,6 +373,13 @@ impl Escalation {
             ),
         }
     }
+}
+
+/// `now + d` without overflow (a deadline past what `Instant` holds is "never" in practice).
+fn later(now: Instant, d: Duration) -> Instant {
+    now.checked_add(d)
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 86_400)))
+        .unwrap_or(now)
 }
 
 /// Check, then SIGTERM (and SIGCONT if asked).

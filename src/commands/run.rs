@@ -182,7 +182,12 @@ impl<'p> EventView<'p> {
                             "left running by the command, which has exited".to_string()
                         }
                     };
-                    let then = if *signal == "SIGTERM" {
+                    let then = if *signal == "SIGTERM" && *reason == EndReason::Limit {
+                        format!(
+                            "; SIGKILL in {} to those left, if still over the limit",
+                            humantime::format_duration(self.grace)
+                        )
+                    } else if *signal == "SIGTERM" {
                         format!("; SIGKILL in {}", humantime::format_duration(self.grace))
                     } else {
                         String::new()
@@ -197,6 +202,12 @@ impl<'p> EventView<'p> {
                     self.printer.warn(f);
                 }
             }
+            Event::Spared { pids, .. } => line(format!(
+                "{} process{} still running after the grace, but under the limit now: \
+                 not sent SIGKILL",
+                pids.len(),
+                if pids.len() == 1 { "" } else { "es" },
+            )),
             Event::Warning { message } => self.printer.warn(message),
             Event::Summary(s) => line(summary_line(s)),
             Event::Start { .. }
@@ -237,6 +248,14 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary) -> String {
             what += &format!(", SIGKILL to {}", s.killed);
         }
         done.push(what);
+    } else if s.terminated > 0 {
+        done.push(format!("over the limit: SIGTERM to {}", s.terminated));
+    }
+    if !s.spared.is_empty() {
+        done.push(format!(
+            "{} grace survivor(s) under the limit by then, not sent SIGKILL",
+            s.spared.len()
+        ));
     }
     if !s.survivors.is_empty() {
         let pids: Vec<String> = s.survivors.iter().map(|p| format!("`{p}`")).collect();
@@ -285,6 +304,7 @@ mod tests {
             ended_by: None,
             terminated: 0,
             killed: 0,
+            spared: Vec::new(),
             forwarded: Vec::new(),
             survivors: Vec::new(),
             duration_ms: 10,

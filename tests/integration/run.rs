@@ -478,3 +478,93 @@ fn the_command_gets_the_signal_mask_headroom_was_given() {
         .unwrap_or_else(|e| panic!("{e}: {line}"));
     assert_eq!(mask & 1, 1, "SIGHUP (bit 0) still ignored: {line}");
 }
+
+/// `run --json --limit 100M --grace G -- /bin/sh -c SCRIPT` (`FX` in the script is the
+/// fixture); the exit code and the events.
+fn run_script(env: &Env, grace: &str, script: &str) -> (i32, Vec<RunEvent>) {
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let script = script.replace("FX", &fx);
+    let (mut t, _, err) = headroom(
+        env,
+        &[
+            "--json",
+            "run",
+            "--limit",
+            "100M",
+            "--interval",
+            "100ms",
+            "--grace",
+            grace,
+            "--",
+            "/bin/sh",
+            "-c",
+            &script,
+        ],
+    );
+    let code = t.exit_code();
+    let events = schema::run_events(&read(&err));
+    drop(t);
+    (code, events)
+}
+
+fn signalled(events: &[RunEvent], sig: &str) -> Vec<i32> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RunEvent::Signal { signal, pids, .. } if signal == sig => Some(pids.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn grace_survivors_get_sigkill_only_while_still_over_the_limit() {
+    let env = Env::new();
+    // The hog (150 MiB) dies on SIGTERM; the shell and its `sleep` ignore it and are tiny:
+    // after the grace they are under the limit, so they are spared (they used to be
+    // SIGKILLed: exit 137), and the command ends with its own code.
+    let (code, events) = run_script(
+        &env,
+        "1s",
+        "FX hog --mib 150 & trap '' TERM; sleep 3; exit 5",
+    );
+    let s = summary(&events);
+    assert_eq!(code, 5, "{events:?}");
+    assert!(signalled(&events, "SIGKILL").is_empty(), "{events:?}");
+    assert_eq!((s.killed, s.spared.len()), (0, 2), "{s:?}");
+    assert!(events.iter().any(|e| matches!(e, RunEvent::Spared { .. })));
+    assert_tree_gone(&env, &[]);
+    // Control: the hog itself ignores SIGTERM and still holds 150 MiB: SIGKILL, exit 137.
+    let (code, events) = run_script(&env, "1s", "trap '' TERM; FX hog --mib 150");
+    let s = summary(&events);
+    assert_eq!(code, 137, "{events:?}");
+    assert!(s.killed >= 1 && s.spared.is_empty(), "{s:?}");
+    assert_tree_gone(&env, &[]);
+}
+
+#[test]
+fn a_process_born_during_the_grace_is_not_sigtermed_on_sight() {
+    let env = Env::new();
+    let helper = env.path("helper");
+    let done = env.path("done");
+    // On SIGTERM the command starts a cleanup helper, waits for it and exits 0.
+    let script = format!(
+        "FX hog --mib 150 & trap '(sleep 1; echo ok > {d}) & echo $! > {h}; wait $!; exit 0' \
+         TERM; wait",
+        d = done.display(),
+        h = helper.display()
+    );
+    let (_, events) = run_script(&env, "5s", &script);
+    let helper_pid: i32 = read(&helper).trim().parse().expect("the helper started");
+    // It used to be SIGTERMed at the next tick, before it could do its work.
+    assert!(
+        !signalled(&events, "SIGTERM").contains(&helper_pid),
+        "{events:?}"
+    );
+    assert_eq!(read(&done).trim(), "ok", "the helper finished: {events:?}");
+    assert!(signalled(&events, "SIGKILL").is_empty(), "{events:?}");
+    // Control: the breach's own tree was SIGTERMed.
+    assert!(signalled(&events, "SIGTERM").len() >= 2, "{events:?}");
+    assert_tree_gone(&env, &[helper_pid]);
+}

@@ -519,6 +519,7 @@ pub struct RunSummary {
     pub killed: usize,
     pub forwarded: Vec<String>,
     pub survivors: Vec<i32>,
+    pub spared: Vec<i32>,
     pub duration_ms: u64,
     pub samples: u64,
 }
@@ -562,6 +563,10 @@ pub enum RunEvent {
         pids: Vec<i32>,
         gone: usize,
         failed: Vec<String>,
+    },
+    Spared {
+        reason: String,
+        pids: Vec<i32>,
     },
     Forward {
         signal: String,

@@ -1,9 +1,15 @@
-//! Ending a tree: SIGTERM to every live member (and SIGCONT to the stopped ones, which act
-//! on SIGTERM only once continued), the grace, SIGKILL to what is left, and the exit code.
+//! Ending a tree on `actions::escalate`, driven step by step from the event loop: SIGTERM to
+//! every live member (and SIGCONT to the stopped ones, which act on SIGTERM only once
+//! continued), the grace, then SIGKILL to the grace survivors: for a limit ending only if
+//! they still hold at least the limit (caproom's "SIGKILL grace survivors from the breach
+//! snapshot, if still over the limit"), for a forwarded signal or leftovers always. A
+//! process born during the grace is not signalled by that escalation; if it outlives the
+//! command it is a leftover and gets an ending (and a grace) of its own. Then the exit code.
 
 use std::time::Instant;
 
-use super::{CommandStatus, EndReason, Event, KILL_WAIT, Phase, Summary, Watch};
+use super::{CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summary, Watch};
+use crate::actions::escalate::{Ended, Escalation, Outcome, Settings, Step};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcState, ProcessRecord};
 use crate::exit;
@@ -11,27 +17,185 @@ use crate::platform::supervise::ChildEvent;
 use crate::platform::{Delivery, Signal};
 
 impl Watch<'_, '_> {
-    /// SIGTERM the whole tree (and SIGCONT whatever is stopped, so it can act on it).
+    /// SIGTERM the whole tree as it is now (and SIGCONT whatever is stopped).
     pub(super) fn begin_ending(&mut self, why: EndReason) {
-        self.summary.ended_by = Some(why);
-        self.phase = Phase::Ending {
-            kill_at: super::after(Instant::now(), self.cfg.grace),
-            give_up_at: None,
-        };
+        // A limit or signal ending decides the exit code; leftovers after it do not.
+        if !(why == EndReason::Leftovers && self.summary.ended_by.is_some()) {
+            self.summary.ended_by = Some(why);
+        }
         self.force_scan = true;
-        self.tick(Instant::now());
-        let left = self.alive_members();
-        self.signal_new(&left, Signal::Term);
+        let now = Instant::now();
+        self.tick(now);
+        let targets: Vec<Identity> = self
+            .alive_members()
+            .into_iter()
+            .filter(|id| !self.given_up.contains(id))
+            .collect();
+        let stopped: Vec<Identity> = self
+            .last
+            .iter()
+            .flat_map(|s| s.members.iter())
+            .filter(|m| m.state == ProcState::Stopped)
+            .filter_map(ProcessRecord::identity)
+            .chain(self.parked.iter().copied())
+            .collect();
+        let settings = Settings {
+            grace: self.cfg.grace,
+            settle: KILL_WAIT,
+            poll: self.cfg.interval.min(ENDING_TICK),
+        };
+        let mut esc = Escalation::new(&targets, settings).continue_after_term(&stopped);
+        let step = esc.start(self.control, now);
+        let (sent, failed) = esc.delivered(Signal::Term);
+        for id in &sent {
+            self.termed.insert(id.pid, *id);
+        }
+        self.summary.terminated += sent.len();
+        self.emit_signal(Signal::Term, why, &sent, targets.len(), &failed);
+        self.phase = Phase::Ending {
+            esc: Box::new(esc),
+            reason: why,
+            next: now,
+        };
+        self.after_step(step, why);
     }
 
+    /// A second signal while ending: cut the grace short.
     pub(super) fn kill_now(&mut self) {
-        if let Phase::Ending { give_up_at, .. } = &mut self.phase {
-            *give_up_at = Some(super::after(Instant::now(), KILL_WAIT));
+        let now = Instant::now();
+        if let Phase::Ending { esc, next, .. } = &mut self.phase {
+            esc.cut_grace(now);
+            *next = now;
+        }
+    }
+
+    /// Look at the escalation in flight; past the grace, the gate decides SIGKILL.
+    pub(super) fn ending_tick(&mut self, now: Instant) {
+        let Phase::Ending { esc, reason, .. } = std::mem::replace(&mut self.phase, Phase::Done)
+        else {
+            return;
+        };
+        let mut esc = *esc;
+        let control = self.control;
+        let was_past = esc.past_grace();
+        let step = esc.on_tick(control, now, &mut |survivors| {
+            self.kill_gate(reason, survivors)
+        });
+        if !was_past && esc.past_grace() {
+            let (sent, failed) = esc.delivered(Signal::Kill);
+            for id in &sent {
+                self.killed.insert(id.pid, *id);
+            }
+            if !sent.is_empty() {
+                self.summary.killed += sent.len();
+                self.kill_hit_live = true;
+                self.emit_signal(Signal::Kill, reason, &sent, sent.len(), &failed);
+            }
+        }
+        self.phase = Phase::Ending {
+            esc: Box::new(esc),
+            reason,
+            next: now,
+        };
+        self.after_step(step, reason);
+    }
+
+    /// Who of the grace survivors gets SIGKILL. A limit ending: all of them if together they
+    /// still hold at least the effective limit, as sampled now; else none (spared).
+    fn kill_gate(&mut self, reason: EndReason, survivors: &[Identity]) -> Vec<Identity> {
+        if reason != EndReason::Limit {
+            return survivors.to_vec();
         }
         self.force_scan = true;
         self.tick(Instant::now());
-        let left = self.alive_members();
-        self.signal_new(&left, Signal::Kill);
+        let Some(s) = self.last.as_ref() else {
+            return survivors.to_vec(); // unreadable: the limit ending stands
+        };
+        let held: u64 = s
+            .members
+            .iter()
+            .filter(|m| m.identity().is_some_and(|id| survivors.contains(&id)))
+            .filter_map(|m| m.footprint_bytes)
+            .sum();
+        if held >= s.effective {
+            survivors.to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn after_step(&mut self, step: Step, reason: EndReason) {
+        match step {
+            Step::Pending(at) => {
+                if let Phase::Ending { next, .. } = &mut self.phase {
+                    *next = at;
+                }
+            }
+            Step::Done(ended) => self.ending_done(reason, &ended),
+        }
+    }
+
+    /// The escalation is over: record it, then watch on, end what is left, or finish.
+    fn ending_done(&mut self, reason: EndReason, ended: &[Ended]) {
+        let mut spared = Vec::new();
+        for e in ended {
+            match e.outcome {
+                Outcome::Survived | Outcome::SignalFailed => {
+                    self.given_up.insert(e.identity);
+                    if !self.summary.survivors.contains(&e.identity.pid) {
+                        self.summary.survivors.push(e.identity.pid);
+                    }
+                }
+                Outcome::Spared => spared.push(e.identity.pid),
+                _ => {}
+            }
+        }
+        if !spared.is_empty() {
+            self.summary.spared.extend(&spared);
+            (self.emit)(&Event::Spared {
+                reason,
+                pids: spared,
+            });
+        }
+        self.phase = Phase::Watching;
+        if !self.given_up.is_empty() {
+            // Something could not be ended: say so and stop (it cannot be helped by waiting).
+            self.phase = Phase::Done;
+            return;
+        }
+        if self.cmd_status.is_none() && reason == EndReason::Limit {
+            // Spared and still running: the tree was not ended, the command decides the code.
+            self.summary.ended_by = None;
+        }
+        if self.cmd_status.is_some() {
+            self.tick(Instant::now());
+            let left: Vec<Identity> = self.alive_members();
+            if left.is_empty() {
+                self.phase = Phase::Done;
+            } else {
+                self.begin_ending(EndReason::Leftovers);
+            }
+        }
+    }
+
+    fn emit_signal(
+        &mut self,
+        sig: Signal,
+        reason: EndReason,
+        sent: &[Identity],
+        asked: usize,
+        failed: &[(Identity, String)],
+    ) {
+        (self.emit)(&Event::Signal {
+            signal: sig.name(),
+            reason,
+            pids: sent.iter().map(|id| id.pid).collect(),
+            gone: asked.saturating_sub(sent.len() + failed.len()),
+            failed: failed
+                .iter()
+                .map(|(id, e)| format!("{} to pid `{}`: {e}", sig.name(), id.pid))
+                .collect(),
+        });
     }
 
     /// Every process of the tree that is still alive: the latest sample's live members and
@@ -45,66 +209,12 @@ impl Watch<'_, '_> {
             .filter_map(ProcessRecord::identity)
             .chain(self.termed.values().copied())
             .chain(self.killed.values().copied())
+            .filter(|id| !self.given_up.contains(id))
             .collect();
         out.sort_by_key(|id| (id.pid, id.start_time));
         out.dedup();
         out.retain(|id| self.control.alive(id).unwrap_or(true));
         out
-    }
-
-    /// Send `sig` to those of `targets` not yet sent it; SIGCONT after SIGTERM to any that
-    /// are stopped (a stopped process acts on SIGTERM only once continued).
-    pub(super) fn signal_new(&mut self, targets: &[Identity], sig: Signal) {
-        let done = if sig == Signal::Kill {
-            &self.killed
-        } else {
-            &self.termed
-        };
-        let fresh: Vec<Identity> = targets
-            .iter()
-            .filter(|id| done.get(&id.pid) != Some(id))
-            .copied()
-            .collect();
-        if fresh.is_empty() {
-            return;
-        }
-        let (pids, gone, failed) = self.deliver(&fresh, sig);
-        if sig == Signal::Term {
-            let stopped: Vec<Identity> = self
-                .last
-                .iter()
-                .flat_map(|s| s.members.iter())
-                .filter(|m| m.state == ProcState::Stopped)
-                .filter_map(ProcessRecord::identity)
-                .chain(self.parked.iter().copied())
-                .filter(|id| fresh.contains(id))
-                .collect();
-            signal_each(self.control, &stopped, Signal::Cont);
-        }
-        for id in &fresh {
-            if sig == Signal::Kill {
-                self.killed.insert(id.pid, *id);
-            } else {
-                self.termed.insert(id.pid, *id);
-            }
-        }
-        if sig == Signal::Kill {
-            self.summary.killed += pids.len();
-            self.kill_hit_live |= !pids.is_empty();
-        } else {
-            self.summary.terminated += pids.len();
-        }
-        let reason = match (&self.phase, self.summary.ended_by) {
-            (Phase::Ending { .. }, Some(why)) => why,
-            _ => EndReason::Limit,
-        };
-        (self.emit)(&Event::Signal {
-            signal: sig.name(),
-            reason,
-            pids,
-            gone,
-            failed,
-        });
     }
 
     /// Signal each target; the pids it reached, how many were gone, what failed.

@@ -1,8 +1,9 @@
 //! `run --limit`'s watchdog (Unix): start the command, then every interval read the tree
 //! (`ProcessSource::tree_sample`: only the tree, no fork, no exec), sum its footprint and
 //! compare it with the pressure-aware limit. On a breach, park idle subtrees and look again
-//! a second later; still over, SIGTERM the whole tree, wait the grace, SIGKILL what is
-//! left. Every signal goes through `ProcessControl`, which re-checks identity first.
+//! a second later; still over, SIGTERM the whole tree, wait the grace, SIGKILL the grace
+//! survivors if they still hold the limit (`ending.rs`, on `actions::escalate`). Every
+//! signal goes through `ProcessControl`, which re-checks identity first.
 //!
 //! The loop sleeps in `Supervisor::wait`, so a signal to headroom or the command's exit
 //! wakes it at once. It never returns while a process of the tree it knows is alive
@@ -18,6 +19,7 @@ mod signals;
 
 pub use report::{CommandStatus, EndReason, Event, Summary};
 
+use crate::actions::escalate::Escalation;
 use crate::core::idle::{CpuHistory, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{TreeSpec, TreeTracker, effective_limit, tree_footprint};
 use crate::core::snapshot::{Identity, ProcessRecord};
@@ -64,10 +66,13 @@ enum Phase {
     Forwarded {
         deadline: Instant,
     },
-    /// Why: `summary.ended_by`, set with it.
+    /// SIGTERM sent to the identities `esc` holds; `next` is when it wants to be looked at.
+    /// Only those are ever signalled by it: a process born during the grace waits for the
+    /// next ending (as a leftover), with a grace of its own.
     Ending {
-        kill_at: Instant,
-        give_up_at: Option<Instant>,
+        esc: Box<Escalation>,
+        reason: EndReason,
+        next: Instant,
     },
     Done,
 }
@@ -135,6 +140,7 @@ pub fn run(
         parked: HashSet::new(),
         termed: HashMap::new(),
         killed: HashMap::new(),
+        given_up: HashSet::new(),
         kill_hit_live: false,
         breach_footprint: 0,
         summary: Summary {
@@ -150,6 +156,7 @@ pub fn run(
             ended_by: None,
             terminated: 0,
             killed: 0,
+            spared: Vec::new(),
             forwarded: Vec::new(),
             survivors: Vec::new(),
             duration_ms: 0,
@@ -190,6 +197,9 @@ struct Watch<'a, 'e> {
     /// Processes sent SIGTERM / SIGKILL, by pid.
     termed: HashMap<i32, Identity>,
     killed: HashMap<i32, Identity>,
+    /// Processes given up on (alive after SIGKILL, or a signal refused): never escalated
+    /// again, reported as survivors.
+    given_up: HashSet<Identity>,
     /// Whether a SIGKILL reached a process that was still alive.
     kill_hit_live: bool,
     /// The tree's footprint at the last breach.
@@ -222,11 +232,7 @@ impl Watch<'_, '_> {
             Phase::Watching | Phase::Done => None,
             Phase::Relief { until } => Some(*until),
             Phase::Forwarded { deadline } => Some(*deadline),
-            Phase::Ending {
-                kill_at,
-                give_up_at,
-                ..
-            } => Some(give_up_at.unwrap_or(*kill_at)),
+            Phase::Ending { next, .. } => Some(*next),
         };
         phase.map_or(self.next_tick, |p| p.min(self.next_tick))
     }
@@ -316,27 +322,7 @@ impl Watch<'_, '_> {
             Phase::Forwarded { deadline } if now >= deadline => {
                 self.begin_ending(EndReason::Signal);
             }
-            Phase::Ending {
-                kill_at,
-                give_up_at,
-                ..
-            } => {
-                let left = self.alive_members();
-                if left.is_empty() && self.cmd_status.is_some() {
-                    self.phase = Phase::Done;
-                } else if let Some(g) = give_up_at {
-                    if now >= g {
-                        self.summary.survivors = left.iter().map(|id| id.pid).collect();
-                        self.phase = Phase::Done;
-                    } else {
-                        self.signal_new(&left, Signal::Kill);
-                    }
-                } else if now >= kill_at {
-                    self.kill_now();
-                } else {
-                    self.signal_new(&left, Signal::Term);
-                }
-            }
+            Phase::Ending { .. } => self.ending_tick(now),
             _ => {}
         }
     }

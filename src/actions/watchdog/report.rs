@@ -56,6 +56,11 @@ pub enum Event {
         gone: usize,
         failed: Vec<String>,
     },
+    /// Grace survivors not sent SIGKILL: under the limit by then.
+    Spared {
+        reason: EndReason,
+        pids: Vec<i32>,
+    },
     Forward {
         signal: &'static str,
         pids: Vec<i32>,
@@ -93,6 +98,9 @@ pub struct Summary {
     /// Processes sent SIGTERM / SIGKILL by headroom.
     pub terminated: usize,
     pub killed: usize,
+    /// Grace survivors of a limit ending not sent SIGKILL: together they held less than the
+    /// limit by then (caproom's rule: SIGKILL the breach's survivors only if still over).
+    pub spared: Vec<i32>,
     /// Signals headroom received and forwarded to the command's group.
     pub forwarded: Vec<&'static str>,
     /// Processes of the tree that could not be ended.

@@ -67,9 +67,7 @@ impl Watch<'_, '_> {
                 self.summary.forwarded.push(sig.name());
                 self.begin_ending(EndReason::Signal);
             }
-            Phase::Ending {
-                give_up_at: None, ..
-            } => {
+            Phase::Ending { ref esc, .. } if !esc.past_grace() => {
                 self.summary.forwarded.push(sig.name());
                 self.kill_now();
             }
