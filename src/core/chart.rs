@@ -83,6 +83,8 @@ pub struct Chart {
 const GAP_FACTOR: i64 = 5;
 /// …and at least this long: a few missed polls are not a gap worth drawing.
 const GAP_MIN_SECS: i64 = 15 * 60;
+/// The most of the axis one gap takes, as a share of the time with readings.
+const GAP_SHARE: f64 = 0.05;
 
 pub fn is_cleanup(action: &str) -> bool {
     action.starts_with("kill:") || action == "cleanup"
@@ -97,7 +99,7 @@ fn result_field(result: &str, key: &str) -> Option<u64> {
 
 /// The time the first field of an uninterpretable row names (the timestamp column comes
 /// first in every layout).
-fn anomaly_time(a: &Anomaly) -> Option<i64> {
+pub fn anomaly_time(a: &Anomaly) -> Option<i64> {
     let first = a.text.split(',').next()?;
     humantime::parse_rfc3339(first.trim())
         .ok()?
@@ -205,31 +207,85 @@ impl Chart {
         self.gaps.iter().any(|g| g.from < at && at < g.to)
     }
 
+    /// Where time `at` falls on the axis, 0 at `start` to 1 at `end`: real time, except
+    /// that each gap is shrunk to at most `GAP_SHARE` of the time with readings, so that
+    /// hours with the machine off do not squeeze the incident into a sliver.
+    pub fn x(&self, at: i64) -> f64 {
+        let at = at.clamp(self.start, self.end);
+        let mut x = 0.0;
+        let mut t = self.start;
+        for g in &self.gaps {
+            if at <= g.from {
+                break;
+            }
+            x += (g.from - t) as f64;
+            let shown = self.gap_shown(g);
+            if at < g.to {
+                return (x + shown * (at - g.from) as f64 / (g.to - g.from) as f64)
+                    / self.axis_len();
+            }
+            x += shown;
+            t = g.to;
+        }
+        (x + (at - t) as f64) / self.axis_len()
+    }
+
+    /// The time at axis position `x` (0..=1), the inverse of `x()`.
+    pub fn time_at(&self, x: f64) -> i64 {
+        let mut left = x.clamp(0.0, 1.0) * self.axis_len();
+        let mut t = self.start;
+        for g in &self.gaps {
+            let before = (g.from - t) as f64;
+            if left <= before {
+                break;
+            }
+            left -= before;
+            let shown = self.gap_shown(g);
+            if left < shown {
+                return g.from + ((g.to - g.from) as f64 * left / shown).round() as i64;
+            }
+            left -= shown;
+            t = g.to;
+        }
+        (t + left.round() as i64).min(self.end)
+    }
+
+    fn gap_shown(&self, g: &Gap) -> f64 {
+        let gaps: i64 = self.gaps.iter().map(|g| g.to - g.from).sum();
+        let with_readings = (self.end - self.start - gaps).max(60) as f64;
+        ((g.to - g.from) as f64).min(with_readings * GAP_SHARE)
+    }
+
+    /// The axis length in displayed seconds (gaps shrunk).
+    pub fn axis_len(&self) -> f64 {
+        let gaps: i64 = self.gaps.iter().map(|g| g.to - g.from).sum();
+        let shown: f64 = self.gaps.iter().map(|g| self.gap_shown(g)).sum();
+        ((self.end - self.start - gaps) as f64 + shown).max(1.0)
+    }
+
     /// The column (of `n`) that time `at` falls in.
     pub fn column(&self, at: i64, n: usize) -> usize {
         let n = n.max(1);
-        let span = (self.end - self.start) as f64;
-        let x = ((at - self.start) as f64 / span * n as f64).floor();
+        let x = (self.x(at) * n as f64).floor();
         (x.max(0.0) as usize).min(n - 1)
     }
 
-    /// The time axis cut into `n` equal columns.
+    /// The axis cut into `n` equal columns.
     pub fn buckets(&self, n: usize) -> Vec<Bucket> {
         let n = n.max(1);
-        let span = (self.end - self.start) as f64;
         let mut out: Vec<Bucket> = (0..n)
-            .map(|i| {
-                let from = self.start + (span * i as f64 / n as f64).round() as i64;
-                let to = self.start + (span * (i + 1) as f64 / n as f64).round() as i64;
-                Bucket {
-                    from,
-                    to,
-                    ..Bucket::default()
-                }
+            .map(|i| Bucket {
+                from: self.time_at(i as f64 / n as f64),
+                to: self.time_at((i + 1) as f64 / n as f64),
+                ..Bucket::default()
             })
             .collect();
+        // The points are sorted: the last one written to a column is its latest.
+        let mut latest: Vec<Option<u64>> = vec![None; n];
         for p in &self.points {
-            let b = &mut out[self.column(p.at, n)];
+            let i = self.column(p.at, n);
+            latest[i] = Some(p.used);
+            let b = &mut out[i];
             b.readings += 1;
             b.used_max = b.used_max.max(Some(p.used));
             b.used_min = Some(b.used_min.map_or(p.used, |m| m.min(p.used)));
@@ -263,9 +319,19 @@ impl Chart {
                 }
             }
         }
-        for b in &mut out {
+        // A column between two readings (more columns than readings) holds the last value,
+        // as the machine did; in a gap nothing is held.
+        let mut last: Option<u64> = None;
+        for (b, latest) in out.iter_mut().zip(latest) {
             let mid = b.from + (b.to - b.from) / 2;
             b.gap = b.readings == 0 && self.in_gap(mid);
+            if latest.is_some() {
+                last = latest;
+            } else if b.gap {
+                last = None;
+            } else {
+                b.held = last;
+            }
         }
         out
     }
@@ -289,6 +355,15 @@ pub struct Bucket {
     pub unread: usize,
     /// No reading and inside a gap of the record (draw as a break).
     pub gap: bool,
+    /// No reading, not in a gap, after a reading: the last value read before it.
+    pub held: Option<u64>,
+}
+
+impl Bucket {
+    /// The height to draw: the column's peak, else the value it holds.
+    pub fn value(&self) -> Option<u64> {
+        self.used_max.or(self.held)
+    }
 }
 
 /// Values → `units` levels of height: 0 is the axis, `units` the top.

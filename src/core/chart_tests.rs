@@ -117,10 +117,11 @@ fn a_gap_of_hours_breaks_the_series_and_the_limit() {
     assert_eq!(c.limits.len(), 2, "no limit is drawn across the gap");
     assert_eq!(c.limits[0].to, T0 + 9 * 60);
     assert_eq!(c.limits[1].from, later);
-    let b = c.buckets(40);
+    // Four hours shown as 5 % of the ten minutes with readings: about 4 of 80 columns.
+    let b = c.buckets(80);
     let gap_cols = b.iter().filter(|b| b.gap).count();
-    assert!((30..=38).contains(&gap_cols), "{gap_cols}");
-    assert!(b[0].readings > 0 && !b[0].gap && b[39].readings > 0);
+    assert!((2..=4).contains(&gap_cols), "{gap_cols}");
+    assert!(b[0].readings > 0 && !b[0].gap && b[79].readings > 0);
     assert!(b.iter().filter(|b| b.gap).all(|b| b.limit.is_none()));
     assert!(c.in_gap(T0 + 3600) && !c.in_gap(T0 + 60));
 }
@@ -342,4 +343,70 @@ fn the_axis_top_is_a_round_number_above_everything() {
     assert_eq!(nice_ceiling(u64::MAX), u64::MAX);
     let c = chart(&[poll(T0, 2744, 2666, "rlimit-nproc")]);
     assert_eq!(c.y_top(), 3000);
+}
+
+#[test]
+fn columns_between_readings_hold_the_last_value_but_not_across_a_gap() {
+    let c = chart(&[
+        poll(T0, 100, 4000, "per-uid"),
+        poll(T0 + 60, 300, 4000, "per-uid"),
+        poll(T0 + 120, 200, 4000, "per-uid"),
+    ]);
+    let b = c.buckets(12);
+    assert_eq!(b[0].value(), Some(100));
+    assert_eq!(b[3].held, Some(100));
+    assert_eq!(b[6].used_max, Some(300));
+    assert_eq!(b[8].value(), Some(300));
+    assert_eq!(b[11].value(), Some(200));
+    assert!(b.iter().all(|b| b.value().is_some()));
+
+    let mut rows: Vec<ReadRow> = (0..10)
+        .map(|i| poll(T0 + i * 60, 2000, 2666, "per-uid"))
+        .collect();
+    rows.extend((0..10).map(|i| poll(T0 + 4 * 3600 + i * 60, 2100, 2666, "per-uid")));
+    let b = chart(&rows).buckets(40);
+    assert!(b.iter().filter(|b| b.gap).all(|b| b.value().is_none()));
+    assert!(b.iter().filter(|b| !b.gap).all(|b| b.value().is_some()));
+}
+
+#[test]
+fn a_gap_of_hours_is_shrunk_on_the_axis_and_the_axis_inverts() {
+    let mut rows: Vec<ReadRow> = (0..=60)
+        .map(|i| poll(T0 + i * 60, 2000, 2666, "per-uid"))
+        .collect();
+    let later = T0 + 10 * 3600;
+    rows.extend((0..=60).map(|i| poll(later + i * 60, 2100, 2666, "per-uid")));
+    let c = chart(&rows);
+    // Two hours of readings and a 9-hour gap shown as 5 % of them.
+    let len = 7200.0 + 7200.0 * 0.05;
+    assert!((c.x(T0 + 3600) - 3600.0 / len).abs() < 1e-9);
+    assert!((c.x(later) - (3600.0 + 360.0) / len).abs() < 1e-9);
+    assert_eq!(c.x(c.start), 0.0);
+    assert_eq!(c.x(c.end), 1.0);
+    assert_eq!(c.x(c.end + 999), 1.0, "outside the axis is clamped");
+    for t in [
+        T0,
+        T0 + 1800,
+        T0 + 3600,
+        T0 + 5 * 3600,
+        later,
+        later + 1800,
+        c.end,
+    ] {
+        assert!((c.time_at(c.x(t)) - t).abs() <= 1, "{t}");
+    }
+    // Monotonic across the gap.
+    let xs: Vec<f64> = (0..100).map(|i| c.x(T0 + i * 660)).collect();
+    assert!(xs.windows(2).all(|w| w[0] <= w[1]));
+    let b = c.buckets(80);
+    let gap_cols = b.iter().filter(|b| b.gap).count();
+    assert!((2..=4).contains(&gap_cols), "{gap_cols}");
+    assert_eq!(b.iter().map(|b| b.readings).sum::<usize>(), 122);
+}
+
+#[test]
+fn without_gaps_the_axis_is_plain_time() {
+    let c = chart(&[poll(T0, 1, 10, "per-uid"), poll(T0 + 100, 1, 10, "per-uid")]);
+    assert!((c.x(T0 + 25) - 0.25).abs() < 1e-9);
+    assert_eq!(c.time_at(0.5), T0 + 50);
 }
