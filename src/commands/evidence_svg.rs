@@ -59,7 +59,7 @@ enum Key {
 const TRIANGLE: [(i32, i32); 3] = [(0, -8), (7, 5), (-7, 5)];
 const DIAMOND: [(i32, i32); 4] = [(0, -8), (7, 0), (0, 8), (-7, 0)];
 /// Room on the right for the legend, so it never covers a reading.
-const LEGEND_W: u32 = 290;
+const LEGEND_W: u32 = 305;
 
 fn draw(c: &Chart, svg: &mut String) -> Result<(), Box<dyn std::error::Error>> {
     let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -74,6 +74,7 @@ fn draw(c: &Chart, svg: &mut String) -> Result<(), Box<dyn std::error::Error>> {
             font(20, &INK),
         )
         .margin(14)
+        .margin_top(22)
         .x_label_area_size(44)
         .y_label_area_size(72)
         .build_cartesian_2d(0f64..1f64, 0i64..top)?;

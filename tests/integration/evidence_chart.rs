@@ -293,3 +293,32 @@ fn json_is_unchanged_by_the_chart_flags() {
     assert_eq!(a, b);
     assert!(a.trim_start().starts_with('{'));
 }
+
+#[test]
+fn the_readme_example_is_the_fixture_as_rendered_today() {
+    let env = with_fixture();
+    let svg = env.home.join("now.svg");
+    stdout(&env, &["--svg", svg.to_str().unwrap()], &[]);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert!(
+        std::fs::read(&svg).unwrap()
+            == std::fs::read(repo.join("docs/evidence-2026-08-29.svg")).unwrap(),
+        "docs/evidence-2026-08-29.svg is stale: regenerate it and its PNG (README, `--svg`)"
+    );
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    assert!(readme.contains("](docs/evidence-2026-08-29.png)"));
+    assert!(repo.join("docs/evidence-2026-08-29.png").exists());
+    // The README's terminal example is the chart at 80 columns.
+    let (chart, _) = stdout(&env, &["--chart", "--width", "80"], &[]);
+    let plot: Vec<&str> = chart
+        .lines()
+        .skip_while(|l| !l.starts_with("5,000"))
+        .take_while(|l| !l.is_empty())
+        .map(str::trim_end)
+        .collect();
+    assert!(plot.len() > 10);
+    assert!(
+        readme.contains(&plot.join("\n")),
+        "the README's 80-column chart is stale"
+    );
+}
