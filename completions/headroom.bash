@@ -285,13 +285,21 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__evidence)
-            opts="-q -h -V --since --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h -V --since --chart --ascii --width --svg --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --svg)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

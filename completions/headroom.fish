@@ -119,6 +119,8 @@ complete -c headroom -n "__fish_headroom_using_subcommand reap" -s q -l quiet -d
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -s V -l version -d 'Print version'
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l since -d 'Only rows from the last DUR' -r
+complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l width -d 'Chart width in columns [default: the terminal\'s, else $COLUMNS, else 80]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l svg -d 'Also write the chart as a self-contained SVG to FILE' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l snapshot -d 'Run a read-only command against a recorded snapshot instead of the live machine' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -126,6 +128,8 @@ always\t''
 never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l proc-root -d 'Read /proc from this directory (testing)' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l sys-root -d 'Read /sys from this directory (testing)' -r -F
+complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l chart -d 'Draw used slots against the limit before the summary (the default on a terminal; this flag draws it when piped too)'
+complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l ascii -d 'Draw the chart in plain ASCII (the default under TERM=dumb)'
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -s h -l help -d 'Print help'

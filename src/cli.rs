@@ -228,6 +228,34 @@ pub struct EvidenceArgs {
     /// Only rows from the last DUR.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub since: Option<Duration>,
+    /// Draw used slots against the limit before the summary (the default on a terminal;
+    /// this flag draws it when piped too).
+    #[arg(long)]
+    pub chart: bool,
+    /// Draw the chart in plain ASCII (the default under TERM=dumb).
+    #[arg(long)]
+    pub ascii: bool,
+    /// Chart width in columns [default: the terminal's, else $COLUMNS, else 80].
+    #[arg(long, value_name = "N", value_parser = parse_chart_width, allow_hyphen_values = true)]
+    pub width: Option<usize>,
+    /// Also write the chart as a self-contained SVG to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+/// A chart width: at least `MIN_WIDTH` columns, at most 1000.
+pub fn parse_chart_width(s: &str) -> Result<usize, String> {
+    let min = crate::commands::evidence_chart::MIN_WIDTH;
+    let v: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of columns"))?;
+    if !(min..=1000).contains(&v) {
+        return Err(format!(
+            "`{s}` is out of range: a chart is {min} to 1000 columns wide"
+        ));
+    }
+    Ok(v)
 }
 
 #[derive(Debug, Args)]

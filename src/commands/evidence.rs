@@ -1,6 +1,8 @@
 //! `headroom evidence`: summarise the evidence log (peak usage and when, lowest free slots,
 //! the shortest ETA, every cleanup with its outcome), and report every row it could not
-//! interpret instead of dropping it.
+//! interpret instead of dropping it. On a terminal (or with `--chart`) a chart of used
+//! slots against the limit comes first (evidence_chart.rs); `--svg FILE` writes the same as
+//! an SVG (evidence_svg.rs).
 
 use std::fmt::Write as _;
 
@@ -8,7 +10,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::EvidenceArgs;
-use crate::commands::Ctx;
+use crate::commands::{Ctx, evidence_chart, evidence_svg};
+use crate::core::chart::{Chart, anomaly_time};
 use crate::core::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
 use crate::exit;
 use crate::output::{Printer, Style, human_duration, schema, thousands};
@@ -58,16 +61,43 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
         rows.extend(r);
         anomalies.extend(a);
     }
-    if let Some(since) = args.since {
-        let cutoff = crate::platform::now_ms() / 1000 - since.as_secs() as i64;
+    let cutoff = args
+        .since
+        .map(|since| crate::platform::now_ms() / 1000 - since.as_secs() as i64);
+    if let Some(cutoff) = cutoff {
         rows.retain(|r| r.at.is_some_and(|at| at >= cutoff));
+    }
+    let json = ctx.printer.is_json();
+    let draw = !json && !files.is_empty() && (args.chart || ctx.printer.stdout_is_terminal());
+    let chart = (draw || args.svg.is_some()).then(|| {
+        // An unread row older than the window stays in the summary, off the chart's axis.
+        let shown: Vec<Anomaly> = anomalies
+            .iter()
+            .filter(|a| cutoff.is_none_or(|c| anomaly_time(a).is_none_or(|at| at >= c)))
+            .cloned()
+            .collect();
+        let s = &ctx.settings;
+        Chart::build(&rows, &shown, s.warn_pct.value, s.crit_pct.value)
+    });
+    if let (Some(path), Some(chart)) = (&args.svg, &chart) {
+        if chart.points.is_empty() {
+            anyhow::bail!(
+                "nothing to draw: the evidence log in `{}` has no readings{}; `{}` was not written",
+                dir.display(),
+                args.since
+                    .map(|d| format!(" in the last {}", humantime::format_duration(d)))
+                    .unwrap_or_default(),
+                path.display()
+            );
+        }
+        crate::fsio::atomic_write(path, evidence_svg::render(chart)?.as_bytes())?;
     }
     let report = summarise(
         files.iter().map(|f| f.display().to_string()).collect(),
         &rows,
         anomalies,
     );
-    if ctx.printer.is_json() {
+    if json {
         ctx.printer.json_value(&report)?;
     } else if files.is_empty() {
         ctx.printer.text(&format!(
@@ -75,13 +105,36 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
             log.path().display()
         ))?;
     } else {
-        ctx.printer.text(&human(&report, ctx.printer))?;
+        let mut out = String::new();
+        if let Some(chart) = chart.as_ref().filter(|_| draw) {
+            out = if chart.points.is_empty() {
+                "no readings to chart\n".to_string()
+            } else {
+                let ascii = args.ascii || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+                evidence_chart::render(chart, chart_width(args), ascii)
+            };
+            out.push('\n');
+        }
+        out.push_str(&human(&report, ctx.printer));
+        if let Some(path) = &args.svg {
+            let _ = writeln!(out, "  chart written to {}", path.display());
+        }
+        ctx.printer.text(&out)?;
     }
     Ok(if report.anomalies.is_empty() {
         exit::OK
     } else {
         exit::UNHAPPY
     })
+}
+
+/// `--width`, else the terminal's, else `$COLUMNS`, else 80; never below the minimum.
+fn chart_width(args: &EvidenceArgs) -> usize {
+    args.width
+        .or_else(crate::platform::terminal_columns)
+        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
+        .unwrap_or(80)
+        .max(evidence_chart::MIN_WIDTH)
 }
 
 fn moment<T>((value, r): (T, &ReadRow)) -> Moment<T> {

@@ -4,6 +4,8 @@
 pub mod calibrate;
 pub mod config;
 pub mod evidence;
+pub mod evidence_chart;
+pub mod evidence_svg;
 pub mod generate;
 pub mod hangs;
 pub mod hangs_report;

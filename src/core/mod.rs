@@ -2,6 +2,7 @@
 
 pub mod alerts;
 pub mod calibrate;
+pub mod chart;
 pub mod emergency;
 pub mod evidence;
 pub mod hang_eligibility;

@@ -314,6 +314,21 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// The width of the terminal on stdout in columns, None when stdout is not a terminal.
+pub fn terminal_columns() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        // SAFETY: winsize is plain old data; zeroed is a valid value.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        // SAFETY: TIOCGWINSZ writes one winsize into the valid pointer it is given.
+        let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+        if rc == 0 && ws.ws_col > 0 {
+            return Some(usize::from(ws.ws_col));
+        }
+    }
+    None
+}
+
 /// Milliseconds of a clock that stops while the machine sleeps, comparable across processes
 /// within one boot (Linux CLOCK_MONOTONIC, macOS CLOCK_UPTIME_RAW): time asleep is not idle
 /// time. It starts again near 0 after a reboot.

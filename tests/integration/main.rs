@@ -11,6 +11,7 @@
 
 mod cli;
 mod evidence;
+mod evidence_chart;
 mod generated;
 mod guardrails;
 mod hangs;
