@@ -33,9 +33,10 @@ use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
 
 const STATE_FILE: &str = "watch-state.json";
-/// Evidence rows kept in memory while the state directory cannot be written (a full disk);
-/// written out as soon as it can be.
-const MAX_PENDING_ROWS: usize = 100_000;
+/// Evidence rows kept in memory while the state directory cannot be written (a full disk),
+/// written out in order as soon as it can be: a week of readings at the default 60 s
+/// interval, about 4 MB. Past it the oldest are dropped, and a notice says how many.
+pub const MAX_PENDING_ROWS: usize = 10_000;
 
 /// What survives between rounds, and between `watch --once` runs from cron.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -211,9 +212,10 @@ impl Guard<'_, '_> {
         if now.is_some() && now == self.saved {
             return;
         }
-        self.saved = now;
-        if let Err(e) = save_json(&dir.join(STATE_FILE), &self.persisted) {
-            self.notice("error", &format!("{e:#}"));
+        // Remembered only once written: a failed write (a full disk) is retried next round.
+        match save_json(&dir.join(STATE_FILE), &self.persisted) {
+            Ok(()) => self.saved = now,
+            Err(e) => self.notice("error", &format!("{e:#}")),
         }
     }
 
@@ -264,6 +266,12 @@ impl Guard<'_, '_> {
         let Some(dir) = self.state_dir.clone() else {
             return none;
         };
+        if !dir.is_dir() {
+            // Removed while we run (a cleanup script, `rm -rf ~/.local/state`): made again.
+            if let Err(e) = crate::paths::create_private_dir(&dir) {
+                self.notice("error", &format!("{e:#}"));
+            }
+        }
         let trend = match state::record_reading(&dir, r.uid, r.sample()) {
             Ok(h) => reading::trend(&h.samples, r.limit.limit),
             Err(e) => {
@@ -282,15 +290,16 @@ impl Guard<'_, '_> {
                 ),
             );
         }
-        match EvidenceLog::new(&dir).append(&self.pending) {
-            Ok(()) => self.pending.clear(),
-            Err(e) => {
-                let m = format!(
-                    "{e:#}; {} evidence rows kept in memory and retried next round",
-                    self.pending.len()
-                );
-                self.notice("error", &m);
-            }
+        // Rows written before a failure are not offered again (no duplicates); the rest
+        // stay, in order.
+        let done = EvidenceLog::new(&dir).append_some(&self.pending);
+        self.pending.drain(..done.written);
+        if let Some(e) = done.error {
+            let m = format!(
+                "{e:#}; {} evidence rows kept in memory (at most {MAX_PENDING_ROWS}) and retried next round",
+                self.pending.len()
+            );
+            self.notice("error", &m);
         }
         trend
     }

@@ -11,6 +11,7 @@
 
 mod cli;
 mod evidence;
+mod faults;
 mod generated;
 mod guardrails;
 mod hangs;
