@@ -11,7 +11,9 @@
 
 #![cfg(target_os = "linux")]
 
+mod crash;
 mod disk_full;
+mod state_dir;
 
 use std::ffi::CString;
 use std::path::Path;
