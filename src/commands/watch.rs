@@ -6,6 +6,10 @@
 //! The polling path does not fork or exec. A transient error is reported as a `notice` and the
 //! next round tries again. SIGTERM/SIGINT only set a flag: an in-flight cleanup, including a
 //! SIGKILL escalation, finishes first; then a summary, and exit 0.
+//!
+//! One `watch` per user: it holds `watch.lock` in the state directory for its lifetime and a
+//! second one refuses (exit 3). A cleanup, here or from `reap`, holds `cleanup.lock` while
+//! it signals and verifies, so the two never act on the same parent twice.
 
 use std::time::{Duration, Instant};
 
@@ -95,6 +99,13 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     for w in &reap_plan.warnings {
         ctx.printer.warn(w);
     }
+    // One guard per user: a second `watch` (a LaunchAgent and `brew services`, or a
+    // `watch --once` from cron beside the service) refuses rather than double every action.
+    let _single = if ctx.replaying() {
+        None
+    } else {
+        single_watch()?
+    };
     let source = ctx.source()?;
     platform::stop_flag::install()
         .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
@@ -137,6 +148,26 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     }
     g.finish();
     Ok(crate::exit::OK)
+}
+
+/// `watch.lock` in the state directory, held for the life of the process; a refusal naming
+/// it when another `watch` holds it. A state directory that cannot be made is no reason not
+/// to guard: that is reported by the first round, and the guard runs unlocked.
+fn single_watch() -> Result<Option<crate::fsio::Lock>> {
+    let Ok(dir) = crate::paths::ensure_state_dir() else {
+        return Ok(None);
+    };
+    let path = dir.join("watch");
+    match crate::fsio::Lock::try_acquire(&path) {
+        Ok(Some(l)) => Ok(Some(l)),
+        Ok(None) => Err(crate::exit::Refused(format!(
+            "another `headroom watch` is running for this user (it holds `{}.lock`); one guard \
+             at a time: stop it, or run `headroom probe`/`reap` for a one-off",
+            path.display()
+        ))
+        .into()),
+        Err(_) => Ok(None),
+    }
 }
 
 impl Guard<'_, '_> {

@@ -14,6 +14,7 @@
 mod crash;
 mod disk_full;
 mod state_dir;
+mod two_guards;
 
 use std::ffi::CString;
 use std::path::Path;
