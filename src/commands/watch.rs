@@ -4,8 +4,11 @@
 //! polling path, never when free slots are at or below 1 %.
 //!
 //! The polling path does not fork or exec. A transient error is reported as a `notice` and the
-//! next round tries again. SIGTERM/SIGINT only set a flag: an in-flight cleanup, including a
-//! SIGKILL escalation, finishes first; then a summary, and exit 0.
+//! next round tries again. SIGTERM/SIGINT/SIGHUP only set a flag: an in-flight cleanup,
+//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 (SIGHUP does
+//! not reload: the service manager restarts the guard, which reads the config afresh). A
+//! closed stdout ends it the same way; a stdout nobody reads never stalls a round
+//! (watch_output).
 //!
 //! One `watch` per user: it holds `watch.lock` in the state directory for its lifetime and a
 //! second one refuses (exit 3). A cleanup, here or from `reap`, holds `cleanup.lock` while
@@ -24,6 +27,7 @@ use crate::commands::Ctx;
 use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch_events::{Event, ReadingEvent, status_line};
+use crate::commands::watch_output::{DRAIN_AT_EXIT, Output};
 use crate::core::alerts::{AlertState, Crossing};
 use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::memory::effective_limit;
@@ -70,6 +74,8 @@ struct Guard<'c, 'a> {
     saved: Option<String>,
     /// Subtrees a memory guard parked to relief: (tree root, its rule's limit, the parked).
     parked: Vec<(i32, u64, Vec<Identity>)>,
+    /// stdout, never waited for (watch_output).
+    out: Output,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
@@ -127,6 +133,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         status_open: false,
         saved: None,
         parked: Vec::new(),
+        out: Output::stdout(ctx.printer.is_json()),
     };
     g.load_state();
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
@@ -139,6 +146,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         if args.once {
             g.finish();
             return Ok(code);
+        }
+        if g.out.closed() {
+            // The reader went away (`watch --json | head`): nobody to guard for.
+            break;
         }
         platform::stop_flag::sleep(interval.value.saturating_sub(started.elapsed()));
         if let Some(sig) = platform::stop_flag::requested() {
@@ -173,26 +184,32 @@ fn single_watch() -> Result<Option<crate::fsio::Lock>> {
 impl Guard<'_, '_> {
     fn emit(&mut self, e: &Event) {
         let p = self.ctx.printer;
-        if p.is_json() {
-            let _ = p.json_value(e);
+        let line = if p.is_json() {
+            match serde_json::to_string(e) {
+                Ok(s) => s + "\n",
+                Err(_) => return,
+            }
+        } else if p.is_quiet() {
             return;
-        }
-        match e {
-            Event::Reading(r) => {
-                let line = status_line(r);
-                if p.stdout_is_terminal() {
-                    let _ = p.text(&format!("\r\x1b[2K{line}"));
-                    self.status_open = true;
-                } else {
-                    let _ = p.text(&format!("{line}\n"));
+        } else {
+            match e {
+                Event::Reading(r) => {
+                    let line = status_line(r);
+                    if p.stdout_is_terminal() {
+                        self.status_open = true;
+                        format!("\r\x1b[2K{line}")
+                    } else {
+                        format!("{line}\n")
+                    }
+                }
+                other => {
+                    let prefix = if self.status_open { "\n" } else { "" };
+                    self.status_open = false;
+                    format!("{prefix}{}\n", other.human())
                 }
             }
-            other => {
-                let prefix = if self.status_open { "\n" } else { "" };
-                self.status_open = false;
-                let _ = p.text(&format!("{prefix}{}\n", other.human()));
-            }
-        }
+        };
+        self.out.send(line);
     }
 
     fn notice(&mut self, severity: &'static str, message: &str) {
@@ -521,5 +538,6 @@ impl Guard<'_, '_> {
             errors: self.errors,
             pending_rows: self.pending.len(),
         });
+        self.out.finish(DRAIN_AT_EXIT);
     }
 }

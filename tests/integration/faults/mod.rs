@@ -13,6 +13,7 @@
 
 mod crash;
 mod disk_full;
+mod signals_pipes;
 mod state_dir;
 mod two_guards;
 
