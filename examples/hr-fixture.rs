@@ -12,8 +12,10 @@
 //!       controlling terminal and stdio; what it writes there is reported as `tty LINE`, and
 //!       lines on stdin drive the terminal: `ctrl-c`, `ctrl-z`, `type TEXT` (TEXT and a
 //!       newline), `fg?` (answered `fg-pgid N`: the terminal's foreground process group).
-//!   leak --zombies N [--ignore-term] [--session PROG ARGS... --] [--exec-child PROG ARGS... --]
+//!   leak --zombies N [--ignore-term] [--count-term FILE] [--session PROG ARGS... --]
+//!       [--exec-child PROG ARGS... --]
 //!       Fork N children that exit at once and are never waited for (N zombies), optionally
+//!       append a line to FILE for every SIGTERM received (and otherwise ignore it), optionally
 //!       start a live session child running another executable, optionally run one command
 //!       as a child and report `child-exited CODE`; print `ready {json}` and sleep forever.
 //!   hog --mib N [--children K] [--depth D] [--grow-mib-per-s R] [--grow-step-ms S]
@@ -388,6 +390,32 @@ mod linux {
             .unwrap_or(false)
     }
 
+    static TERM_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+    extern "C" fn on_term(_: libc::c_int) {
+        let fd = TERM_FD.load(std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: write(2) is async-signal-safe; the buffer is static.
+        unsafe { libc::write(fd, b"term\n".as_ptr().cast(), 5) };
+    }
+
+    /// Count SIGTERMs in `file` (one line each; O_APPEND), and survive them.
+    fn count_term(file: &str) {
+        use std::os::fd::IntoRawFd;
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .expect("--count-term");
+        TERM_FD.store(f.into_raw_fd(), std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: the handler only calls write(2) on an fd that stays open.
+        unsafe {
+            libc::signal(
+                libc::SIGTERM,
+                on_term as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            )
+        };
+    }
+
     fn leak(args: &[String]) {
         let n: usize = opt(args, "--zombies")
             .and_then(|v| v.parse().ok())
@@ -395,6 +423,9 @@ mod linux {
         if args.iter().any(|a| a == "--ignore-term") {
             // SAFETY: installing SIG_IGN for SIGTERM.
             unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+        }
+        if let Some(file) = opt(args, "--count-term") {
+            count_term(&file);
         }
         let mut zombies = Vec::with_capacity(n);
         for _ in 0..n {

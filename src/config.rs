@@ -424,11 +424,12 @@ impl Settings {
     }
 }
 
-/// `watch` rounds are at least a second and at most a day apart.
+/// `watch` rounds are at least 100 ms (a round costs a few milliseconds; a typo like `1ms`
+/// would be a busy loop) and at most a day apart.
 pub fn check_interval(d: Duration) -> Result<(), String> {
-    if d < Duration::from_secs(1) {
+    if d < Duration::from_millis(100) {
         return Err(format!(
-            "`{}` is too short: at least 1s",
+            "`{}` is too short: at least 100ms",
             humantime::format_duration(d)
         ));
     }

@@ -24,6 +24,7 @@ pub mod snapshot;
 pub mod top;
 pub mod watch;
 pub mod watch_events;
+pub mod watch_output;
 
 use anyhow::Result;
 

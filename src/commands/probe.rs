@@ -14,7 +14,7 @@ use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::core::state;
-use crate::exit::{self, UsageError};
+use crate::exit::UsageError;
 use crate::fsio::atomic_write;
 use crate::output::{Printer, Style, bar, human_duration, schema, thousands};
 use crate::sanitize::sanitize;
@@ -173,12 +173,12 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
         None => ctx.printer.raw(&text)?,
     }
     if let Some(e) = failure {
-        // The reading was printed; the history the user relies on for the ETA was not kept.
-        return Err(exit::WithCode {
-            code: exit::ERROR,
-            message: format!("{e:#}"),
-        }
-        .into());
+        // The reading was printed and its level is the answer cron asked for; the history
+        // (the ETA's input) and the evidence row were not kept, which is worth a warning,
+        // not an exit code that would hide the level (a full disk is when it matters).
+        ctx.printer.warn(&format!(
+            "{e:#}; this reading is not in the history or the evidence log"
+        ));
     }
     Ok(reading.level.exit_code())
 }

@@ -161,9 +161,41 @@ pub fn execute(
     plan: &ReapPlan,
     show_table: bool,
 ) -> Result<ReapReport> {
+    let first = ProcessTable::new(snap);
+    let (mut selection, mut reading) = decide(ctx, source, snap, &first, plan)?;
+    // One cleanup at a time per user: `watch` and a `reap` from cron never signal the same
+    // parent twice. A cleanup that had to wait reads the table again, and the targets the
+    // other one handled meanwhile are reported as such instead of being signalled.
+    let mut _cleanup = None;
+    let mut handled = Vec::new();
+    let fresh;
+    let mut snap = snap;
+    if !plan.dry_run && !ctx.replaying() && selection.targets().next().is_some() {
+        match cleanup_lock() {
+            Ok((lock, waited)) => {
+                _cleanup = Some(lock);
+                if waited {
+                    fresh = source
+                        .snapshot(Detail::Full)
+                        .context("cannot read the process table after waiting for a cleanup")?;
+                    snap = &fresh;
+                    let before: Vec<i32> = selection.targets().map(|d| d.pid).collect();
+                    let again = ProcessTable::new(snap);
+                    (selection, reading) = decide(ctx, source, snap, &again, plan)?;
+                    handled = before
+                        .into_iter()
+                        .filter(|pid| selection.targets().all(|d| d.pid != *pid))
+                        .collect();
+                }
+            }
+            Err(e) => ctx.printer.warn(&format!(
+                "{e:#}; cleaning up without the lock that keeps two cleanups apart"
+            )),
+        }
+    }
     let table = ProcessTable::new(snap);
-    let (selection, reading) = decide(ctx, source, snap, &table, plan)?;
     let mut report = ReapReport::new(snap, &reading, &selection, plan);
+    report.already_handled = handled;
     if show_table {
         ctx.printer.text(&report.human_table(ctx.printer))?;
     }
@@ -204,6 +236,16 @@ pub fn execute(
     report.summary = summary(&report, &selection);
     record_evidence(&reading, &selection, &report)?;
     Ok(report)
+}
+
+/// The per-user cleanup lock (`cleanup.lock` in the state directory) and whether another
+/// cleanup held it, so that this one waited.
+fn cleanup_lock() -> Result<(crate::fsio::Lock, bool)> {
+    let path = crate::paths::ensure_state_dir()?.join("cleanup");
+    if let Some(l) = crate::fsio::Lock::try_acquire(&path)? {
+        return Ok((l, false));
+    }
+    Ok((crate::fsio::Lock::acquire(&path)?, true))
 }
 
 fn finish(ctx: &Ctx<'_>, report: &ReapReport, code: u8) -> Result<u8> {

@@ -93,6 +93,9 @@ pub struct ReapReport {
     pub parents: Vec<ParentReport>,
     pub targets: Vec<TargetReport>,
     pub slots_freed: u64,
+    /// Targets of this run's first reading that another cleanup (a `watch`, a `reap` from
+    /// cron) handled while this one waited for the cleanup lock: not signalled again.
+    pub already_handled: Vec<i32>,
     pub summary: String,
 }
 
@@ -126,6 +129,7 @@ impl ReapReport {
                 .collect(),
             targets: Vec::new(),
             slots_freed: 0,
+            already_handled: Vec::new(),
             summary: String::new(),
         }
     }
@@ -252,6 +256,13 @@ pub fn summary(r: &ReapReport, sel: &Selection) -> String {
             (n, _) => format!("{prefix}{n} parents would be terminated."),
         };
     }
+    if r.targets.is_empty() && !r.already_handled.is_empty() {
+        let pids: Vec<String> = r.already_handled.iter().map(i32::to_string).collect();
+        return format!(
+            "Already handled by another cleanup while this one waited: pid {}.",
+            pids.join(", ")
+        );
+    }
     if r.targets.is_empty() {
         return match unreadable {
             0 => "No candidates for cleanup.".into(),
@@ -340,6 +351,7 @@ mod tests {
             parents: vec![],
             targets,
             slots_freed: reaped + 1,
+            already_handled: vec![],
             summary: String::new(),
         }
     }

@@ -4,8 +4,15 @@
 //! polling path, never when free slots are at or below 1 %.
 //!
 //! The polling path does not fork or exec. A transient error is reported as a `notice` and the
-//! next round tries again. SIGTERM/SIGINT only set a flag: an in-flight cleanup, including a
-//! SIGKILL escalation, finishes first; then a summary, and exit 0.
+//! next round tries again. SIGTERM/SIGINT/SIGHUP only set a flag: an in-flight cleanup,
+//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 (SIGHUP does
+//! not reload: the service manager restarts the guard, which reads the config afresh). A
+//! closed stdout ends it the same way; a stdout nobody reads never stalls a round
+//! (watch_output).
+//!
+//! One `watch` per user: it holds `watch.lock` in the state directory for its lifetime and a
+//! second one refuses (exit 3). A cleanup, here or from `reap`, holds `cleanup.lock` while
+//! it signals and verifies, so the two never act on the same parent twice.
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +27,7 @@ use crate::commands::Ctx;
 use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch_events::{Event, ReadingEvent, status_line};
+use crate::commands::watch_output::{DRAIN_AT_EXIT, Output};
 use crate::core::alerts::{AlertState, Crossing};
 use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::memory_guard::breaches;
@@ -31,9 +39,10 @@ use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
 
 const STATE_FILE: &str = "watch-state.json";
-/// Evidence rows kept in memory while the state directory cannot be written (a full disk);
-/// written out as soon as it can be.
-const MAX_PENDING_ROWS: usize = 100_000;
+/// Evidence rows kept in memory while the state directory cannot be written (a full disk),
+/// written out in order as soon as it can be: a week of readings at the default 60 s
+/// interval, about 4 MB. Past it the oldest are dropped, and a notice says how many.
+pub const MAX_PENDING_ROWS: usize = 10_000;
 
 /// What survives between rounds, and between `watch --once` runs from cron.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -65,6 +74,8 @@ struct Guard<'c, 'a> {
     parked: Vec<memory_guard::ParkedTree>,
     /// `--once`: a one-shot round does not park (its exit would wake them at once).
     once: bool,
+    /// stdout, never waited for (watch_output).
+    out: Output,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
@@ -94,6 +105,13 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     for w in &reap_plan.warnings {
         ctx.printer.warn(w);
     }
+    // One guard per user: a second `watch` (a LaunchAgent and `brew services`, or a
+    // `watch --once` from cron beside the service) refuses rather than double every action.
+    let _single = if ctx.replaying() {
+        None
+    } else {
+        single_watch()?
+    };
     let source = ctx.source()?;
     platform::stop_flag::install()
         .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
@@ -116,6 +134,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         saved: None,
         parked: Vec::new(),
         once: args.once,
+        out: Output::stdout(ctx.printer.is_json()),
     };
     g.load_state();
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
@@ -129,6 +148,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
             g.finish();
             return Ok(code);
         }
+        if g.out.closed() {
+            // The reader went away (`watch --json | head`): nobody to guard for.
+            break;
+        }
         platform::stop_flag::sleep(interval.value.saturating_sub(started.elapsed()));
         if let Some(sig) = platform::stop_flag::requested() {
             g.notice("info", &format!("stopping on signal {sig}"));
@@ -139,29 +162,55 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     Ok(crate::exit::OK)
 }
 
+/// `watch.lock` in the state directory, held for the life of the process; a refusal naming
+/// it when another `watch` holds it. A state directory that cannot be made is no reason not
+/// to guard: that is reported by the first round, and the guard runs unlocked.
+fn single_watch() -> Result<Option<crate::fsio::Lock>> {
+    let Ok(dir) = crate::paths::ensure_state_dir() else {
+        return Ok(None);
+    };
+    let path = dir.join("watch");
+    match crate::fsio::Lock::try_acquire(&path) {
+        Ok(Some(l)) => Ok(Some(l)),
+        Ok(None) => Err(crate::exit::Refused(format!(
+            "another `headroom watch` is running for this user (it holds `{}.lock`); one guard \
+             at a time: stop it, or run `headroom probe`/`reap` for a one-off",
+            path.display()
+        ))
+        .into()),
+        Err(_) => Ok(None),
+    }
+}
+
 impl Guard<'_, '_> {
     fn emit(&mut self, e: &Event) {
         let p = self.ctx.printer;
-        if p.is_json() {
-            let _ = p.json_value(e);
+        let line = if p.is_json() {
+            match serde_json::to_string(e) {
+                Ok(s) => s + "\n",
+                Err(_) => return,
+            }
+        } else if p.is_quiet() {
             return;
-        }
-        match e {
-            Event::Reading(r) => {
-                let line = status_line(r);
-                if p.stdout_is_terminal() {
-                    let _ = p.text(&format!("\r\x1b[2K{line}"));
-                    self.status_open = true;
-                } else {
-                    let _ = p.text(&format!("{line}\n"));
+        } else {
+            match e {
+                Event::Reading(r) => {
+                    let line = status_line(r);
+                    if p.stdout_is_terminal() {
+                        self.status_open = true;
+                        format!("\r\x1b[2K{line}")
+                    } else {
+                        format!("{line}\n")
+                    }
+                }
+                other => {
+                    let prefix = if self.status_open { "\n" } else { "" };
+                    self.status_open = false;
+                    format!("{prefix}{}\n", other.human())
                 }
             }
-            other => {
-                let prefix = if self.status_open { "\n" } else { "" };
-                self.status_open = false;
-                let _ = p.text(&format!("{prefix}{}\n", other.human()));
-            }
-        }
+        };
+        self.out.send(line);
     }
 
     fn notice(&mut self, severity: &'static str, message: &str) {
@@ -212,9 +261,10 @@ impl Guard<'_, '_> {
         if now.is_some() && now == self.saved {
             return;
         }
-        self.saved = now;
-        if let Err(e) = save_json(&dir.join(STATE_FILE), &self.persisted) {
-            self.notice("error", &format!("{e:#}"));
+        // Remembered only once written: a failed write (a full disk) is retried next round.
+        match save_json(&dir.join(STATE_FILE), &self.persisted) {
+            Ok(()) => self.saved = now,
+            Err(e) => self.notice("error", &format!("{e:#}")),
         }
     }
 
@@ -265,6 +315,12 @@ impl Guard<'_, '_> {
         let Some(dir) = self.state_dir.clone() else {
             return none;
         };
+        if !dir.is_dir() {
+            // Removed while we run (a cleanup script, `rm -rf ~/.local/state`): made again.
+            if let Err(e) = crate::paths::create_private_dir(&dir) {
+                self.notice("error", &format!("{e:#}"));
+            }
+        }
         let trend = match state::record_reading(&dir, r.uid, r.sample()) {
             Ok(h) => reading::trend(&h.samples, r.limit.limit),
             Err(e) => {
@@ -283,15 +339,16 @@ impl Guard<'_, '_> {
                 ),
             );
         }
-        match EvidenceLog::new(&dir).append(&self.pending) {
-            Ok(()) => self.pending.clear(),
-            Err(e) => {
-                let m = format!(
-                    "{e:#}; {} evidence rows kept in memory and retried next round",
-                    self.pending.len()
-                );
-                self.notice("error", &m);
-            }
+        // Rows written before a failure are not offered again (no duplicates); the rest
+        // stay, in order.
+        let done = EvidenceLog::new(&dir).append_some(&self.pending);
+        self.pending.drain(..done.written);
+        if let Some(e) = done.error {
+            let m = format!(
+                "{e:#}; {} evidence rows kept in memory (at most {MAX_PENDING_ROWS}) and retried next round",
+                self.pending.len()
+            );
+            self.notice("error", &m);
         }
         trend
     }
@@ -493,5 +550,6 @@ impl Guard<'_, '_> {
             errors: self.errors,
             pending_rows: self.pending.len(),
         });
+        self.out.finish(DRAIN_AT_EXIT);
     }
 }

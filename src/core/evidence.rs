@@ -6,18 +6,21 @@
 //! under a narrower header — a check OpenZombr added one row too late, leaving a 14-field row
 //! under a 13-column header in its archive. Files also rotate at 4 MiB, keeping 3. Two
 //! writers never tear or interleave a row: every append holds an advisory lock, and each row
-//! is one `write` on an O_APPEND descriptor. The reader tolerates old layouts (columns are
+//! is one `write` on an O_APPEND descriptor. A row that could be written only in part (a full
+//! disk) or was torn by a SIGKILL mid-`write` is cut off, so the file always ends after a
+//! whole row; names are escaped so that each row is one line, and neutralised against
+//! spreadsheet formulas (the file is opened in Numbers or Excel for bug reports). The reader tolerates old layouts (columns are
 //! found by name) and reports, never silently drops, a row whose field count differs from
 //! its header.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::fsio::Lock;
+use crate::fsio::{Lock, open_append};
 
 /// Column order; changing it means a new header, which rotates old files aside.
 pub const COLUMNS: [&str; 16] = [
@@ -104,6 +107,20 @@ impl Row {
     }
 }
 
+impl Row {
+    /// The cells as written to the file: the text a process chose (its name) and free-form
+    /// text neutralised against spreadsheet formulas, and control characters escaped as on a
+    /// terminal (`\n` → `\\n`), so every row is one line. Numbers are left as they are
+    /// (a negative growth rate is not a formula).
+    pub fn csv_fields(&self) -> [String; 16] {
+        let mut f = self.fields();
+        for i in [4, 10, 12, 13, 14, 15] {
+            f[i] = neutralise(&f[i]);
+        }
+        f
+    }
+}
+
 fn encode(fields: &[String]) -> Result<Vec<u8>> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
@@ -163,34 +180,65 @@ impl EvidenceLog {
     }
 
     /// Append `rows` (one write per row), rotating first when the header differs or the file
-    /// reached its size limit.
+    /// reached its size limit. All or an error; see `append_some` for how many went in.
     pub fn append(&self, rows: &[Row]) -> Result<()> {
+        let done = self.append_some(rows);
+        match done.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Append `rows` in order, stopping at the first that cannot be written (a full disk).
+    /// The file only ever ends after a whole row: a row written in part is cut off again, and
+    /// a torn last row left by a writer killed mid-`write` is cut off before appending. The
+    /// caller keeps the rows after `written` and offers them again.
+    pub fn append_some(&self, rows: &[Row]) -> Appended {
+        let mut written = 0;
+        let error = self.append_inner(rows, &mut written).err();
+        Appended { written, error }
+    }
+
+    fn append_inner(&self, rows: &[Row], written: &mut usize) -> Result<()> {
         let path = self.path();
         let _lock = Lock::acquire(&path)?;
         let header = encode(&COLUMNS.map(str::to_string))?;
-        if let Ok(meta) = std::fs::metadata(&path) {
-            let first = first_line(&path)?;
-            if meta.len() > 0
-                && (first.as_bytes() != header.strip_suffix(b"\n").unwrap_or(&header)
-                    || meta.len() >= self.max_bytes)
-            {
-                self.rotate()?;
+        if let Ok(meta) = std::fs::symlink_metadata(&path) {
+            if meta.file_type().is_file() && meta.len() > 0 {
+                let first = first_line(&path)?;
+                if first.as_bytes() != header.strip_suffix(b"\n").unwrap_or(&header)
+                    || meta.len() >= self.max_bytes
+                {
+                    self.rotate()?;
+                }
             }
         }
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
+        let mut f = open_append(&path)
             .with_context(|| format!("cannot open evidence log `{}`", path.display()))?;
-        let write = |f: &mut File, bytes: &[u8]| {
-            f.write_all(bytes)
-                .with_context(|| format!("cannot append to evidence log `{}`", path.display()))
+        let mut len = cut_torn_tail(&mut f)
+            .with_context(|| format!("cannot repair evidence log `{}`", path.display()))?;
+        let empty = len == 0;
+        let mut write = |f: &mut File, bytes: &[u8]| -> Result<()> {
+            match f.write_all(bytes) {
+                Ok(()) => {
+                    len += bytes.len() as u64;
+                    Ok(())
+                }
+                Err(e) => {
+                    // A short write (ENOSPC part-way) leaves half a row: cut it off again.
+                    let _ = f.set_len(len);
+                    Err(e).with_context(|| {
+                        format!("cannot append to evidence log `{}`", path.display())
+                    })
+                }
+            }
         };
-        if f.metadata().map(|m| m.len()).unwrap_or(0) == 0 {
+        if empty {
             write(&mut f, &header)?;
         }
         for row in rows {
-            write(&mut f, &encode(&row.fields())?)?;
+            write(&mut f, &encode(&row.csv_fields())?)?;
+            *written += 1;
         }
         Ok(())
     }
@@ -207,6 +255,55 @@ impl EvidenceLog {
         }
         v
     }
+}
+
+/// How much of a batch `append_some` wrote.
+#[derive(Debug)]
+pub struct Appended {
+    /// Rows now in the file, from the start of the batch.
+    pub written: usize,
+    /// Why the rest were not.
+    pub error: Option<anyhow::Error>,
+}
+
+/// Cut the file back to the end of its last whole row and return its length. Every row ends
+/// in a newline and no field holds one (`csv_fields` escapes them), so a file that does not
+/// end in `\n` ends in a torn row — written by a process killed, or a disk filled, mid-row.
+fn cut_torn_tail(f: &mut File) -> std::io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let len = f.metadata()?.len();
+    if len == 0 {
+        return Ok(0);
+    }
+    let mut keep = 0;
+    let mut end = len;
+    let mut buf = vec![0u8; 4096];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        f.seek(SeekFrom::Start(start))?;
+        std::io::Read::read_exact(f, chunk)?;
+        if end == len && chunk.last() == Some(&b'\n') {
+            return Ok(len);
+        }
+        if let Some(i) = memchr::memrchr(b'\n', chunk) {
+            keep = start + i as u64 + 1;
+            break;
+        }
+        end = start;
+    }
+    f.set_len(keep)?;
+    Ok(keep)
+}
+
+/// OWASP's CSV-injection rule: a cell a spreadsheet would run as a formula gets a leading `'`.
+fn neutralise(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    };
+    crate::sanitize::sanitize(&s).into_owned()
 }
 
 fn first_line(path: &Path) -> Result<String> {
@@ -398,7 +495,82 @@ mod tests {
         log.append(&[r]).unwrap();
         let (rows, anomalies) = read_file(&log.path()).unwrap();
         assert!(anomalies.is_empty());
-        assert_eq!(rows[0].top_parent_name.as_deref(), Some("we,ird\nname"));
+        // Escaped as on a terminal: one row is one line, whatever the name holds.
+        assert_eq!(rows[0].top_parent_name.as_deref(), Some("we,ird\\nname"));
+        assert_eq!(
+            std::fs::read_to_string(log.path()).unwrap().lines().count(),
+            2
+        );
+    }
+
+    #[test]
+    fn formula_names_are_neutralised_but_numbers_are_not() {
+        let d = tempfile::tempdir().unwrap();
+        let log = EvidenceLog::new(d.path());
+        let names = [
+            "=cmd|' /C calc'!A0",
+            "+1",
+            "-2+3",
+            "@SUM(A1)",
+            "\tx",
+            "\rx",
+            "agency",
+        ];
+        let rows: Vec<Row> = names
+            .iter()
+            .map(|n| {
+                let mut r = row(0);
+                r.top_parent = Some((1, (*n).into(), 3));
+                r.growth_per_min = Some(-1.5);
+                r
+            })
+            .collect();
+        log.append(&rows).unwrap();
+        let (back, anomalies) = read_file(&log.path()).unwrap();
+        assert!(anomalies.is_empty());
+        let got: Vec<String> = back
+            .iter()
+            .map(|r| r.top_parent_name.clone().unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "'=cmd|' /C calc'!A0",
+                "'+1",
+                "'-2+3",
+                "'@SUM(A1)",
+                "'\\tx",
+                "'\\rx",
+                "agency"
+            ]
+        );
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert!(text.lines().nth(1).unwrap().contains(",-1.50,"), "{text}");
+    }
+
+    #[test]
+    fn a_torn_last_row_is_cut_off_before_appending() {
+        let d = tempfile::tempdir().unwrap();
+        let log = EvidenceLog::new(d.path());
+        log.append(&[row(0)]).unwrap();
+        let whole = std::fs::read(log.path()).unwrap();
+        // A writer killed mid-row left half of one.
+        let mut torn = whole.clone();
+        torn.extend_from_slice(b"2026-08-29T22:42:41Z,3869,33");
+        std::fs::write(log.path(), &torn).unwrap();
+        let done = log.append_some(&[row(1), row(2)]);
+        assert!(done.error.is_none());
+        assert_eq!(done.written, 2);
+        let (rows, anomalies) = read_file(&log.path()).unwrap();
+        assert!(anomalies.is_empty(), "{anomalies:?}");
+        assert_eq!(
+            rows.iter().map(|r| r.total_procs).collect::<Vec<_>>(),
+            vec![Some(3869), Some(3870), Some(3871)]
+        );
+        // A torn header (killed while creating the file) is cut to nothing and rewritten.
+        std::fs::write(log.path(), b"timestamp,total_pr").unwrap();
+        log.append(&[row(3)]).unwrap();
+        assert_eq!(read_file(&log.path()).unwrap().0.len(), 1);
     }
 
     #[test]

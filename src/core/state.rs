@@ -28,7 +28,7 @@ pub enum Loaded<T> {
 
 /// Load `path` as JSON; a file that does not parse is moved aside.
 pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::fsio::read_private(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::Missing),
         Err(e) => {

@@ -1,4 +1,5 @@
-//! A stop request for long-running loops (`hangs --watch`): SIGINT and SIGTERM set a flag
+//! A stop request for long-running loops (`hangs --watch`, `watch`): SIGINT, SIGTERM and
+//! SIGHUP (the terminal closed; a guard does not reload on it) set a flag
 //! instead of ending the process, so the loop finishes the round it is in (never leaving a
 //! restart half done), saves its state and exits with its own code.
 //!
@@ -14,10 +15,10 @@ extern "C" fn on_signal(sig: libc::c_int) {
     REQUESTED.store(sig, Ordering::SeqCst);
 }
 
-/// Route SIGINT and SIGTERM to the flag. Errors name the signal.
+/// Route SIGINT, SIGTERM and SIGHUP to the flag. Errors name the signal.
 #[cfg(unix)]
 pub fn install() -> std::io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: an all-zero sigaction is a valid "no flags, empty mask" value; the fields
         // set below are the handler address and an initialised mask.
         let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };

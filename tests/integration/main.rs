@@ -12,6 +12,7 @@
 mod cli;
 mod evidence;
 mod evidence_chart;
+mod faults;
 mod generated;
 mod guardrails;
 mod hangs;

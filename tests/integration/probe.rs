@@ -289,7 +289,7 @@ fn prometheus_format_to_a_file_atomically() {
 }
 
 #[test]
-fn unwritable_state_dir_is_an_error_but_the_reading_is_printed() {
+fn unwritable_state_dir_is_a_warning_and_the_reading_its_level() {
     let env = Env::new();
     let blocker = env.path("not-a-dir");
     std::fs::write(&blocker, "x").unwrap();
@@ -299,12 +299,19 @@ fn unwritable_state_dir_is_an_error_but_the_reading_is_printed() {
         .args(["probe", "--json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("not-a-dir/state"), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("not-a-dir/state"),
+        "{err}"
+    );
     let r: schema::Probe = serde_json::from_slice(&out.stdout).unwrap();
     assert!(!r.history);
+    let code = ["normal", "warning", "critical", "unknown"]
+        .iter()
+        .position(|l| r.level == *l)
+        .unwrap();
+    assert_eq!(out.status.code(), Some(code as i32), "the reading's level");
 }
 
 #[test]

@@ -205,6 +205,7 @@ pub struct Reap {
     pub parents: Vec<ReapParent>,
     pub targets: Vec<ReapTarget>,
     pub slots_freed: u64,
+    pub already_handled: Vec<i32>,
     pub summary: String,
 }
 

@@ -52,7 +52,7 @@ fn bad_intervals_and_config_are_usage_errors() {
         .args(["watch", "--interval", "1ms"])
         .assert()
         .code(64)
-        .stderr(predicate::str::contains("at least 1s"));
+        .stderr(predicate::str::contains("at least 100ms"));
     let cfg = env.path("c.toml");
     std::fs::write(&cfg, "[watch]\nintervall = \"5s\"\n").unwrap();
     env.cmd()

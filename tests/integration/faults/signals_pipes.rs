@@ -1,0 +1,159 @@
+//! Fault 7: signals and pipes. `watch` on SIGHUP exits cleanly (documented: no reload; the
+//! service manager restarts it and the config is read afresh); a reader that closes the
+//! JSON Lines stream ends it (EPIPE, exit 0) instead of leaving it guarding for nobody; a
+//! stdout nobody reads (a full pipe) does not stall its rounds, and it still stops promptly.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{check_state_files, sandbox_ok};
+use crate::support::{Env, TIMEOUT, json_lines, spawn_retrying, wait_until};
+
+/// A headroom child of the test; killed (it is ours, unreaped) if the test fails early.
+struct Ours(Child);
+
+impl Drop for Ours {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+        }
+        let _ = self.0.wait();
+    }
+}
+
+impl Ours {
+    fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(s) = self.0.try_wait().unwrap() {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "headroom did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn watch(env: &Env, stdout: Stdio) -> Ours {
+    let mut argv = env.as_test_user();
+    argv.push(env.headroom_path().into());
+    let mut c = Command::new(&argv[0]);
+    c.args(&argv[1..])
+        .args([
+            "watch",
+            "--interval",
+            "100ms",
+            "--json",
+            "--no-hangs",
+            "--no-auto-reap",
+        ])
+        .env("HEADROOM_HOME", &env.home)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::null());
+    Ours(spawn_retrying(&mut c))
+}
+
+fn poll_rows(env: &Env) -> usize {
+    std::fs::read_to_string(env.home.join("evidence.csv"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(",poll,"))
+        .count()
+}
+
+#[test]
+fn sighup_stops_watch_cleanly_with_its_summary() {
+    let env = Env::new();
+    let (out, err) = (env.path("watch.out"), env.path("watch.err"));
+    let args = ["watch", "--interval", "200ms", "--json", "--no-hangs"];
+    let mut w = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    wait_until("a reading", || {
+        json_lines(&out).iter().any(|e| e["type"] == "reading")
+    });
+    w.signal(libc::SIGHUP);
+    assert_eq!(w.exit_code(), 0, "not killed by the hangup");
+    let events = json_lines(&out);
+    assert!(
+        events.iter().any(|e| e["type"] == "notice"
+            && e["message"] == format!("stopping on signal {}", libc::SIGHUP))
+    );
+    assert_eq!(events.last().unwrap()["type"], "summary");
+}
+
+#[test]
+fn a_reader_that_closes_the_stream_ends_watch() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    let mut w = watch(&env, Stdio::piped());
+    let mut reader = BufReader::new(w.0.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    assert!(first.contains("\"reading\""), "{first}");
+    drop(reader); // `| head -1`
+    let status = w.wait_exit();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    check_state_files(&env.home);
+}
+
+#[test]
+fn a_full_stdout_pipe_does_not_stall_the_rounds() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid two-int array.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: pipe2 returned two fresh fds that nothing else owns.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // Fill the pipe: nobody will read it while watch runs.
+    // SAFETY: fcntl on our own fd.
+    unsafe { libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK) };
+    let chunk = [b'#'; 4096];
+    let mut filled = 0;
+    loop {
+        // SAFETY: chunk is valid for its length; fds[1] is open.
+        let n = unsafe { libc::write(fds[1], chunk.as_ptr().cast(), chunk.len()) };
+        if n <= 0 {
+            break;
+        }
+        filled += n as usize;
+    }
+    // SAFETY: as above; watch gets a blocking pipe, as a shell pipeline would give it.
+    unsafe { libc::fcntl(fds[1], libc::F_SETFL, 0) };
+    let mut w = watch(&env, Stdio::from(write_end));
+    // Readings go on (each has its evidence row) though every write to stdout would block.
+    wait_until("ten rounds behind a full pipe", || poll_rows(&env) >= 10);
+    #[allow(clippy::disallowed_methods)]
+    // SAFETY: kill has no memory-safety preconditions; the pid is our own unreaped child.
+    unsafe {
+        libc::kill(w.0.id() as i32, libc::SIGTERM)
+    };
+    let stopped = Instant::now();
+    let status = w.wait_exit();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(
+        stopped.elapsed() < TIMEOUT / 2,
+        "stopping waited for the reader"
+    );
+    // Nothing torn into the pipe: whatever followed the filler is whole lines (a pipe write
+    // of a line is atomic; the lines still queued at exit are dropped with the process).
+    let mut all = Vec::new();
+    std::fs::File::from(read_end).read_to_end(&mut all).unwrap();
+    let text = String::from_utf8_lossy(&all[filled..]);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    eprintln!(
+        "full pipe: {} rounds with {filled} bytes unread in the pipe; {} lines delivered after",
+        poll_rows(&env),
+        lines.len()
+    );
+}

@@ -1,0 +1,177 @@
+//! Fault 2: the state directory is read-only, vanishes under a running guard, or holds
+//! symbolic links planted to another user's file. Guaranteed: the reading is still printed
+//! (and `probe` exits with its level), a clear message names the path, no write follows a
+//! link, and a vanished directory is made again.
+
+use std::os::unix::fs::PermissionsExt;
+
+use super::{check_state_files, in_mount_ns, mount, sandbox_ok, umount};
+use crate::support::{Env, chown, json_lines, wait_until};
+
+fn level_code(report: &serde_json::Value) -> i32 {
+    ["normal", "warning", "critical", "unknown"]
+        .iter()
+        .position(|l| report["level"] == *l)
+        .unwrap() as i32
+}
+
+#[test]
+fn a_read_only_state_dir_is_a_warning_and_the_reading_still_counts() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    in_mount_ns(|| {
+        let opts = format!("size=64k,mode=0700,uid={0},gid={0}", env.uid);
+        mount(
+            Some("tmpfs"),
+            &env.home,
+            Some("tmpfs"),
+            libc::MS_RDONLY,
+            Some(&opts),
+        );
+        let p = env.cmd().args(["probe", "--json"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&p.stderr);
+        assert!(
+            stderr.contains("warning") && stderr.contains("Read-only file system"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(env.home.to_str().unwrap()), "{stderr}");
+        let report: serde_json::Value = serde_json::from_slice(&p.stdout).unwrap();
+        assert_eq!(p.status.code(), Some(level_code(&report)));
+        let w = env
+            .cmd()
+            .args(["watch", "--once", "--json", "--no-hangs"])
+            .output()
+            .unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8(w.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let reading = lines.iter().find(|e| e["type"] == "reading").unwrap();
+        assert_eq!(w.status.code(), Some(level_code(reading)));
+        assert!(lines.iter().any(|e| {
+            e["type"] == "notice"
+                && e["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Read-only file system")
+        }));
+        assert_eq!(lines.last().unwrap()["pending_rows"], 1, "the row waits");
+        umount(&env.home);
+    });
+}
+
+#[test]
+fn a_vanished_state_dir_is_made_again_and_no_reading_is_lost() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    // As `~/.local/state/headroom` is: a directory the user may make again.
+    let state = env.home.join("state");
+    let (out, err) = (env.path("watch.out"), env.path("watch.err"));
+    let home = format!("HEADROOM_HOME={}", state.display());
+    let args = [
+        home.as_str(),
+        env.headroom_path().to_str().unwrap(),
+        "watch",
+        "--interval",
+        "200ms",
+        "--json",
+        "--no-auto-reap",
+        "--no-hangs",
+    ];
+    let mut watch = env.spawn_with(
+        std::path::Path::new("/usr/bin/env"),
+        &args,
+        Some((&out, &err)),
+    );
+    let readings = || {
+        json_lines(&out)
+            .iter()
+            .filter(|e| e["type"] == "reading")
+            .count()
+    };
+    wait_until("two readings", || readings() >= 2);
+    std::fs::remove_dir_all(&state).unwrap();
+    let r = readings();
+    wait_until("two readings after the removal", || readings() >= r + 2);
+    watch.signal(libc::SIGTERM);
+    assert_eq!(watch.exit_code(), 0);
+    let meta = std::fs::metadata(&state).unwrap();
+    assert!(meta.is_dir());
+    assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+    let (_, rows) = check_state_files(&state);
+    assert!(
+        rows.len() >= 2,
+        "the readings after the removal were written"
+    );
+    let events = json_lines(&out);
+    assert_eq!(events.last().unwrap()["pending_rows"], 0);
+}
+
+#[test]
+fn no_write_follows_a_link_planted_to_another_users_file() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    // Another user's file the test user could write if a link were followed (0666), and a
+    // place where following a dangling link would create a file.
+    let other = env.dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let victim = other.join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o666)).unwrap();
+    chown(&victim, env.uid + 1);
+    let dangling = other.join("created-through-a-link");
+    for name in ["evidence.csv", "readings.json", "watch-state.json"] {
+        std::os::unix::fs::symlink(&victim, env.home.join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(&dangling, env.home.join("evidence.csv.lock")).unwrap();
+    let p = env.cmd().args(["probe", "--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&p.stderr);
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+    assert!(stderr.contains("readings.json"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&p.stdout).unwrap();
+    assert_eq!(p.status.code(), Some(level_code(&report)));
+    // The history link removed: the evidence lock's link is met next, and refused too.
+    std::fs::remove_file(env.home.join("readings.json")).unwrap();
+    let p = env.cmd().args(["probe", "--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&p.stderr);
+    assert!(stderr.contains("evidence.csv.lock"), "{stderr}");
+    std::fs::remove_file(env.home.join("evidence.csv.lock")).unwrap();
+    let p = env.cmd().args(["probe", "--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&p.stderr);
+    assert!(
+        stderr.contains("evidence.csv") && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    let w = env
+        .cmd()
+        .args(["watch", "--once", "--json", "--no-hangs"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(w.stdout).unwrap();
+    assert!(text.contains("\"type\":\"reading\""), "{text}");
+    assert!(text.contains("symbolic link"), "{text}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!dangling.exists(), "a dangling link was followed");
+    for name in ["evidence.csv", "watch-state.json"] {
+        let m = std::fs::symlink_metadata(env.home.join(name)).unwrap();
+        assert!(m.file_type().is_symlink(), "{name} was replaced silently");
+    }
+    // The control: with the links gone the same runs write their files.
+    for name in ["evidence.csv", "watch-state.json"] {
+        std::fs::remove_file(env.home.join(name)).unwrap();
+    }
+    env.cmd()
+        .args(["probe", "--json"])
+        .assert()
+        .stderr(predicates::str::is_empty());
+    let (files, rows) = check_state_files(&env.home);
+    assert!(files >= 2 && rows.len() == 1, "{files} {rows:?}");
+}

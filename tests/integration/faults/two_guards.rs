@@ -1,0 +1,165 @@
+//! Fault 4: two guards at once on the same leaker: a `watch` (the service) and `reap` from
+//! cron, twice over, and a second `watch`. Guaranteed: the leaker is signalled by one of them
+//! only (`cleanup.lock` serialises select-signal-verify; one that waited reads the table
+//! again and reports the parent as already handled); a second `watch` refuses (`watch.lock`),
+//! and the state and evidence stay whole.
+
+use super::{check_state_files, sandbox_ok};
+use crate::support::{Env, json_lines, proc_state, wait_until};
+
+#[test]
+fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    let cfg = env.path("guards.toml");
+    std::fs::write(
+        &cfg,
+        "[reap]\nallow = [\"agency-2g\"]\ngrace = \"1s\"\n[notifications]\nenabled = false\n",
+    )
+    .unwrap();
+    let terms = env.path("terms");
+    let leaker = env.named_fixture("agency-2g");
+    let mut leak = env.spawn(
+        &leaker,
+        &[
+            "leak",
+            "--zombies",
+            "150",
+            "--count-term",
+            terms.to_str().unwrap(),
+        ],
+    );
+    let pid = leak.ready()["pid"].as_i64().unwrap() as i32;
+    let (out, err) = (env.path("watch.out"), env.path("watch.err"));
+    let cfg_s = cfg.to_str().unwrap();
+    let args = [
+        "watch",
+        "--interval",
+        "200ms",
+        "--json",
+        "--no-hangs",
+        "--crit",
+        "0.0001",
+        "--warn",
+        "0.0001",
+        "--config",
+        cfg_s,
+    ];
+    let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    wait_until("a first reading", || {
+        json_lines(&out).iter().any(|e| e["type"] == "reading")
+    });
+
+    // A second watch, long-running or --once, refuses while the first runs.
+    for extra in [&["--once"][..], &[][..]] {
+        let second = env
+            .cmd()
+            .args(["watch", "--json", "--no-hangs", "--config", cfg_s])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(second.status.code(), Some(3), "{second:?}");
+        let e = String::from_utf8_lossy(&second.stderr);
+        assert!(
+            e.contains("another `headroom watch`") && e.contains("watch.lock"),
+            "{e}"
+        );
+    }
+
+    // Two cron `reap`s in a loop beside the watch, until the leaker is gone.
+    let reports: Vec<serde_json::Value> = std::thread::scope(|s| {
+        let loops: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    while proc_state(pid).is_some_and(|st| st != 'Z') {
+                        let o = env
+                            .cmd()
+                            .args(["reap", "--json", "--config", cfg_s])
+                            .output()
+                            .unwrap();
+                        assert!(o.status.code().is_some_and(|c| c <= 1), "{o:?}");
+                        mine.push(serde_json::from_slice(&o.stdout).unwrap());
+                    }
+                    mine
+                })
+            })
+            .collect();
+        loops.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    wait_until("the leaker to be reaped", || proc_state(pid).is_none());
+    let r = json_lines(&out)
+        .iter()
+        .filter(|e| e["type"] == "reading")
+        .count();
+    wait_until("two more watch rounds", || {
+        json_lines(&out)
+            .iter()
+            .filter(|e| e["type"] == "reading")
+            .count()
+            >= r + 2
+    });
+    watch.signal(libc::SIGTERM);
+    assert_eq!(watch.exit_code(), 0);
+
+    let delivered = std::fs::read_to_string(&terms)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(
+        delivered,
+        1,
+        "the leaker got {delivered} SIGTERMs: {reports:#?} {:#?}",
+        json_lines(&out)
+    );
+    let cleanups: Vec<serde_json::Value> = json_lines(&out)
+        .into_iter()
+        .filter(|e| e["type"] == "cleanup")
+        .collect();
+    let all: Vec<&serde_json::Value> = reports.iter().chain(cleanups.iter()).collect();
+    let signalled = all
+        .iter()
+        .filter(|r| {
+            r["targets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["pid"] == pid)
+        })
+        .count();
+    assert_eq!(signalled, 1, "one guard acted: {all:#?}");
+    let handled = all
+        .iter()
+        .filter(|r| {
+            r["already_handled"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| *p == pid)
+        })
+        .count();
+    assert!(handled >= 1, "a guard that waited says so: {all:#?}");
+    let said = all
+        .iter()
+        .find(|r| !r["already_handled"].as_array().unwrap().is_empty())
+        .unwrap();
+    assert!(
+        said["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Already handled"),
+        "{said}"
+    );
+    let (files, rows) = check_state_files(&env.home);
+    let kills = rows.iter().filter(|r| r.action.starts_with("kill")).count();
+    assert_eq!(kills, 1, "one kill row in the evidence");
+    eprintln!(
+        "two guards: {} reap runs + {} watch cleanups, 1 SIGTERM delivered, {handled} reported \
+         already handled, {files} files checked",
+        reports.len(),
+        cleanups.len()
+    );
+    drop(leak);
+}
