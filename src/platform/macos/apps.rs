@@ -127,7 +127,7 @@ fn resolve_api() -> Result<Api, String> {
             missing(ffi::GET_PROCESS_FOR_PID)
         ));
     }
-    // SAFETY (all transmutes below): each pointer is non-null and was resolved by name
+    // SAFETY: (all transmutes below) each pointer is non-null and was resolved by name
     // from the system framework that exports that function; the function types are the C
     // signatures documented in apps_ffi.rs (reference notes §1e). Data and function
     // pointers have the same size and representation on both Apple targets.
