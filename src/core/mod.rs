@@ -2,6 +2,7 @@
 
 pub mod alerts;
 pub mod calibrate;
+pub mod doctor;
 pub mod emergency;
 pub mod evidence;
 pub mod hang_eligibility;

@@ -10,6 +10,7 @@
 )]
 
 mod cli;
+mod doctor;
 mod evidence;
 mod generated;
 mod guardrails;
