@@ -22,6 +22,9 @@ _headroom() {
             headroom,config)
                 cmd="headroom__subcmd__config"
                 ;;
+            headroom,doctor)
+                cmd="headroom__subcmd__doctor"
+                ;;
             headroom,evidence)
                 cmd="headroom__subcmd__evidence"
                 ;;
@@ -100,6 +103,9 @@ _headroom() {
             headroom__subcmd__help,config)
                 cmd="headroom__subcmd__help__subcmd__config"
                 ;;
+            headroom__subcmd__help,doctor)
+                cmd="headroom__subcmd__help__subcmd__doctor"
+                ;;
             headroom__subcmd__help,evidence)
                 cmd="headroom__subcmd__help__subcmd__evidence"
                 ;;
@@ -167,7 +173,7 @@ _headroom() {
 
     case "${cmd}" in
         headroom)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config generate help"
+            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -257,6 +263,40 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --proc-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sys-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        headroom__subcmd__doctor)
+            opts="-q -h -V --burn-child --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --snapshot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -535,7 +575,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__help)
-            opts="probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config generate help"
+            opts="probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -563,6 +603,20 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__help__subcmd__config)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        headroom__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -92,6 +92,8 @@ pub enum Command {
     Watch(WatchArgs),
     /// Print the effective settings and where each came from.
     Config(ConfigArgs),
+    /// Check headroom's readings against the system's own tools (a diagnostic).
+    Doctor(DoctorArgs),
     /// Generate man pages or shell completions.
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -128,6 +130,7 @@ fn define_args(name: &str) -> Option<fn(clap::Command) -> clap::Command> {
         "login-item" => LoginItemArgs::augment_args,
         "watch" => WatchArgs::augment_args,
         "config" => ConfigArgs::augment_args,
+        "doctor" => DoctorArgs::augment_args,
         "generate" => GenerateArgs::augment_args,
         _ => return None,
     })
@@ -355,6 +358,28 @@ pub struct PidArgs {
     /// The process id.
     #[arg(allow_negative_numbers = true)]
     pub pid: i64,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+A diagnostic, not a monitor: it execs the system's tools (ps, sysctl, launchctl, sh) and starts \
+a child of its own that burns a second of CPU and touches 64 MiB, so it needs free process \
+slots and memory. Do not use it at the wall; use `headroom probe` and `headroom limits` there.
+
+Checks: your processes and zombies against `ps` (read before and after headroom, so churn is \
+bounded and reported); every ceiling against the system's answer (macOS: `sysctl -n \
+kern.maxprocperuid kern.maxproc`, `launchctl limit maxproc`, `ulimit -u` in a login shell, the \
+inherited-RLIMIT trap; Linux: `ulimit -u`, threads-max, pid_max, the pids cgroup); the child's \
+CPU time and footprint against `ps -o time=,rss=`; the state directory (owner, mode, \
+writable); the login item and brew service; whether notifications can be posted; on macOS \
+whether the WindowServer interface answers. Each line is ok, mismatch or skipped (why), with \
+both values.
+
+Exit status: 0 nothing mismatches; 1 something does; 2 the process table cannot be read.")]
+pub struct DoctorArgs {
+    /// Internal: be the child doctor measures.
+    #[arg(long, hide = true)]
+    pub burn_child: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -21,6 +22,50 @@ pub const UNIT: &str = "headroom-watch.service";
 /// Runs a helper program; faked in tests.
 pub trait Exec {
     fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output>;
+    /// Waits between two attempts (a fake advances a virtual clock instead).
+    fn pause(&self, d: Duration) {
+        std::thread::sleep(d);
+    }
+}
+
+/// How long `register` gives an earlier copy of the agent to leave: `launchctl bootout`
+/// returns before launchd has removed the job, and a `bootstrap` in that window exits 5
+/// ("Input/output error") for up to a few seconds.
+pub const BOOTOUT_WAIT: Duration = Duration::from_secs(10);
+
+/// `launchctl print` of a service the domain does not hold (reference notes §1f).
+const LAUNCHCTL_NOT_FOUND: i32 = 113;
+/// `launchctl bootstrap` while the label is still (or already) loaded.
+const LAUNCHCTL_EIO: i32 = 5;
+
+/// Doubling pauses, 50 ms up to 1 s each, within one overall budget.
+#[derive(Debug)]
+struct Backoff {
+    waited: Duration,
+    step: Duration,
+    budget: Duration,
+}
+
+impl Backoff {
+    fn new(budget: Duration) -> Self {
+        Self {
+            waited: Duration::ZERO,
+            step: Duration::from_millis(50),
+            budget,
+        }
+    }
+
+    /// Pause once through `exec`; false when the budget is spent.
+    fn pause(&mut self, exec: &dyn Exec) -> bool {
+        if self.waited >= self.budget {
+            return false;
+        }
+        let d = self.step.min(self.budget - self.waited);
+        exec.pause(d);
+        self.waited += d;
+        self.step = (self.step * 2).min(Duration::from_secs(1));
+        true
+    }
 }
 
 impl std::fmt::Debug for dyn Exec + '_ {
@@ -168,22 +213,53 @@ impl Launchd<'_> {
             .to_writer_xml(&mut bytes)
             .context("cannot encode the LaunchAgent plist")?;
         crate::fsio::atomic_write(&self.plist_path(), &bytes)?;
-        // Idempotent: unload a previous copy (not loaded is fine), then load this one.
+        // Idempotent: unload a previous copy (not loaded is fine: exit 3), then load this
+        // one. bootout finishes asynchronously: wait until `print` no longer finds the job,
+        // and retry a bootstrap that still meets it (exit 5), both within BOOTOUT_WAIT.
         let target = self.target();
-        let _ = self.exec.run("launchctl", &["bootout", &target]);
-        let plist = self.plist_path().display().to_string();
-        let o = self
+        let mut backoff = Backoff::new(BOOTOUT_WAIT);
+        let was_loaded = self
             .exec
-            .run("launchctl", &["bootstrap", &self.domain(), &plist])
-            .context("cannot run launchctl")?;
-        if !o.status.success() {
+            .run("launchctl", &["bootout", &target])
+            .is_ok_and(|o| o.status.success());
+        if was_loaded {
+            loop {
+                let gone = self
+                    .exec
+                    .run("launchctl", &["print", &target])
+                    .map_or(true, |o| o.status.code() == Some(LAUNCHCTL_NOT_FOUND));
+                if gone || !backoff.pause(self.exec) {
+                    break;
+                }
+            }
+        }
+        let plist = self.plist_path().display().to_string();
+        loop {
+            let o = self
+                .exec
+                .run("launchctl", &["bootstrap", &self.domain(), &plist])
+                .context("cannot run launchctl")?;
+            if o.status.success() {
+                return Ok(());
+            }
+            if o.status.code() == Some(LAUNCHCTL_EIO) && backoff.pause(self.exec) {
+                continue;
+            }
             anyhow::bail!(
-                "launchctl bootstrap {} {plist} failed: {}",
+                "launchctl bootstrap {} {plist} failed (exit {}{}): {}",
                 self.domain(),
+                o.status.code().unwrap_or(-1),
+                if o.status.code() == Some(LAUNCHCTL_EIO) {
+                    format!(
+                        ", still after {} s of waiting for the previous copy to leave",
+                        BOOTOUT_WAIT.as_secs()
+                    )
+                } else {
+                    String::new()
+                },
                 out_text(&o).trim()
             );
         }
-        Ok(())
     }
 
     pub fn unregister(&self) -> Result<bool> {

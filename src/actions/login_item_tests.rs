@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Output};
+use std::time::Duration;
 
 use super::*;
 
@@ -269,4 +270,157 @@ fn the_unit_passes_systemd_analyze_verify_where_present() {
     );
     // --man=no: the Documentation= page is installed by the formula, not on this machine.
     assert!(o.status.success(), "{text}");
+}
+
+/// A stand-in `launchctl` that behaves like the real one after a bootout of a loaded agent:
+/// the job stays in the domain for `linger` of (virtual) time — `print` finds it, and a
+/// `bootstrap` exits 5 until `linger + eio_after_gone` has passed.
+struct SlowLaunchctl {
+    loaded: bool,
+    linger: Duration,
+    eio_after_gone: Duration,
+    /// `print` keeps finding the job whatever the time (a launchctl whose print lies).
+    print_never_gone: bool,
+    now: std::cell::Cell<Duration>,
+    booted_out_at: std::cell::Cell<Option<Duration>>,
+    calls: RefCell<Vec<String>>,
+}
+
+impl SlowLaunchctl {
+    fn new(loaded: bool, linger_ms: u64, eio_after_gone_ms: u64) -> Self {
+        Self {
+            loaded,
+            linger: Duration::from_millis(linger_ms),
+            eio_after_gone: Duration::from_millis(eio_after_gone_ms),
+            print_never_gone: false,
+            now: Default::default(),
+            booted_out_at: Default::default(),
+            calls: Default::default(),
+        }
+    }
+
+    fn count(&self, prefix: &str) -> usize {
+        self.calls
+            .borrow()
+            .iter()
+            .filter(|c| c.starts_with(prefix))
+            .count()
+    }
+}
+
+impl Exec for SlowLaunchctl {
+    fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output> {
+        assert_eq!(program, "launchctl");
+        self.calls.borrow_mut().push(format!(
+            "{program} {} @{}ms",
+            args.join(" "),
+            self.now.get().as_millis()
+        ));
+        let now = self.now.get();
+        let leaving = self.booted_out_at.get().map(|t| now - t);
+        let code = match args.first().copied() {
+            Some("bootout") if self.loaded && leaving.is_none() => {
+                self.booted_out_at.set(Some(now));
+                0
+            }
+            Some("bootout") => 3,
+            Some("print") => match leaving {
+                Some(d) if d >= self.linger && !self.print_never_gone => 113,
+                Some(_) => 0,
+                None if self.loaded => 0,
+                None => 113,
+            },
+            Some("bootstrap") => match leaving {
+                Some(d) if d < self.linger + self.eio_after_gone => 5,
+                None if self.loaded => 5,
+                _ => 0,
+            },
+            _ => 64,
+        };
+        Ok(Output {
+            status: ExitStatus::from_raw(code << 8),
+            stdout: vec![],
+            stderr: if code == 5 {
+                b"Bootstrap failed: 5: Input/output error".to_vec()
+            } else {
+                vec![]
+            },
+        })
+    }
+
+    fn pause(&self, d: Duration) {
+        self.now.set(self.now.get() + d);
+    }
+}
+
+fn register_with(fake: &SlowLaunchctl) -> Result<()> {
+    let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let program = exe(d.path());
+    Launchd {
+        exec: fake,
+        uid: 501,
+        agents_dir: d.path().join("LaunchAgents"),
+    }
+    .register(&program, &d.path().join("w.log"))
+}
+
+#[test]
+fn register_over_a_loaded_agent_waits_for_bootout_to_finish() {
+    let fake = SlowLaunchctl::new(true, 2_500, 0);
+    register_with(&fake).unwrap_or_else(|e| panic!("{e:#}"));
+    // It polled print until 113, then bootstrapped once, after the job had left.
+    assert!(fake.count("launchctl print") >= 2, "{:?}", fake.calls);
+    assert_eq!(fake.count("launchctl bootstrap"), 1, "{:?}", fake.calls);
+    let t = fake.now.get();
+    assert!(
+        t >= Duration::from_millis(2_500) && t < BOOTOUT_WAIT,
+        "{t:?}"
+    );
+}
+
+#[test]
+fn a_bootstrap_that_still_meets_the_old_job_is_retried_on_exit_5() {
+    // print already says gone, but launchd still answers 5 for 1.2 s.
+    let fake = SlowLaunchctl::new(true, 0, 1_200);
+    register_with(&fake).unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(fake.count("launchctl bootstrap") >= 2, "{:?}", fake.calls);
+    assert!(fake.now.get() >= Duration::from_millis(1_200));
+}
+
+#[test]
+fn a_job_that_never_leaves_fails_after_the_wait_naming_exit_5() {
+    let mut fake = SlowLaunchctl::new(true, 60_000, 0);
+    fake.print_never_gone = true;
+    let e = register_with(&fake).err().map(|e| format!("{e:#}"));
+    let e = e.unwrap_or_else(|| panic!("registered over a job that never left"));
+    assert!(e.contains("exit 5") && e.contains("10 s"), "{e}");
+    assert_eq!(fake.now.get(), BOOTOUT_WAIT);
+}
+
+#[test]
+fn nothing_loaded_means_no_waiting_and_other_failures_are_not_retried() {
+    let fake = SlowLaunchctl::new(false, 0, 0);
+    register_with(&fake).unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(fake.count("launchctl print"), 0, "{:?}", fake.calls);
+    assert_eq!(fake.now.get(), Duration::ZERO);
+    // A bootstrap failing with anything but 5 is reported at once.
+    let fails = FakeExec {
+        answers: vec![
+            ("launchctl bootout", 3, ""),
+            ("launchctl bootstrap", 37, ""),
+        ],
+        ..Default::default()
+    };
+    let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let e = Launchd {
+        exec: &fails,
+        uid: 501,
+        agents_dir: d.path().to_path_buf(),
+    }
+    .register(&exe(d.path()), &d.path().join("w.log"))
+    .err()
+    .map(|e| format!("{e:#}"))
+    .unwrap_or_default();
+    assert!(e.contains("exit 37"), "{e}");
+    assert_eq!(fails.calls.borrow().len(), 2);
 }

@@ -3,6 +3,7 @@
 
 pub mod calibrate;
 pub mod config;
+pub mod doctor;
 pub mod evidence;
 pub mod evidence_chart;
 pub mod evidence_svg;
@@ -85,6 +86,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::IdleWatch(a) => idle_watch::run(&ctx, a),
         Command::Generate(a) => generate::run(&ctx, a),
         Command::Config(a) => config::run(&ctx, a),
+        Command::Doctor(a) => doctor::run(&ctx, a),
         Command::LoginItem(a) => login_item::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Hangs(a) => hangs::run(&ctx, a),

@@ -124,7 +124,10 @@ pub struct Identity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryTotals {
     pub total_bytes: u64,
-    /// Memory available without swapping (Linux MemAvailable; macOS free + inactive).
+    /// Memory available without swapping. Linux: `MemAvailable`. macOS: `hw.memsize` ×
+    /// `kern.memorystatus_level` / 100, the percentage of memory the kernel's memory-status
+    /// code counts as available (what `memory_pressure` prints as "System-wide memory free
+    /// percentage"), so it moves in steps of 1 % of the total.
     pub available_bytes: u64,
 }
 

@@ -71,6 +71,21 @@ pub(crate) fn rlimit_nproc() -> (Option<i64>, bool, Option<String>) {
     }
 }
 
+/// CPU time (user + system) this process has used so far, in nanoseconds.
+#[cfg(unix)]
+pub fn own_cpu_ns() -> Option<u64> {
+    // SAFETY: rusage is plain integers; all-zero is valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid, writable rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return None;
+    }
+    let ns = |t: libc::timeval| -> Option<u64> {
+        Some(u64::try_from(t.tv_sec).ok()? * 1_000_000_000 + u64::try_from(t.tv_usec).ok()? * 1_000)
+    };
+    Some(ns(ru.ru_utime)? + ns(ru.ru_stime)?)
+}
+
 /// Read-only access to the process table.
 pub trait ProcessSource {
     /// `linux`, `macos`, or the OS a replayed snapshot was taken on.

@@ -10,6 +10,7 @@
 )]
 
 mod cli;
+mod doctor;
 mod evidence;
 mod evidence_chart;
 mod faults;

@@ -591,3 +591,27 @@ pub fn run_events(stderr: &str) -> Vec<RunEvent> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorCheck {
+    pub name: String,
+    pub outcome: String,
+    pub headroom: Option<String>,
+    pub system: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Doctor {
+    pub schema: String,
+    pub at: String,
+    pub os: String,
+    pub uid: u32,
+    pub ok: usize,
+    pub mismatches: usize,
+    pub skipped: usize,
+    pub checks: Vec<DoctorCheck>,
+}

@@ -37,7 +37,7 @@ fn heartbeat_line() -> impl Strategy<Value = Vec<u8>> {
             line.push(b'Z');
             line.extend(before);
             line.extend(HEARTBEATS[which].iter().enumerate().map(|(i, b)| {
-                if case >> (i % 64) & 1 == 1 {
+                if (case >> (i % 64)) & 1 == 1 {
                     b.to_ascii_uppercase()
                 } else {
                     *b

@@ -99,14 +99,13 @@ fn s7_an_otlp_trace_batch_is_work() {
 #[test]
 fn s8_json_lines_without_iso_timestamps_are_unknown() {
     let d = LogDir::new();
-    let log: String = (0..50)
-        .map(|i| {
-            format!(
-                "{{\"ts\":{},\"level\":\"debug\",\"msg\":\"turn_end\"}}\n",
-                NOW - i
-            )
-        })
-        .collect();
+    let log = (0..50).fold(String::new(), |mut log, i| {
+        log += &format!(
+            "{{\"ts\":{},\"level\":\"debug\",\"msg\":\"turn_end\"}}\n",
+            NOW - i
+        );
+        log
+    });
     d.file("events.jsonl", log, NOW - 1);
     let r = d.judge();
     assert_eq!(r.last_activity, None);

@@ -11,9 +11,14 @@
 //! release adds the new name.
 //!
 //! It runs on the main thread of a CLI process (the only thread `hangs` uses), which is how
-//! the public users of these calls use them.
+//! the public users of these calls use them. LaunchServices and SkyLight are Objective-C
+//! underneath and a command-line tool's main thread has no autorelease pool, so each scan
+//! runs inside one of its own (`objc_autoreleasePoolPush`/`Pop`, libobjc's public C entry
+//! points): without it, objects autoreleased inside the calls would pile up round after
+//! round in `hangs --watch` and `watch`. The symbols are resolved once per process.
 
 use std::ffi::{CStr, c_void};
+use std::sync::OnceLock;
 
 use crate::core::hangs::AppObservation;
 use crate::platform::macos::apps_ffi::{
@@ -36,7 +41,35 @@ struct Api {
 
 #[derive(Debug)]
 pub struct MacApps {
-    api: Result<Api, String>,
+    api: &'static Result<Api, String>,
+}
+
+#[link(name = "objc")]
+unsafe extern "C" {
+    /// `void *objc_autoreleasePoolPush(void)` (objc4 `NSObjCRuntime`/`objc-internal.h`,
+    /// exported by /usr/lib/libobjc.A.dylib).
+    fn objc_autoreleasePoolPush() -> *mut c_void;
+    /// `void objc_autoreleasePoolPop(void *context)`.
+    fn objc_autoreleasePoolPop(context: *mut c_void);
+}
+
+/// An autorelease pool for the length of one scan, popped on drop.
+struct AutoreleasePool(*mut c_void);
+
+impl AutoreleasePool {
+    fn push() -> Self {
+        // SAFETY: no preconditions; the returned token is popped exactly once, on this
+        // thread, by Drop.
+        Self(unsafe { objc_autoreleasePoolPush() })
+    }
+}
+
+impl Drop for AutoreleasePool {
+    fn drop(&mut self) {
+        // SAFETY: the token came from objc_autoreleasePoolPush on this thread and pools are
+        // popped in reverse order of pushing (the guard lives on the stack of `scan`).
+        unsafe { objc_autoreleasePoolPop(self.0) }
+    }
 }
 
 impl Default for MacApps {
@@ -47,7 +80,10 @@ impl Default for MacApps {
 
 impl MacApps {
     pub fn new() -> Self {
-        Self { api: resolve_api() }
+        static API: OnceLock<Result<Api, String>> = OnceLock::new();
+        Self {
+            api: API.get_or_init(resolve_api),
+        }
     }
 }
 
@@ -91,7 +127,7 @@ fn resolve_api() -> Result<Api, String> {
             missing(ffi::GET_PROCESS_FOR_PID)
         ));
     }
-    // SAFETY (all transmutes below): each pointer is non-null and was resolved by name
+    // SAFETY: (all transmutes below) each pointer is non-null and was resolved by name
     // from the system framework that exports that function; the function types are the C
     // signatures documented in apps_ffi.rs (reference notes §1e). Data and function
     // pointers have the same size and representation on both Apple targets.
@@ -142,7 +178,7 @@ impl Keys {
 
 impl AppSource for MacApps {
     fn scan(&self) -> AppScan {
-        let api = match &self.api {
+        let api = match self.api {
             Ok(a) => *a,
             Err(reason) => return unavailable(reason.clone()),
         };
@@ -150,6 +186,9 @@ impl AppSource for MacApps {
         if unsafe { libc::pthread_main_np() } == 0 {
             return unavailable("the WindowServer is only asked from the main thread");
         }
+        // Declared before every CF object of the scan, so it is popped after they are
+        // released.
+        let _pool = AutoreleasePool::push();
         // SAFETY: resolved CGSMainConnectionID/SLSMainConnectionID, no arguments.
         let cid = unsafe { (api.main_connection)() };
         if cid == 0 {

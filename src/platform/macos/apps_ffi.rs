@@ -68,7 +68,8 @@ pub type CopyApplicationInformationFn =
 /// start at `{0, 0}`.
 pub type AsnExtractFn = unsafe extern "C" fn(*const c_void, *mut u32, *mut u32);
 
-/// `kLSDefaultSessionID`: the caller's login session.
+/// `kLSDefaultSessionID`: the caller's login session (LaunchServices' private
+/// `LSInfo.h`, as PyObjC scripts and Mac Monitor use it; reference notes §1e).
 pub const LS_DEFAULT_SESSION: i32 = -2;
 
 pub const SKYLIGHT: &CStr = c"/System/Library/PrivateFrameworks/SkyLight.framework/SkyLight";

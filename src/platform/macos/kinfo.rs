@@ -8,7 +8,10 @@
 //! §1a. The reference notes warn that a public crate declares `e_flag` and `e_spare` as
 //! `long`, giving 672 bytes; the header says `int32_t`, giving 648. For a KERN_PROC_ALL array
 //! the stride must be exact, so every pointer is a `u64` and every field has its C width, and
-//! the size and the offsets of every field headroom reads are asserted below.
+//! the size and the offsets of every field headroom reads are asserted below, and
+//! `layout.rs` holds them against the xnu headers in CI.
+
+use crate::core::snapshot::ProcState;
 
 /// `struct timeval` on LP64 Darwin: `long tv_sec; int tv_usec;` padded to 16 bytes.
 #[repr(C)]
@@ -145,9 +148,48 @@ pub const KINFO_PROC_SIZE: usize = 648;
 const _: () = assert!(std::mem::size_of::<KinfoProc>() == KINFO_PROC_SIZE);
 
 /// `p_stat` values (proc.h).
-pub const SZOMB: i8 = 5;
-pub const SSTOP: i8 = 4;
 pub const SIDL: i8 = 1;
+pub const SRUN: i8 = 2;
+pub const SSLEEP: i8 = 3;
+pub const SSTOP: i8 = 4;
+pub const SZOMB: i8 = 5;
+
+/// `MAXCOMLEN` (param.h): `p_comm` keeps this many bytes of the name.
+pub const MAXCOMLEN: usize = 16;
+
+/// The state of a process from its `p_stat` and, where libproc could be read, its
+/// `pti_numrunning`. xnu never sets SSLEEP: every live process arrives as SRUN, so SRUN
+/// alone says nothing about running or sleeping, and without `pti_numrunning` (another
+/// user's process, a slot-only read, a process that went away) the state is unknown.
+pub fn state(p_stat: i8, numrunning: Option<i32>) -> ProcState {
+    match (p_stat, numrunning) {
+        (SZOMB, _) => ProcState::Zombie,
+        (SSTOP, _) => ProcState::Stopped,
+        (SIDL, _) => ProcState::Idle,
+        (SRUN | SSLEEP, Some(n)) if n > 0 => ProcState::Running,
+        (SRUN | SSLEEP, Some(_)) => ProcState::Sleeping,
+        _ => ProcState::Unknown,
+    }
+}
+
+/// The name patterns are matched against. `p_comm` is cut at MAXCOMLEN bytes, so a name
+/// that fills it may be longer: then the longer of libproc's `proc_name` (up to 32 bytes,
+/// the caller's own processes only) and the executable's file name (`proc_pidpath`, any
+/// process) is used, as long as it starts with what `p_comm` holds (so a renamed process
+/// keeps the name it gave itself).
+pub fn full_name(comm: &str, proc_name: Option<&str>, exe: Option<&str>) -> String {
+    if comm.len() < MAXCOMLEN {
+        return comm.to_string();
+    }
+    let file = exe.and_then(|e| e.rsplit('/').next());
+    [proc_name, file]
+        .into_iter()
+        .flatten()
+        .filter(|n| n.len() > comm.len() && n.starts_with(comm))
+        .max_by_key(|n| n.len())
+        .unwrap_or(comm)
+        .to_string()
+}
 
 /// The fields headroom takes from one entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,6 +263,44 @@ mod tests {
         assert_eq!(offset_of!(Eproc, e_ppid), 264);
         assert_eq!(offset_of!(Eproc, e_pgid), 268);
         assert_eq!(offset_of!(Eproc, e_flag), 316);
+    }
+
+    #[test]
+    fn srun_is_running_or_sleeping_only_with_numrunning() {
+        assert_eq!(state(SRUN, Some(1)), ProcState::Running);
+        assert_eq!(state(SRUN, Some(0)), ProcState::Sleeping);
+        assert_eq!(state(SSLEEP, Some(0)), ProcState::Sleeping);
+        // Another user's process: libproc refuses, the state is not guessed.
+        assert_eq!(state(SRUN, None), ProcState::Unknown);
+        assert_eq!(state(SZOMB, None), ProcState::Zombie);
+        assert_eq!(state(SSTOP, None), ProcState::Stopped);
+        assert_eq!(state(SSTOP, Some(1)), ProcState::Stopped);
+        assert_eq!(state(SIDL, None), ProcState::Idle);
+        assert_eq!(state(9, Some(1)), ProcState::Unknown);
+    }
+
+    #[test]
+    fn names_cut_at_maxcomlen_are_completed() {
+        let comm = "com.example.long"; // 16 bytes: p_comm is full
+        assert_eq!(comm.len(), MAXCOMLEN);
+        let exe = "/Applications/X.app/Contents/MacOS/com.example.longrunner-helper";
+        assert_eq!(
+            full_name(comm, None, Some(exe)),
+            "com.example.longrunner-helper"
+        );
+        assert_eq!(
+            full_name(comm, Some("com.example.longrunner"), None),
+            "com.example.longrunner"
+        );
+        // The longer of the two wins.
+        assert_eq!(
+            full_name(comm, Some("com.example.longrunner"), Some(exe)),
+            "com.example.longrunner-helper"
+        );
+        // A short name is complete; a path that does not extend p_comm is not used.
+        assert_eq!(full_name("sh", None, Some("/bin/bash")), "sh");
+        assert_eq!(full_name(comm, None, Some("/usr/bin/other")), comm);
+        assert_eq!(full_name(comm, None, None), comm);
     }
 
     #[test]

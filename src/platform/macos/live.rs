@@ -3,19 +3,40 @@
 
 use std::ffi::{CStr, c_int, c_void};
 use std::io;
+use std::sync::Mutex;
 
 use crate::core::limits::{Ceiling, LimitSource, Scope};
 use crate::core::snapshot::{
     Detail, MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot,
 };
 use crate::platform::macos::kinfo::{self, KINFO_PROC_SIZE, KinfoFields, KinfoProc};
-use crate::platform::macos::procargs::parse_procargs2;
+use crate::platform::macos::libproc::{self as lp, ProcTaskinfo, RusageInfoV2};
+use crate::platform::macos::procargs::{Lookup, parse_procargs2, procargs_error};
 use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms, reachable};
+
+// The declarations in libproc.rs are the ones `layout.rs` holds against the xnu headers;
+// libc's (compiled only here) must agree with them.
+const _: () =
+    assert!(std::mem::size_of::<ProcTaskinfo>() == std::mem::size_of::<libc::proc_taskinfo>());
+const _: () =
+    assert!(std::mem::size_of::<RusageInfoV2>() == std::mem::size_of::<libc::rusage_info_v2>());
+const _: () = assert!(lp::CTL_KERN == libc::CTL_KERN && lp::KERN_PROC == libc::KERN_PROC);
+const _: () =
+    assert!(lp::KERN_PROC_ALL == libc::KERN_PROC_ALL && lp::KERN_PROC_PID == libc::KERN_PROC_PID);
+const _: () =
+    assert!(lp::KERN_PROCARGS2 == libc::KERN_PROCARGS2 && lp::KERN_ARGMAX == libc::KERN_ARGMAX);
+const _: () = assert!(
+    lp::PROC_PIDTASKINFO == libc::PROC_PIDTASKINFO && lp::RUSAGE_INFO_V2 == libc::RUSAGE_INFO_V2
+);
+const _: () = assert!(lp::PROC_PIDPATHINFO_MAXSIZE == libc::PROC_PIDPATHINFO_MAXSIZE as usize);
 
 #[derive(Debug)]
 pub struct MacSource {
     /// Nanoseconds per Mach absolute-time tick (125/3 on Apple Silicon, 1 on Intel).
     ns_per_tick: f64,
+    /// The `KERN_PROCARGS2` buffer: `kern.argmax` bytes, allocated at the first `argv`
+    /// call and reused (the kernel writes at most that much).
+    argv_buf: Mutex<Vec<u8>>,
 }
 
 impl Default for MacSource {
@@ -28,23 +49,17 @@ impl MacSource {
     pub fn new() -> Self {
         Self {
             ns_per_tick: ns_per_tick(),
+            argv_buf: Mutex::new(Vec::new()),
         }
     }
 
     fn record(&self, k: &KinfoFields, uid: u32, detail: Detail, with_exe: bool) -> ProcessRecord {
-        let mut state = match k.stat {
-            kinfo::SZOMB => ProcState::Zombie,
-            kinfo::SSTOP => ProcState::Stopped,
-            kinfo::SIDL => ProcState::Idle,
-            2 => ProcState::Running,
-            3 => ProcState::Sleeping,
-            _ => ProcState::Unknown,
-        };
         let mut rec = ProcessRecord {
             pid: k.pid,
             ppid: k.ppid,
             uid: k.ruid,
-            state,
+            // Until libproc says otherwise: SRUN alone is no answer (see kinfo::state).
+            state: kinfo::state(k.stat, None),
             start_time: Some(k.start_us),
             name: k.comm.clone(),
             exe: None,
@@ -55,28 +70,32 @@ impl MacSource {
             footprint_bytes: None,
             argv: None,
         };
+        let cut = k.comm.len() >= kinfo::MAXCOMLEN && rec.state != ProcState::Zombie;
         // libproc answers only for the caller's own processes (CHECK_SAME_USER), and a zombie
         // has no task left to ask about.
-        if detail == Detail::Slots || k.ruid != uid || state == ProcState::Zombie || k.pid <= 0 {
+        if detail == Detail::Slots || k.ruid != uid || rec.state == ProcState::Zombie || k.pid <= 0
+        {
+            // A name p_comm cut short is completed from the executable's file name, which
+            // libproc gives for anyone's process (PROC_PIDPATHINFO is not CHECK_SAME_USER),
+            // so allow/deny patterns see the same name on macOS as on Linux.
+            if cut && k.pid > 0 {
+                rec.name = kinfo::full_name(&k.comm, None, pid_path(k.pid).as_deref());
+            }
             return rec;
         }
         if let Some(ti) = task_info(k.pid) {
             rec.threads = u32::try_from(ti.pti_threadnum).ok();
             let ticks = ti.pti_total_user.saturating_add(ti.pti_total_system);
             rec.cpu_ns = Some((ticks as f64 * self.ns_per_tick) as u64);
-            // pbi_status reports SRUN for threads blocked in sleep; numrunning does not.
-            if state == ProcState::Running || state == ProcState::Sleeping {
-                state = if ti.pti_numrunning > 0 {
-                    ProcState::Running
-                } else {
-                    ProcState::Sleeping
-                };
-                rec.state = state;
-            }
+            rec.state = kinfo::state(k.stat, Some(ti.pti_numrunning));
         }
         rec.footprint_bytes = phys_footprint(k.pid);
+        let path = (with_exe || cut).then(|| pid_path(k.pid)).flatten();
+        if cut {
+            rec.name = kinfo::full_name(&k.comm, proc_name(k.pid).as_deref(), path.as_deref());
+        }
         if with_exe {
-            rec.exe = pid_path(k.pid);
+            rec.exe = path;
         }
         // SAFETY: getsid has no memory-safety preconditions.
         let sid = unsafe { libc::getsid(k.pid) };
@@ -175,12 +194,19 @@ impl ProcessSource for MacSource {
     }
 
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
-        let argmax = sysctl_int(c"kern.argmax")
-            .unwrap_or(1 << 20)
-            .clamp(4096, 1 << 24) as usize;
-        let mut buf = vec![0u8; argmax];
+        // A poisoned lock only means an earlier call panicked; the bytes are overwritten.
+        let mut buf = self
+            .argv_buf
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if buf.is_empty() {
+            let argmax = sysctl_mib_int(&mut [lp::CTL_KERN, lp::KERN_ARGMAX])
+                .unwrap_or(1 << 20)
+                .clamp(4096, 1 << 24) as usize;
+            buf.resize(argmax, 0);
+        }
         let mut len = buf.len();
-        let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid];
+        let mut mib = [lp::CTL_KERN, lp::KERN_PROCARGS2, pid];
         // SAFETY: mib has 3 valid entries, buf is writable for `len` bytes and `len` is
         // updated by the kernel to the number of bytes written.
         let rc = unsafe {
@@ -194,16 +220,16 @@ impl ProcessSource for MacSource {
             )
         };
         if rc != 0 {
-            let e = io::Error::last_os_error();
-            // EINVAL: another user's process, a zombie, or one without a user stack.
-            return Err(match e.raw_os_error() {
-                Some(libc::EINVAL) | Some(libc::EPERM) => PlatformError::PermissionDenied { pid },
-                Some(libc::ESRCH) => PlatformError::NoSuchProcess { pid },
-                _ => PlatformError::io(format!("sysctl(KERN_PROCARGS2, {pid})"), e),
-            });
+            let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            return Err(procargs_error(pid, errno, || match kinfo_pid(pid) {
+                Ok(None) => Lookup::Absent,
+                Ok(Some(k)) if k.kp_proc.p_stat == kinfo::SZOMB => Lookup::Zombie,
+                Ok(Some(_)) => Lookup::Alive,
+                Err(e) => Lookup::Failed(e),
+            }));
         }
-        buf.truncate(len.min(buf.len()));
-        parse_procargs2(&buf)
+        let written = &buf[..len.min(buf.len())];
+        parse_procargs2(written)
             .map(|(_, args)| args)
             .map_err(PlatformError::Invalid)
     }
@@ -235,6 +261,28 @@ impl ProcessSource for MacSource {
             available_bytes: available,
         })
     }
+}
+
+/// Read an `int` sysctl by MIB.
+fn sysctl_mib_int(mib: &mut [c_int]) -> Result<i64, io::Error> {
+    let mut v: c_int = 0;
+    let mut len = std::mem::size_of::<c_int>();
+    // SAFETY: mib holds mib.len() entries; the out-buffer is one writable c_int and `len`
+    // says so.
+    let rc = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            mib.len() as libc::c_uint,
+            (&mut v as *mut c_int).cast::<c_void>(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(i64::from(v))
 }
 
 /// Read an integer sysctl of 4 or 8 bytes.
@@ -285,7 +333,7 @@ fn ns_per_tick() -> f64 {
 }
 
 fn kinfo_all() -> Result<Vec<KinfoProc>, io::Error> {
-    let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_ALL, 0];
+    let mut mib = [lp::CTL_KERN, lp::KERN_PROC, lp::KERN_PROC_ALL, 0];
     for _ in 0..5 {
         let mut len: usize = 0;
         // SAFETY: size query: null out-buffer, `len` receives the size needed.
@@ -335,7 +383,7 @@ fn kinfo_all() -> Result<Vec<KinfoProc>, io::Error> {
 }
 
 fn kinfo_pid(pid: i32) -> Result<Option<KinfoProc>, io::Error> {
-    let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid];
+    let mut mib = [lp::CTL_KERN, lp::KERN_PROC, lp::KERN_PROC_PID, pid];
     let mut k = KinfoProc::zeroed();
     let mut len = KINFO_PROC_SIZE;
     // SAFETY: k is KINFO_PROC_SIZE writable bytes and `len` says so.
@@ -364,17 +412,16 @@ fn kinfo_pid(pid: i32) -> Result<Option<KinfoProc>, io::Error> {
     Ok(Some(k))
 }
 
-fn task_info(pid: i32) -> Option<libc::proc_taskinfo> {
-    // SAFETY: proc_taskinfo is plain integers; all-zero is valid.
-    let mut ti: libc::proc_taskinfo = unsafe { std::mem::zeroed() };
-    let size = std::mem::size_of::<libc::proc_taskinfo>() as c_int;
-    // SAFETY: ti is `size` writable bytes.
+fn task_info(pid: i32) -> Option<ProcTaskinfo> {
+    let mut ti = ProcTaskinfo::default();
+    let size = std::mem::size_of::<ProcTaskinfo>() as c_int;
+    // SAFETY: ti is `size` writable bytes of the struct PROC_PIDTASKINFO fills.
     let n = unsafe {
         libc::proc_pidinfo(
             pid,
-            libc::PROC_PIDTASKINFO,
+            lp::PROC_PIDTASKINFO,
             0,
-            (&mut ti as *mut libc::proc_taskinfo).cast::<c_void>(),
+            (&mut ti as *mut ProcTaskinfo).cast::<c_void>(),
             size,
         )
     };
@@ -382,21 +429,31 @@ fn task_info(pid: i32) -> Option<libc::proc_taskinfo> {
 }
 
 fn phys_footprint(pid: i32) -> Option<u64> {
-    // SAFETY: rusage_info_v2 is plain integers; all-zero is valid.
-    let mut ri: libc::rusage_info_v2 = unsafe { std::mem::zeroed() };
+    let mut ri = RusageInfoV2::default();
     // SAFETY: ri is a writable rusage_info_v2, the flavor asked for.
     let rc = unsafe {
         libc::proc_pid_rusage(
             pid,
-            libc::RUSAGE_INFO_V2,
-            (&mut ri as *mut libc::rusage_info_v2).cast::<libc::rusage_info_t>(),
+            lp::RUSAGE_INFO_V2,
+            (&mut ri as *mut RusageInfoV2).cast::<libc::rusage_info_t>(),
         )
     };
     (rc == 0).then_some(ri.ri_phys_footprint)
 }
 
+/// libproc's name for the process (`pbi_name`, up to 32 bytes; own processes only).
+fn proc_name(pid: i32) -> Option<String> {
+    let mut buf = [0u8; lp::PROC_NAME_BUF];
+    // SAFETY: buf is writable for its length.
+    let n = unsafe { libc::proc_name(pid, buf.as_mut_ptr().cast::<c_void>(), buf.len() as u32) };
+    let n = usize::try_from(n).ok().filter(|&n| n > 0)?;
+    let text = &buf[..n.min(buf.len())];
+    let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+    Some(String::from_utf8_lossy(&text[..end]).into_owned())
+}
+
 fn pid_path(pid: i32) -> Option<String> {
-    let mut buf = vec![0u8; libc::PROC_PIDPATHINFO_MAXSIZE as usize];
+    let mut buf = vec![0u8; lp::PROC_PIDPATHINFO_MAXSIZE];
     // SAFETY: buf is writable for its length.
     let n = unsafe { libc::proc_pidpath(pid, buf.as_mut_ptr().cast::<c_void>(), buf.len() as u32) };
     if n <= 0 {

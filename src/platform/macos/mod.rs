@@ -7,6 +7,8 @@
 
 pub mod apps_ffi;
 pub mod kinfo;
+pub mod layout;
+pub mod libproc;
 pub mod procargs;
 
 #[cfg(target_os = "macos")]

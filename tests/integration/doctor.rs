@@ -1,0 +1,175 @@
+//! `doctor` against real processes (Linux) and against a stand-in `ps` that lies.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use crate::schema;
+use crate::support::Env;
+
+/// `doctor --json` as the test user with `HOME` and the state directory in the test's own
+/// home (mode 0700, as headroom creates it), and `path_prefix` before `PATH`.
+fn doctor(env: &Env, path_prefix: Option<&Path>) -> (schema::Doctor, i32, String) {
+    std::fs::set_permissions(&env.home, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut c = env.cmd();
+    c.args(["doctor", "--json"]).env("HOME", &env.home);
+    if let Some(p) = path_prefix {
+        let path = std::env::var("PATH").unwrap_or_default();
+        c.env("PATH", format!("{}:{path}", p.display()));
+    }
+    let out = c.output().unwrap();
+    let code = out.status.code().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report: schema::Doctor = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    (report, code, stderr)
+}
+
+fn check<'a>(r: &'a schema::Doctor, name: &str) -> &'a schema::DoctorCheck {
+    r.checks
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no `{name}` check in {:?}", r.checks))
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_agrees_with_ps_and_the_kernel_on_real_processes() {
+    let env = Env::new();
+    let leaker = env.named_fixture("leak-doctor");
+    let mut tree = env.spawn(&leaker, &["leak", "--zombies", "5"]);
+    tree.ready();
+    let (r, code, stderr) = doctor(&env, None);
+    assert_eq!(code, 0, "{r:?}\n{stderr}");
+    assert_eq!(r.schema, "headroom.doctor/1");
+    assert_eq!(r.uid, env.uid);
+    assert_eq!(r.ok + r.mismatches + r.skipped, r.checks.len());
+    assert_eq!(r.mismatches, 0);
+    let must_be_ok = [
+        "processes",
+        "zombies",
+        "ceiling.threads-max",
+        "ceiling.pid-max",
+        "ceiling.cgroup-pids",
+        "child.cpu",
+        "child.footprint",
+        "state-dir",
+    ];
+    for name in must_be_ok {
+        let c = check(&r, name);
+        assert_eq!(c.outcome, "ok", "{c:?}");
+        assert!(c.headroom.is_some() && c.system.is_some(), "{c:?}");
+    }
+    if crate::support::has_tool("bash") {
+        assert_eq!(check(&r, "ceiling.rlimit-nproc").outcome, "ok");
+    }
+    if env.private {
+        // The uid is the test's alone: exactly the fixture's zombies, and the fixture, its
+        // zombies and doctor itself.
+        assert_eq!(check(&r, "zombies").headroom.as_deref(), Some("5"));
+        assert_eq!(check(&r, "processes").headroom.as_deref(), Some("7"));
+    }
+    for c in r.checks.iter().filter(|c| c.outcome == "skipped") {
+        assert!(c.note.as_deref().is_some_and(|n| !n.is_empty()), "{c:?}");
+    }
+    assert_eq!(check(&r, "window-server").outcome, "skipped");
+}
+
+/// A `ps` that lies about everything doctor asks it.
+fn lying_ps(env: &Env) -> std::path::PathBuf {
+    let dir = env.dir.path().join("lying-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in\n  *ruid=,stat=*) i=0; while [ $i -lt 40 ]; do echo \"{uid} Z\"; \
+         i=$((i+1)); done; echo \"{uid} S\" ;;\n  *time=,rss=*) echo '01:00:00 1' ;;\n  *) exit 1 ;;\nesac\n",
+        uid = env.uid
+    );
+    let ps = dir.join("ps");
+    std::fs::write(&ps, script).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&ps, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn a_lying_ps_is_reported_as_a_mismatch_with_both_values() {
+    let env = Env::new();
+    let (r, code, stderr) = doctor(&env, Some(&lying_ps(&env)));
+    assert_eq!(code, 1, "{r:?}\n{stderr}");
+    for name in ["processes", "zombies", "child.cpu", "child.footprint"] {
+        let c = check(&r, name);
+        assert_eq!(c.outcome, "mismatch", "{c:?}");
+        assert!(c.headroom.is_some() && c.system.is_some(), "{c:?}");
+    }
+    assert!(
+        check(&r, "zombies")
+            .system
+            .as_deref()
+            .unwrap()
+            .starts_with("40")
+    );
+    assert!(r.mismatches >= 4);
+    // The human form says the same, with both values on the line.
+    let out = env
+        .cmd()
+        .arg("doctor")
+        .env("HOME", &env.home)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                lying_ps(&env).display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("zombies"))
+        .unwrap();
+    assert!(
+        line.contains("mismatch") && line.contains("headroom") && line.contains("40"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_state_directory_others_can_enter_is_a_mismatch() {
+    let env = Env::new();
+    let mut c = env.cmd();
+    std::fs::set_permissions(&env.home, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = c
+        .args(["doctor", "--json"])
+        .env("HOME", &env.home)
+        .output()
+        .unwrap();
+    let r: schema::Doctor = serde_json::from_slice(&out.stdout).unwrap();
+    let s = check(&r, "state-dir");
+    assert_eq!(s.outcome, "mismatch", "{s:?}");
+    assert!(s.system.as_deref().unwrap().contains("0755"), "{s:?}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn doctor_says_it_is_a_diagnostic_and_refuses_a_snapshot() {
+    let env = Env::new();
+    let out = env.cmd().args(["doctor", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("diagnostic") && help.contains("at the wall"),
+        "{help}"
+    );
+    assert!(!help.contains("burn-child"), "{help}");
+    let snap = env.path("s.json");
+    std::fs::write(&snap, "{}").unwrap();
+    let out = env
+        .cmd()
+        .args(["doctor", "--snapshot"])
+        .arg(&snap)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--snapshot does not apply"));
+}
