@@ -17,6 +17,7 @@ pub mod probe;
 pub mod reap;
 pub mod reap_report;
 pub mod run;
+pub mod run_enforce;
 pub mod sessions;
 pub mod snapshot;
 pub mod top;

@@ -61,6 +61,10 @@ pub enum SpawnError {
     NotExecutable(io::Error),
     #[error("{0}")]
     Other(io::Error),
+    /// The command could not join the cgroup it was to run in (`join_cgroup_at_exec`); it
+    /// never ran, so starting it again without the cgroup is safe.
+    #[error("{0}")]
+    Cgroup(io::Error),
 }
 
 #[derive(Debug)]
@@ -118,6 +122,8 @@ pub struct Supervisor {
     old_mask: libc::sigset_t,
     tty: Option<Tty>,
     subreaper: bool,
+    /// `cgroup.procs` of the cgroup the next command joins before it execs.
+    cgroup_procs: Option<OwnedFd>,
 }
 
 impl std::fmt::Debug for Supervisor {
@@ -207,6 +213,18 @@ fn tty_signals() -> libc::sigset_t {
         libc::sigaddset(&mut set, libc::SIGTTIN);
     }
     set
+}
+
+/// A non-blocking, close-on-exec pipe (read end, write end).
+fn marker_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: fds is an array of two ints, as pipe(2) requires.
+    cvt(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    set_flags(r.as_raw_fd())?;
+    set_flags(w.as_raw_fd())?;
+    Ok((r, w))
 }
 
 /// Become a child subreaper (Linux): orphaned descendants are reparented to this process.
@@ -301,6 +319,7 @@ impl Supervisor {
             old_mask,
             tty: None,
             subreaper,
+            cgroup_procs: None,
         };
         for sig in CAUGHT {
             // SAFETY: as above.
@@ -339,6 +358,13 @@ impl Supervisor {
         self.tty.as_ref().is_some_and(|t| t.handed)
     }
 
+    /// Have the next command join the cgroup whose `cgroup.procs` is `procs` between fork
+    /// and exec (it writes `0`, "this process"), so that nothing it runs is ever outside it.
+    /// A failure to join is `SpawnError::Cgroup` and the command does not run. `None` stops.
+    pub fn join_cgroup_at_exec(&mut self, procs: Option<OwnedFd>) {
+        self.cgroup_procs = procs;
+    }
+
     /// Start `argv` with stdio inherited, in a new process group led by the command, handed
     /// the terminal when headroom's group owns it. Returns the command's pid.
     pub fn spawn(&mut self, argv: &[OsString]) -> Result<i32, SpawnError> {
@@ -360,11 +386,27 @@ impl Supervisor {
         // The mask headroom was started with: SIGTTOU and SIGTTIN are blocked in headroom
         // for the run, and a blocked mask survives exec, so the command gets the original.
         let original = self.old_mask;
+        let cgroup_fd = self.cgroup_procs.as_ref().map(|f| f.as_raw_fd());
+        // A failure to join the cgroup is told apart from a failure to exec through this
+        // pipe: the child writes its errno here before giving up (close-on-exec both ends).
+        let marker = match cgroup_fd {
+            Some(_) => Some(marker_pipe().map_err(SpawnError::Other)?),
+            None => None,
+        };
+        let marker_w = marker.as_ref().map(|(_, w)| w.as_raw_fd());
         // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (sigprocmask, tcsetpgrp, getpid) on plain data;
+        // async-signal-safe functions (write, sigprocmask, tcsetpgrp, getpid) on plain data;
         // `tty_signals` only fills a sigset_t on the stack.
         unsafe {
             cmd.pre_exec(move || {
+                if let (Some(fd), Some(w)) = (cgroup_fd, marker_w) {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        let e = io::Error::last_os_error();
+                        let code = e.raw_os_error().unwrap_or(libc::EIO).clamp(1, 255) as u8;
+                        libc::write(w, (&code as *const u8).cast(), 1);
+                        return Err(e);
+                    }
+                }
                 if let Some(fd) = tty_fd {
                     // Block SIGTTOU (whatever std did to the mask) so that a member of a
                     // background group may take the terminal. The child already leads its own
@@ -379,7 +421,17 @@ impl Supervisor {
                 Ok(())
             })
         };
-        let child = cmd.spawn().map_err(|e| match e.kind() {
+        let spawned = cmd.spawn();
+        if let (Err(_), Some((r, _))) = (&spawned, &marker) {
+            let mut code = 0u8;
+            // SAFETY: one writable byte; the read end is non-blocking.
+            if unsafe { libc::read(r.as_raw_fd(), (&mut code as *mut u8).cast(), 1) } == 1 {
+                return Err(SpawnError::Cgroup(io::Error::from_raw_os_error(
+                    c_int::from(code),
+                )));
+            }
+        }
+        let child = spawned.map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => SpawnError::NotFound(e),
             io::ErrorKind::PermissionDenied => SpawnError::NotExecutable(e),
             _ if e.raw_os_error() == Some(libc::ENOEXEC) => SpawnError::NotExecutable(e),

@@ -25,6 +25,8 @@ mod probe;
 mod reap;
 #[cfg(target_os = "linux")]
 mod run;
+#[cfg(target_os = "linux")]
+mod run_kernel;
 mod schema;
 #[cfg(target_os = "linux")]
 mod snapshot;

@@ -573,6 +573,26 @@ pub enum RunEvent {
     Warning {
         message: String,
     },
+    /// Who holds the limit (`--enforce`), right after `start`.
+    Enforcement {
+        requested: String,
+        by: String,
+        cgroup: Option<String>,
+        cgroup_version: Option<String>,
+        memory_max_bytes: Option<u64>,
+        memory_high_bytes: Option<u64>,
+        swap_capped: bool,
+        reason: Option<String>,
+        removed_leftovers: Vec<String>,
+    },
+    /// What the kernel did in the command's cgroup, just before the summary.
+    KernelOutcome {
+        cgroup: String,
+        oom_kills: u64,
+        cgroup_peak_bytes: Option<u64>,
+        ended_with_cgroup: Vec<i32>,
+        remove_error: Option<String>,
+    },
     Summary(RunSummary),
 }
 
