@@ -23,6 +23,7 @@ pub mod snapshot;
 pub mod top;
 pub mod watch;
 pub mod watch_events;
+pub mod watch_pressure;
 
 use anyhow::Result;
 

@@ -101,6 +101,9 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             })?;
             sup.join_cgroup_at_exec(Some(fd));
         }
+        let pressure = run_enforce::pressure_source(cap.as_ref(), &proc_root);
+        enforcement.pressure = Some(pressure.describe());
+        sup.wake_on_pressure(pressure);
         let mut view = EventView::new(ctx.printer, &plan, &enforcement, cap.as_mut());
         let result = watchdog::run(
             source.as_ref(),

@@ -23,6 +23,8 @@ pub struct Enforcement {
     pub reason: Option<String>,
     /// Cgroups of killed headroom runs removed before this one was made.
     pub removed_leftovers: Vec<String>,
+    /// The memory-pressure source that wakes the watchdog (`psi (…)`, `poll (why)`).
+    pub pressure: Option<String>,
 }
 
 /// What the kernel did, reported just before the summary.
@@ -61,6 +63,7 @@ impl Enforcement {
             swap_capped: false,
             reason,
             removed_leftovers: Vec::new(),
+            pressure: None,
         }
     }
 
@@ -130,6 +133,7 @@ pub fn prepare(
                     .iter()
                     .map(|p| p.display().to_string())
                     .collect(),
+                pressure: None,
             };
             Ok((e, Some(KernelCap { cg, removed: false })))
         }
@@ -154,6 +158,21 @@ pub fn prepare(
         Enforce::Poll => Ok((Enforcement::poll(mode, None), None)),
         Enforce::Auto => Ok((Enforcement::poll(mode, Some(why)), None)),
     }
+}
+
+/// The pressure source for `run`: the command's own cgroup's `memory.pressure` when the
+/// kernel holds the limit in v2 (pressure of this tree, not of the machine), else the
+/// system's.
+pub fn pressure_source(
+    cap: Option<&KernelCap>,
+    proc_root: &std::path::Path,
+) -> crate::platform::pressure::Pressure {
+    #[cfg(target_os = "linux")]
+    if let Some(c) = cap.filter(|c| c.cg.version == crate::platform::linux::cgroup::Version::V2) {
+        return crate::platform::pressure::Pressure::psi(&c.cg.dir.join("memory.pressure"));
+    }
+    let _ = cap;
+    crate::platform::pressure::Pressure::system(proc_root)
 }
 
 #[cfg(target_os = "linux")]

@@ -41,6 +41,8 @@ pub enum Wake {
     Signal(Signal),
     /// A child exited or stopped: call `reap`.
     Child,
+    /// The memory-pressure source fired (`wake_on_pressure`).
+    Pressure,
 }
 
 /// What `waitpid` said about one child.
@@ -124,6 +126,8 @@ pub struct Supervisor {
     subreaper: bool,
     /// `cgroup.procs` of the cgroup the next command joins before it execs.
     cgroup_procs: Option<OwnedFd>,
+    /// The memory-pressure source `wait` also wakes on.
+    pressure: Option<crate::platform::pressure::Pressure>,
 }
 
 impl std::fmt::Debug for Supervisor {
@@ -320,6 +324,7 @@ impl Supervisor {
             tty: None,
             subreaper,
             cgroup_procs: None,
+            pressure: None,
         };
         for sig in CAUGHT {
             // SAFETY: as above.
@@ -363,6 +368,12 @@ impl Supervisor {
     /// A failure to join is `SpawnError::Cgroup` and the command does not run. `None` stops.
     pub fn join_cgroup_at_exec(&mut self, procs: Option<OwnedFd>) {
         self.cgroup_procs = procs;
+    }
+
+    /// Have `wait` also wake when `source` fires (`Wake::Pressure`). A source that goes
+    /// away is dropped and the loop keeps its timer.
+    pub fn wake_on_pressure(&mut self, source: crate::platform::pressure::Pressure) {
+        self.pressure = Some(source);
     }
 
     /// Start `argv` with stdio inherited, in a new process group led by the command, handed
@@ -454,17 +465,35 @@ impl Supervisor {
     }
 
     /// Sleep until a caught signal arrives or `timeout` passes; what arrived, in order.
-    pub fn wait(&self, timeout: Duration) -> Vec<Wake> {
+    pub fn wait(&mut self, timeout: Duration) -> Vec<Wake> {
         let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as c_int;
-        let mut pfd = libc::pollfd {
-            fd: self.read.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd. EINTR just ends the wait early; the byte the handler
+        let pressure = self.pressure.as_ref().and_then(|p| p.poll_spec());
+        let mut pfds = [
+            libc::pollfd {
+                fd: self.read.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: pressure.map_or(-1, |(fd, _)| fd),
+                events: pressure.map_or(0, |(_, ev)| ev),
+                revents: 0,
+            },
+        ];
+        let n = if pressure.is_some() { 2 } else { 1 };
+        // SAFETY: `n` valid pollfds. EINTR just ends the wait early; the byte the handler
         // wrote is read below or on the next call.
-        unsafe { libc::poll(&mut pfd, 1, ms) };
+        unsafe { libc::poll(pfds.as_mut_ptr(), n, ms) };
         let mut out = Vec::new();
+        if let (Some(p), Some((_, ev))) = (self.pressure.as_mut(), pressure) {
+            let r = pfds[1].revents;
+            if r & ev != 0 {
+                p.drain();
+                out.push(Wake::Pressure);
+            } else if r & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
+                self.pressure = None;
+            }
+        }
         let mut buf = [0u8; 64];
         loop {
             // SAFETY: buf is writable for its length; the descriptor is non-blocking.

@@ -20,6 +20,8 @@ mod liveness;
 mod log_probe;
 #[cfg(target_os = "linux")]
 mod park;
+#[cfg(target_os = "linux")]
+mod pressure;
 mod probe;
 #[cfg(target_os = "linux")]
 mod reap;

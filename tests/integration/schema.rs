@@ -584,6 +584,7 @@ pub enum RunEvent {
         swap_capped: bool,
         reason: Option<String>,
         removed_leftovers: Vec<String>,
+        pressure: Option<String>,
     },
     /// What the kernel did in the command's cgroup, just before the summary.
     KernelOutcome {

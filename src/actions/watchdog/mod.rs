@@ -38,6 +38,9 @@ const GROUP_SCAN_EVERY_SUBREAPER: Duration = Duration::from_secs(30);
 const ENDING_TICK: Duration = Duration::from_millis(50);
 /// After SIGKILL, how long to wait for the tree to disappear before reporting survivors.
 const KILL_WAIT: Duration = Duration::from_secs(5);
+/// After the memory-pressure source fired, sample at a quarter of the interval for this
+/// long (the PSI trigger fires at most once per 2 s window while the stall lasts).
+const PRESSURE_HOLD: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -149,6 +152,7 @@ pub fn run(
             samples: 0,
         },
         warned: false,
+        pressure_until: None,
         emit,
     };
     w.main_loop(sup);
@@ -189,6 +193,8 @@ struct Watch<'a, 'e> {
     breach_footprint: u64,
     summary: Summary,
     warned: bool,
+    /// Memory pressure was signalled: sample sooner until then.
+    pressure_until: Option<Instant>,
     emit: &'e mut dyn FnMut(&Event),
 }
 
@@ -200,6 +206,11 @@ impl Watch<'_, '_> {
             for wake in sup.wait(wait) {
                 if let Wake::Signal(s) = wake {
                     self.on_signal(s);
+                }
+                if wake == Wake::Pressure {
+                    // Sample now, and more often while it lasts.
+                    self.pressure_until = Some(Instant::now() + PRESSURE_HOLD);
+                    self.next_tick = Instant::now();
                 }
             }
             self.reap(sup);
@@ -227,6 +238,9 @@ impl Watch<'_, '_> {
     fn tick_every(&self) -> Duration {
         match self.phase {
             Phase::Ending { .. } => self.cfg.interval.min(ENDING_TICK),
+            _ if self.pressure_until.is_some_and(|u| Instant::now() < u) => {
+                (self.cfg.interval / 4).max(Duration::from_millis(10))
+            }
             _ => self.cfg.interval,
         }
     }
