@@ -41,6 +41,15 @@ fn watch_waits_on_a_psi_trigger_the_kernel_accepted_from_an_unprivileged_user() 
         m,
         "memory pressure source: psi (/proc/pressure/memory (trigger `some 150000 2000000`))"
     );
+    // `limits` shows the same source; a replay arms nothing and shows none.
+    let out = env.cmd().args(["limits", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["memory_pressure"],
+        "psi (/proc/pressure/memory (trigger `some 150000 2000000`))"
+    );
+    let out = env.cmd().args(["limits"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("memory pressure source: psi ("));
 }
 
 #[test]

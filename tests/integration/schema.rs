@@ -70,6 +70,7 @@ pub struct Limits {
     pub level: String,
     pub ceilings: Vec<Ceiling>,
     pub notes: Vec<String>,
+    pub memory_pressure: Option<String>,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
