@@ -162,6 +162,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand run" -l grace -d 'Wait
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l enforce -d 'Who holds the limit: the kernel (a cgroup with memory.max, Linux), polling, or the kernel where it can and polling where not' -r -f -a "auto\t'The kernel where headroom may make a cgroup with the memory controller, else polling'
 kernel\t'The kernel, or refuse to run (exit 125) saying why it cannot'
 poll\t'headroom\'s polling watchdog only'"
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l warn -d 'Warn once when the tree reaches this percentage of the limit (again only after it dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l snapshot -d 'Run a read-only command against a recorded snapshot instead of the live machine' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l color -d 'When to use colour' -r -f -a "auto\t''

@@ -314,6 +314,10 @@ pub struct RunArgs {
     /// kernel where it can and polling where not.
     #[arg(long, value_enum, value_name = "HOW", default_value_t = Enforce::Auto)]
     pub enforce: Enforce,
+    /// Warn once when the tree reaches this percentage of the limit (again only after it
+    /// dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90].
+    #[arg(long, value_name = "PCT", value_parser = parse_pct, allow_hyphen_values = true)]
+    pub warn: Option<f64>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,

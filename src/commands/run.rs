@@ -90,7 +90,9 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
         limit: plan.limit,
         interval: plan.interval,
         grace: plan.grace,
+        warn_pct: args.warn.unwrap_or(ctx.settings.memory_warn_pct.value),
     };
+    let mut kernel_kills;
     let result = loop {
         if let Some(c) = &cap {
             let fd = c.procs_fd().map_err(|e| {
@@ -112,6 +114,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             &cfg,
             &mut |ev| view.show(ev),
         );
+        kernel_kills = view.kernel_kills;
         match result {
             // The command never ran (it could not join the cgroup before exec): in `auto`
             // it is started again, polled only.
@@ -130,7 +133,16 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
     drop(cap);
     drop(sup);
     match result {
-        Ok(summary) => Ok(summary.exit_code),
+        Ok(summary) => {
+            if ctx.settings.notifications.value {
+                if let Some((title, body)) = ended_notice(&name, &summary, kernel_kills) {
+                    // After the tree is gone and supervision undone: the helper is no part
+                    // of the tree. Best effort, as every notification.
+                    let _ = crate::actions::notify::send(&title, &body);
+                }
+            }
+            Ok(summary.exit_code)
+        }
         Err(SpawnError::NotFound(e)) => Err(failed(
             format!("`{name}`: command not found ({e})"),
             exit::RUN_NOT_FOUND,
@@ -162,6 +174,8 @@ struct EventView<'p> {
     enforcement: &'p super::run_enforce::Enforcement,
     /// The kernel's cap, ended and reported just before the summary.
     cap: Option<&'p mut super::run_enforce::KernelCap>,
+    /// Processes the kernel's OOM killer ended in the cap's cgroup.
+    kernel_kills: u64,
 }
 
 #[cfg(unix)]
@@ -177,6 +191,7 @@ impl<'p> EventView<'p> {
             grace: plan.grace,
             enforcement,
             cap,
+            kernel_kills: 0,
         }
     }
 
@@ -187,6 +202,7 @@ impl<'p> EventView<'p> {
         let json = self.printer.is_json();
         if let Event::Summary(_) = ev {
             if let Some(o) = self.cap.as_mut().and_then(|c| c.finish()) {
+                self.kernel_kills = o.oom_kills;
                 if json {
                     self.printer.stderr_json(&o);
                 } else {
@@ -282,6 +298,17 @@ impl<'p> EventView<'p> {
                 }
             }
             Event::Warning { message } => self.printer.warn(message),
+            Event::ApproachingLimit {
+                footprint_bytes,
+                limit_bytes,
+                pct,
+                warn_pct,
+            } => self.printer.warn(&format!(
+                "the tree holds {}, {pct:.0} % of its limit of {} (warning at {warn_pct:.0} %); \
+                 at the limit idle subtrees are parked, then the tree is ended",
+                human_bytes(*footprint_bytes),
+                human_bytes(*limit_bytes)
+            )),
             Event::Summary(s) => line(summary_line(s, self.enforcement.held().as_deref())),
             Event::Start { .. }
             | Event::ParkResult { .. }
@@ -289,6 +316,30 @@ impl<'p> EventView<'p> {
             | Event::JobControl { .. } => {}
         }
     }
+}
+
+/// The notification after the tree was ended (by headroom or by the kernel): what and why.
+#[cfg(unix)]
+fn ended_notice(
+    name: &str,
+    s: &crate::actions::watchdog::Summary,
+    kernel_kills: u64,
+) -> Option<(String, String)> {
+    use crate::actions::watchdog::EndReason;
+    let limit = human_bytes(s.limit_bytes);
+    let peak = human_bytes(s.peak_footprint_bytes);
+    let body = match s.ended_by {
+        Some(EndReason::Limit) => format!(
+            "over its memory limit of {limit} (peak {peak}): SIGTERM to {}, SIGKILL to {}",
+            s.terminated, s.killed
+        ),
+        _ if kernel_kills > 0 => format!(
+            "the kernel ended {kernel_kills} process(es) at its cgroup memory limit of {limit}"
+        ),
+        _ => return None,
+    };
+    let name = crate::sanitize::sanitize(name);
+    Some((format!("headroom ended `{name}`"), body))
 }
 
 /// The last line: peak, limit (and who held it, `held`), what was done, the exit code.

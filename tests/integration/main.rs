@@ -29,6 +29,8 @@ mod reap;
 mod run;
 #[cfg(target_os = "linux")]
 mod run_kernel;
+#[cfg(target_os = "linux")]
+mod run_warn;
 mod schema;
 #[cfg(target_os = "linux")]
 mod snapshot;

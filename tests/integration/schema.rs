@@ -538,6 +538,12 @@ pub enum RunEvent {
         subreaper: bool,
         terminal: bool,
     },
+    ApproachingLimit {
+        footprint_bytes: u64,
+        limit_bytes: u64,
+        pct: f64,
+        warn_pct: f64,
+    },
     Breach {
         footprint_bytes: u64,
         effective_limit_bytes: u64,

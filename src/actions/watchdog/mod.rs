@@ -48,6 +48,8 @@ pub struct Config {
     pub limit: u64,
     pub interval: Duration,
     pub grace: Duration,
+    /// Warn at this percentage of the limit (`core::memory_warn`; 100 or more: never).
+    pub warn_pct: f64,
 }
 
 enum Phase {
@@ -153,6 +155,7 @@ pub fn run(
         },
         warned: false,
         pressure_until: None,
+        warn_line: Default::default(),
         emit,
     };
     w.main_loop(sup);
@@ -195,6 +198,7 @@ struct Watch<'a, 'e> {
     warned: bool,
     /// Memory pressure was signalled: sample sooner until then.
     pressure_until: Option<Instant>,
+    warn_line: crate::core::memory_warn::WarnLine,
     emit: &'e mut dyn FnMut(&Event),
 }
 
@@ -359,6 +363,17 @@ impl Watch<'_, '_> {
             }
             self.summary.lowest_effective_limit_bytes =
                 self.summary.lowest_effective_limit_bytes.min(s.effective);
+            if let Some(a) = self
+                .warn_line
+                .observe(s.footprint, s.effective, self.cfg.warn_pct)
+            {
+                (self.emit)(&Event::ApproachingLimit {
+                    footprint_bytes: a.footprint_bytes,
+                    limit_bytes: a.limit_bytes,
+                    pct: a.pct,
+                    warn_pct: a.warn_pct,
+                });
+            }
             self.last = Some(s);
         }
     }
