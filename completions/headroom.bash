@@ -1255,7 +1255,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__run)
-            opts="-q -h -V --limit --interval --grace --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h -V --limit --interval --grace --enforce --warn --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1270,6 +1270,14 @@ _headroom() {
                     return 0
                     ;;
                 --grace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --enforce)
+                    COMPREPLY=($(compgen -W "auto kernel poll" -- "${cur}"))
+                    return 0
+                    ;;
+                --warn)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

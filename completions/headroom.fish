@@ -164,6 +164,10 @@ complete -c headroom -n "__fish_headroom_using_subcommand log-probe" -s V -l ver
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l limit -d 'Memory limit for the whole tree: MiB, or with a unit (512M, 2G)' -r
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l interval -d 'Poll interval' -r
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l grace -d 'Wait between SIGTERM and SIGKILL' -r
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l enforce -d 'Who holds the limit: the kernel (a cgroup with memory.max, Linux), polling, or the kernel where it can and polling where not' -r -f -a "auto\t'The kernel where headroom may make a cgroup with the memory controller, else polling'
+kernel\t'The kernel, or refuse to run (exit 125) saying why it cannot'
+poll\t'headroom\'s polling watchdog only'"
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l warn -d 'Warn once when the tree reaches this percentage of the limit (again only after it dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l snapshot -d 'Run a read-only command against a recorded snapshot instead of the live machine' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l color -d 'When to use colour' -r -f -a "auto\t''
@@ -173,7 +177,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand run" -l proc-root -d '
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l sys-root -d 'Read /sys from this directory (testing)' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand run" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
-complete -c headroom -n "__fish_headroom_using_subcommand run" -s h -l help -d 'Print help'
+complete -c headroom -n "__fish_headroom_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c headroom -n "__fish_headroom_using_subcommand run" -s V -l version -d 'Print version'
 complete -c headroom -n "__fish_headroom_using_subcommand top" -l pid -d 'Only the tree rooted at PID' -r
 complete -c headroom -n "__fish_headroom_using_subcommand top" -l park-min-mb -d 'Footprint from which an idle tree is a park candidate, MiB' -r

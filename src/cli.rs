@@ -136,6 +136,17 @@ fn define_args(name: &str) -> Option<fn(clap::Command) -> clap::Command> {
     })
 }
 
+/// `run --enforce`: who holds the memory limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Enforce {
+    /// The kernel where headroom may make a cgroup with the memory controller, else polling.
+    Auto,
+    /// The kernel, or refuse to run (exit 125) saying why it cannot.
+    Kernel,
+    /// headroom's polling watchdog only.
+    Poll,
+}
+
 /// Output formats of `probe`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProbeFormat {
@@ -312,6 +323,12 @@ When the command exits, what is left of its tree gets SIGTERM, the grace, SIGKIL
 SIGINT, SIGTERM and SIGHUP sent to headroom are passed on to the command's process group; if \
 the command still runs --grace later (or at a second signal), headroom ends the tree. \
 headroom writes only to stderr: one line at the end, JSON Lines with --json.\n\n\
+--enforce auto (the default) also has the kernel hold the limit where it can (Linux): the \
+command runs in a cgroup of its own, made in a subtree this user may write to with the memory \
+controller delegated (cgroup v2 memory.max, memory.high a sixteenth below, swap 0; v1 \
+memory.limit_in_bytes), joined before exec, read back, removed at the end. The watchdog still \
+parks and reports beside it. Where that is impossible auto polls and says why; --enforce \
+kernel refuses (exit 125).\n\n\
 Exit status: the command's own code; 143 when headroom ended the tree with SIGTERM, 137 when \
 it needed SIGKILL; 125 headroom failed; 126 not executable; 127 not found."
 )]
@@ -325,6 +342,14 @@ pub struct RunArgs {
     /// Wait between SIGTERM and SIGKILL.
     #[arg(long, value_name = "DUR", default_value = "5s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub grace: Duration,
+    /// Who holds the limit: the kernel (a cgroup with memory.max, Linux), polling, or the
+    /// kernel where it can and polling where not.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Enforce::Auto)]
+    pub enforce: Enforce,
+    /// Warn once when the tree reaches this percentage of the limit (again only after it
+    /// dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90].
+    #[arg(long, value_name = "PCT", value_parser = parse_pct, allow_hyphen_values = true)]
+    pub warn: Option<f64>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,

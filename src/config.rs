@@ -82,6 +82,8 @@ struct MemoryFile {
     /// `[[memory.guard]]`: a name pattern and a limit, enforced by `watch`.
     guard: Option<Vec<GuardFile>>,
     grace: Option<HumanDuration>,
+    /// Warn at this percentage of a memory limit (`run --limit`, the guards).
+    warn_pct: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -199,6 +201,8 @@ pub struct Settings {
     pub memory_guards: Sourced<Vec<crate::core::memory_guard::Rule>>,
     /// Wait between SIGTERM and SIGKILL when a memory guard ends a tree.
     pub memory_grace: Sourced<Duration>,
+    /// Warn once at this percentage of a memory limit, before anything is done.
+    pub memory_warn_pct: Sourced<f64>,
     /// `hangs`: regular apps to act on despite the default Apple/system-path exclusion.
     pub hangs_allow: Sourced<Vec<String>>,
     /// `hangs`: apps (or the service) never acted on.
@@ -235,6 +239,7 @@ impl Default for Settings {
             notifications: Sourced::default(true),
             memory_guards: Sourced::default(Vec::new()),
             memory_grace: Sourced::default(Duration::from_secs(5)),
+            memory_warn_pct: Sourced::default(crate::core::memory_warn::DEFAULT_WARN_PCT),
             hangs_allow: Sourced::default(Vec::new()),
             hangs_deny: Sourced::default(Vec::new()),
             hangs_grace: Sourced::default(Duration::from_secs(3)),
@@ -365,6 +370,15 @@ impl Settings {
                 .map_err(|m| bad("memory.grace", &m))?;
         }
         s.memory_grace.file(file.memory.grace.map(|d| d.0));
+        if let Some(w) = file.memory.warn_pct {
+            if !(w > 0.0 && w < 100.0) {
+                return Err(bad(
+                    "memory.warn_pct",
+                    &format!("is {w}; it must be above 0 and below 100"),
+                ));
+            }
+        }
+        s.memory_warn_pct.file(file.memory.warn_pct);
         let hbad = |msg: String| UsageError(format!("config file `{}`: {msg}", path.display()));
         for (key, list) in [("allow", &file.hangs.allow), ("deny", &file.hangs.deny)] {
             for entry in list.iter().flatten() {
@@ -495,6 +509,7 @@ impl Settings {
             duration_entry("hangs.min_interval", &self.hangs_min_interval),
             entry("memory.guard", &self.memory_guards),
             duration_entry("memory.grace", &self.memory_grace),
+            entry("memory.warn_pct", &self.memory_warn_pct),
         ]
     }
 }

@@ -30,6 +30,9 @@ pub struct LimitsReport {
     pub ceilings: Vec<CeilingEval>,
     /// Explanations of the traps that apply to this machine.
     pub notes: Vec<String>,
+    /// The memory-pressure signal `watch` and `run --limit` wake on here (`psi (…)`,
+    /// `dispatch (…)`, `poll (why)`); armed to check that the OS accepts it. None in a replay.
+    pub memory_pressure: Option<String>,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
@@ -52,6 +55,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
         level: r.level,
         notes: traps(&snap, &r),
         ceilings: r.limit.ceilings,
+        memory_pressure: memory_pressure(ctx),
     };
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;
@@ -59,6 +63,25 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
         ctx.printer.text(&human(&report, ctx.printer))?;
     }
     Ok(report.level.exit_code())
+}
+
+fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {
+    if ctx.replaying() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        let proc_root = ctx
+            .global
+            .proc_root
+            .clone()
+            .unwrap_or_else(|| "/proc".into());
+        Some(crate::platform::pressure::Pressure::system(&proc_root).describe())
+    }
+    #[cfg(not(unix))]
+    {
+        Some("poll (no memory-pressure signal on this OS)".into())
+    }
 }
 
 fn value_of(r: &Reading, source: LimitSource) -> Option<i64> {
@@ -196,6 +219,9 @@ pub fn human(r: &LimitsReport, p: &Printer) -> String {
         _ => {
             let _ = writeln!(s, "effective limit: unknown, level unknown");
         }
+    }
+    if let Some(m) = &r.memory_pressure {
+        let _ = writeln!(s, "memory pressure source: {m}");
     }
     for n in &r.notes {
         let _ = writeln!(s, "note: {n}");

@@ -20,12 +20,14 @@ pub mod probe;
 pub mod reap;
 pub mod reap_report;
 pub mod run;
+pub mod run_enforce;
 pub mod sessions;
 pub mod snapshot;
 pub mod top;
 pub mod watch;
 pub mod watch_events;
 pub mod watch_output;
+pub mod watch_pressure;
 
 use anyhow::Result;
 

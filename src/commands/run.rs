@@ -67,9 +67,23 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
     use crate::actions::watchdog::{self, Config};
     use crate::platform::supervise::{SpawnError, Supervisor};
 
+    use super::run_enforce;
+
     let plan = plan(ctx, args)?;
     let name = plan.command[0].to_string_lossy().into_owned();
     let failed = |message: String, code: u8| -> anyhow::Error { WithCode { code, message }.into() };
+    let proc_root = ctx
+        .global
+        .proc_root
+        .clone()
+        .unwrap_or_else(|| "/proc".into());
+    let (mut enforcement, mut cap) = run_enforce::prepare(args.enforce, plan.limit, &proc_root)
+        .map_err(|why| {
+            failed(
+                format!("--enforce kernel: the kernel cannot hold the limit here: {why}"),
+                exit::RUN_FAILED,
+            )
+        })?;
     let source = crate::platform::native();
     let control = crate::platform::native_control(source.as_ref());
     let mut sup = Supervisor::install()
@@ -79,18 +93,59 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
         limit: plan.limit,
         interval: plan.interval,
         grace: plan.grace,
+        warn_pct: args.warn.unwrap_or(ctx.settings.memory_warn_pct.value),
     };
-    let mut view = EventView::new(ctx.printer, plan.grace);
-    let result = watchdog::run(
-        source.as_ref(),
-        control.as_ref(),
-        &mut sup,
-        &cfg,
-        &mut |ev| view.show(ev),
-    );
+    let mut kernel_kills;
+    let result = loop {
+        if let Some(c) = &cap {
+            let fd = c.procs_fd().map_err(|e| {
+                failed(
+                    format!("cannot open the cgroup's cgroup.procs: {e}"),
+                    exit::RUN_FAILED,
+                )
+            })?;
+            sup.join_cgroup_at_exec(Some(fd));
+        }
+        let pressure = run_enforce::pressure_source(cap.as_ref(), &proc_root);
+        enforcement.pressure = Some(pressure.describe());
+        sup.wake_on_pressure(pressure);
+        let mut view = EventView::new(ctx.printer, &plan, &enforcement, cap.as_mut());
+        let result = watchdog::run(
+            source.as_ref(),
+            control.as_ref(),
+            &mut sup,
+            &cfg,
+            &mut |ev| view.show(ev),
+        );
+        kernel_kills = view.kernel_kills;
+        match result {
+            // The command never ran (it could not join the cgroup before exec): in `auto`
+            // it is started again, polled only.
+            Err(SpawnError::Cgroup(e)) if args.enforce == crate::cli::Enforce::Auto => {
+                let dir = enforcement.cgroup.clone().unwrap_or_default();
+                cap = None;
+                sup.join_cgroup_at_exec(None);
+                enforcement = run_enforce::Enforcement::poll(
+                    args.enforce,
+                    Some(format!("the command could not join {dir}: {e}")),
+                );
+            }
+            other => break other,
+        }
+    };
+    drop(cap);
     drop(sup);
     match result {
-        Ok(summary) => Ok(summary.exit_code),
+        Ok(summary) => {
+            if ctx.settings.notifications.value {
+                if let Some((title, body)) = ended_notice(&name, &summary, kernel_kills) {
+                    // After the tree is gone and supervision undone: the helper is no part
+                    // of the tree. Best effort, as every notification.
+                    let _ = crate::actions::notify::send(&title, &body);
+                }
+            }
+            Ok(summary.exit_code)
+        }
         Err(SpawnError::NotFound(e)) => Err(failed(
             format!("`{name}`: command not found ({e})"),
             exit::RUN_NOT_FOUND,
@@ -103,6 +158,13 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             format!("cannot start `{name}`: {e}"),
             exit::RUN_FAILED,
         )),
+        Err(SpawnError::Cgroup(e)) => Err(failed(
+            format!(
+                "--enforce kernel: `{name}` could not join {}: {e}",
+                enforcement.cgroup.as_deref().unwrap_or("its cgroup")
+            ),
+            exit::RUN_FAILED,
+        )),
     }
 }
 
@@ -112,15 +174,56 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
 struct EventView<'p> {
     printer: &'p Printer,
     grace: Duration,
+    enforcement: &'p super::run_enforce::Enforcement,
+    /// The kernel's cap, ended and reported just before the summary.
+    cap: Option<&'p mut super::run_enforce::KernelCap>,
+    /// Processes the kernel's OOM killer ended in the cap's cgroup.
+    kernel_kills: u64,
 }
 
 #[cfg(unix)]
 impl<'p> EventView<'p> {
-    fn new(printer: &'p Printer, grace: Duration) -> Self {
-        Self { printer, grace }
+    fn new(
+        printer: &'p Printer,
+        plan: &RunPlan,
+        enforcement: &'p super::run_enforce::Enforcement,
+        cap: Option<&'p mut super::run_enforce::KernelCap>,
+    ) -> Self {
+        Self {
+            printer,
+            grace: plan.grace,
+            enforcement,
+            cap,
+            kernel_kills: 0,
+        }
     }
 
+    /// The run's own records around the watchdog's: who holds the limit after `start`,
+    /// what the kernel did before the summary (the tree has ended by then).
     fn show(&mut self, ev: &crate::actions::watchdog::Event) {
+        use crate::actions::watchdog::Event;
+        let json = self.printer.is_json();
+        if let Event::Summary(_) = ev {
+            if let Some(o) = self.cap.as_mut().and_then(|c| c.finish()) {
+                self.kernel_kills = o.oom_kills;
+                if json {
+                    self.printer.stderr_json(&o);
+                } else {
+                    for l in o.human() {
+                        self.printer.stderr_line(&format!("headroom: {l}"));
+                    }
+                }
+            }
+        }
+        self.show_watchdog(ev);
+        if let Event::Start { .. } = ev {
+            if json {
+                self.printer.stderr_json(self.enforcement);
+            }
+        }
+    }
+
+    fn show_watchdog(&mut self, ev: &crate::actions::watchdog::Event) {
         use crate::actions::watchdog::Event;
         if self.printer.is_json() {
             self.printer.stderr_json(ev);
@@ -209,7 +312,18 @@ impl<'p> EventView<'p> {
                 if pids.len() == 1 { "" } else { "es" },
             )),
             Event::Warning { message } => self.printer.warn(message),
-            Event::Summary(s) => line(summary_line(s)),
+            Event::ApproachingLimit {
+                footprint_bytes,
+                limit_bytes,
+                pct,
+                warn_pct,
+            } => self.printer.warn(&format!(
+                "the tree holds {}, {pct:.0} % of its limit of {} (warning at {warn_pct:.0} %); \
+                 at the limit idle subtrees are parked, then the tree is ended",
+                human_bytes(*footprint_bytes),
+                human_bytes(*limit_bytes)
+            )),
+            Event::Summary(s) => line(summary_line(s, self.enforcement.held().as_deref())),
             Event::Start { .. }
             | Event::ParkResult { .. }
             | Event::Forward { .. }
@@ -218,11 +332,38 @@ impl<'p> EventView<'p> {
     }
 }
 
-/// The last line: peak, limit, what was done, the exit code.
+/// The notification after the tree was ended (by headroom or by the kernel): what and why.
 #[cfg(unix)]
-pub fn summary_line(s: &crate::actions::watchdog::Summary) -> String {
+fn ended_notice(
+    name: &str,
+    s: &crate::actions::watchdog::Summary,
+    kernel_kills: u64,
+) -> Option<(String, String)> {
+    use crate::actions::watchdog::EndReason;
+    let limit = human_bytes(s.limit_bytes);
+    let peak = human_bytes(s.peak_footprint_bytes);
+    let body = match s.ended_by {
+        Some(EndReason::Limit) => format!(
+            "over its memory limit of {limit} (peak {peak}): SIGTERM to {}, SIGKILL to {}",
+            s.terminated, s.killed
+        ),
+        _ if kernel_kills > 0 => format!(
+            "the kernel ended {kernel_kills} process(es) at its cgroup memory limit of {limit}"
+        ),
+        _ => return None,
+    };
+    let name = crate::sanitize::sanitize(name);
+    Some((format!("headroom ended `{name}`"), body))
+}
+
+/// The last line: peak, limit (and who held it, `held`), what was done, the exit code.
+#[cfg(unix)]
+pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -> String {
     use crate::actions::watchdog::EndReason;
     let mut limit = human_bytes(s.limit_bytes);
+    if let Some(h) = held {
+        limit += &format!(" ({h})");
+    }
     if s.lowest_effective_limit_bytes < s.limit_bytes {
         limit += &format!(
             " (lowered to {} under memory pressure)",
@@ -315,7 +456,7 @@ mod tests {
     #[test]
     fn summary_line_names_peak_limit_action_and_code() {
         assert_eq!(
-            summary_line(&summary()),
+            summary_line(&summary(), None),
             "peak 12 MiB (1 process), limit 100 MiB; nothing done; the command exited 7; exit 7"
         );
         let mut s = summary();
@@ -330,8 +471,8 @@ mod tests {
         s.terminated = 3;
         s.killed = 1;
         s.lowest_effective_limit_bytes = 90 << 20;
-        let l = summary_line(&s);
-        assert!(l.starts_with("peak 301 MiB (3 processes), limit 100 MiB (lowered to 90 MiB under memory pressure)"), "{l}");
+        let l = summary_line(&s, Some("held by the kernel, cgroup memory.max"));
+        assert!(l.starts_with("peak 301 MiB (3 processes), limit 100 MiB (held by the kernel, cgroup memory.max) (lowered to 90 MiB under memory pressure)"), "{l}");
         assert!(
             l.contains("over the limit: SIGTERM to 3, SIGKILL to 1"),
             "{l}"

@@ -138,6 +138,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     };
     g.load_state();
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
+    let mut pressure = super::watch_pressure::Waiter::arm(ctx, args.once);
+    if let Some(line) = pressure.announce() {
+        g.notice("info", &line);
+    }
     loop {
         let started = Instant::now();
         let code = g.round();
@@ -152,7 +156,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
             // The reader went away (`watch --json | head`): nobody to guard for.
             break;
         }
-        platform::stop_flag::sleep(interval.value.saturating_sub(started.elapsed()));
+        pressure.sleep_until(started + interval.value, &mut |f| g.on_pressure(f));
         if let Some(sig) = platform::stop_flag::requested() {
             g.notice("info", &format!("stopping on signal {sig}"));
             break;
@@ -406,6 +410,20 @@ impl Guard<'_, '_> {
 
     /// The configured memory guards: wake what was parked once its tree is well under its
     /// limit again, then enforce every breaching tree (like `run --limit`).
+    /// The pressure source fired (or went away) between rounds.
+    fn on_pressure(&mut self, fired: super::watch_pressure::Fired) {
+        use super::watch_pressure::Fired;
+        match fired {
+            Fired::Pressure => {
+                self.notice("info", "memory pressure: running the memory guards now");
+                self.memory_guards();
+            }
+            Fired::Gone(what) => {
+                self.notice("warning", &format!("memory pressure source lost: {what}"));
+            }
+        }
+    }
+
     fn memory_guards(&mut self) {
         // The settings outlive `self`'s borrow: no copy of the rules each round.
         let ctx = self.ctx;

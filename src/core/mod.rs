@@ -14,6 +14,7 @@ pub mod limits;
 pub mod liveness;
 pub mod memory;
 pub mod memory_guard;
+pub mod memory_warn;
 pub mod observations;
 pub mod parking;
 pub mod patterns;

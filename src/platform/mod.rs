@@ -8,6 +8,8 @@
 
 pub mod linux;
 pub mod macos;
+#[cfg(unix)]
+pub mod pressure;
 pub mod replay;
 #[cfg(unix)]
 mod signal;

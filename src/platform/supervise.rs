@@ -41,6 +41,8 @@ pub enum Wake {
     Signal(Signal),
     /// A child exited or stopped: call `reap`.
     Child,
+    /// The memory-pressure source fired (`wake_on_pressure`).
+    Pressure,
 }
 
 /// What `waitpid` said about one child.
@@ -61,6 +63,10 @@ pub enum SpawnError {
     NotExecutable(io::Error),
     #[error("{0}")]
     Other(io::Error),
+    /// The command could not join the cgroup it was to run in (`join_cgroup_at_exec`); it
+    /// never ran, so starting it again without the cgroup is safe.
+    #[error("{0}")]
+    Cgroup(io::Error),
 }
 
 #[derive(Debug)]
@@ -118,6 +124,10 @@ pub struct Supervisor {
     old_mask: libc::sigset_t,
     tty: Option<Tty>,
     subreaper: bool,
+    /// `cgroup.procs` of the cgroup the next command joins before it execs.
+    cgroup_procs: Option<OwnedFd>,
+    /// The memory-pressure source `wait` also wakes on.
+    pressure: Option<crate::platform::pressure::Pressure>,
 }
 
 impl std::fmt::Debug for Supervisor {
@@ -207,6 +217,18 @@ fn tty_signals() -> libc::sigset_t {
         libc::sigaddset(&mut set, libc::SIGTTIN);
     }
     set
+}
+
+/// A non-blocking, close-on-exec pipe (read end, write end).
+fn marker_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: fds is an array of two ints, as pipe(2) requires.
+    cvt(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    set_flags(r.as_raw_fd())?;
+    set_flags(w.as_raw_fd())?;
+    Ok((r, w))
 }
 
 /// Become a child subreaper (Linux): orphaned descendants are reparented to this process.
@@ -301,6 +323,8 @@ impl Supervisor {
             old_mask,
             tty: None,
             subreaper,
+            cgroup_procs: None,
+            pressure: None,
         };
         for sig in CAUGHT {
             // SAFETY: as above.
@@ -339,6 +363,19 @@ impl Supervisor {
         self.tty.as_ref().is_some_and(|t| t.handed)
     }
 
+    /// Have the next command join the cgroup whose `cgroup.procs` is `procs` between fork
+    /// and exec (it writes `0`, "this process"), so that nothing it runs is ever outside it.
+    /// A failure to join is `SpawnError::Cgroup` and the command does not run. `None` stops.
+    pub fn join_cgroup_at_exec(&mut self, procs: Option<OwnedFd>) {
+        self.cgroup_procs = procs;
+    }
+
+    /// Have `wait` also wake when `source` fires (`Wake::Pressure`). A source that goes
+    /// away is dropped and the loop keeps its timer.
+    pub fn wake_on_pressure(&mut self, source: crate::platform::pressure::Pressure) {
+        self.pressure = Some(source);
+    }
+
     /// Start `argv` with stdio inherited, in a new process group led by the command, handed
     /// the terminal when headroom's group owns it. Returns the command's pid.
     pub fn spawn(&mut self, argv: &[OsString]) -> Result<i32, SpawnError> {
@@ -360,11 +397,27 @@ impl Supervisor {
         // The mask headroom was started with: SIGTTOU and SIGTTIN are blocked in headroom
         // for the run, and a blocked mask survives exec, so the command gets the original.
         let original = self.old_mask;
+        let cgroup_fd = self.cgroup_procs.as_ref().map(|f| f.as_raw_fd());
+        // A failure to join the cgroup is told apart from a failure to exec through this
+        // pipe: the child writes its errno here before giving up (close-on-exec both ends).
+        let marker = match cgroup_fd {
+            Some(_) => Some(marker_pipe().map_err(SpawnError::Other)?),
+            None => None,
+        };
+        let marker_w = marker.as_ref().map(|(_, w)| w.as_raw_fd());
         // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (sigprocmask, tcsetpgrp, getpid) on plain data;
+        // async-signal-safe functions (write, sigprocmask, tcsetpgrp, getpid) on plain data;
         // `tty_signals` only fills a sigset_t on the stack.
         unsafe {
             cmd.pre_exec(move || {
+                if let (Some(fd), Some(w)) = (cgroup_fd, marker_w) {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        let e = io::Error::last_os_error();
+                        let code = e.raw_os_error().unwrap_or(libc::EIO).clamp(1, 255) as u8;
+                        libc::write(w, (&code as *const u8).cast(), 1);
+                        return Err(e);
+                    }
+                }
                 if let Some(fd) = tty_fd {
                     // Block SIGTTOU (whatever std did to the mask) so that a member of a
                     // background group may take the terminal. The child already leads its own
@@ -379,7 +432,17 @@ impl Supervisor {
                 Ok(())
             })
         };
-        let child = cmd.spawn().map_err(|e| match e.kind() {
+        let spawned = cmd.spawn();
+        if let (Err(_), Some((r, _))) = (&spawned, &marker) {
+            let mut code = 0u8;
+            // SAFETY: one writable byte; the read end is non-blocking.
+            if unsafe { libc::read(r.as_raw_fd(), (&mut code as *mut u8).cast(), 1) } == 1 {
+                return Err(SpawnError::Cgroup(io::Error::from_raw_os_error(
+                    c_int::from(code),
+                )));
+            }
+        }
+        let child = spawned.map_err(|e| match e.kind() {
             io::ErrorKind::NotFound => SpawnError::NotFound(e),
             io::ErrorKind::PermissionDenied => SpawnError::NotExecutable(e),
             _ if e.raw_os_error() == Some(libc::ENOEXEC) => SpawnError::NotExecutable(e),
@@ -402,17 +465,35 @@ impl Supervisor {
     }
 
     /// Sleep until a caught signal arrives or `timeout` passes; what arrived, in order.
-    pub fn wait(&self, timeout: Duration) -> Vec<Wake> {
+    pub fn wait(&mut self, timeout: Duration) -> Vec<Wake> {
         let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as c_int;
-        let mut pfd = libc::pollfd {
-            fd: self.read.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd. EINTR just ends the wait early; the byte the handler
+        let pressure = self.pressure.as_ref().and_then(|p| p.poll_spec());
+        let mut pfds = [
+            libc::pollfd {
+                fd: self.read.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: pressure.map_or(-1, |(fd, _)| fd),
+                events: pressure.map_or(0, |(_, ev)| ev),
+                revents: 0,
+            },
+        ];
+        let n = if pressure.is_some() { 2 } else { 1 };
+        // SAFETY: `n` valid pollfds. EINTR just ends the wait early; the byte the handler
         // wrote is read below or on the next call.
-        unsafe { libc::poll(&mut pfd, 1, ms) };
+        unsafe { libc::poll(pfds.as_mut_ptr(), n, ms) };
         let mut out = Vec::new();
+        if let (Some(p), Some((_, ev))) = (self.pressure.as_mut(), pressure) {
+            let r = pfds[1].revents;
+            if r & ev != 0 {
+                p.drain();
+                out.push(Wake::Pressure);
+            } else if r & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
+                self.pressure = None;
+            }
+        }
         let mut buf = [0u8; 64];
         loop {
             // SAFETY: buf is writable for its length; the descriptor is non-blocking.

@@ -23,11 +23,17 @@ mod liveness;
 mod log_probe;
 #[cfg(target_os = "linux")]
 mod park;
+#[cfg(target_os = "linux")]
+mod pressure;
 mod probe;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
 mod run;
+#[cfg(target_os = "linux")]
+mod run_kernel;
+#[cfg(target_os = "linux")]
+mod run_warn;
 mod schema;
 #[cfg(target_os = "linux")]
 mod snapshot;

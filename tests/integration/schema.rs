@@ -70,6 +70,7 @@ pub struct Limits {
     pub level: String,
     pub ceilings: Vec<Ceiling>,
     pub notes: Vec<String>,
+    pub memory_pressure: Option<String>,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -540,6 +541,12 @@ pub enum RunEvent {
         subreaper: bool,
         terminal: bool,
     },
+    ApproachingLimit {
+        footprint_bytes: u64,
+        limit_bytes: u64,
+        pct: f64,
+        warn_pct: f64,
+    },
     Breach {
         footprint_bytes: u64,
         effective_limit_bytes: u64,
@@ -579,6 +586,27 @@ pub enum RunEvent {
     },
     Warning {
         message: String,
+    },
+    /// Who holds the limit (`--enforce`), right after `start`.
+    Enforcement {
+        requested: String,
+        by: String,
+        cgroup: Option<String>,
+        cgroup_version: Option<String>,
+        memory_max_bytes: Option<u64>,
+        memory_high_bytes: Option<u64>,
+        swap_capped: bool,
+        reason: Option<String>,
+        removed_leftovers: Vec<String>,
+        pressure: Option<String>,
+    },
+    /// What the kernel did in the command's cgroup, just before the summary.
+    KernelOutcome {
+        cgroup: String,
+        oom_kills: u64,
+        cgroup_peak_bytes: Option<u64>,
+        ended_with_cgroup: Vec<i32>,
+        remove_error: Option<String>,
     },
     Summary(RunSummary),
 }

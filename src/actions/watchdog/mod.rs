@@ -40,6 +40,9 @@ const GROUP_SCAN_EVERY_SUBREAPER: Duration = Duration::from_secs(30);
 const ENDING_TICK: Duration = Duration::from_millis(50);
 /// After SIGKILL, how long to wait for the tree to disappear before reporting survivors.
 const KILL_WAIT: Duration = Duration::from_secs(5);
+/// After the memory-pressure source fired, sample at a quarter of the interval for this
+/// long (the PSI trigger fires at most once per 2 s window while the stall lasts).
+const PRESSURE_HOLD: Duration = Duration::from_secs(5);
 
 /// `now + d`, saturating at a year from now: a deadline never overflows (an unbounded
 /// `--interval` once aborted headroom, leaving the command running unsupervised).
@@ -54,6 +57,8 @@ pub struct Config {
     pub limit: u64,
     pub interval: Duration,
     pub grace: Duration,
+    /// Warn at this percentage of the limit (`core::memory_warn`; 100 or more: never).
+    pub warn_pct: f64,
 }
 
 enum Phase {
@@ -163,6 +168,8 @@ pub fn run(
             samples: 0,
         },
         warned: false,
+        pressure_until: None,
+        warn_line: Default::default(),
         emit,
     };
     w.main_loop(sup);
@@ -206,6 +213,9 @@ struct Watch<'a, 'e> {
     breach_footprint: u64,
     summary: Summary,
     warned: bool,
+    /// Memory pressure was signalled: sample sooner until then.
+    pressure_until: Option<Instant>,
+    warn_line: crate::core::memory_warn::WarnLine,
     emit: &'e mut dyn FnMut(&Event),
 }
 
@@ -217,6 +227,11 @@ impl Watch<'_, '_> {
             for wake in sup.wait(wait) {
                 if let Wake::Signal(s) = wake {
                     self.on_signal(s);
+                }
+                if wake == Wake::Pressure {
+                    // Sample now, and more often while it lasts.
+                    self.pressure_until = Some(Instant::now() + PRESSURE_HOLD);
+                    self.next_tick = Instant::now();
                 }
             }
             self.reap(sup);
@@ -240,6 +255,9 @@ impl Watch<'_, '_> {
     fn tick_every(&self) -> Duration {
         match self.phase {
             Phase::Ending { .. } => self.cfg.interval.min(ENDING_TICK),
+            _ if self.pressure_until.is_some_and(|u| Instant::now() < u) => {
+                (self.cfg.interval / 4).max(Duration::from_millis(10))
+            }
             _ => self.cfg.interval,
         }
     }
@@ -338,6 +356,17 @@ impl Watch<'_, '_> {
             }
             self.summary.lowest_effective_limit_bytes =
                 self.summary.lowest_effective_limit_bytes.min(s.effective);
+            if let Some(a) = self
+                .warn_line
+                .observe(s.footprint, s.effective, self.cfg.warn_pct)
+            {
+                (self.emit)(&Event::ApproachingLimit {
+                    footprint_bytes: a.footprint_bytes,
+                    limit_bytes: a.limit_bytes,
+                    pct: a.pct,
+                    warn_pct: a.warn_pct,
+                });
+            }
             self.last = Some(s);
         }
     }

@@ -31,6 +31,13 @@ pub enum Event {
         subreaper: bool,
         terminal: bool,
     },
+    /// The tree crossed the warning line (`--warn`, once per crossing).
+    ApproachingLimit {
+        footprint_bytes: u64,
+        limit_bytes: u64,
+        pct: f64,
+        warn_pct: f64,
+    },
     Breach {
         footprint_bytes: u64,
         effective_limit_bytes: u64,

@@ -4,6 +4,9 @@
 pub mod procfs;
 
 #[cfg(target_os = "linux")]
+pub mod cgroup;
+
+#[cfg(target_os = "linux")]
 mod live;
 #[cfg(target_os = "linux")]
 mod tree;

@@ -286,7 +286,7 @@ fn sysctl_mib_int(mib: &mut [c_int]) -> Result<i64, io::Error> {
 }
 
 /// Read an integer sysctl of 4 or 8 bytes.
-fn sysctl_int(name: &CStr) -> Result<i64, io::Error> {
+pub(super) fn sysctl_int(name: &CStr) -> Result<i64, io::Error> {
     let mut v8: i64 = 0;
     let mut len = std::mem::size_of::<i64>();
     // SAFETY: name is NUL-terminated; the out-buffer is 8 writable bytes and `len` says so.

@@ -17,6 +17,8 @@ pub mod apps;
 mod cf;
 #[cfg(target_os = "macos")]
 mod live;
+#[cfg(target_os = "macos")]
+pub mod pressure;
 
 #[cfg(target_os = "macos")]
 pub use live::MacSource;

@@ -1,0 +1,344 @@
+//! The OS's memory-pressure signal, as one descriptor a `poll(2)` loop can wait on, so that
+//! `watch` and `run --limit` start a memory round the moment pressure starts instead of at
+//! their next tick.
+//!
+//! - Linux: a PSI trigger (`Documentation/accounting/psi.rst`): `/proc/pressure/memory` (or
+//!   a v2 cgroup's `memory.pressure`) opened `O_RDWR|O_NONBLOCK`, `some 150000 2000000`
+//!   written to it (150 ms of stall within a 2 s window; unprivileged triggers need a window
+//!   that is a multiple of 2 s), then `POLLPRI` when it fires and `POLLERR` when the file
+//!   went away (its cgroup was removed).
+//! - macOS: `dispatch_source_create(DISPATCH_SOURCE_TYPE_MEMORYPRESSURE)` with a plain C
+//!   handler (`dispatch_source_set_event_handler_f`) that writes a byte into a pipe; the
+//!   level is `kern.memorystatus_vm_pressure_level`.
+//! - Otherwise, or when that fails: no descriptor, and the loops poll on their timer as
+//!   before. `describe` says which and why.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
+
+/// The Linux trigger: 150 ms of "some" memory stall within a 2 s window.
+pub const PSI_TRIGGER: &str = "some 150000 2000000";
+
+/// Which signal a loop waits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A Linux PSI trigger.
+    Psi,
+    /// A macOS dispatch memory-pressure source.
+    Dispatch,
+    /// None: the timer only.
+    Poll,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Psi => "psi",
+            Kind::Dispatch => "dispatch",
+            Kind::Poll => "poll",
+        }
+    }
+}
+
+/// An armed pressure source, or why there is none.
+#[derive(Debug)]
+pub struct Pressure {
+    pub kind: Kind,
+    /// What was armed (`/proc/pressure/memory`, trigger) or why nothing was.
+    pub detail: String,
+    fd: Option<OwnedFd>,
+    /// `POLLPRI` for PSI, `POLLIN` for a pipe.
+    events: i16,
+    /// Keeps the macOS dispatch source alive (cancelled on drop).
+    #[cfg(target_os = "macos")]
+    _dispatch: Option<super::macos::pressure::Source>,
+}
+
+/// What ended a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woke {
+    /// The source fired.
+    Pressure,
+    /// The timeout passed.
+    Timeout,
+    /// A stop was requested (`stop_flag`).
+    Stop,
+    /// The source went away (`POLLERR`, e.g. its cgroup was removed); the loop polls now.
+    Gone,
+}
+
+impl Pressure {
+    /// No source: the timer only, for `reason`.
+    pub fn poll(reason: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Poll,
+            detail: reason.into(),
+            fd: None,
+            events: 0,
+            #[cfg(target_os = "macos")]
+            _dispatch: None,
+        }
+    }
+
+    /// A source on a descriptor that becomes readable (`POLLIN`) when it fires: the macOS
+    /// handler's pipe, or in tests a pipe standing in for a trigger.
+    pub fn from_readable(kind: Kind, detail: impl Into<String>, fd: OwnedFd) -> Self {
+        Self {
+            kind,
+            detail: detail.into(),
+            fd: Some(fd),
+            events: libc::POLLIN,
+            #[cfg(target_os = "macos")]
+            _dispatch: None,
+        }
+    }
+
+    /// Arm the trigger on a PSI file (`/proc/pressure/memory`, a cgroup's
+    /// `memory.pressure`).
+    #[cfg(target_os = "linux")]
+    pub fn psi(path: &std::path::Path) -> Self {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path);
+        let mut f = match opened {
+            Ok(f) => f,
+            Err(e) => return Self::poll(format!("{}: {e}", path.display())),
+        };
+        // One write, NUL included: the kernel overwrites the last byte written with a NUL,
+        // so without one the window would lose its last digit (2000000 -> 200000, EINVAL).
+        // The trigger lives as long as the descriptor.
+        let line = format!("{PSI_TRIGGER}\0");
+        if let Err(e) = f.write_all(line.as_bytes()) {
+            return Self::poll(format!(
+                "{}: the kernel refused the trigger `{PSI_TRIGGER}`: {e}",
+                path.display()
+            ));
+        }
+        Self {
+            kind: Kind::Psi,
+            detail: format!("{} (trigger `{PSI_TRIGGER}`)", path.display()),
+            fd: Some(f.into()),
+            events: libc::POLLPRI,
+        }
+    }
+
+    /// The system's source: PSI under `proc_root` on Linux, dispatch on macOS.
+    pub fn system(proc_root: &std::path::Path) -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            Self::psi(&proc_root.join("pressure/memory"))
+        }
+        #[cfg(target_os = "macos")]
+        {
+            let _ = proc_root;
+            match super::macos::pressure::Source::new() {
+                Ok((source, fd)) => {
+                    let mut p = Self::from_readable(
+                        Kind::Dispatch,
+                        "DISPATCH_SOURCE_TYPE_MEMORYPRESSURE (warn, critical)",
+                        fd,
+                    );
+                    p._dispatch = Some(source);
+                    p
+                }
+                Err(e) => Self::poll(format!("no dispatch memory-pressure source: {e}")),
+            }
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+        {
+            let _ = proc_root;
+            Self::poll(format!(
+                "no memory-pressure signal on {}",
+                std::env::consts::OS
+            ))
+        }
+    }
+
+    /// `psi (…)`, `dispatch (…)` or `poll (why)`: the line `watch` prints once.
+    pub fn describe(&self) -> String {
+        format!("{} ({})", self.kind.name(), self.detail)
+    }
+
+    /// The descriptor and `poll` events to wait on, for a loop that polls other
+    /// descriptors too (`Supervisor::wait`); call `drain` when it fired.
+    pub fn poll_spec(&self) -> Option<(RawFd, i16)> {
+        self.fd().map(|fd| (fd, self.events))
+    }
+
+    pub fn fd(&self) -> Option<RawFd> {
+        self.fd.as_ref().map(|f| f.as_raw_fd())
+    }
+
+    /// Wait up to `timeout` for the source to fire, waking at least once a second to look
+    /// at `stop` (a signal handler installed without `SA_RESTART` also cuts the poll short).
+    /// Without a source this is a plain interruptible sleep. A source that reports
+    /// `POLLERR`/`POLLHUP`/`POLLNVAL` is dropped, so the caller falls back to its timer.
+    pub fn wait(&mut self, timeout: Duration, stop: &dyn Fn() -> bool) -> Woke {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if stop() {
+                return Woke::Stop;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Woke::Timeout;
+            }
+            let slice = left.min(Duration::from_secs(1));
+            let ms = slice.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            let Some(fd) = self.fd() else {
+                std::thread::sleep(slice);
+                continue;
+            };
+            let mut pfd = libc::pollfd {
+                fd,
+                events: self.events,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if n <= 0 {
+                continue; // timeout slice, or EINTR: look at `stop` again
+            }
+            if pfd.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0
+                && pfd.revents & self.events == 0
+            {
+                self.fd = None;
+                self.kind = Kind::Poll;
+                self.detail = format!("the source went away ({})", self.detail);
+                return Woke::Gone;
+            }
+            if pfd.revents & self.events != 0 {
+                self.drain();
+                return Woke::Pressure;
+            }
+        }
+    }
+
+    /// A readable source (a pipe) is emptied so it does not fire again for the same event;
+    /// a PSI trigger needs nothing (its event is consumed by the poll that reported it).
+    pub fn drain(&self) {
+        if self.events != libc::POLLIN {
+            return;
+        }
+        if let Some(fd) = self.fd() {
+            let mut buf = [0u8; 64];
+            // SAFETY: buf is writable for its length; the descriptor is non-blocking.
+            while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+        }
+    }
+}
+
+/// A non-blocking, close-on-exec pipe: (read end, write end).
+pub fn nonblocking_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is an array of two ints, as pipe(2) requires.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    for fd in [r.as_raw_fd(), w.as_raw_fd()] {
+        // SAFETY: fcntl on descriptors we own, with valid commands and flags.
+        unsafe {
+            let fl = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+    Ok((r, w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reaction path: an event on the descriptor ends the wait at once, not at the
+    /// timeout. A pipe stands in for the trigger (the same `poll` loop serves both).
+    #[test]
+    fn an_event_wakes_the_wait_at_once_not_at_the_next_tick() {
+        let (r, w) = nonblocking_pipe().unwrap();
+        let mut p = Pressure::from_readable(Kind::Psi, "test pipe", r);
+        let fired = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            let at = Instant::now();
+            // SAFETY: one valid byte to a descriptor this thread owns.
+            unsafe { libc::write(w.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+            (at, w)
+        });
+        let woke = p.wait(Duration::from_secs(30), &|| false);
+        let now = Instant::now();
+        let (at, _w) = fired.join().unwrap();
+        assert_eq!(woke, Woke::Pressure);
+        let late = now.saturating_duration_since(at);
+        assert!(
+            late < Duration::from_millis(100),
+            "woke {late:?} after the event"
+        );
+        // Drained: the same event does not fire twice; the next wait runs to its timeout.
+        assert_eq!(p.wait(Duration::from_millis(50), &|| false), Woke::Timeout);
+    }
+
+    #[test]
+    fn without_a_source_it_is_a_timer_and_a_stop_ends_it() {
+        let mut p = Pressure::poll("none here");
+        assert_eq!(p.describe(), "poll (none here)");
+        let t = Instant::now();
+        assert_eq!(p.wait(Duration::from_millis(30), &|| false), Woke::Timeout);
+        assert!(t.elapsed() >= Duration::from_millis(30));
+        assert_eq!(p.wait(Duration::from_secs(30), &|| true), Woke::Stop);
+    }
+
+    #[test]
+    fn a_source_that_goes_away_falls_back_to_polling() {
+        let (r, w) = nonblocking_pipe().unwrap();
+        let mut p = Pressure::from_readable(Kind::Psi, "test pipe", r);
+        drop(w); // POLLHUP with nothing to read: the source is gone
+        assert_eq!(p.wait(Duration::from_secs(30), &|| false), Woke::Gone);
+        assert_eq!(p.kind, Kind::Poll);
+        assert!(p.fd().is_none());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_missing_psi_file_means_polling_and_says_why() {
+        let d = tempfile::tempdir().unwrap();
+        let p = Pressure::system(d.path());
+        assert_eq!(p.kind, Kind::Poll);
+        assert!(p.describe().contains("pressure/memory"), "{}", p.describe());
+    }
+
+    /// For real: the kernel accepts the 2 s-window trigger (unprivileged too, on kernels
+    /// with unprivileged PSI triggers). Skipped with the reason where /proc has no PSI.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_kernel_accepts_the_trigger() {
+        let path = std::path::Path::new("/proc/pressure/memory");
+        if !path.exists() {
+            eprintln!(
+                "skipped: {} does not exist (kernel without PSI)",
+                path.display()
+            );
+            return;
+        }
+        let p = Pressure::psi(path);
+        assert_eq!(p.kind, Kind::Psi, "{}", p.describe());
+        // A 1 s window is refused to unprivileged users; the control that a refusal is seen
+        // at all: an invalid trigger is refused to everyone.
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .unwrap();
+        assert!(f.write_all(b"some 150000 999\0").is_err());
+    }
+}

@@ -1,0 +1,76 @@
+//! The memory-pressure source `watch` waits on between rounds (Linux): a real PSI trigger
+//! armed as the test's unprivileged uid, and polling where `/proc/pressure` is missing.
+
+use std::path::Path;
+
+use crate::support::{Env, json_lines, wait_until};
+
+/// Start `watch ARGS` and return the message of its `memory pressure source` notice.
+fn announced(env: &Env, extra: &[&str]) -> String {
+    let (out, err) = (env.path("watch.out"), env.path("watch.err"));
+    let mut args = vec!["watch", "--json", "--interval", "60s", "--no-auto-reap"];
+    args.extend(extra);
+    let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    let find = || {
+        json_lines(&out).iter().find_map(|e| {
+            let m = e["message"].as_str()?;
+            (e["type"] == "notice" && m.starts_with("memory pressure source: "))
+                .then(|| m.to_string())
+        })
+    };
+    wait_until("the pressure-source notice", || find().is_some());
+    watch.signal(libc::SIGINT);
+    assert_eq!(
+        watch.exit_code(),
+        0,
+        "{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    find().unwrap()
+}
+
+#[test]
+fn watch_waits_on_a_psi_trigger_the_kernel_accepted_from_an_unprivileged_user() {
+    if !Path::new("/proc/pressure/memory").exists() {
+        eprintln!("skipped: /proc/pressure/memory does not exist (kernel without PSI)");
+        return;
+    }
+    let env = Env::new();
+    let m = announced(&env, &[]);
+    assert_eq!(
+        m,
+        "memory pressure source: psi (/proc/pressure/memory (trigger `some 150000 2000000`))"
+    );
+    // `limits` shows the same source; a replay arms nothing and shows none.
+    let out = env.cmd().args(["limits", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["memory_pressure"],
+        "psi (/proc/pressure/memory (trigger `some 150000 2000000`))"
+    );
+    let out = env.cmd().args(["limits"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("memory pressure source: psi ("));
+}
+
+#[test]
+fn without_proc_pressure_watch_says_it_polls_and_why() {
+    let env = Env::new();
+    // A /proc with a process table but no pressure directory.
+    let fake = env.path("proc");
+    let uid = env.uid;
+    std::fs::create_dir_all(fake.join("10")).unwrap();
+    std::fs::write(
+        fake.join("10/status"),
+        format!("Name:\tx\nState:\tS (sleeping)\nPPid:\t1\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nThreads:\t1\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(fake.join("sys/kernel")).unwrap();
+    std::fs::write(fake.join("sys/kernel/threads-max"), "100\n").unwrap();
+    std::fs::write(fake.join("loadavg"), "0 0 0 1/1 1\n").unwrap();
+    let m = announced(&env, &["--proc-root", fake.to_str().unwrap()]);
+    assert!(
+        m.starts_with("memory pressure source: poll (")
+            && m.contains(&format!("{}/pressure/memory: No such file", fake.display())),
+        "{m}"
+    );
+}
