@@ -296,6 +296,7 @@ fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
 /// process. That process must not be signalled. Everything runs in the namespace (the
 /// kernel kills what is left when its init, the script, exits) and as the private uid,
 /// except the script, which only writes `ns_last_pid` and signals what it started.
+#[cfg(target_os = "linux")]
 const REUSE_SCRIPT: &str = r#"
 U=$1 GUARDED=$2 STRANGER=$3 HR=$4 CFG=$5 D=$6
 # Simple commands, not a function: `$!` must be the process itself, not a subshell.
