@@ -286,7 +286,7 @@ always\t''
 never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l proc-root -d 'Read /proc from this directory (testing)' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l sys-root -d 'Read /sys from this directory (testing)' -r -F
-complete -c headroom -n "__fish_headroom_using_subcommand watch" -l once -d 'Run one round and exit with probe\'s exit code'
+complete -c headroom -n "__fish_headroom_using_subcommand watch" -l once -d 'Run one round and exit with probe\'s exit code (memory guards do not park in it: the exit would wake them at once; a tree over its guard goes straight to SIGTERM)'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l no-auto-reap -d 'Never reap automatically'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l no-hangs -d 'Skip the hangs round'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'

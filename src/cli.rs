@@ -476,7 +476,8 @@ pub struct WatchArgs {
     /// Time between rounds [default: 60s].
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
-    /// Run one round and exit with probe's exit code.
+    /// Run one round and exit with probe's exit code (memory guards do not park in it: the
+    /// exit would wake them at once; a tree over its guard goes straight to SIGTERM).
     #[arg(long)]
     pub once: bool,
     /// Never reap automatically.

@@ -68,7 +68,11 @@ pub fn run(argv: &[String], timeout: Duration) -> Result<ExecOutput, String> {
             let _ = tx.send(kept);
         });
     }
-    let deadline = Instant::now() + timeout;
+    // Checked: a deadline past what `Instant` holds is "no deadline" in practice.
+    let now = Instant::now();
+    let deadline = now
+        .checked_add(timeout)
+        .unwrap_or(now + Duration::from_secs(86_400));
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,

@@ -507,6 +507,17 @@ fn run_script(env: &Env, grace: &str, script: &str) -> (i32, Vec<RunEvent>) {
     (code, events)
 }
 
+/// The command's pid, from the start event.
+fn s_pid(events: &[RunEvent]) -> i32 {
+    events
+        .iter()
+        .find_map(|e| match e {
+            RunEvent::Start { command_pid, .. } => Some(*command_pid),
+            _ => None,
+        })
+        .unwrap()
+}
+
 fn signalled(events: &[RunEvent], sig: &str) -> Vec<i32> {
     events
         .iter()
@@ -521,18 +532,22 @@ fn signalled(events: &[RunEvent], sig: &str) -> Vec<i32> {
 #[test]
 fn grace_survivors_get_sigkill_only_while_still_over_the_limit() {
     let env = Env::new();
-    // The hog (150 MiB) dies on SIGTERM; the shell and its `sleep` ignore it and are tiny:
-    // after the grace they are under the limit, so they are spared (they used to be
-    // SIGKILLed: exit 137), and the command ends with its own code.
+    // The hog (150 MiB) dies on SIGTERM; the shell ignores it, waits for the hog, then
+    // outlives the grace (1 s) in a `sleep` and is tiny: under the limit by then, it is
+    // spared (it used to be SIGKILLed: exit 137) and the command ends with its own code.
     let (code, events) = run_script(
         &env,
         "1s",
-        "FX hog --mib 150 & trap '' TERM; sleep 3; exit 5",
+        "exec 2>/dev/null; trap '' TERM; (trap - TERM; exec FX hog --mib 150) & wait $!; sleep 1.5; exit 5",
     );
     let s = summary(&events);
     assert_eq!(code, 5, "{events:?}");
     assert!(signalled(&events, "SIGKILL").is_empty(), "{events:?}");
-    assert_eq!((s.killed, s.spared.len()), (0, 2), "{s:?}");
+    assert_eq!(s.killed, 0, "{s:?}");
+    assert!(
+        s.spared.contains(&s_pid(&events)),
+        "the shell is spared: {s:?}"
+    );
     assert!(events.iter().any(|e| matches!(e, RunEvent::Spared { .. })));
     assert_tree_gone(&env, &[]);
     // Control: the hog itself ignores SIGTERM and still holds 150 MiB: SIGKILL, exit 137.

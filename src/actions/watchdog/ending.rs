@@ -139,7 +139,15 @@ impl Watch<'_, '_> {
     fn ending_done(&mut self, reason: EndReason, ended: &[Ended]) {
         let mut spared = Vec::new();
         for e in ended {
+            // An identity that could not be read is not known to be gone: a survivor.
+            let unreadable = e.outcome == Outcome::IdentityChanged && e.error.is_some();
             match e.outcome {
+                _ if unreadable => {
+                    self.given_up.insert(e.identity);
+                    if !self.summary.survivors.contains(&e.identity.pid) {
+                        self.summary.survivors.push(e.identity.pid);
+                    }
+                }
                 Outcome::Survived | Outcome::SignalFailed => {
                     self.given_up.insert(e.identity);
                     if !self.summary.survivors.contains(&e.identity.pid) {
@@ -147,7 +155,9 @@ impl Watch<'_, '_> {
                     }
                 }
                 Outcome::Spared => spared.push(e.identity.pid),
-                _ => {}
+                _ => {
+                    self.concluded.insert(e.identity);
+                }
             }
         }
         if !spared.is_empty() {
@@ -209,7 +219,7 @@ impl Watch<'_, '_> {
             .filter_map(ProcessRecord::identity)
             .chain(self.termed.values().copied())
             .chain(self.killed.values().copied())
-            .filter(|id| !self.given_up.contains(id))
+            .filter(|id| !self.given_up.contains(id) && !self.concluded.contains(id))
             .collect();
         out.sort_by_key(|id| (id.pid, id.start_time));
         out.dedup();

@@ -146,6 +146,7 @@ pub fn run(
         termed: HashMap::new(),
         killed: HashMap::new(),
         given_up: HashSet::new(),
+        concluded: HashSet::new(),
         kill_hit_live: false,
         breach_footprint: 0,
         summary: Summary {
@@ -207,6 +208,9 @@ struct Watch<'a, 'e> {
     /// Processes given up on (alive after SIGKILL, or a signal refused): never escalated
     /// again, reported as survivors.
     given_up: HashSet<Identity>,
+    /// Processes an escalation concluded about (gone, or the pid names another process, or
+    /// unreadable): never targeted again, so an ending cannot restart itself on them.
+    concluded: HashSet<Identity>,
     /// Whether a SIGKILL reached a process that was still alive.
     kill_hit_live: bool,
     /// The tree's footprint at the last breach.
