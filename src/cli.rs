@@ -64,7 +64,7 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// Kill zombie-leaking parents safely and verify their slots came back.
     Reap(ReapArgs),
-    /// Summarise the evidence log: peaks, lowest free slots, ETA minima, cleanups.
+    /// Summarise the evidence log (peaks, lowest free slots, ETA minima, cleanups) and chart it.
     Evidence(EvidenceArgs),
     /// Audit the liveness guard: poll and show how each parent would be judged. Never signals.
     IdleWatch(IdleWatchArgs),

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::core::chart::{Bucket, Chart, Scale};
+use crate::core::chart::{Bucket, Chart, Scale, freed_total};
 use crate::output::{human_duration, thousands};
 
 /// Rows of the plot area: tall enough to tell 67 % from 75 %, short enough for a report.
@@ -231,7 +231,7 @@ fn legend(c: &Chart, g: &Glyphs, width: usize, short: Clock) -> String {
     ];
     let ordinary: Vec<_> = c.cleanups.iter().filter(|m| !m.emergency).collect();
     let emergency: Vec<_> = c.cleanups.iter().filter(|m| m.emergency).collect();
-    let freed = |v: &[&crate::core::chart::CleanupMark]| v.iter().filter_map(|m| m.freed).sum();
+    let freed = |v: &[&crate::core::chart::CleanupMark]| freed_total(v.iter().copied());
     if !ordinary.is_empty() {
         items.push(format!(
             "{} cleanup ({}, {} slots freed)",

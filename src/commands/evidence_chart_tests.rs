@@ -206,3 +206,59 @@ fn wrapping_breaks_between_items_and_cuts_an_overlong_one() {
     );
     assert_eq!(s, "aaaa bbbb\ncccccccccc\n");
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn row() -> impl Strategy<Value = ReadRow> {
+        (
+            prop_oneof![Just(None), (0i64..4_000_000_000).prop_map(Some)],
+            prop_oneof![
+                Just(None),
+                any::<u64>().prop_map(Some),
+                (0u64..5000).prop_map(Some)
+            ],
+            prop_oneof![
+                Just(None),
+                any::<u64>().prop_map(Some),
+                (1u64..5000).prop_map(Some)
+            ],
+            prop_oneof![Just("poll"), Just("kill:15+9"), Just("cleanup"), Just("")],
+            prop_oneof![
+                Just(""),
+                Just("sigkill;freed=18446744073709551615"),
+                Just("no-targets")
+            ],
+            any::<bool>(),
+        )
+            .prop_map(|(at, used, limit, action, result, emergency)| ReadRow {
+                at,
+                total_procs: used,
+                zombies: used.map(|u| u / 2),
+                limit,
+                limit_source: Some("per-uid".into()),
+                action: action.into(),
+                result: result.into(),
+                override_: emergency.then(|| "emergency".into()),
+                ..ReadRow::default()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn any_log_draws_without_panic_and_fits(
+            rows in proptest::collection::vec(row(), 0..40),
+            width in MIN_WIDTH..250usize,
+            ascii in any::<bool>(),
+        ) {
+            let c = Chart::build(&rows, &[], 50.0, 75.0);
+            let out = render(&c, width, ascii);
+            for l in out.lines() {
+                prop_assert!(l.chars().count() <= width, "{}", l);
+            }
+            prop_assert!(crate::commands::evidence_svg::render(&c).is_ok());
+        }
+    }
+}

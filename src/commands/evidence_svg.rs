@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::commands::evidence_chart::{axis_clock, clock, span_text};
-use crate::core::chart::{Chart, Point};
+use crate::core::chart::{Chart, Point, freed_total};
 use crate::output::thousands;
 use crate::sanitize::sanitize;
 
@@ -250,7 +250,7 @@ fn draw(c: &Chart, svg: &mut String) -> Result<(), Box<dyn std::error::Error>> {
                 font(13, &colour).pos(Pos::new(HPos::Right, VPos::Top)),
             )
         }))?;
-        let freed: u64 = marks.iter().filter_map(|m| m.freed).sum();
+        let freed = freed_total(marks.iter().copied());
         keys.push((
             if emergency {
                 Key::Diamond(colour)

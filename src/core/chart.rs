@@ -85,6 +85,8 @@ const GAP_FACTOR: i64 = 5;
 const GAP_MIN_SECS: i64 = 15 * 60;
 /// The most of the axis one gap takes, as a share of the time with readings.
 const GAP_SHARE: f64 = 0.05;
+/// The highest value axis: a corrupt row with a 20-digit count must not overflow it.
+pub const MAX_TOP: u64 = 1 << 52;
 
 pub fn is_cleanup(action: &str) -> bool {
     action.starts_with("kill:") || action == "cleanup"
@@ -106,6 +108,14 @@ pub fn anomaly_time(a: &Anomaly) -> Option<i64> {
         .duration_since(std::time::UNIX_EPOCH)
         .ok()
         .map(|d| d.as_secs() as i64)
+}
+
+/// The slots `marks` freed, added up (saturating: a corrupt row must not wrap the total).
+pub fn freed_total<'a>(marks: impl IntoIterator<Item = &'a CleanupMark>) -> u64 {
+    marks
+        .into_iter()
+        .filter_map(|m| m.freed)
+        .fold(0, u64::saturating_add)
 }
 
 impl Chart {
@@ -194,7 +204,8 @@ impl Chart {
             .chain(self.cleanups.iter().filter_map(|c| c.used))
             .max()
             .unwrap_or(0);
-        nice_ceiling(max + max / 20)
+        // Capped where f64 (the SVG's coordinates) still counts exactly.
+        nice_ceiling(max.saturating_add(max / 20)).min(MAX_TOP)
     }
 
     /// The limit in force at `at` (the step that covers it), if any.
@@ -301,7 +312,7 @@ impl Chart {
                 b.cleanups += 1;
             }
             if let Some(f) = c.freed {
-                b.freed += f;
+                b.freed = b.freed.saturating_add(f);
             }
         }
         for u in &self.unread {

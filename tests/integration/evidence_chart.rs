@@ -322,3 +322,40 @@ fn the_readme_example_is_the_fixture_as_rendered_today() {
         "the README's 80-column chart is stale"
     );
 }
+
+#[test]
+fn on_a_terminal_the_chart_comes_first_at_the_terminal_width() {
+    if !has_tool("script") {
+        return;
+    }
+    let env = with_fixture();
+    // A pseudo-terminal 60 columns wide (reading files only: nothing is signalled).
+    let cmd = format!(
+        "stty cols 60; {} evidence; {} evidence --ascii",
+        env.headroom_path().display(),
+        env.headroom_path().display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("HEADROOM_HOME", &env.home)
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n");
+    assert!(text.starts_with("used slots vs effective limit"), "{text}");
+    let (uni, asc) = text.split_at(text.rfind("used slots vs").unwrap());
+    for chart in [uni, asc] {
+        let plot: Vec<&str> = chart
+            .lines()
+            .filter(|l| l.contains(" ┤") || l.contains(" |"))
+            .collect();
+        assert_eq!(plot.len(), 10, "{chart}");
+        assert!(plot.iter().all(|l| l.chars().count() == 60), "{chart}");
+        // (On a terminal the summary's first word is painted bold.)
+        assert!(
+            chart.contains(": 154 rows from"),
+            "the summary follows: {chart}"
+        );
+    }
+    assert!(uni.contains('━') && asc.contains('=') && !asc.contains('━'));
+}
