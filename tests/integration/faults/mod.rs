@@ -13,6 +13,7 @@
 
 mod crash;
 mod disk_full;
+mod exhaustion;
 mod hostile_proc;
 mod signals_pipes;
 mod state_dir;
