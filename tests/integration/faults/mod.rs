@@ -11,6 +11,7 @@
 
 #![cfg(target_os = "linux")]
 
+mod clock;
 mod crash;
 mod disk_full;
 mod exhaustion;
