@@ -12,10 +12,11 @@
 //!       controlling terminal and stdio; what it writes there is reported as `tty LINE`, and
 //!       lines on stdin drive the terminal: `ctrl-c`, `ctrl-z`, `type TEXT` (TEXT and a
 //!       newline), `fg?` (answered `fg-pgid N`: the terminal's foreground process group).
-//!   leak --zombies N [--ignore-term] [--count-term FILE] [--session PROG ARGS... --]
+//!   leak --zombies N [--ignore-term] [--count-term FILE] [--comm-hex HEX] [--session PROG ARGS... --]
 //!       [--exec-child PROG ARGS... --]
 //!       Fork N children that exit at once and are never waited for (N zombies), optionally
-//!       append a line to FILE for every SIGTERM received (and otherwise ignore it), optionally
+//!       append a line to FILE for every SIGTERM received (and otherwise ignore it), name
+//!       itself (comm) with the bytes HEX encodes (any bytes: `)`, newlines, invalid UTF-8),
 //!       start a live session child running another executable, optionally run one command
 //!       as a child and report `child-exited CODE`; print `ready {json}` and sleep forever.
 //!   hog --mib N [--children K] [--depth D] [--grow-mib-per-s R] [--grow-step-ms S]
@@ -32,6 +33,9 @@
 //!       Append N rows to the evidence log in DIR through headroom's own writer.
 //!   idle
 //!       Sleep forever (a session child with arbitrary arguments).
+//!   churn
+//!       Fork children that exit at once and reap them, forever: pids that vanish between a
+//!       scanner's getdents and its read.
 //!   spin
 //!       Burn CPU forever.
 //!   exit CODE
@@ -81,6 +85,17 @@ mod linux {
             "holder" => holder(rest),
             "evidence-writer" => evidence_writer(rest),
             "idle" => sleep_forever(),
+            "churn" => loop {
+                // SAFETY: single-threaded; the child only calls _exit.
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    unsafe { libc::_exit(0) };
+                }
+                if pid > 0 {
+                    // SAFETY: pid is our child; a null status is allowed.
+                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+                }
+            },
             "spin" => loop {
                 std::hint::black_box(0u64.wrapping_add(1));
             },
@@ -384,9 +399,13 @@ mod linux {
     // ----- leak ----------------------------------------------------------------------------
 
     fn is_zombie(pid: i32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        // Bytes: a comm may be any bytes (`leak --comm-hex`), not UTF-8.
+        std::fs::read(format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|s| s.rfind(')').map(|i| s[i + 2..].starts_with('Z')))
+            .and_then(|s| {
+                let i = s.iter().rposition(|&b| b == b')')?;
+                Some(s.get(i + 2) == Some(&b'Z'))
+            })
             .unwrap_or(false)
     }
 
@@ -426,6 +445,15 @@ mod linux {
         }
         if let Some(file) = opt(args, "--count-term") {
             count_term(&file);
+        }
+        if let Some(hex) = opt(args, "--comm-hex") {
+            let mut name: Vec<u8> = (0..hex.len() / 2)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("--comm-hex"))
+                .collect();
+            name.truncate(15);
+            name.push(0);
+            // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+            unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) };
         }
         let mut zombies = Vec::with_capacity(n);
         for _ in 0..n {

@@ -76,6 +76,31 @@ struct Guard<'c, 'a> {
     once: bool,
     /// stdout, never waited for (watch_output).
     out: Output,
+    /// This process's last cleanup with targets, on the monotonic clock: the cooldown within
+    /// one run ignores wall-clock steps.
+    last_cleanup: Option<Instant>,
+}
+
+/// Whether a cleanup is still inside its cooldown, and the persisted wall time to keep.
+/// Within one run the monotonic `since_own` decides, so a wall clock stepped forwards by
+/// hours cannot end the cooldown early. Across runs (`watch --once` from cron) only the
+/// persisted wall time exists: a last cleanup "in the future" means the clock was set back,
+/// and the cooldown restarts from now rather than lasting until the clock catches up (hours
+/// with no cleanup) or being skipped (a second cleanup at once).
+fn in_cooldown(
+    now_ms: i64,
+    last_ms: Option<i64>,
+    since_own: Option<Duration>,
+    cooldown: Duration,
+) -> (bool, Option<i64>) {
+    if let Some(d) = since_own {
+        return (d < cooldown, last_ms);
+    }
+    match last_ms {
+        None => (false, None),
+        Some(last) if last > now_ms => (true, Some(now_ms)),
+        Some(last) => (now_ms - last < cooldown.as_millis() as i64, Some(last)),
+    }
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
@@ -135,6 +160,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         parked: Vec::new(),
         once: args.once,
         out: Output::stdout(ctx.printer.is_json()),
+        last_cleanup: None,
     };
     g.load_state();
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
@@ -373,10 +399,15 @@ impl Guard<'_, '_> {
 
     fn maybe_reap(&mut self) {
         let now = platform::now_ms();
-        if let Some(last) = self.persisted.last_cleanup_ms {
-            if now - last < self.cooldown.as_millis() as i64 {
-                return;
-            }
+        let (cooling, last) = in_cooldown(
+            now,
+            self.persisted.last_cleanup_ms,
+            self.last_cleanup.map(|t| t.elapsed()),
+            self.cooldown,
+        );
+        self.persisted.last_cleanup_ms = last;
+        if cooling {
+            return;
         }
         let Some(snap) = self.full_snapshot("cleanup") else {
             return;
@@ -392,6 +423,7 @@ impl Guard<'_, '_> {
                 if !report.targets.is_empty() {
                     // The cooldown is spent only when something was done.
                     self.persisted.last_cleanup_ms = Some(now);
+                    self.last_cleanup = Some(Instant::now());
                     self.cleanups += 1;
                     if self.notify && notify::allowed(report.usage.free_slots, report.usage.limit) {
                         let limit = report
@@ -569,5 +601,45 @@ impl Guard<'_, '_> {
             pending_rows: self.pending.len(),
         });
         self.out.finish(DRAIN_AT_EXIT);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_cooldown;
+    use std::time::Duration;
+
+    const H: i64 = 3_600_000;
+    const COOL: Duration = Duration::from_secs(120);
+
+    #[test]
+    fn wall_clock_steps_neither_end_nor_stretch_the_cooldown() {
+        let t0 = 10 * H;
+        // Within one run: the monotonic clock decides, whatever the wall clock did.
+        let own = Some(Duration::from_secs(30));
+        assert!(
+            in_cooldown(t0 + 5 * H, Some(t0), own, COOL).0,
+            "stepped forwards 5 h"
+        );
+        assert!(
+            in_cooldown(t0 - 5 * H, Some(t0), own, COOL).0,
+            "stepped back 5 h"
+        );
+        let own = Some(Duration::from_secs(121));
+        assert!(
+            !in_cooldown(t0 - 5 * H, Some(t0), own, COOL).0,
+            "no 5 h freeze"
+        );
+        // Across runs: a last cleanup in the future (clock set back) restarts the cooldown
+        // from now, and it ends 120 s later, not when the clock catches up.
+        let (cooling, kept) = in_cooldown(t0 - 5 * H, Some(t0), None, COOL);
+        assert!(cooling);
+        assert_eq!(kept, Some(t0 - 5 * H));
+        assert!(in_cooldown(t0 - 5 * H + 60_000, kept, None, COOL).0);
+        assert!(!in_cooldown(t0 - 5 * H + 121_000, kept, None, COOL).0);
+        // The control: an ordinary cooldown, and none before any cleanup.
+        assert!(in_cooldown(t0 + 60_000, Some(t0), None, COOL).0);
+        assert!(!in_cooldown(t0 + 121_000, Some(t0), None, COOL).0);
+        assert_eq!(in_cooldown(t0, None, None, COOL), (false, None));
     }
 }

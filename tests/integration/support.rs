@@ -73,9 +73,11 @@ fn statuses_of_uid(uid: u32) -> Vec<(i32, String)> {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };
-        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
+        // Bytes, read lossily: a process may name itself with invalid UTF-8.
+        let Ok(status) = std::fs::read(e.path().join("status")) else {
             continue;
         };
+        let status = String::from_utf8_lossy(&status).into_owned();
         let ruid = status
             .lines()
             .find_map(|l| l.strip_prefix("Uid:"))

@@ -11,8 +11,11 @@
 
 #![cfg(target_os = "linux")]
 
+mod clock;
 mod crash;
 mod disk_full;
+mod exhaustion;
+mod hostile_proc;
 mod signals_pipes;
 mod state_dir;
 mod two_guards;

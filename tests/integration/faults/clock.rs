@@ -1,0 +1,118 @@
+//! Fault 5: the wall clock stepped by hours between runs, on a real process (`faketime`,
+//! LD_PRELOAD; the library's own tests inject the clock, `watch::in_cooldown`). Guaranteed:
+//! the trend never shows a negative duration (samples "from the future" are dropped), and
+//! a clock set back neither freezes the reap cooldown for hours nor skips it.
+
+use super::{check_state_files, sandbox_ok};
+use crate::support::{Env, has_tool, proc_state};
+
+fn probe_at(env: &Env, offset: &str) -> serde_json::Value {
+    let out = env
+        .cmd_via(&["faketime", "-f", offset])
+        .args(["probe", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_clock_stepped_by_hours_gives_no_negative_trend_and_keeps_the_cooldown_short() {
+    let env = Env::new();
+    if !sandbox_ok(&env) || !has_tool("faketime") {
+        return;
+    }
+    // The trend: a reading now, then 5 h earlier, then 5 h later.
+    let mut ats = Vec::new();
+    for offset in ["+0", "-5h", "+5h", "+5h"] {
+        let r = probe_at(&env, offset);
+        ats.push(headroom::core::hang_store::parse_time(r["at"].as_str().unwrap()).unwrap());
+        assert!(r["eta_seconds"].as_f64().is_none_or(|v| v >= 0.0), "{r}");
+        if offset == "-5h" {
+            assert_eq!(
+                r["trend_samples"], 1,
+                "the sample from the future is dropped: {r}"
+            );
+        }
+    }
+    assert!(
+        ats[0] - ats[1] > 4 * 3_600_000,
+        "faketime took effect: {ats:?}"
+    );
+    assert!(ats[2] - ats[0] > 4 * 3_600_000, "{ats:?}");
+    // The cooldown across `watch --once` runs from cron: a cleanup now, then the clock set
+    // back 5 h. The next run restarts the cooldown (1 s here) from its own now, so a run
+    // 1.5 s later cleans up again, instead of waiting 5 h for the clock to catch up.
+    let cfg = env.path("clock.toml");
+    std::fs::write(
+        &cfg,
+        "[reap]\nallow = [\"agency-clock\"]\ngrace = \"300ms\"\n[watch]\nreap_cooldown = \"1s\"\n[notifications]\nenabled = false\n",
+    )
+    .unwrap();
+    let once = |offset: &str| {
+        let out = env
+            .cmd_via(&["faketime", "-f", offset])
+            .args([
+                "watch",
+                "--once",
+                "--json",
+                "--no-hangs",
+                "--crit",
+                "0.0001",
+                "--warn",
+                "0.0001",
+                "--config",
+            ])
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|e| e["type"] == "cleanup")
+            .flat_map(|e| e["targets"].as_array().unwrap().clone())
+            .count()
+    };
+    let leaker = env.named_fixture("agency-clock");
+    let mut first = env.spawn(&leaker, &["leak", "--zombies", "120", "--ignore-term"]);
+    let pid1 = first.ready()["pid"].as_i64().unwrap() as i32;
+    // Two readings confirm critical; the second run cleans up.
+    let acted = once("+0") + once("+0");
+    assert_eq!(acted, 1);
+    crate::support::wait_until("the first leaker gone", || proc_state(pid1).is_none());
+    let terms = env.path("terms");
+    let mut second = env.spawn(
+        &leaker,
+        &[
+            "leak",
+            "--zombies",
+            "120",
+            "--count-term",
+            terms.to_str().unwrap(),
+        ],
+    );
+    let pid2 = second.ready()["pid"].as_i64().unwrap() as i32;
+    assert_eq!(
+        once("-5h"),
+        0,
+        "the last cleanup is 'in the future': cooldown from now"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(
+        once("-5h"),
+        1,
+        "the cooldown ended 1 s later, not 5 h later"
+    );
+    crate::support::wait_until("the second leaker gone", || proc_state(pid2).is_none());
+    let delivered = std::fs::read_to_string(&terms)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(delivered, 1);
+    check_state_files(&env.home);
+    drop((first, second));
+}
