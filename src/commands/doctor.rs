@@ -130,15 +130,18 @@ fn tool(program: &str, args: &[&str]) -> Result<String, String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {line}: {e}"))?;
-    // Both pipes drained on threads, so a chatty tool never blocks on a full pipe.
+    // Both pipes drained on threads, so a chatty tool never blocks on a full pipe; the
+    // result is awaited only until the deadline (a grandchild may hold a pipe open).
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut text = String::new();
             if let Some(mut p) = pipe {
                 let _ = p.read_to_string(&mut text);
             }
-            text
-        })
+            let _ = tx.send(text);
+        });
+        rx
     };
     let reader = drain(
         child
@@ -169,8 +172,11 @@ fn tool(program: &str, args: &[&str]) -> Result<String, String> {
             Err(e) => return Err(format!("cannot wait for {line}: {e}")),
         }
     };
-    let text = reader.join().unwrap_or_default();
-    let err = errors.join().unwrap_or_default();
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let text = reader
+        .recv_timeout(left())
+        .map_err(|_| format!("{line} left its output open past the deadline"))?;
+    let err = errors.recv_timeout(left()).unwrap_or_default();
     if !status.success() {
         return Err(format!(
             "{line} exited {}: {}",
