@@ -56,10 +56,68 @@
     clippy::zombie_processes
 )]
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(unix))]
 fn main() {
     eprintln!("hr-fixture: the test fixture needs Linux (/proc, PR_SET_CHILD_SUBREAPER)");
     std::process::exit(2);
+}
+
+/// Elsewhere (macOS) only `leak --zombies N`: there is no subreaper to supervise with, so
+/// the test starts it directly, owns it, and ends it by its pid.
+#[cfg(all(unix, not(target_os = "linux")))]
+fn main() {
+    use std::io::Write;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: Option<usize> = match args.as_slice() {
+        [role, flag, n] if role == "leak" && flag == "--zombies" => n.parse().ok(),
+        _ => None,
+    };
+    let Some(n) = n else {
+        eprintln!("hr-fixture: only `leak --zombies N` runs here; the rest needs Linux");
+        std::process::exit(2);
+    };
+    let mut zombies = Vec::with_capacity(n);
+    for _ in 0..n {
+        // SAFETY: single-threaded process; the child only calls _exit.
+        match unsafe { libc::fork() } {
+            0 => unsafe { libc::_exit(0) },
+            p if p > 0 => zombies.push(p),
+            _ => {
+                eprintln!(
+                    "hr-fixture: fork failed: {}",
+                    std::io::Error::last_os_error()
+                );
+                std::process::exit(3);
+            }
+        }
+    }
+    // Exactly N zombies before saying ready: wait for each child's exit without reaping it
+    // (WNOWAIT leaves it a zombie).
+    for &z in &zombies {
+        // SAFETY: info is a valid out-pointer; z is our own child.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                z as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        assert_eq!(rc, 0, "waitid {z}: {}", std::io::Error::last_os_error());
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "ready {{\"pid\":{},\"zombies\":{},\"session\":null}}",
+        std::process::id(),
+        zombies.len()
+    );
+    let _ = out.flush();
+    loop {
+        // SAFETY: pause has no preconditions.
+        unsafe { libc::pause() };
+    }
 }
 
 #[cfg(target_os = "linux")]

@@ -5,16 +5,15 @@
 //! is never run on a polling path and is no use at the wall.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::cli::DoctorArgs;
 use crate::commands::Ctx;
+use crate::commands::doctor_child::{burn_child, child};
+use crate::commands::doctor_tools::{cgroup_pids_max, ps_counts, shell_ulimit, tool};
 use crate::commands::probe::rfc3339_ms;
 use crate::core::doctor::{self as dr, Check, Limit, Outcome};
 use crate::core::limits::{Ceiling, LimitSource};
@@ -36,13 +35,8 @@ pub struct DoctorReport {
     pub checks: Vec<Check>,
 }
 
-/// How long one tool may take.
-const TOOL_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.
 const COUNT_ATTEMPTS: usize = 3;
-/// What the burn child allocates and touches, and how much CPU it burns.
-const CHILD_MIB: usize = 64;
-const CHILD_CPU: Duration = Duration::from_millis(1_200);
 
 pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<u8> {
     if args.burn_child {
@@ -119,73 +113,6 @@ pub fn human(r: &DoctorReport, p: &Printer) -> String {
     s
 }
 
-/// Run a tool (no shell unless asked for), stdin closed, within TOOL_TIMEOUT: its stdout,
-/// or why there is none (the message names the command).
-fn tool(program: &str, args: &[&str]) -> Result<String, String> {
-    let line = format!("`{program} {}`", args.join(" "));
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {line}: {e}"))?;
-    // Both pipes drained on threads, so a chatty tool never blocks on a full pipe.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_string(&mut text);
-            }
-            text
-        })
-    };
-    let reader = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let errors = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = Instant::now() + TOOL_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-            Ok(None) => {
-                // Our own child, started just above.
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "{line} took longer than {} s",
-                    TOOL_TIMEOUT.as_secs()
-                ));
-            }
-            Err(e) => return Err(format!("cannot wait for {line}: {e}")),
-        }
-    };
-    let text = reader.join().unwrap_or_default();
-    let err = errors.join().unwrap_or_default();
-    if !status.success() {
-        return Err(format!(
-            "{line} exited {}: {}",
-            status.code().unwrap_or(-1),
-            err.lines().next().unwrap_or("").trim()
-        ));
-    }
-    Ok(text)
-}
-
-/// `ps -A -o ruid=,stat=`: processes and zombies of `uid`.
-fn ps_counts(uid: u32) -> Result<(u64, u64), String> {
-    dr::parse_ps_uid_stat(&tool("ps", &["-A", "-o", "ruid=,stat="])?, uid)
-}
-
 /// Processes and zombies: `ps`, headroom, `ps` again; headroom must lie between the two.
 fn counts(source: &dyn ProcessSource, uid: u32) -> Vec<Check> {
     let mut last = Vec::new();
@@ -237,45 +164,6 @@ fn headroom_limit(c: Option<&Ceiling>) -> Option<Limit> {
     } else {
         c.value.map(Limit::Value)
     }
-}
-
-fn first_line(r: Result<String, String>) -> Result<Limit, String> {
-    let text = r?;
-    // The last non-empty line: a login shell's profile may print before the answer.
-    let line = text
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    Limit::parse(line).ok_or_else(|| format!("printed `{}`, not a limit", line.trim()))
-}
-
-/// `ulimit -u` in a login shell: the soft RLIMIT_NPROC a child of this process gets. The
-/// user's `$SHELL` first, then bash (dash, Debian's `sh`, has no `-u`), then `sh`.
-fn shell_ulimit() -> (Result<Limit, String>, String) {
-    let mut shells: Vec<String> = std::env::var("SHELL")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .into_iter()
-        .collect();
-    for s in ["bash", "sh"] {
-        if !shells
-            .iter()
-            .any(|x| x == s || x.ends_with(&format!("/{s}")))
-        {
-            shells.push(s.to_string());
-        }
-    }
-    let mut last = (Err("no shell to ask".to_string()), String::new());
-    for sh in shells {
-        let r = first_line(tool(&sh, &["-l", "-c", "ulimit -u"]));
-        let ok = r.is_ok();
-        last = (r, format!("{sh} -l -c 'ulimit -u'"));
-        if ok {
-            break;
-        }
-    }
-    last
 }
 
 fn ceilings(snap: &Snapshot) -> Vec<Check> {
@@ -365,116 +253,6 @@ fn ceilings(snap: &Snapshot) -> Vec<Check> {
         ));
     }
     out
-}
-
-/// The tightest `pids.max` from this process's cgroup up to the root (v2, or v1's `pids`
-/// hierarchy), read independently of headroom's own reader; unlimited when none is set.
-fn cgroup_pids_max(self_cgroup: &Path, root: &Path) -> Result<Limit, String> {
-    let text = std::fs::read_to_string(self_cgroup)
-        .map_err(|e| format!("cannot read {}: {e}", self_cgroup.display()))?;
-    let mut tightest: Option<i64> = None;
-    for line in text.lines() {
-        let mut f = line.splitn(3, ':');
-        let (_, controllers, rel) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or(""));
-        let base = if controllers.is_empty() {
-            root.to_path_buf()
-        } else if controllers.split(',').any(|c| c == "pids") {
-            root.join("pids")
-        } else {
-            continue;
-        };
-        let mut dir = base.join(rel.trim_start_matches('/'));
-        loop {
-            if let Ok(v) = std::fs::read_to_string(dir.join("pids.max")) {
-                if let Some(Limit::Value(n)) = Limit::parse(&v) {
-                    tightest = Some(tightest.map_or(n, |t| t.min(n)));
-                }
-            }
-            if dir == base || !dir.pop() {
-                break;
-            }
-        }
-    }
-    Ok(tightest.map_or(Limit::Unlimited, Limit::Value))
-}
-
-/// Start a copy of headroom that touches CHILD_MIB and burns CHILD_CPU, then compare
-/// headroom's reading of it with `ps -o time=,rss=`. The child waits on its stdin and ends
-/// when that closes, so nothing is signalled.
-fn child(source: &dyn ProcessSource) -> Vec<Check> {
-    let skip = |why: String| {
-        vec![
-            Check::skipped("child.cpu", why.clone()),
-            Check::skipped("child.footprint", why),
-        ]
-    };
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return skip(format!("cannot find headroom's own executable: {e}")),
-    };
-    let mut c = match Command::new(exe)
-        .args(["doctor", "--burn-child"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => return skip(format!("cannot start the burn child: {e}")),
-    };
-    let pid = c.id() as i32;
-    let ready = c.stdout.take().map(BufReader::new).and_then(|mut r| {
-        let mut line = String::new();
-        r.read_line(&mut line).ok()?;
-        (line.trim() == "ready").then_some(())
-    });
-    let checks = if ready.is_none() {
-        skip("the burn child did not report ready".into())
-    } else {
-        let rec = source.process(pid).ok().flatten();
-        let pid_s = pid.to_string();
-        match tool("ps", &["-o", "time=,rss=", "-p", &pid_s]) {
-            Ok(text) => {
-                let mut w = text.split_whitespace();
-                let (time, rss) = (w.next().unwrap_or(""), w.next().unwrap_or(""));
-                vec![
-                    dr::cpu(rec.as_ref().and_then(|r| r.cpu_ns), time),
-                    dr::footprint(rec.as_ref().and_then(|r| r.footprint_bytes), rss),
-                ]
-            }
-            Err(e) => skip(e),
-        }
-    };
-    // Closing its stdin ends it; then it is reaped.
-    drop(c.stdin.take());
-    let _ = c.wait();
-    checks
-}
-
-/// The burn child's side: touch CHILD_MIB, burn CHILD_CPU of CPU time, say `ready`, wait
-/// for stdin to close.
-fn burn_child() -> Result<u8> {
-    let mut mem = vec![0u8; CHILD_MIB << 20];
-    for (i, b) in mem.iter_mut().enumerate().step_by(4096) {
-        *b = (i / 4096) as u8 | 1;
-    }
-    let start = platform::own_cpu_ns().unwrap_or(0);
-    let mut x = 0u64;
-    while platform::own_cpu_ns()
-        .unwrap_or(u64::MAX)
-        .saturating_sub(start)
-        < CHILD_CPU.as_nanos() as u64
-    {
-        for _ in 0..10_000 {
-            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
-        }
-    }
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "ready")?;
-    out.flush()?;
-    let _ = std::io::stdin().read_to_end(&mut Vec::new());
-    std::hint::black_box(&mem);
-    Ok(exit::OK)
 }
 
 fn state_dir(uid: u32) -> Check {
@@ -634,28 +412,5 @@ fn window_server() -> Check {
             }
         }
         Err(e) => Check::skipped(NAME, e.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tightest_pids_max_up_the_path() {
-        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = d.path().join("fs");
-        let leaf = root.join("user.slice/u.service");
-        std::fs::create_dir_all(&leaf).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("user.slice/pids.max"), "300\n").unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(leaf.join("pids.max"), "max\n").unwrap_or_else(|e| panic!("{e}"));
-        let cg = d.path().join("cgroup");
-        std::fs::write(&cg, "0::/user.slice/u.service\n").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(cgroup_pids_max(&cg, &root), Ok(Limit::Value(300)));
-        std::fs::write(leaf.join("pids.max"), "120\n").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(cgroup_pids_max(&cg, &root), Ok(Limit::Value(120)));
-        std::fs::write(&cg, "0::/elsewhere\n").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(cgroup_pids_max(&cg, &root), Ok(Limit::Unlimited));
-        assert!(cgroup_pids_max(&d.path().join("none"), &root).is_err());
     }
 }

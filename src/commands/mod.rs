@@ -4,6 +4,8 @@
 pub mod calibrate;
 pub mod config;
 pub mod doctor;
+pub mod doctor_child;
+pub mod doctor_tools;
 pub mod evidence;
 pub mod evidence_chart;
 pub mod evidence_svg;

@@ -96,6 +96,51 @@ fn probe_reports_real_zombies_of_a_fixture_parent_exactly() {
     drop(tree);
 }
 
+/// macOS has no subreaper for the fixture's supervisor: the test starts the leaker itself,
+/// owns it, and ends it by its pid (its zombies then go to launchd, which reaps them).
+#[test]
+#[cfg(target_os = "macos")]
+fn probe_reports_real_zombies_of_a_leaking_parent_exactly_on_macos() {
+    use std::io::BufRead;
+    use std::process::{Child, Command, Stdio};
+    struct Owned(Child);
+    impl Drop for Owned {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let env = Env::new();
+    let leaker = env.named_fixture("agency-probe");
+    let mut child = Owned(
+        Command::new(&leaker)
+            .args(["leak", "--zombies", "37"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let ready: serde_json::Value =
+        serde_json::from_str(line.trim().strip_prefix("ready ").unwrap()).unwrap();
+    let pid = ready["pid"].as_i64().unwrap() as i32;
+    assert_eq!(pid as u32, child.0.id());
+    let (r, _) = probe_json(&env, &["--no-history"]);
+    assert!(
+        r.top_parents.contains(&schema::TopParent {
+            pid,
+            name: "agency-probe".into(),
+            zombies: 37
+        }),
+        "{:?}",
+        r.top_parents
+    );
+    assert!(r.zombies >= 37, "{r:?}");
+}
+
 #[test]
 fn trend_appears_after_three_readings_and_no_history_leaves_no_file() {
     let env = Env::new();

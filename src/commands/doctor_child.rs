@@ -1,0 +1,97 @@
+//! `doctor`'s burn child: a copy of headroom that touches CHILD_MIB and burns CHILD_CPU of
+//! CPU time, measured by headroom and by `ps -o time=,rss=`. It ends when its stdin
+//! closes, so nothing is ever signalled.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::commands::doctor_tools::tool;
+use crate::core::doctor::{self as dr, Check};
+use crate::exit;
+use crate::platform::{self, ProcessSource};
+
+/// What the burn child allocates and touches, and how much CPU it burns.
+const CHILD_MIB: usize = 64;
+const CHILD_CPU: Duration = Duration::from_millis(1_200);
+
+/// Start a copy of headroom that touches CHILD_MIB and burns CHILD_CPU, then compare
+/// headroom's reading of it with `ps -o time=,rss=`. The child waits on its stdin and ends
+/// when that closes, so nothing is signalled.
+pub fn child(source: &dyn ProcessSource) -> Vec<Check> {
+    let skip = |why: String| {
+        vec![
+            Check::skipped("child.cpu", why.clone()),
+            Check::skipped("child.footprint", why),
+        ]
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return skip(format!("cannot find headroom's own executable: {e}")),
+    };
+    let mut c = match Command::new(exe)
+        .args(["doctor", "--burn-child"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => return skip(format!("cannot start the burn child: {e}")),
+    };
+    let pid = c.id() as i32;
+    let ready = c.stdout.take().map(BufReader::new).and_then(|mut r| {
+        let mut line = String::new();
+        r.read_line(&mut line).ok()?;
+        (line.trim() == "ready").then_some(())
+    });
+    let checks = if ready.is_none() {
+        skip("the burn child did not report ready".into())
+    } else {
+        let rec = source.process(pid).ok().flatten();
+        let pid_s = pid.to_string();
+        match tool("ps", &["-o", "time=,rss=", "-p", &pid_s]) {
+            Ok(text) => {
+                let mut w = text.split_whitespace();
+                let (time, rss) = (w.next().unwrap_or(""), w.next().unwrap_or(""));
+                vec![
+                    dr::cpu(rec.as_ref().and_then(|r| r.cpu_ns), time),
+                    dr::footprint(rec.as_ref().and_then(|r| r.footprint_bytes), rss),
+                ]
+            }
+            Err(e) => skip(e),
+        }
+    };
+    // Closing its stdin ends it; then it is reaped.
+    drop(c.stdin.take());
+    let _ = c.wait();
+    checks
+}
+
+/// The burn child's side: touch CHILD_MIB, burn CHILD_CPU of CPU time, say `ready`, wait
+/// for stdin to close.
+pub fn burn_child() -> Result<u8> {
+    let mut mem = vec![0u8; CHILD_MIB << 20];
+    for (i, b) in mem.iter_mut().enumerate().step_by(4096) {
+        *b = (i / 4096) as u8 | 1;
+    }
+    let start = platform::own_cpu_ns().unwrap_or(0);
+    let mut x = 0u64;
+    while platform::own_cpu_ns()
+        .unwrap_or(u64::MAX)
+        .saturating_sub(start)
+        < CHILD_CPU.as_nanos() as u64
+    {
+        for _ in 0..10_000 {
+            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready")?;
+    out.flush()?;
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    std::hint::black_box(&mem);
+    Ok(exit::OK)
+}

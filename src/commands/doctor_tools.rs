@@ -1,0 +1,179 @@
+//! `doctor`'s side of the system: its tools run with a deadline (`ps`, `sysctl`,
+//! `launchctl`, a login shell) and the kernel's files read independently of headroom's own
+//! readers. Nothing here decides; `core::doctor` does.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::core::doctor::{self as dr, Limit};
+
+/// How long one tool may take.
+const TOOL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Run a tool (no shell unless asked for), stdin closed, within TOOL_TIMEOUT: its stdout,
+/// or why there is none (the message names the command).
+pub fn tool(program: &str, args: &[&str]) -> Result<String, String> {
+    let line = format!("`{program} {}`", args.join(" "));
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {line}: {e}"))?;
+    // Both pipes drained on threads, so a chatty tool never blocks on a full pipe; the
+    // result is awaited only until the deadline (a grandchild may hold a pipe open).
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut text);
+            }
+            let _ = tx.send(text);
+        });
+        rx
+    };
+    let reader = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let errors = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + TOOL_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                // Our own child, started just above.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "{line} took longer than {} s",
+                    TOOL_TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("cannot wait for {line}: {e}")),
+        }
+    };
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let text = reader
+        .recv_timeout(left())
+        .map_err(|_| format!("{line} left its output open past the deadline"))?;
+    let err = errors.recv_timeout(left()).unwrap_or_default();
+    if !status.success() {
+        return Err(format!(
+            "{line} exited {}: {}",
+            status.code().unwrap_or(-1),
+            err.lines().next().unwrap_or("").trim()
+        ));
+    }
+    Ok(text)
+}
+
+/// `ps -A -o ruid=,stat=`: processes and zombies of `uid`.
+pub fn ps_counts(uid: u32) -> Result<(u64, u64), String> {
+    dr::parse_ps_uid_stat(&tool("ps", &["-A", "-o", "ruid=,stat="])?, uid)
+}
+
+fn first_line(r: Result<String, String>) -> Result<Limit, String> {
+    let text = r?;
+    // The last non-empty line: a login shell's profile may print before the answer.
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Limit::parse(line).ok_or_else(|| format!("printed `{}`, not a limit", line.trim()))
+}
+
+/// `ulimit -u` in a login shell: the soft RLIMIT_NPROC a child of this process gets. The
+/// user's `$SHELL` first, then bash (dash, Debian's `sh`, has no `-u`), then `sh`.
+pub fn shell_ulimit() -> (Result<Limit, String>, String) {
+    let mut shells: Vec<String> = std::env::var("SHELL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .into_iter()
+        .collect();
+    for s in ["bash", "sh"] {
+        if !shells
+            .iter()
+            .any(|x| x == s || x.ends_with(&format!("/{s}")))
+        {
+            shells.push(s.to_string());
+        }
+    }
+    let mut last = (Err("no shell to ask".to_string()), String::new());
+    for sh in shells {
+        let r = first_line(tool(&sh, &["-l", "-c", "ulimit -u"]));
+        let ok = r.is_ok();
+        last = (r, format!("{sh} -l -c 'ulimit -u'"));
+        if ok {
+            break;
+        }
+    }
+    last
+}
+
+/// The tightest `pids.max` from this process's cgroup up to the root (v2, or v1's `pids`
+/// hierarchy), read independently of headroom's own reader; unlimited when none is set.
+pub fn cgroup_pids_max(self_cgroup: &Path, root: &Path) -> Result<Limit, String> {
+    let text = std::fs::read_to_string(self_cgroup)
+        .map_err(|e| format!("cannot read {}: {e}", self_cgroup.display()))?;
+    let mut tightest: Option<i64> = None;
+    for line in text.lines() {
+        let mut f = line.splitn(3, ':');
+        let (_, controllers, rel) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or(""));
+        let base = if controllers.is_empty() {
+            root.to_path_buf()
+        } else if controllers.split(',').any(|c| c == "pids") {
+            root.join("pids")
+        } else {
+            continue;
+        };
+        let mut dir = base.join(rel.trim_start_matches('/'));
+        loop {
+            if let Ok(v) = std::fs::read_to_string(dir.join("pids.max")) {
+                if let Some(Limit::Value(n)) = Limit::parse(&v) {
+                    tightest = Some(tightest.map_or(n, |t| t.min(n)));
+                }
+            }
+            if dir == base || !dir.pop() {
+                break;
+            }
+        }
+    }
+    Ok(tightest.map_or(Limit::Unlimited, Limit::Value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tightest_pids_max_up_the_path() {
+        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = d.path().join("fs");
+        let leaf = root.join("user.slice/u.service");
+        std::fs::create_dir_all(&leaf).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("user.slice/pids.max"), "300\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(leaf.join("pids.max"), "max\n").unwrap_or_else(|e| panic!("{e}"));
+        let cg = d.path().join("cgroup");
+        std::fs::write(&cg, "0::/user.slice/u.service\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cgroup_pids_max(&cg, &root), Ok(Limit::Value(300)));
+        std::fs::write(leaf.join("pids.max"), "120\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cgroup_pids_max(&cg, &root), Ok(Limit::Value(120)));
+        std::fs::write(&cg, "0::/elsewhere\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cgroup_pids_max(&cg, &root), Ok(Limit::Unlimited));
+        assert!(cgroup_pids_max(&d.path().join("none"), &root).is_err());
+    }
+}
