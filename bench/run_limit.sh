@@ -14,6 +14,10 @@
 #    the watchdog's exit (headroom exits once the tree is verified gone; the loop polls its
 #    grace every 100 ms, so its figure runs up to 100 ms late). Target: overshoot <= one
 #    interval of growth (200 ms x 1000 MiB/s = 200 MiB).
+#    "headroom" is `run --enforce auto` as a uid with no delegated cgroup, i.e. polling;
+#    "kernel" (issue 13) is `run --enforce kernel` as the same uid inside a cgroup the
+#    script delegated to it (as root: v2 with memory at the root, else v1), the way systemd
+#    delegates one to a user's manager. Target for kernel: overshoot 0 (peak <= limit).
 # Every command runs under the fixture's supervisor (everything it started is killed when
 # the script ends) and under RLIMIT_AS 4 GiB, so a watchdog that fails cannot take the
 # machine's memory.
@@ -28,10 +32,15 @@ cargo build --release --quiet --bin headroom --example hr-fixture
 work=$(mktemp -d /tmp/headroom-bench.XXXXXX)
 chmod 755 "$work"
 cp target/release/headroom target/release/examples/hr-fixture bench/ps_watchdog.sh "$work/"
+deleg=""
 cleanup() {
   [[ -n "${S[1]:-}" ]] && exec {S[1]}>&- || true
   wait 2>/dev/null || true
   rm -rf "$work"
+  if [[ -n $deleg ]]; then
+    rmdir "$deleg/leaf" 2>/dev/null || true
+    rmdir "$deleg" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
 
@@ -44,6 +53,27 @@ else
   mkdir -p "$work/home"
 fi
 export HEADROOM_HOME=$work/home
+
+# A cgroup delegated to the benchmark's uid (root only): sets DELEG and LEAF, or says why not.
+delegate() {
+  local v2 v1 own
+  v2=$(awk '$0 ~ / - cgroup2 / {print $5; exit}' /proc/self/mountinfo)
+  v1=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)memory(,|$)/ {print $5; exit}' /proc/self/mountinfo)
+  if [[ -n $v2 ]] && grep -qw memory "$v2/cgroup.subtree_control" 2>/dev/null; then
+    deleg=$v2/headroom-bench-$$
+    mkdir "$deleg" && echo +memory >"$deleg/cgroup.subtree_control" && mkdir "$deleg/leaf"
+    chown "$uid:$uid" "$deleg" "$deleg"/cgroup.{procs,subtree_control,threads} "$deleg/leaf" "$deleg/leaf/cgroup.procs"
+    LEAF=$deleg/leaf
+  elif [[ -n $v1 ]]; then
+    own=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3; exit}' /proc/self/cgroup)
+    deleg=$v1$own/headroom-bench-$$
+    mkdir "$deleg" && chown "$uid:$uid" "$deleg" "$deleg"/{cgroup.procs,tasks}
+    LEAF=$deleg
+  else
+    echo "no cgroup memory controller to delegate" >&2
+    return 1
+  fi
+}
 hz=$(getconf CLK_TCK)
 capped=(prlimit --as=$((4 << 30)) --)
 
@@ -97,6 +127,7 @@ enforce() { # enforce LABEL CMD...: prints one line, sets PEAK, GREW_MS and GONE
   shift
   PEAK=0
   start "$@"
+  [[ $label == *"enforce kernel"* ]] && echo "$PID" >"$LEAF/cgroup.procs"
   while read -r line <&"${S[0]}"; do
     case $line in
       grew\ *)
@@ -113,8 +144,13 @@ enforce() { # enforce LABEL CMD...: prints one line, sets PEAK, GREW_MS and GONE
     esac
   done
   stop
-  GREW_MS=$(((last - breach) / 1000000))
-  GONE_MS=$(((end - breach) / 1000000))
+  if [[ -z $breach ]]; then # never got past the limit (the kernel's cap): from its last step
+    GREW_MS=0
+    GONE_MS=$(((end - last) / 1000000))
+  else
+    GREW_MS=$(((last - breach) / 1000000))
+    GONE_MS=$(((end - breach) / 1000000))
+  fi
   printf '%-30s peak %4d MiB (overshoot %3d MiB), grew %3d ms past the limit, watchdog gone %3d ms after, %s\n' \
     "$label" "$PEAK" $((PEAK - limit_mib)) "$GREW_MS" "$GONE_MS" "$code"
 }
@@ -131,15 +167,27 @@ overhead "ps loop (ps_watchdog.sh 1024)" "${capped[@]}" bash "$work/ps_watchdog.
 
 echo
 echo "== enforcement: ~${rate} MiB/s against ${limit_mib} MiB, 200 ms interval, ${runs} runs each"
-for label in headroom ps; do
+labels=(headroom ps)
+if [[ $(id -u) == 0 ]] && delegate; then
+  labels=(kernel headroom ps)
+else
+  echo "(kernel: skipped - needs root to delegate a cgroup to the benchmark's uid)"
+fi
+for label in "${labels[@]}"; do
   worst_peak=0 worst_ms=0 worst_grew=0
   for ((r = 1; r <= runs; r++)); do
     # Start growing at a different point of the polling cycle each run (0, 40, 80, ... ms
     # into it), so the runs cover the whole interval instead of one phase of it.
     hog=("$work/hr-fixture" hog --mib 0 --grow-mib-per-s "$rate" --grow-step-ms 10
       --grow-delay-ms $(((r - 1) * 200 / runs)) --report-growth)
-    if [[ $label == headroom ]]; then
-      enforce "headroom run --limit ${limit_mib}M #$r" "${capped[@]}" "$work/headroom" run --limit "${limit_mib}M" -- "${hog[@]}"
+    if [[ $label == kernel ]]; then
+      # The shell waits until the script (root) has moved it into the delegated cgroup,
+      # then execs headroom there.
+      LEAF_NAME=${LEAF##*/} enforce "headroom run --enforce kernel #$r" "${capped[@]}" sh -c \
+        'while ! grep -q "/$LEAF_NAME\$" /proc/self/cgroup; do sleep 0.01; done; exec "$@"' sh \
+        "$work/headroom" run --limit "${limit_mib}M" --enforce kernel -- "${hog[@]}"
+    elif [[ $label == headroom ]]; then
+      enforce "headroom run --limit ${limit_mib}M #$r" "${capped[@]}" "$work/headroom" run --limit "${limit_mib}M" --enforce poll -- "${hog[@]}"
     else
       enforce "ps loop #$r" "${capped[@]}" bash "$work/ps_watchdog.sh" "$limit_mib" 0.2 5 -- "${hog[@]}"
     fi
@@ -147,8 +195,10 @@ for label in headroom ps; do
     ((GREW_MS > worst_grew)) && worst_grew=$GREW_MS
     ((GONE_MS > worst_ms)) && worst_ms=$GONE_MS
   done
-  echo "  $label worst: peak ${worst_peak} MiB (overshoot $((worst_peak - limit_mib)) MiB; target <= 200), grew ${worst_grew} ms past the limit, watchdog gone ${worst_ms} ms after"
-  if [[ $label == headroom ]]; then
+  target=200
+  [[ $label == kernel ]] && target=0
+  echo "  $label worst: peak ${worst_peak} MiB (overshoot $((worst_peak - limit_mib)) MiB; target <= $target), grew ${worst_grew} ms past the limit, watchdog gone ${worst_ms} ms after"
+  if [[ $label != ps ]]; then
     echo "  headroom's last line (run #$runs): $(tail -1 "$work/stderr")"
   fi
 done

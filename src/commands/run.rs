@@ -133,7 +133,10 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             other => break other,
         }
     };
-    drop(cap);
+    // The cgroup goes before supervision is undone (on every way out; Drop does it too).
+    if let Some(c) = cap.as_mut() {
+        c.finish();
+    }
     drop(sup);
     match result {
         Ok(summary) => {

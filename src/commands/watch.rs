@@ -79,6 +79,8 @@ struct Guard<'c, 'a> {
     /// This process's last cleanup with targets, on the monotonic clock: the cooldown within
     /// one run ignores wall-clock steps.
     last_cleanup: Option<Instant>,
+    /// The guarded trees' warning lines (`[memory] warn_pct`).
+    warn_lines: crate::core::memory_warn::WarnLines,
 }
 
 /// Whether a cleanup is still inside its cooldown, and the persisted wall time to keep.
@@ -161,6 +163,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         once: args.once,
         out: Output::stdout(ctx.printer.is_json()),
         last_cleanup: None,
+        warn_lines: Default::default(),
     };
     g.load_state();
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
@@ -442,6 +445,44 @@ impl Guard<'_, '_> {
 
     /// The configured memory guards: wake what was parked once its tree is well under its
     /// limit again, then enforce every breaching tree (like `run --limit`).
+    /// The warning step before a guard acts: one `approaching-limit` event and notification
+    /// per crossing of `[memory] warn_pct` (`core::memory_warn`).
+    fn guard_warnings(
+        &mut self,
+        table: &crate::core::snapshot::ProcessTable<'_>,
+        rules: &[crate::core::memory_guard::Rule],
+        free: Option<f64>,
+    ) {
+        let trees = crate::core::memory_warn::guarded(table, rules, free);
+        let lines: Vec<(i32, u64, u64)> = trees
+            .iter()
+            .map(|t| (t.root, t.footprint_bytes, t.effective_bytes))
+            .collect();
+        let warn_pct = self.ctx.settings.memory_warn_pct.value;
+        for (root, a) in self.warn_lines.round(&lines, warn_pct) {
+            let Some(t) = trees.iter().find(|t| t.root == root) else {
+                continue;
+            };
+            let e = Event::ApproachingLimit {
+                at: rfc3339_ms(platform::now_ms()),
+                root,
+                name: t.name.clone(),
+                pattern: t.pattern.clone(),
+                footprint_bytes: a.footprint_bytes,
+                limit_bytes: a.limit_bytes,
+                pct: a.pct,
+                warn_pct: a.warn_pct,
+            };
+            let body = e.human();
+            self.emit(&e);
+            if self.notify {
+                if let Err(err) = self.notifier.post("headroom: memory limit near", &body) {
+                    self.notice("info", &format!("notification not posted: {err}"));
+                }
+            }
+        }
+    }
+
     /// The pressure source fired (or went away) between rounds.
     fn on_pressure(&mut self, fired: super::watch_pressure::Fired) {
         use super::watch_pressure::Fired;
@@ -470,6 +511,7 @@ impl Guard<'_, '_> {
         let snap = &snap;
         let table = crate::core::snapshot::ProcessTable::new(snap);
         let free = snap.memory.map(|m| m.free_pct());
+        self.guard_warnings(&table, rules, free);
         let grace = self.ctx.settings.memory_grace.value;
         let mut events = Vec::new();
         let mut errors = Vec::new();

@@ -57,6 +57,17 @@ pub enum Event {
     Cleanup(Box<ReapReport>),
     /// A memory guard enforced on a tree over its limit.
     Memory(Box<GuardReport>),
+    /// A guarded tree crossed the warning line (`[memory] warn_pct`), once per crossing.
+    ApproachingLimit {
+        at: String,
+        root: i32,
+        name: String,
+        pattern: String,
+        footprint_bytes: u64,
+        limit_bytes: u64,
+        pct: f64,
+        warn_pct: f64,
+    },
     /// A `hangs` round that saw an unresponsive app or could not ask (macOS).
     Hang(Box<RoundReport>),
     Notice {
@@ -110,6 +121,19 @@ impl Event {
                 crate::output::human_bytes(g.breach.footprint_bytes),
                 crate::output::human_bytes(g.breach.effective_bytes),
                 g.outcome
+            ),
+            Self::ApproachingLimit {
+                root,
+                name,
+                pattern,
+                footprint_bytes,
+                limit_bytes,
+                pct,
+                ..
+            } => format!(
+                "memory guard `{pattern}`: tree {root} ({name}) at {} of {} ({pct:.0} %): approaching its limit",
+                crate::output::human_bytes(*footprint_bytes),
+                crate::output::human_bytes(*limit_bytes),
             ),
             Self::Hang(r) => {
                 let apps: Vec<String> = r

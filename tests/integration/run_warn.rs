@@ -66,3 +66,66 @@ fn a_tree_near_its_limit_is_warned_once_before_anything_is_done() {
         drop(t);
     }
 }
+
+/// `watch`'s guards: a guarded tree at 90 % of its limit gets one `approaching-limit` event
+/// over many rounds, and is not acted on.
+#[test]
+fn a_guarded_tree_near_its_limit_is_warned_once_and_left_alone() {
+    let env = Env::new();
+    if !env.private {
+        eprintln!("skipped: needs root for a private uid (the tree's root must be the fixture)");
+        return;
+    }
+    let cfg = env.path("guard.toml");
+    std::fs::write(&cfg, "[[memory.guard]]\npattern = \"hog-warn\"\nlimit = \"100M\"\n[memory]\nwarn_pct = 80\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n").unwrap();
+    let hog = env.named_fixture("hog-warn");
+    let mut tree = env.spawn(&hog, &["hog", "--mib", "90"]);
+    let pid: i32 = tree.expect("ready ").trim().parse().unwrap();
+    let (out, err) = (env.path("watch.out"), env.path("watch.err"));
+    let args = [
+        "watch",
+        "--interval",
+        "1s",
+        "--json",
+        "--config",
+        cfg.to_str().unwrap(),
+    ];
+    let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    let count = |t: &str| {
+        crate::support::json_lines(&out)
+            .iter()
+            .filter(|e| e["type"] == t)
+            .count()
+    };
+    wait_until("the warning", || count("approaching-limit") >= 1);
+    let r = count("reading");
+    wait_until("three more rounds", || count("reading") >= r + 3);
+    watch.signal(libc::SIGTERM);
+    assert_eq!(
+        watch.exit_code(),
+        0,
+        "{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    let events = crate::support::json_lines(&out);
+    let w: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "approaching-limit")
+        .collect();
+    assert_eq!(w.len(), 1, "{events:?}");
+    assert_eq!(w[0]["root"], pid);
+    assert_eq!(w[0]["pattern"], "hog-warn");
+    assert_eq!(w[0]["warn_pct"], 80.0);
+    assert!(w[0]["pct"].as_f64().unwrap() >= 80.0);
+    assert_eq!(
+        count("memory"),
+        0,
+        "acted on a tree under its limit: {events:?}"
+    );
+    // The control: the tree is still there, untouched.
+    assert_eq!(
+        crate::support::proc_state(pid).map(|s| s != 'Z'),
+        Some(true)
+    );
+    drop(tree);
+}

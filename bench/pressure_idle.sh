@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Benchmark (issue 13): the idle cost of `headroom watch` with its memory-pressure source
+# armed (PSI on Linux), next to earlyoom `--dryrun` with its defaults, in the same run.
+#
+#   bench/pressure_idle.sh [SECONDS]        (Linux; default 60)
+#
+# Each runs for SECONDS after a 2 s settling time; its CPU is read from
+# /proc/PID/schedstat (ns on CPU, the process's own) and wakeups from
+# /proc/PID/status (voluntary context switches). watch runs with no guards, no auto-reap,
+# no hangs and notifications off, in a private HEADROOM_HOME; earlyoom --dryrun never
+# signals. Both are this script's children and are ended by it. Target: watch <= earlyoom.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+cargo build --release --quiet --bin headroom
+command -v earlyoom >/dev/null || { echo "earlyoom is not installed (apt-get install earlyoom)" >&2; exit 1; }
+home=$(mktemp -d /tmp/headroom-bench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$home"
+}
+trap cleanup EXIT
+printf '[notifications]\nenabled = false\n' >"$home/config.toml"
+
+measure() { # measure LABEL PID
+  local label=$1 pid=$2 s0 s1 v0 v1
+  sleep 2
+  s0=$(cut -d' ' -f1 "/proc/$pid/schedstat")
+  v0=$(awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$pid/status")
+  sleep "$secs"
+  s1=$(cut -d' ' -f1 "/proc/$pid/schedstat")
+  v1=$(awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$pid/status")
+  printf '%-44s %8.2f ms CPU in %d s = %.4f %% of one core, %5d wakeups (%.1f/s)\n' "$label" \
+    "$(echo "($s1 - $s0) / 1000000" | bc -l)" "$secs" \
+    "$(echo "($s1 - $s0) / 10000000 / $secs" | bc -l)" $((v1 - v0)) \
+    "$(echo "($v1 - $v0) / $secs" | bc -l)"
+}
+
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg)"
+HEADROOM_HOME=$home target/release/headroom watch --json --no-auto-reap --no-hangs >"$home/watch.out" 2>&1 &
+pids+=($!)
+earlyoom --dryrun >"$home/earlyoom.out" 2>&1 &
+pids+=($!)
+measure "headroom watch (60 s rounds, pressure armed)" "${pids[0]}" &
+measure "earlyoom --dryrun (defaults)" "${pids[1]}" &
+wait %3 %4 2>/dev/null || wait
+grep -m1 'memory pressure source' "$home/watch.out" | sed 's/^/watch said: /'
