@@ -20,7 +20,7 @@ pub const KILL_SETTLE: Duration = Duration::from_secs(1);
 pub const POLL: Duration = Duration::from_millis(25);
 
 /// How a termination ended. The kebab-case names are stable (JSON, evidence CSV).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Sigterm,

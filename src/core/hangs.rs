@@ -108,7 +108,7 @@ pub struct Round {
 }
 
 /// What kind of recovery an eligible identity gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// A third-party app: stopped, then reopened with `open -g`.
@@ -393,7 +393,7 @@ fn cap_restarts(state: &mut MonitorState) {
 }
 
 /// Events the monitor logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EventKind {
     Detected,

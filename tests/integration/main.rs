@@ -19,6 +19,8 @@ mod limits;
 mod liveness;
 mod log_probe;
 #[cfg(target_os = "linux")]
+mod mcp;
+#[cfg(target_os = "linux")]
 mod park;
 mod probe;
 #[cfg(target_os = "linux")]
