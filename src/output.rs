@@ -270,6 +270,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_capturing_printer_keeps_what_it_would_print() {
+        let (p, sink) = Printer::capturing();
+        assert!(p.is_json());
+        p.json_value(&serde_json::json!({"schema": "headroom.x/1"}))
+            .unwrap();
+        p.warn("careful");
+        p.error("broken");
+        p.stderr_line("plain");
+        let c = sink.lock().unwrap();
+        assert_eq!(c.stdout, b"{\"schema\":\"headroom.x/1\"}\n");
+        assert_eq!(c.stderr, ["warning: careful", "error: broken", "plain"]);
+    }
+
+    #[test]
     fn formats() {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");

@@ -74,8 +74,9 @@ pub fn parse(line: &[u8]) -> Result<Incoming, (Value, RpcError)> {
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(bad(&id, "`jsonrpc` must be \"2.0\""));
     }
-    if let Some(i) = &id
-        && !(i.is_string() || i.is_i64() || i.is_u64())
+    if id
+        .as_ref()
+        .is_some_and(|i| !(i.is_string() || i.is_i64() || i.is_u64()))
     {
         return Err(bad(&None, "`id` must be a string or an integer"));
     }

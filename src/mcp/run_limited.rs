@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::rpc::RpcError;
 use super::tools::{Effect, Spec, Tools, error_result, schema_of, tool_error};
+#[cfg(unix)]
 use crate::actions::watchdog::Summary;
 use crate::output::{human_bytes, schema};
 use crate::platform::Signal;
@@ -25,6 +26,8 @@ use crate::platform::Signal;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 const DEFAULT_TAIL: usize = 8 << 10;
 const MAX_TAIL: usize = 64 << 10;
+/// The longest the server waits for anything once `run` was told to end.
+const LAST_WAIT: Duration = Duration::from_secs(10);
 /// A line of `run`'s stderr longer than this is the command's, not one of `run`'s records.
 const MAX_EVENT_LINE: usize = 64 << 10;
 
@@ -80,7 +83,7 @@ pub struct RunLimitedReport {
     pub stderr_bytes: u64,
     /// `run`'s final `headroom.run/1` record, as it wrote it; null when it could not start
     /// the command.
-    #[schemars(with = "Option<Summary>")]
+    #[cfg_attr(unix, schemars(with = "Option<Summary>"))]
     pub summary: Option<Value>,
 }
 
@@ -306,9 +309,13 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
                 Err(_) => {
                     killed = true;
                     signal(Signal::Kill);
-                    wait_rx
-                        .recv()
-                        .unwrap_or_else(|_| Err(std::io::Error::other("waiter gone")))
+                    // Bounded even if the identity could not be read and nothing was sent.
+                    wait_rx.recv_timeout(LAST_WAIT).unwrap_or_else(|_| {
+                        Err(std::io::Error::other(format!(
+                            "pid {pid} did not end within {} of SIGKILL",
+                            humantime::format_duration(LAST_WAIT)
+                        )))
+                    })
                 }
             }
         }
@@ -321,8 +328,10 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
             )));
         }
     };
-    let stdout = out_rx.recv().unwrap_or_default();
-    let (stderr, summary) = err_rx.recv().unwrap_or_default();
+    // `run` ended: its tree is gone, so the pipes close; bounded all the same, in case
+    // something that escaped it still holds one.
+    let stdout = out_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
+    let (stderr, summary) = err_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
     let capped = summary
         .as_ref()
         .is_some_and(|s| s.get("ended_by").and_then(Value::as_str) == Some("limit"));
