@@ -25,7 +25,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Print JSON: one object for one-shot commands, JSON Lines for streaming ones.
     #[arg(long, global = true)]
@@ -94,6 +94,8 @@ pub enum Command {
     Config(ConfigArgs),
     /// Check headroom's readings against the system's own tools (a diagnostic).
     Doctor(DoctorArgs),
+    /// Serve the toolbox to a coding agent: a Model Context Protocol server on stdio.
+    Mcp(McpArgs),
     /// Generate man pages or shell completions.
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -131,6 +133,7 @@ fn define_args(name: &str) -> Option<fn(clap::Command) -> clap::Command> {
         "watch" => WatchArgs::augment_args,
         "config" => ConfigArgs::augment_args,
         "doctor" => DoctorArgs::augment_args,
+        "mcp" => McpArgs::augment_args,
         "generate" => GenerateArgs::augment_args,
         _ => return None,
     })
@@ -499,6 +502,26 @@ pub struct ConfigArgs {
     /// As for `watch --interval`.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Newline-delimited JSON-RPC 2.0 on stdin and stdout (MCP 2025-11-25, and the stateless \
+2026-07-28 style with `server/discover`); diagnostics go to stderr; no network listener. \
+Tools: probe, limits, top, evidence, log_probe, hangs_events, explain_reap (read-only); \
+reap, park, wake, park_tree, wake_tree, run_limited (acting). Each calls the command of the \
+same name and returns its `--json` report as structuredContent; a refusal (pid 1 or lower, \
+another user's process, headroom and its ancestors, which include the agent that started \
+the server) is a result with isError and the rule's name. `reap`'s arguments can only narrow \
+the configured policy.
+
+Register it with an agent as the command `headroom mcp` (see the README).
+
+Exit status: 0 when stdin ends; 2 stdin or stdout failed.")]
+pub struct McpArgs {
+    /// Offer only the read-only tools: nothing the agent calls can signal or start a process.
+    #[arg(long)]
+    pub read_only: bool,
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,7 @@ pub mod config;
 pub mod core;
 pub mod exit;
 pub mod fsio;
+pub mod mcp;
 pub mod output;
 pub mod paths;
 pub mod platform;
@@ -90,7 +91,9 @@ fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
     printer.error(&format!("{e:#}"));
     if e.downcast_ref::<exit::UsageError>().is_some() {
         exit::USAGE
-    } else if e.downcast_ref::<exit::Refused>().is_some() {
+    } else if e.downcast_ref::<exit::Refused>().is_some()
+        || e.downcast_ref::<core::parking::Refusal>().is_some()
+    {
         exit::REFUSED
     } else {
         exit::ERROR

@@ -5,6 +5,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
@@ -50,6 +51,16 @@ pub struct Printer {
     color: bool,
     stdout_tty: bool,
     stderr_tty: bool,
+    /// Set when a command runs inside `headroom mcp`: what it would print is kept here
+    /// instead (stdout there carries only protocol messages).
+    capture: Option<Arc<Mutex<Captured>>>,
+}
+
+/// What a capturing Printer was given: the bytes meant for stdout, the lines for stderr.
+#[derive(Debug, Default)]
+pub struct Captured {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<String>,
 }
 
 impl Printer {
@@ -68,7 +79,40 @@ impl Printer {
             color,
             stdout_tty,
             stderr_tty,
+            capture: None,
         }
+    }
+
+    /// A JSON printer whose output is kept for the caller (the MCP server's tools), with
+    /// the handle to read it back.
+    pub fn capturing() -> (Self, Arc<Mutex<Captured>>) {
+        let sink = Arc::new(Mutex::new(Captured::default()));
+        let p = Self {
+            json: true,
+            quiet: false,
+            color: false,
+            stdout_tty: false,
+            stderr_tty: false,
+            capture: Some(Arc::clone(&sink)),
+        };
+        (p, sink)
+    }
+
+    /// Keep `text` when capturing; false when it should be written for real.
+    fn captured(&self, stdout: bool, text: &str) -> bool {
+        let Some(sink) = &self.capture else {
+            return false;
+        };
+        // Nothing panics while holding the lock; were it poisoned, the text is still good.
+        let mut c = sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if stdout {
+            c.stdout.extend_from_slice(text.as_bytes());
+        } else {
+            c.stderr.push(text.trim_end_matches('\n').to_string());
+        }
+        true
     }
 
     pub fn is_json(&self) -> bool {
@@ -102,6 +146,9 @@ impl Printer {
         // which `lib::run` treats as success) rather than wrapped in a serde error.
         let mut text = serde_json::to_string(value).map_err(std::io::Error::other)?;
         text.push('\n');
+        if self.captured(true, &text) {
+            return Ok(());
+        }
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes())?;
         out.flush()
@@ -117,6 +164,9 @@ impl Printer {
 
     /// Bytes on stdout whatever `--quiet` says (machine formats the user asked for).
     pub fn raw(&self, text: &str) -> std::io::Result<()> {
+        if self.captured(true, text) {
+            return Ok(());
+        }
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes())?;
         out.flush()
@@ -124,22 +174,34 @@ impl Printer {
 
     /// A warning on stderr (kept under `--quiet`: warnings are never results).
     pub fn warn(&self, msg: &str) {
+        if self.captured(false, &format!("warning: {msg}")) {
+            return;
+        }
         let _ = writeln!(std::io::stderr().lock(), "headroom: warning: {msg}");
     }
 
     /// An error line on stderr.
     pub fn error(&self, msg: &str) {
+        if self.captured(false, &format!("error: {msg}")) {
+            return;
+        }
         let _ = writeln!(std::io::stderr().lock(), "headroom: error: {msg}");
     }
 
     /// Free-form diagnostics on stderr (progress summaries, `run`'s final line).
     pub fn stderr_line(&self, msg: &str) {
+        if self.captured(false, msg) {
+            return;
+        }
         let _ = writeln!(std::io::stderr().lock(), "{msg}");
     }
 
     /// A JSON Lines record on stderr (`run --json`, where stdout belongs to the command).
     pub fn stderr_json<T: Serialize + ?Sized>(&self, value: &T) {
         if let Ok(s) = serde_json::to_string(value) {
+            if self.captured(false, &s) {
+                return;
+            }
             let _ = writeln!(std::io::stderr().lock(), "{s}");
         }
     }
@@ -206,6 +268,20 @@ pub fn bar(pct: f64, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capturing_printer_keeps_what_it_would_print() {
+        let (p, sink) = Printer::capturing();
+        assert!(p.is_json());
+        p.json_value(&serde_json::json!({"schema": "headroom.x/1"}))
+            .unwrap();
+        p.warn("careful");
+        p.error("broken");
+        p.stderr_line("plain");
+        let c = sink.lock().unwrap();
+        assert_eq!(c.stdout, b"{\"schema\":\"headroom.x/1\"}\n");
+        assert_eq!(c.stderr, ["warning: careful", "error: broken", "plain"]);
+    }
 
     #[test]
     fn formats() {

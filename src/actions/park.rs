@@ -19,7 +19,7 @@ const RESCANS: usize = 5;
 const CONFIRM: Duration = Duration::from_secs(2);
 
 /// What happened to one process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// SIGSTOP sent and the process is now stopped.
@@ -48,7 +48,7 @@ impl Outcome {
 }
 
 /// One process and what happened to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Step {
     pub pid: i32,
     pub name: String,

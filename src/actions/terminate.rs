@@ -20,7 +20,7 @@ use crate::core::snapshot::Identity;
 use crate::platform::{ProcessControl, Signal};
 
 /// How a termination ended. The kebab-case names are stable (JSON, evidence CSV).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Sigterm,

@@ -17,13 +17,13 @@ use crate::exit;
 use crate::output::{Printer, Style, human_duration, schema, thousands};
 use crate::sanitize::sanitize;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Moment<T> {
     pub value: T,
     pub at: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Cleanup {
     pub at: String,
     pub action: String,
@@ -35,7 +35,7 @@ pub struct Cleanup {
     pub override_: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EvidenceReport {
     pub schema: String,
     pub files: Vec<String>,

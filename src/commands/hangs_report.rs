@@ -135,7 +135,7 @@ impl Summary {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EventsReport {
     pub schema: String,
     pub since: Option<String>,

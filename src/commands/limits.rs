@@ -15,7 +15,7 @@ use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::output::{Printer, Style, schema, thousands};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LimitsReport {
     pub schema: String,
     pub at: String,

@@ -30,7 +30,7 @@ struct LogProbePlan {
 }
 
 /// Verdict names in `--json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictKind {
     Work,
@@ -40,7 +40,7 @@ pub enum VerdictKind {
 }
 
 /// The reader's limits, as used.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LimitsEntry {
     pub chunk_bytes: usize,
     pub budget_bytes: u64,
@@ -51,7 +51,7 @@ pub struct LimitsEntry {
 /// One file. `last_activity` is the newest work (`work`) or the latest the last work can
 /// have been (`heartbeat-only`); `age_seconds` is the time since then, so for
 /// `heartbeat-only` a lower bound.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FileEntry {
     pub name: String,
     pub size: u64,
@@ -70,7 +70,7 @@ pub struct FileEntry {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DirectoryEntry {
     pub verdict: VerdictKind,
     pub last_activity: Option<String>,
@@ -82,7 +82,7 @@ pub struct DirectoryEntry {
 }
 
 /// The `headroom.log-probe/1` report. Fields are added, never renamed, within a version.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LogProbeReport {
     pub schema: String,
     pub dir: String,

@@ -17,6 +17,7 @@ pub mod idle_watch;
 pub mod limits;
 pub mod log_probe;
 pub mod login_item;
+pub mod mcp;
 pub mod park;
 pub mod probe;
 pub mod reap;
@@ -101,5 +102,6 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::ParkTree(a) => park::run(&ctx, a, park::Action::ParkTree),
         Command::WakeTree(a) => park::run(&ctx, a, park::Action::WakeTree),
         Command::Calibrate(a) => calibrate::run(&ctx, a),
+        Command::Mcp(a) => mcp::run(&ctx, a),
     }
 }

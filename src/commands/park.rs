@@ -14,7 +14,7 @@ use crate::cli::PidArgs;
 use crate::commands::Ctx;
 use crate::core::parking::Guard;
 use crate::core::snapshot::{Detail, ProcessTable};
-use crate::exit::{self, Refused, UsageError, WithCode};
+use crate::exit::{self, UsageError, WithCode};
 use crate::output::schema;
 use crate::sanitize::sanitize;
 
@@ -50,7 +50,7 @@ impl Action {
 }
 
 /// The `headroom.park/1` (`wake`, `park-tree`, `wake-tree`) report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ParkReport {
     pub schema: String,
     pub action: &'static str,
@@ -101,9 +101,8 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
         .context("cannot read the process table")?;
     let table = ProcessTable::new(&snap);
     let guard = Guard::new(&table);
-    guard
-        .check_pid(args.pid)
-        .map_err(|r| Refused(r.to_string()))?;
+    // The refusal itself is the error (exit 3), so `headroom mcp` can name its rule.
+    guard.check_pid(args.pid)?;
     let no_such = || -> anyhow::Error {
         WithCode {
             code: exit::ERROR,
@@ -113,7 +112,7 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
     };
     let pid = i32::try_from(args.pid).map_err(|_| no_such())?;
     let target = table.get(pid).ok_or_else(no_such)?;
-    guard.check(target).map_err(|r| Refused(r.to_string()))?;
+    guard.check(target)?;
     if target.is_zombie() {
         return Err(WithCode {
             code: exit::ERROR,

@@ -38,7 +38,7 @@ pub fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds
     Thresholds::new(warn.value, crit.value).map_err(|e| UsageError(e).into())
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TopParent {
     pub pid: i32,
     pub name: String,
@@ -46,7 +46,7 @@ pub struct TopParent {
 }
 
 /// The `headroom.probe/1` report. Fields are added, never renamed, within a version.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProbeReport {
     pub schema: String,
     pub at: String,

@@ -16,7 +16,7 @@ use crate::output::{Printer, Style, human_duration, schema, thousands};
 use crate::platform::Signal;
 use crate::sanitize::sanitize;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct UsageReport {
     pub used: u64,
     pub processes: u64,
@@ -27,7 +27,7 @@ pub struct UsageReport {
     pub free_slots: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ParentReport {
     pub pid: i32,
     pub name: String,
@@ -43,7 +43,7 @@ pub struct ParentReport {
     pub override_: Option<&'static str>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TargetReport {
     pub pid: i32,
     pub name: String,
@@ -79,7 +79,7 @@ impl TargetReport {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReapReport {
     pub schema: String,
     pub at: String,

@@ -27,7 +27,7 @@ const WINDOW: Duration = Duration::from_millis(500);
 /// Rows a person sees; `--json` lists every tree.
 const HUMAN_ROWS: usize = 25;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TopRow {
     pub pid: i32,
     /// The root's command line (or executable, or name when that cannot be read).
@@ -46,7 +46,7 @@ pub struct TopRow {
 }
 
 /// The `headroom.top/1` report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TopReport {
     pub schema: String,
     /// Unix seconds of the second sample.

@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use serde::Serialize;
 
 /// Override settings.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Emergency {
     pub enabled: bool,
     /// Pressure when free slots ≤ this fraction of the effective limit (capped at 0.5).

@@ -340,7 +340,7 @@ pub struct ReadRow {
 }
 
 /// A row that could not be interpreted: reported, never silently dropped.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Anomaly {
     pub file: String,
     /// 1-based line number.

@@ -75,7 +75,7 @@ pub fn lock_state(dir: &Path) -> Result<Lock> {
 }
 
 /// One line of `hangs-events.jsonl`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HangEvent {
     #[serde(rename = "type")]
     pub event: EventKind,

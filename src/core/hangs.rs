@@ -113,7 +113,7 @@ pub struct Round {
 }
 
 /// What kind of recovery an eligible identity gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// A third-party app: stopped, then reopened with `open -g`.
@@ -442,7 +442,7 @@ fn prune_restarts(state: &mut MonitorState, now: i64, cooldown: i64) {
 }
 
 /// Events the monitor logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EventKind {
     Detected,

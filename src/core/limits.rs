@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a ceiling comes from; the kebab-case name is the stable `limit_source` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LimitSource {
     /// macOS `kern.maxprocperuid`.
@@ -60,7 +60,7 @@ impl std::fmt::Display for LimitSource {
 }
 
 /// What a ceiling's value is compared against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scope {
     /// The user's own slots (per-uid, RLIMIT_NPROC).
@@ -70,7 +70,7 @@ pub enum Scope {
 }
 
 /// One ceiling exactly as read, before any judgement. Recorded in snapshots.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ceiling {
     pub source: LimitSource,
     /// The value read; `None` when it could not be read.
@@ -97,7 +97,7 @@ fn yes() -> bool {
 }
 
 /// How one ceiling was judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CeilingStatus {
     /// Readable and counted.
@@ -113,7 +113,7 @@ pub enum CeilingStatus {
 }
 
 /// A ceiling with its judgement and its limit expressed in the user's own slots.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CeilingEval {
     #[serde(flatten)]
     pub ceiling: Ceiling,

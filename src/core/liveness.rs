@@ -140,7 +140,7 @@ pub struct Session {
     pub log_age_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SessionVerdict {
     /// No session child: nothing to protect.

@@ -33,6 +33,17 @@ pub enum Refusal {
     Ancestor { pid: i32, name: String },
 }
 
+impl Refusal {
+    /// The stable name of the rule, the same one `reap`'s decision table uses for it.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::Reserved { .. } => "init-process",
+            Self::OtherUser { .. } => "foreign-uid",
+            Self::Headroom { .. } | Self::Ancestor { .. } => "protected-ancestor",
+        }
+    }
+}
+
 /// The facts every refusal needs, read once per command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Guard {

@@ -13,7 +13,7 @@
 use serde::Serialize;
 
 /// A cleaned list of patterns (lowercased, trimmed, empty ones dropped).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct Patterns(Vec<String>);
 
@@ -37,7 +37,7 @@ impl Patterns {
 }
 
 /// The allow and deny lists together.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct AllowDeny {
     pub allow: Patterns,
     pub deny: Patterns,

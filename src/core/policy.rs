@@ -17,7 +17,7 @@ use crate::core::patterns::AllowDeny;
 use crate::core::snapshot::{Identity, ProcessTable};
 
 /// Why a parent holding zombies was not targeted. The kebab-case names are stable (JSON, CSV).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SkipReason {
     InitProcess,
@@ -71,7 +71,7 @@ impl SkipReason {
 }
 
 /// Every tunable of the selection.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Policy {
     #[serde(flatten)]
     pub allow_deny: AllowDeny,
@@ -84,7 +84,7 @@ pub struct Policy {
     pub emergency: Emergency,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Target,

@@ -122,7 +122,7 @@ pub fn change(
 }
 
 /// A tree's state, from its root (caproom's words).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TreeState {
     Running,
@@ -149,7 +149,7 @@ impl TreeState {
 }
 
 /// Why a row is flagged (caproom's codes; precedence as listed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ReasonCode {
     /// Idle and big: parking it would make its memory reclaimable.

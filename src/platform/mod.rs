@@ -169,7 +169,7 @@ pub fn reachable(
 }
 
 /// Signals understood by `ProcessControl`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum Signal {
     #[serde(rename = "SIGTERM")]
     Term,

@@ -56,6 +56,8 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
         ("src/commands/park.rs", &["core::parking::Guard"]),
         ("src/commands/run.rs", &["actions::watchdog"]),
         ("src/commands/hangs.rs", &["core::hangs"]),
+        // Signals only the `headroom run` it spawned, by the identity read from its pid.
+        ("src/mcp/run_limited.rs", &["child.id()", "identity"]),
         (
             "src/commands/watch.rs",
             &[

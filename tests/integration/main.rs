@@ -22,6 +22,8 @@ mod limits;
 mod liveness;
 mod log_probe;
 #[cfg(target_os = "linux")]
+mod mcp;
+#[cfg(target_os = "linux")]
 mod park;
 #[cfg(target_os = "linux")]
 mod pressure;

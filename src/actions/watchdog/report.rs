@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// Why the tree was ended by headroom.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EndReason {
     /// Over the limit after parking (or with nothing to park).
@@ -83,14 +83,14 @@ pub enum Event {
 }
 
 /// How the command itself ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CommandStatus {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
 }
 
 /// The one record `run` ends with.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub schema: &'static str,
     pub exit_code: u8,

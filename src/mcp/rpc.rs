@@ -1,0 +1,172 @@
+//! JSON-RPC 2.0 as MCP uses it over stdio: one message per line, requests (with an id),
+//! notifications (without) and the error codes headroom answers with.
+
+use serde_json::{Map, Value, json};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+/// 2026-07-28: the request's `_meta` names a protocol version this server does not speak.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// An error answered in place of a result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(INVALID_PARAMS, message)
+    }
+}
+
+/// One incoming message.
+#[derive(Debug, PartialEq)]
+pub enum Incoming {
+    Request {
+        id: Value,
+        method: String,
+        params: Map<String, Value>,
+    },
+    Notification {
+        method: String,
+    },
+    /// A response to a request of ours: headroom sends none, so it is ignored.
+    Response,
+}
+
+/// Parse one line. An error carries the id when one could be read (else null).
+pub fn parse(line: &[u8]) -> Result<Incoming, (Value, RpcError)> {
+    let v: Value = serde_json::from_slice(line).map_err(|e| {
+        (
+            Value::Null,
+            RpcError::new(PARSE_ERROR, format!("not JSON: {e}")),
+        )
+    })?;
+    let Value::Object(mut obj) = v else {
+        let what = if v.is_array() {
+            "a batch (JSON array): MCP removed batching in 2025-06-18; send one message per line"
+        } else {
+            "not a JSON-RPC object"
+        };
+        return Err((Value::Null, RpcError::new(INVALID_REQUEST, what)));
+    };
+    let id = obj.remove("id");
+    let bad = |id: &Option<Value>, msg: &str| {
+        (
+            id.clone().unwrap_or(Value::Null),
+            RpcError::new(INVALID_REQUEST, msg),
+        )
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(bad(&id, "`jsonrpc` must be \"2.0\""));
+    }
+    if id
+        .as_ref()
+        .is_some_and(|i| !(i.is_string() || i.is_i64() || i.is_u64()))
+    {
+        return Err(bad(&None, "`id` must be a string or an integer"));
+    }
+    let method = match obj.remove("method") {
+        Some(Value::String(m)) => m,
+        Some(_) => return Err(bad(&id, "`method` must be a string")),
+        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => {
+            return Ok(Incoming::Response);
+        }
+        None => return Err(bad(&id, "no `method`")),
+    };
+    let params = match obj.remove("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(_) => {
+            return Err((
+                id.unwrap_or(Value::Null),
+                RpcError::invalid_params("`params` must be an object"),
+            ));
+        }
+    };
+    Ok(match id {
+        Some(id) => Incoming::Request { id, method, params },
+        None => Incoming::Notification { method },
+    })
+}
+
+pub fn result(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+pub fn error(id: Value, e: RpcError) -> Value {
+    let mut err = json!({"code": e.code, "message": e.message});
+    if let Some(d) = e.data {
+        err["data"] = d;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "error": err})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(line: &str) -> (Value, i64) {
+        let (id, e) = parse(line.as_bytes()).unwrap_err();
+        (id, e.code)
+    }
+
+    #[test]
+    fn requests_notifications_and_responses() {
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap(),
+            Incoming::Request {
+                id: json!(7),
+                method: "ping".into(),
+                params: Map::new()
+            }
+        );
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
+            Incoming::Notification {
+                method: "notifications/initialized".into()
+            }
+        );
+        assert_eq!(
+            parse(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap(),
+            Incoming::Response
+        );
+    }
+
+    #[test]
+    fn malformed_messages_get_the_code_json_rpc_names() {
+        assert_eq!(code("{not json"), (Value::Null, PARSE_ERROR));
+        assert_eq!(code("[]"), (Value::Null, INVALID_REQUEST));
+        assert_eq!(code("42"), (Value::Null, INVALID_REQUEST));
+        assert_eq!(
+            code(r#"{"id":1,"method":"ping"}"#),
+            (json!(1), INVALID_REQUEST)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"#),
+            (Value::Null, INVALID_REQUEST)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":2,"method":5}"#),
+            (json!(2), INVALID_REQUEST)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}"#),
+            (json!(3), INVALID_PARAMS)
+        );
+    }
+}

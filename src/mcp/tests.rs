@@ -1,0 +1,303 @@
+//! The protocol and the tool table, without starting a process: version negotiation, the
+//! error codes, the stateless style, the schemas, and reap's narrowing.
+
+use clap::Parser;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::config::Settings;
+
+fn server(read_only: bool) -> Server {
+    let cli = crate::cli::Cli::try_parse_from(["headroom", "mcp"]).unwrap();
+    Server::new(&cli.global, read_only)
+}
+
+fn ask(s: &mut Server, msg: Value) -> Value {
+    s.handle_line(msg.to_string().as_bytes()).unwrap()
+}
+
+fn init(s: &mut Server) {
+    let r = ask(
+        s,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+}
+
+fn code(r: &Value) -> i64 {
+    r["error"]["code"].as_i64().unwrap()
+}
+
+#[test]
+fn initialize_agrees_a_version_and_offers_tools_only() {
+    let mut s = server(false);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}),
+    );
+    assert_eq!(r["id"], 1);
+    assert_eq!(r["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(
+        r["result"]["capabilities"],
+        json!({"tools": {"listChanged": false}})
+    );
+    assert_eq!(r["result"]["serverInfo"]["name"], "headroom");
+    // A version it does not know: the newest it does.
+    let r = ask(
+        &mut server(false),
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}),
+    );
+    assert_eq!(r["result"]["protocolVersion"], HANDSHAKE_VERSIONS[0]);
+    // The notification that follows is not answered.
+    assert!(
+        s.handle_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .is_none()
+    );
+}
+
+#[test]
+fn requests_before_initialize_are_refused_but_ping_is_answered() {
+    let mut s = server(false);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":"a","method":"tools/list"}),
+    );
+    assert_eq!((code(&r), &r["id"]), (rpc::INVALID_REQUEST, &json!("a")));
+    let r = ask(&mut s, json!({"jsonrpc":"2.0","id":2,"method":"ping"}));
+    assert_eq!(r["result"], json!({}));
+    init(&mut s);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}),
+    );
+    assert!(r["result"]["tools"].is_array(), "{r}");
+}
+
+#[test]
+fn unknown_methods_tools_and_bad_arguments_get_their_codes() {
+    let mut s = server(false);
+    init(&mut s);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":1,"method":"resources/list"}),
+    );
+    assert_eq!(code(&r), rpc::METHOD_NOT_FOUND);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}}),
+    );
+    assert_eq!(code(&r), rpc::INVALID_PARAMS);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `rm_rf`")
+    );
+    for args in [
+        json!({"pid": "one"}),
+        json!({}),
+        json!({"pid": 5, "signal": "KILL"}),
+        json!({"pid": 1.5}),
+    ] {
+        let r = ask(
+            &mut s,
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"park","arguments":args}}),
+        );
+        assert_eq!(code(&r), rpc::INVALID_PARAMS, "{args}: {r}");
+    }
+    // A value the command line rejects is a bad argument too.
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"evidence","arguments":{"since":"soon"}}}),
+    );
+    assert_eq!(code(&r), rpc::INVALID_PARAMS, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("`soon`"),
+        "{r}"
+    );
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"probe","arguments":[1]}}),
+    );
+    assert_eq!(code(&r), rpc::INVALID_PARAMS);
+    // Still serving.
+    let r = ask(&mut s, json!({"jsonrpc":"2.0","id":6,"method":"ping"}));
+    assert_eq!(r["result"], json!({}));
+}
+
+#[test]
+fn every_tool_has_object_schemas_and_truthful_annotations() {
+    let mut s = server(false);
+    init(&mut s);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+    );
+    let tools = r["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "probe",
+            "limits",
+            "top",
+            "evidence",
+            "log_probe",
+            "hangs_events",
+            "explain_reap",
+            "reap",
+            "park",
+            "wake",
+            "park_tree",
+            "wake_tree",
+            "run_limited"
+        ]
+    );
+    for t in tools {
+        let name = t["name"].as_str().unwrap();
+        assert_eq!(t["inputSchema"]["type"], "object", "{name}");
+        assert_eq!(t["outputSchema"]["type"], "object", "{name}");
+        assert_eq!(
+            t["outputSchema"]["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}"
+        );
+        assert!(
+            t["outputSchema"]["properties"]["schema"].is_object(),
+            "{name} reports have a schema name"
+        );
+        let a = &t["annotations"];
+        let reads = a["readOnlyHint"].as_bool().unwrap();
+        let acting = matches!(
+            name,
+            "reap" | "park" | "wake" | "park_tree" | "wake_tree" | "run_limited"
+        );
+        assert_eq!(reads, !acting, "{name}");
+        if matches!(name, "reap" | "park" | "park_tree" | "run_limited") {
+            assert_eq!(a["destructiveHint"], true, "{name}");
+        }
+    }
+    // Unknown fields are refused, so an agent's typo is not silently ignored.
+    let park = tools.iter().find(|t| t["name"] == "park").unwrap();
+    assert_eq!(park["inputSchema"]["additionalProperties"], false);
+    assert_eq!(park["inputSchema"]["required"], json!(["pid"]));
+}
+
+#[test]
+fn read_only_offers_no_tool_that_acts_and_refuses_to_call_one() {
+    let mut s = server(true);
+    init(&mut s);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+    );
+    let tools = r["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 7);
+    assert!(
+        tools
+            .iter()
+            .all(|t| t["annotations"]["readOnlyHint"] == true)
+    );
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"park","arguments":{"pid":2}}}),
+    );
+    assert_eq!(code(&r), rpc::INVALID_PARAMS);
+}
+
+#[test]
+fn the_stateless_style_needs_no_handshake_and_marks_results_complete() {
+    let mut s = server(false);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{META_VERSION: STATELESS_VERSION}}}),
+    );
+    let d = &r["result"];
+    assert_eq!(d["resultType"], "complete");
+    assert!(
+        d["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    assert_eq!(d["_meta"][META_SERVER_INFO]["name"], "headroom");
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{META_VERSION: STATELESS_VERSION}}}),
+    );
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["cacheScope"], "private");
+    assert!(r["result"]["ttlMs"].is_u64());
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 13);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{META_VERSION: "2031-01-01"}}}),
+    );
+    assert_eq!(code(&r), rpc::UNSUPPORTED_PROTOCOL_VERSION);
+    assert!(r["error"]["data"]["supported"].is_array());
+}
+
+#[test]
+fn lines_are_bounded_and_a_last_line_without_newline_is_read() {
+    let mut input: &[u8] = b"{\"a\":1}\n0123456789\nlast";
+    assert_eq!(
+        read_line(&mut input, 8).unwrap(),
+        Line::Message(b"{\"a\":1}".to_vec())
+    );
+    assert_eq!(read_line(&mut input, 8).unwrap(), Line::TooLong);
+    assert_eq!(
+        read_line(&mut input, 8).unwrap(),
+        Line::Message(b"last".to_vec())
+    );
+    assert_eq!(read_line(&mut input, 8).unwrap(), Line::Eof);
+    // A too-long line split across reads is still skipped whole.
+    let mut r = std::io::BufReader::with_capacity(3, &b"abcdefgh\nok\n"[..]);
+    assert_eq!(read_line(&mut r, 4).unwrap(), Line::TooLong);
+    assert_eq!(read_line(&mut r, 4).unwrap(), Line::Message(b"ok".to_vec()));
+}
+
+#[test]
+fn reap_arguments_only_narrow_the_configured_policy() {
+    let mut s = Settings::default();
+    s.reap_deny.value = vec!["keep-me".into()];
+    s.max_targets.value = 10;
+    s.min_zombies.value = 100;
+    let argv = |a: Value| {
+        let a: tools::ReapArgs = serde_json::from_value(a).unwrap();
+        tools::reap_argv(a, &s, false)
+    };
+    // Wider asks are clamped to the configuration; the configured deny list is kept.
+    assert_eq!(
+        argv(json!({"deny": ["-x", " "], "max_targets": 50, "min_zombies": 1})),
+        [
+            "reap",
+            "--deny=keep-me",
+            "--deny=-x",
+            "--max-targets=10",
+            "--min-zombies=100"
+        ]
+    );
+    // Narrower asks are passed.
+    assert_eq!(
+        argv(json!({"max_targets": 2, "min_zombies": 500, "no_emergency": true})),
+        [
+            "reap",
+            "--deny=keep-me",
+            "--max-targets=2",
+            "--min-zombies=500",
+            "--no-emergency"
+        ]
+    );
+    // There is no way to name an allow pattern.
+    let e = serde_json::from_value::<tools::ReapArgs>(json!({"allow": ["bash"]})).unwrap_err();
+    assert!(e.to_string().contains("unknown field `allow`"), "{e}");
+    // And the command line they make parses, with the narrowed values.
+    let cli = crate::cli::Cli::try_parse_from(
+        std::iter::once("headroom".to_string()).chain(argv(json!({"deny": ["-x"]}))),
+    )
+    .unwrap();
+    let crate::cli::Command::Reap(r) = cli.command else {
+        panic!("not reap")
+    };
+    assert_eq!(r.deny, ["keep-me", "-x"]);
+    assert!(r.allow.is_empty());
+}

@@ -1,0 +1,254 @@
+//! `headroom mcp` (Linux): driven by the official MCP Python SDK as an agent would
+//! (`mcp_client.py`, run from the virtualenv `.ci/run` makes; HEADROOM_MCP_PYTHON names its
+//! python), and by raw lines for the protocol's edge cases. Everything runs as the test's
+//! private uid; the processes acted on are fixtures under the test's own subreaper.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+
+use serde_json::{Value, json};
+
+use crate::support::{Env, TIMEOUT, chown, proc_state, spawn_retrying, zombie_children};
+
+/// The virtualenv's python with the `mcp` package, or None to skip (a failure under
+/// `.ci/run`, which sets HEADROOM_REQUIRE_TOOLS).
+fn sdk_python() -> Option<PathBuf> {
+    let p = std::env::var_os("HEADROOM_MCP_PYTHON").map(PathBuf::from);
+    let found = p.as_ref().is_some_and(|p| p.exists());
+    assert!(
+        found || std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
+        "HEADROOM_MCP_PYTHON must name a python with the `mcp` package (.ci/run makes one)"
+    );
+    if !found {
+        eprintln!("skipped: HEADROOM_MCP_PYTHON is not set (see .ci/run)");
+    }
+    p.filter(|_| found)
+}
+
+#[test]
+fn an_agent_with_the_official_sdk_lists_calls_and_is_refused_where_a_person_would_be() {
+    let Some(python) = sdk_python() else { return };
+    let env = Env::new();
+    let leaker_name = "agency-mcp";
+    let exe = env.named_fixture(leaker_name);
+    let mut leaker = env.spawn(&exe, &["leak", "--zombies", "120"]);
+    let leaker_pid = leaker.ready()["pid"].as_i64().unwrap() as i32;
+    let mut tree = env.spawn(env.fixture(), &["tree", "--depth", "2", "--fanout", "2"]);
+    let tree_pids: Vec<i64> = tree.ready()["pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_i64().unwrap())
+        .collect();
+    let script = env.path("mcp_client.py");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/integration/mcp_client.py"
+        ),
+        &script,
+    )
+    .unwrap();
+    let cfg = env.path("mcp_client.json");
+    std::fs::write(
+        &cfg,
+        json!({
+            "server": [env.headroom_path(), "mcp"],
+            "env": {"HEADROOM_HOME": env.home},
+            "leaker": leaker_pid,
+            "leaker_name": leaker_name,
+            "leaker_zombies": 120,
+            "tree": tree_pids,
+            // The test itself runs as another uid when it is root.
+            "foreign": if env.private { Some(std::process::id()) } else { None },
+            "hog": [env.fixture(), "hog", "--mib", "200"],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    if env.private {
+        chown(&script, env.uid);
+        chown(&cfg, env.uid);
+    }
+    let mut argv = env.as_test_user();
+    argv.extend(["timeout", "--kill-after=5", "120"].map(Into::into));
+    argv.push(python.into());
+    argv.push(script.into());
+    argv.push(cfg.into());
+    let out = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "ok"),
+        "the SDK client failed: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    // What the agent was refused or only asked about is untouched.
+    assert_eq!(zombie_children(leaker_pid), 120);
+    assert_eq!(proc_state(leaker_pid), Some('S'));
+    for &p in &tree_pids {
+        assert_ne!(proc_state(p as i32), Some('T'), "pid {p} left parked");
+    }
+    assert_ne!(proc_state(1), Some('T'));
+    drop(tree);
+    drop(leaker);
+}
+
+/// `headroom mcp` as the test user, read line by line.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+}
+
+impl Server {
+    fn start(env: &Env) -> Self {
+        let mut c = env.cmd_via(&[]);
+        c.arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = spawn_retrying(&mut c);
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines: rx,
+        }
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let w = self.stdin.as_mut().unwrap();
+        w.write_all(bytes).unwrap();
+        w.flush().unwrap();
+    }
+
+    /// The next message; stdout carries nothing else.
+    fn recv(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(TIMEOUT)
+            .unwrap_or_else(|e| panic!("no reply within {TIMEOUT:?}: {e}"));
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not JSON on stdout: {e}: {line}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        v
+    }
+
+    fn ask(&mut self, msg: Value) -> Value {
+        self.send_raw(format!("{msg}\n").as_bytes());
+        self.recv()
+    }
+
+    fn alive(&mut self) {
+        let r = self.ask(json!({"jsonrpc":"2.0","id":"ping","method":"ping"}));
+        assert_eq!(
+            (&r["id"], &r["result"]),
+            (&json!("ping"), &json!({})),
+            "{r}"
+        );
+    }
+
+    /// Close stdin; the exit code.
+    fn finish(mut self) -> (i32, String) {
+        drop(self.stdin.take());
+        let out = self.child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+fn code(r: &Value) -> i64 {
+    r["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {r}"))
+}
+
+#[test]
+fn protocol_errors_get_their_codes_and_the_server_keeps_serving() {
+    let env = Env::new();
+    let mut s = Server::start(&env);
+    s.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"initialize\"\n");
+    let r = s.recv();
+    assert_eq!((code(&r), &r["id"]), (-32700, &Value::Null), "{r}");
+    s.alive();
+    let r = s.ask(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
+    assert_eq!(
+        (code(&r), &r["id"]),
+        (-32600, &json!(2)),
+        "before initialize: {r}"
+    );
+    let r = s.ask(json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}));
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+    // A notification is not answered: the next line read is the ping's.
+    s.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    s.alive();
+    let r = s.ask(json!({"jsonrpc":"2.0","id":4,"method":"prompts/get"}));
+    assert_eq!(code(&r), -32601, "{r}");
+    let r = s.ask(json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"kill_everything","arguments":{}}}));
+    assert_eq!(code(&r), -32602, "{r}");
+    let r = s.ask(json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"park","arguments":{"pid":"1; rm -rf /"}}}));
+    assert_eq!(code(&r), -32602, "{r}");
+    let r = s.ask(json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"top","arguments":{"pid":-1,"park_min_mb":0}}}));
+    assert_eq!(code(&r), -32602, "{r}");
+    s.alive();
+    // A huge argument: a message over the 1 MiB bound is refused whole, not buffered.
+    let huge = "x".repeat(2 << 20);
+    let r = s.ask(json!({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"explain_reap","arguments":{"deny":[huge]}}}));
+    assert_eq!(
+        (code(&r), &r["id"]),
+        (-32600, &Value::Null),
+        "{}",
+        r["error"]
+    );
+    s.alive();
+    // A large one within the bound is just an argument.
+    let big = "y".repeat(200 << 10);
+    let r = s.ask(json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"explain_reap","arguments":{"deny":[big]}}}));
+    assert_eq!(r["result"]["isError"], false, "{}", r["result"]["content"]);
+    assert_eq!(
+        r["result"]["structuredContent"]["schema"],
+        "headroom.reap/1"
+    );
+    // A refusal is a result, not a protocol error.
+    let r = s.ask(json!({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"park_tree","arguments":{"pid":1}}}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(
+        r["result"]["_meta"]["headroom"]["reason"], "init-process",
+        "{r}"
+    );
+    // stdin closed mid-request: the partial line is answered as what it is, then a clean exit.
+    s.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"pi");
+    drop(s.stdin.take());
+    let r = s.recv();
+    assert_eq!(code(&r), -32700, "{r}");
+    let (exit, stderr) = s.finish();
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(stderr.contains("headroom mcp"), "{stderr}");
+}
+
+#[test]
+fn the_server_exits_cleanly_on_eof_and_writes_nothing_but_protocol() {
+    let env = Env::new();
+    let mut s = Server::start(&env);
+    s.alive();
+    let (exit, _) = s.finish();
+    assert_eq!(exit, 0);
+}
