@@ -80,8 +80,9 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         .into());
     }
     let reap_args = ReapArgs {
-        // A replay never acts (and never reaches the reap step); planning must not refuse it.
-        dry_run: ctx.replaying(),
+        // A recorded or redirected table is never acted on (and never reaches the reap
+        // step); planning must not refuse it.
+        dry_run: ctx.redirected().is_some(),
         allow: vec![],
         deny: vec![],
         min_zombies: None,
@@ -117,6 +118,12 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         parked: Vec::new(),
     };
     g.load_state();
+    if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
+        g.notice(
+            "info",
+            &format!("{flag}: not the live process table, so no cleanup or memory guard acts"),
+        );
+    }
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
     loop {
         let started = Instant::now();
@@ -242,13 +249,12 @@ impl Guard<'_, '_> {
         if let Some(c) = crossing {
             self.notify_crossing(c, &r, &trend);
         }
-        if !self.ctx.replaying() {
+        // Cleanups and guards act only on the live table (`Ctx::redirected`).
+        let live = self.ctx.redirected().is_none();
+        if live {
             self.memory_guards();
         }
-        if self.persisted.alerts.confirmed == Level::Critical
-            && self.auto_reap
-            && !self.ctx.replaying()
-        {
+        if self.persisted.alerts.confirmed == Level::Critical && self.auto_reap && live {
             self.maybe_reap();
         }
         self.save_state();

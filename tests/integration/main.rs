@@ -24,6 +24,8 @@ mod probe;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
+mod reap_safety;
+#[cfg(target_os = "linux")]
 mod run;
 mod schema;
 #[cfg(target_os = "linux")]

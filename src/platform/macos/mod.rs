@@ -8,6 +8,7 @@
 pub mod apps_ffi;
 pub mod kinfo;
 pub mod procargs;
+pub mod vnode;
 
 #[cfg(target_os = "macos")]
 pub mod apps;
