@@ -100,8 +100,8 @@ complete -c headroom -n "__fish_headroom_using_subcommand snapshot" -l json -d '
 complete -c headroom -n "__fish_headroom_using_subcommand snapshot" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand snapshot" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand snapshot" -s V -l version -d 'Print version'
-complete -c headroom -n "__fish_headroom_using_subcommand reap" -l allow -d 'Allow pattern (repeatable; plain case-insensitive substring; with `/` it matches the full path, else the name or the executable\'s file name) [default: agency]' -r
-complete -c headroom -n "__fish_headroom_using_subcommand reap" -l deny -d 'Deny pattern (repeatable; matches name and full path; always wins)' -r
+complete -c headroom -n "__fish_headroom_using_subcommand reap" -l allow -d 'Allow pattern (repeatable; plain case-insensitive substring; with `/` it matches the full path, else the name or the executable\'s file name); replaces the configured allowlist [default: agency]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand reap" -l deny -d 'Deny pattern (repeatable; matches name and full path; always wins); added to the configured denylist, never replacing it' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l min-zombies -d 'Zombies a parent must hold to be a candidate [default: 100]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l grace -d 'Wait between SIGTERM and SIGKILL [default: 2s]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l max-targets -d 'Most parents terminated in one run [default: 10]' -r

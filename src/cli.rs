@@ -217,10 +217,12 @@ pub struct ReapArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Allow pattern (repeatable; plain case-insensitive substring; with `/` it matches the
-    /// full path, else the name or the executable's file name) [default: agency].
+    /// full path, else the name or the executable's file name); replaces the configured
+    /// allowlist [default: agency].
     #[arg(long, value_name = "PAT")]
     pub allow: Vec<String>,
-    /// Deny pattern (repeatable; matches name and full path; always wins).
+    /// Deny pattern (repeatable; matches name and full path; always wins); added to the
+    /// configured denylist, never replacing it.
     #[arg(long, value_name = "PAT")]
     pub deny: Vec<String>,
     /// Zombies a parent must hold to be a candidate [default: 100].

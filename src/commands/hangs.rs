@@ -53,6 +53,11 @@ struct HangsPlan {
 }
 
 fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
+    if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
+        return Err(usage(format!(
+            "`hangs` restarts real apps; it cannot run against `{flag}`"
+        )));
+    }
     if ctx.global.snapshot.is_some() {
         return Err(usage(
             "`hangs` reads GUI apps, not the process table: replay recorded rounds with \

@@ -72,6 +72,22 @@ impl Ctx<'_> {
     pub fn replaying(&self) -> bool {
         self.global.snapshot.is_some()
     }
+
+    /// The flag when the process table does not come from the live OS (`--snapshot`,
+    /// `--proc-root`, `--sys-root`). Every command that acts refuses it: a decision must be
+    /// made on what is really running, and the identity check before a signal always reads
+    /// the live OS anyway (`platform::native_control`).
+    pub fn redirected(&self) -> Option<&'static str> {
+        if self.global.snapshot.is_some() {
+            Some("--snapshot")
+        } else if self.global.proc_root.is_some() {
+            Some("--proc-root")
+        } else if self.global.sys_root.is_some() {
+            Some("--sys-root")
+        } else {
+            None
+        }
+    }
 }
 
 pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {

@@ -88,9 +88,9 @@ fn exit_code(r: &ParkReport) -> u8 {
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
-    if ctx.replaying() {
+    if let Some(flag) = ctx.redirected() {
         return Err(UsageError(format!(
-            "`{}` signals real processes; it cannot run against `--snapshot`",
+            "`{}` signals real processes; it cannot run against `{flag}`",
             action.name()
         ))
         .into());

@@ -71,6 +71,9 @@ pub struct ProbeReport {
     /// Readings in the 10-minute trend window (0 with `--no-history`).
     pub trend_samples: usize,
     pub history: bool,
+    /// Table entries listed but not readable (not counted above; they may hide a session
+    /// child or an ancestor, so `reap` treats the sessions as unreadable).
+    pub unreadable: u64,
 }
 
 /// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
@@ -113,6 +116,7 @@ impl ProbeReport {
             eta_seconds: trend.and_then(|t| t.eta_seconds).map(|e| e.round()),
             trend_samples: trend.map_or(0, |t| t.samples),
             history: trend.is_some(),
+            unreadable: snap.unreadable,
         }
     }
 }
@@ -261,9 +265,13 @@ pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
         .tasks
         .map(|t| format!(", {} tasks", thousands(t)))
         .unwrap_or_default();
+    let unreadable = match r.unreadable {
+        0 => String::new(),
+        n => format!("; {} could not be read", thousands(n)),
+    };
     let _ = writeln!(
         s,
-        "  processes {} ({} zombies){tasks}",
+        "  processes {} ({} zombies){tasks}{unreadable}",
         thousands(r.processes),
         thousands(r.zombies)
     );
@@ -405,6 +413,7 @@ mod tests {
             eta_seconds: Some(0.0),
             trend_samples: 4,
             history: true,
+            unreadable: 3,
         }
     }
 
@@ -420,6 +429,7 @@ mod tests {
             "{h}"
         );
         assert!(h.contains("agency\\u{1b}[2J"), "{h}");
+        assert!(h.contains("2,038 zombies); 3 could not be read"), "{h}");
         assert!(!h.contains('\x1b'));
     }
 

@@ -43,8 +43,14 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
     let mut warnings = Vec::new();
     let mut allow = s.reap_allow.clone();
     allow.flag((!args.allow.is_empty()).then(|| args.allow.clone()));
+    // The denylist only ever grows: patterns from the command line are added to the
+    // configured ones (an allowlist from the command line replaces the configured one).
     let mut deny = s.reap_deny.clone();
-    deny.flag((!args.deny.is_empty()).then(|| args.deny.clone()));
+    if !args.deny.is_empty() {
+        let mut merged = deny.value.clone();
+        merged.extend(args.deny.iter().cloned());
+        deny.flag(Some(merged));
+    }
     let allow_deny = AllowDeny {
         allow: Patterns::new(&allow.value),
         deny: Patterns::new(&deny.value),
@@ -72,10 +78,10 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
         free_fraction: s.emergency_free_pct.value / 100.0,
         recovery_fraction: s.emergency_recovery_pct.value / 100.0,
     };
-    if ctx.replaying() && !args.dry_run {
-        return Err(UsageError(
-            "reap --snapshot needs --dry-run: a recording cannot be acted on".into(),
-        )
+    if let Some(flag) = ctx.redirected().filter(|_| !args.dry_run) {
+        return Err(UsageError(format!(
+            "reap {flag} needs --dry-run: a recorded or redirected process table cannot be acted on"
+        ))
         .into());
     }
     Ok(ReapPlan {
@@ -119,10 +125,21 @@ fn decide(
     for w in &assessment.warnings {
         ctx.printer.warn(w);
     }
+    let ancestry = table
+        .ancestry(snap.self_pid, &mut |pid| {
+            source.process(pid).ok().flatten().map(|p| p.ppid)
+        })
+        .map_err(|pid| {
+            exit::Refused(format!(
+                "headroom's ancestry is unknown: pid `{pid}` in its parent chain cannot be read, \
+                 so nothing above it can be protected; nothing was signalled"
+            ))
+        })?;
     let situation = Situation {
         table,
         uid: snap.uid,
         self_pid: snap.self_pid,
+        ancestry: &ancestry,
         used: reading.usage.used,
         limit: reading.limit.limit,
         sessions: &assessment.sessions,

@@ -8,7 +8,7 @@ use crate::actions::terminate::{Outcome, Termination};
 use crate::commands::probe::rfc3339_ms;
 use crate::commands::reap::{ReapPlan, usage_report};
 use crate::core::limits::LimitSource;
-use crate::core::liveness::SessionVerdict;
+use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
 use crate::core::reading::Reading;
 use crate::core::snapshot::Snapshot;
@@ -39,6 +39,9 @@ pub struct ParentReport {
     pub session: SessionVerdict,
     pub cpu_idle_seconds: Option<f64>,
     pub log_age_seconds: Option<f64>,
+    /// Why the session gives no evidence (a stopped session child, unread table entries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_blind: Option<Blind>,
     #[serde(rename = "override")]
     pub override_: Option<&'static str>,
 }
@@ -124,6 +127,7 @@ impl ReapReport {
                     session: d.session_verdict,
                     cpu_idle_seconds: d.session.cpu_idle_s.map(f64::round),
                     log_age_seconds: d.session.log_age_s.map(f64::round),
+                    session_blind: d.session.blind,
                     override_: d.override_,
                 })
                 .collect(),
@@ -183,7 +187,10 @@ impl ReapReport {
                 8
             };
             let reason = match (x.reason, x.override_) {
-                (Some(r), _) => r.as_str().to_string(),
+                (Some(r), _) => match x.session_blind.filter(|_| r.is_blind()) {
+                    Some(b) => format!("{} ({})", r.as_str(), b.describe()),
+                    None => r.as_str().to_string(),
+                },
                 (None, Some(o)) => format!("override: {o}"),
                 (None, None) => String::new(),
             };

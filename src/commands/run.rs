@@ -29,10 +29,10 @@ struct RunPlan {
 }
 
 fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
-    if ctx.replaying() {
-        return Err(UsageError(
-            "`run` starts a real command; it cannot run against `--snapshot`".into(),
-        )
+    if let Some(flag) = ctx.redirected() {
+        return Err(UsageError(format!(
+            "`run` starts a real command; it cannot run against `{flag}`"
+        ))
         .into());
     }
     // Bounded before anything starts: an unbounded value used to overflow an `Instant`

@@ -3,12 +3,14 @@
 //! keeping the CPU history in the state directory.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 use crate::config::Settings;
-use crate::core::liveness::{self, Clocks, CpuTracker, DEFAULT_ACTIVE_FRACTION, LogJudge, Session};
+use crate::core::liveness::{
+    self, ChildReader, Clocks, CpuTracker, DEFAULT_ACTIVE_FRACTION, LogJudge, Session,
+};
 use crate::core::session_log::{self, ReaderLimits};
 use crate::core::snapshot::{ProcessTable, Snapshot};
 use crate::core::state::CpuHistory;
@@ -83,12 +85,23 @@ pub fn assess(
             .and_then(|p| p.argv.clone())
             .or_else(|| source.argv(pid).ok())
     };
+    let cwd = |pid: i32| -> Option<PathBuf> {
+        table
+            .get(pid)
+            .and_then(|p| p.cwd.clone())
+            .map(PathBuf::from)
+            .or_else(|| source.cwd(pid).ok())
+    };
+    let read = ChildReader {
+        argv: &argv,
+        cwd: &cwd,
+    };
     let clocks = Clocks {
         wall_s: snap.taken_at_ms.div_euclid(1000),
         awake_ms,
     };
     let judge = ContentJudge::default();
-    let sessions = liveness::assess(table, &parents, &mut tracker, &argv, &judge, clocks);
+    let sessions = liveness::assess(table, &parents, &mut tracker, &read, &judge, clocks);
     if let Some(h) = history {
         h.save(tracker.entries())?;
     }

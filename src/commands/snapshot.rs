@@ -26,7 +26,8 @@ pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<u8> {
 }
 
 /// The liveness guard reads `--log-dir` from the arguments of the live children of zombie
-/// parents; record exactly those (and no one else's command lines) so a replay can judge them.
+/// parents (and resolves a relative one against the child's working directory); record
+/// exactly those (and no one else's) so a replay can judge them.
 pub fn record_session_argv(source: &dyn ProcessSource, snap: &mut Snapshot) {
     let wanted: Vec<i32> = {
         let table = ProcessTable::new(snap);
@@ -48,5 +49,9 @@ pub fn record_session_argv(source: &dyn ProcessSource, snap: &mut Snapshot) {
         .filter(|p| p.argv.is_none() && wanted.contains(&p.pid))
     {
         p.argv = source.argv(p.pid).ok();
+        p.cwd = source
+            .cwd(p.pid)
+            .ok()
+            .map(|d| d.to_string_lossy().into_owned());
     }
 }

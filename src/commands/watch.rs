@@ -118,8 +118,9 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         .into());
     }
     let reap_args = ReapArgs {
-        // A replay never acts (and never reaches the reap step); planning must not refuse it.
-        dry_run: ctx.replaying(),
+        // A recorded or redirected table is never acted on (and never reaches the reap
+        // step); planning must not refuse it.
+        dry_run: ctx.redirected().is_some(),
         allow: vec![],
         deny: vec![],
         min_zombies: None,
@@ -166,6 +167,12 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         warn_lines: Default::default(),
     };
     g.load_state();
+    if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
+        g.notice(
+            "info",
+            &format!("{flag}: not the live process table, so no cleanup or memory guard acts"),
+        );
+    }
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
     let mut pressure = super::watch_pressure::Waiter::arm(ctx, args.once);
     if let Some(line) = pressure.announce() {
@@ -326,13 +333,12 @@ impl Guard<'_, '_> {
         if let Some(c) = crossing {
             self.notify_crossing(c, &r, &trend);
         }
-        if !self.ctx.replaying() {
+        // Cleanups and guards act only on the live table (`Ctx::redirected`).
+        let live = self.ctx.redirected().is_none();
+        if live {
             self.memory_guards();
         }
-        if self.persisted.alerts.confirmed == Level::Critical
-            && self.auto_reap
-            && !self.ctx.replaying()
-        {
+        if self.persisted.alerts.confirmed == Level::Critical && self.auto_reap && live {
             self.maybe_reap();
         }
         self.save_state();

@@ -16,13 +16,13 @@
 //! history means busy; one unreadable child makes the parent unreadable.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::core::session_log::log_dir_from_argv;
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::snapshot::{ProcessRecord, ProcessTable};
+use crate::core::snapshot::{ProcState, ProcessRecord, ProcessTable};
 
 /// Default idle threshold: long enough that thinking, reading or lunch is never mistaken for
 /// a finished session; short enough to rescue a machine leaking ~600 zombies an hour.
@@ -33,8 +33,12 @@ pub const RECKLESS_THRESHOLD_S: f64 = 30.0 * 60.0;
 /// below the lowest working rate measured (1.29 %) and above the worst heartbeat (0.02 %).
 pub const DEFAULT_ACTIVE_FRACTION: f64 = 0.001;
 
-/// Live children of `parent` running a different executable (paths when both are known,
-/// else names). The leak's children are self-spawns; a working wrapper also runs a session.
+/// Live children of `parent` that are not self-spawns: the executable path differs (when
+/// both are known) **or** the name differs. The leak's children are self-spawns, matching on
+/// both; a wrapper and its session that run under one interpreter (`python3`, `node`) share
+/// the path but not the name (on Linux `comm` is the script name or `process.title`).
+/// The reverse case, a self-spawn whose path changed after an update, then counts as a
+/// session and protects its parent: the safe direction.
 pub fn session_children<'a>(
     table: &ProcessTable<'a>,
     parent: &ProcessRecord,
@@ -42,9 +46,8 @@ pub fn session_children<'a>(
     table
         .children(parent.pid)
         .filter(|c| !c.is_zombie())
-        .filter(|c| match (&c.exe, &parent.exe) {
-            (Some(a), Some(b)) => a != b,
-            _ => c.name != parent.name,
+        .filter(|c| {
+            c.name != parent.name || matches!((&c.exe, &parent.exe), (Some(a), Some(b)) if a != b)
         })
         .collect()
 }
@@ -129,6 +132,29 @@ pub trait LogJudge {
     fn last_activity(&self, dir: &Path, now: i64) -> Option<i64>;
 }
 
+/// Why a parent's session gives no evidence whatever its readings say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Blind {
+    /// A session child is stopped (SIGSTOP from `park`, `park-tree` or a memory guard) or
+    /// traced: it burns no CPU and writes no log, whatever its session is doing.
+    ChildStopped,
+    /// Table entries could not be read, so this parent's child list may be incomplete.
+    ChildrenUnreadable,
+    /// The parent was not assessed at all.
+    NotAssessed,
+}
+
+impl Blind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::ChildStopped => "session child stopped",
+            Self::ChildrenUnreadable => "some processes could not be read; children may be missing",
+            Self::NotAssessed => "the session was not assessed",
+        }
+    }
+}
+
 /// What the guard knows about one parent's session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Session {
@@ -138,6 +164,9 @@ pub struct Session {
     pub cpu_idle_s: Option<f64>,
     /// Freshest log age over the children; `None` when any child's is unknown.
     pub log_age_s: Option<f64>,
+    /// Set: no evidence, the parent is `Unreadable` even with no session child.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blind: Option<Blind>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -159,12 +188,24 @@ impl Session {
             children: Vec::new(),
             cpu_idle_s: None,
             log_age_s: None,
+            blind: None,
+        }
+    }
+
+    /// Nothing known: what a parent missing from the session map reads as.
+    pub fn unknown() -> Self {
+        Self {
+            blind: Some(Blind::NotAssessed),
+            ..Self::none()
         }
     }
 
     /// An unreadable signal outranks activity: a parent with one blind signal stays
     /// protected even at the wall, where "active" may be overridden.
     pub fn verdict(&self, threshold_s: f64) -> SessionVerdict {
+        if self.blind.is_some() {
+            return SessionVerdict::Unreadable;
+        }
         if self.children.is_empty() {
             return SessionVerdict::NoSession;
         }
@@ -177,14 +218,25 @@ impl Session {
         }
     }
 
-    /// `cpu_idle=S;log_age=S` (`unknown` for what could not be read), or `no-session`.
+    /// `cpu_idle=S;log_age=S` (`unknown` for what could not be read), or `no-session`;
+    /// `;blind=REASON` when the session gives no evidence.
     pub fn signal_text(&self) -> String {
-        if self.children.is_empty() {
+        if self.children.is_empty() && self.blind.is_none() {
             return "no-session".into();
         }
         let f = |v: Option<f64>| v.map_or("unknown".to_string(), |s| format!("{s:.0}"));
+        let blind = match self.blind {
+            Some(b) => format!(
+                ";blind={}",
+                serde_json::to_value(b)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+            None => String::new(),
+        };
         format!(
-            "cpu_idle={};log_age={}",
+            "cpu_idle={};log_age={}{blind}",
             f(self.cpu_idle_s),
             f(self.log_age_s)
         )
@@ -200,27 +252,63 @@ pub struct Clocks {
     pub awake_ms: i64,
 }
 
-/// Assess the session of every parent in `parents`, updating the CPU history. `argv` reads a
-/// child's command line (None when unreadable).
+/// How to read a session child's command line and working directory (`None` when
+/// unreadable, or not recorded in a replay).
+pub struct ChildReader<'a> {
+    pub argv: &'a dyn Fn(i32) -> Option<Vec<String>>,
+    pub cwd: &'a dyn Fn(i32) -> Option<PathBuf>,
+}
+
+impl std::fmt::Debug for ChildReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChildReader")
+    }
+}
+
+/// The session child's `--log-dir`, a relative one resolved against the child's own working
+/// directory (never headroom's: another directory's stale logs would supply the "idle"
+/// half of the verdict). `None` when there is none or it cannot be resolved.
+pub fn child_log_dir(pid: i32, read: &ChildReader<'_>) -> Option<PathBuf> {
+    let dir = log_dir_from_argv(&(read.argv)(pid)?)?;
+    if dir.is_absolute() {
+        return Some(dir);
+    }
+    let cwd = (read.cwd)(pid)?;
+    cwd.is_absolute().then(|| cwd.join(dir))
+}
+
+/// Assess the session of every parent in `parents`, updating the CPU history.
 pub fn assess(
     table: &ProcessTable<'_>,
     parents: &[i32],
     tracker: &mut CpuTracker,
-    argv: &dyn Fn(i32) -> Option<Vec<String>>,
+    read: &ChildReader<'_>,
     judge: &dyn LogJudge,
     clocks: Clocks,
 ) -> HashMap<i32, Session> {
     let mut out = HashMap::new();
     let mut seen: HashSet<(i32, u64)> = HashSet::new();
+    // A table with unread entries may be missing any parent's children.
+    let incomplete = (table.snapshot.unreadable > 0).then_some(Blind::ChildrenUnreadable);
     for &pid in parents {
         let Some(parent) = table.get(pid) else {
             continue;
         };
         let children = session_children(table, parent);
         if children.is_empty() {
-            out.insert(pid, Session::none());
+            out.insert(
+                pid,
+                Session {
+                    blind: incomplete,
+                    ..Session::none()
+                },
+            );
             continue;
         }
+        let stopped = children
+            .iter()
+            .any(|c| matches!(c.state, ProcState::Stopped | ProcState::Traced))
+            .then_some(Blind::ChildStopped);
         let mut cpu: Option<f64> = Some(f64::INFINITY);
         let mut log: Option<f64> = Some(f64::INFINITY);
         for c in &children {
@@ -238,9 +326,7 @@ pub fn assess(
             // One unknown child makes the parent's log age unknown for good: the rest need
             // neither their argv read nor their log directories judged.
             if let Some(freshest) = log {
-                log = argv(c.pid)
-                    .as_deref()
-                    .and_then(log_dir_from_argv)
+                log = child_log_dir(c.pid, read)
                     .and_then(|dir| judge.last_activity(&dir, clocks.wall_s))
                     .map(|last| freshest.min((clocks.wall_s - last).max(0) as f64));
             }
@@ -251,6 +337,7 @@ pub fn assess(
                 children: children.iter().map(|c| c.pid).collect(),
                 cpu_idle_s: cpu,
                 log_age_s: log,
+                blind: stopped.or(incomplete),
             },
         );
     }
@@ -328,6 +415,7 @@ pub(crate) mod tests {
                 children: vec![1],
                 cpu_idle_s: Some(idle),
                 log_age_s: Some(36_000.0),
+                blind: None,
             };
             assert_eq!(
                 s.verdict(DEFAULT_IDLE_THRESHOLD_S),
@@ -398,6 +486,7 @@ pub(crate) mod tests {
             children: vec![1],
             cpu_idle_s: cpu,
             log_age_s: log,
+            blind: None,
         };
         assert_eq!(
             s(Some(th), Some(th)).verdict(th),
@@ -438,11 +527,21 @@ pub(crate) mod tests {
     ) -> Session {
         let table = ProcessTable::new(snap);
         let argv = |pid: i32| table.get(pid).and_then(|p| p.argv.clone());
+        let cwd = |pid: i32| {
+            table
+                .get(pid)
+                .and_then(|p| p.cwd.clone())
+                .map(PathBuf::from)
+        };
         let clocks = Clocks {
             wall_s: 1_788_000_000,
             awake_ms,
         };
-        assess(&table, &[60581], t, &argv, judge, clocks)
+        let read = ChildReader {
+            argv: &argv,
+            cwd: &cwd,
+        };
+        assess(&table, &[60581], t, &read, judge, clocks)
             .remove(&60581)
             .unwrap()
     }

@@ -50,6 +50,11 @@ impl SkipReason {
         }
     }
 
+    /// The session gave no basis for a decision.
+    pub fn is_blind(self) -> bool {
+        self == Self::SessionSignalUnavailable
+    }
+
     /// For people.
     pub fn describe(self) -> &'static str {
         match self {
@@ -150,6 +155,9 @@ pub struct Situation<'a, 't> {
     pub uid: u32,
     /// headroom's own pid: it and every ancestor are protected, recomputed from this table.
     pub self_pid: i32,
+    /// More of headroom's ancestors, read directly where this table has a gap in the chain
+    /// (`ProcessTable::ancestry`); protected too.
+    pub ancestry: &'t [i32],
     pub used: u64,
     pub limit: Option<u64>,
     pub sessions: &'t HashMap<i32, Session>,
@@ -157,10 +165,12 @@ pub struct Situation<'a, 't> {
 
 /// Decide about every parent holding the user's zombies.
 pub fn select(s: Situation<'_, '_>, policy: &Policy) -> Selection {
-    let protected = s.table.self_and_ancestors(s.self_pid);
+    let mut protected = s.table.self_and_ancestors(s.self_pid);
+    protected.extend_from_slice(s.ancestry);
     let emergency = policy.emergency.clamped();
     let pressure = emergency.under_pressure(s.used, s.limit);
-    let none = Session::none();
+    // A parent nobody assessed has no known session: unreadable, never "no session".
+    let unknown = Session::unknown();
 
     let mut rows: Vec<(
         crate::core::snapshot::ZombieParent,
@@ -171,7 +181,7 @@ pub fn select(s: Situation<'_, '_>, policy: &Policy) -> Selection {
         .zombie_parents(s.uid)
         .into_iter()
         .map(|zp| {
-            let session = s.sessions.get(&zp.pid).unwrap_or(&none);
+            let session = s.sessions.get(&zp.pid).unwrap_or(&unknown);
             let verdict = session.verdict(policy.idle_threshold_s);
             (zp, session, verdict)
         })
@@ -275,3 +285,7 @@ pub fn select(s: Situation<'_, '_>, policy: &Policy) -> Selection {
 #[cfg(test)]
 #[path = "policy_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "protections_tests.rs"]
+mod protections_tests;

@@ -93,6 +93,7 @@ impl World {
                 children: vec![pid + 1],
                 cpu_idle_s: cpu,
                 log_age_s: log,
+                blind: None,
             },
         );
         self
@@ -101,13 +102,19 @@ impl World {
     fn select(&self, p: &Policy) -> Selection {
         let snap = snapshot("macos", self.procs.clone());
         let table = ProcessTable::new(&snap);
+        // As `liveness::assess` would: a parent given no session has no session child.
+        let mut sessions = self.sessions.clone();
+        for zp in table.zombie_parents(UID) {
+            sessions.entry(zp.pid).or_insert_with(Session::none);
+        }
         let s = Situation {
             table: &table,
             uid: UID,
             self_pid: self.self_pid,
+            ancestry: &[],
             used: self.used,
             limit: self.limit,
-            sessions: &self.sessions,
+            sessions: &sessions,
         };
         select(s, p)
     }
@@ -767,6 +774,7 @@ fn arb_session() -> impl Strategy<Value = Session> {
         children: if has { vec![1_000_000] } else { vec![] },
         cpu_idle_s: cpu,
         log_age_s: log,
+        blind: None,
     })
 }
 
@@ -787,7 +795,7 @@ proptest! {
         let snap = snapshot("linux", procs);
         let table = ProcessTable::new(&snap);
         let sessions: HashMap<i32, Session> = sessions.into_iter().collect();
-        let s = select(Situation { table: &table, uid: UID, self_pid, used, limit, sessions: &sessions }, &p);
+        let s = select(Situation { table: &table, uid: UID, self_pid, ancestry: &[], used, limit, sessions: &sessions }, &p);
         let protected = table.self_and_ancestors(self_pid);
         let targets: Vec<&Decision> = s.targets().collect();
         prop_assert!(targets.len() <= p.max_targets);

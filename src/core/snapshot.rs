@@ -94,6 +94,10 @@ pub struct ProcessRecord {
     /// Command line, recorded only where a rule needs it (session children's `--log-dir`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<String>>,
+    /// Working directory, recorded only where a rule needs it (a relative `--log-dir` is
+    /// resolved against it). `None`: not read, and a relative log dir is then unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 impl ProcessRecord {
@@ -168,6 +172,10 @@ pub struct Snapshot {
     /// The real uid the snapshot is about.
     pub uid: u32,
     pub processes: Vec<ProcessRecord>,
+    /// Table entries that were listed but could not be read (EACCES under `hidepid`, a torn
+    /// read): any of them may be a child or an ancestor nobody can see.
+    #[serde(default)]
+    pub unreadable: u64,
     pub ceilings: Vec<Ceiling>,
     #[serde(default)]
     pub memory: Option<MemoryTotals>,
@@ -257,6 +265,35 @@ impl<'a> ProcessTable<'a> {
             out.push(1);
         }
         out
+    }
+
+    /// `self_pid` and every ancestor, through gaps: where the walk meets a pid > 1 that is
+    /// not in this table (a scan drops what it could not read), `read_ppid` reads that pid
+    /// directly. `Err(pid)` when it cannot: headroom does not know its own ancestry, and
+    /// everything above the gap would be unprotected. Always includes 1.
+    pub fn ancestry(
+        &self,
+        self_pid: i32,
+        read_ppid: &mut dyn FnMut(i32) -> Option<i32>,
+    ) -> Result<Vec<i32>, i32> {
+        let mut out = vec![self_pid];
+        let mut cur = self_pid;
+        loop {
+            let next = match self.get(cur) {
+                Some(p) => p.ppid,
+                None if cur > 1 => read_ppid(cur).ok_or(cur)?,
+                None => break,
+            };
+            if next <= 0 || out.contains(&next) {
+                break;
+            }
+            out.push(next);
+            cur = next;
+        }
+        if !out.contains(&1) {
+            out.push(1);
+        }
+        Ok(out)
     }
 
     /// `root` and every descendant by live parent links that `keep` accepts (a child it
@@ -367,6 +404,7 @@ pub(crate) mod fixture {
             cpu_ns: Some(0),
             footprint_bytes: Some(1 << 20),
             argv: None,
+            cwd: None,
         }
     }
 
@@ -400,6 +438,7 @@ pub(crate) mod fixture {
             self_pid: processes.last().map_or(1, |p| p.pid),
             uid: UID,
             processes,
+            unreadable: 0,
             ceilings: Vec::new(),
             memory: None,
         }

@@ -101,6 +101,14 @@ pub trait ProcessSource {
     fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError>;
     /// The command line of a process of the current user.
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError>;
+    /// The working directory of a process of the current user (a session child's relative
+    /// `--log-dir` is resolved against it).
+    fn cwd(&self, pid: i32) -> Result<std::path::PathBuf, PlatformError> {
+        Err(PlatformError::Unsupported {
+            os: std::env::consts::OS,
+            what: format!("the working directory of pid `{pid}`"),
+        })
+    }
     /// Physical memory totals.
     fn memory(&self) -> Result<MemoryTotals, PlatformError>;
 
@@ -299,10 +307,13 @@ pub fn native() -> Box<dyn ProcessSource> {
     }
 }
 
-/// Signals go to real processes, re-checked against the source they were chosen from.
+/// Signals go to real processes, each re-checked just before it against the **live OS**,
+/// never against `_decided_from` (the source the decision came from: a recording or a fake
+/// `/proc` that names a real pid must not be able to vouch for it). The argument only
+/// documents the pairing at the call sites.
 #[cfg(unix)]
-pub fn native_control<'a>(source: &'a dyn ProcessSource) -> Box<dyn ProcessControl + 'a> {
-    Box::new(signal::UnixControl::new(source))
+pub fn native_control<'a>(_decided_from: &'a dyn ProcessSource) -> Box<dyn ProcessControl + 'a> {
+    Box::new(signal::UnixControl::new(native()))
 }
 
 #[cfg(not(unix))]

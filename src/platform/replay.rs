@@ -93,6 +93,17 @@ impl ProcessSource for ReplaySource {
         }
     }
 
+    fn cwd(&self, pid: i32) -> Result<std::path::PathBuf, PlatformError> {
+        match self.snapshot.processes.iter().find(|p| p.pid == pid) {
+            None => Err(PlatformError::NoSuchProcess { pid }),
+            Some(p) => p.cwd.clone().map(Into::into).ok_or_else(|| {
+                PlatformError::Invalid(format!(
+                    "the snapshot did not record the working directory of pid `{pid}`"
+                ))
+            }),
+        }
+    }
+
     fn memory(&self) -> Result<MemoryTotals, PlatformError> {
         self.snapshot.memory.ok_or_else(|| {
             PlatformError::Invalid("the snapshot did not record memory totals".into())

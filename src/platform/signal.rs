@@ -5,8 +5,10 @@ use crate::core::snapshot::Identity;
 use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, ProcessSource, Signal};
 
 #[derive(Debug)]
-pub(crate) struct UnixControl<'a> {
-    source: &'a dyn ProcessSource,
+pub(crate) struct UnixControl {
+    /// What identities are re-read from: the live OS (`platform::native_control`); a
+    /// recorded table only in the tests below, which never reach `kill(2)`.
+    source: Box<dyn ProcessSource>,
 }
 
 impl std::fmt::Debug for dyn ProcessSource + '_ {
@@ -15,8 +17,8 @@ impl std::fmt::Debug for dyn ProcessSource + '_ {
     }
 }
 
-impl<'a> UnixControl<'a> {
-    pub(crate) fn new(source: &'a dyn ProcessSource) -> Self {
+impl UnixControl {
+    pub(crate) fn new(source: Box<dyn ProcessSource>) -> Self {
         Self { source }
     }
 
@@ -37,7 +39,7 @@ impl<'a> UnixControl<'a> {
     }
 }
 
-impl ProcessControl for UnixControl<'_> {
+impl ProcessControl for UnixControl {
     fn signal(&self, target: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
         // Last line of defence, whatever the caller decided: never the kernel task or init.
         if target.pid <= 1 {
@@ -99,7 +101,7 @@ mod tests {
     #[test]
     fn a_signal_goes_only_to_the_identity_it_was_approved_for() {
         let src = source();
-        let control = UnixControl::new(&src);
+        let control = UnixControl::new(Box::new(source()));
         let job = src.process(200).unwrap().unwrap().identity().unwrap();
         assert!(control.alive(&job).unwrap(), "same pid, start time and uid");
         // The pid now names another process (reused: other start time) or another user.
@@ -134,5 +136,32 @@ mod tests {
             let t = Identity { pid, ..job };
             assert!(control.signal(&t, Signal::Kill).is_err(), "pid {pid}");
         }
+    }
+
+    #[test]
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    fn the_identity_check_reads_the_live_os_not_the_source_the_decision_came_from() {
+        let me = std::process::id() as i32;
+        let live = crate::platform::native()
+            .process(me)
+            .unwrap()
+            .and_then(|p| p.identity())
+            .unwrap();
+        // A recording (or a fake /proc) that names this real process, with its own start
+        // time: it must not be able to vouch for the pid.
+        let mut claimed = proc(me, 1, "agency");
+        claimed.uid = live.uid;
+        claimed.start_time = Some(live.start_time + 1);
+        let fake = ReplaySource::new(snapshot("linux", vec![claimed.clone()]));
+        let control = crate::platform::native_control(&fake);
+        let id = claimed.identity().unwrap();
+        // SIGCONT: harmless to this test process, should the check ever pass wrongly.
+        assert_eq!(
+            control.signal(&id, Signal::Cont).unwrap(),
+            Delivery::IdentityChanged
+        );
+        assert_eq!(control.presence(&id).unwrap(), Presence::Changed);
+        // Control: the live identity is alive.
+        assert_eq!(control.presence(&live).unwrap(), Presence::Alive);
     }
 }

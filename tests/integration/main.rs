@@ -31,6 +31,8 @@ mod probe;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
+mod reap_safety;
+#[cfg(target_os = "linux")]
 mod run;
 #[cfg(target_os = "linux")]
 mod run_kernel;

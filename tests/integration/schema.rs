@@ -36,6 +36,7 @@ pub struct Probe {
     pub eta_seconds: Option<f64>,
     pub trend_samples: usize,
     pub history: bool,
+    pub unreadable: u64,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -91,6 +92,8 @@ pub struct SnapshotProcess {
     pub footprint_bytes: Option<u64>,
     #[serde(default)]
     pub argv: Option<Vec<String>>,
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -124,6 +127,7 @@ pub struct Snapshot {
     pub self_pid: i32,
     pub uid: u32,
     pub processes: Vec<SnapshotProcess>,
+    pub unreadable: u64,
     pub ceilings: Vec<SnapshotCeiling>,
     pub memory: Option<Memory>,
 }
@@ -173,6 +177,10 @@ pub struct ReapParent {
     pub session: String,
     pub cpu_idle_seconds: Option<f64>,
     pub log_age_seconds: Option<f64>,
+    /// `child-stopped`, `children-unreadable` or `not-assessed`; absent when the session
+    /// could be judged.
+    #[serde(default)]
+    pub session_blind: Option<String>,
     #[serde(rename = "override")]
     pub override_: Option<String>,
 }

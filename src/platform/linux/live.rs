@@ -103,6 +103,7 @@ impl LinuxSource {
                 cpu_ns: None,
                 footprint_bytes: status.footprint_bytes(),
                 argv: None,
+                cwd: None,
             });
         };
         let stat = procfs::parse_stat(stat).map_err(|e| {
@@ -137,6 +138,7 @@ impl LinuxSource {
             cpu_ns: Some((stat.utime + stat.stime).saturating_mul(self.ns_per_tick)),
             footprint_bytes: status.footprint_bytes(),
             argv: None,
+            cwd: None,
         })
     }
 
@@ -326,6 +328,7 @@ impl ProcessSource for LinuxSource {
         })?;
         let mut processes = Vec::with_capacity(1024);
         let mut buf = String::with_capacity(4096);
+        let mut unreadable = 0;
         for entry in dir {
             let Ok(entry) = entry else { continue };
             let Some(pid) = parse_pid(&entry.file_name()) else {
@@ -334,9 +337,10 @@ impl ProcessSource for LinuxSource {
             match self.read_process(pid, uid, detail, true, &mut buf) {
                 Ok(Some(p)) => processes.push(p),
                 Ok(None) => {}
-                // Unreadable mid-scan (EACCES under hidepid, a torn read): skip the entry,
-                // as if it had vanished; it cannot be judged, so it cannot be acted on.
-                Err(_) => {}
+                // Unreadable mid-scan (EACCES under hidepid, a torn read): it cannot be
+                // judged, so it cannot be acted on; counted, because it may be a session
+                // child or an ancestor (`Snapshot::unreadable`).
+                Err(_) => unreadable += 1,
             }
         }
         processes.sort_by_key(|p| p.pid);
@@ -347,6 +351,7 @@ impl ProcessSource for LinuxSource {
             taken_at_ms,
             self_pid: std::process::id() as i32,
             uid,
+            unreadable,
             ceilings: self.ceilings(uid),
             memory: self.memory().ok(),
             processes,
@@ -370,6 +375,25 @@ impl ProcessSource for LinuxSource {
         match fs::read(&path) {
             Ok(b) => Ok(procfs::parse_cmdline(&b)),
             Err(e) if e.kind() == ErrorKind::NotFound => Err(PlatformError::NoSuchProcess { pid }),
+            Err(e) if e.kind() == ErrorKind::PermissionDenied => {
+                Err(PlatformError::PermissionDenied { pid })
+            }
+            Err(e) => Err(PlatformError::io(
+                format!("cannot read `{}`", path.display()),
+                e,
+            )),
+        }
+    }
+
+    fn cwd(&self, pid: i32) -> Result<PathBuf, PlatformError> {
+        let path = self.proc_path(format!("{pid}/cwd"));
+        match fs::read_link(&path) {
+            // A deleted directory cannot hold the logs the verdict needs: unknown.
+            Ok(p) if p.to_string_lossy().ends_with(" (deleted)") => Err(PlatformError::Invalid(
+                format!("the working directory of pid `{pid}` was deleted"),
+            )),
+            Ok(p) => Ok(p),
+            Err(e) if gone(&e) => Err(PlatformError::NoSuchProcess { pid }),
             Err(e) if e.kind() == ErrorKind::PermissionDenied => {
                 Err(PlatformError::PermissionDenied { pid })
             }

@@ -69,6 +69,7 @@ impl MacSource {
             cpu_ns: None,
             footprint_bytes: None,
             argv: None,
+            cwd: None,
         };
         let cut = k.comm.len() >= kinfo::MAXCOMLEN && rec.state != ProcState::Zombie;
         // libproc answers only for the caller's own processes (CHECK_SAME_USER), and a zombie
@@ -178,6 +179,8 @@ impl ProcessSource for MacSource {
             taken_at_ms,
             self_pid: std::process::id() as i32,
             uid,
+            // One sysctl returns the whole table: nothing listed is left unread.
+            unreadable: 0,
             ceilings: self.ceilings(uid, all),
             memory: self.memory().ok(),
             processes,
@@ -191,6 +194,32 @@ impl ProcessSource for MacSource {
         let k = kinfo_pid(pid)
             .map_err(|e| PlatformError::io(format!("sysctl(KERN_PROC_PID, {pid})"), e))?;
         Ok(k.map(|k| self.record(&k.fields(), current_uid(), Detail::Full, false)))
+    }
+
+    fn cwd(&self, pid: i32) -> Result<std::path::PathBuf, PlatformError> {
+        use crate::platform::macos::vnode::{self, PROC_PIDVNODEPATHINFO, ProcVnodePathInfo};
+        // SAFETY: plain integers and char arrays; all-zero is valid.
+        let mut vi: ProcVnodePathInfo = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<ProcVnodePathInfo>() as c_int;
+        // SAFETY: vi is `size` writable bytes of the layout this flavor fills.
+        let n = unsafe {
+            libc::proc_pidinfo(
+                pid,
+                PROC_PIDVNODEPATHINFO,
+                0,
+                (&mut vi as *mut ProcVnodePathInfo).cast::<c_void>(),
+                size,
+            )
+        };
+        if n != size {
+            return Err(PlatformError::io(
+                format!("proc_pidinfo(PROC_PIDVNODEPATHINFO, {pid})"),
+                io::Error::last_os_error(),
+            ));
+        }
+        vnode::path_of(&vi.pvi_cdir).map(Into::into).ok_or_else(|| {
+            PlatformError::Invalid(format!("pid `{pid}` reported no working directory"))
+        })
     }
 
     fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {

@@ -10,6 +10,7 @@ pub mod kinfo;
 pub mod layout;
 pub mod libproc;
 pub mod procargs;
+pub mod vnode;
 
 #[cfg(target_os = "macos")]
 pub mod apps;

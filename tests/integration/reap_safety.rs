@@ -1,0 +1,109 @@
+//! Issue 16 on real processes (Linux): the denylist only grows, and no command acts on a
+//! recorded or redirected process table. Fixtures as in `reap.rs`: under a subreaper the
+//! test owns, a name unique to the test in `--allow`, headroom as the private test uid.
+
+use predicates::prelude::*;
+
+use crate::schema;
+use crate::support::{Env, Tree, proc_state, zombie_children};
+
+fn leaker(env: &Env, name: &str, zombies: usize) -> (Tree, i32) {
+    let exe = env.named_fixture(name);
+    let n = zombies.to_string();
+    let mut tree = env.spawn(&exe, &["leak", "--zombies", n.as_str(), "--ignore-term"]);
+    let pid = tree.ready()["pid"].as_i64().unwrap() as i32;
+    assert_eq!(zombie_children(pid), zombies);
+    (tree, pid)
+}
+
+fn verdict(env: &Env, args: &[&str], pid: i32) -> (String, Option<String>) {
+    let out = env.cmd().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let r: schema::Reap = serde_json::from_slice(&out.stdout).unwrap();
+    let p = r.parents.iter().find(|p| p.pid == pid).unwrap();
+    (p.verdict.clone(), p.reason.clone())
+}
+
+#[test]
+fn a_deny_flag_adds_to_the_configured_denylist_and_never_replaces_it() {
+    let env = Env::new();
+    let (_tree, pid) = leaker(&env, "agency-deny16", 120);
+    let cfg = env.path("deny.toml");
+    std::fs::write(&cfg, "[reap]\ndeny = [\"agency-deny16\"]\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let base = ["reap", "--dry-run", "--json", "--allow", "agency-deny16"];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        verdict(&env, &a, pid)
+    };
+    let denied = (
+        "skipped".to_string(),
+        Some("not-permitted-by-policy".to_string()),
+    );
+    assert_eq!(with(&["--config", cfg, "--deny", "unrelated"]), denied);
+    assert_eq!(with(&["--config", cfg]), denied);
+    // Control: without the configured pattern the same leaker is a target.
+    assert_eq!(with(&["--deny", "unrelated"]), ("target".to_string(), None));
+    env.cmd()
+        .args(["reap", "--help"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("added to the")
+                .and(predicate::str::contains("replaces the configured")),
+        );
+}
+
+#[test]
+fn no_acting_command_runs_against_a_redirected_process_table() {
+    let env = Env::new();
+    let (_tree, pid) = leaker(&env, "agency-redir16", 150);
+    // A redirect to the real /proc is still a redirect: the flag is refused, not judged.
+    let pid_s = pid.to_string();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["reap", "--allow", "agency-redir16", "--grace", "100ms"],
+        vec!["park", &pid_s],
+        vec!["wake", &pid_s],
+        vec!["park-tree", &pid_s],
+        vec!["wake-tree", &pid_s],
+        vec!["run", "--limit", "1G", "--", "true"],
+        vec!["hangs"],
+    ];
+    for flag in ["--proc-root", "--sys-root"] {
+        let dir = if flag == "--proc-root" {
+            "/proc"
+        } else {
+            "/sys"
+        };
+        for args in &cases {
+            env.cmd()
+                .arg(args[0])
+                .args([flag, dir])
+                .args(&args[1..])
+                .assert()
+                .code(64)
+                .stderr(predicate::str::contains(flag));
+        }
+    }
+    assert_eq!(proc_state(pid), Some('S'), "never stopped");
+    assert_eq!(zombie_children(pid), 150, "never signalled");
+    // Control: the dry run through the redirect still decides (read-only use is allowed),
+    // and the same leaker is a target there.
+    assert_eq!(
+        verdict(
+            &env,
+            &[
+                "reap",
+                "--dry-run",
+                "--json",
+                "--allow",
+                "agency-redir16",
+                "--proc-root",
+                "/proc"
+            ],
+            pid
+        ),
+        ("target".to_string(), None)
+    );
+}
