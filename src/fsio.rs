@@ -21,14 +21,17 @@ const STALE_TMP_MS: u128 = 10 * 60 * 1000;
 /// Replace `path` with `bytes` atomically and durably (fsync before the rename): for files
 /// the user asked for (snapshots, Prometheus text, the LaunchAgent, the systemd unit).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_replace(path, bytes, true)
+    write_replace(path, bytes, true, false)
 }
 
 /// Replace `path` with `bytes` atomically, without waiting for the disk: for state that is
 /// rewritten every poll (reading history, CPU history, watch state), where an fsync per round
 /// would be most of `watch`'s CPU cost and a power cut loses at most the last readings.
+///
+/// A state file that is a symbolic link is refused with a message (the rename would only
+/// replace the link, never write through it, but a planted link deserves to be seen).
 pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_replace(path, bytes, false)
+    write_replace(path, bytes, false, true)
 }
 
 /// Options that refuse a symbolic link at the last path component and create files 0600.
@@ -105,7 +108,7 @@ pub fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
-fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
+fn write_replace(path: &Path, bytes: &[u8], durable: bool, refuse_links: bool) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -114,7 +117,9 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    refuse_link(path)?;
+    if refuse_links {
+        refuse_link(path)?;
+    }
     let prefix = format!(".{name}.tmp.");
     let tmp = dir.join(format!("{prefix}{}", std::process::id()));
     let res = (|| -> std::io::Result<()> {
