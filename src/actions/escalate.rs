@@ -231,7 +231,7 @@ impl Escalation {
         }
         for e in &mut self.entries {
             if e.state == State::Fresh {
-                term(ctl, e);
+                send_term(ctl, e);
             }
         }
         self.next(now)
@@ -249,7 +249,7 @@ impl Escalation {
             if e.state == State::Fresh {
                 e.cont |= stopped.contains(&e.id);
                 if self.phase != Phase::NotStarted {
-                    term(ctl, e);
+                    send_term(ctl, e);
                 }
             }
         }
@@ -322,7 +322,7 @@ impl Escalation {
                     };
                     for e in self.entries.iter_mut().filter(|e| e.state == State::Termed) {
                         if wanted.contains(&e.id) {
-                            kill(ctl, e);
+                            send_kill(ctl, e);
                         } else {
                             e.finish(Outcome::Spared);
                         }
@@ -383,7 +383,7 @@ fn later(now: Instant, d: Duration) -> Instant {
 }
 
 /// Check, then SIGTERM (and SIGCONT if asked).
-fn term(ctl: &dyn ProcessControl, e: &mut Entry) {
+fn send_term(ctl: &dyn ProcessControl, e: &mut Entry) {
     match ctl.presence(&e.id) {
         Ok(Presence::Alive) => {}
         Ok(Presence::Gone) => return e.finish(Outcome::AlreadyGone),
@@ -405,7 +405,7 @@ fn term(ctl: &dyn ProcessControl, e: &mut Entry) {
 }
 
 /// Check again (the grace is the widest reuse window), then SIGKILL.
-fn kill(ctl: &dyn ProcessControl, e: &mut Entry) {
+fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
     match ctl.presence(&e.id) {
         Ok(Presence::Alive) => {}
         Ok(Presence::Gone) => return e.finish(Outcome::ExitedAfterTerm),

@@ -27,6 +27,10 @@ use crate::platform::{self, ProcessSource};
 /// How long verification waits for the zombies of the killed parents to be reaped by
 /// whoever inherits them (launchd, init, a subreaper).
 pub const VERIFY_WINDOW: Duration = Duration::from_secs(1);
+/// The shortest idle threshold `reap` and `watch` accept.
+pub const MIN_IDLE_THRESHOLD: Duration = Duration::from_secs(60);
+/// The shortest grace between SIGTERM and SIGKILL.
+pub const MIN_GRACE: Duration = Duration::from_millis(100);
 
 #[derive(Debug)]
 pub struct ReapPlan {
@@ -55,6 +59,9 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
         allow: Patterns::new(&allow.value),
         deny: Patterns::new(&deny.value),
     };
+    if let Some((p, why)) = allow_deny.allow.too_broad() {
+        return Err(UsageError(format!("allow pattern `{p}` is refused: {why}")).into());
+    }
     if allow_deny.allow.is_empty() {
         warnings.push("the allowlist is empty, so it matches nothing: no parent will be selected (fail-closed)".into());
     }
@@ -66,6 +73,21 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
     grace.flag(args.grace);
     let mut idle = s.idle_threshold.clone();
     idle.flag(args.idle_threshold);
+    if idle.value < MIN_IDLE_THRESHOLD {
+        return Err(UsageError(format!(
+            "idle threshold `{}` is refused: reap and watch need at least 60s (a live session \
+             between turns would read as finished; idle-watch, which never signals, may go lower)",
+            humantime::format_duration(idle.value)
+        ))
+        .into());
+    }
+    if grace.value < MIN_GRACE {
+        return Err(UsageError(format!(
+            "grace `{}` is refused: at least 100ms, or SIGTERM is never given a chance",
+            humantime::format_duration(grace.value)
+        ))
+        .into());
+    }
     let idle_s = idle.value.as_secs_f64();
     if idle_s < RECKLESS_THRESHOLD_S {
         warnings.push(format!(

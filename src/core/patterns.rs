@@ -34,6 +34,23 @@ impl Patterns {
     pub fn as_slice(&self) -> &[String] {
         &self.0
     }
+
+    /// The first allow pattern that would match almost everything: one character, or only
+    /// `/` (which every path contains), with the rule it breaks.
+    pub fn too_broad(&self) -> Option<(&str, &'static str)> {
+        self.0.iter().find_map(|p| {
+            if p.chars().all(|c| c == '/') {
+                Some((p.as_str(), "a pattern of only `/` matches every path"))
+            } else if p.chars().count() == 1 {
+                Some((
+                    p.as_str(),
+                    "a one-character pattern matches almost every process",
+                ))
+            } else {
+                None
+            }
+        })
+    }
 }
 
 /// The allow and deny lists together.
@@ -140,5 +157,23 @@ mod tests {
             Patterns::new([" Agency ", "", "Foo"]).as_slice(),
             ["agency", "foo"]
         );
+    }
+
+    #[test]
+    fn allow_patterns_that_match_almost_everything_are_named() {
+        for (raw, bad) in [
+            (vec!["agency", "a"], Some("a")),
+            (vec!["/"], Some("/")),
+            (vec!["//"], Some("//")),
+            (vec![" x "], Some("x")),
+        ] {
+            assert_eq!(Patterns::new(raw).too_broad().map(|(p, _)| p), bad);
+        }
+        // Controls: two characters, a path fragment, the default, nothing.
+        for ok in [vec!["ab"], vec!["/.config/agency/"], vec!["agency"], vec![]] {
+            assert_eq!(Patterns::new(ok.clone()).too_broad(), None, "{ok:?}");
+        }
+        let (_, why) = Patterns::new(["/"]).too_broad().unwrap_or(("", ""));
+        assert!(why.contains("every path"));
     }
 }

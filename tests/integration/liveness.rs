@@ -96,7 +96,7 @@ fn reap(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
     let threshold = if extra.contains(&"--idle-threshold") {
         vec![]
     } else {
-        vec!["--idle-threshold", "1s"]
+        vec!["--idle-threshold", "60s"]
     };
     let out = s
         .env
@@ -114,18 +114,17 @@ fn parent(r: &schema::Reap, pid: i32) -> &schema::ReapParent {
     r.parents.iter().find(|p| p.pid == pid).unwrap()
 }
 
-/// Two readings more than the threshold apart: the first records the session child's CPU.
+/// Two readings more than the threshold (60 s, the least `reap` accepts) apart: the first
+/// records the session child's CPU, which is then moved two minutes into the past.
 fn two_readings(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
     let first = reap(s, name, &["--dry-run"]);
     assert_eq!(
         parent(&first, s.leaker).reason.as_deref(),
         Some("session-signal-unavailable"),
-        "no history means busy"
+        "no history means busy: {:?}",
+        parent(&first, s.leaker)
     );
-    let t = std::time::Instant::now();
-    wait_until("the idle threshold to pass", || {
-        t.elapsed() > Duration::from_millis(1500)
-    });
+    seed_cpu_history(s, 120);
     reap(s, name, extra)
 }
 
@@ -288,4 +287,64 @@ fn idle_watch_on_the_same_setup_sends_no_signal() {
     assert_eq!(proc_state(s.leaker), Some('S'));
     assert_eq!(zombie_children(s.leaker), 150);
     assert_eq!(proc_state(s.session), Some('S'));
+}
+
+#[test]
+fn a_stopped_session_child_stays_protected_while_a_merely_silent_one_is_released() {
+    let s = setup("agency-stp", None);
+    // SIGSTOP the session child this test started (as `park` or a memory guard would).
+    // SAFETY: kill has no memory-safety preconditions; the pid is this test's fixture.
+    #[allow(clippy::disallowed_methods)]
+    let rc = unsafe { libc::kill(s.session, libc::SIGSTOP) };
+    assert_eq!(rc, 0);
+    wait_until("the session child to stop", || {
+        proc_state(s.session) == Some('T')
+    });
+    let first = two_readings(&s, "agency-stp", &["--dry-run"]);
+    seed_cpu_history(&s, 240);
+    let second = reap(&s, "agency-stp", &["--dry-run"]);
+    for (round, r) in [first, second].iter().enumerate() {
+        let p = parent(r, s.leaker);
+        assert_eq!(
+            (p.reason.as_deref(), p.session_blind.as_deref()),
+            (Some("session-signal-unavailable"), Some("child-stopped")),
+            "reading {round}: {p:?}"
+        );
+        assert!(
+            p.cpu_idle_seconds.unwrap_or(0.0) >= 60.0,
+            "past the threshold: {p:?}"
+        );
+    }
+    let human = s
+        .env
+        .cmd()
+        .args([
+            "reap",
+            "--dry-run",
+            "--allow",
+            "agency-stp",
+            "--idle-threshold",
+            "60s",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("session child stopped"), "{text}");
+    // Control: continued, the same session is merely silent, and the wrapper is released.
+    // SAFETY: as above.
+    #[allow(clippy::disallowed_methods)]
+    let rc = unsafe { libc::kill(s.session, libc::SIGCONT) };
+    assert_eq!(rc, 0);
+    wait_until("the session child to run", || {
+        proc_state(s.session) == Some('S')
+    });
+    seed_cpu_history(&s, 120);
+    let r = reap(&s, "agency-stp", &["--dry-run"]);
+    let p = parent(&r, s.leaker);
+    assert_eq!(
+        (p.verdict.as_str(), p.session.as_str()),
+        ("target", "idle"),
+        "{p:?}"
+    );
+    assert_eq!(zombie_children(s.leaker), 150, "dry runs only");
 }

@@ -107,3 +107,55 @@ fn no_acting_command_runs_against_a_redirected_process_table() {
         ("target".to_string(), None)
     );
 }
+
+#[test]
+fn limits_on_what_may_be_configured_are_one_line_exit_64_and_nothing_is_signalled() {
+    let env = Env::new();
+    let (_tree, pid) = leaker(&env, "agency-lim16", 120);
+    for (args, needle) in [
+        (
+            vec!["--idle-threshold", "59s"],
+            "idle threshold `59s` is refused",
+        ),
+        (vec!["--grace", "99ms"], "grace `99ms` is refused"),
+        (vec!["--allow", "a"], "allow pattern `a` is refused"),
+        (vec!["--allow", "/"], "allow pattern `/` is refused"),
+    ] {
+        let mut full = vec!["reap", "--allow", "agency-lim16"];
+        full.extend(args);
+        let out = env.cmd().args(&full).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{full:?}: {err}");
+        assert!(err.contains(needle), "{full:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    }
+    // The same limits from the config file.
+    let cfg = env.path("lim.toml");
+    std::fs::write(&cfg, "[reap]\ngrace = \"10ms\"\n").unwrap();
+    env.cmd()
+        .args(["reap", "--allow", "agency-lim16", "--config"])
+        .arg(&cfg)
+        .assert()
+        .code(64)
+        .stderr(predicate::str::contains("grace `10ms` is refused"));
+    assert_eq!(zombie_children(pid), 120, "nothing was signalled");
+    // Controls: the smallest accepted values decide normally.
+    assert_eq!(
+        verdict(
+            &env,
+            &[
+                "reap",
+                "--dry-run",
+                "--json",
+                "--allow",
+                "agency-lim16",
+                "--idle-threshold",
+                "60s",
+                "--grace",
+                "100ms"
+            ],
+            pid
+        ),
+        ("target".to_string(), None)
+    );
+}
