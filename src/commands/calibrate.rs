@@ -58,11 +58,13 @@ pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
         memory = snap.memory.or(memory);
         let elapsed = start.elapsed();
         bar.set_position(elapsed.as_millis().min(args.duration.as_millis()) as u64);
-        // A replayed snapshot never changes: one sample says all it can.
-        if ctx.replaying() || elapsed >= args.duration {
+        // A replayed snapshot never changes: one sample says all it can. A live one spans the
+        // period with at least two samples, its start and its end, even when one read of a
+        // large or busy table takes longer than the whole duration.
+        if ctx.replaying() || (elapsed >= args.duration && peaks.samples >= 2) {
             break;
         }
-        std::thread::sleep(every.min(args.duration - elapsed));
+        std::thread::sleep(every.min(args.duration.saturating_sub(elapsed)));
     }
     bar.finish_and_clear();
     let total = memory
