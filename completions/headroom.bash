@@ -49,6 +49,9 @@ _headroom() {
             headroom,login-item)
                 cmd="headroom__subcmd__login__subcmd__item"
                 ;;
+            headroom,mcp)
+                cmd="headroom__subcmd__mcp"
+                ;;
             headroom,park)
                 cmd="headroom__subcmd__park"
                 ;;
@@ -130,6 +133,9 @@ _headroom() {
             headroom__subcmd__help,login-item)
                 cmd="headroom__subcmd__help__subcmd__login__subcmd__item"
                 ;;
+            headroom__subcmd__help,mcp)
+                cmd="headroom__subcmd__help__subcmd__mcp"
+                ;;
             headroom__subcmd__help,park)
                 cmd="headroom__subcmd__help__subcmd__park"
                 ;;
@@ -173,7 +179,7 @@ _headroom() {
 
     case "${cmd}" in
         headroom)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor generate help"
+            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor mcp generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -575,7 +581,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__help)
-            opts="probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor generate help"
+            opts="probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor mcp generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -757,6 +763,20 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__help__subcmd__login__subcmd__item)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        headroom__subcmd__help__subcmd__mcp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1038,6 +1058,40 @@ _headroom() {
             ;;
         headroom__subcmd__login__subcmd__item)
             opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version register status unregister"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --proc-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sys-root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        headroom__subcmd__mcp)
+            opts="-q -h -V --read-only --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
