@@ -39,6 +39,19 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
         .snapshot(Detail::Slots)
         .context("cannot read the process table")?;
     let r = reading::read(&snap, thresholds);
+    let notes = traps(&snap, &r);
+    #[cfg(target_os = "linux")]
+    let notes = {
+        let mut notes = notes;
+        if crate::platform::signal_delivery() == "kill" {
+            notes.push(
+                "pidfds are unavailable here (Linux before 5.3, or a seccomp filter): `reap` and the guards signal \
+                 with a plain `kill` after the identity check, so a pid reused in the instant between cannot be excluded."
+                    .into(),
+            );
+        }
+        notes
+    };
     let report = LimitsReport {
         schema: schema("limits"),
         at: rfc3339_ms(r.at_ms),
@@ -50,7 +63,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
         limit: r.limit.limit,
         limit_source: r.limit.source,
         level: r.level,
-        notes: traps(&snap, &r),
+        notes,
         ceilings: r.limit.ceilings,
     };
     if ctx.printer.is_json() {
