@@ -35,12 +35,14 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] && [ "$rc" -ne 3 ]; then
 fi
 dir="$out/mutants.out"
 listed=$(grep -v '^#' scripts/mutants-equivalent.txt | sed '/^$/d' | sort -u)
-survived=$(cat "$dir/missed.txt" "$dir/timeout.txt" 2>/dev/null | sed '/^$/d' | sort -u)
+# A mutant that makes the tests hang (timeout.txt) is detected by the hang: counted apart.
+survived=$(sed '/^$/d' "$dir/missed.txt" 2>/dev/null | sort -u)
+timeouts=$(sed '/^$/d' "$dir/timeout.txt" 2>/dev/null | wc -l)
 new=$(comm -23 <(echo "$survived") <(echo "$listed") | sed '/^$/d')
 caught=$(sed '/^$/d' "$dir/caught.txt" 2>/dev/null | wc -l)
 unviable=$(sed '/^$/d' "$dir/unviable.txt" 2>/dev/null | wc -l)
 equivalent=$(comm -12 <(echo "$survived") <(echo "$listed") | sed '/^$/d' | wc -l)
-echo "mutants.sh: caught $caught, equivalent (listed) $equivalent, unviable $unviable"
+echo "mutants.sh: caught $caught, timed out (hang: caught) $timeouts, equivalent (listed) $equivalent, unviable $unviable"
 if [ -n "$new" ]; then
     echo "mutants.sh: survivors neither caught nor listed as equivalent:" >&2
     echo "$new" >&2

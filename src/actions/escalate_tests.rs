@@ -504,3 +504,27 @@ fn outcome_names_are_stable() {
         assert_eq!(json, format!("\"{}\"", o.as_str()));
     }
 }
+
+#[test]
+fn gone_is_exactly_the_outcomes_where_the_process_no_longer_exists() {
+    use Outcome::*;
+    for (o, gone) in [
+        (ExitedAfterTerm, true),
+        (Killed, true),
+        (AlreadyGone, true),
+        (IdentityChanged, false),
+        (SignalFailed, false),
+        (Survived, false),
+        (Spared, false),
+    ] {
+        assert_eq!(o.gone(), gone, "{o:?}");
+    }
+}
+
+#[test]
+fn the_real_clock_sleeps_at_least_as_long_as_asked() {
+    let c = RealClock;
+    let t = c.now();
+    c.sleep(Duration::from_millis(20));
+    assert!(c.now() - t >= Duration::from_millis(20));
+}

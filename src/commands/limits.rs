@@ -42,6 +42,19 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
         .snapshot(Detail::Slots)
         .context("cannot read the process table")?;
     let r = reading::read(&snap, thresholds);
+    let notes = traps(&snap, &r);
+    #[cfg(target_os = "linux")]
+    let notes = {
+        let mut notes = notes;
+        if crate::platform::signal_delivery() == "kill" {
+            notes.push(
+                "pidfds are unavailable here (Linux before 5.3, or a seccomp filter): `reap` and the guards signal \
+                 with a plain `kill` after the identity check, so a pid reused in the instant between cannot be excluded."
+                    .into(),
+            );
+        }
+        notes
+    };
     let report = LimitsReport {
         schema: schema("limits"),
         at: rfc3339_ms(r.at_ms),
@@ -53,7 +66,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
         limit: r.limit.limit,
         limit_source: r.limit.source,
         level: r.level,
-        notes: traps(&snap, &r),
+        notes,
         ceilings: r.limit.ceilings,
         memory_pressure: memory_pressure(ctx),
     };

@@ -307,6 +307,13 @@ pub fn native() -> Box<dyn ProcessSource> {
     }
 }
 
+/// `pidfd` when signals go through a pidfd opened before the identity check (Linux 5.3+),
+/// `kill` where they fall back to `kill(2)`.
+#[cfg(unix)]
+pub fn signal_delivery() -> &'static str {
+    signal::delivery()
+}
+
 /// Signals go to real processes, each re-checked just before it against the **live OS**,
 /// never against `_decided_from` (the source the decision came from: a recording or a fake
 /// `/proc` that names a real pid must not be able to vouch for it). The argument only

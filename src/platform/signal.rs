@@ -39,6 +39,55 @@ impl UnixControl {
     }
 }
 
+/// `kill(2)`, where no pidfd can be had (macOS; Linux before 5.3).
+fn kill(pid: i32, sig: i32) -> i32 {
+    #[allow(clippy::disallowed_methods)]
+    // SAFETY: kill has no memory-safety preconditions; the caller refused pid <= 1, so
+    // neither a process group nor "every process" can be addressed.
+    unsafe {
+        libc::kill(pid, sig)
+    }
+}
+
+/// How signals are delivered on this machine: `pidfd` (Linux 5.3+) or `kill` (the pid is
+/// then re-checked just before, but a reuse in the instant between cannot be excluded).
+pub(super) fn delivery() -> &'static str {
+    #[cfg(target_os = "linux")]
+    if pidfd::open(std::process::id() as i32).is_some() {
+        return "pidfd";
+    }
+    "kill"
+}
+
+#[cfg(target_os = "linux")]
+mod pidfd {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+    /// `pidfd_open(pid, 0)`; `None` when unavailable (ENOSYS, a seccomp filter) or the pid
+    /// is gone, and the caller falls back to `kill`.
+    pub(super) fn open(pid: i32) -> Option<OwnedFd> {
+        // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        // SAFETY: a non-negative return is a fresh descriptor nobody else owns.
+        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    }
+
+    /// `pidfd_send_signal(fd, sig, NULL, 0)`: 0 or -1 with errno, like `kill`.
+    pub(super) fn send_signal(fd: &OwnedFd, sig: i32) -> i32 {
+        // SAFETY: a valid descriptor, a signal number, a null siginfo and no flags.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                fd.as_raw_fd(),
+                sig,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            )
+        };
+        rc as i32
+    }
+}
+
 impl ProcessControl for UnixControl {
     fn signal(&self, target: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
         // Last line of defence, whatever the caller decided: never the kernel task or init.
@@ -48,14 +97,21 @@ impl ProcessControl for UnixControl {
                 target.pid
             )));
         }
+        // Linux: a pidfd opened before the identity check names exactly the process that
+        // was checked, so a pid reused between the check and the signal cannot be hit.
+        #[cfg(target_os = "linux")]
+        let pidfd = pidfd::open(target.pid);
         let verdict = self.check(target)?;
         if verdict != Delivery::Sent {
             return Ok(verdict);
         }
-        #[allow(clippy::disallowed_methods)]
-        // SAFETY: kill has no memory-safety preconditions; pid > 1 was checked above, so
-        // neither a process group nor "every process" can be addressed.
-        let rc = unsafe { libc::kill(target.pid, sig.number()) };
+        #[cfg(target_os = "linux")]
+        let rc = match &pidfd {
+            Some(fd) => pidfd::send_signal(fd, sig.number()),
+            None => kill(target.pid, sig.number()),
+        };
+        #[cfg(not(target_os = "linux"))]
+        let rc = kill(target.pid, sig.number());
         if rc == 0 {
             return Ok(Delivery::Sent);
         }
@@ -163,5 +219,27 @@ mod tests {
         assert_eq!(control.presence(&id).unwrap(), Presence::Changed);
         // Control: the live identity is alive.
         assert_eq!(control.presence(&live).unwrap(), Presence::Alive);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_checked_signal_reaches_the_process_through_the_pidfd_or_kill() {
+        use std::os::unix::process::ExitStatusExt;
+        // A process this test starts, and only it, is signalled.
+        let Ok(mut child) = std::process::Command::new("sleep").arg("30").spawn() else {
+            return; // no `sleep` on this machine: nothing to signal
+        };
+        let pid = child.id() as i32;
+        let id = crate::platform::native()
+            .process(pid)
+            .ok()
+            .flatten()
+            .and_then(|p| p.identity());
+        let control = crate::platform::native_control(&crate::platform::unsupported::Unsupported);
+        let sent = id.map(|id| control.signal(&id, Signal::Term));
+        let status = child.wait();
+        assert!(matches!(sent, Some(Ok(Delivery::Sent))), "{sent:?}");
+        assert_eq!(status.ok().and_then(|s| s.signal()), Some(libc::SIGTERM));
+        assert!(["pidfd", "kill"].contains(&delivery()));
     }
 }
