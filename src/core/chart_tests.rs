@@ -15,7 +15,7 @@ fn poll(at: i64, used: u64, limit: u64, source: &str) -> ReadRow {
     }
 }
 
-fn kill(at: i64, used: u64, result: &str, emergency: bool) -> ReadRow {
+fn kill_row(at: i64, used: u64, result: &str, emergency: bool) -> ReadRow {
     ReadRow {
         action: "kill:15+9".into(),
         result: result.into(),
@@ -201,13 +201,13 @@ fn readings_without_a_limit_leave_a_hole_in_the_step_line() {
 fn cleanups_are_marks_with_freed_slots_and_emergency_apart() {
     let c = chart(&[
         poll(T0, 2744, 2666, "rlimit-nproc"),
-        kill(
+        kill_row(
             T0 + 60,
             2744,
             "sigkill;reaped=526;freed=527;verified=true",
             true,
         ),
-        kill(
+        kill_row(
             T0 + 61,
             2744,
             "sigkill;reaped=264;freed=265;verified=true",

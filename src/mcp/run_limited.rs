@@ -141,8 +141,14 @@ fn run_record(line: &[u8]) -> Option<Value> {
         return None;
     }
     let v: Value = serde_json::from_slice(line).ok()?;
+    // Every `type` run writes: the watchdog's events (actions/watchdog/report.rs) and the
+    // enforcement records (commands/run_enforce.rs).
     const TYPES: &[&str] = &[
         "start",
+        "enforcement",
+        "kernel_outcome",
+        "approaching_limit",
+        "spared",
         "breach",
         "park",
         "park_result",
@@ -406,6 +412,8 @@ mod tests {
     fn only_runs_own_records_leave_the_command_output() {
         assert!(run_record(br#"{"type":"summary","schema":"headroom.run/1"}"#).is_some());
         assert!(run_record(br#"{"type":"breach","footprint_bytes":1}"#).is_some());
+        assert!(run_record(br#"{"type":"enforcement","by":"poll"}"#).is_some());
+        assert!(run_record(br#"{"type":"approaching_limit"}"#).is_some());
         assert!(run_record(br#"{"type":"mine"}"#).is_none());
         assert!(run_record(br#"{"kind":"summary"}"#).is_none());
         assert!(run_record(b"plain text").is_none());

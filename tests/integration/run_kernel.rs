@@ -268,28 +268,19 @@ fn the_kernel_ends_a_tree_over_its_cgroup_limit_with_no_overshoot_and_no_cgroup_
     drop(delegated);
 }
 
-/// A fake /proc whose mount table has no cgroup at all.
-fn no_cgroups(env: &Env) -> PathBuf {
-    let root = env.path("proc");
-    std::fs::create_dir_all(root.join("self")).unwrap();
-    std::fs::write(root.join("self/mountinfo"), "").unwrap();
-    std::fs::write(root.join("self/cgroup"), "0::/\n").unwrap();
-    root
-}
-
 #[test]
 fn kernel_is_refused_with_the_reason_where_impossible_and_auto_falls_back_saying_why() {
+    // Impossible here: the real cgroupfs, as a private uid that was delegated nothing. (A
+    // made-up `/proc` cannot stand in: `run` refuses `--proc-root`, since it starts a real
+    // command; checked last.)
     let env = Env::new();
-    let proc = no_cgroups(&env);
+    if !env.private {
+        eprintln!("skipped: needs root to run headroom as a uid that was delegated nothing");
+        return;
+    }
     let ran = env.path("ran");
     let touch = format!("touch {}", ran.display());
-    let base = [
-        "--proc-root",
-        proc.to_str().unwrap(),
-        "run",
-        "--limit",
-        "100M",
-    ];
+    let base = ["run", "--limit", "100M"];
     let out = env
         .cmd()
         .args(base)
@@ -299,7 +290,7 @@ fn kernel_is_refused_with_the_reason_where_impossible_and_auto_falls_back_saying
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(125), "{stderr}");
     assert!(
-        stderr.contains("--enforce kernel: the kernel cannot hold the limit here: no cgroup hierarchy with a memory controller is mounted"),
+        stderr.contains("--enforce kernel: the kernel cannot hold the limit here"),
         "{stderr}"
     );
     assert!(!ran.exists(), "the command ran although it was refused");
@@ -331,10 +322,7 @@ fn kernel_is_refused_with_the_reason_where_impossible_and_auto_falls_back_saying
     let events = schema::run_events(&String::from_utf8_lossy(&out.stderr));
     let (by, cgroup, reason) = enforcement(&events);
     assert_eq!((by, cgroup), ("poll", None));
-    assert!(
-        reason.unwrap().contains("no cgroup hierarchy"),
-        "{reason:?}"
-    );
+    assert!(reason.is_some_and(|r| !r.is_empty()), "{reason:?}");
     // --enforce poll: no cgroup attempted, nothing said.
     let out = env
         .cmd()
@@ -344,6 +332,23 @@ fn kernel_is_refused_with_the_reason_where_impossible_and_auto_falls_back_saying
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("limit 100 MiB; nothing done"), "{stderr}");
+    // A made-up /proc is refused before anything starts.
+    let fake = env.path("fake-proc");
+    std::fs::create_dir_all(&fake).unwrap();
+    let out = env
+        .cmd()
+        .args(["--proc-root", fake.to_str().unwrap()])
+        .args(base)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            &format!("rm -f {0}; touch {0}.again", ran.display()),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64));
+    assert!(!env.path("ran.again").exists());
 }
 
 #[test]
