@@ -423,9 +423,12 @@ mod linux {
                 let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
                     continue;
                 };
-                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                // Bytes, read lossily: a process may name itself with invalid UTF-8, and one
+                // missed here would outlive the test.
+                let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
                     continue;
                 };
+                let stat = String::from_utf8_lossy(&stat);
                 let Some(close) = stat.rfind(')') else {
                     continue;
                 };

@@ -94,6 +94,7 @@ fn a_thousand_sigkills_mid_write_leave_every_file_whole() {
     if !sandbox_ok(&env) {
         return;
     }
+    let _heavy = super::heavy();
     let seed = std::env::var("HEADROOM_FAULT_SEED")
         .ok()
         .and_then(|s| s.parse().ok())

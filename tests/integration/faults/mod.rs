@@ -25,6 +25,18 @@ use std::path::Path;
 
 use crate::support::{Env, is_root};
 
+/// Held by the tests that load the machine most (the kill loop, the hostile leakers with
+/// ~500 zombies each), so they run one at a time and leave the rest of the test run (and
+/// its timing-sensitive tests) some room on a small CI machine.
+pub static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The `HEAVY` guard, whether or not a test that held it failed.
+pub fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Whether this machine can host the sandboxes (root, for namespaces and a private uid).
 /// Under `.ci/run` it must.
 pub fn sandbox_ok(env: &Env) -> bool {
