@@ -132,6 +132,16 @@ mod linux {
     use std::process::{Command, Stdio};
 
     pub(crate) fn main() {
+        // A test runner started with SIGINT or SIGQUIT ignored (under `nohup`, or with `&`
+        // by a non-interactive shell) passes that on, and an ignored disposition survives
+        // exec: the trees the tests signal would shrug off Ctrl-C, and headroom, which
+        // rightly keeps an inherited SIG_IGN, would never see the SIGINT a test sends it.
+        // The fixture is the tests' world, so it starts from the defaults, and so does
+        // everything it starts.
+        for sig in [libc::SIGINT, libc::SIGQUIT] {
+            // SAFETY: setting a default disposition has no preconditions.
+            unsafe { libc::signal(sig, libc::SIG_DFL) };
+        }
         let args: Vec<String> = std::env::args().skip(1).collect();
         let Some(role) = args.first() else { usage() };
         let rest = &args[1..];

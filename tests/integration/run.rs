@@ -375,9 +375,12 @@ fn on_a_terminal_the_command_is_in_the_foreground_and_ctrl_c_reaches_it() {
     let env = Env::new();
     let fx = env.fixture().to_str().unwrap().to_string();
     let script = format!("read line; echo got-$line; exec \"{fx}\" tree --depth 2 --fanout 1");
+    // --json: the job-control records on the terminal say when the Ctrl-Z was handled.
     let mut t = env.spawn_pty(
         env.headroom_path(),
-        &["run", "--limit", "1G", "--", "/bin/sh", "-c", &script],
+        &[
+            "--json", "run", "--limit", "1G", "--", "/bin/sh", "-c", &script,
+        ],
     );
     // Reading from the terminal works only in the foreground (else SIGTTIN stops it).
     t.send("type hello");
@@ -392,7 +395,17 @@ fn on_a_terminal_the_command_is_in_the_foreground_and_ctrl_c_reaches_it() {
     // Ctrl-Z: headroom has no job-control shell above it here (its group is orphaned), so
     // it must not leave the command stopped.
     t.send("ctrl-z");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The stop was seen and the group continued (not merely "nothing is stopped yet").
+    let mut actions = Vec::new();
+    while actions.last().map(String::as_str) != Some("continued") {
+        // The terminal echoes Ctrl-Z as `^Z` in front of the record that follows it.
+        let line = t.expect("tty ");
+        let record = line.find('{').map_or("", |i| &line[i..]);
+        if let Ok(RunEvent::JobControl { action, .. }) = serde_json::from_str(record) {
+            actions.push(action);
+        }
+    }
+    assert_eq!(actions, ["stopped", "continued"]);
     wait_until("the command to run again after Ctrl-Z", || {
         pids.iter().all(|&p| proc_state(p) != Some('T'))
     });
@@ -403,6 +416,48 @@ fn on_a_terminal_the_command_is_in_the_foreground_and_ctrl_c_reaches_it() {
     t.send("ctrl-c");
     assert_eq!(t.exit_code(), 130);
     assert_tree_gone(&env, &pids);
+}
+
+/// The suite's signal tests again, in a test process started with SIGINT ignored, as
+/// under `nohup` or `cargo test &` from a script: the fixture resets SIGINT to the default,
+/// so they still pass (without that reset they wait out their timeout and fail).
+#[test]
+fn the_signal_tests_pass_when_the_runner_inherits_sigint_ignored() {
+    use std::os::unix::process::CommandExt;
+    let tests = [
+        "run::sigint_to_headroom_reaches_the_command_and_nothing_remains",
+        "run::on_a_terminal_the_command_is_in_the_foreground_and_ctrl_c_reaches_it",
+    ];
+    let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", "--test-threads=2"])
+        .args(tests)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: between fork and exec, only signal(2), which is async-signal-safe.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        })
+    };
+    let child = crate::support::spawn_retrying(&mut c);
+    // The control: the inner run really has SIGINT (bit 1) ignored.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let ign = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .unwrap_or_else(|| panic!("no SigIgn in {status}"));
+    assert_eq!(ign & 2, 2, "SIGINT ignored in the inner run: {ign:x}");
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 2 passed"),
+        "{}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// What the command leaves running when it exits is ended, and the command's code kept —

@@ -11,6 +11,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
@@ -138,9 +139,72 @@ pub struct Env {
     fixture: PathBuf,
 }
 
+/// The binary under test and the fixture, copied once per test process into a
+/// world-readable directory (the checkout may live under /root, which a private uid cannot
+/// enter): about 115 MB, instead of that for each of the ~75 environments.
+struct Shared {
+    bin: PathBuf,
+    fixture: PathBuf,
+}
+
+static SHARED: OnceLock<Shared> = OnceLock::new();
+
+const SHARED_PREFIX: &str = "headroom-it-bin-";
+
+fn shared() -> &'static Shared {
+    SHARED.get_or_init(|| {
+        let tmp = std::env::temp_dir();
+        // Copies left by a test process that died before its exit handler ran.
+        for e in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            let pid = name.to_str().and_then(|n| n.strip_prefix(SHARED_PREFIX));
+            if pid.is_some_and(|p| !Path::new("/proc").join(p).exists()) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        let dir = tmp.join(format!("{SHARED_PREFIX}{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let _ = SHARED_DIR.set(dir.clone());
+        // SAFETY: remove_shared is an extern "C" fn without arguments, as atexit requires.
+        unsafe { libc::atexit(remove_shared) };
+        let bin = dir.join("headroom");
+        copy_exe(&headroom_bin(), &bin);
+        let fixture = dir.join("hr-fixture");
+        copy_exe(&fixture_bin(), &fixture);
+        Shared { bin, fixture }
+    })
+}
+
+static SHARED_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+extern "C" fn remove_shared() {
+    if let Some(d) = SHARED_DIR.get() {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// A copy made by `cp`, not by this process: the file's write descriptor then never exists
+/// here, where a sibling test thread's fork could inherit it and make every later exec of
+/// the copy fail with ETXTBSY until that child execs (rust-lang/rust#114554).
 fn copy_exe(from: &Path, to: &Path) {
-    std::fs::copy(from, to).unwrap();
+    let st = Command::new("cp")
+        .arg("--")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(st.success(), "cp {} {}: {st}", from.display(), to.display());
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `to` as another name of the shared copy `from` (a hard link: the process name comes from
+/// the name executed, and nothing is written); a copy where the two cannot share a file system.
+fn link_exe(from: &Path, to: &Path) {
+    if std::fs::hard_link(from, to).is_err() {
+        copy_exe(from, to);
+    }
 }
 
 pub fn chown(path: &Path, uid: u32) {
@@ -175,11 +239,8 @@ impl Env {
                 chown(d, uid);
             }
         }
-        // Copies in a world-readable directory: the checkout may live under /root.
-        let bin = dir.path().join("headroom");
-        copy_exe(&headroom_bin(), &bin);
-        let fixture = dir.path().join("hr-fixture");
-        copy_exe(&fixture_bin(), &fixture);
+        let shared = shared();
+        let (bin, fixture) = (shared.bin.clone(), shared.fixture.clone());
         Self {
             dir,
             uid,
@@ -254,7 +315,7 @@ impl Env {
         );
         let p = self.dir.path().join(name);
         if !p.exists() {
-            copy_exe(&self.fixture, &p);
+            link_exe(&self.fixture, &p);
         }
         p
     }
@@ -329,9 +390,10 @@ impl Env {
     }
 }
 
-/// `c.spawn()`, retried while the executable is "busy": a sibling test thread copying its
-/// own executables may fork meanwhile, and its child holds the copy's write descriptor open
-/// until that child execs (ETXTBSY, rust-lang/rust#114554).
+/// `c.spawn()`, retried while the executable is "busy" (ETXTBSY, rust-lang/rust#114554).
+/// The binary and fixture copies no longer cause it (`copy_exe`), but tests still write
+/// their own stand-in scripts (a lying `ps`, a fake log writer) with `std::fs::write`, and a
+/// sibling thread's fork can hold such a file's write descriptor until that child execs.
 pub fn spawn_retrying(c: &mut Command) -> Child {
     let deadline = Instant::now() + TIMEOUT;
     loop {
