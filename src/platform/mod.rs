@@ -6,18 +6,28 @@
 
 #![allow(unsafe_code)]
 
+#[cfg(unix)]
+mod fd;
 pub mod linux;
 pub mod macos;
+#[cfg(unix)]
+pub mod path_lookup;
 #[cfg(unix)]
 pub mod pressure;
 pub mod replay;
 #[cfg(unix)]
 mod signal;
 #[cfg(unix)]
+pub mod signal_handlers;
+#[cfg(unix)]
+mod spawn;
+#[cfg(unix)]
 pub mod start;
 pub mod stop_flag;
 #[cfg(unix)]
 pub mod supervise;
+#[cfg(unix)]
+mod tty;
 pub mod unsupported;
 
 use crate::core::hangs::AppObservation;

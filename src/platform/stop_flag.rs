@@ -3,38 +3,25 @@
 //! instead of ending the process, so the loop finishes the round it is in (never leaving a
 //! restart half done), saves its state and exits with its own code.
 //!
-//! The handler only stores the signal number in an atomic, which is async-signal-safe.
-//! Installed with `sigaction(2)` without `SA_RESTART`, so a sleep is cut short.
+//! The handlers are `signal_handlers`' (the one owner of dispositions), installed without
+//! `SA_RESTART` so a blocking call is cut short too. `sleep` waits in `poll(2)` on the
+//! handlers' self-pipe, so a signal that lands after the flag was looked at but before the
+//! sleep began still ends the sleep at once: the byte waits in the pipe.
 
-use std::sync::atomic::{AtomicI32, Ordering};
-
-static REQUESTED: AtomicI32 = AtomicI32::new(0);
-
-#[cfg(unix)]
-extern "C" fn on_signal(sig: libc::c_int) {
-    REQUESTED.store(sig, Ordering::SeqCst);
-}
-
-/// Route SIGINT, SIGTERM and SIGHUP to the flag. Errors name the signal.
+/// Route SIGINT, SIGTERM and SIGHUP to the flag, for the rest of the process. Errors name
+/// the signal.
 #[cfg(unix)]
 pub fn install() -> std::io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: an all-zero sigaction is a valid "no flags, empty mask" value; the fields
-        // set below are the handler address and an initialised mask.
-        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-        sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: sa.sa_mask is a valid, writable sigset_t.
-        unsafe { libc::sigemptyset(&mut sa.sa_mask) };
-        // SAFETY: sa is fully initialised; the handler only touches an atomic.
-        let rc = unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(std::io::Error::new(
-                e.kind(),
-                format!("cannot install a handler for signal {sig}: {e}"),
-            ));
-        }
-    }
+    use super::signal_handlers::{Catch, Handlers};
+    Handlers::install(
+        &[libc::SIGINT, libc::SIGTERM, libc::SIGHUP],
+        Catch {
+            restart: false,
+            // A guard started under `nohup` still stops cleanly on SIGHUP: it asked.
+            keep_ignored: false,
+        },
+    )?
+    .keep_for_life();
     Ok(())
 }
 
@@ -45,9 +32,13 @@ pub fn install() -> std::io::Result<()> {
 
 /// The signal that asked to stop, if any.
 pub fn requested() -> Option<i32> {
-    match REQUESTED.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
+    #[cfg(unix)]
+    {
+        super::signal_handlers::stop_requested()
+    }
+    #[cfg(not(unix))]
+    {
+        None
     }
 }
 
@@ -64,12 +55,15 @@ pub fn is_interrupt(sig: i32) -> bool {
     }
 }
 
-/// Sleep up to `d`, waking early when a stop is requested.
-///
-/// The handler is installed without `SA_RESTART`, so a signal cuts `nanosleep` short and the
-/// flag is seen at once. Each sleep is capped at one second only to bound the race where a
-/// signal lands between checking the flag and going to sleep: an idle `watch` wakes once a
-/// second, not ten times (its whole cost at a 60 s interval is a few milliseconds a minute).
+/// The descriptor that becomes readable when a stop is requested after `install`, for a
+/// loop that polls other descriptors too (it may be readable for other caught signals:
+/// look at `requested` when it is).
+#[cfg(unix)]
+pub fn wake_fd() -> std::io::Result<std::os::fd::RawFd> {
+    super::signal_handlers::wake_fd()
+}
+
+/// Sleep up to `d`, waking at once when a stop is requested.
 pub fn sleep(d: std::time::Duration) {
     let deadline = std::time::Instant::now() + d;
     while requested().is_none() {
@@ -77,22 +71,75 @@ pub fn sleep(d: std::time::Duration) {
         if left.is_zero() {
             break;
         }
-        nap(left.min(std::time::Duration::from_secs(1)));
+        nap(left);
     }
 }
 
+/// Up to `d` in `poll` on the self-pipe; emptied when it woke, so the loop above sees
+/// the flag (stored before the byte) and a byte of some other signal cannot keep it busy.
 #[cfg(unix)]
 fn nap(d: std::time::Duration) {
-    let ts = libc::timespec {
-        tv_sec: d.as_secs() as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: ts is a valid timespec; a null remainder is allowed. EINTR (a signal) simply
-    // returns early, which is the point.
-    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+    use super::{fd, signal_handlers};
+    match signal_handlers::wake_fd() {
+        Ok(wake) => {
+            if fd::wait_readable(wake, d) {
+                signal_handlers::take_arrived();
+            }
+        }
+        // No pipe (descriptors exhausted): the signal still cuts this sleep short (no
+        // SA_RESTART), and the flag is looked at again within a second.
+        Err(_) => std::thread::sleep(d.min(std::time::Duration::from_secs(1))),
+    }
 }
 
 #[cfg(not(unix))]
 fn nap(d: std::time::Duration) {
     std::thread::sleep(d);
+}
+
+#[cfg(test)]
+#[cfg(unix)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// The race the flag alone had: the signal lands after `requested` was looked at and
+    /// before the sleep starts. Here it has landed before `nap` even begins, with the flag
+    /// cleared as if looked at a moment earlier: the byte in the pipe still ends a nap
+    /// that would otherwise take a minute.
+    #[test]
+    fn a_signal_between_the_look_and_the_sleep_still_ends_the_sleep_at_once() {
+        use crate::platform::signal_handlers::{Catch, Handlers, clear_stop, tests::DISPOSITIONS};
+        let _turn = DISPOSITIONS.lock().unwrap_or_else(|e| e.into_inner());
+        let h = Handlers::install(
+            &[libc::SIGHUP],
+            Catch {
+                restart: false,
+                keep_ignored: false,
+            },
+        )
+        .unwrap();
+        crate::platform::signal_handlers::take_arrived();
+        // SAFETY: the handler for SIGHUP is ours; raise delivers before it returns.
+        unsafe { libc::raise(libc::SIGHUP) };
+        assert_eq!(requested(), Some(libc::SIGHUP));
+        assert!(!is_interrupt(libc::SIGHUP) && is_interrupt(libc::SIGINT));
+        clear_stop();
+        let t = Instant::now();
+        nap(Duration::from_secs(60));
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+        // With the flag set, sleep returns without sleeping; the control: without it, it
+        // sleeps the time asked.
+        // SAFETY: as above.
+        unsafe { libc::raise(libc::SIGHUP) };
+        let t = Instant::now();
+        sleep(Duration::from_secs(60));
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+        clear_stop();
+        crate::platform::signal_handlers::take_arrived();
+        let t = Instant::now();
+        sleep(Duration::from_millis(50));
+        assert!(t.elapsed() >= Duration::from_millis(50));
+        drop(h);
+    }
 }

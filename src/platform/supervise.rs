@@ -17,19 +17,21 @@
 //!
 //! The command gets the signal mask headroom was started with. Everything is undone on
 //! drop: the terminal goes back to headroom's group, handlers and the mask are restored.
+//!
+//! The parts live by job: the handlers and the self-pipe in `signal_handlers.rs` (the one
+//! owner of dispositions), the terminal in `tty.rs`, `$PATH` lookup in `path_lookup.rs`, the
+//! fork/exec in `spawn.rs`; this file holds them together for one run.
 
 use std::ffi::{OsString, c_int};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::Command;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
+use super::signal_handlers::{self, Catch, Handlers};
+pub use super::spawn::SpawnError;
+use super::spawn::{Setup, spawn_in_own_group};
+use super::tty::{Tty, tty_signals};
 use crate::platform::Signal;
-
-/// The write end of the self-pipe, for the signal handler (-1: none installed).
-static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
 
 /// Signals whose arrival wakes the loop.
 const CAUGHT: [c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGCHLD];
@@ -54,73 +56,11 @@ pub enum ChildEvent {
     Stopped(i32),
 }
 
-/// Why the command could not be started.
-#[derive(Debug, thiserror::Error)]
-pub enum SpawnError {
-    #[error("{0}")]
-    NotFound(io::Error),
-    #[error("{0}")]
-    NotExecutable(io::Error),
-    #[error("{0}")]
-    Other(io::Error),
-    /// The command could not join the cgroup it was to run in (`join_cgroup_at_exec`); it
-    /// never ran, so starting it again without the cgroup is safe.
-    #[error("{0}")]
-    Cgroup(io::Error),
-}
-
-#[derive(Debug)]
-struct Tty {
-    fd: OwnedFd,
-    /// headroom's own process group.
-    own: libc::pid_t,
-    /// Whether headroom handed the terminal to the command's group (and must take it back).
-    handed: bool,
-}
-
-impl Tty {
-    /// The controlling terminal, when there is one.
-    fn open() -> Option<Self> {
-        // SAFETY: a NUL-terminated literal path; the flags are valid for open(2).
-        let fd = unsafe {
-            libc::open(
-                c"/dev/tty".as_ptr(),
-                libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return None;
-        }
-        // SAFETY: fd was just opened and is owned by nothing else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: getpgrp has no preconditions.
-        let own = unsafe { libc::getpgrp() };
-        Some(Self {
-            fd,
-            own,
-            handed: false,
-        })
-    }
-
-    /// Whether headroom's group is the terminal's foreground group right now.
-    fn ours(&self) -> bool {
-        // SAFETY: fd is an open terminal descriptor.
-        unsafe { libc::tcgetpgrp(self.fd.as_raw_fd()) == self.own }
-    }
-
-    fn set(&self, pgid: libc::pid_t) -> bool {
-        // SIGTTOU is blocked for the whole run (see `Supervisor::install`), so this works
-        // from the background too.
-        // SAFETY: fd is an open terminal descriptor; pgid is a process group of our session.
-        unsafe { libc::tcsetpgrp(self.fd.as_raw_fd(), pgid) == 0 }
-    }
-}
-
 /// The OS state `run` holds while it supervises a command.
 pub struct Supervisor {
-    read: OwnedFd,
-    _write: OwnedFd,
-    old_actions: Vec<(c_int, libc::sigaction)>,
+    /// The self-pipe's read end (`signal_handlers`).
+    wake: std::os::fd::RawFd,
+    handlers: Handlers,
     old_mask: libc::sigset_t,
     tty: Option<Tty>,
     subreaper: bool,
@@ -133,109 +73,19 @@ pub struct Supervisor {
 impl std::fmt::Debug for Supervisor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Supervisor")
-            .field("read", &self.read)
-            .field("handlers", &self.old_actions.len())
+            .field("wake", &self.wake)
+            .field("handlers", &self.handlers.len())
             .field("tty", &self.tty)
             .field("subreaper", &self.subreaper)
             .finish_non_exhaustive()
     }
 }
 
-extern "C" fn on_signal(sig: c_int) {
-    let fd = PIPE_WRITE.load(Ordering::Relaxed);
-    if fd < 0 {
-        return;
-    }
-    let saved = errno();
-    let byte = sig as u8;
-    // SAFETY: write(2) is async-signal-safe; the buffer is one valid byte. A full pipe
-    // (EAGAIN) drops the byte, which is fine: the loop is already awake.
-    unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
-    set_errno(saved);
-}
-
-#[cfg(target_os = "linux")]
-fn errno_ptr() -> *mut c_int {
-    // SAFETY: returns the calling thread's errno location; no preconditions.
-    unsafe { libc::__errno_location() }
-}
-
-#[cfg(target_os = "macos")]
-fn errno_ptr() -> *mut c_int {
-    // SAFETY: returns the calling thread's errno location; no preconditions.
-    unsafe { libc::__error() }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn errno_ptr() -> *mut c_int {
-    std::ptr::null_mut()
-}
-
-fn errno() -> c_int {
-    let p = errno_ptr();
-    if p.is_null() {
-        return 0;
-    }
-    // SAFETY: p points at this thread's errno.
-    unsafe { *p }
-}
-
-fn set_errno(v: c_int) {
-    let p = errno_ptr();
-    if !p.is_null() {
-        // SAFETY: p points at this thread's errno.
-        unsafe { *p = v };
-    }
-}
-
-fn cvt(rc: c_int) -> io::Result<c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
-fn set_flags(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor we own, with valid commands and flags.
-    unsafe {
-        let fl = cvt(libc::fcntl(fd, libc::F_GETFL))?;
-        cvt(libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK))?;
-        let fd_fl = cvt(libc::fcntl(fd, libc::F_GETFD))?;
-        cvt(libc::fcntl(fd, libc::F_SETFD, fd_fl | libc::FD_CLOEXEC))?;
-    }
-    Ok(())
-}
-
-fn tty_signals() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data; sigemptyset initialises it before use.
-    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: set is a valid sigset_t.
-    unsafe {
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGTTOU);
-        libc::sigaddset(&mut set, libc::SIGTTIN);
-    }
-    set
-}
-
-/// A non-blocking, close-on-exec pipe (read end, write end).
-fn marker_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as c_int; 2];
-    // SAFETY: fds is an array of two ints, as pipe(2) requires.
-    cvt(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
-    // SAFETY: both descriptors were just created and are owned by nothing else.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    set_flags(r.as_raw_fd())?;
-    set_flags(w.as_raw_fd())?;
-    Ok((r, w))
-}
-
 /// Become a child subreaper (Linux): orphaned descendants are reparented to this process.
 #[cfg(target_os = "linux")]
 fn become_subreaper() -> io::Result<bool> {
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes integer arguments only.
-    cvt(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })?;
+    super::fd::cvt(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })?;
     Ok(true)
 }
 
@@ -244,69 +94,14 @@ fn become_subreaper() -> io::Result<bool> {
     Ok(false)
 }
 
-/// Find `prog` the way a shell does: a name with a `/` is used as is; otherwise the first
-/// executable regular file of that name in `$PATH`. Only when there is none, but a file of
-/// that name exists, is it "not executable" (126); when there is no such file, "not found"
-/// (127) — even if some `$PATH` directory could not be searched, which `execvp` would
-/// report as EACCES.
-fn resolve(prog: &std::ffi::OsStr) -> Result<std::path::PathBuf, SpawnError> {
-    use std::os::unix::ffi::OsStrExt;
-    use std::path::PathBuf;
-    if prog.as_bytes().contains(&b'/') {
-        return Ok(PathBuf::from(prog));
-    }
-    let not_found = || {
-        SpawnError::NotFound(io::Error::new(
-            io::ErrorKind::NotFound,
-            "no such file in $PATH",
-        ))
-    };
-    if prog.is_empty() {
-        return Err(not_found());
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
-    let mut not_executable: Option<PathBuf> = None;
-    for dir in std::env::split_paths(&path) {
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
-        let candidate = dir.join(prog);
-        if !candidate.is_file() {
-            continue;
-        }
-        let Ok(c) = std::ffi::CString::new(candidate.as_os_str().as_bytes()) else {
-            continue;
-        };
-        // SAFETY: c is a NUL-terminated path; access has no other preconditions.
-        if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
-            return Ok(candidate);
-        }
-        not_executable.get_or_insert(candidate);
-    }
-    match not_executable {
-        Some(p) => Err(SpawnError::NotExecutable(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("`{}` is not executable", p.display()),
-        ))),
-        None => Err(not_found()),
-    }
-}
-
 impl Supervisor {
     /// Take hold: subreaper, self-pipe, handlers, SIGTTOU/SIGTTIN blocked, the terminal.
     /// Only one may exist at a time (the handlers are process-wide).
     pub fn install() -> io::Result<Self> {
         let subreaper = become_subreaper()?;
-        let mut fds = [0 as c_int; 2];
-        // SAFETY: fds is an array of two ints, as pipe(2) requires.
-        cvt(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
-        // SAFETY: both descriptors were just created and are owned by nothing else.
-        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        set_flags(read.as_raw_fd())?;
-        set_flags(write.as_raw_fd())?;
-        PIPE_WRITE.store(write.as_raw_fd(), Ordering::SeqCst);
+        let wake = signal_handlers::wake_fd()?;
+        // Bytes of signals that arrived before this run are not this run's.
+        signal_handlers::take_arrived();
 
         let blocked = tty_signals();
         // SAFETY: sigset_t is plain data; pthread_sigmask fills it.
@@ -316,41 +111,32 @@ impl Supervisor {
         if rc != 0 {
             return Err(io::Error::from_raw_os_error(rc));
         }
-        let mut sup = Self {
-            read,
-            _write: write,
-            old_actions: Vec::new(),
+        let handlers = Handlers::install(
+            &CAUGHT,
+            Catch {
+                restart: true,
+                keep_ignored: true,
+            },
+        );
+        let handlers = match handlers {
+            Ok(h) => h,
+            Err(e) => {
+                // SAFETY: restoring the mask saved above, on the same thread.
+                unsafe {
+                    libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut())
+                };
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            wake,
+            handlers,
             old_mask,
-            tty: None,
+            tty: Tty::open(),
             subreaper,
             cgroup_procs: None,
             pressure: None,
-        };
-        for sig in CAUGHT {
-            // SAFETY: as above.
-            let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: a query only (no new action); `current` is valid to write.
-            cvt(unsafe { libc::sigaction(sig, std::ptr::null(), &mut current) })?;
-            // A termination signal headroom was started with ignored (`nohup`, a background
-            // job of a non-interactive shell) stays ignored, so the command inherits that as
-            // it would without headroom; a handler would be reset to the default at exec.
-            if sig != libc::SIGCHLD && current.sa_sigaction == libc::SIG_IGN {
-                continue;
-            }
-            // SAFETY: sigaction is plain data; every field is set below or zero is valid.
-            let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-            sa.sa_sigaction = on_signal as extern "C" fn(c_int) as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            // SAFETY: sa.sa_mask is a valid sigset_t.
-            unsafe { libc::sigemptyset(&mut sa.sa_mask) };
-            // SAFETY: as above.
-            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: sig is a catchable signal; both structs are valid.
-            cvt(unsafe { libc::sigaction(sig, &sa, &mut old) })?;
-            sup.old_actions.push((sig, old));
-        }
-        sup.tty = Tty::open();
-        Ok(sup)
+        })
     }
 
     /// Whether orphans of the tree come back to headroom (Linux).
@@ -379,82 +165,17 @@ impl Supervisor {
     /// Start `argv` with stdio inherited, in a new process group led by the command, handed
     /// the terminal when headroom's group owns it. Returns the command's pid.
     pub fn spawn(&mut self, argv: &[OsString]) -> Result<i32, SpawnError> {
-        let Some((prog, args)) = argv.split_first() else {
-            return Err(SpawnError::Other(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "no command given",
-            )));
-        };
-        let path = resolve(prog)?;
-        let mut cmd = Command::new(&path);
-        // The program sees the name it was given, not the path it was found at.
-        cmd.arg0(prog).args(args).process_group(0);
-        let tty_fd = self
-            .tty
-            .as_ref()
-            .filter(|t| t.ours())
-            .map(|t| t.fd.as_raw_fd());
-        // The mask headroom was started with: SIGTTOU and SIGTTIN are blocked in headroom
-        // for the run, and a blocked mask survives exec, so the command gets the original.
-        let original = self.old_mask;
-        let cgroup_fd = self.cgroup_procs.as_ref().map(|f| f.as_raw_fd());
-        // A failure to join the cgroup is told apart from a failure to exec through this
-        // pipe: the child writes its errno here before giving up (close-on-exec both ends).
-        let marker = match cgroup_fd {
-            Some(_) => Some(marker_pipe().map_err(SpawnError::Other)?),
-            None => None,
-        };
-        let marker_w = marker.as_ref().map(|(_, w)| w.as_raw_fd());
-        // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (write, sigprocmask, tcsetpgrp, getpid) on plain data;
-        // `tty_signals` only fills a sigset_t on the stack.
-        unsafe {
-            cmd.pre_exec(move || {
-                if let (Some(fd), Some(w)) = (cgroup_fd, marker_w) {
-                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
-                        let e = io::Error::last_os_error();
-                        let code = e.raw_os_error().unwrap_or(libc::EIO).clamp(1, 255) as u8;
-                        libc::write(w, (&code as *const u8).cast(), 1);
-                        return Err(e);
-                    }
-                }
-                if let Some(fd) = tty_fd {
-                    // Block SIGTTOU (whatever std did to the mask) so that a member of a
-                    // background group may take the terminal. The child already leads its own
-                    // group (process_group(0) ran first); it takes the terminal before exec so
-                    // the program never starts in the background. A failure is not fatal: the
-                    // parent tries too.
-                    let block = tty_signals();
-                    libc::sigprocmask(libc::SIG_BLOCK, &block, std::ptr::null_mut());
-                    libc::tcsetpgrp(fd, libc::getpid());
-                }
-                libc::sigprocmask(libc::SIG_SETMASK, &original, std::ptr::null_mut());
-                Ok(())
-            })
-        };
-        let spawned = cmd.spawn();
-        if let (Err(_), Some((r, _))) = (&spawned, &marker) {
-            let mut code = 0u8;
-            // SAFETY: one writable byte; the read end is non-blocking.
-            if unsafe { libc::read(r.as_raw_fd(), (&mut code as *mut u8).cast(), 1) } == 1 {
-                return Err(SpawnError::Cgroup(io::Error::from_raw_os_error(
-                    c_int::from(code),
-                )));
-            }
-        }
-        let child = spawned.map_err(|e| match e.kind() {
-            io::ErrorKind::NotFound => SpawnError::NotFound(e),
-            io::ErrorKind::PermissionDenied => SpawnError::NotExecutable(e),
-            _ if e.raw_os_error() == Some(libc::ENOEXEC) => SpawnError::NotExecutable(e),
-            _ => SpawnError::Other(e),
-        })?;
-        let pid = child.id() as libc::pid_t;
-        // Dropping the handle neither kills nor waits: `reap` collects the status.
-        drop(child);
-        // The same from this side, so neither order of events leaves a window (as shells
-        // do). EACCES after the child's exec is expected and harmless.
-        // SAFETY: setpgid on our own child, into a group it leads.
-        unsafe { libc::setpgid(pid, pid) };
+        let tty_fd = self.tty.as_ref().filter(|t| t.ours()).map(Tty::raw_fd);
+        let pid = spawn_in_own_group(
+            argv,
+            Setup {
+                tty_fd,
+                // The mask headroom was started with: SIGTTOU and SIGTTIN are blocked in
+                // headroom for the run, and a blocked mask survives exec.
+                mask: self.old_mask,
+                cgroup_fd: self.cgroup_procs.as_ref().map(|f| f.as_raw_fd()),
+            },
+        )?;
         if tty_fd.is_some() {
             if let Some(t) = self.tty.as_mut() {
                 t.set(pid);
@@ -470,7 +191,7 @@ impl Supervisor {
         let pressure = self.pressure.as_ref().and_then(|p| p.poll_spec());
         let mut pfds = [
             libc::pollfd {
-                fd: self.read.as_raw_fd(),
+                fd: self.wake,
                 events: libc::POLLIN,
                 revents: 0,
             },
@@ -494,24 +215,15 @@ impl Supervisor {
                 self.pressure = None;
             }
         }
-        let mut buf = [0u8; 64];
-        loop {
-            // SAFETY: buf is writable for its length; the descriptor is non-blocking.
-            let n =
-                unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                break;
-            }
-            for &b in &buf[..n as usize] {
-                let wake = match c_int::from(b) {
-                    libc::SIGINT => Wake::Signal(Signal::Int),
-                    libc::SIGTERM => Wake::Signal(Signal::Term),
-                    libc::SIGHUP => Wake::Signal(Signal::Hup),
-                    _ => Wake::Child,
-                };
-                if !(wake == Wake::Child && out.last() == Some(&Wake::Child)) {
-                    out.push(wake);
-                }
+        for sig in signal_handlers::take_arrived() {
+            let wake = match sig {
+                libc::SIGINT => Wake::Signal(Signal::Int),
+                libc::SIGTERM => Wake::Signal(Signal::Term),
+                libc::SIGHUP => Wake::Signal(Signal::Hup),
+                _ => Wake::Child,
+            };
+            if !(wake == Wake::Child && out.last() == Some(&Wake::Child)) {
+                out.push(wake);
             }
         }
         out
@@ -557,9 +269,8 @@ impl Supervisor {
 
     /// Give the terminal back to headroom's own group, if it was handed away.
     pub fn take_terminal(&mut self) {
-        if let Some(t) = self.tty.as_mut().filter(|t| t.handed) {
-            t.set(t.own);
-            t.handed = false;
+        if let Some(t) = self.tty.as_mut() {
+            t.take_back();
         }
     }
 }
@@ -567,11 +278,7 @@ impl Supervisor {
 impl Drop for Supervisor {
     fn drop(&mut self) {
         self.take_terminal();
-        PIPE_WRITE.store(-1, Ordering::SeqCst);
-        for (sig, old) in &self.old_actions {
-            // SAFETY: restoring the action saved by `install` for the same signal.
-            unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
-        }
+        // The handlers go back when `self.handlers` drops, right after this.
         // SAFETY: restoring the mask saved by `install`, on the same thread.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut()) };
     }

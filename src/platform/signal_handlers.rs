@@ -1,0 +1,298 @@
+//! The one owner of headroom's signal dispositions (Unix). `signal.rs` sends signals; this
+//! file receives them.
+//!
+//! One handler for every signal headroom catches: it notes a stop request (SIGINT, SIGTERM,
+//! SIGHUP) in an atomic, then writes the signal number into a self-pipe, both
+//! async-signal-safe. The pipe is made once per process and never closed, so the handler
+//! can never write into a descriptor that was closed or reused. A loop that sleeps in
+//! `poll(2)` on the pipe's read end (`run`'s supervisor, `stop_flag::sleep`) wakes at once,
+//! whenever the signal lands: the byte waits in the pipe even if it arrived between the
+//! loop's last look and its `poll` (the race a flag alone cannot close).
+//!
+//! Which signals are caught, and how, is chosen by the one caller that installs them
+//! (`Handlers::install`); dropping `Handlers` restores what was there before.
+
+use std::ffi::c_int;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use super::fd;
+
+/// The self-pipe (read end, write end), made by the first `install`.
+static PIPE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
+/// Its write end for the handler, which may not touch the `OnceLock` (-1: none yet).
+static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+/// The last SIGINT, SIGTERM or SIGHUP received (0: none).
+static STOP: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: c_int) {
+    if matches!(sig, libc::SIGINT | libc::SIGTERM | libc::SIGHUP) {
+        // Before the byte: whoever wakes for the byte finds the request.
+        STOP.store(sig, Ordering::SeqCst);
+    }
+    let fd = PIPE_WRITE.load(Ordering::SeqCst);
+    if fd < 0 {
+        return;
+    }
+    let saved = errno();
+    let byte = sig as u8;
+    // SAFETY: write(2) is async-signal-safe; the buffer is one valid byte. A full pipe
+    // (EAGAIN) drops the byte, which is fine: the reader is already due to wake.
+    unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
+    set_errno(saved);
+}
+
+#[cfg(target_os = "linux")]
+fn errno_ptr() -> *mut c_int {
+    // SAFETY: returns the calling thread's errno location; no preconditions.
+    unsafe { libc::__errno_location() }
+}
+
+#[cfg(target_os = "macos")]
+fn errno_ptr() -> *mut c_int {
+    // SAFETY: returns the calling thread's errno location; no preconditions.
+    unsafe { libc::__error() }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn errno_ptr() -> *mut c_int {
+    std::ptr::null_mut()
+}
+
+/// The handler runs between any two instructions of the interrupted code: it must leave
+/// errno as it found it.
+fn errno() -> c_int {
+    let p = errno_ptr();
+    if p.is_null() {
+        return 0;
+    }
+    // SAFETY: p points at this thread's errno.
+    unsafe { *p }
+}
+
+fn set_errno(v: c_int) {
+    let p = errno_ptr();
+    if !p.is_null() {
+        // SAFETY: p points at this thread's errno.
+        unsafe { *p = v };
+    }
+}
+
+/// The read end of the self-pipe, made on first use.
+pub fn wake_fd() -> io::Result<RawFd> {
+    if let Some((r, _)) = PIPE.get() {
+        return Ok(r.as_raw_fd());
+    }
+    let made = fd::nonblocking_pipe()?;
+    // A racing first call may have won; its pipe is the one kept (ours is closed here).
+    let (r, w) = PIPE.get_or_init(|| made);
+    PIPE_WRITE.store(w.as_raw_fd(), Ordering::SeqCst);
+    Ok(r.as_raw_fd())
+}
+
+/// The signal numbers written since the last call, in order (the pipe emptied).
+pub fn take_arrived() -> Vec<c_int> {
+    match PIPE.get() {
+        Some((r, _)) => fd::drain(r.as_raw_fd())
+            .into_iter()
+            .map(c_int::from)
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The last SIGINT, SIGTERM or SIGHUP received since start (or since `clear_stop`).
+pub fn stop_requested() -> Option<c_int> {
+    match STOP.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn clear_stop() {
+    STOP.store(0, Ordering::SeqCst);
+}
+
+/// How `Handlers::install` treats the signals it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Catch {
+    /// Restart interrupted system calls (`SA_RESTART`). Off, a signal cuts a `nanosleep`
+    /// or `poll` short.
+    pub restart: bool,
+    /// Leave a termination signal (anything but SIGCHLD) that headroom was started with
+    /// ignored (`nohup`, a background job of a non-interactive shell) ignored, so a command
+    /// headroom starts inherits that as it would without headroom (a handler is reset to
+    /// the default at exec, an ignored signal is not).
+    pub keep_ignored: bool,
+}
+
+/// The dispositions replaced by `install`, restored on drop.
+#[derive(Debug)]
+pub struct Handlers {
+    old: Vec<(c_int, libc::sigaction)>,
+}
+
+impl Handlers {
+    /// Route each of `sigs` to the handler. Errors name the signal; what was installed
+    /// before the error is restored.
+    pub fn install(sigs: &[c_int], how: Catch) -> io::Result<Self> {
+        wake_fd()?;
+        let mut out = Self { old: Vec::new() };
+        for &sig in sigs {
+            let named = |e: io::Error| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot install a handler for signal {sig}: {e}"),
+                )
+            };
+            // SAFETY: sigaction is plain data; all-zero is a valid value to overwrite.
+            let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: a query only (no new action); `current` is valid to write.
+            fd::cvt(unsafe { libc::sigaction(sig, std::ptr::null(), &mut current) })
+                .map_err(named)?;
+            if how.keep_ignored && sig != libc::SIGCHLD && current.sa_sigaction == libc::SIG_IGN {
+                continue;
+            }
+            // SAFETY: an all-zero sigaction is a valid "no flags, empty mask" value; the
+            // fields set below are the handler address, the flags and an initialised mask.
+            let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+            sa.sa_sigaction = on_signal as extern "C" fn(c_int) as libc::sighandler_t;
+            sa.sa_flags = if how.restart { libc::SA_RESTART } else { 0 };
+            // SAFETY: sa.sa_mask is a valid, writable sigset_t.
+            unsafe { libc::sigemptyset(&mut sa.sa_mask) };
+            // SAFETY: as above.
+            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+            // SAFETY: sig is a catchable signal; both structs are valid; the handler only
+            // touches atomics and write(2).
+            fd::cvt(unsafe { libc::sigaction(sig, &sa, &mut old) }).map_err(named)?;
+            out.old.push((sig, old));
+        }
+        Ok(out)
+    }
+
+    /// How many signals were routed (those kept ignored are not).
+    pub fn len(&self) -> usize {
+        self.old.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.old.is_empty()
+    }
+
+    /// Keep the handlers for the rest of the process (a loop that runs until it exits).
+    pub fn keep_for_life(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Handlers {
+    fn drop(&mut self) {
+        for (sig, old) in self.old.iter().rev() {
+            // SAFETY: restoring the action saved by `install` for the same signal.
+            unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// Dispositions are process-wide: the tests that change them take turns.
+    pub(crate) static DISPOSITIONS: Mutex<()> = Mutex::new(());
+
+    fn disposition(sig: c_int) -> libc::sighandler_t {
+        // SAFETY: as in `install`.
+        let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: a query only.
+        unsafe { libc::sigaction(sig, std::ptr::null(), &mut cur) };
+        cur.sa_sigaction
+    }
+
+    #[test]
+    fn a_caught_signal_lands_in_the_pipe_and_the_old_disposition_comes_back() {
+        let _turn = DISPOSITIONS.lock().unwrap_or_else(|e| e.into_inner());
+        let before = disposition(libc::SIGUSR2);
+        let h = Handlers::install(
+            &[libc::SIGUSR2],
+            Catch {
+                restart: true,
+                keep_ignored: true,
+            },
+        )
+        .unwrap();
+        assert_eq!(h.len(), 1);
+        let fd = wake_fd().unwrap();
+        take_arrived();
+        // SAFETY: raise delivers to this thread before it returns; the handler is ours.
+        unsafe { libc::raise(libc::SIGUSR2) };
+        assert!(
+            fd::wait_readable(fd, Duration::from_secs(5)),
+            "the byte woke poll"
+        );
+        assert_eq!(take_arrived(), [libc::SIGUSR2]);
+        assert_eq!(stop_requested(), None, "SIGUSR2 is no stop request");
+        drop(h);
+        assert_eq!(disposition(libc::SIGUSR2), before, "restored");
+    }
+
+    #[test]
+    fn an_inherited_ignore_is_kept_only_when_asked() {
+        let _turn = DISPOSITIONS.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: SIGUSR1 ignored for the test; restored below.
+        let prev = unsafe { libc::signal(libc::SIGUSR1, libc::SIG_IGN) };
+        let keep = Catch {
+            restart: true,
+            keep_ignored: true,
+        };
+        let h = Handlers::install(&[libc::SIGUSR1], keep).unwrap();
+        assert!(h.is_empty());
+        assert_eq!(disposition(libc::SIGUSR1), libc::SIG_IGN);
+        drop(h);
+        let h = Handlers::install(
+            &[libc::SIGUSR1],
+            Catch {
+                keep_ignored: false,
+                ..keep
+            },
+        )
+        .unwrap();
+        assert_eq!(h.len(), 1);
+        assert_eq!(
+            disposition(libc::SIGUSR1),
+            on_signal as extern "C" fn(c_int) as libc::sighandler_t
+        );
+        drop(h);
+        assert_eq!(disposition(libc::SIGUSR1), libc::SIG_IGN);
+        // SAFETY: restoring what the test found.
+        unsafe { libc::signal(libc::SIGUSR1, prev) };
+    }
+
+    #[test]
+    fn the_handler_leaves_errno_as_it_found_it() {
+        let _turn = DISPOSITIONS.lock().unwrap_or_else(|e| e.into_inner());
+        let h = Handlers::install(
+            &[libc::SIGUSR2],
+            Catch {
+                restart: true,
+                keep_ignored: true,
+            },
+        )
+        .unwrap();
+        // A full pipe, so the handler's own write fails (EAGAIN) and sets errno.
+        let w = PIPE_WRITE.load(Ordering::SeqCst);
+        // SAFETY: one valid byte to our own non-blocking pipe, until it is full.
+        while unsafe { libc::write(w, b"x".as_ptr().cast(), 1) } == 1 {}
+        set_errno(libc::ENOSPC);
+        // SAFETY: as above.
+        unsafe { libc::raise(libc::SIGUSR2) };
+        assert_eq!(errno(), libc::ENOSPC);
+        take_arrived();
+        drop(h);
+    }
+}
