@@ -11,8 +11,8 @@ use crate::actions::escalate::RealClock;
 use crate::actions::terminate::{Outcome, terminate};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::{self, poll_row, rfc3339_ms};
-use crate::commands::reap_report::{ReapReport, TargetReport, UsageReport, summary};
+use crate::commands::probe::{poll_row, rfc3339_ms};
+use crate::commands::reap_report::{ReapReport, TargetReport, summary};
 use crate::commands::sessions;
 use crate::core::emergency::Emergency;
 use crate::core::evidence::{EvidenceLog, Row};
@@ -233,7 +233,14 @@ pub fn execute(
         }
     }
     let table = ProcessTable::new(snap);
-    let mut report = ReapReport::new(snap, &reading, &selection, plan);
+    let mut report = ReapReport::new(
+        snap,
+        &reading,
+        &selection,
+        plan.dry_run,
+        &plan.policy,
+        plan.grace,
+    );
     report.already_handled = handled;
     if show_table {
         ctx.printer.text(&report.human_table(ctx.printer))?;
@@ -385,17 +392,4 @@ fn record_evidence(reading: &Reading, selection: &Selection, report: &ReapReport
             .collect()
     };
     EvidenceLog::new(&dir).append(&rows)
-}
-
-/// The report's usage block.
-pub fn usage_report(reading: &Reading) -> UsageReport {
-    UsageReport {
-        used: reading.usage.used,
-        processes: reading.usage.processes,
-        zombies: reading.usage.zombies,
-        limit: reading.limit.limit,
-        limit_source: reading.limit.source,
-        usage_pct: reading.usage_pct.map(probe::round2),
-        free_slots: reading.free_slots,
-    }
 }

@@ -5,8 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::actions::terminate::{Outcome, Termination};
-use crate::commands::probe::rfc3339_ms;
-use crate::commands::reap::{ReapPlan, usage_report};
+use crate::commands::probe::{self, rfc3339_ms};
 use crate::core::limits::LimitSource;
 use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
@@ -103,16 +102,23 @@ pub struct ReapReport {
 }
 
 impl ReapReport {
-    pub fn new(snap: &Snapshot, reading: &Reading, sel: &Selection, plan: &ReapPlan) -> Self {
+    pub fn new(
+        snap: &Snapshot,
+        reading: &Reading,
+        sel: &Selection,
+        dry_run: bool,
+        policy: &Policy,
+        grace: std::time::Duration,
+    ) -> Self {
         Self {
             schema: schema("reap"),
             at: rfc3339_ms(snap.taken_at_ms),
             uid: snap.uid,
-            dry_run: plan.dry_run,
+            dry_run,
             pressure: sel.pressure,
             usage: usage_report(reading),
-            policy: plan.policy.clone(),
-            grace_ms: plan.grace.as_millis() as u64,
+            policy: policy.clone(),
+            grace_ms: grace.as_millis() as u64,
             parents: sel
                 .decisions
                 .iter()
@@ -289,6 +295,19 @@ pub fn summary(r: &ReapReport, sel: &Selection) -> String {
         thousands(reaped),
         thousands(r.slots_freed)
     )
+}
+
+/// The report's usage block.
+pub fn usage_report(reading: &Reading) -> UsageReport {
+    UsageReport {
+        used: reading.usage.used,
+        processes: reading.usage.processes,
+        zombies: reading.usage.zombies,
+        limit: reading.limit.limit,
+        limit_source: reading.limit.source,
+        usage_pct: reading.usage_pct.map(probe::round2),
+        free_slots: reading.free_slots,
+    }
 }
 
 #[cfg(test)]

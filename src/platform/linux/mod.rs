@@ -7,7 +7,13 @@ pub mod procfs;
 pub mod cgroup;
 
 #[cfg(target_os = "linux")]
+mod ceilings;
+#[cfg(target_os = "linux")]
 mod live;
+#[cfg(target_os = "linux")]
+mod read;
+#[cfg(target_os = "linux")]
+mod records;
 #[cfg(target_os = "linux")]
 mod tree;
 

@@ -9,18 +9,23 @@
 //! opened for: once that process is reaped, reading it fails with ESRCH even if the pid has
 //! been reused, so a stale descriptor can never report another process.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{self, File};
 use std::path::Path;
 
-use super::live::{LinuxSource, gone, parse_pid, read_into, read_whole};
 use super::procfs;
-use crate::core::snapshot::{Detail, ProcessRecord};
+use super::read::{gone, parse_pid, read_into, read_whole};
+use super::records::ProcReader;
+use crate::core::snapshot::{Detail, ProcessRecord, Snapshot};
 use crate::platform::{PlatformError, TreeQuery, current_uid, select_tree};
 
 /// Processes whose files are kept open (three descriptors each, well under the usual soft
 /// limit of 1,024); members beyond are read by path.
 const KEEP_OPEN: usize = 256;
+
+/// The files of the last tree sampled, by pid, kept open until the next sample.
+pub(super) type KeptOpen = RefCell<HashMap<i32, OpenProc>>;
 
 /// The open `/proc` files of one process.
 #[derive(Debug)]
@@ -58,15 +63,19 @@ struct Bufs {
     kids: String,
 }
 
-impl LinuxSource {
-    /// `ProcessSource::tree_sample` for Linux (see the module header).
+impl ProcReader {
+    /// `ProcessSource::tree_sample` for Linux (see the module header): files kept open in
+    /// `open` between calls; `full` reads the whole table where the kernel has no
+    /// `children` files.
     pub(super) fn sample_tree(
         &self,
+        open: &KeptOpen,
         query: &TreeQuery<'_>,
+        full: &dyn Fn() -> Result<Snapshot, PlatformError>,
     ) -> Result<Vec<ProcessRecord>, PlatformError> {
         let uid = current_uid();
         let mut bufs = Bufs::default();
-        let mut kept = self.open.take();
+        let mut kept = open.take();
         let mut next: HashMap<i32, OpenProc> = HashMap::with_capacity(kept.len());
         let mut out = Vec::new();
         let mut seen: HashSet<i32> = query.roots.iter().copied().collect();
@@ -77,7 +86,7 @@ impl LinuxSource {
                 // No `children` files (a kernel without CONFIG_PROC_CHILDREN): read the
                 // whole table instead.
                 None if self.proc_path(root.to_string()).exists() => {
-                    return Ok(select_tree(self.snapshot_full()?, query));
+                    return Ok(select_tree(full()?, query));
                 }
                 None => {}
             }
@@ -109,7 +118,7 @@ impl LinuxSource {
             out.push(rec);
         }
         // Whatever was kept and not seen again is closed here.
-        *self.open.borrow_mut() = next;
+        *open.borrow_mut() = next;
         Ok(out)
     }
 
@@ -209,21 +218,22 @@ impl LinuxSource {
         }
         Ok(out)
     }
-
-    fn snapshot_full(&self) -> Result<crate::core::snapshot::Snapshot, PlatformError> {
-        crate::platform::ProcessSource::snapshot(self, Detail::Full)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::ProcessSource;
     use crate::platform::linux::Roots;
 
     #[test]
     fn kept_files_follow_a_live_tree_and_drop_the_dead() {
-        let src = LinuxSource::new(Roots::default());
+        let reader = ProcReader::new(Roots::default());
+        let open = KeptOpen::default();
+        let no_full = || -> Result<Snapshot, PlatformError> {
+            Err(PlatformError::Invalid(
+                "this kernel has children files".into(),
+            ))
+        };
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -234,28 +244,25 @@ mod tests {
             pgid: None,
             extra: &[],
         };
-        let first = src.tree_sample(&q).unwrap();
+        let first = reader.sample_tree(&open, &q, &no_full).unwrap();
         let pid = child.id() as i32;
         let rec = first
             .iter()
             .find(|r| r.pid == pid)
             .expect("the child is found");
         assert!(rec.start_time.is_some() && rec.cpu_ns.is_some());
-        assert!(
-            src.open.borrow().contains_key(&pid),
-            "its files are kept open"
-        );
-        let again = src.tree_sample(&q).unwrap();
+        assert!(open.borrow().contains_key(&pid), "its files are kept open");
+        let again = reader.sample_tree(&open, &q, &no_full).unwrap();
         assert_eq!(
             again.iter().find(|r| r.pid == pid).map(|r| r.start_time),
             Some(rec.start_time)
         );
         child.kill().unwrap();
         child.wait().unwrap();
-        let after = src.tree_sample(&q).unwrap();
+        let after = reader.sample_tree(&open, &q, &no_full).unwrap();
         assert!(after.iter().all(|r| r.pid != pid));
         assert!(
-            !src.open.borrow().contains_key(&pid),
+            !open.borrow().contains_key(&pid),
             "and closed once it is gone"
         );
     }
