@@ -24,3 +24,4 @@ pub mod session_log;
 pub mod snapshot;
 pub mod state;
 pub mod top;
+pub mod tree_select;
