@@ -116,63 +116,18 @@ pub fn run(
         subreaper: sup.is_subreaper(),
         terminal: sup.handed_terminal(),
     });
-    let mut w = Watch {
+    let mut w = Watch::new(
         source,
         control,
         cfg,
-        started,
-        self_pid,
-        cmd_pid,
-        cmd_status: None,
-        cmd_handled: false,
-        spec: TreeSpec {
-            root: self_pid,
-            pgid: Some(cmd_pid),
+        Start {
+            at: started,
+            self_pid,
+            cmd_pid,
+            subreaper: sup.is_subreaper(),
         },
-        sid: None,
-        tracker: TreeTracker::default(),
-        cpu: CpuHistory::default(),
-        phase: Phase::Watching,
-        next_tick: started,
-        last_group_scan: None,
-        force_scan: false,
-        group_scan_every: if sup.is_subreaper() {
-            GROUP_SCAN_EVERY_SUBREAPER
-        } else {
-            GROUP_SCAN_EVERY
-        },
-        last: None,
-        parked: HashSet::new(),
-        termed: HashMap::new(),
-        killed: HashMap::new(),
-        given_up: HashSet::new(),
-        concluded: HashSet::new(),
-        kill_hit_live: false,
-        breach_footprint: 0,
-        summary: Summary {
-            schema: "headroom.run/1",
-            exit_code: exit::RUN_FAILED,
-            command_status: None,
-            peak_footprint_bytes: 0,
-            peak_processes: 0,
-            limit_bytes: cfg.limit,
-            lowest_effective_limit_bytes: cfg.limit,
-            breaches: 0,
-            parked: 0,
-            ended_by: None,
-            terminated: 0,
-            killed: 0,
-            spared: Vec::new(),
-            forwarded: Vec::new(),
-            survivors: Vec::new(),
-            duration_ms: 0,
-            samples: 0,
-        },
-        warned: false,
-        pressure_until: None,
-        warn_line: Default::default(),
         emit,
-    };
+    );
     w.main_loop(sup);
     // The terminal goes back to headroom's group before the last line is written.
     sup.take_terminal();
@@ -221,6 +176,84 @@ struct Watch<'a, 'e> {
     pressure_until: Option<Instant>,
     warn_line: crate::core::memory_warn::WarnLine,
     emit: &'e mut dyn FnMut(&Event),
+}
+
+/// Where a run starts from: when, headroom's pid, the command's, whether headroom is a
+/// subreaper.
+#[derive(Debug, Clone, Copy)]
+struct Start {
+    at: Instant,
+    self_pid: i32,
+    cmd_pid: i32,
+    subreaper: bool,
+}
+
+impl<'a, 'e> Watch<'a, 'e> {
+    fn new(
+        source: &'a dyn ProcessSource,
+        control: &'a dyn ProcessControl,
+        cfg: &'a Config,
+        start: Start,
+        emit: &'e mut dyn FnMut(&Event),
+    ) -> Self {
+        Watch {
+            source,
+            control,
+            cfg,
+            started: start.at,
+            self_pid: start.self_pid,
+            cmd_pid: start.cmd_pid,
+            cmd_status: None,
+            cmd_handled: false,
+            spec: TreeSpec {
+                root: start.self_pid,
+                pgid: Some(start.cmd_pid),
+            },
+            sid: None,
+            tracker: TreeTracker::default(),
+            cpu: CpuHistory::default(),
+            phase: Phase::Watching,
+            next_tick: start.at,
+            last_group_scan: None,
+            force_scan: false,
+            group_scan_every: if start.subreaper {
+                GROUP_SCAN_EVERY_SUBREAPER
+            } else {
+                GROUP_SCAN_EVERY
+            },
+            last: None,
+            parked: HashSet::new(),
+            termed: HashMap::new(),
+            killed: HashMap::new(),
+            given_up: HashSet::new(),
+            concluded: HashSet::new(),
+            kill_hit_live: false,
+            breach_footprint: 0,
+            summary: Summary {
+                schema: "headroom.run/1",
+                exit_code: exit::RUN_FAILED,
+                command_status: None,
+                peak_footprint_bytes: 0,
+                peak_processes: 0,
+                limit_bytes: cfg.limit,
+                lowest_effective_limit_bytes: cfg.limit,
+                breaches: 0,
+                parked: 0,
+                ended_by: None,
+                terminated: 0,
+                killed: 0,
+                spared: Vec::new(),
+                forwarded: Vec::new(),
+                survivors: Vec::new(),
+                duration_ms: 0,
+                samples: 0,
+            },
+            warned: false,
+            pressure_until: None,
+            warn_line: Default::default(),
+            emit,
+        }
+    }
 }
 
 impl Watch<'_, '_> {
@@ -482,7 +515,10 @@ impl Watch<'_, '_> {
 }
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod after_tests {
     use super::*;
 
     #[test]
