@@ -28,6 +28,8 @@ pub struct ReadingEvent {
     pub confirmed_level: Level,
     pub growth_per_min: Option<f64>,
     pub eta_seconds: Option<f64>,
+    /// The table may be missing processes (unreadable entries, other users hidden).
+    pub partial: bool,
 }
 
 impl ReadingEvent {
@@ -46,6 +48,7 @@ impl ReadingEvent {
             confirmed_level: confirmed,
             growth_per_min: t.growth_per_min.map(round2),
             eta_seconds: t.eta_seconds.map(f64::round),
+            partial: r.partial,
         }
     }
 }
@@ -100,8 +103,9 @@ pub fn status_line(r: &ReadingEvent) -> String {
         (Some(g), _) => format!(", {g:+.1}/min"),
         _ => String::new(),
     };
+    let partial = if r.partial { "  (partial table)" } else { "" };
     format!(
-        "{}  {usage}  {} zombies  {}{trend}",
+        "{}  {usage}  {} zombies  {}{trend}{partial}",
         r.at,
         thousands(r.zombies),
         r.level.as_str()

@@ -352,6 +352,7 @@ impl ProcessSource for LinuxSource {
             self_pid: std::process::id() as i32,
             uid,
             unreadable,
+            others_hidden: super::hidepid::others_hidden(&self.roots.proc),
             ceilings: self.ceilings(uid),
             memory: self.memory().ok(),
             processes,

@@ -7,6 +7,8 @@ pub mod procfs;
 pub mod cgroup;
 
 #[cfg(target_os = "linux")]
+mod hidepid;
+#[cfg(target_os = "linux")]
 mod live;
 #[cfg(target_os = "linux")]
 mod tree;
