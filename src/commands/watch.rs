@@ -166,6 +166,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         last_cleanup: None,
         warn_lines: Default::default(),
     };
+    crate::output::queue_stderr();
     g.load_state();
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
         g.notice(
@@ -647,8 +648,10 @@ impl Guard<'_, '_> {
             cleanups: self.cleanups,
             errors: self.errors,
             pending_rows: self.pending.len(),
+            stderr_dropped: crate::output::stderr_lost(),
         });
         self.out.finish(DRAIN_AT_EXIT);
+        crate::output::finish_stderr(DRAIN_AT_EXIT);
     }
 }
 

@@ -85,6 +85,8 @@ pub enum Event {
         errors: u64,
         /// Evidence rows still waiting for a writable state directory.
         pending_rows: usize,
+        /// Diagnostic lines dropped because stderr was not being read.
+        stderr_dropped: u64,
     },
 }
 
@@ -157,12 +159,16 @@ impl Event {
                 cleanups,
                 errors,
                 pending_rows,
+                stderr_dropped,
             } => {
-                let pending = if *pending_rows > 0 {
+                let mut pending = if *pending_rows > 0 {
                     format!(", {pending_rows} evidence rows not written")
                 } else {
                     String::new()
                 };
+                if *stderr_dropped > 0 {
+                    pending.push_str(&format!(", {stderr_dropped} stderr lines dropped"));
+                }
                 format!("watch: {rounds} rounds, {cleanups} cleanups, {errors} errors{pending}")
             }
         }
