@@ -177,7 +177,7 @@ impl Printer {
         if self.captured(false, &format!("warning: {msg}")) {
             return;
         }
-        let _ = writeln!(std::io::stderr().lock(), "headroom: warning: {msg}");
+        write_stderr(format!("headroom: warning: {msg}\n"));
     }
 
     /// An error line on stderr.
@@ -185,7 +185,7 @@ impl Printer {
         if self.captured(false, &format!("error: {msg}")) {
             return;
         }
-        let _ = writeln!(std::io::stderr().lock(), "headroom: error: {msg}");
+        write_stderr(format!("headroom: error: {msg}\n"));
     }
 
     /// Free-form diagnostics on stderr (progress summaries, `run`'s final line).
@@ -193,7 +193,7 @@ impl Printer {
         if self.captured(false, msg) {
             return;
         }
-        let _ = writeln!(std::io::stderr().lock(), "{msg}");
+        write_stderr(format!("{msg}\n"));
     }
 
     /// A JSON Lines record on stderr (`run --json`, where stdout belongs to the command).
@@ -263,6 +263,54 @@ pub fn bar(pct: f64, width: usize) -> String {
         .round()
         .clamp(0.0, width as f64) as usize;
     format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
+}
+
+/// While `watch` runs, stderr lines go through a bounded queue on a thread of its own
+/// (`watch_output`), so that a round never waits for a stderr nobody reads.
+static STDERR_QUEUE: std::sync::Mutex<Option<crate::commands::watch_output::Output>> =
+    std::sync::Mutex::new(None);
+
+fn write_stderr(line: String) {
+    let mut q = STDERR_QUEUE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match q.as_mut() {
+        Some(out) => out.send(line),
+        None => {
+            drop(q);
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
+    }
+}
+
+/// Send stderr's lines through a bounded queue until `finish_stderr`.
+pub fn queue_stderr() {
+    let mut q = STDERR_QUEUE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if q.is_none() {
+        *q = Some(crate::commands::watch_output::Output::stderr());
+    }
+}
+
+/// Lines dropped from stderr so far (its reader was behind).
+pub fn stderr_lost() -> u64 {
+    STDERR_QUEUE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .as_ref()
+        .map_or(0, |o| o.lost())
+}
+
+/// Let the queued stderr lines go out (waiting at most `wait`), then write directly again.
+pub fn finish_stderr(wait: std::time::Duration) {
+    let out = STDERR_QUEUE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(mut out) = out {
+        out.finish(wait);
+    }
 }
 
 #[cfg(test)]

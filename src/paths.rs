@@ -52,8 +52,10 @@ pub fn ensure_state_dir() -> Result<PathBuf> {
 }
 
 pub fn create_private_dir(dir: &std::path::Path) -> Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => return check_linked_dir(dir),
+        Ok(m) if m.is_dir() => return Ok(()),
+        _ => {}
     }
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
@@ -65,4 +67,66 @@ pub fn create_private_dir(dir: &std::path::Path) -> Result<()> {
         bail!("state directory `{}` is not a directory", dir.display());
     }
     Ok(())
+}
+
+/// A state directory that is a symbolic link is used only when it leads to a directory of
+/// this user's own: one replaced by a link to another user's directory or file (or to
+/// nothing, where creating it would follow the link) is refused, so no write follows it.
+fn check_linked_dir(dir: &std::path::Path) -> Result<()> {
+    let target = std::fs::read_link(dir)
+        .map(|t| t.display().to_string())
+        .unwrap_or_else(|_| "?".into());
+    let refuse = |why: String| {
+        anyhow::anyhow!(
+            "state directory `{}` is a symbolic link to `{target}`, {why}: headroom does not \
+             write through it (remove the link, or point it at a directory of your own)",
+            dir.display()
+        )
+    };
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) => return Err(refuse(format!("which cannot be followed ({e})"))),
+    };
+    if !meta.is_dir() {
+        return Err(refuse("which is not a directory".into()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = crate::platform::current_uid();
+        if meta.uid() != me {
+            return Err(refuse(format!(
+                "a directory of uid {}, not yours (uid {me})",
+                meta.uid()
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::create_private_dir;
+
+    #[test]
+    fn a_linked_state_dir_is_used_only_when_it_leads_to_a_directory_of_ours() {
+        let t = tempfile::tempdir().unwrap();
+        let own = t.path().join("own");
+        std::fs::create_dir(&own).unwrap();
+        let file = t.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let link = |name: &str, to: &std::path::Path| {
+            let l = t.path().join(name);
+            std::os::unix::fs::symlink(to, &l).unwrap();
+            l
+        };
+        // Control: a link to the user's own directory (dotfiles) is followed.
+        create_private_dir(&link("to-own", &own)).unwrap();
+        let e = create_private_dir(&link("to-file", &file)).unwrap_err();
+        assert!(format!("{e}").contains("not a directory"), "{e}");
+        let gone = t.path().join("gone");
+        let e = create_private_dir(&link("dangling", &gone)).unwrap_err();
+        assert!(format!("{e}").contains("cannot be followed"), "{e}");
+        assert!(!gone.exists(), "created through a dangling link");
+    }
 }

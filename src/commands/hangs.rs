@@ -201,6 +201,7 @@ fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Rou
     }
     Round {
         at_ms,
+        boot_ms: platform::boot_ms(),
         available: scan.available,
         unavailable_reason: scan.unavailable_reason,
         apps,

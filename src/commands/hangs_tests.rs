@@ -80,6 +80,7 @@ fn cursor(pid: i32, responsive: bool) -> AppObservation {
 fn round_at(i: i64, apps: Vec<AppObservation>) -> Round {
     Round {
         at_ms: T0 + i * EVERY,
+        boot_ms: None,
         available: true,
         unavailable_reason: None,
         apps,
@@ -316,6 +317,7 @@ fn b02_interface_unavailable_is_reported_and_nothing_is_done() {
         &mut state,
         &Round {
             at_ms: T0 + EVERY,
+            boot_ms: None,
             available: false,
             unavailable_reason: Some("no WindowServer connection".into()),
             apps: vec![],

@@ -74,6 +74,11 @@ pub struct ProbeReport {
     /// Table entries listed but not readable (not counted above; they may hide a session
     /// child or an ancestor, so `reap` treats the sessions as unreadable).
     pub unreadable: u64,
+    /// `/proc` hides other users' processes (`hidepid=2`): not counted, and not seen.
+    pub others_hidden: bool,
+    /// The table may be missing processes (`unreadable` > 0 or `others_hidden`): the
+    /// per-user counts are what could be read, and no parent is selected on it.
+    pub partial: bool,
 }
 
 /// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
@@ -117,6 +122,8 @@ impl ProbeReport {
             trend_samples: trend.map_or(0, |t| t.samples),
             history: trend.is_some(),
             unreadable: snap.unreadable,
+            others_hidden: snap.others_hidden,
+            partial: snap.partial(),
         }
     }
 }
@@ -213,6 +220,12 @@ pub fn poll_row(r: &Reading, trend: &Trend) -> Row {
             .first()
             .map(|p| (p.pid, p.name.clone(), p.zombies)),
         action: "poll".into(),
+        // A reading of a table that may be missing processes says so in the bug report.
+        result: if r.partial {
+            "partial".into()
+        } else {
+            String::new()
+        },
         ..Row::default()
     }
 }
@@ -265,10 +278,16 @@ pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
         .tasks
         .map(|t| format!(", {} tasks", thousands(t)))
         .unwrap_or_default();
-    let unreadable = match r.unreadable {
+    let mut unreadable = match r.unreadable {
         0 => String::new(),
         n => format!("; {} could not be read", thousands(n)),
     };
+    if r.others_hidden {
+        unreadable.push_str("; other users' processes hidden (/proc hidepid)");
+    }
+    if r.partial {
+        unreadable.push_str(": partial, nothing is selected on it");
+    }
     let _ = writeln!(
         s,
         "  processes {} ({} zombies){tasks}{unreadable}",
@@ -414,6 +433,8 @@ mod tests {
             trend_samples: 4,
             history: true,
             unreadable: 3,
+            others_hidden: false,
+            partial: true,
         }
     }
 

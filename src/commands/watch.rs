@@ -166,6 +166,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         last_cleanup: None,
         warn_lines: Default::default(),
     };
+    crate::output::queue_stderr();
     g.load_state();
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
         g.notice(
@@ -434,7 +435,7 @@ impl Guard<'_, '_> {
                     self.persisted.last_cleanup_ms = Some(now);
                     self.last_cleanup = Some(Instant::now());
                     self.cleanups += 1;
-                    if self.notify && notify::allowed(report.usage.free_slots, report.usage.limit) {
+                    if self.may_notify(report.usage.free_slots, report.usage.limit) {
                         let limit = report
                             .usage
                             .limit_source
@@ -595,7 +596,7 @@ impl Guard<'_, '_> {
     }
 
     fn notify_crossing(&mut self, c: Crossing, r: &Reading, trend: &Trend) {
-        if !self.notify || !notify::allowed(r.free_slots, r.limit.limit) {
+        if !self.may_notify(r.free_slots, r.limit.limit) {
             return;
         }
         let title = match c {
@@ -627,6 +628,26 @@ impl Guard<'_, '_> {
         self.post(title, &body);
     }
 
+    /// Whether a notification may be posted now. At or below 1 % free it is not (starting
+    /// the helper needs the very fork that is failing), and a notice says so.
+    fn may_notify(&mut self, free: Option<u64>, limit: Option<u64>) -> bool {
+        if !self.notify {
+            return false;
+        }
+        if notify::allowed(free, limit) {
+            return true;
+        }
+        let (free, limit) = (free.unwrap_or(0), limit.unwrap_or(0));
+        self.notice(
+            "warning",
+            &format!(
+                "notification withheld: {free} of {limit} slots free (≤ 1 %), and posting it \
+                 needs a new process"
+            ),
+        );
+        false
+    }
+
     fn post(&mut self, title: &str, body: &str) {
         if let Err(e) = self.notifier.post(title, body) {
             self.notice("info", &format!("notification not posted: {e}"));
@@ -647,8 +668,10 @@ impl Guard<'_, '_> {
             cleanups: self.cleanups,
             errors: self.errors,
             pending_rows: self.pending.len(),
+            stderr_dropped: crate::output::stderr_lost(),
         });
         self.out.finish(DRAIN_AT_EXIT);
+        crate::output::finish_stderr(DRAIN_AT_EXIT);
     }
 }
 

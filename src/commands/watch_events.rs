@@ -28,6 +28,8 @@ pub struct ReadingEvent {
     pub confirmed_level: Level,
     pub growth_per_min: Option<f64>,
     pub eta_seconds: Option<f64>,
+    /// The table may be missing processes (unreadable entries, other users hidden).
+    pub partial: bool,
 }
 
 impl ReadingEvent {
@@ -46,6 +48,7 @@ impl ReadingEvent {
             confirmed_level: confirmed,
             growth_per_min: t.growth_per_min.map(round2),
             eta_seconds: t.eta_seconds.map(f64::round),
+            partial: r.partial,
         }
     }
 }
@@ -82,6 +85,8 @@ pub enum Event {
         errors: u64,
         /// Evidence rows still waiting for a writable state directory.
         pending_rows: usize,
+        /// Diagnostic lines dropped because stderr was not being read.
+        stderr_dropped: u64,
     },
 }
 
@@ -100,8 +105,9 @@ pub fn status_line(r: &ReadingEvent) -> String {
         (Some(g), _) => format!(", {g:+.1}/min"),
         _ => String::new(),
     };
+    let partial = if r.partial { "  (partial table)" } else { "" };
     format!(
-        "{}  {usage}  {} zombies  {}{trend}",
+        "{}  {usage}  {} zombies  {}{trend}{partial}",
         r.at,
         thousands(r.zombies),
         r.level.as_str()
@@ -153,12 +159,16 @@ impl Event {
                 cleanups,
                 errors,
                 pending_rows,
+                stderr_dropped,
             } => {
-                let pending = if *pending_rows > 0 {
+                let mut pending = if *pending_rows > 0 {
                     format!(", {pending_rows} evidence rows not written")
                 } else {
                     String::new()
                 };
+                if *stderr_dropped > 0 {
+                    pending.push_str(&format!(", {stderr_dropped} stderr lines dropped"));
+                }
                 format!("watch: {rounds} rounds, {cleanups} cleanups, {errors} errors{pending}")
             }
         }

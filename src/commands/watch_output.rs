@@ -7,6 +7,10 @@
 //!
 //! Where no thread can be started (at the fork wall: threads count against RLIMIT_NPROC)
 //! lines are written directly, as before.
+//!
+//! stderr goes the same way while `watch` runs (`Output::stderr`, installed by
+//! `output::queue_stderr`): a warning from a round (a lock refused, a state file set aside)
+//! must not wait for a stderr nobody reads either.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -21,17 +25,18 @@ pub const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
 
 type Sink = Box<dyn Write + Send>;
 
-/// fd 1 written with write(2) directly, not through std's `Stdout`: that one's lock would be
-/// held by a writer blocked on a full pipe, and the exit path's flush would wait for it.
-struct RawStdout;
+/// fd 1 or 2 written with write(2) directly, not through std's `Stdout`/`Stderr`: their
+/// lock would be held by a writer blocked on a full pipe, and the exit path's flush (or a
+/// panic message) would wait for it.
+struct RawFd(i32);
 
-impl Write for RawStdout {
+impl Write for RawFd {
     #[cfg(unix)]
     #[allow(unsafe_code)]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         loop {
-            // SAFETY: buf is valid for its length; fd 1 is open (platform::start).
-            let n = unsafe { libc::write(1, buf.as_ptr().cast(), buf.len()) };
+            // SAFETY: buf is valid for its length; fds 1 and 2 are open (platform::start).
+            let n = unsafe { libc::write(self.0, buf.as_ptr().cast(), buf.len()) };
             if n >= 0 {
                 return Ok(n as usize);
             }
@@ -44,7 +49,10 @@ impl Write for RawStdout {
 
     #[cfg(not(unix))]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        std::io::stdout().write(buf)
+        match self.0 {
+            2 => std::io::stderr().write(buf),
+            _ => std::io::stdout().write(buf),
+        }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -67,8 +75,12 @@ pub struct Output {
     direct: Option<Sink>,
     closed: Arc<AtomicBool>,
     dropped: u64,
+    /// Lines dropped in all.
+    lost: u64,
     /// Whether the stream is JSON Lines (the dropped-lines notice is written in kind).
     json: bool,
+    /// `stdout` or `stderr`, for the dropped-lines notice.
+    stream: &'static str,
 }
 
 impl std::fmt::Debug for Output {
@@ -87,13 +99,26 @@ fn is_closed(e: &std::io::Error) -> bool {
 impl Output {
     /// Lines to stdout.
     pub fn stdout(json: bool) -> Self {
-        let mut o = Self::new(Box::new(RawStdout), QUEUE_LINES);
+        let mut o = Self::new(Box::new(RawFd(1)), QUEUE_LINES);
         o.json = json;
+        o
+    }
+
+    /// Diagnostic lines to stderr (plain-text notices); a closed stderr only discards them.
+    pub fn stderr() -> Self {
+        let mut o = Self::with_fallback(Box::new(RawFd(2)), QUEUE_LINES, 2);
+        o.json = false;
+        o.stream = "stderr";
         o
     }
 
     /// Lines to `sink` through a queue of `capacity` (JSON notices).
     pub fn new(sink: Sink, capacity: usize) -> Self {
+        Self::with_fallback(sink, capacity, 1)
+    }
+
+    /// As `new`, writing to `fd` directly when no thread can be started.
+    fn with_fallback(sink: Sink, capacity: usize, fd: i32) -> Self {
         let closed = Arc::new(AtomicBool::new(false));
         let (tx, rx) = sync_channel::<String>(capacity.max(1));
         let flag = closed.clone();
@@ -120,16 +145,20 @@ impl Output {
                 direct: None,
                 closed,
                 dropped: 0,
+                lost: 0,
                 json: true,
+                stream: "stdout",
             },
             // The closure (and the sink in it) is gone with the failed spawn: write to
-            // stdout directly.
+            // the descriptor directly.
             Err(_) => Self {
                 mode: Mode::Direct,
-                direct: Some(Box::new(std::io::stdout())),
+                direct: Some(Box::new(RawFd(fd))),
                 closed,
                 dropped: 0,
+                lost: 0,
                 json: true,
+                stream: "stdout",
             },
         }
     }
@@ -151,18 +180,18 @@ impl Output {
             }
             Mode::Queued { tx: Some(tx), .. } => {
                 if self.dropped > 0 {
-                    let notice = dropped_notice(self.dropped, self.json);
+                    let notice = dropped_notice(self.dropped, self.json, self.stream);
                     match tx.try_send(notice) {
                         Ok(()) => self.dropped = 0,
                         Err(_) => {
-                            self.dropped += 1;
+                            self.drop_one();
                             return;
                         }
                     }
                 }
                 match tx.try_send(line) {
                     Ok(()) => {}
-                    Err(TrySendError::Full(_)) => self.dropped += 1,
+                    Err(TrySendError::Full(_)) => self.drop_one(),
                     Err(TrySendError::Disconnected(_)) => {
                         self.closed.store(true, Ordering::SeqCst);
                     }
@@ -174,8 +203,11 @@ impl Output {
 }
 
 /// The notice (a `watch` event line) that `n` lines were lost.
-fn dropped_notice(n: u64, json: bool) -> String {
-    let message = format!("{n} lines were dropped: stdout was not being read");
+fn dropped_notice(n: u64, json: bool, stream: &str) -> String {
+    let message = format!("{n} lines were dropped: {stream} was not being read");
+    if !json && stream == "stderr" {
+        return format!("headroom: warning: {message}\n");
+    }
     if !json {
         return format!("\nwarning: {message}\n");
     }
@@ -195,6 +227,16 @@ impl Output {
     /// Lines dropped since the last notice about it.
     pub fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// Lines dropped in all.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    fn drop_one(&mut self) {
+        self.dropped += 1;
+        self.lost += 1;
     }
 
     /// The reader closed the pipe.
@@ -270,6 +312,16 @@ mod tests {
         assert_eq!(got.recv().unwrap(), "line 50\n");
         drop(unstick);
         out.finish(Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_loss_is_told_on_the_stream_that_lost_it() {
+        let n = dropped_notice(3, false, "stderr");
+        assert_eq!(
+            n,
+            "headroom: warning: 3 lines were dropped: stderr was not being read\n"
+        );
+        assert!(dropped_notice(3, true, "stdout").contains("stdout was not being read"));
     }
 
     struct Closed;

@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::hang_cooldown::{prune_restarts, since_restart};
 pub use crate::core::hang_eligibility::{eligibility, is_app_bundle_path};
 
 /// The one system service that is restarted automatically (seed 002, Behavior 5).
@@ -105,6 +106,11 @@ impl AppObservation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Round {
     pub at_ms: i64,
+    /// The same instant on a clock that is never stepped and counts time asleep, from boot
+    /// (`platform::boot_ms`), when the round is live; `None` for a recorded round. The
+    /// cooldown is measured on it, so a wall clock set forward cannot end it early and one
+    /// set back cannot stretch it.
+    pub boot_ms: Option<i64>,
     /// False when the WindowServer interface could not be used (no GUI session, a symbol
     /// missing); `apps` is then ignored.
     pub available: bool,
@@ -168,6 +174,10 @@ pub struct MonitorState {
     pub observations: BTreeMap<String, Pending>,
     /// Last automatic restart (attempt) per identity.
     pub restarts: BTreeMap<String, i64>,
+    /// The same restarts on the boot clock (`Round::boot_ms`), for those made in a live
+    /// round; absent in older state files.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub restarts_boot: BTreeMap<String, i64>,
     /// Identities that already caused a notification, and since when.
     pub blocked: BTreeMap<String, i64>,
 }
@@ -179,6 +189,7 @@ impl Default for MonitorState {
             last_round_ms: None,
             observations: BTreeMap::new(),
             restarts: BTreeMap::new(),
+            restarts_boot: BTreeMap::new(),
             blocked: BTreeMap::new(),
         }
     }
@@ -253,7 +264,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
     let cooldown = cfg.cooldown_ms.max(COOLDOWN_MS);
     let (lo, hi) = MIN_ROUND_GAP_RANGE_MS;
     let min_gap = cfg.min_gap_ms.clamp(lo, hi);
-    prune_restarts(state, now, cooldown);
+    prune_restarts(state, round, cooldown);
     let consecutive = state
         .last_round_ms
         .is_some_and(|last| now >= last && now - last <= MAX_ROUND_GAP_MS);
@@ -341,11 +352,9 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
             now
         };
         d.rounds = rounds;
-        d.cooldown_until_ms = state
-            .restarts
-            .get(&identity)
-            .map(|t| t + cooldown)
-            .filter(|until| now < *until);
+        d.cooldown_until_ms = since_restart(state, &identity, round)
+            .filter(|elapsed| *elapsed < cooldown)
+            .map(|elapsed| now.saturating_add(cooldown - elapsed));
         observations.insert(
             identity.clone(),
             Pending {
@@ -388,6 +397,10 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
             ));
         } else {
             state.restarts.insert(identity.clone(), now);
+            match round.boot_ms {
+                Some(b) => state.restarts_boot.insert(identity.clone(), b),
+                None => state.restarts_boot.remove(&identity),
+            };
             d.state = HangState::Confirmed;
             d.detected = true;
             d.restart = true;
@@ -415,29 +428,6 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         checked: round.apps.len(),
         decisions,
         cleared_pending: 0,
-    }
-}
-
-/// Restart times older than 24 h go; so do times more than 24 h in the future (a clock
-/// that was wrong), which would otherwise never be pruned. Past the cap, the oldest times
-/// that are older than the cooldown go too; a time within the cooldown is never forgotten
-/// (that would allow a second restart within it), so a stuffed state file may stay over
-/// the cap, and no restart is made until it is back under.
-fn prune_restarts(state: &mut MonitorState, now: i64, cooldown: i64) {
-    state
-        .restarts
-        .retain(|_, t| now.saturating_sub(*t).saturating_abs() < RESTART_RETENTION_MS);
-    while state.restarts.len() >= MAX_TRACKED {
-        let oldest = state
-            .restarts
-            .iter()
-            .filter(|(_, t)| now.saturating_sub(**t) >= cooldown)
-            .min_by_key(|(_, t)| **t)
-            .map(|(k, _)| k.clone());
-        match oldest {
-            Some(k) => state.restarts.remove(&k),
-            None => break,
-        };
     }
 }
 

@@ -37,6 +37,7 @@ fn service(pid: i32, responsive: bool) -> AppObservation {
 fn live(at_ms: i64, apps: Vec<AppObservation>) -> Round {
     Round {
         at_ms,
+        boot_ms: None,
         available: true,
         unavailable_reason: None,
         apps,
@@ -46,6 +47,7 @@ fn live(at_ms: i64, apps: Vec<AppObservation>) -> Round {
 fn unavailable(at_ms: i64) -> Round {
     Round {
         at_ms,
+        boot_ms: None,
         available: false,
         unavailable_reason: Some("SLSEventIsAppUnresponsive not found".into()),
         apps: vec![],
@@ -683,4 +685,125 @@ fn bdd01_given_it_is_unresponsive_in_two_consecutive_rounds_when_the_second_is_e
     assert_eq!(d.kind, Some(Kind::Service));
     assert_eq!(d.state, HangState::Confirmed);
     assert!(d.restart);
+}
+
+// --- Clock jumps: the cooldown is measured on the boot clock, not the wall.
+
+const HOUR: i64 = 3_600_000;
+/// The boot clock at T0: 50 h after boot.
+const B0: i64 = 50 * HOUR;
+
+fn at(wall: i64, boot: i64, apps: Vec<AppObservation>) -> Round {
+    Round {
+        boot_ms: Some(boot),
+        ..live(wall, apps)
+    }
+}
+
+/// ED confirmed and restarted at (T0, B0), by two live rounds.
+fn restarted() -> MonitorState {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    round(
+        &mut s,
+        &at(T0 - EVERY, B0 - EVERY, vec![app(ED, 5, false)]),
+        &cfg,
+    );
+    let o = round(&mut s, &at(T0, B0, vec![app(ED, 5, false)]), &cfg);
+    assert!(only(&o).restart);
+    assert_eq!(s.restarts_boot.get(ED), Some(&B0));
+    s
+}
+
+/// The reopened app hangs again: two rounds `EVERY` apart from (wall, boot); the second
+/// round's verdict.
+fn hangs_again(s: &mut MonitorState, wall: i64, boot: i64) -> AppDecision {
+    let cfg = MonitorConfig::default();
+    round(s, &at(wall, boot, vec![app(ED, 6, false)]), &cfg);
+    let o = round(
+        s,
+        &at(wall + EVERY, boot + EVERY, vec![app(ED, 6, false)]),
+        &cfg,
+    );
+    only(&o).clone()
+}
+
+#[test]
+fn a_wall_clock_set_forward_does_not_end_the_cooldown_early() {
+    // 5 h later by the wall, 1 min by the boot clock: the same hour, so no second restart.
+    let mut s = restarted();
+    let d = hangs_again(&mut s, T0 + 5 * HOUR, B0 + 60_000);
+    assert!(!d.restart);
+    assert_eq!(d.state, HangState::Blocked);
+    assert_eq!(
+        d.cooldown_until_ms,
+        Some(T0 + 5 * HOUR + COOLDOWN_MS - 60_000),
+        "the rest of the hour, from the wall's now"
+    );
+    // 25 h forward, past the retention: the restart is not forgotten either.
+    let mut s = restarted();
+    let d = hangs_again(&mut s, T0 + 25 * HOUR, B0 + 60_000);
+    assert_eq!(d.state, HangState::Blocked);
+    // Control: an hour later by the boot clock, the app is restarted again.
+    let mut s = restarted();
+    assert!(hangs_again(&mut s, T0 + 5 * HOUR, B0 + COOLDOWN_MS).restart);
+}
+
+#[test]
+fn a_wall_clock_set_back_neither_stretches_the_cooldown_nor_forgets_it() {
+    let mut s = restarted();
+    let d = hangs_again(&mut s, T0 - 5 * HOUR, B0 + 60_000);
+    assert_eq!(d.state, HangState::Blocked);
+    // Set back 25 h: the restart is "in the future" past the retention, and still kept.
+    let mut s = restarted();
+    let d = hangs_again(&mut s, T0 - 25 * HOUR, B0 + 60_000);
+    assert_eq!(d.state, HangState::Blocked);
+    assert!(s.restarts.contains_key(ED));
+    // An hour later by the boot clock, 5 h earlier by the wall: restarted, not frozen for 6 h.
+    let mut s = restarted();
+    assert!(hangs_again(&mut s, T0 - 5 * HOUR, B0 + COOLDOWN_MS).restart);
+}
+
+#[test]
+fn after_a_reboot_the_cooldown_counts_only_the_new_boots_uptime_as_passed() {
+    // The boot clock starts again near 0; at 10 min of uptime no more than that is known
+    // to have passed, whatever the wall says.
+    let mut s = restarted();
+    let d = hangs_again(&mut s, T0 + 5 * HOUR, 600_000);
+    assert_eq!(d.state, HangState::Blocked);
+    let mut s = restarted();
+    assert!(hangs_again(&mut s, T0 + 5 * HOUR, COOLDOWN_MS).restart);
+}
+
+#[test]
+fn a_recorded_round_measures_the_cooldown_on_its_wall_clock() {
+    // A restart stamped on the boot clock, replayed by rounds that have none: the wall.
+    let cfg = MonitorConfig::default();
+    let mut s = restarted();
+    round(&mut s, &live(T0 + 60_000, vec![app(ED, 6, false)]), &cfg);
+    let o = round(
+        &mut s,
+        &live(T0 + 60_000 + EVERY, vec![app(ED, 6, false)]),
+        &cfg,
+    );
+    assert_eq!(only(&o).state, HangState::Blocked);
+    let mut s = restarted();
+    round(
+        &mut s,
+        &live(T0 + COOLDOWN_MS, vec![app(ED, 6, false)]),
+        &cfg,
+    );
+    let o = round(
+        &mut s,
+        &live(T0 + COOLDOWN_MS + EVERY, vec![app(ED, 6, false)]),
+        &cfg,
+    );
+    assert!(only(&o).restart);
+    // A restart made by a recorded round has no boot stamp left to mislead a live one.
+    assert!(!s.restarts_boot.contains_key(ED));
+    // The boot stamps survive the state file.
+    let s = restarted();
+    let text = serde_json::to_string(&s).unwrap();
+    let back: MonitorState = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, s);
 }

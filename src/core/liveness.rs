@@ -289,7 +289,10 @@ pub fn assess(
     let mut out = HashMap::new();
     let mut seen: HashSet<(i32, u64)> = HashSet::new();
     // A table with unread entries may be missing any parent's children.
-    let incomplete = (table.snapshot.unreadable > 0).then_some(Blind::ChildrenUnreadable);
+    let incomplete = table
+        .snapshot
+        .partial()
+        .then_some(Blind::ChildrenUnreadable);
     for &pid in parents {
         let Some(parent) = table.get(pid) else {
             continue;

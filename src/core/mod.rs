@@ -6,6 +6,7 @@ pub mod chart;
 pub mod doctor;
 pub mod emergency;
 pub mod evidence;
+pub mod hang_cooldown;
 pub mod hang_eligibility;
 pub mod hang_store;
 pub mod hangs;

@@ -113,6 +113,7 @@ pub fn parse(text: &str) -> Result<Vec<Round>, String> {
             .map(str::to_string);
         out.push(Round {
             at_ms,
+            boot_ms: None,
             available,
             unavailable_reason: if available {
                 None

@@ -264,6 +264,21 @@ fn unread_table_entries_make_a_childless_parent_blind_not_sessionless() {
     assert_eq!(reason_of(&decide(&snap, 0, &judge(&[], &[])), 500), None);
 }
 
+#[test]
+fn a_proc_that_hides_other_users_makes_every_parent_blind() {
+    // hidepid=2: another user's session child of this parent would not even be listed.
+    let mut snap = with_self(leaker(500, 150, "agency", "/opt/agency"));
+    snap.others_hidden = true;
+    assert!(snap.partial());
+    let sel = decide(&snap, 0, &judge(&[], &[]));
+    assert_eq!(
+        reason_of(&sel, 500),
+        Some(SkipReason::SessionSignalUnavailable)
+    );
+    snap.others_hidden = false;
+    assert_eq!(reason_of(&decide(&snap, 0, &judge(&[], &[])), 500), None);
+}
+
 // 3. A relative --log-dir.
 
 const COPILOT: &str = "/usr/local/bin/copilot";

@@ -164,6 +164,8 @@ pub struct Reading {
     pub free_slots: Option<u64>,
     pub level: Level,
     pub top_parents: Vec<ZombieParent>,
+    /// The table may be missing processes (`Snapshot::partial`).
+    pub partial: bool,
 }
 
 impl Reading {
@@ -199,6 +201,7 @@ pub fn read(snapshot: &Snapshot, thresholds: Thresholds) -> Reading {
         usage_pct,
         free_slots,
         top_parents,
+        partial: snapshot.partial(),
     }
 }
 

@@ -176,12 +176,22 @@ pub struct Snapshot {
     /// read): any of them may be a child or an ancestor nobody can see.
     #[serde(default)]
     pub unreadable: u64,
+    /// `/proc` hides other users' processes (`hidepid=2`): none of them is listed, so any
+    /// of them may be a child or an ancestor nobody can see.
+    #[serde(default)]
+    pub others_hidden: bool,
     pub ceilings: Vec<Ceiling>,
     #[serde(default)]
     pub memory: Option<MemoryTotals>,
 }
 
 impl Snapshot {
+    /// Whether the table may be missing processes (entries unreadable, others hidden):
+    /// no session or ancestor judged on it is known to be whole.
+    pub fn partial(&self) -> bool {
+        self.unreadable > 0 || self.others_hidden
+    }
+
     /// Whether the slots RLIMIT_NPROC charges are tasks (Linux) or processes (macOS).
     pub fn counts_tasks(&self) -> bool {
         self.os == "linux"
@@ -439,6 +449,7 @@ pub(crate) mod fixture {
             uid: UID,
             processes,
             unreadable: 0,
+            others_hidden: false,
             ceilings: Vec::new(),
             memory: None,
         }

@@ -346,3 +346,27 @@ pub fn awake_ms() -> i64 {
     }
     0
 }
+
+/// Milliseconds since boot on a clock that is never stepped and counts time asleep (Linux
+/// CLOCK_BOOTTIME, macOS CLOCK_MONOTONIC), comparable across processes within one boot:
+/// what the hang cooldown is measured on, so that a wall clock set forward or back moves it
+/// neither way. `None` where there is none.
+pub fn boot_ms() -> Option<i64> {
+    #[cfg(unix)]
+    {
+        #[cfg(target_os = "macos")]
+        let clock = libc::CLOCK_MONOTONIC;
+        #[cfg(not(target_os = "macos"))]
+        let clock = libc::CLOCK_BOOTTIME;
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: ts is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } == 0 {
+            #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+            return Some(ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000);
+        }
+    }
+    None
+}

@@ -49,15 +49,15 @@ fn write_log(dir: &Path, recent_work: Option<u64>) {
     std::fs::write(dir.join("process-1-86242.log"), text).unwrap();
 }
 
-struct Setup {
-    env: Env,
-    tree: Tree,
-    leaker: i32,
-    session: i32,
+pub(crate) struct Setup {
+    pub(crate) env: Env,
+    pub(crate) tree: Tree,
+    pub(crate) leaker: i32,
+    pub(crate) session: i32,
     logs: std::path::PathBuf,
 }
 
-fn setup(name: &str, recent_work: Option<u64>) -> Setup {
+pub(crate) fn setup(name: &str, recent_work: Option<u64>) -> Setup {
     let env = Env::new();
     let logs = env.path("session-logs");
     write_log(&logs, recent_work);
@@ -92,7 +92,7 @@ fn setup(name: &str, recent_work: Option<u64>) -> Setup {
     }
 }
 
-fn reap(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
+pub(crate) fn reap(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
     let threshold = if extra.contains(&"--idle-threshold") {
         vec![]
     } else {
@@ -110,7 +110,7 @@ fn reap(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
 }
 
-fn parent(r: &schema::Reap, pid: i32) -> &schema::ReapParent {
+pub(crate) fn parent(r: &schema::Reap, pid: i32) -> &schema::ReapParent {
     r.parents.iter().find(|p| p.pid == pid).unwrap()
 }
 
@@ -161,7 +161,7 @@ fn a_finished_session_is_released_and_its_child_survives_the_parent() {
 
 /// Seed the CPU history as if the session child had been read, idle, `idle_s` ago (the
 /// awake clock is CLOCK_MONOTONIC on Linux), so one run sees hours of CPU idleness.
-fn seed_cpu_history(s: &Setup, idle_s: i64) {
+pub(crate) fn seed_cpu_history(s: &Setup, idle_s: i64) {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.session)).unwrap();
     let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
     let (utime, stime, start): (u64, u64, u64) = (

@@ -37,6 +37,8 @@ pub struct Probe {
     pub trend_samples: usize,
     pub history: bool,
     pub unreadable: u64,
+    pub others_hidden: bool,
+    pub partial: bool,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -128,6 +130,7 @@ pub struct Snapshot {
     pub uid: u32,
     pub processes: Vec<SnapshotProcess>,
     pub unreadable: u64,
+    pub others_hidden: bool,
     pub ceilings: Vec<SnapshotCeiling>,
     pub memory: Option<Memory>,
 }

@@ -73,6 +73,7 @@ impl ProcessSource for LinuxSource {
             self_pid: std::process::id() as i32,
             uid,
             unreadable,
+            others_hidden: super::hidepid::others_hidden(&self.reader.roots.proc),
             ceilings: ceilings::ceilings(&self.reader.roots, uid),
             memory: self.memory().ok(),
             processes,

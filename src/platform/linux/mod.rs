@@ -9,6 +9,8 @@ pub mod cgroup;
 #[cfg(target_os = "linux")]
 mod ceilings;
 #[cfg(target_os = "linux")]
+mod hidepid;
+#[cfg(target_os = "linux")]
 mod live;
 #[cfg(target_os = "linux")]
 mod read;

@@ -181,6 +181,7 @@ impl ProcessSource for MacSource {
             uid,
             // One sysctl returns the whole table: nothing listed is left unread.
             unreadable: 0,
+            others_hidden: false,
             ceilings: self.ceilings(uid, all),
             memory: self.memory().ok(),
             processes,

@@ -1,9 +1,13 @@
 //! Fault 5: the wall clock stepped by hours between runs, on a real process (`faketime`,
-//! LD_PRELOAD; the library's own tests inject the clock, `watch::in_cooldown`). Guaranteed:
-//! the trend never shows a negative duration (samples "from the future" are dropped), and
-//! a clock set back neither freezes the reap cooldown for hours nor skips it.
+//! LD_PRELOAD; the library's own tests inject the clock: `watch::in_cooldown`, and the hang
+//! cooldown in `core/hangs_tests.rs`, which is macOS-only in practice). Guaranteed: the
+//! trend never shows a negative duration (samples "from the future" are dropped), a clock
+//! set back neither freezes the reap cooldown for hours nor skips it, and a session child's
+//! CPU idle time, on the awake clock, is neither negative nor "idle for 5 h" after a step.
 
 use super::{check_state_files, sandbox_ok};
+use crate::liveness::{parent, seed_cpu_history, setup};
+use crate::schema;
 use crate::support::{Env, has_tool, proc_state};
 
 fn probe_at(env: &Env, offset: &str) -> serde_json::Value {
@@ -115,4 +119,61 @@ fn a_clock_stepped_by_hours_gives_no_negative_trend_and_keeps_the_cooldown_short
     assert_eq!(delivered, 1);
     check_state_files(&env.home);
     drop((first, second));
+}
+
+#[test]
+fn a_wall_clock_stepped_by_hours_is_not_cpu_idle_time() {
+    // A session whose log has been quiet for 3 h and whose child uses no CPU: only the CPU
+    // history (read a moment ago, on the awake clock) keeps it from being idle past 1 h.
+    let s = setup("agency-cik", None);
+    if !sandbox_ok(&s.env) || !has_tool("faketime") {
+        return;
+    }
+    // The wall clock stepped, the monotonic one not: what `date -s` or NTP does.
+    let reap_at = |offset: &str| -> schema::Reap {
+        let out = s
+            .env
+            .cmd_via(&["faketime", "-f", offset])
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+            .args(["reap", "--dry-run", "--json", "--allow", "agency-cik"])
+            .args(["--idle-threshold", "1h"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let first = reap_at("+0");
+    assert_eq!(
+        parent(&first, s.leaker).cpu_idle_seconds,
+        None,
+        "first sighting"
+    );
+    let t0 = headroom::core::hang_store::parse_time(&first.at).unwrap();
+    for (offset, hours) in [("+5h", 5), ("-5h", -5)] {
+        let r = reap_at(offset);
+        let at = headroom::core::hang_store::parse_time(&r.at).unwrap();
+        assert!(
+            (at - t0 - hours * 3_600_000).abs() < 600_000,
+            "faketime took effect: {} vs {}",
+            r.at,
+            first.at
+        );
+        let p = parent(&r, s.leaker);
+        let idle = p
+            .cpu_idle_seconds
+            .unwrap_or_else(|| panic!("{offset}: {p:?}"));
+        assert!(
+            (0.0..3600.0).contains(&idle),
+            "{offset}: CPU idle {idle} s after a wall step"
+        );
+        assert_ne!(p.verdict, "target", "{offset}: {p:?}");
+        assert!(r.targets.is_empty());
+    }
+    // The control: CPU idle for 5 h on the awake clock, the same session is a target.
+    seed_cpu_history(&s, 5 * 3600);
+    let r = reap_at("+0");
+    let p = parent(&r, s.leaker);
+    assert!(p.cpu_idle_seconds.unwrap() >= 5.0 * 3600.0 - 60.0, "{p:?}");
+    assert_eq!((p.verdict.as_str(), p.session.as_str()), ("target", "idle"));
+    drop(s.tree);
 }

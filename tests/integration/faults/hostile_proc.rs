@@ -50,6 +50,18 @@ fn hostile_leakers(env: &Env) -> (Vec<Tree>, Vec<(i64, u64)>) {
     (trees, expected)
 }
 
+/// `reap --dry-run` with every hostile leaker allowed (they run the fixture's executable).
+fn dry_run(env: &Env) -> serde_json::Value {
+    let out = env
+        .cmd()
+        .args(["reap", "--dry-run", "--json", "--min-zombies", "1"])
+        .args(["--allow", "hr-fixture"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
 fn check_reading(env: &Env, r: &serde_json::Value, expected: &[(i64, u64)]) {
     // The test counts after the probe exited; the probe counted itself too.
     let (procs, tasks) = count_uid(env.uid);
@@ -132,6 +144,22 @@ fn pids_vanishing_mid_scan_and_a_hidepid_proc_keep_counts_right() {
     }
     let _heavy = super::heavy();
     let (_trees, expected) = hostile_leakers(&env);
+    // The control, on the machine's /proc: whole, and the same parents are targets.
+    let r = probe(&env);
+    assert_eq!(
+        (&r["others_hidden"], &r["partial"]),
+        (&false.into(), &false.into())
+    );
+    let seen = dry_run(&env);
+    let targets = |v: &serde_json::Value| {
+        v["parents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["verdict"] == "target")
+            .count()
+    };
+    assert_eq!(targets(&seen), expected.len(), "{seen}");
     let _churn = env.spawn(env.fixture(), &["churn"]);
     // Every reading during the churn: whole, and its count (itself included) within the one
     // short-lived child the churn can have at a time.
@@ -165,6 +193,45 @@ fn pids_vanishing_mid_scan_and_a_hidepid_proc_keep_counts_right() {
         let mut want = expected.clone();
         want.sort_unstable();
         assert_eq!(tops, want);
+        // What it cannot see it says it cannot see: partial, and nothing is selected on it
+        // (another user's session child of any of these parents would be invisible).
+        assert_eq!(
+            (&r["others_hidden"], &r["partial"]),
+            (&true.into(), &true.into())
+        );
+        let human = env.cmd().arg("probe").output().unwrap();
+        let text = String::from_utf8_lossy(&human.stdout);
+        assert!(text.contains("hidden (/proc hidepid): partial"), "{text}");
+        // reap cannot see its own ancestry (the test runs as root) and refuses outright.
+        let out = env
+            .cmd()
+            .args(["reap", "--dry-run", "--json", "--min-zombies", "1"])
+            .args(["--allow", "hr-fixture"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains("nothing was signalled"),
+            "{stderr}"
+        );
+        let w = env
+            .cmd()
+            .args(["watch", "--once", "--json", "--no-hangs", "--no-auto-reap"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&w.stdout);
+        let reading: serde_json::Value = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|e| e["type"] == "reading")
+            .unwrap();
+        assert_eq!(reading["partial"], true, "{reading}");
+        let (rows, _) =
+            headroom::core::evidence::read_file(&env.home.join("evidence.csv")).unwrap();
+        assert!(
+            rows.iter().rev().take(3).all(|r| r.result == "partial"),
+            "{rows:?}"
+        );
         // And it really is hidden: the test user cannot see root's pid 1 here.
         let ls = env
             .cmd_via(&[

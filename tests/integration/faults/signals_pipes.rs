@@ -1,7 +1,8 @@
 //! Fault 7: signals and pipes. `watch` on SIGHUP exits cleanly (documented: no reload; the
 //! service manager restarts it and the config is read afresh); a reader that closes the
 //! JSON Lines stream ends it (EPIPE, exit 0) instead of leaving it guarding for nobody; a
-//! stdout nobody reads (a full pipe) does not stall its rounds, and it still stops promptly.
+//! stdout nobody reads (a full pipe) does not stall its rounds, and it still stops promptly;
+//! nor does a stderr nobody reads while each round has a warning to write there.
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -114,12 +115,9 @@ fn a_reader_that_closes_the_stream_ends_watch() {
     check_state_files(&env.home);
 }
 
-#[test]
-fn a_full_stdout_pipe_does_not_stall_the_rounds() {
-    let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+/// A pipe filled to the last byte, that nobody will read while watch runs: (read end, write
+/// end, bytes in it). The write end blocks, as a shell pipeline's would.
+fn full_pipe() -> (OwnedFd, OwnedFd, usize) {
     let mut fds = [0; 2];
     // SAFETY: fds is a valid two-int array.
     assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
@@ -141,6 +139,16 @@ fn a_full_stdout_pipe_does_not_stall_the_rounds() {
     }
     // SAFETY: as above; watch gets a blocking pipe, as a shell pipeline would give it.
     unsafe { libc::fcntl(fds[1], libc::F_SETFL, 0) };
+    (read_end, write_end, filled)
+}
+
+#[test]
+fn a_full_stdout_pipe_does_not_stall_the_rounds() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    let (read_end, write_end, filled) = full_pipe();
     let mut w = watch(&env, Stdio::from(write_end));
     // Readings go on (each has its evidence row) though every write to stdout would block.
     wait_until("ten rounds behind a full pipe", || poll_rows(&env) >= 10);
@@ -169,5 +177,69 @@ fn a_full_stdout_pipe_does_not_stall_the_rounds() {
         "full pipe: {} rounds with {filled} bytes unread in the pipe; {} lines delivered after",
         poll_rows(&env),
         lines.len()
+    );
+}
+
+#[test]
+fn a_full_stderr_pipe_does_not_stall_the_rounds() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    let (_read_end, write_end, _) = full_pipe();
+    let cfg = env.path("stderr.toml");
+    std::fs::write(&cfg, "[notifications]\nenabled = false\n").unwrap();
+    let out = env.path("watch.out");
+    let mut argv = env.as_test_user();
+    argv.push(env.headroom_path().into());
+    let mut c = Command::new(&argv[0]);
+    c.args(&argv[1..])
+        .args(["watch", "--interval", "100ms", "--json", "--no-hangs"])
+        // Critical every round: every round runs a cleanup (with nothing allowed, nothing
+        // is signalled), and its CPU history, corrupted below, is a warning on stderr.
+        .args(["--crit", "0.0001", "--warn", "0.0001", "--config"])
+        .arg(&cfg)
+        .env("HEADROOM_HOME", &env.home)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::from(write_end));
+    let mut w = Ours(spawn_retrying(&mut c));
+    let history = env.home.join("cpu-history.json");
+    let set_aside = || {
+        std::fs::read_dir(&env.home)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".corrupt-"))
+            .count()
+    };
+    // Each corrupt history is set aside with a warning to the full stderr: five of them
+    // behind the blocked writer, and the rounds go on.
+    wait_until("ten rounds and five warnings behind a full stderr", || {
+        if std::fs::read(&history).map_or(true, |b| !b.starts_with(b"garbage")) {
+            std::fs::write(&history, "garbage").unwrap();
+            crate::support::chown(&history, env.uid);
+        }
+        poll_rows(&env) >= 10 && set_aside() >= 5
+    });
+    let r = poll_rows(&env);
+    wait_until("two more rounds", || poll_rows(&env) >= r + 2);
+    #[allow(clippy::disallowed_methods)]
+    // SAFETY: kill has no memory-safety preconditions; the pid is our own unreaped child.
+    unsafe {
+        libc::kill(w.0.id() as i32, libc::SIGTERM)
+    };
+    let stopped = Instant::now();
+    let status = w.wait_exit();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(
+        stopped.elapsed() < TIMEOUT / 2,
+        "stopping waited for the reader"
+    );
+    let events = json_lines(&out);
+    assert_eq!(events.last().unwrap()["type"], "summary", "{events:?}");
+    eprintln!(
+        "full stderr: {} rounds, {} warnings behind a full pipe",
+        poll_rows(&env),
+        set_aside()
     );
 }

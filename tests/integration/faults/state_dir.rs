@@ -1,7 +1,8 @@
-//! Fault 2: the state directory is read-only, vanishes under a running guard, or holds
-//! symbolic links planted to another user's file. Guaranteed: the reading is still printed
-//! (and `probe` exits with its level), a clear message names the path, no write follows a
-//! link, and a vanished directory is made again.
+//! Fault 2: the state directory is read-only, vanishes under a running guard, holds
+//! symbolic links planted to another user's file, or is itself replaced by a link to another
+//! user's directory or file. Guaranteed: the reading is still printed (and `probe` exits
+//! with its level), a clear message names the path, no write follows a link, and a vanished
+//! directory is made again.
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -173,5 +174,87 @@ fn no_write_follows_a_link_planted_to_another_users_file() {
         .assert()
         .stderr(predicates::str::is_empty());
     let (files, rows) = check_state_files(&env.home);
+    assert!(files >= 2 && rows.len() == 1, "{files} {rows:?}");
+}
+
+#[test]
+fn a_state_dir_replaced_by_a_link_to_another_users_dir_or_file_is_not_written_through() {
+    let env = Env::new();
+    if !sandbox_ok(&env) {
+        return;
+    }
+    // Another user's directory the test user could write into if the link were followed
+    // (0777), and another user's 0666 file.
+    let other = env.dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o777)).unwrap();
+    chown(&other, env.uid + 1);
+    let victim = env.dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o666)).unwrap();
+    chown(&victim, env.uid + 1);
+    let state = env.home.join("state");
+    // As the test user, with HEADROOM_HOME the link.
+    let run = |args: &[&str]| {
+        let argv = env.as_test_user();
+        std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .arg(env.headroom_path())
+            .args(args)
+            .env("HEADROOM_HOME", &state)
+            .output()
+            .unwrap()
+    };
+    for (target, why) in [
+        (&other, "not yours"),
+        (&victim, "not a directory"),
+        (&env.dir.path().join("nowhere"), "cannot be followed"),
+    ] {
+        let _ = std::fs::remove_file(&state);
+        std::os::unix::fs::symlink(target, &state).unwrap();
+        let p = run(&["probe", "--json"]);
+        let stderr = String::from_utf8_lossy(&p.stderr);
+        assert!(
+            stderr.contains("symbolic link") && stderr.contains(why),
+            "{target:?}: {stderr}"
+        );
+        assert!(stderr.contains(state.to_str().unwrap()), "{stderr}");
+        let report: serde_json::Value = serde_json::from_slice(&p.stdout).unwrap();
+        assert_eq!(p.status.code(), Some(level_code(&report)), "{stderr}");
+        let w = run(&["watch", "--once", "--json", "--no-hangs"]);
+        let lines: Vec<serde_json::Value> = String::from_utf8(w.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(lines.iter().any(|e| e["type"] == "reading"), "{lines:?}");
+        assert!(
+            lines.iter().any(|e| e["type"] == "notice"
+                && e["message"].as_str().unwrap().contains("symbolic link")),
+            "{lines:?}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&other).unwrap().count(),
+            0,
+            "written through the link to another user's directory"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        assert!(!env.dir.path().join("nowhere").exists());
+        let m = std::fs::symlink_metadata(&state).unwrap();
+        assert!(m.file_type().is_symlink(), "the link was replaced");
+    }
+    // The control: a link to a directory of the user's own (dotfiles) is followed.
+    let own = env.home.join("own");
+    std::fs::create_dir(&own).unwrap();
+    chown(&own, env.uid);
+    std::fs::remove_file(&state).unwrap();
+    std::os::unix::fs::symlink(&own, &state).unwrap();
+    let p = run(&["probe", "--json"]);
+    assert!(
+        p.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&p.stderr)
+    );
+    let (files, rows) = check_state_files(&own);
     assert!(files >= 2 && rows.len() == 1, "{files} {rows:?}");
 }
