@@ -23,7 +23,7 @@ use crate::exit;
 use crate::output::{Printer, Style, schema};
 use crate::platform::{self, ProcessSource};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DoctorReport {
     pub schema: String,
     pub at: String,

@@ -55,10 +55,11 @@ async def legacy(cfg, schemas):
                 check(t.annotations is not None, f"{t.name} has annotations")
                 schemas[t.name] = t.output_schema
             check(
-                {"probe", "explain_reap", "park_tree", "wake_tree", "run_limited"} <= set(names),
+                {"probe", "doctor", "explain_reap", "park_tree", "wake_tree", "run_limited"} <= set(names),
                 f"tools {names}",
             )
             check(next(t for t in tools if t.name == "probe").annotations.read_only_hint is True, "probe reads")
+            check(next(t for t in tools if t.name == "doctor").annotations.read_only_hint is True, "doctor reads")
             check(next(t for t in tools if t.name == "park").annotations.destructive_hint is True, "park acts")
 
             # probe: the SDK validates structuredContent against outputSchema; check it here too.
@@ -66,6 +67,20 @@ async def legacy(cfg, schemas):
             Draft202012Validator(schemas["probe"]).validate(r.structured_content)
             check(r.structured_content["schema"] == "headroom.probe/1", "probe schema name")
             check(text.startswith("level "), f"probe text {text!r}")
+
+            # doctor: the same report as `doctor --json`, valid against its outputSchema; a
+            # mismatch is a finding (exit 1), not a tool error.
+            r, text = await call(s, "doctor", {})
+            Draft202012Validator(schemas["doctor"]).validate(r.structured_content)
+            doc = r.structured_content
+            check(doc["schema"] == "headroom.doctor/1", "doctor schema name")
+            check(doc["ok"] + doc["mismatches"] + doc["skipped"] == len(doc["checks"]), f"doctor counts {doc}")
+            check(text.startswith(f"{doc['ok']} ok, {doc['mismatches']} mismatch"), f"doctor text {text!r}")
+            zombies = next(c for c in doc["checks"] if c["name"] == "zombies")
+            check(zombies["outcome"] == "ok", f"doctor zombies {zombies}")
+            if cfg["foreign"]:
+                # A private uid: exactly the leaker's zombies.
+                check(zombies["headroom"] == str(cfg["leaker_zombies"]), f"doctor zombies {zombies}")
 
             # explain_reap on the test's own leaker: the configured allowlist names it.
             r, _ = await call(s, "explain_reap", {})
