@@ -26,6 +26,28 @@ def state(pid):
     return s[s.rindex(")") + 2]
 
 
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    s = f.read()
+            except OSError:
+                continue
+            if int(s[s.rindex(")") + 2 :].split()[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
 def check(cond, what):
     if not cond:
         raise AssertionError(what)
@@ -119,6 +141,12 @@ async def legacy(cfg, schemas):
             _, text = await call(s, "park", {"pid": os.getpid()}, error=True)
             check(text.startswith("refused (protected-ancestor)"), f"the agent itself: {text}")
             check(state(os.getpid()) != "T", "the client still runs")
+            # The server itself (headroom): a child of this client.
+            server = [p for p in children(os.getpid()) if cmdline(p)[-1:] == ["mcp"]]
+            check(len(server) == 1, f"the server among the client's children: {server}")
+            _, text = await call(s, "park", {"pid": server[0]}, error=True)
+            check(text.startswith("refused (protected-ancestor)"), f"the server itself: {text}")
+            check(state(server[0]) != "T", "the server still runs")
             if cfg["foreign"]:
                 _, text = await call(s, "park", {"pid": cfg["foreign"]}, error=True)
                 check(text.startswith("refused (foreign-uid)"), text)
@@ -142,6 +170,13 @@ async def legacy(cfg, schemas):
             check("timed out" in text, text)
             check(rl["stdout_tail"] == "to-stdout\n", f"stdout tail {rl['stdout_tail']!r}")
             check(rl["stderr_tail"] == "to-stderr\n", f"stderr tail, run's records left out: {rl['stderr_tail']!r}")
+            # The command runs in the server's working directory, or in `cwd` when given.
+            r, _ = await call(s, "run_limited", {"command": ["pwd"], "limit": 64})
+            check(r.structured_content["stdout_tail"] == os.getcwd() + "\n", f"default cwd: {r.structured_content}")
+            here = os.path.realpath("/tmp")
+            r, _ = await call(s, "run_limited", {"command": ["pwd"], "limit": 64, "cwd": here})
+            check(r.structured_content["stdout_tail"] == here + "\n", f"cwd: {r.structured_content}")
+            check(r.structured_content["cwd"] == here, f"cwd reported: {r.structured_content}")
             # A command that does not exist: run's 127, as an error.
             r, text = await call(s, "run_limited", {"command": ["/nonexistent/cmd"], "limit": 64}, error=True)
             check(r.structured_content["exit_code"] == 127, f"{r.structured_content}")
