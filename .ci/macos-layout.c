@@ -1,17 +1,22 @@
-/* Generated from src/platform/macos/{kinfo,libproc,layout}.rs by the test
+/* Generated from src/platform/macos/{kinfo,libproc,vnode,layout}.rs by the test
  * platform::macos::layout::tests::the_committed_c_file_is_current
  * (scripts/generate.sh rewrites it). Do not edit: change the Rust declarations.
  * Checked by ../shared/tools/check-macos-layout against the xnu headers for
  * arm64-apple-macos14 and x86_64-apple-macos14 (.ci/run).
  *
- * Not checked here (their headers are outside the xnu set): ProcessSerialNumber
- * (MacTypes.h, 8 bytes, two UInt32; asserted in apps_ffi.rs), the CoreFoundation
- * constants kCFStringEncodingUTF8 and kCFNumberSInt64Type (CFString.h, CFNumber.h;
- * apps_ffi.rs), the private SkyLight/LaunchServices signatures (CGSInternal,
- * apps_ffi.rs), objc_autoreleasePoolPush/Pop (objc4; apps.rs) and
+ * Not checked here (their headers are outside the xnu set), each where it is used:
+ * ProcessSerialNumber (MacTypes.h, 8 bytes, two UInt32; asserted in apps_ffi.rs);
+ * CF_STRING_ENCODING_UTF8 and CF_NUMBER_SINT64_TYPE (kCFStringEncodingUTF8,
+ * kCFNumberSInt64Type: CoreFoundation CFString.h, CFNumber.h; apps_ffi.rs);
+ * LS_DEFAULT_SESSION (kLSDefaultSessionID, LaunchServices' private LSInfo.h;
+ * apps_ffi.rs); the private SkyLight/LaunchServices signatures (CGSInternal,
+ * apps_ffi.rs); DISPATCH_MEMORYPRESSURE_WARN and DISPATCH_MEMORYPRESSURE_CRITICAL
+ * and DispatchSourceType, an opaque stand-in (libdispatch <dispatch/source.h>;
+ * pressure.rs); objc_autoreleasePoolPush/Pop (objc4; apps.rs) and
  * mach_timebase_info (<mach/mach_time.h>, from the mach2 crate). */
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/param.h>
 #include <sys/sysctl.h>
 #include <sys/proc.h>
 #include <sys/proc_info.h>
@@ -19,19 +24,19 @@
 #include <sys/signal.h>
 #include <libproc.h>
 
-_Static_assert(sizeof(struct timeval) == 16, "sizeof struct timeval");
+_Static_assert(sizeof(struct timeval) == 16, "sizeof struct timeval (Timeval)");
 _Static_assert(_Alignof(struct timeval) == 8, "alignof struct timeval");
 _Static_assert(offsetof(struct timeval, tv_sec) == 0, "offset struct timeval.tv_sec");
 _Static_assert(sizeof(((struct timeval *)0)->tv_sec) == 8, "width struct timeval.tv_sec");
 _Static_assert(offsetof(struct timeval, tv_usec) == 8, "offset struct timeval.tv_usec");
 _Static_assert(sizeof(((struct timeval *)0)->tv_usec) == 4, "width struct timeval.tv_usec");
-_Static_assert(sizeof(struct itimerval) == 32, "sizeof struct itimerval");
+_Static_assert(sizeof(struct itimerval) == 32, "sizeof struct itimerval (Itimerval)");
 _Static_assert(_Alignof(struct itimerval) == 8, "alignof struct itimerval");
 _Static_assert(offsetof(struct itimerval, it_interval) == 0, "offset struct itimerval.it_interval");
 _Static_assert(sizeof(((struct itimerval *)0)->it_interval) == 16, "width struct itimerval.it_interval");
 _Static_assert(offsetof(struct itimerval, it_value) == 16, "offset struct itimerval.it_value");
 _Static_assert(sizeof(((struct itimerval *)0)->it_value) == 16, "width struct itimerval.it_value");
-_Static_assert(sizeof(struct extern_proc) == 296, "sizeof struct extern_proc");
+_Static_assert(sizeof(struct extern_proc) == 296, "sizeof struct extern_proc (ExternProc)");
 _Static_assert(_Alignof(struct extern_proc) == 8, "alignof struct extern_proc");
 _Static_assert(offsetof(struct extern_proc, p_starttime) == 0, "offset struct extern_proc.p_starttime");
 _Static_assert(sizeof(((struct extern_proc *)0)->p_starttime) == 16, "width struct extern_proc.p_starttime");
@@ -115,7 +120,7 @@ _Static_assert(offsetof(struct extern_proc, p_acflag) == 282, "offset struct ext
 _Static_assert(sizeof(((struct extern_proc *)0)->p_acflag) == 2, "width struct extern_proc.p_acflag");
 _Static_assert(offsetof(struct extern_proc, p_ru) == 288, "offset struct extern_proc.p_ru");
 _Static_assert(sizeof(((struct extern_proc *)0)->p_ru) == 8, "width struct extern_proc.p_ru");
-_Static_assert(sizeof(struct _pcred) == 104, "sizeof struct _pcred");
+_Static_assert(sizeof(struct _pcred) == 104, "sizeof struct _pcred (Pcred)");
 _Static_assert(_Alignof(struct _pcred) == 8, "alignof struct _pcred");
 _Static_assert(offsetof(struct _pcred, pc_lock) == 0, "offset struct _pcred.pc_lock");
 _Static_assert(sizeof(((struct _pcred *)0)->pc_lock) == 72, "width struct _pcred.pc_lock");
@@ -131,7 +136,7 @@ _Static_assert(offsetof(struct _pcred, p_svgid) == 92, "offset struct _pcred.p_s
 _Static_assert(sizeof(((struct _pcred *)0)->p_svgid) == 4, "width struct _pcred.p_svgid");
 _Static_assert(offsetof(struct _pcred, p_refcnt) == 96, "offset struct _pcred.p_refcnt");
 _Static_assert(sizeof(((struct _pcred *)0)->p_refcnt) == 4, "width struct _pcred.p_refcnt");
-_Static_assert(sizeof(struct _ucred) == 76, "sizeof struct _ucred");
+_Static_assert(sizeof(struct _ucred) == 76, "sizeof struct _ucred (Ucred)");
 _Static_assert(_Alignof(struct _ucred) == 4, "alignof struct _ucred");
 _Static_assert(offsetof(struct _ucred, cr_ref) == 0, "offset struct _ucred.cr_ref");
 _Static_assert(sizeof(((struct _ucred *)0)->cr_ref) == 4, "width struct _ucred.cr_ref");
@@ -141,7 +146,7 @@ _Static_assert(offsetof(struct _ucred, cr_ngroups) == 8, "offset struct _ucred.c
 _Static_assert(sizeof(((struct _ucred *)0)->cr_ngroups) == 2, "width struct _ucred.cr_ngroups");
 _Static_assert(offsetof(struct _ucred, cr_groups) == 12, "offset struct _ucred.cr_groups");
 _Static_assert(sizeof(((struct _ucred *)0)->cr_groups) == 64, "width struct _ucred.cr_groups");
-_Static_assert(sizeof(struct vmspace) == 64, "sizeof struct vmspace");
+_Static_assert(sizeof(struct vmspace) == 64, "sizeof struct vmspace (Vmspace)");
 _Static_assert(_Alignof(struct vmspace) == 8, "alignof struct vmspace");
 _Static_assert(offsetof(struct vmspace, dummy) == 0, "offset struct vmspace.dummy");
 _Static_assert(sizeof(((struct vmspace *)0)->dummy) == 4, "width struct vmspace.dummy");
@@ -151,7 +156,7 @@ _Static_assert(offsetof(struct vmspace, dummy3) == 16, "offset struct vmspace.du
 _Static_assert(sizeof(((struct vmspace *)0)->dummy3) == 20, "width struct vmspace.dummy3");
 _Static_assert(offsetof(struct vmspace, dummy4) == 40, "offset struct vmspace.dummy4");
 _Static_assert(sizeof(((struct vmspace *)0)->dummy4) == 24, "width struct vmspace.dummy4");
-_Static_assert(sizeof(struct eproc) == 352, "sizeof struct eproc");
+_Static_assert(sizeof(struct eproc) == 352, "sizeof struct eproc (Eproc)");
 _Static_assert(_Alignof(struct eproc) == 8, "alignof struct eproc");
 _Static_assert(offsetof(struct eproc, e_paddr) == 0, "offset struct eproc.e_paddr");
 _Static_assert(sizeof(((struct eproc *)0)->e_paddr) == 8, "width struct eproc.e_paddr");
@@ -191,7 +196,7 @@ _Static_assert(offsetof(struct eproc, e_login) == 320, "offset struct eproc.e_lo
 _Static_assert(sizeof(((struct eproc *)0)->e_login) == 12, "width struct eproc.e_login");
 _Static_assert(offsetof(struct eproc, e_spare) == 332, "offset struct eproc.e_spare");
 _Static_assert(sizeof(((struct eproc *)0)->e_spare) == 16, "width struct eproc.e_spare");
-_Static_assert(sizeof(struct kinfo_proc) == 648, "sizeof struct kinfo_proc");
+_Static_assert(sizeof(struct kinfo_proc) == 648, "sizeof struct kinfo_proc (KinfoProc)");
 _Static_assert(_Alignof(struct kinfo_proc) == 8, "alignof struct kinfo_proc");
 _Static_assert(offsetof(struct kinfo_proc, kp_proc) == 0, "offset struct kinfo_proc.kp_proc");
 _Static_assert(sizeof(((struct kinfo_proc *)0)->kp_proc) == 296, "width struct kinfo_proc.kp_proc");
@@ -213,7 +218,7 @@ _Static_assert(offsetof(struct kinfo_proc, kp_eproc.e_pcred.p_ruid) == 392, "off
 _Static_assert(sizeof(((struct kinfo_proc *)0)->kp_eproc.e_pcred.p_ruid) == 4, "width struct kinfo_proc.kp_eproc.e_pcred.p_ruid");
 _Static_assert(offsetof(struct kinfo_proc, kp_eproc.e_ucred.cr_uid) == 420, "offset struct kinfo_proc.kp_eproc.e_ucred.cr_uid");
 _Static_assert(sizeof(((struct kinfo_proc *)0)->kp_eproc.e_ucred.cr_uid) == 4, "width struct kinfo_proc.kp_eproc.e_ucred.cr_uid");
-_Static_assert(sizeof(struct proc_taskinfo) == 96, "sizeof struct proc_taskinfo");
+_Static_assert(sizeof(struct proc_taskinfo) == 96, "sizeof struct proc_taskinfo (ProcTaskinfo)");
 _Static_assert(_Alignof(struct proc_taskinfo) == 8, "alignof struct proc_taskinfo");
 _Static_assert(offsetof(struct proc_taskinfo, pti_virtual_size) == 0, "offset struct proc_taskinfo.pti_virtual_size");
 _Static_assert(sizeof(((struct proc_taskinfo *)0)->pti_virtual_size) == 8, "width struct proc_taskinfo.pti_virtual_size");
@@ -251,7 +256,7 @@ _Static_assert(offsetof(struct proc_taskinfo, pti_numrunning) == 88, "offset str
 _Static_assert(sizeof(((struct proc_taskinfo *)0)->pti_numrunning) == 4, "width struct proc_taskinfo.pti_numrunning");
 _Static_assert(offsetof(struct proc_taskinfo, pti_priority) == 92, "offset struct proc_taskinfo.pti_priority");
 _Static_assert(sizeof(((struct proc_taskinfo *)0)->pti_priority) == 4, "width struct proc_taskinfo.pti_priority");
-_Static_assert(sizeof(struct rusage_info_v2) == 160, "sizeof struct rusage_info_v2");
+_Static_assert(sizeof(struct rusage_info_v2) == 160, "sizeof struct rusage_info_v2 (RusageInfoV2)");
 _Static_assert(_Alignof(struct rusage_info_v2) == 8, "alignof struct rusage_info_v2");
 _Static_assert(offsetof(struct rusage_info_v2, ri_uuid) == 0, "offset struct rusage_info_v2.ri_uuid");
 _Static_assert(sizeof(((struct rusage_info_v2 *)0)->ri_uuid) == 16, "width struct rusage_info_v2.ri_uuid");
@@ -291,8 +296,23 @@ _Static_assert(offsetof(struct rusage_info_v2, ri_diskio_bytesread) == 144, "off
 _Static_assert(sizeof(((struct rusage_info_v2 *)0)->ri_diskio_bytesread) == 8, "width struct rusage_info_v2.ri_diskio_bytesread");
 _Static_assert(offsetof(struct rusage_info_v2, ri_diskio_byteswritten) == 152, "offset struct rusage_info_v2.ri_diskio_byteswritten");
 _Static_assert(sizeof(((struct rusage_info_v2 *)0)->ri_diskio_byteswritten) == 8, "width struct rusage_info_v2.ri_diskio_byteswritten");
+_Static_assert(sizeof(struct vnode_info) == 152, "sizeof struct vnode_info (VnodeInfo)");
+_Static_assert(_Alignof(struct vnode_info) == 8, "alignof struct vnode_info");
+_Static_assert(sizeof(struct vnode_info_path) == 1176, "sizeof struct vnode_info_path (VnodeInfoPath)");
+_Static_assert(_Alignof(struct vnode_info_path) == 8, "alignof struct vnode_info_path");
+_Static_assert(offsetof(struct vnode_info_path, vip_vi) == 0, "offset struct vnode_info_path.vip_vi");
+_Static_assert(sizeof(((struct vnode_info_path *)0)->vip_vi) == 152, "width struct vnode_info_path.vip_vi");
+_Static_assert(offsetof(struct vnode_info_path, vip_path) == 152, "offset struct vnode_info_path.vip_path");
+_Static_assert(sizeof(((struct vnode_info_path *)0)->vip_path) == 1024, "width struct vnode_info_path.vip_path");
+_Static_assert(sizeof(struct proc_vnodepathinfo) == 2352, "sizeof struct proc_vnodepathinfo (ProcVnodePathInfo)");
+_Static_assert(_Alignof(struct proc_vnodepathinfo) == 8, "alignof struct proc_vnodepathinfo");
+_Static_assert(offsetof(struct proc_vnodepathinfo, pvi_cdir) == 0, "offset struct proc_vnodepathinfo.pvi_cdir");
+_Static_assert(sizeof(((struct proc_vnodepathinfo *)0)->pvi_cdir) == 1176, "width struct proc_vnodepathinfo.pvi_cdir");
+_Static_assert(offsetof(struct proc_vnodepathinfo, pvi_rdir) == 1176, "offset struct proc_vnodepathinfo.pvi_rdir");
+_Static_assert(sizeof(((struct proc_vnodepathinfo *)0)->pvi_rdir) == 1176, "width struct proc_vnodepathinfo.pvi_rdir");
 
-_Static_assert(sizeof(struct kinfo_proc) == 648, "sizeof(struct kinfo_proc)");
+_Static_assert(sizeof(struct kinfo_proc) == 648, "KINFO_PROC_SIZE");
+_Static_assert(sizeof(((struct proc_bsdinfo *)0)->pbi_name) + 1 == 33, "PROC_NAME_BUF");
 _Static_assert(CTL_KERN == 1, "CTL_KERN");
 _Static_assert(KERN_ARGMAX == 8, "KERN_ARGMAX");
 _Static_assert(KERN_PROC == 14, "KERN_PROC");
@@ -307,6 +327,8 @@ _Static_assert(SSLEEP == 3, "SSLEEP");
 _Static_assert(SSTOP == 4, "SSTOP");
 _Static_assert(SZOMB == 5, "SZOMB");
 _Static_assert(PROC_PIDPATHINFO_MAXSIZE == 4096, "PROC_PIDPATHINFO_MAXSIZE");
+_Static_assert(PROC_PIDVNODEPATHINFO == 9, "PROC_PIDVNODEPATHINFO");
+_Static_assert(MAXPATHLEN == 1024, "MAXPATHLEN");
 _Static_assert(MAXCOMLEN == 16, "MAXCOMLEN");
 _Static_assert(SIGHUP == 1, "SIGHUP");
 _Static_assert(SIGINT == 2, "SIGINT");

@@ -1,5 +1,5 @@
-//! Test fixture for headroom's integration tests and benchmarks (Linux). Not installed: it
-//! is an example, built by `cargo test`.
+//! Test fixture for headroom's integration tests and benchmarks (Linux; on macOS without a
+//! subreaper, see `mod linux`). Not installed: it is an example, built by `cargo test`.
 //!
 //! Roles:
 //!   supervise [--uid U] [--stdout F] [--stderr F] [--pty] -- PROG ARGS...
@@ -58,74 +58,20 @@
 
 #[cfg(not(unix))]
 fn main() {
-    eprintln!("hr-fixture: the test fixture needs Linux (/proc, PR_SET_CHILD_SUBREAPER)");
+    eprintln!("hr-fixture: the test fixture needs Linux or macOS");
     std::process::exit(2);
 }
 
-/// Elsewhere (macOS) only `leak --zombies N`: there is no subreaper to supervise with, so
-/// the test starts it directly, owns it, and ends it by its pid.
-#[cfg(all(unix, not(target_os = "linux")))]
-fn main() {
-    use std::io::Write;
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let n: Option<usize> = match args.as_slice() {
-        [role, flag, n] if role == "leak" && flag == "--zombies" => n.parse().ok(),
-        _ => None,
-    };
-    let Some(n) = n else {
-        eprintln!("hr-fixture: only `leak --zombies N` runs here; the rest needs Linux");
-        std::process::exit(2);
-    };
-    let mut zombies = Vec::with_capacity(n);
-    for _ in 0..n {
-        // SAFETY: single-threaded process; the child only calls _exit.
-        match unsafe { libc::fork() } {
-            0 => unsafe { libc::_exit(0) },
-            p if p > 0 => zombies.push(p),
-            _ => {
-                eprintln!(
-                    "hr-fixture: fork failed: {}",
-                    std::io::Error::last_os_error()
-                );
-                std::process::exit(3);
-            }
-        }
-    }
-    // Exactly N zombies before saying ready: wait for each child's exit without reaping it
-    // (WNOWAIT leaves it a zombie).
-    for &z in &zombies {
-        // SAFETY: info is a valid out-pointer; z is our own child.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                z as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        assert_eq!(rc, 0, "waitid {z}: {}", std::io::Error::last_os_error());
-    }
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "ready {{\"pid\":{},\"zombies\":{},\"session\":null}}",
-        std::process::id(),
-        zombies.len()
-    );
-    let _ = out.flush();
-    loop {
-        // SAFETY: pause has no preconditions.
-        unsafe { libc::pause() };
-    }
-}
-
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 fn main() {
     linux::main();
 }
 
-#[cfg(target_os = "linux")]
+/// Written for Linux; on macOS the same roles run without a subreaper (see `subreaper`):
+/// what a test's tree leaves orphaned goes to launchd and is not the supervisor's to end,
+/// so the tests that make orphans (escaped daemons, `holder`) stay Linux-only, and
+/// `--comm-hex` (PR_SET_NAME) is Linux's.
+#[cfg(unix)]
 mod linux {
     use std::io::Write;
     use std::os::unix::process::CommandExt;
@@ -221,12 +167,8 @@ mod linux {
         let Some((exe, pargs)) = prog.split_first() else {
             usage()
         };
-        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer argument.
-        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
-            eprintln!(
-                "hr-fixture: PR_SET_CHILD_SUBREAPER: {}",
-                std::io::Error::last_os_error()
-            );
+        if let Err(e) = subreaper() {
+            eprintln!("hr-fixture: PR_SET_CHILD_SUBREAPER: {e}");
             std::process::exit(2);
         }
         let mut cmd = Command::new(exe);
@@ -246,7 +188,7 @@ mod linux {
                         if fd < 0 {
                             return Err(std::io::Error::last_os_error());
                         }
-                        libc::ioctl(fd, libc::TIOCSCTTY, 0);
+                        libc::ioctl(fd, libc::TIOCSCTTY as _, 0);
                         for target in 0..3 {
                             libc::dup2(fd, target);
                         }
@@ -425,7 +367,44 @@ mod linux {
         }
     }
 
+    /// Become a child subreaper (Linux). macOS has none: the supervisor still ends every
+    /// descendant it can see by ancestry at the end, but not what was orphaned before.
+    #[cfg(target_os = "linux")]
+    fn subreaper() -> std::io::Result<()> {
+        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer argument.
+        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn subreaper() -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// Every process whose ancestry reaches `root`, from `ps` (macOS: no /proc).
+    #[cfg(not(target_os = "linux"))]
+    fn descendants(root: i32) -> Vec<i32> {
+        let out = Command::new("ps")
+            .args(["-A", "-o", "pid=,ppid="])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let parent: std::collections::HashMap<i32, i32> = out
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace().map(|v| v.parse::<i32>().ok());
+                Some((w.next()??, w.next()??))
+            })
+            .collect();
+        descendants_in(&parent, root)
+    }
+
     /// Every process whose ancestry reaches `root`, read from /proc.
+    #[cfg(target_os = "linux")]
     fn descendants(root: i32) -> Vec<i32> {
         let mut parent = std::collections::HashMap::new();
         if let Ok(rd) = std::fs::read_dir("/proc") {
@@ -450,6 +429,10 @@ mod linux {
                 parent.insert(pid, ppid);
             }
         }
+        descendants_in(&parent, root)
+    }
+
+    fn descendants_in(parent: &std::collections::HashMap<i32, i32>, root: i32) -> Vec<i32> {
         let mut out = Vec::new();
         for &pid in parent.keys() {
             let mut cur = pid;
@@ -469,6 +452,16 @@ mod linux {
 
     // ----- leak ----------------------------------------------------------------------------
 
+    /// `pid`, a child of ours, has exited (and stays a zombie: WNOWAIT); blocks until then.
+    #[cfg(not(target_os = "linux"))]
+    fn is_zombie(pid: i32) -> bool {
+        // SAFETY: info is a valid out-pointer; pid is our own child.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOWAIT;
+        unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) == 0 }
+    }
+
+    #[cfg(target_os = "linux")]
     fn is_zombie(pid: i32) -> bool {
         // Bytes: a comm may be any bytes (`leak --comm-hex`), not UTF-8.
         std::fs::read(format!("/proc/{pid}/stat"))
@@ -478,6 +471,18 @@ mod linux {
                 Some(s.get(i + 2) == Some(&b'Z'))
             })
             .unwrap_or(false)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn set_comm(name: &[u8]) {
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+        unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) };
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn set_comm(_: &[u8]) {
+        eprintln!("hr-fixture: --comm-hex needs Linux (PR_SET_NAME)");
+        std::process::exit(2);
     }
 
     static TERM_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
@@ -523,8 +528,7 @@ mod linux {
                 .collect();
             name.truncate(15);
             name.push(0);
-            // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
-            unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0) };
+            set_comm(&name);
         }
         let mut zombies = Vec::with_capacity(n);
         for _ in 0..n {
@@ -686,7 +690,7 @@ mod linux {
                 sleep_forever();
             }
             pids.push(pid);
-            // Grandchildren are created by the child; read them back from /proc.
+            // Grandchildren are created by the child; read them back (`descendants`).
         }
         // Collect the whole subtree once it exists.
         let expected: usize = (1..depth).map(|d| fanout.pow(d as u32)).sum();
@@ -712,8 +716,14 @@ mod linux {
     // ----- holder / evidence-writer --------------------------------------------------
 
     fn holder(args: &[String]) {
-        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer argument.
-        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        if cfg!(not(target_os = "linux")) {
+            eprintln!("hr-fixture: holder needs a subreaper (Linux)");
+            std::process::exit(2);
+        }
+        if let Err(e) = subreaper() {
+            eprintln!("hr-fixture: PR_SET_CHILD_SUBREAPER: {e}");
+            std::process::exit(2);
+        }
         let Some((prog, rest)) = args.split_first() else {
             usage()
         };

@@ -13,7 +13,9 @@ use serde::Serialize;
 use crate::cli::DoctorArgs;
 use crate::commands::Ctx;
 use crate::commands::doctor_child::{burn_child, child};
-use crate::commands::doctor_tools::{cgroup_pids_max, ps_counts, shell_ulimit, tool};
+use crate::commands::doctor_tools::{
+    cgroup_pids_max, notification_check, ps_counts, shell_ulimit, tool,
+};
 use crate::commands::probe::rfc3339_ms;
 use crate::core::doctor::{self as dr, Check, Limit, Outcome};
 use crate::core::limits::{Ceiling, LimitSource};
@@ -23,7 +25,7 @@ use crate::exit;
 use crate::output::{Printer, Style, schema};
 use crate::platform::{self, ProcessSource};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DoctorReport {
     pub schema: String,
     pub at: String,
@@ -57,7 +59,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<u8> {
     checks.extend(child(source.as_ref()));
     checks.push(state_dir(uid));
     checks.extend(services());
-    checks.push(notifications());
+    checks.push(notification_check());
     checks.push(window_server());
     let count = |o: Outcome| checks.iter().filter(|c| c.outcome == o).count();
     let report = DoctorReport {
@@ -366,26 +368,6 @@ fn services() -> Vec<Check> {
         }
     }
     out
-}
-
-/// Whether a notification could be posted: the helper it needs is there.
-fn notifications() -> Check {
-    match crate::actions::notify::command("headroom", "doctor") {
-        Ok(argv) => {
-            let bin = argv.first().cloned().unwrap_or_default();
-            if Path::new(&bin).is_file() {
-                Check::new(
-                    "notifications",
-                    Outcome::Ok,
-                    "would post through it".into(),
-                    format!("{bin} present"),
-                )
-            } else {
-                Check::skipped("notifications", format!("`{bin}` is missing"))
-            }
-        }
-        Err(why) => Check::skipped("notifications", why),
-    }
 }
 
 /// On macOS, whether the WindowServer interface `hangs` needs answers here.

@@ -155,6 +155,133 @@ pub fn cgroup_pids_max(self_cgroup: &Path, root: &Path) -> Result<Limit, String>
     Ok(tightest.map_or(Limit::Unlimited, Limit::Value))
 }
 
+/// The helper `actions::notify` would start, if it is there.
+fn notify_helper() -> Result<String, String> {
+    let argv = crate::actions::notify::command("headroom", "doctor")?;
+    let bin = argv.first().cloned().unwrap_or_default();
+    if Path::new(&bin).is_file() {
+        Ok(bin)
+    } else {
+        Err(format!("`{bin}` is missing"))
+    }
+}
+
+/// The facts of the `notifications` check, gathered without posting anything.
+pub fn notification_check() -> crate::core::doctor::Check {
+    use crate::core::doctor_notify as dn;
+    if cfg!(target_os = "macos") {
+        let manager = tool("launchctl", &["managername"]);
+        return dn::macos(&dn::MacFacts {
+            helper: notify_helper(),
+            manager,
+        });
+    }
+    if !cfg!(target_os = "linux") {
+        return crate::core::doctor::Check::skipped(
+            "notifications",
+            format!("not checked on {}", std::env::consts::OS),
+        );
+    }
+    let helper = notify_helper();
+    let bus = session_bus();
+    let service = if bus.is_ok() {
+        notification_service()
+    } else {
+        dn::Service::Unknown("no bus".into())
+    };
+    dn::linux(&dn::LinuxFacts {
+        helper,
+        bus,
+        service,
+    })
+}
+
+/// The session bus address that accepts a connection (connected to, then closed: nothing
+/// is sent), or why none does. Without `DBUS_SESSION_BUS_ADDRESS`, libdbus, sd-bus and
+/// GDBus (which `notify-send` uses) all try `$XDG_RUNTIME_DIR/bus`; so does this.
+fn session_bus() -> Result<String, String> {
+    use crate::core::doctor_notify::{BusAddr, parse_bus_address};
+    use std::os::unix::net::UnixStream;
+    let addr = match std::env::var("DBUS_SESSION_BUS_ADDRESS") {
+        Ok(a) if !a.trim().is_empty() => a,
+        _ => match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+            Some(d) => format!("unix:path={}", Path::new(&d).join("bus").display()),
+            None => return Err("DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR are unset".into()),
+        },
+    };
+    let mut why = Vec::new();
+    for a in parse_bus_address(&addr) {
+        match a {
+            BusAddr::Path(p) => match UnixStream::connect(&p) {
+                Ok(_) => return Ok(format!("unix:path={}", p.display())),
+                Err(e) => why.push(format!("unix:path={}: {e}", p.display())),
+            },
+            BusAddr::Abstract(name) => match connect_abstract(&name) {
+                Ok(()) => {
+                    return Ok(format!("unix:abstract={}", String::from_utf8_lossy(&name)));
+                }
+                Err(e) => why.push(format!(
+                    "unix:abstract={}: {e}",
+                    String::from_utf8_lossy(&name)
+                )),
+            },
+            BusAddr::Other(t) => why.push(format!("`{t}`: not checked (only unix sockets are)")),
+        }
+    }
+    if why.is_empty() {
+        why.push(format!("`{addr}` names no address"));
+    }
+    Err(why.join("; "))
+}
+
+#[cfg(target_os = "linux")]
+fn connect_abstract(name: &[u8]) -> std::io::Result<()> {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixStream};
+    UnixStream::connect_addr(&SocketAddr::from_abstract_name(name)?).map(drop)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn connect_abstract(_: &[u8]) -> std::io::Result<()> {
+    Err(std::io::Error::other("abstract sockets are Linux's"))
+}
+
+/// Whether `org.freedesktop.Notifications` is on the session bus: owned, or activatable
+/// (`dbus-send`, which asks the bus daemon only; the service itself is not contacted).
+fn notification_service() -> crate::core::doctor_notify::Service {
+    use crate::core::doctor_notify::{SERVICE, Service, lists_name, parse_has_owner};
+    let ask = |method: &str, arg: Option<&str>| {
+        let member = format!("org.freedesktop.DBus.{method}");
+        let mut args = vec![
+            "--session",
+            "--print-reply",
+            "--reply-timeout=2000",
+            "--dest=org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            &member,
+        ];
+        let s;
+        if let Some(a) = arg {
+            s = format!("string:{a}");
+            args.push(&s);
+        }
+        tool("dbus-send", &args)
+    };
+    match ask("NameHasOwner", Some(SERVICE)).map(|r| parse_has_owner(&r)) {
+        Ok(Some(true)) => return Service::Owned,
+        Ok(Some(false)) => {}
+        Ok(None) => {
+            return Service::Unknown("dbus-send's NameHasOwner reply had no boolean".into());
+        }
+        Err(e) => return Service::Unknown(e),
+    }
+    match ask("ListActivatableNames", None) {
+        Ok(r) if lists_name(&r, SERVICE) => Service::Activatable,
+        Ok(_) => Service::Absent,
+        Err(e) => Service::Unknown(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,11 +6,22 @@ use serde::Serialize;
 
 use crate::cli::Enforce;
 
+/// The `type` of each record `run` writes besides the watchdog's events. Every record of
+/// its own carries one of these, so `mcp::run_limited`, which tells `run`'s records from
+/// the command's stderr, learns a new one from this enum (its schema) with nothing else to
+/// keep in step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordType {
+    Enforcement,
+    KernelOutcome,
+}
+
 /// Who holds the limit for this run, and why not the kernel when it does not.
 #[derive(Debug, Clone, Serialize)]
 pub struct Enforcement {
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: RecordType,
     pub requested: &'static str,
     /// `kernel` or `poll`.
     pub by: &'static str,
@@ -31,7 +42,7 @@ pub struct Enforcement {
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelOutcome {
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: RecordType,
     pub cgroup: String,
     /// Processes the kernel's OOM killer ended at the limit.
     pub oom_kills: u64,
@@ -53,7 +64,7 @@ fn requested(mode: Enforce) -> &'static str {
 impl Enforcement {
     pub fn poll(mode: Enforce, reason: Option<String>) -> Self {
         Self {
-            kind: "enforcement",
+            kind: RecordType::Enforcement,
             requested: requested(mode),
             by: "poll",
             cgroup: None,
@@ -116,7 +127,7 @@ pub fn prepare(
     match cgroup::create(&candidates, limit, &mkdir, &alive) {
         Ok(cg) => {
             let e = Enforcement {
-                kind: "enforcement",
+                kind: RecordType::Enforcement,
                 requested: requested(mode),
                 by: "kernel",
                 cgroup: Some(cg.dir.display().to_string()),
@@ -194,7 +205,7 @@ impl KernelCap {
             Err(e) => (Vec::new(), Some(e)),
         };
         Some(KernelOutcome {
-            kind: "kernel_outcome",
+            kind: RecordType::KernelOutcome,
             cgroup: self.cg.dir.display().to_string(),
             oom_kills: o.oom_kills,
             cgroup_peak_bytes: o.peak_bytes,

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 /// The verdict of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Ok,
@@ -24,7 +24,7 @@ impl Outcome {
 }
 
 /// One line of the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Check {
     /// A stable name, e.g. `processes`, `ceiling.per-uid`, `child.cpu`.
     pub name: String,

@@ -4,6 +4,7 @@ pub mod alerts;
 pub mod calibrate;
 pub mod chart;
 pub mod doctor;
+pub mod doctor_notify;
 pub mod emergency;
 pub mod evidence;
 pub mod hang_cooldown;

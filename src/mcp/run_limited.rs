@@ -141,25 +141,63 @@ fn run_record(line: &[u8]) -> Option<Value> {
         return None;
     }
     let v: Value = serde_json::from_slice(line).ok()?;
-    // Every `type` run writes: the watchdog's events (actions/watchdog/report.rs) and the
-    // enforcement records (commands/run_enforce.rs).
-    const TYPES: &[&str] = &[
-        "start",
-        "enforcement",
-        "kernel_outcome",
-        "approaching_limit",
-        "spared",
-        "breach",
-        "park",
-        "park_result",
-        "signal",
-        "forward",
-        "job_control",
-        "warning",
-        "summary",
-    ];
     let t = v.get("type")?.as_str()?;
-    TYPES.contains(&t).then_some(v)
+    record_types().iter().any(|k| k == t).then_some(v)
+}
+
+/// Every `type` `run` writes, read once from the types that write them: the watchdog's
+/// `Event` (its `type` tag, from the enum's schema) and `run_enforce::RecordType`. A record
+/// type added to either is here without a list to keep in step.
+fn record_types() -> &'static [String] {
+    static TYPES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    TYPES.get_or_init(|| {
+        let mut v = Vec::new();
+        #[cfg(unix)]
+        v.extend(tag_values(
+            &schema_of::<crate::actions::watchdog::Event>(),
+            "type",
+        ));
+        v.extend(tag_values(
+            &schema_of::<crate::commands::run_enforce::RecordType>(),
+            "type",
+        ));
+        v
+    })
+}
+
+/// The values a schema allows for an object's `tag` property (an internally tagged enum:
+/// `oneOf` of objects whose `tag` is a `const`), or for the value itself (a unit-variant
+/// enum: `enum`, or `oneOf` of `const`s).
+fn tag_values(schema: &Value, tag: &str) -> Vec<String> {
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        match v {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut out = strings(schema.get("const"));
+    out.extend(strings(schema.get("enum")));
+    if let Some(p) = schema.get("properties").and_then(|p| p.get(tag)) {
+        out.extend(strings(p.get("const")));
+        out.extend(strings(p.get("enum")));
+    }
+    for key in ["oneOf", "anyOf", "allOf"] {
+        for sub in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            out.extend(tag_values(sub, tag));
+        }
+    }
+    out.dedup();
+    out
 }
 
 #[cfg(unix)]
@@ -406,6 +444,55 @@ mod tests {
         assert_eq!((t.text().as_str(), t.total), ("efgh", 8));
         t.push(b"0123456789");
         assert_eq!((t.text().as_str(), t.total), ("6789", 18));
+    }
+
+    /// The list is read from the types, and misses none of their variants: as many tags as
+    /// the schema has alternatives (a schema shape the reader did not understand fails
+    /// here, not by letting a record through into the command's output).
+    #[test]
+    fn the_record_types_are_every_variant_of_runs_own_types() {
+        let types = record_types();
+        let event = schema_of::<crate::actions::watchdog::Event>();
+        let variants = event["oneOf"].as_array().map_or(0, Vec::len);
+        let kinds = schema_of::<crate::commands::run_enforce::RecordType>();
+        let own = kinds["enum"].as_array().map_or(0, Vec::len)
+            + kinds["oneOf"].as_array().map_or(0, Vec::len);
+        assert!(variants >= 11 && own >= 2, "{event}\n{kinds}");
+        assert_eq!(types.len(), variants + own, "{types:?}");
+        for t in [
+            "start",
+            "approaching_limit",
+            "breach",
+            "park",
+            "park_result",
+            "signal",
+            "spared",
+            "forward",
+            "job_control",
+            "warning",
+            "summary",
+            "enforcement",
+            "kernel_outcome",
+        ] {
+            assert!(types.iter().any(|k| k == t), "`{t}` missing from {types:?}");
+        }
+        // Records as `run` serializes them are recognised.
+        let spared = crate::actions::watchdog::Event::Spared {
+            reason: crate::actions::watchdog::EndReason::Limit,
+            pids: vec![7],
+        };
+        let enforcement =
+            crate::commands::run_enforce::Enforcement::poll(crate::cli::Enforce::Auto, None);
+        for line in [
+            serde_json::to_vec(&spared).unwrap(),
+            serde_json::to_vec(&enforcement).unwrap(),
+        ] {
+            assert!(
+                run_record(&line).is_some(),
+                "{}",
+                String::from_utf8_lossy(&line)
+            );
+        }
     }
 
     #[test]

@@ -144,6 +144,7 @@ fn every_tool_has_object_schemas_and_truthful_annotations() {
             "evidence",
             "log_probe",
             "hangs_events",
+            "doctor",
             "explain_reap",
             "reap",
             "park",
@@ -176,6 +177,17 @@ fn every_tool_has_object_schemas_and_truthful_annotations() {
             assert_eq!(a["destructiveHint"], true, "{name}");
         }
     }
+    // doctor reads, takes no arguments and declares its report's shape.
+    let doctor = tools.iter().find(|t| t["name"] == "doctor").unwrap();
+    assert_eq!(doctor["annotations"]["readOnlyHint"], true);
+    assert_eq!(doctor["annotations"]["destructiveHint"], false);
+    assert!(doctor["inputSchema"].get("required").is_none(), "{doctor}");
+    for field in ["checks", "ok", "mismatches", "skipped"] {
+        assert!(
+            doctor["outputSchema"]["properties"][field].is_object(),
+            "doctor's outputSchema lacks `{field}`"
+        );
+    }
     // Unknown fields are refused, so an agent's typo is not silently ignored.
     let park = tools.iter().find(|t| t["name"] == "park").unwrap();
     assert_eq!(park["inputSchema"]["additionalProperties"], false);
@@ -191,7 +203,7 @@ fn read_only_offers_no_tool_that_acts_and_refuses_to_call_one() {
         json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
     );
     let tools = r["result"]["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 7);
+    assert_eq!(tools.len(), 8);
     assert!(
         tools
             .iter()
@@ -227,7 +239,7 @@ fn the_stateless_style_needs_no_handshake_and_marks_results_complete() {
     assert_eq!(r["result"]["resultType"], "complete");
     assert_eq!(r["result"]["cacheScope"], "private");
     assert!(r["result"]["ttlMs"].is_u64());
-    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 13);
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 14);
     let r = ask(
         &mut s,
         json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{META_VERSION: "2031-01-01"}}}),

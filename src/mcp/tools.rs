@@ -228,6 +228,21 @@ recorded (any OS).",
         },
     },
     Spec {
+        name: "doctor",
+        title: "Is headroom reading this machine right?",
+        description: "headroom doctor: each reading checked against the system's own tool \
+(processes and zombies against ps, every ceiling against sysctl/ulimit/the kernel's files, a \
+child's CPU time and footprint against ps, the state directory, the login item, whether \
+notifications can be posted, the WindowServer interface), each ok, mismatch or skipped (why) \
+with both values. A diagnostic: it runs those tools and burns CPU in a child for a moment; \
+not for use when the machine is at the wall.",
+        effect: Effect::Reads,
+        level_exit: true,
+        input: schema_of::<NoArgs>,
+        output: schema_of::<crate::commands::doctor::DoctorReport>,
+        call: |t, a| t.run::<NoArgs>("doctor", a, |_, _| Ok(vec!["doctor".into()])),
+    },
+    Spec {
         name: "explain_reap",
         title: "What reap would do",
         description: "reap --dry-run: the decision table for every parent holding the user's \
@@ -575,6 +590,12 @@ fn summary(tool: &str, r: &Value) -> String {
             r.get("events")
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len)
+        ),
+        "doctor" => format!(
+            "{} ok, {} mismatch, {} skipped",
+            num(r, "ok"),
+            num(r, "mismatches"),
+            num(r, "skipped"),
         ),
         "explain_reap" | "reap" => num(r, "summary"),
         _ => {

@@ -9,12 +9,27 @@ use crate::support::Env;
 /// `doctor --json` as the test user with `HOME` and the state directory in the test's own
 /// home (mode 0700, as headroom creates it), and `path_prefix` before `PATH`.
 fn doctor(env: &Env, path_prefix: Option<&Path>) -> (schema::Doctor, i32, String) {
+    doctor_with(env, path_prefix, &[])
+}
+
+/// `doctor` as above, with environment variables set (Some) or removed (None).
+fn doctor_with(
+    env: &Env,
+    path_prefix: Option<&Path>,
+    vars: &[(&str, Option<&str>)],
+) -> (schema::Doctor, i32, String) {
     std::fs::set_permissions(&env.home, std::fs::Permissions::from_mode(0o700)).unwrap();
     let mut c = env.cmd();
     c.args(["doctor", "--json"]).env("HOME", &env.home);
     if let Some(p) = path_prefix {
         let path = std::env::var("PATH").unwrap_or_default();
         c.env("PATH", format!("{}:{path}", p.display()));
+    }
+    for (k, v) in vars {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
     }
     let out = c.output().unwrap();
     let code = out.status.code().unwrap();
@@ -172,4 +187,155 @@ fn doctor_says_it_is_a_diagnostic_and_refuses_a_snapshot() {
         .unwrap();
     assert_eq!(out.status.code(), Some(64));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--snapshot does not apply"));
+}
+
+/// Stand-ins for the notification helper (which must never run: doctor posts nothing) and
+/// for `dbus-send`, answering as `$OWNER` and `$ACTIVATABLE` say.
+#[cfg(target_os = "linux")]
+fn notify_stand_ins(env: &Env) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = env.dir.path().join("notify-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let posted = env.dir.path().join("work").join("posted");
+    let scripts = [
+        (
+            "notify-send",
+            format!("#!/bin/sh\necho \"$*\" >> '{}'\n", posted.display()),
+        ),
+        (
+            "dbus-send",
+            "#!/bin/sh\ncase \"$*\" in\n  *NameHasOwner*) echo \"   boolean $OWNER\" ;;\n  \
+             *ListActivatableNames*) echo '   array ['; echo \"      string \\\"$ACTIVATABLE\\\"\"; \
+             echo '   ]' ;;\n  *) exit 1 ;;\nesac\n"
+                .to_string(),
+        ),
+    ];
+    for (name, text) in scripts {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, posted)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn notifications_need_the_helper_a_session_bus_that_answers_and_a_service() {
+    use std::os::unix::net::UnixListener;
+    let env = Env::new();
+    let (bin, posted) = notify_stand_ins(&env);
+    // A session bus socket the test listens on (doctor connects and sends nothing). Each
+    // connection is closed at once: `systemctl --user` (the login-item check) talks to the
+    // same bus and would otherwise wait for an answer.
+    let sock = env.dir.path().join("bus");
+    let listener = UnixListener::bind(&sock).unwrap();
+    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::thread::spawn(move || {
+        for c in listener.incoming() {
+            drop(c);
+        }
+    });
+    let bus = format!("unix:path={}", sock.display());
+    let run = |vars: &[(&str, Option<&str>)]| {
+        let (r, _, stderr) = doctor_with(&env, Some(&bin), vars);
+        (r, stderr)
+    };
+    let (r, stderr) = run(&[
+        ("DBUS_SESSION_BUS_ADDRESS", Some(&bus)),
+        ("OWNER", Some("true")),
+    ]);
+    let c = check(&r, "notifications");
+    assert_eq!(c.outcome, "ok", "{c:?}\n{stderr}");
+    assert!(
+        c.headroom
+            .as_deref()
+            .unwrap()
+            .contains("notify-bin/notify-send"),
+        "{c:?}"
+    );
+    let system = c.system.as_deref().unwrap();
+    assert!(system.contains(&bus) && system.contains("running"), "{c:?}");
+    // Not running but activatable: the bus starts it on the first notification.
+    let (r, _) = run(&[
+        ("DBUS_SESSION_BUS_ADDRESS", Some(&bus)),
+        ("OWNER", Some("false")),
+        ("ACTIVATABLE", Some("org.freedesktop.Notifications")),
+    ]);
+    let c = check(&r, "notifications");
+    assert_eq!(c.outcome, "ok", "{c:?}");
+    assert!(
+        c.system.as_deref().unwrap().contains("activatable"),
+        "{c:?}"
+    );
+    // A bus without a notification service.
+    let (r, _) = run(&[
+        ("DBUS_SESSION_BUS_ADDRESS", Some(&bus)),
+        ("OWNER", Some("false")),
+        ("ACTIVATABLE", Some("org.example.Other")),
+    ]);
+    let c = check(&r, "notifications");
+    assert_eq!(c.outcome, "skipped", "{c:?}");
+    assert!(
+        c.note
+            .as_deref()
+            .unwrap()
+            .contains("no notification service"),
+        "{c:?}"
+    );
+    // An address where nothing listens, named in the reason.
+    let gone = env.dir.path().join("no-bus");
+    let (r, _) = run(&[
+        (
+            "DBUS_SESSION_BUS_ADDRESS",
+            Some(&format!("unix:path={}", gone.display())),
+        ),
+        ("OWNER", Some("true")),
+    ]);
+    let c = check(&r, "notifications");
+    assert_eq!(c.outcome, "skipped", "{c:?}");
+    assert!(c.note.as_deref().unwrap().contains("no-bus"), "{c:?}");
+    // No bus named at all: $XDG_RUNTIME_DIR/bus is where the clients would look.
+    let (r, _) = run(&[
+        ("DBUS_SESSION_BUS_ADDRESS", None),
+        ("XDG_RUNTIME_DIR", None),
+        ("OWNER", Some("true")),
+    ]);
+    let c = check(&r, "notifications");
+    assert_eq!(c.outcome, "skipped", "{c:?}");
+    assert!(c.note.as_deref().unwrap().contains("unset"), "{c:?}");
+    let runtime = env.dir.path().to_str().unwrap();
+    let (r, _) = run(&[
+        ("DBUS_SESSION_BUS_ADDRESS", None),
+        ("XDG_RUNTIME_DIR", Some(runtime)),
+        ("OWNER", Some("true")),
+    ]);
+    let c = check(&r, "notifications");
+    assert_eq!(
+        c.outcome, "ok",
+        "$XDG_RUNTIME_DIR/bus is the test's socket: {c:?}"
+    );
+    // No helper: a bus that answers is not enough.
+    // Not `has_tool`: under .ci/run a missing tool is a failure, and here its absence is
+    // the case tested.
+    let installed = std::process::Command::new("sh")
+        .args(["-c", "command -v notify-send"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if installed {
+        eprintln!("notify-send is installed: the no-helper case needs a PATH without it");
+    } else {
+        let (r, _, _) = doctor_with(
+            &env,
+            None,
+            &[
+                ("DBUS_SESSION_BUS_ADDRESS", Some(&bus)),
+                ("OWNER", Some("true")),
+            ],
+        );
+        let c = check(&r, "notifications");
+        assert_eq!(c.outcome, "skipped", "{c:?}");
+        assert!(c.note.as_deref().unwrap().contains("notify-send"), "{c:?}");
+    }
+    // Nothing was posted in any of these.
+    assert!(!posted.exists(), "doctor posted a notification");
 }

@@ -1,4 +1,7 @@
-//! Integration tests: the real binary, real processes (Linux), recorded snapshots.
+//! Integration tests: the real binary, real processes, recorded snapshots. Modules that need
+//! Linux (/proc, cgroups, PSI, a subreaper to catch orphans, setpriv) are gated to it; `park`
+//! and `run` run on macOS too (the fixture supervises there without a subreaper, and the
+//! helpers read `ps`), except the tests in them that need Linux, each gated where it is.
 
 #![allow(
     clippy::unwrap_used,
@@ -24,7 +27,6 @@ mod liveness;
 mod log_probe;
 #[cfg(target_os = "linux")]
 mod mcp;
-#[cfg(target_os = "linux")]
 mod park;
 #[cfg(target_os = "linux")]
 mod pressure;
@@ -33,7 +35,6 @@ mod probe;
 mod reap;
 #[cfg(target_os = "linux")]
 mod reap_safety;
-#[cfg(target_os = "linux")]
 mod run;
 #[cfg(target_os = "linux")]
 mod run_kernel;

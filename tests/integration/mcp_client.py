@@ -26,6 +26,28 @@ def state(pid):
     return s[s.rindex(")") + 2]
 
 
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    s = f.read()
+            except OSError:
+                continue
+            if int(s[s.rindex(")") + 2 :].split()[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
 def check(cond, what):
     if not cond:
         raise AssertionError(what)
@@ -55,10 +77,11 @@ async def legacy(cfg, schemas):
                 check(t.annotations is not None, f"{t.name} has annotations")
                 schemas[t.name] = t.output_schema
             check(
-                {"probe", "explain_reap", "park_tree", "wake_tree", "run_limited"} <= set(names),
+                {"probe", "doctor", "explain_reap", "park_tree", "wake_tree", "run_limited"} <= set(names),
                 f"tools {names}",
             )
             check(next(t for t in tools if t.name == "probe").annotations.read_only_hint is True, "probe reads")
+            check(next(t for t in tools if t.name == "doctor").annotations.read_only_hint is True, "doctor reads")
             check(next(t for t in tools if t.name == "park").annotations.destructive_hint is True, "park acts")
 
             # probe: the SDK validates structuredContent against outputSchema; check it here too.
@@ -66,6 +89,20 @@ async def legacy(cfg, schemas):
             Draft202012Validator(schemas["probe"]).validate(r.structured_content)
             check(r.structured_content["schema"] == "headroom.probe/1", "probe schema name")
             check(text.startswith("level "), f"probe text {text!r}")
+
+            # doctor: the same report as `doctor --json`, valid against its outputSchema; a
+            # mismatch is a finding (exit 1), not a tool error.
+            r, text = await call(s, "doctor", {})
+            Draft202012Validator(schemas["doctor"]).validate(r.structured_content)
+            doc = r.structured_content
+            check(doc["schema"] == "headroom.doctor/1", "doctor schema name")
+            check(doc["ok"] + doc["mismatches"] + doc["skipped"] == len(doc["checks"]), f"doctor counts {doc}")
+            check(text.startswith(f"{doc['ok']} ok, {doc['mismatches']} mismatch"), f"doctor text {text!r}")
+            zombies = next(c for c in doc["checks"] if c["name"] == "zombies")
+            check(zombies["outcome"] == "ok", f"doctor zombies {zombies}")
+            if cfg["foreign"]:
+                # A private uid: exactly the leaker's zombies.
+                check(zombies["headroom"] == str(cfg["leaker_zombies"]), f"doctor zombies {zombies}")
 
             # explain_reap on the test's own leaker: the configured allowlist names it.
             r, _ = await call(s, "explain_reap", {})
@@ -104,6 +141,12 @@ async def legacy(cfg, schemas):
             _, text = await call(s, "park", {"pid": os.getpid()}, error=True)
             check(text.startswith("refused (protected-ancestor)"), f"the agent itself: {text}")
             check(state(os.getpid()) != "T", "the client still runs")
+            # The server itself (headroom): a child of this client.
+            server = [p for p in children(os.getpid()) if cmdline(p)[-1:] == ["mcp"]]
+            check(len(server) == 1, f"the server among the client's children: {server}")
+            _, text = await call(s, "park", {"pid": server[0]}, error=True)
+            check(text.startswith("refused (protected-ancestor)"), f"the server itself: {text}")
+            check(state(server[0]) != "T", "the server still runs")
             if cfg["foreign"]:
                 _, text = await call(s, "park", {"pid": cfg["foreign"]}, error=True)
                 check(text.startswith("refused (foreign-uid)"), text)
@@ -127,6 +170,13 @@ async def legacy(cfg, schemas):
             check("timed out" in text, text)
             check(rl["stdout_tail"] == "to-stdout\n", f"stdout tail {rl['stdout_tail']!r}")
             check(rl["stderr_tail"] == "to-stderr\n", f"stderr tail, run's records left out: {rl['stderr_tail']!r}")
+            # The command runs in the server's working directory, or in `cwd` when given.
+            r, _ = await call(s, "run_limited", {"command": ["pwd"], "limit": 64})
+            check(r.structured_content["stdout_tail"] == os.getcwd() + "\n", f"default cwd: {r.structured_content}")
+            here = os.path.realpath("/tmp")
+            r, _ = await call(s, "run_limited", {"command": ["pwd"], "limit": 64, "cwd": here})
+            check(r.structured_content["stdout_tail"] == here + "\n", f"cwd: {r.structured_content}")
+            check(r.structured_content["cwd"] == here, f"cwd reported: {r.structured_content}")
             # A command that does not exist: run's 127, as an error.
             r, text = await call(s, "run_limited", {"command": ["/nonexistent/cmd"], "limit": 64}, error=True)
             check(r.structured_content["exit_code"] == 127, f"{r.structured_content}")

@@ -370,6 +370,9 @@ fn a_missing_or_unexecutable_command_is_127_or_126() {
 
 /// headroom on a real (pseudo-)terminal: the command's group is handed the terminal, so
 /// Ctrl-C goes straight to it, it can read what is typed, and headroom exits 130.
+// Linux: the fixture opens the pseudo-terminal with O_CLOEXEC, which macOS's posix_openpt
+// does not take.
+#[cfg(target_os = "linux")]
 #[test]
 fn on_a_terminal_the_command_is_in_the_foreground_and_ctrl_c_reaches_it() {
     let env = Env::new();
@@ -463,6 +466,8 @@ fn the_signal_tests_pass_when_the_runner_inherits_sigint_ignored() {
 /// What the command leaves running when it exits is ended, and the command's code kept —
 /// including a daemon that left the command's session and group (on Linux it is reparented
 /// to headroom, a child subreaper, not to init).
+// Linux: the escaped daemon is caught by headroom as a subreaper; on macOS it goes to launchd.
+#[cfg(target_os = "linux")]
 #[test]
 fn leftovers_and_escaped_daemons_are_ended_when_the_command_exits() {
     let env = Env::new();
@@ -498,6 +503,8 @@ fn leftovers_and_escaped_daemons_are_ended_when_the_command_exits() {
 
 /// The command starts with the signal mask headroom was started with (headroom blocks
 /// SIGTTOU/SIGTTIN for itself while it runs; a blocked signal would survive exec).
+// Linux: the mask is read from /proc/self/status.
+#[cfg(target_os = "linux")]
 #[test]
 fn the_command_gets_the_signal_mask_headroom_was_given() {
     let env = Env::new();

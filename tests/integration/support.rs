@@ -92,6 +92,7 @@ fn statuses_of_uid(uid: u32) -> Vec<(i32, String)> {
 }
 
 /// Live processes of `uid` (present and not zombies waiting for their reaper).
+#[cfg(target_os = "linux")]
 pub fn live_pids_of_uid(uid: u32) -> Vec<i32> {
     statuses_of_uid(uid)
         .into_iter()
@@ -529,13 +530,63 @@ pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// `ps -A -o FIELDS`, one row of whitespace-separated words per process (macOS: no /proc).
+#[cfg(not(target_os = "linux"))]
+fn ps_rows(fields: &str) -> Vec<Vec<String>> {
+    let out = Command::new("ps")
+        .args(["-A", "-o", fields])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+/// State letter of a pid from `ps`, None when gone.
+#[cfg(not(target_os = "linux"))]
+pub fn proc_state(pid: i32) -> Option<char> {
+    ps_rows("pid=,stat=")
+        .into_iter()
+        .find(|r| r.first().and_then(|p| p.parse().ok()) == Some(pid))?
+        .get(1)?
+        .chars()
+        .next()
+}
+
+/// Zombie children of `pid`, from `ps`.
+#[cfg(not(target_os = "linux"))]
+pub fn zombie_children(pid: i32) -> usize {
+    ps_rows("ppid=,stat=")
+        .iter()
+        .filter(|r| {
+            r.first().and_then(|p| p.parse::<i32>().ok()) == Some(pid)
+                && r.get(1).is_some_and(|s| s.starts_with('Z'))
+        })
+        .count()
+}
+
+/// Live processes of `uid` (by real uid), from `ps`.
+#[cfg(not(target_os = "linux"))]
+pub fn live_pids_of_uid(uid: u32) -> Vec<i32> {
+    ps_rows("ruid=,pid=,stat=")
+        .iter()
+        .filter(|r| r.first().and_then(|u| u.parse::<u32>().ok()) == Some(uid))
+        .filter(|r| r.get(2).is_some_and(|s| !s.starts_with('Z')))
+        .filter_map(|r| r.get(1)?.parse().ok())
+        .collect()
+}
+
 /// State letter of a pid from /proc, None when gone.
+#[cfg(target_os = "linux")]
 pub fn proc_state(pid: i32) -> Option<char> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     s[s.rfind(')')? + 2..].chars().next()
 }
 
 /// Count zombie children of `pid` from /proc.
+#[cfg(target_os = "linux")]
 pub fn zombie_children(pid: i32) -> usize {
     let mut n = 0;
     for e in std::fs::read_dir("/proc").unwrap().flatten() {

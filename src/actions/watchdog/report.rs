@@ -17,7 +17,7 @@ pub enum EndReason {
 
 /// Streamed while the tree runs: JSON Lines on stderr with `--json`, a few human lines
 /// otherwise (see `commands::run`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     Start {

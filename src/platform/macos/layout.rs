@@ -2,8 +2,10 @@
 //! headers, generated from the Rust declarations themselves so the two cannot drift.
 //!
 //! `c_source()` states, as `_Static_assert`s, the size and alignment of every struct in
-//! `kinfo.rs` and `libproc.rs`, the offset and width of every one of their fields, and every
-//! sysctl, libproc, `p_stat` and signal constant the macOS code uses. CI compiles it with
+//! `kinfo.rs`, `libproc.rs` and `vnode.rs`, the offset and width of every one of their
+//! fields, and every sysctl, libproc, `p_stat`, path and signal constant the macOS code uses.
+//! A test reads every file under `platform/macos/` and fails on a `#[repr(C)]` struct or a
+//! numeric constant the file does not name (checked, or listed as outside the header set). CI compiles it with
 //! `../shared/tools/check-macos-layout` for arm64 and x86_64 against the xnu headers (and
 //! once with one offset changed, which must fail). The committed copy is
 //! `.ci/macos-layout.c`; a test fails when it is stale (`scripts/generate.sh` rewrites it).
@@ -17,6 +19,7 @@ use std::mem::{align_of, offset_of, size_of};
 
 use super::kinfo::{self, Eproc, ExternProc, Itimerval, KinfoProc, Pcred, Timeval, Ucred, Vmspace};
 use super::libproc::{self as lp, ProcTaskinfo, RusageInfoV2};
+use super::vnode::{self, ProcVnodePathInfo, VnodeInfo, VnodeInfoPath};
 
 /// The signal numbers headroom sends or handles, as macOS numbers them (`<sys/signal.h>`).
 pub const MACOS_SIGNALS: &[(&str, i32)] = &[
@@ -83,10 +86,12 @@ impl Out {
         let _ = writeln!(self.0, "_Static_assert({cond}, \"{what}\");");
     }
 
+    /// Size and alignment; the message names the Rust type too (the coverage test reads it).
     fn layout<T>(&mut self, c: &str) {
+        let rust = std::any::type_name::<T>().rsplit("::").next().unwrap_or("");
         self.check(
             format!("sizeof({c}) == {}", size_of::<T>()),
-            &format!("sizeof {c}"),
+            &format!("sizeof {c} ({rust})"),
         );
         self.check(
             format!("_Alignof({c}) == {}", align_of::<T>()),
@@ -107,6 +112,11 @@ impl Out {
 
     fn constant(&mut self, name: &str, value: impl std::fmt::Display) {
         self.check(format!("{name} == {value}"), name);
+    }
+
+    /// A constant whose C counterpart is an expression, not a name of its own.
+    fn derived(&mut self, c_expr: &str, rust: &str, value: impl std::fmt::Display) {
+        self.check(format!("{c_expr} == {value}"), rust);
     }
 }
 
@@ -130,21 +140,25 @@ macro_rules! fields {
 pub fn c_source() -> String {
     let mut out = Out(String::new());
     out.0.push_str(
-        "/* Generated from src/platform/macos/{kinfo,libproc,layout}.rs by the test\n\
+        "/* Generated from src/platform/macos/{kinfo,libproc,vnode,layout}.rs by the test\n\
          \x20* platform::macos::layout::tests::the_committed_c_file_is_current\n\
          \x20* (scripts/generate.sh rewrites it). Do not edit: change the Rust declarations.\n\
          \x20* Checked by ../shared/tools/check-macos-layout against the xnu headers for\n\
          \x20* arm64-apple-macos14 and x86_64-apple-macos14 (.ci/run).\n\
          \x20*\n\
-         \x20* Not checked here (their headers are outside the xnu set): ProcessSerialNumber\n\
-         \x20* (MacTypes.h, 8 bytes, two UInt32; asserted in apps_ffi.rs), the CoreFoundation\n\
-         \x20* constants kCFStringEncodingUTF8 and kCFNumberSInt64Type (CFString.h, CFNumber.h;\n\
-         \x20* apps_ffi.rs), the private SkyLight/LaunchServices signatures (CGSInternal,\n\
-         \x20* apps_ffi.rs), objc_autoreleasePoolPush/Pop (objc4; apps.rs) and\n\
+         \x20* Not checked here (their headers are outside the xnu set), each where it is used:\n\
+         \x20* ProcessSerialNumber (MacTypes.h, 8 bytes, two UInt32; asserted in apps_ffi.rs);\n\
+         \x20* CF_STRING_ENCODING_UTF8 and CF_NUMBER_SINT64_TYPE (kCFStringEncodingUTF8,\n\
+         \x20* kCFNumberSInt64Type: CoreFoundation CFString.h, CFNumber.h; apps_ffi.rs);\n\
+         \x20* LS_DEFAULT_SESSION (kLSDefaultSessionID, LaunchServices' private LSInfo.h;\n\
+         \x20* apps_ffi.rs); the private SkyLight/LaunchServices signatures (CGSInternal,\n\
+         \x20* apps_ffi.rs); DISPATCH_MEMORYPRESSURE_WARN and DISPATCH_MEMORYPRESSURE_CRITICAL\n\
+         \x20* and DispatchSourceType, an opaque stand-in (libdispatch <dispatch/source.h>;\n\
+         \x20* pressure.rs); objc_autoreleasePoolPush/Pop (objc4; apps.rs) and\n\
          \x20* mach_timebase_info (<mach/mach_time.h>, from the mach2 crate). */\n\
-         #include <stddef.h>\n#include <sys/types.h>\n#include <sys/sysctl.h>\n\
-         #include <sys/proc.h>\n#include <sys/proc_info.h>\n#include <sys/resource.h>\n\
-         #include <sys/signal.h>\n#include <libproc.h>\n\n",
+         #include <stddef.h>\n#include <sys/types.h>\n#include <sys/param.h>\n\
+         #include <sys/sysctl.h>\n#include <sys/proc.h>\n#include <sys/proc_info.h>\n\
+         #include <sys/resource.h>\n#include <sys/signal.h>\n#include <libproc.h>\n\n",
     );
     fields!(out, Timeval, "struct timeval", tv_sec, tv_usec);
     fields!(out, Itimerval, "struct itimerval", it_interval, it_value);
@@ -312,8 +326,35 @@ pub fn c_source() -> String {
         ri_diskio_bytesread,
         ri_diskio_byteswritten,
     );
+    // `proc_pidinfo(PROC_PIDVNODEPATHINFO)`: a process's working directory (vnode.rs).
+    // `vnode_info` is read as opaque bytes: its size and alignment are what matter.
+    out.layout::<VnodeInfo>("struct vnode_info");
+    fields!(
+        out,
+        VnodeInfoPath,
+        "struct vnode_info_path",
+        vip_vi,
+        vip_path
+    );
+    fields!(
+        out,
+        ProcVnodePathInfo,
+        "struct proc_vnodepathinfo",
+        pvi_cdir,
+        pvi_rdir
+    );
     out.0.push('\n');
-    out.constant("sizeof(struct kinfo_proc)", kinfo::KINFO_PROC_SIZE);
+    out.derived(
+        "sizeof(struct kinfo_proc)",
+        "KINFO_PROC_SIZE",
+        kinfo::KINFO_PROC_SIZE,
+    );
+    // `proc_name` writes at most `pbi_name` (2 * MAXCOMLEN) bytes and its NUL.
+    out.derived(
+        "sizeof(((struct proc_bsdinfo *)0)->pbi_name) + 1",
+        "PROC_NAME_BUF",
+        lp::PROC_NAME_BUF,
+    );
     for (name, v) in [
         ("CTL_KERN", lp::CTL_KERN),
         ("KERN_ARGMAX", lp::KERN_ARGMAX),
@@ -332,6 +373,8 @@ pub fn c_source() -> String {
         out.constant(name, v);
     }
     out.constant("PROC_PIDPATHINFO_MAXSIZE", lp::PROC_PIDPATHINFO_MAXSIZE);
+    out.constant("PROC_PIDVNODEPATHINFO", vnode::PROC_PIDVNODEPATHINFO);
+    out.constant("MAXPATHLEN", vnode::MAXPATHLEN);
     out.constant("MAXCOMLEN", kinfo::MAXCOMLEN);
     for (name, v) in MACOS_SIGNALS {
         out.constant(name, v);
@@ -357,6 +400,64 @@ mod tests {
         );
     }
 
+    /// Every `#[repr(C)]` struct and numeric constant declared under `platform/macos/` is
+    /// named in the file: checked against the headers, or listed as outside them.
+    #[test]
+    fn every_hand_declared_layout_and_constant_is_covered() {
+        let c = c_source();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/platform/macos");
+        let mut missing = Vec::new();
+        let mut seen = 0;
+        for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = e.unwrap_or_else(|e| panic!("{e}")).path();
+            if path.extension().is_none_or(|x| x != "rs") || path.ends_with("layout.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            for (i, l) in lines.iter().enumerate() {
+                let decl = l
+                    .trim_start_matches("pub ")
+                    .trim_start_matches("pub(crate) ")
+                    .trim_start_matches("pub(super) ");
+                let name = if let Some(rest) = decl.strip_prefix("const ") {
+                    let (name, ty) = rest.split_once(':').unwrap_or(("", ""));
+                    let ty = ty.trim().split(|ch: char| !ch.is_alphanumeric()).next();
+                    let numeric = ty.is_some_and(|t| {
+                        [
+                            "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize",
+                        ]
+                        .contains(&t)
+                    });
+                    if !numeric || name == "_" {
+                        continue;
+                    }
+                    name.trim().to_string()
+                } else if let Some(rest) = decl.strip_prefix("struct ") {
+                    let repr_c = lines[..i].iter().rev().take(4).any(|p| *p == "#[repr(C)]");
+                    if !repr_c {
+                        continue;
+                    }
+                    rest.split([' ', '{', '(', '<'])
+                        .next()
+                        .unwrap_or("")
+                        .to_string()
+                } else {
+                    continue;
+                };
+                seen += 1;
+                if !c.contains(&name) {
+                    missing.push(format!("{}: {name}", path.display()));
+                }
+            }
+        }
+        assert!(
+            seen >= 39,
+            "only {seen} declarations found: the scan is broken"
+        );
+        assert!(missing.is_empty(), "not in {COMMITTED_PATH}: {missing:#?}");
+    }
+
     #[test]
     fn it_states_what_the_code_reads() {
         let c = c_source();
@@ -369,6 +470,11 @@ mod tests {
             "KERN_PROCARGS2 == 49",
             "SIGSTOP == 17",
             "SZOMB == 5",
+            "sizeof(struct proc_vnodepathinfo) == 2352",
+            "offsetof(struct proc_vnodepathinfo, pvi_rdir) == 1176",
+            "PROC_PIDVNODEPATHINFO == 9",
+            "MAXPATHLEN == 1024",
+            "sizeof(((struct proc_bsdinfo *)0)->pbi_name) + 1 == 33",
         ] {
             assert!(c.contains(fact), "missing: {fact}");
         }

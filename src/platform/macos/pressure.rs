@@ -14,6 +14,8 @@ struct DispatchSourceType {
     _opaque: [u8; 0],
 }
 
+/// `DISPATCH_MEMORYPRESSURE_WARN` and `_CRITICAL`, from libdispatch's `<dispatch/source.h>`:
+/// outside the xnu headers `.ci/macos-layout.c` is checked against (its header says so).
 const DISPATCH_MEMORYPRESSURE_WARN: usize = 0x02;
 const DISPATCH_MEMORYPRESSURE_CRITICAL: usize = 0x04;
 
