@@ -24,6 +24,8 @@ pub struct LinuxSource {
     ns_per_tick: u64,
     /// `/proc` files of the last tree sampled, kept open between samples (see `tree.rs`).
     pub(super) open: RefCell<HashMap<i32, super::tree::OpenProc>>,
+    /// `status` of every process, kept open between slot snapshots (see `slots.rs`).
+    kept_status: RefCell<super::slots::KeptStatus>,
 }
 
 impl LinuxSource {
@@ -35,6 +37,7 @@ impl LinuxSource {
             roots,
             ns_per_tick: 1_000_000_000 / hz,
             open: RefCell::new(HashMap::new()),
+            kept_status: RefCell::new(super::slots::KeptStatus::new()),
         }
     }
 
@@ -56,7 +59,13 @@ impl LinuxSource {
         buf: &mut String,
     ) -> Result<Option<ProcessRecord>, PlatformError> {
         let dir = self.proc_path(pid.to_string());
-        let Some(()) = read_into(&dir.join("status"), buf)? else {
+        let status = dir.join("status");
+        let read = if detail == Detail::Slots {
+            self.kept_status.borrow_mut().read(pid, &status, buf)?
+        } else {
+            read_into(&status, buf)?
+        };
+        let Some(()) = read else {
             return Ok(None);
         };
         let status = procfs::parse_status(buf);
@@ -329,6 +338,9 @@ impl ProcessSource for LinuxSource {
         let mut processes = Vec::with_capacity(1024);
         let mut buf = String::with_capacity(4096);
         let mut unreadable = 0;
+        if detail == Detail::Slots {
+            self.kept_status.borrow_mut().begin();
+        }
         for entry in dir {
             let Ok(entry) = entry else { continue };
             let Some(pid) = parse_pid(&entry.file_name()) else {
@@ -342,6 +354,9 @@ impl ProcessSource for LinuxSource {
                 // child or an ancestor (`Snapshot::unreadable`).
                 Err(_) => unreadable += 1,
             }
+        }
+        if detail == Detail::Slots {
+            self.kept_status.borrow_mut().end();
         }
         processes.sort_by_key(|p| p.pid);
         Ok(Snapshot {

@@ -9,6 +9,8 @@ pub mod cgroup;
 #[cfg(target_os = "linux")]
 mod live;
 #[cfg(target_os = "linux")]
+pub mod slots;
+#[cfg(target_os = "linux")]
 mod tree;
 
 #[cfg(target_os = "linux")]
