@@ -14,9 +14,11 @@ use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
 mod ending;
+mod notify;
 mod report;
 mod signals;
 
+use notify::{warn_body, without_helpers};
 pub use report::{CommandStatus, EndReason, Event, Summary};
 
 use crate::actions::escalate::Escalation;
@@ -59,6 +61,8 @@ pub struct Config {
     pub grace: Duration,
     /// Warn at this percentage of the limit (`core::memory_warn`; 100 or more: never).
     pub warn_pct: f64,
+    /// Post a desktop notification at the warning (`[notifications] enabled`).
+    pub notify: bool,
 }
 
 enum Phase {
@@ -171,6 +175,7 @@ pub fn run(
         warned: false,
         pressure_until: None,
         warn_line: Default::default(),
+        notifier: Default::default(),
         emit,
     };
     w.main_loop(sup);
@@ -220,6 +225,9 @@ struct Watch<'a, 'e> {
     /// Memory pressure was signalled: sample sooner until then.
     pressure_until: Option<Instant>,
     warn_line: crate::core::memory_warn::WarnLine,
+    /// The warning's notification helpers: headroom's children, but never the tree's
+    /// (`without_helpers`).
+    notifier: crate::actions::notify::Notifier,
     emit: &'e mut dyn FnMut(&Event),
 }
 
@@ -269,7 +277,10 @@ impl Watch<'_, '_> {
     fn reap(&mut self, sup: &mut Supervisor) {
         for (pid, ev) in sup.reap() {
             if pid != self.cmd_pid {
-                continue; // an orphan of the tree, reaped here as its subreaper
+                // A notification helper (reaped here, its pid may be reused: forgotten), or
+                // an orphan of the tree, reaped here as its subreaper.
+                self.notifier.forget(pid);
+                continue;
             }
             match ev {
                 ChildEvent::Stopped(sig) => self.on_command_stopped(sup, sig),
@@ -370,6 +381,12 @@ impl Watch<'_, '_> {
                     pct: a.pct,
                     warn_pct: a.warn_pct,
                 });
+                if self.cfg.notify {
+                    let body = warn_body(&self.cfg.command, &a);
+                    // Best effort, like every notification: no notifier (a headless box) is
+                    // the ordinary case, not news. Started without waiting.
+                    let _ = self.notifier.post("headroom: memory limit near", &body);
+                }
             }
             self.last = Some(s);
         }
@@ -389,7 +406,7 @@ impl Watch<'_, '_> {
             extra: &known,
         };
         let records = match self.source.tree_sample(&query) {
-            Ok(r) => r,
+            Ok(r) => without_helpers(r, &self.notifier.pids()),
             Err(e) => {
                 self.warn_once(format!("cannot read the process tree: {e}"));
                 return None;
