@@ -43,8 +43,28 @@ const ENDING_TICK: Duration = Duration::from_millis(50);
 /// After SIGKILL, how long to wait for the tree to disappear before reporting survivors.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// After the memory-pressure source fired, sample at a quarter of the interval for this
-/// long (the PSI trigger fires at most once per 2 s window while the stall lasts).
+/// long (the PSI trigger fires at most once per 2 s window while the stall lasts), and
+/// again as long as the level still reads above normal when it runs out (`hold`).
 const PRESSURE_HOLD: Duration = Duration::from_secs(5);
+
+/// The end of the shortened interval: a new event starts (or renews) it, a level still high
+/// when it ran out extends it, and it ends (the interval relaxes) once the level is normal
+/// or unknown. `high` is asked only when the hold ran out.
+fn hold(
+    now: Instant,
+    until: Option<Instant>,
+    fired: bool,
+    high: &dyn Fn() -> bool,
+) -> Option<Instant> {
+    if fired {
+        return Some(now + PRESSURE_HOLD);
+    }
+    match until {
+        Some(u) if now < u => Some(u),
+        Some(_) if high() => Some(now + PRESSURE_HOLD),
+        _ => None,
+    }
+}
 
 /// `now + d`, saturating at a year from now: a deadline never overflows (an unbounded
 /// `--interval` once aborted headroom, leaving the command running unsupervised).
@@ -236,16 +256,20 @@ impl Watch<'_, '_> {
         loop {
             let now = Instant::now();
             let wait = self.next_deadline().saturating_duration_since(now);
+            let mut fired = false;
             for wake in sup.wait(wait) {
                 if let Wake::Signal(s) = wake {
                     self.on_signal(s);
                 }
                 if wake == Wake::Pressure {
                     // Sample now, and more often while it lasts.
-                    self.pressure_until = Some(Instant::now() + PRESSURE_HOLD);
+                    fired = true;
                     self.next_tick = Instant::now();
                 }
             }
+            self.pressure_until = hold(Instant::now(), self.pressure_until, fired, &|| {
+                sup.pressure_high()
+            });
             self.reap(sup);
             self.step();
             if matches!(self.phase, Phase::Done) {
@@ -501,6 +525,37 @@ impl Watch<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `run --limit` shortens its interval while pressure is high and relaxes it after: an
+    /// event starts the hold, a high level when it runs out extends it, a normal one ends it.
+    #[test]
+    fn the_pressure_hold_lasts_while_the_level_is_high_and_relaxes_after() {
+        let t0 = Instant::now();
+        let asked = std::cell::Cell::new(0);
+        let asked = &asked;
+        let level = |high: bool| {
+            move || {
+                asked.set(asked.get() + 1);
+                high
+            }
+        };
+        let started = hold(t0, None, true, &level(false));
+        assert_eq!(started, Some(t0 + PRESSURE_HOLD));
+        // Within the hold: kept, the level not even read.
+        let mid = t0 + PRESSURE_HOLD / 2;
+        assert_eq!(hold(mid, started, false, &level(false)), started);
+        assert_eq!(asked.get(), 0);
+        // Ran out while still high: extended from now.
+        let out = t0 + PRESSURE_HOLD;
+        let extended = hold(out, started, false, &level(true));
+        assert_eq!(extended, Some(out + PRESSURE_HOLD));
+        // Ran out and the level is normal (or unknown): relaxed.
+        let later = out + PRESSURE_HOLD;
+        assert_eq!(hold(later, extended, false, &level(false)), None);
+        // No hold and no event: nothing, whatever the level says (the event starts it).
+        assert_eq!(hold(later, None, false, &level(true)), None);
+        assert_eq!(asked.get(), 2);
+    }
 
     #[test]
     fn deadlines_saturate_instead_of_overflowing() {
