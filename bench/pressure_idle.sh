@@ -2,7 +2,11 @@
 # Benchmark (issue 13): the idle cost of `headroom watch` with its memory-pressure source
 # armed (PSI on Linux), next to earlyoom `--dryrun` with its defaults, in the same run.
 #
-#   bench/pressure_idle.sh [SECONDS]        (Linux; default 60)
+#   bench/pressure_idle.sh [SECONDS] [EXTRA]        (Linux; default 60 s, 0 extra)
+#
+# EXTRA: start that many idle `sleep` processes first (this script's, ended by it), to see
+# the cost on a table as large as a busy desktop's: watch's round reads every process,
+# earlyoom reads /proc/meminfo.
 #
 # Each runs for SECONDS after a 2 s settling time; its CPU is read from
 # /proc/PID/schedstat (ns on CPU, the process's own) and wakeups from
@@ -12,6 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
+extra=${2:-0}
 cargo build --release --quiet --bin headroom
 command -v earlyoom >/dev/null || { echo "earlyoom is not installed (apt-get install earlyoom)" >&2; exit 1; }
 home=$(mktemp -d /tmp/headroom-bench.XXXXXX)
@@ -22,6 +27,10 @@ cleanup() {
   rm -rf "$home"
 }
 trap cleanup EXIT
+for _ in $(seq "$extra"); do
+  sleep 100000 &
+  pids+=($!)
+done
 printf '[notifications]\nenabled = false\n' >"$home/config.toml"
 
 measure() { # measure LABEL PID
@@ -38,12 +47,26 @@ measure() { # measure LABEL PID
     "$(echo "($v1 - $v0) / $secs" | bc -l)"
 }
 
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg), $(find /proc -maxdepth 1 -name '[0-9]*' | wc -l) processes ($extra of them this script's sleepers)"
 HEADROOM_HOME=$home target/release/headroom watch --json --no-auto-reap --no-hangs >"$home/watch.out" 2>&1 &
-pids+=($!)
+w=$!
+pids+=($w)
+# The same with a hard RLIMIT_NOFILE of 1,024 (a desktop's usual soft limit, which watch
+# cannot raise past): no descriptors kept, every `status` opened and closed each round.
+mkdir -p "$home/nofile"
+cp "$home/config.toml" "$home/nofile/"
+HEADROOM_HOME=$home/nofile prlimit --nofile=1024:1024 target/release/headroom watch --json \
+  --no-auto-reap --no-hangs >"$home/nofile/watch.out" 2>&1 &
+n=$!
+pids+=($n)
 earlyoom --dryrun >"$home/earlyoom.out" 2>&1 &
-pids+=($!)
-measure "headroom watch (60 s rounds, pressure armed)" "${pids[0]}" &
-measure "earlyoom --dryrun (defaults)" "${pids[1]}" &
-wait %3 %4 2>/dev/null || wait
+e=$!
+pids+=($e)
+measure "headroom watch (60 s rounds, pressure armed)" "$w" &
+m1=$!
+measure "headroom watch, nofile 1024 (no kept fds)" "$n" &
+m3=$!
+measure "earlyoom --dryrun (defaults)" "$e" &
+m2=$!
+wait $m1 $m3 $m2
 grep -m1 'memory pressure source' "$home/watch.out" | sed 's/^/watch said: /'

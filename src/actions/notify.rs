@@ -102,6 +102,17 @@ impl Notifier {
         Ok(())
     }
 
+    /// The helpers still running (or not yet collected).
+    pub fn pids(&self) -> Vec<i32> {
+        self.pending.iter().map(|c| c.id() as i32).collect()
+    }
+
+    /// Drop the handle of `pid`, reaped by someone else (`run`'s `waitpid(-1)`): its pid
+    /// may be reused and must not be taken for a helper's. Nothing is signalled or waited.
+    pub fn forget(&mut self, pid: i32) {
+        self.pending.retain(|c| c.id() as i32 != pid);
+    }
+
     /// Reap helpers that have finished (non-blocking).
     pub fn collect(&mut self) {
         self.pending

@@ -94,6 +94,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
         interval: plan.interval,
         grace: plan.grace,
         warn_pct: args.warn.unwrap_or(ctx.settings.memory_warn_pct.value),
+        notify: ctx.settings.notifications.value,
     };
     let mut kernel_kills;
     let result = loop {

@@ -140,6 +140,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     } else {
         single_watch()?
     };
+    // The slot round keeps every process's `status` open between rounds (a quarter of its
+    // cost was opening and closing them); the usual soft limit of 1,024 would leave no room.
+    #[cfg(target_os = "linux")]
+    platform::linux::slots::raise_nofile();
     let source = ctx.source()?;
     platform::stop_flag::install()
         .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;

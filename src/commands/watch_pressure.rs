@@ -41,13 +41,18 @@ impl Waiter {
         }
     }
 
-    /// The line `watch` says once at start: which source it waits on, or why none.
+    /// The line `watch` says once at start: which source it waits on, or why none, and the
+    /// level it reads now.
     pub fn announce(&self) -> Option<String> {
         #[cfg(unix)]
         {
-            self.source
-                .as_ref()
-                .map(|s| format!("memory pressure source: {}", s.describe()))
+            self.source.as_ref().map(|s| {
+                let level = s
+                    .level()
+                    .map(|(l, from)| format!("; level {} ({from})", l.name()))
+                    .unwrap_or_default();
+                format!("memory pressure source: {}{level}", s.describe())
+            })
         }
         #[cfg(not(unix))]
         {

@@ -20,6 +20,61 @@ use std::time::{Duration, Instant};
 /// The Linux trigger: 150 ms of "some" memory stall within a 2 s window.
 pub const PSI_TRIGGER: &str = "some 150000 2000000";
 
+/// How high memory pressure is now: the PSI file's `some avg10` on Linux (a share of the
+/// last 10 s in which some task stalled on memory), `kern.memorystatus_vm_pressure_level`
+/// on macOS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Normal,
+    Warn,
+    Critical,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Normal => "normal",
+            Level::Warn => "warn",
+            Level::Critical => "critical",
+        }
+    }
+}
+
+/// `some avg10` at or above this (percent) is `Warn`: the trigger's own rate, 150 ms of
+/// stall per 2 s.
+pub const PSI_WARN_AVG10: f64 = 7.5;
+/// ... and at or above this, `Critical`.
+pub const PSI_CRITICAL_AVG10: f64 = 30.0;
+
+/// The level in a PSI file's text (`some avg10=1.23 avg60=… total=…`), and its avg10.
+pub fn psi_level(text: &str) -> Option<(Level, f64)> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    let avg10: f64 = line
+        .split_ascii_whitespace()
+        .find_map(|f| f.strip_prefix("avg10="))?
+        .parse()
+        .ok()?;
+    let level = if avg10 >= PSI_CRITICAL_AVG10 {
+        Level::Critical
+    } else if avg10 >= PSI_WARN_AVG10 {
+        Level::Warn
+    } else {
+        Level::Normal
+    };
+    Some((level, avg10))
+}
+
+/// `kern.memorystatus_vm_pressure_level`: 1 normal, 2 warn, 4 critical.
+pub fn macos_level(v: i64) -> Option<Level> {
+    match v {
+        1 => Some(Level::Normal),
+        2 => Some(Level::Warn),
+        4 => Some(Level::Critical),
+        _ => None,
+    }
+}
+
 /// Which signal a loop waits on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -51,6 +106,8 @@ pub struct Pressure {
     fd: Option<OwnedFd>,
     /// `POLLPRI` for PSI, `POLLIN` for a pipe.
     events: i16,
+    /// The PSI file the level is read from (Linux).
+    psi_path: Option<std::path::PathBuf>,
     /// Keeps the macOS dispatch source alive (cancelled on drop).
     #[cfg(target_os = "macos")]
     _dispatch: Option<super::macos::pressure::Source>,
@@ -77,6 +134,7 @@ impl Pressure {
             detail: reason.into(),
             fd: None,
             events: 0,
+            psi_path: None,
             #[cfg(target_os = "macos")]
             _dispatch: None,
         }
@@ -90,6 +148,7 @@ impl Pressure {
             detail: detail.into(),
             fd: Some(fd),
             events: libc::POLLIN,
+            psi_path: None,
             #[cfg(target_os = "macos")]
             _dispatch: None,
         }
@@ -125,6 +184,7 @@ impl Pressure {
             detail: format!("{} (trigger `{PSI_TRIGGER}`)", path.display()),
             fd: Some(f.into()),
             events: libc::POLLPRI,
+            psi_path: Some(path.to_path_buf()),
         }
     }
 
@@ -163,6 +223,34 @@ impl Pressure {
     /// `psi (…)`, `dispatch (…)` or `poll (why)`: the line `watch` prints once.
     pub fn describe(&self) -> String {
         format!("{} ({})", self.kind.name(), self.detail)
+    }
+
+    /// The pressure level now, and what it was read from (`some avg10 0.42 %`); `None`
+    /// without a source or when it cannot be read.
+    pub fn level(&self) -> Option<(Level, String)> {
+        match self.kind {
+            Kind::Psi => {
+                let text = std::fs::read_to_string(self.psi_path.as_ref()?).ok()?;
+                let (level, avg10) = psi_level(&text)?;
+                Some((level, format!("some avg10 {avg10:.2} %")))
+            }
+            Kind::Dispatch => {
+                #[cfg(target_os = "macos")]
+                {
+                    let v = super::macos::pressure::level().ok()?;
+                    let level = macos_level(v)?;
+                    Some((level, format!("kern.memorystatus_vm_pressure_level {v}")))
+                }
+                #[cfg(not(target_os = "macos"))]
+                None
+            }
+            Kind::Poll => None,
+        }
+    }
+
+    /// Whether the level is above normal now (unknown counts as not).
+    pub fn is_high(&self) -> bool {
+        self.level().is_some_and(|(l, _)| l > Level::Normal)
     }
 
     /// The descriptor and `poll` events to wait on, for a loop that polls other
@@ -283,6 +371,48 @@ mod tests {
         );
         // Drained: the same event does not fire twice; the next wait runs to its timeout.
         assert_eq!(p.wait(Duration::from_millis(50), &|| false), Woke::Timeout);
+    }
+
+    #[test]
+    fn levels_from_psi_text_and_the_macos_sysctl() {
+        let psi = |avg10: &str| {
+            format!(
+                "some avg10={avg10} avg60=0.00 avg300=0.00 total=1\nfull avg10=99.00 avg60=0.00 avg300=0.00 total=1\n"
+            )
+        };
+        assert_eq!(psi_level(&psi("0.00")), Some((Level::Normal, 0.0)));
+        assert_eq!(psi_level(&psi("7.49")).map(|l| l.0), Some(Level::Normal));
+        assert_eq!(psi_level(&psi("7.50")).map(|l| l.0), Some(Level::Warn));
+        assert_eq!(psi_level(&psi("30.00")).map(|l| l.0), Some(Level::Critical));
+        // `full` is not `some`; garbage is no level, not normal.
+        assert_eq!(psi_level("full avg10=99.00\n"), None);
+        assert_eq!(psi_level("some avg10=x\n"), None);
+        assert_eq!(
+            [1, 2, 4, 0, 3].map(macos_level),
+            [
+                Some(Level::Normal),
+                Some(Level::Warn),
+                Some(Level::Critical),
+                None,
+                None
+            ]
+        );
+        // A source without a level file reads none; so does the timer.
+        assert_eq!(Pressure::poll("none").level(), None);
+        assert!(!Pressure::poll("none").is_high());
+    }
+
+    /// For real where PSI exists: the system source reads a level.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_system_psi_source_reads_a_level() {
+        let p = Pressure::system(std::path::Path::new("/proc"));
+        if p.kind != Kind::Psi {
+            eprintln!("skipped: no PSI trigger here ({})", p.describe());
+            return;
+        }
+        let (_, from) = p.level().expect("a level from /proc/pressure/memory");
+        assert!(from.starts_with("some avg10 "), "{from}");
     }
 
     #[test]

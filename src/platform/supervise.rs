@@ -162,6 +162,11 @@ impl Supervisor {
         self.pressure = Some(source);
     }
 
+    /// Whether the pressure source's level is above normal now (`Pressure::is_high`).
+    pub fn pressure_high(&self) -> bool {
+        self.pressure.as_ref().is_some_and(|p| p.is_high())
+    }
+
     /// Start `argv` with stdio inherited, in a new process group led by the command, handed
     /// the terminal when headroom's group owns it. Returns the command's pid.
     pub fn spawn(&mut self, argv: &[OsString]) -> Result<i32, SpawnError> {

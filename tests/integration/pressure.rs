@@ -37,9 +37,16 @@ fn watch_waits_on_a_psi_trigger_the_kernel_accepted_from_an_unprivileged_user() 
     }
     let env = Env::new();
     let m = announced(&env, &[]);
+    let (source, level) = m.split_once("; level ").unwrap_or((&m, ""));
     assert_eq!(
-        m,
+        source,
         "memory pressure source: psi (/proc/pressure/memory (trigger `some 150000 2000000`))"
+    );
+    // The level read now, from the same file: normal, warn or critical, and the figure.
+    let (name, from) = level.split_once(' ').unwrap_or(("", ""));
+    assert!(
+        ["normal", "warn", "critical"].contains(&name) && from.starts_with("(some avg10 "),
+        "{m}"
     );
     // `limits` shows the same source; a replay arms nothing and shows none.
     let out = env.cmd().args(["limits", "--json"]).output().unwrap();

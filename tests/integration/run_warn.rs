@@ -129,3 +129,122 @@ fn a_guarded_tree_near_its_limit_is_warned_once_and_left_alone() {
     );
     drop(tree);
 }
+
+/// The warning step and the ending each post one desktop notification, through the
+/// notifier on `PATH` (a stand-in `notify-send` that records its arguments); a tree that
+/// stays under its warning line posts none.
+#[test]
+fn the_warning_and_the_ending_are_each_notified_once() {
+    let env = Env::new();
+    let bin = env.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let notes = env.path("notes");
+    let script = bin.join("notify-send");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s|' \"$@\" >>'{}'\necho >>'{}'\n",
+            notes.display(),
+            notes.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("PATH={}:/usr/bin:/bin", bin.display());
+    let fx = env.fixture().to_str().unwrap().to_string();
+    let headroom = env.headroom_path().to_str().unwrap().to_string();
+    let notes_now = || {
+        std::fs::read_to_string(&notes)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let start = |limit: &str, hog: &[&str]| {
+        let (out, err) = (env.path("stdout"), env.path("stderr"));
+        let _ = std::fs::remove_file(&err);
+        let args = [
+            path.as_str(),
+            headroom.as_str(),
+            "--json",
+            "run",
+            "--limit",
+            limit,
+            "--interval",
+            "50ms",
+            "--grace",
+            "1s",
+            "--enforce",
+            "poll",
+            "--",
+            fx.as_str(),
+            "hog",
+        ];
+        let args: Vec<&str> = args.iter().chain(hog).copied().collect();
+        let t = env.spawn_with(
+            std::path::Path::new("/usr/bin/env"),
+            &args,
+            Some((&out, &err)),
+        );
+        (t, out, err)
+    };
+
+    // Under the line (40 of 100 MiB): ready, sampled, no notification.
+    let (mut t, out, err) = start("100M", &["--mib", "40"]);
+    wait_until("the hog's ready line", || {
+        std::fs::read_to_string(&out).is_ok_and(|o| o.contains("ready"))
+    });
+    t.signal(libc::SIGINT);
+    assert_eq!(t.exit_code(), 130);
+    assert!(notes_now().is_empty(), "{:?}", notes_now());
+    drop(t);
+
+    // At 95 % of the limit: one warning, one notification naming the command and the limit.
+    let (mut t, out, err2) = start("100M", &["--mib", "95"]);
+    let read = || std::fs::read_to_string(&err2).unwrap_or_default();
+    wait_until("the warning", || !approaching(&read()).is_empty());
+    wait_until("the notification", || !notes_now().is_empty());
+    wait_until("the hog's ready line", || {
+        std::fs::read_to_string(&out).is_ok_and(|o| o.contains("ready"))
+    });
+    t.signal(libc::SIGINT);
+    assert_eq!(t.exit_code(), 130, "{}", read());
+    let n = notes_now();
+    assert_eq!(n.len(), 1, "{n:?}");
+    assert!(
+        n[0].starts_with("--app-name=headroom|headroom: memory limit near|"),
+        "{n:?}"
+    );
+    assert!(
+        n[0].contains("hr-fixture") && n[0].contains("of its limit of 100 MiB"),
+        "{n:?}"
+    );
+    // The helper is headroom's child but never the tree's: nothing was parked or ended.
+    let events = schema::run_events(&read());
+    assert!(
+        !events.iter().any(|e| matches!(e, RunEvent::Breach { .. })),
+        "{events:?}"
+    );
+    drop(t);
+    let _ = std::fs::remove_file(&notes);
+
+    // Over the limit: the warning on the way up (from 40 MiB at 20 MiB/s: five samples
+    // between 90 % and the limit), then the ending, each notified once.
+    let grow = ["--mib", "40", "--grow-mib-per-s", "20"];
+    let (mut t, _out, _) = start("50M", &grow);
+    let code = t.exit_code();
+    assert!(
+        code == 137 || code == 143,
+        "exit {code}: {}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    let n = notes_now();
+    assert_eq!(n.len(), 2, "{n:?}");
+    assert!(n[0].contains("headroom: memory limit near"), "{n:?}");
+    assert!(
+        n[1].contains("headroom ended `") && n[1].contains("over its memory limit of 50 MiB"),
+        "{n:?}"
+    );
+    drop(t);
+}

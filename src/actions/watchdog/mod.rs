@@ -14,9 +14,11 @@ use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
 mod ending;
+mod notify;
 mod report;
 mod signals;
 
+use notify::{warn_body, without_helpers};
 pub use report::{CommandStatus, EndReason, Event, Summary};
 
 use crate::actions::escalate::Escalation;
@@ -41,8 +43,28 @@ const ENDING_TICK: Duration = Duration::from_millis(50);
 /// After SIGKILL, how long to wait for the tree to disappear before reporting survivors.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 /// After the memory-pressure source fired, sample at a quarter of the interval for this
-/// long (the PSI trigger fires at most once per 2 s window while the stall lasts).
+/// long (the PSI trigger fires at most once per 2 s window while the stall lasts), and
+/// again as long as the level still reads above normal when it runs out (`hold`).
 const PRESSURE_HOLD: Duration = Duration::from_secs(5);
+
+/// The end of the shortened interval: a new event starts (or renews) it, a level still high
+/// when it ran out extends it, and it ends (the interval relaxes) once the level is normal
+/// or unknown. `high` is asked only when the hold ran out.
+fn hold(
+    now: Instant,
+    until: Option<Instant>,
+    fired: bool,
+    high: &dyn Fn() -> bool,
+) -> Option<Instant> {
+    if fired {
+        return Some(now + PRESSURE_HOLD);
+    }
+    match until {
+        Some(u) if now < u => Some(u),
+        Some(_) if high() => Some(now + PRESSURE_HOLD),
+        _ => None,
+    }
+}
 
 /// `now + d`, saturating at a year from now: a deadline never overflows (an unbounded
 /// `--interval` once aborted headroom, leaving the command running unsupervised).
@@ -59,6 +81,8 @@ pub struct Config {
     pub grace: Duration,
     /// Warn at this percentage of the limit (`core::memory_warn`; 100 or more: never).
     pub warn_pct: f64,
+    /// Post a desktop notification at the warning (`[notifications] enabled`).
+    pub notify: bool,
 }
 
 enum Phase {
@@ -175,6 +199,9 @@ struct Watch<'a, 'e> {
     /// Memory pressure was signalled: sample sooner until then.
     pressure_until: Option<Instant>,
     warn_line: crate::core::memory_warn::WarnLine,
+    /// The warning's notification helpers: headroom's children, but never the tree's
+    /// (`without_helpers`).
+    notifier: crate::actions::notify::Notifier,
     emit: &'e mut dyn FnMut(&Event),
 }
 
@@ -251,6 +278,7 @@ impl<'a, 'e> Watch<'a, 'e> {
             warned: false,
             pressure_until: None,
             warn_line: Default::default(),
+            notifier: Default::default(),
             emit,
         }
     }
@@ -261,16 +289,20 @@ impl Watch<'_, '_> {
         loop {
             let now = Instant::now();
             let wait = self.next_deadline().saturating_duration_since(now);
+            let mut fired = false;
             for wake in sup.wait(wait) {
                 if let Wake::Signal(s) = wake {
                     self.on_signal(s);
                 }
                 if wake == Wake::Pressure {
                     // Sample now, and more often while it lasts.
-                    self.pressure_until = Some(Instant::now() + PRESSURE_HOLD);
+                    fired = true;
                     self.next_tick = Instant::now();
                 }
             }
+            self.pressure_until = hold(Instant::now(), self.pressure_until, fired, &|| {
+                sup.pressure_high()
+            });
             self.reap(sup);
             self.step();
             if matches!(self.phase, Phase::Done) {
@@ -302,7 +334,10 @@ impl Watch<'_, '_> {
     fn reap(&mut self, sup: &mut Supervisor) {
         for (pid, ev) in sup.reap() {
             if pid != self.cmd_pid {
-                continue; // an orphan of the tree, reaped here as its subreaper
+                // A notification helper (reaped here, its pid may be reused: forgotten), or
+                // an orphan of the tree, reaped here as its subreaper.
+                self.notifier.forget(pid);
+                continue;
             }
             match ev {
                 ChildEvent::Stopped(sig) => self.on_command_stopped(sup, sig),
@@ -403,6 +438,12 @@ impl Watch<'_, '_> {
                     pct: a.pct,
                     warn_pct: a.warn_pct,
                 });
+                if self.cfg.notify {
+                    let body = warn_body(&self.cfg.command, &a);
+                    // Best effort, like every notification: no notifier (a headless box) is
+                    // the ordinary case, not news. Started without waiting.
+                    let _ = self.notifier.post("headroom: memory limit near", &body);
+                }
             }
             self.last = Some(s);
         }
@@ -422,7 +463,7 @@ impl Watch<'_, '_> {
             extra: &known,
         };
         let records = match self.source.tree_sample(&query) {
-            Ok(r) => r,
+            Ok(r) => without_helpers(r, &self.notifier.pids()),
             Err(e) => {
                 self.warn_once(format!("cannot read the process tree: {e}"));
                 return None;
@@ -520,6 +561,37 @@ mod tests;
 #[cfg(test)]
 mod after_tests {
     use super::*;
+
+    /// `run --limit` shortens its interval while pressure is high and relaxes it after: an
+    /// event starts the hold, a high level when it runs out extends it, a normal one ends it.
+    #[test]
+    fn the_pressure_hold_lasts_while_the_level_is_high_and_relaxes_after() {
+        let t0 = Instant::now();
+        let asked = std::cell::Cell::new(0);
+        let asked = &asked;
+        let level = |high: bool| {
+            move || {
+                asked.set(asked.get() + 1);
+                high
+            }
+        };
+        let started = hold(t0, None, true, &level(false));
+        assert_eq!(started, Some(t0 + PRESSURE_HOLD));
+        // Within the hold: kept, the level not even read.
+        let mid = t0 + PRESSURE_HOLD / 2;
+        assert_eq!(hold(mid, started, false, &level(false)), started);
+        assert_eq!(asked.get(), 0);
+        // Ran out while still high: extended from now.
+        let out = t0 + PRESSURE_HOLD;
+        let extended = hold(out, started, false, &level(true));
+        assert_eq!(extended, Some(out + PRESSURE_HOLD));
+        // Ran out and the level is normal (or unknown): relaxed.
+        let later = out + PRESSURE_HOLD;
+        assert_eq!(hold(later, extended, false, &level(false)), None);
+        // No hold and no event: nothing, whatever the level says (the event starts it).
+        assert_eq!(hold(later, None, false, &level(true)), None);
+        assert_eq!(asked.get(), 2);
+    }
 
     #[test]
     fn deadlines_saturate_instead_of_overflowing() {

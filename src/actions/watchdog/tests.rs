@@ -114,6 +114,7 @@ fn config(limit_mib: u64) -> Config {
         interval: Duration::from_millis(100),
         grace: Duration::from_secs(30),
         warn_pct: 100.0,
+        notify: false,
     }
 }
 

@@ -50,6 +50,9 @@ impl ProcessSource for LinuxSource {
         let mut processes = Vec::with_capacity(1024);
         let mut buf = String::with_capacity(4096);
         let mut unreadable = 0;
+        if detail == Detail::Slots {
+            self.reader.kept_status.borrow_mut().begin();
+        }
         for entry in dir {
             let Ok(entry) = entry else { continue };
             let Some(pid) = parse_pid(&entry.file_name()) else {
@@ -63,6 +66,9 @@ impl ProcessSource for LinuxSource {
                 // child or an ancestor (`Snapshot::unreadable`).
                 Err(_) => unreadable += 1,
             }
+        }
+        if detail == Detail::Slots {
+            self.reader.kept_status.borrow_mut().end();
         }
         processes.sort_by_key(|p| p.pid);
         Ok(Snapshot {

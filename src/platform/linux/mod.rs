@@ -17,6 +17,8 @@ mod read;
 #[cfg(target_os = "linux")]
 mod records;
 #[cfg(target_os = "linux")]
+pub mod slots;
+#[cfg(target_os = "linux")]
 mod tree;
 
 #[cfg(target_os = "linux")]

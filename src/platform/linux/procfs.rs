@@ -111,7 +111,12 @@ pub fn parse_status(s: &str) -> Status {
             "Threads" => st.threads = val.parse().ok(),
             "RssAnon" => st.rss_anon_kb = kb(val),
             "VmSwap" => st.vm_swap_kb = kb(val),
-            "CapEff" => st.cap_eff = u64::from_str_radix(val, 16).ok(),
+            "CapEff" => {
+                st.cap_eff = u64::from_str_radix(val, 16).ok();
+                // Every field read here comes before CapEff (task_state, task_mem, task_sig,
+                // task_cap, in that order): the fifteen-odd lines after it are not split.
+                break;
+            }
             _ => {}
         }
     }

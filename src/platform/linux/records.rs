@@ -2,6 +2,7 @@
 //! and the executable), the part every Linux read shares: the whole-table snapshot, one
 //! process, the tree walk.
 
+use std::cell::RefCell;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,8 @@ use crate::platform::PlatformError;
 pub(super) struct ProcReader {
     pub(super) roots: Roots,
     ns_per_tick: u64,
+    /// `status` of every process, kept open between slot snapshots (see `slots.rs`).
+    pub(super) kept_status: RefCell<super::slots::KeptStatus>,
 }
 
 impl ProcReader {
@@ -26,6 +29,7 @@ impl ProcReader {
         Self {
             roots,
             ns_per_tick: 1_000_000_000 / hz,
+            kept_status: RefCell::new(super::slots::KeptStatus::new()),
         }
     }
 
@@ -47,7 +51,13 @@ impl ProcReader {
         buf: &mut String,
     ) -> Result<Option<ProcessRecord>, PlatformError> {
         let dir = self.proc_path(pid.to_string());
-        let Some(()) = read_into(&dir.join("status"), buf)? else {
+        let status = dir.join("status");
+        let read = if detail == Detail::Slots {
+            self.kept_status.borrow_mut().read(pid, &status, buf)?
+        } else {
+            read_into(&status, buf)?
+        };
+        let Some(()) = read else {
             return Ok(None);
         };
         let status = procfs::parse_status(buf);
