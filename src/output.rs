@@ -174,6 +174,7 @@ impl Printer {
 
     /// A warning on stderr (kept under `--quiet`: warnings are never results).
     pub fn warn(&self, msg: &str) {
+        let msg = &clip_words(msg);
         if self.captured(false, &format!("warning: {msg}")) {
             return;
         }
@@ -182,6 +183,7 @@ impl Printer {
 
     /// An error line on stderr.
     pub fn error(&self, msg: &str) {
+        let msg = &clip_words(msg);
         if self.captured(false, &format!("error: {msg}")) {
             return;
         }
@@ -205,6 +207,70 @@ impl Printer {
             let _ = writeln!(std::io::stderr().lock(), "{s}");
         }
     }
+}
+
+/// The most characters of one word (a run without whitespace: a value, a path) a diagnostic
+/// echoes back: a 100,000-character argument must not become 200 KB of stderr.
+pub const CLIP_CHARS: usize = 200;
+
+/// `s` with every word longer than `CLIP_CHARS` cut to that many characters and `…` (its
+/// closing quote kept, so a backticked value still reads as one).
+pub fn clip_words(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .split_whitespace()
+        .any(|w| w.chars().nth(CLIP_CHARS).is_some())
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len().min(4096));
+    let mut rest = s;
+    while !rest.is_empty() {
+        let ws = rest
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..ws]);
+        rest = &rest[ws..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        match word.char_indices().nth(CLIP_CHARS) {
+            Some((cut, _)) => {
+                out.push_str(&word[..cut]);
+                out.push('…');
+                if let Some(q) = word
+                    .chars()
+                    .last()
+                    .filter(|c| matches!(c, '`' | '\'' | '"'))
+                {
+                    out.push(q);
+                }
+            }
+            None => out.push_str(word),
+        }
+        rest = &rest[end..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Say `n thing` with the noun in the plural unless `n` is 1: "1 file", "3 files". Irregular
+/// plurals take `plural_of`.
+pub fn plural(n: impl Into<u64>, one: &str) -> String {
+    let n = n.into();
+    let many = match one {
+        "process" => "processes",
+        "child" => "children",
+        _ => return format!("{n} {one}{}", if n == 1 { "" } else { "s" }),
+    };
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// "1 parent holds", "2 parents hold": a count, its noun and a verb that agrees.
+pub fn plural_verb(n: impl Into<u64>, one: &str, verb_one: &str, verb_many: &str) -> String {
+    let n = n.into();
+    format!(
+        "{} {}",
+        plural(n, one),
+        if n == 1 { verb_one } else { verb_many }
+    )
 }
 
 /// 3869 → "3,869".
@@ -281,6 +347,42 @@ mod tests {
         let c = sink.lock().unwrap();
         assert_eq!(c.stdout, b"{\"schema\":\"headroom.x/1\"}\n");
         assert_eq!(c.stderr, ["warning: careful", "error: broken", "plain"]);
+    }
+
+    #[test]
+    fn long_words_are_clipped_and_short_ones_kept() {
+        let long = "x".repeat(100_000);
+        let msg = format!("invalid value `{long}` for `--limit`");
+        let clipped = clip_words(&msg);
+        assert!(clipped.len() < 300, "{}", clipped.len());
+        assert!(clipped.contains("…`"), "{clipped}");
+        assert!(clipped.ends_with("for `--limit`"));
+        // Control: a message of ordinary words is returned as it was.
+        let short = "state directory `/tmp/x` is not a directory";
+        assert_eq!(clip_words(short), short);
+        let exactly = "y".repeat(CLIP_CHARS);
+        assert_eq!(clip_words(&exactly), exactly.as_str());
+        assert_eq!(clip_words(&format!("{exactly}z")), format!("{exactly}…"));
+        // Multibyte characters are cut on a character boundary.
+        assert_eq!(clip_words(&"é".repeat(300)).chars().count(), CLIP_CHARS + 1);
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(1u64, "file"), "1 file");
+        assert_eq!(plural(0u64, "file"), "0 files");
+        assert_eq!(plural(2u64, "round"), "2 rounds");
+        assert_eq!(plural(1u64, "process"), "1 process");
+        assert_eq!(plural(5u64, "process"), "5 processes");
+        assert_eq!(plural(1u32, "app"), "1 app");
+        assert_eq!(
+            plural_verb(1u64, "parent", "holds", "hold"),
+            "1 parent holds"
+        );
+        assert_eq!(
+            plural_verb(3u64, "parent", "holds", "hold"),
+            "3 parents hold"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod faults;
 mod generated;
 mod guardrails;
 mod hangs;
+mod interface;
 mod limits;
 #[cfg(target_os = "linux")]
 mod liveness;
