@@ -19,11 +19,29 @@ pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<u8> {
         }
         GenerateWhat::Completions { shell } => {
             let mut buf = Vec::new();
-            clap_complete::generate(*shell, &mut full_command(), "headroom", &mut buf);
+            clap_complete::generate(*shell, &mut visible(&full_command()), "headroom", &mut buf);
             ctx.printer.raw(&String::from_utf8_lossy(&buf))?;
             Ok(exit::OK)
         }
     }
+}
+
+/// `cmd` without what it hides (the test flags `--proc-root`/`--sys-root`, `doctor
+/// --burn-child`, `generate` itself): clap_complete offers hidden items as completions.
+pub fn visible(cmd: &clap::Command) -> clap::Command {
+    let mut out = clap::Command::new(cmd.get_name().to_string())
+        .about(cmd.get_about().cloned().unwrap_or_default())
+        .disable_help_subcommand(cmd.is_disable_help_subcommand_set());
+    if let Some(v) = cmd.get_version() {
+        out = out.version(v.to_string());
+    }
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        out = out.arg(a.clone());
+    }
+    for s in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        out = out.subcommand(visible(s));
+    }
+    out
 }
 
 /// Escape text for roff: backslashes, and a leading `.` or `'` that would read as a request.

@@ -68,7 +68,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
         for (set, flag) in [
             (a.dry_run, "--dry-run"),
             (a.watch, "--watch"),
-            (a.every.is_some(), "--every"),
+            (a.every.is_some(), "--interval"),
             (a.observations.is_some(), "--observations"),
         ] {
             if set {
@@ -81,7 +81,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
         return Err(usage("`--since` only applies to `--events`"));
     }
     if a.every.is_some() && !a.watch {
-        return Err(usage("`--every` only applies to `--watch`"));
+        return Err(usage("`--interval` only applies to `--watch`"));
     }
     if a.watch && a.observations.is_some() {
         return Err(usage(
@@ -92,7 +92,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
     let max_every = Duration::from_millis(MAX_ROUND_GAP_MS as u64);
     if every < MIN_EVERY || every > max_every {
         return Err(usage(format!(
-            "--every `{}` must be between 1s and 10m (rounds further apart are not consecutive)",
+            "--interval `{}` must be between 1s and 10m (rounds further apart are not consecutive)",
             humantime::format_duration(every)
         )));
     }

@@ -56,7 +56,7 @@ pub struct Summary {
 pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
     if args.duration < args.every {
         return Err(UsageError(format!(
-            "--duration `{}` is shorter than --every `{}`: the guard needs two readings to say anything",
+            "--duration `{}` is shorter than --interval `{}`: the guard needs two readings to say anything",
             humantime::format_duration(args.duration),
             humantime::format_duration(args.every)
         ))

@@ -92,9 +92,11 @@ impl Ctx<'_> {
 
 pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
     let settings = Settings::load(cli.global.config.as_deref())?;
+    let mut global = cli.global.clone();
+    global.snapshot = cli.command.snapshot().cloned();
     let ctx = Ctx {
         printer,
-        global: &cli.global,
+        global: &global,
         settings,
     };
     match &cli.command {

@@ -154,7 +154,12 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             exit::RUN_NOT_FOUND,
         )),
         Err(SpawnError::NotExecutable(e)) => Err(failed(
-            format!("`{name}` cannot be executed: {e}"),
+            // exec of a directory fails with EACCES, which would read as a permission problem.
+            if name.contains('/') && std::path::Path::new(&name).is_dir() {
+                format!("`{name}` is a directory, not a command")
+            } else {
+                format!("`{name}` cannot be executed: {e}")
+            },
             exit::RUN_NOT_EXECUTABLE,
         )),
         Err(SpawnError::Other(e)) => Err(failed(

@@ -128,6 +128,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         max_targets: None,
         idle_threshold: None,
         no_emergency: false,
+        replay: crate::cli::SnapshotArg { snapshot: None },
     };
     let reap_plan = reap::plan(ctx, &reap_args)?;
     for w in &reap_plan.warnings {

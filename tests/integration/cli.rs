@@ -135,7 +135,7 @@ fn idle_watch_rejects_a_duration_shorter_than_its_interval_and_a_zero_threshold(
         .assert()
         .code(64)
         .stderr(predicate::str::contains(
-            "--duration `10s` is shorter than --every `30s`",
+            "--duration `10s` is shorter than --interval `30s`",
         ));
     env.cmd()
         .args(["idle-watch", "--threshold", "0"])

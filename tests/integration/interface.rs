@@ -107,3 +107,170 @@ fn evidence_over_an_unusable_state_directory_is_an_error_not_an_empty_log() {
         .code(0)
         .stdout(predicate::str::contains("no evidence log yet"));
 }
+
+fn repo_file(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+#[test]
+fn completions_offer_no_hidden_flag_or_command() {
+    for file in ["headroom.bash", "_headroom", "headroom.fish"] {
+        let text = repo_file(&format!("completions/{file}"));
+        for hidden in ["proc-root", "sys-root", "burn-child", "generate"] {
+            assert!(!text.contains(hidden), "completions/{file} offers {hidden}");
+        }
+        // Control: visible flags and commands are offered.
+        for shown in ["dry-run", "idle-watch", "snapshot", "interval"] {
+            assert!(text.contains(shown), "completions/{file} lacks {shown}");
+        }
+    }
+}
+
+/// `--snapshot` only where it is honoured; the poll period is `--interval` (`--every` an
+/// alias); short flags `-n -l -i -d`.
+#[test]
+fn one_name_per_idea_and_snapshot_only_where_honoured() {
+    let env = Env::new();
+    for argv in [
+        &["calibrate", "--snapshot", "x.json"][..],
+        &["run", "--snapshot", "x.json", "--limit", "1G", "--", "true"][..],
+        &["evidence", "--snapshot", "x.json"][..],
+    ] {
+        env.cmd()
+            .args(argv)
+            .assert()
+            .code(64)
+            .stderr(predicate::str::contains("unexpected argument `--snapshot`"));
+    }
+    for sub in ["probe", "limits", "reap", "idle-watch", "top", "watch"] {
+        let help = env.cmd().args([sub, "--help"]).output().unwrap();
+        let help = String::from_utf8(help.stdout).unwrap();
+        assert!(
+            help.contains("--snapshot <FILE>"),
+            "{sub} does not offer --snapshot"
+        );
+        assert!(help.contains("Global options:"), "{sub}: {help}");
+    }
+    for sub in ["watch", "run", "idle-watch", "hangs"] {
+        let help = env.cmd().args([sub, "--help"]).output().unwrap();
+        let help = String::from_utf8(help.stdout).unwrap();
+        assert!(help.contains("-i, --interval <DUR>"), "{sub}: {help}");
+    }
+    let help = |sub: &str| {
+        String::from_utf8(env.cmd().args([sub, "--help"]).output().unwrap().stdout).unwrap()
+    };
+    assert!(help("reap").contains("-n, --dry-run"));
+    assert!(help("hangs").contains("-n, --dry-run"));
+    assert!(help("run").contains("-l, --limit <SIZE>"));
+    assert!(help("calibrate").contains("-d, --duration <DUR>"));
+    assert!(help("idle-watch").contains("-d, --duration <DUR>"));
+    // `--every` stays an alias where it was: the same usage check answers in the new name.
+    env.cmd()
+        .args(["idle-watch", "-d", "10s", "--every", "30s"])
+        .assert()
+        .code(64)
+        .stderr(predicate::str::contains("shorter than --interval `30s`"));
+    env.cmd()
+        .args(["hangs", "--every", "5s"])
+        .assert()
+        .code(64)
+        .stderr(predicate::str::contains(
+            "`--interval` only applies to `--watch`",
+        ));
+}
+
+#[test]
+fn snapshot_dash_reads_standard_input() {
+    let env = Env::new();
+    let snap = crate::probe::snapshot_json(
+        "macos",
+        100,
+        0,
+        crate::probe::mac_ceilings(Some(1000), Some(1000), Some(2000), 200),
+    );
+    env.cmd()
+        .args(["probe", "--json", "--snapshot", "-"])
+        .write_stdin(snap)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("\"used\":100"));
+    // Control: `-` with nothing on standard input is an empty snapshot, UNKNOWN.
+    env.cmd()
+        .args(["probe", "--snapshot", "-"])
+        .write_stdin("")
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("snapshot `-` is empty"));
+}
+
+#[test]
+fn errors_in_the_users_words() {
+    let env = Env::new();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["run", "--limit", "99999999999999999999", "--", "true"],
+            64,
+            "too large",
+        ),
+        (
+            &["run", "--limit", "512K", "--", "true"],
+            64,
+            "did you mean `512M`?",
+        ),
+        (
+            &["run", "--limit", "512B", "--", "true"],
+            64,
+            "did you mean `512M`?",
+        ),
+        (
+            &["watch", "--interval", "x"],
+            64,
+            "`x` is not a duration; write it like",
+        ),
+        (&["run", "--limit", "1G", "echo"], 64, "use `-- echo`"),
+        (&["probe", "--jsn"], 64, "did you mean `--json`?"),
+        (
+            &["probe", "--color", "sometimes"],
+            64,
+            "possible values: auto, always, never",
+        ),
+    ];
+    for (argv, code, says) in cases {
+        let out = env
+            .cmd()
+            .args(*argv)
+            .assert()
+            .code(*code)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{argv:?}: {err}");
+        assert!(err.contains(says), "{argv:?}: {err}");
+        assert!(!err.contains("expected number at"), "{argv:?}: {err}");
+    }
+    let e = env.cmd().args(["probe", "--jsn"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&e.stderr).contains("(see `headroom probe --help`)"));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn run_of_a_directory_says_it_is_a_directory_and_exits_126() {
+    let env = Env::new();
+    let dir = env.path("a-dir");
+    std::fs::create_dir(&dir).unwrap();
+    env.cmd()
+        .args(["run", "--enforce", "poll", "--limit", "1G", "--"])
+        .arg(&dir)
+        .assert()
+        .code(126)
+        .stderr(predicate::str::contains("is a directory"));
+    // Control: a file without the execute bit is "cannot be executed", still 126.
+    let file = env.path("not-exec");
+    std::fs::write(&file, "#!/bin/sh\n").unwrap();
+    env.cmd()
+        .args(["run", "--enforce", "poll", "--limit", "1G", "--"])
+        .arg(&file)
+        .assert()
+        .code(126)
+        .stderr(predicate::str::contains("cannot be executed"));
+}
