@@ -291,7 +291,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__hangs)
-            opts="-n -i -q -h --dry-run --watch --interval --events --since --observations --json --config --quiet --color --help"
+            opts="-n -i -q -h --dry-run --watch --interval --events --since --observations --record-events --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -204,6 +204,7 @@ never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -s n -l dry-run -d 'Decide, but act on nothing: no signal, no restart, no notification, no state or event written'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l watch -d 'Keep running check rounds (JSON Lines with --json) until SIGINT or SIGTERM'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l events -d 'List the event history (detected, restarted, restart-failed, blocked) instead of checking'
+complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l record-events -d 'With --observations: append the replay\'s events to the event history (by default a replay writes nothing, so running it twice does not duplicate history)'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -s h -l help -d 'Print help'

@@ -109,13 +109,16 @@ pub enum Command {
 /// `defer` has it: global flags after each subcommand's own, and `help` knowing the nested
 /// subcommands. Man pages and completions are generated from this.
 pub fn full_command() -> clap::Command {
-    <Cli as clap::CommandFactory>::command().mut_subcommands(|sub| {
-        match define_args(sub.get_name()) {
-            // The derive's deferred definition is replaced by one that adds nothing.
-            Some(define) => define(sub).defer(std::convert::identity),
-            None => sub,
-        }
-    })
+    <Cli as clap::CommandFactory>::command().mut_subcommands(define_now)
+}
+
+/// `sub` with its arguments (and its struct's `after_help`) defined now rather than deferred.
+pub fn define_now(sub: clap::Command) -> clap::Command {
+    match define_args(sub.get_name()) {
+        // The derive's deferred definition is replaced by one that adds nothing.
+        Some(define) => define(sub).defer(std::convert::identity),
+        None => sub,
+    }
 }
 
 /// What `defer` postpones for the subcommand `name`: adding its arguments.
@@ -470,10 +473,12 @@ directory, so rounds from cron or --watch are consecutive. macOS only, except \
 \"2026-11-30T10:00:00Z\", \"available\": true, \"apps\": [{\"pid\": 501, \"bundle_id\": \
 \"com.example.Editor\" (or null), \"bundle_path\": \"/Applications/Editor.app\", \"name\": \
 \"Editor\", \"policy\": \"regular\" | \"accessory\" | \"prohibited\", \"responsive\": \
-false}]}]}. Decisions are made as live; actions are only listed, step by step.
+false}]}]}. Decisions are made as live; actions are only listed, step by step; nothing is \
+written unless --record-events.
 
-Exit status: 0 nothing hung, or every confirmed hang was restarted; 1 a confirmed hang is \
-left (blocked, restart failed, --dry-run, or any replayed round); 2 error, including the \
+Exit status: 0 nothing hung, or every confirmed hang was restarted, or a --dry-run (whatever \
+it found, as reap --dry-run); 1 a confirmed hang is left (blocked, restart failed, or any \
+replayed round); 2 error, including the \
 interface unavailable (no GUI session) on a single live round; 64 usage error. --watch \
 ends with 0 on SIGTERM and 130 on SIGINT.")]
 pub struct HangsArgs {
@@ -497,6 +502,10 @@ pub struct HangsArgs {
     /// Drive the monitor from recorded rounds instead of the live system (any OS).
     #[arg(long, value_name = "FILE")]
     pub observations: Option<PathBuf>,
+    /// With --observations: append the replay's events to the event history (by default a
+    /// replay writes nothing, so running it twice does not duplicate history).
+    #[arg(long)]
+    pub record_events: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,6 +7,7 @@
 
 pub mod actions;
 pub mod cli;
+pub mod cli_help;
 pub mod commands;
 pub mod config;
 pub mod core;
@@ -20,8 +21,6 @@ pub mod sanitize;
 
 use std::ffi::OsString;
 
-use clap::Parser;
-
 use crate::output::Printer;
 
 /// Parse `args`, run the command, and map the outcome onto the exit-code table.
@@ -31,7 +30,7 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match cli::Cli::try_parse_from(&args) {
+    let cli = match parse(&args) {
         Ok(c) => c,
         Err(e) => return clap_error(&e, &args),
     };
@@ -40,6 +39,19 @@ where
         Ok(code) => code,
         Err(e) => report_error(&e, &printer),
     }
+}
+
+/// The parser's tree, with each subcommand's help ending in its examples.
+fn parse(args: &[OsString]) -> Result<cli::Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = cli::Cli::command();
+    // Only the subcommand named is defined up front (the rest stay deferred, as parsing
+    // wants): its help is the one that can be shown.
+    if let Some(name) = subcommand_of(args) {
+        cmd = cmd.mut_subcommand(name, cli_help::with_examples);
+    }
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    cli::Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }
 
 /// Help and version go to stdout with 0; a usage error is one line on stderr with 64.
@@ -64,7 +76,7 @@ fn clap_error(e: &clap::Error, args: &[OsString]) -> u8 {
 
 /// The subcommand path `args` names (`run`, `login-item`), if any: where its help is.
 fn subcommand_of(args: &[OsString]) -> Option<String> {
-    let cmd = cli::full_command();
+    let cmd = <cli::Cli as clap::CommandFactory>::command();
     let mut words = args.iter().skip(1).filter_map(|a| a.to_str());
     words
         .find(|w| {
@@ -208,7 +220,7 @@ mod tests {
 
     fn usage_error(argv: &[&str]) -> String {
         let args: Vec<OsString> = argv.iter().map(OsString::from).collect();
-        let e = cli::Cli::try_parse_from(&args).unwrap_err();
+        let e = parse(&args).unwrap_err();
         usage_line(&e.render().to_string(), subcommand_of(&args).as_deref())
     }
 

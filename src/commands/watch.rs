@@ -200,7 +200,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         }
     }
     g.finish();
-    Ok(crate::exit::OK)
+    Ok(crate::exit::after_stop(
+        platform::stop_flag::requested(),
+        crate::exit::OK,
+    ))
 }
 
 /// `watch.lock` in the state directory, held for the life of the process; a refusal naming

@@ -274,3 +274,212 @@ fn run_of_a_directory_says_it_is_a_directory_and_exits_126() {
         .code(126)
         .stderr(predicate::str::contains("cannot be executed"));
 }
+
+/// Whether `pid` catches `sig` (its `SigCgt` mask in /proc): the condition to wait for
+/// before signalling, so the signal does not land before the handler is installed.
+#[cfg(target_os = "linux")]
+fn catches(pid: i32, sig: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (sig - 1)) != 0)
+}
+
+/// SIGINT ends every long-running loop the same way: after the round in flight, with its
+/// summary, exit 130; SIGTERM the same way with 0. (`hangs --watch` is macOS-only; its loop
+/// uses the same `exit::after_stop`.)
+#[cfg(target_os = "linux")]
+#[test]
+fn sigint_and_sigterm_end_the_loops_alike() {
+    use crate::support::{json_lines, wait_until};
+    let env = Env::new();
+    let cases: &[(&[&str], &str, i32, i32)] = &[
+        (
+            &["idle-watch", "--json", "-d", "10m", "-i", "1m"],
+            "summary",
+            libc::SIGINT,
+            130,
+        ),
+        (
+            &["idle-watch", "--json", "-d", "10m", "-i", "1m"],
+            "summary",
+            libc::SIGTERM,
+            0,
+        ),
+        (
+            &["calibrate", "--json", "-d", "10m"],
+            "headroom.calibrate/1",
+            libc::SIGINT,
+            130,
+        ),
+        (
+            &["calibrate", "--json", "-d", "10m"],
+            "headroom.calibrate/1",
+            libc::SIGTERM,
+            0,
+        ),
+        (
+            &[
+                "watch",
+                "--json",
+                "--no-hangs",
+                "--no-auto-reap",
+                "-i",
+                "10m",
+            ],
+            "summary",
+            libc::SIGINT,
+            130,
+        ),
+        (
+            &[
+                "watch",
+                "--json",
+                "--no-hangs",
+                "--no-auto-reap",
+                "-i",
+                "10m",
+            ],
+            "summary",
+            libc::SIGTERM,
+            0,
+        ),
+    ];
+    for (i, (argv, last, sig, code)) in cases.iter().enumerate() {
+        let (out, err) = (env.path(&format!("out{i}")), env.path(&format!("err{i}")));
+        let mut t = env.spawn_with(env.headroom_path(), argv, Some((&out, &err)));
+        wait_until("the stop handler", || catches(t.pid, *sig));
+        if argv[0] != "calibrate" {
+            wait_until("a first round", || !json_lines(&out).is_empty());
+        }
+        t.signal(*sig);
+        assert_eq!(t.exit_code(), *code, "{argv:?} on signal {sig}");
+        let lines = json_lines(&out);
+        let end = lines
+            .last()
+            .unwrap_or_else(|| panic!("{argv:?}: no output"));
+        assert!(
+            end["type"] == *last || end["schema"] == *last,
+            "{argv:?} on signal {sig} ended without its summary: {end}"
+        );
+    }
+}
+
+/// `hangs --observations` is a replay: it writes no event unless `--record-events`, so
+/// replaying twice does not duplicate history.
+#[test]
+fn a_hangs_replay_writes_events_only_when_asked() {
+    let env = Env::new();
+    let obs = crate::hangs::write_obs(&env, "obs.json", crate::hangs::scenario());
+    let events = env.home.join("hangs-events.jsonl");
+    for _ in 0..2 {
+        env.cmd()
+            .args(["hangs", "--observations"])
+            .arg(&obs)
+            .assert()
+            .code(1);
+    }
+    assert!(!events.exists(), "a replay wrote events unasked");
+    // Control: asked, it writes them.
+    env.cmd()
+        .args(["hangs", "--record-events", "--observations"])
+        .arg(&obs)
+        .assert()
+        .code(1);
+    let n = std::fs::read_to_string(&events).unwrap().lines().count();
+    assert!(n > 0);
+    env.cmd()
+        .args(["hangs", "--record-events", "--dry-run", "--observations"])
+        .arg(&obs)
+        .assert()
+        .code(64);
+}
+
+/// The README's exit-code table, once, as `exit::TABLE` has it (and every page points to it).
+fn readme_exit_table() -> String {
+    let mut s = String::from("| Code | Meaning |\n|---|---|\n");
+    for (code, meaning) in headroom::exit::TABLE {
+        s.push_str(&format!("| {code} | {meaning} |\n"));
+    }
+    s
+}
+
+#[test]
+fn the_readme_documents_the_exit_table_once_and_every_page_points_to_it() {
+    let readme = repo_file("README.md");
+    let table = readme_exit_table();
+    assert_eq!(
+        readme.matches(&table).count(),
+        1,
+        "README.md must hold this table once, under `## Exit codes`:\n{table}"
+    );
+    assert!(readme.contains("## Exit codes\n"));
+    for sub in headroom::cli_help::EXAMPLES.iter().map(|(n, _)| *n) {
+        let page = repo_file(&format!("man/headroom-{sub}.1"));
+        assert!(page.contains("README under \"Exit codes\""), "{sub}");
+        assert!(
+            page.contains(".SH \"EXIT STATUS\"") && page.contains(".SH EXAMPLES"),
+            "{sub}"
+        );
+        assert!(!page.contains(".SH EXTRA"), "{sub}");
+    }
+}
+
+/// Every visible subcommand, one table: its help ends with examples; an unknown flag is a
+/// one-line usage error (64) with a suggestion and the subcommand's help; a huge argument
+/// never makes a huge stderr line.
+#[test]
+fn every_subcommand_has_examples_suggests_on_a_typo_and_clips_a_huge_argument() {
+    use clap::CommandFactory;
+    let env = Env::new();
+    let huge = "x".repeat(100_000);
+    let subs: Vec<String> = headroom::cli::Cli::command()
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect();
+    assert!(subs.len() >= 20, "{subs:?}");
+    for sub in &subs {
+        let out = env.cmd().args([sub, "--help"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{sub} --help");
+        let help = String::from_utf8(out.stdout).unwrap();
+        let examples = help
+            .split("Examples:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{sub}: {help}"));
+        assert!(
+            examples.contains(&format!("headroom {sub}")) || sub == "park" || sub == "wake",
+            "{sub}: {examples}"
+        );
+        assert!(help.contains("Exit codes:"), "{sub}");
+
+        let out = env.cmd().args([sub, "--jsonn"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(64), "{sub} --jsonn");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{sub}: {err}");
+        assert!(err.contains("did you mean `--json`?"), "{sub}: {err}");
+        assert!(
+            err.contains(&format!("(see `headroom {sub} --help`)")),
+            "{sub}: {err}"
+        );
+
+        for argv in [
+            vec![sub.as_str(), huge.as_str()],
+            vec![sub.as_str(), "--config", huge.as_str()],
+        ] {
+            let out = env.cmd().args(&argv).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.code() != Some(0) || sub == "login-item", "{sub}");
+            for line in err.lines() {
+                assert!(
+                    line.chars().count() <= 1000,
+                    "{sub}: a {}-character line",
+                    line.len()
+                );
+            }
+            assert!(err.len() < 4000, "{sub}: {} bytes of stderr", err.len());
+        }
+    }
+}
