@@ -126,7 +126,7 @@ never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand idle-watch" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand idle-watch" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand idle-watch" -s h -l help -d 'Print help'
-complete -c headroom -n "__fish_headroom_using_subcommand log-probe" -l at -d 'Judge as of this instant (RFC 3339 in UTC, like `2026-08-29T09:21:47Z`); lines stamped after it are ignored, to replay an archived directory' -r
+complete -c headroom -n "__fish_headroom_using_subcommand log-probe" -l at -d 'Judge as of this past instant (RFC 3339 with any offset, like `2026-08-29T09:21:47Z` or `2026-08-29T11:21:47+02:00`); lines stamped after it are ignored, to replay an archived directory' -r
 complete -c headroom -n "__fish_headroom_using_subcommand log-probe" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand log-probe" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

@@ -339,13 +339,14 @@ directory is active if any file shows work, unknown if any file is unknown; unkn
 Content decides, never the mtime.\n\n\
 Exit status: 0 whenever the directory was judged, whatever the verdict (read it from the \
 output or `--json`); 2 DIR is missing, not a directory or unreadable; 64 usage error (`--at` \
-not RFC 3339)."
+not RFC 3339, or in the future)."
 )]
 pub struct LogProbeArgs {
     /// The session log directory (a session child's `--log-dir`).
     pub dir: PathBuf,
-    /// Judge as of this instant (RFC 3339 in UTC, like `2026-08-29T09:21:47Z`); lines stamped
-    /// after it are ignored, to replay an archived directory.
+    /// Judge as of this past instant (RFC 3339 with any offset, like `2026-08-29T09:21:47Z` or
+    /// `2026-08-29T11:21:47+02:00`); lines stamped after it are ignored, to replay an archived
+    /// directory.
     #[arg(long, value_name = "RFC3339")]
     pub at: Option<String>,
 }

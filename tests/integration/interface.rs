@@ -483,3 +483,63 @@ fn every_subcommand_has_examples_suggests_on_a_typo_and_clips_a_huge_argument() 
         }
     }
 }
+
+/// Whether the formula and the README tell the same, true story: a stable `url` only with a
+/// tag that exists (`tag_exists`), and the README's install command the one that works.
+fn formula_agrees(
+    formula: &str,
+    readme: &str,
+    tag_exists: &dyn Fn(&str) -> bool,
+) -> Result<(), String> {
+    let tag = formula
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("tag:"))
+        .map(|t| t.trim().trim_matches(|c| c == '"' || c == ',').to_string());
+    let stable_url = formula.lines().any(|l| l.trim_start().starts_with("url "));
+    let head = formula.lines().any(|l| l.trim_start().starts_with("head "));
+    let installs: Vec<&str> = readme
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("brew install"))
+        .collect();
+    if installs.is_empty() {
+        return Err("the README gives no `brew install` command".into());
+    }
+    match (stable_url, tag) {
+        (true, Some(tag)) if !tag_exists(&tag) => Err(format!(
+            "the formula's stable url names tag `{tag}`, which is not in the repository"
+        )),
+        (true, None) => Err("the formula has a stable url without a tag".into()),
+        (true, Some(_)) => Ok(()),
+        (false, _) if !head => Err("the formula has neither a stable url nor a head".into()),
+        (false, _) => match installs.iter().find(|l| !l.contains("--HEAD")) {
+            Some(l) => Err(format!(
+                "the formula is head-only but the README says `{l}`"
+            )),
+            None => Ok(()),
+        },
+    }
+}
+
+#[test]
+fn the_formula_and_the_readme_agree_on_how_to_install() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tag_exists = |tag: &str| {
+        std::process::Command::new("git")
+            .args(["-C", repo.to_str().unwrap(), "rev-parse", "-q", "--verify"])
+            .arg(format!("refs/tags/{tag}"))
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let formula = repo_file("Formula/headroom.rb");
+    let readme = repo_file("README.md");
+    formula_agrees(&formula, &readme, &tag_exists).unwrap();
+    // Controls: what this round fixed is caught.
+    let stable = "  url \"https://github.com/headroom-cli/headroom.git\",\n      tag: \"v0.1.0\"\n  head \"x\"\n";
+    let e = formula_agrees(stable, "brew install headroom\n", &|_| false).unwrap_err();
+    assert!(e.contains("not in the repository"), "{e}");
+    assert!(formula_agrees(stable, "brew install headroom\n", &|_| true).is_ok());
+    let e = formula_agrees("  head \"x\"\n", "brew install headroom\n", &|_| true).unwrap_err();
+    assert!(e.contains("head-only"), "{e}");
+}
