@@ -25,6 +25,7 @@ scripts/generate.sh
 RV="$version" RD="$today" perl -0pi -e \
   's/^## Unreleased\n/## Unreleased\n\n## [$ENV{RV}] - $ENV{RD}\n/m' CHANGELOG.md
 grep -q "^## \[$version\] - $today$" CHANGELOG.md || die "CHANGELOG.md was not updated"
+cargo build --locked --quiet --examples   # the tests' fixture
 cargo test --locked --quiet --test integration generated
 
 git add -A

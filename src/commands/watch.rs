@@ -240,7 +240,9 @@ impl Guard<'_, '_> {
             match e {
                 Event::Reading(r) => {
                     let line = status_line(r);
-                    if p.stdout_is_terminal() {
+                    // Rewriting the line is terminal control: only with colour on (not
+                    // --color never, NO_COLOR, TERM=dumb) and not for a single round.
+                    if p.stdout_is_terminal() && p.is_color() && !self.once {
                         self.status_open = true;
                         format!("\r\x1b[2K{line}")
                     } else {

@@ -172,6 +172,10 @@ fn login_item_status_with_nothing_registered_says_so_and_exits_1() {
     // Without a systemd user manager (as here) it offers the crontab line instead.
     if v["backend"] == "cron" {
         assert!(v["crontab"].as_str().unwrap().contains(" watch >> "), "{v}");
+        // No unit file: the path is null, not "" (issue 18).
+        assert!(v["path"].is_null(), "{v}");
+    } else {
+        assert!(v["path"].as_str().is_some_and(|p| !p.is_empty()), "{v}");
     }
 }
 

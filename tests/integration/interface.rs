@@ -543,3 +543,20 @@ fn the_formula_and_the_readme_agree_on_how_to_install() {
     let e = formula_agrees("  head \"x\"\n", "brew install headroom\n", &|_| true).unwrap_err();
     assert!(e.contains("head-only"), "{e}");
 }
+
+/// `run -q` leaves out the closing summary line; without it the line is there.
+#[cfg(target_os = "linux")]
+#[test]
+fn run_quiet_silences_the_closing_summary() {
+    let env = Env::new();
+    env.cmd()
+        .args(["run", "-q", "--enforce", "poll", "-l", "1G", "--", "true"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::is_empty());
+    env.cmd()
+        .args(["run", "--enforce", "poll", "-l", "1G", "--", "true"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("the command exited 0; exit 0"));
+}
