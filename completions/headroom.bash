@@ -1011,7 +1011,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__top)
-            opts="-q -h --snapshot --pid --park-min-mb --json --config --quiet --color --help"
+            opts="-i -q -h --snapshot --pid --park-min-mb --watch --interval --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1026,6 +1026,14 @@ _headroom() {
                     return 0
                     ;;
                 --park-min-mb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -151,10 +151,12 @@ complete -c headroom -n "__fish_headroom_using_subcommand run" -s h -l help -d '
 complete -c headroom -n "__fish_headroom_using_subcommand top" -l snapshot -d 'Read a recorded snapshot (`headroom snapshot -o FILE`; `-` reads standard input) instead of the live machine' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand top" -l pid -d 'Only the tree rooted at PID' -r
 complete -c headroom -n "__fish_headroom_using_subcommand top" -l park-min-mb -d 'Footprint from which an idle tree is a park candidate, MiB' -r
+complete -c headroom -n "__fish_headroom_using_subcommand top" -s i -l interval -d 'Time between refreshes with --watch [default: 2s]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand top" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand top" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c headroom -n "__fish_headroom_using_subcommand top" -l watch -d 'Keep refreshing until SIGINT or SIGTERM: a live view on a terminal, one table a round when piped, JSON Lines with --json'
 complete -c headroom -n "__fish_headroom_using_subcommand top" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand top" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand top" -s h -l help -d 'Print help'

@@ -416,6 +416,13 @@ pub struct TopArgs {
     /// Footprint from which an idle tree is a park candidate, MiB.
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = parse_positive, allow_hyphen_values = true)]
     pub park_min_mb: u64,
+    /// Keep refreshing until SIGINT or SIGTERM: a live view on a terminal, one table a round
+    /// when piped, JSON Lines with --json.
+    #[arg(long)]
+    pub watch: bool,
+    /// Time between refreshes with --watch [default: 2s].
+    #[arg(short, long, value_name = "DUR", requires = "watch", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub interval: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

@@ -122,6 +122,10 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         &[
             ("Your process trees, largest first", "headroom top"),
             ("One tree, as JSON", "headroom top --pid 4242 --json"),
+            (
+                "A live view, refreshed every 2 s until Ctrl-C",
+                "headroom top --watch --interval 2s",
+            ),
         ],
     ),
     (

@@ -37,7 +37,7 @@ pub fn after_stop(sig: Option<i32>, otherwise: u8) -> u8 {
 pub const TABLE: &[(&str, &str)] = &[
     (
         "0",
-        "ok; probe/limits: level normal; a dry run (reap, hangs), whatever it found; a loop (watch, hangs --watch, idle-watch, calibrate) stopped by SIGTERM",
+        "ok; probe/limits: level normal; a dry run (reap, hangs), whatever it found; a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) stopped by SIGTERM",
     ),
     (
         "1",
@@ -64,7 +64,7 @@ pub const TABLE: &[(&str, &str)] = &[
     ),
     (
         "130",
-        "interrupted (SIGINT, Ctrl-C); a loop (watch, hangs --watch, idle-watch, calibrate) ends after the round in flight",
+        "interrupted (SIGINT, Ctrl-C); a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) ends after the round in flight",
     ),
 ];
 

@@ -321,6 +321,18 @@ fn sigint_and_sigterm_end_the_loops_alike() {
             0,
         ),
         (
+            &["top", "--json", "--watch", "-i", "10m"],
+            "headroom.top/1",
+            libc::SIGINT,
+            130,
+        ),
+        (
+            &["top", "--json", "--watch", "-i", "10m"],
+            "headroom.top/1",
+            libc::SIGTERM,
+            0,
+        ),
+        (
             &[
                 "watch",
                 "--json",
@@ -559,4 +571,42 @@ fn run_quiet_silences_the_closing_summary() {
         .assert()
         .code(0)
         .stderr(predicate::str::contains("the command exited 0; exit 0"));
+}
+
+/// `top --watch` refreshes; piped, each round is a plain table (no screen control codes).
+#[cfg(target_os = "linux")]
+#[test]
+fn top_watch_repeats_plain_tables_when_piped_and_needs_the_live_machine() {
+    use crate::support::wait_until;
+    let env = Env::new();
+    let (out, err) = (env.path("top.out"), env.path("top.err"));
+    let mut t = env.spawn_with(
+        env.headroom_path(),
+        &["top", "--watch", "-i", "200ms"],
+        Some((&out, &err)),
+    );
+    let tables = || {
+        std::fs::read_to_string(&out)
+            .unwrap_or_default()
+            .matches("PID")
+            .count()
+    };
+    wait_until("two refreshed tables", || tables() >= 2);
+    t.signal(libc::SIGTERM);
+    assert_eq!(t.exit_code(), 0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains('\x1b'), "control codes when piped: {text:?}");
+    env.cmd().args(["top", "-i", "2s"]).assert().code(64);
+    let snap = env.path("s.json");
+    env.cmd()
+        .args(["snapshot", "-o"])
+        .arg(&snap)
+        .assert()
+        .success();
+    env.cmd()
+        .args(["top", "--watch", "--snapshot"])
+        .arg(&snap)
+        .assert()
+        .code(64)
+        .stderr(predicate::str::contains("one instant"));
 }
