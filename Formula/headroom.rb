@@ -1,11 +1,12 @@
 # Homebrew formula for headroom. This repository is its own tap:
 #   brew tap headroom-cli/headroom https://github.com/headroom-cli/headroom
-#   brew install headroom          # or --HEAD for the main branch
+#   brew install --HEAD headroom-cli/headroom/headroom
+# Head-only until a release is tagged: a stable `url` naming a tag that does not exist would
+# make `brew install headroom` fail. `scripts/release.sh VERSION` tags a release and prints
+# the `url`/`tag`/`revision` lines to add here (a test checks the tag exists).
 class Headroom < Formula
   desc "Keeps your machine from running out of process slots, memory and responsiveness"
   homepage "https://github.com/headroom-cli/headroom"
-  url "https://github.com/headroom-cli/headroom.git",
-      tag: "v0.1.0"
   license "MIT"
   head "https://github.com/headroom-cli/headroom.git", branch: "main"
 

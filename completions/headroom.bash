@@ -28,9 +28,6 @@ _headroom() {
             headroom,evidence)
                 cmd="headroom__subcmd__evidence"
                 ;;
-            headroom,generate)
-                cmd="headroom__subcmd__generate"
-                ;;
             headroom,hangs)
                 cmd="headroom__subcmd__hangs"
                 ;;
@@ -82,24 +79,6 @@ _headroom() {
             headroom,watch)
                 cmd="headroom__subcmd__watch"
                 ;;
-            headroom__subcmd__generate,completions)
-                cmd="headroom__subcmd__generate__subcmd__completions"
-                ;;
-            headroom__subcmd__generate,help)
-                cmd="headroom__subcmd__generate__subcmd__help"
-                ;;
-            headroom__subcmd__generate,man)
-                cmd="headroom__subcmd__generate__subcmd__man"
-                ;;
-            headroom__subcmd__generate__subcmd__help,completions)
-                cmd="headroom__subcmd__generate__subcmd__help__subcmd__completions"
-                ;;
-            headroom__subcmd__generate__subcmd__help,help)
-                cmd="headroom__subcmd__generate__subcmd__help__subcmd__help"
-                ;;
-            headroom__subcmd__generate__subcmd__help,man)
-                cmd="headroom__subcmd__generate__subcmd__help__subcmd__man"
-                ;;
             headroom__subcmd__help,calibrate)
                 cmd="headroom__subcmd__help__subcmd__calibrate"
                 ;;
@@ -111,9 +90,6 @@ _headroom() {
                 ;;
             headroom__subcmd__help,evidence)
                 cmd="headroom__subcmd__help__subcmd__evidence"
-                ;;
-            headroom__subcmd__help,generate)
-                cmd="headroom__subcmd__help__subcmd__generate"
                 ;;
             headroom__subcmd__help,hangs)
                 cmd="headroom__subcmd__help__subcmd__hangs"
@@ -166,12 +142,6 @@ _headroom() {
             headroom__subcmd__help,watch)
                 cmd="headroom__subcmd__help__subcmd__watch"
                 ;;
-            headroom__subcmd__help__subcmd__generate,completions)
-                cmd="headroom__subcmd__help__subcmd__generate__subcmd__completions"
-                ;;
-            headroom__subcmd__help__subcmd__generate,man)
-                cmd="headroom__subcmd__help__subcmd__generate__subcmd__man"
-                ;;
             *)
                 ;;
         esac
@@ -179,30 +149,18 @@ _headroom() {
 
     case "${cmd}" in
         headroom)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor mcp generate help"
+            opts="-q -h -V --json --config --quiet --color --help --version probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -213,7 +171,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__calibrate)
-            opts="-q -h -V --duration --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-d -q -h --duration --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,7 +181,7 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
+                -d)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -235,14 +193,6 @@ _headroom() {
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -251,7 +201,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__config)
-            opts="-q -h -V --warn --crit --interval --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --warn --crit --interval --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -269,24 +219,12 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -297,30 +235,18 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__doctor)
-            opts="-q -h -V --burn-child --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -331,7 +257,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__evidence)
-            opts="-q -h -V --since --chart --ascii --width --svg --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --since --chart --ascii --width --svg --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -349,182 +275,12 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__generate)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version man completions help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__generate__subcmd__completions)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version bash elvish fish powershell zsh"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__generate__subcmd__help)
-            opts="man completions help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__generate__subcmd__help__subcmd__completions)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__generate__subcmd__help__subcmd__help)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__generate__subcmd__help__subcmd__man)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__generate__subcmd__man)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -535,13 +291,17 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__hangs)
-            opts="-q -h -V --dry-run --watch --every --events --since --observations --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-n -i -q -h --dry-run --watch --interval --events --since --observations --record-events --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --every)
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -553,24 +313,12 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -581,7 +329,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__help)
-            opts="probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor mcp generate help"
+            opts="probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -639,48 +387,6 @@ _headroom() {
         headroom__subcmd__help__subcmd__evidence)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__help__subcmd__generate)
-            opts="man completions"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__help__subcmd__generate__subcmd__completions)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        headroom__subcmd__help__subcmd__generate__subcmd__man)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -931,13 +637,21 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__idle__subcmd__watch)
-            opts="-q -h -V --duration --threshold --every --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-d -i -q -h --snapshot --duration --threshold --interval --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -d)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -945,11 +659,11 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --every)
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
+                -i)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -959,14 +673,6 @@ _headroom() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -977,21 +683,21 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__limits)
-            opts="-q -h -V --warn --crit --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --snapshot --warn --crit --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --warn)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --crit)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --snapshot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1001,14 +707,6 @@ _headroom() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1019,7 +717,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__log__subcmd__probe)
-            opts="-q -h -V --at --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --at --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1029,24 +727,12 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1057,30 +743,18 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__login__subcmd__item)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version register status unregister"
+            opts="-q -h --json --config --quiet --color --help register status unregister"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1091,30 +765,18 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__mcp)
-            opts="-q -h -V --read-only --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --read-only --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1125,30 +787,18 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__park)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1159,30 +809,18 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__park__subcmd__tree)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1193,12 +831,16 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__probe)
-            opts="-o -q -h -V --warn --crit --no-history --format --output --record --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-o -q -h --snapshot --warn --crit --no-history --format --output --record --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --warn)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1223,24 +865,12 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1251,12 +881,16 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__reap)
-            opts="-q -h -V --dry-run --allow --deny --min-zombies --grace --max-targets --idle-threshold --no-emergency --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-n -q -h --snapshot --dry-run --allow --deny --min-zombies --grace --max-targets --idle-threshold --no-emergency --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --allow)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1281,24 +915,12 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1309,7 +931,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__run)
-            opts="-q -h -V --limit --interval --grace --enforce --warn --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-l -i -q -h --limit --interval --grace --enforce --warn --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1319,7 +941,15 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1335,24 +965,12 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1363,7 +981,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__snapshot)
-            opts="-o -q -h -V --output --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-o -q -h --output --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1377,24 +995,12 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1405,12 +1011,16 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__top)
-            opts="-q -h -V --pid --park-min-mb --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-i -q -h --snapshot --pid --park-min-mb --watch --interval --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --pid)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1419,7 +1029,11 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1429,14 +1043,6 @@ _headroom() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1447,30 +1053,18 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__wake)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1481,30 +1075,18 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__wake__subcmd__tree)
-            opts="-q -h -V --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-q -h --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --snapshot)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1515,12 +1097,16 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__watch)
-            opts="-q -h -V --warn --crit --interval --once --no-auto-reap --no-hangs --json --snapshot --config --quiet --color --proc-root --sys-root --help --version"
+            opts="-i -q -h --snapshot --warn --crit --interval --once --no-auto-reap --no-hangs --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --warn)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1533,7 +1119,7 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --snapshot)
+                -i)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1543,14 +1129,6 @@ _headroom() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                --proc-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --sys-root)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

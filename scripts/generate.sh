@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet --bin headroom
-rm -rf man && target/debug/headroom generate man man
+bin="${CARGO_TARGET_DIR:-target}/debug/headroom"
+rm -rf man && "$bin" generate man man
 mkdir -p completions
-target/debug/headroom generate completions bash > completions/headroom.bash
-target/debug/headroom generate completions zsh > completions/_headroom
-target/debug/headroom generate completions fish > completions/headroom.fish
+"$bin" generate completions bash > completions/headroom.bash
+"$bin" generate completions zsh > completions/_headroom
+"$bin" generate completions fish > completions/headroom.fish
 HEADROOM_BLESS=1 cargo test --quiet --lib platform::macos::layout::tests::the_committed_c_file_is_current

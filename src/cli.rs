@@ -25,22 +25,26 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The heading global options appear under in every subcommand's help.
+const GLOBAL: &str = "Global options";
+
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Print JSON: one object for one-shot commands, JSON Lines for streaming ones.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
-    /// Run a read-only command against a recorded snapshot instead of the live machine.
-    #[arg(long, global = true, value_name = "FILE")]
+    /// The recorded snapshot of the commands that replay one (`--snapshot` is theirs, not
+    /// global: a command that would ignore it does not offer it). Filled in by `dispatch`.
+    #[arg(skip)]
     pub snapshot: Option<PathBuf>,
     /// Read settings from FILE instead of the default config file.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     pub config: Option<PathBuf>,
     /// Print nothing on stdout but what was asked for in a machine format; keep the exit code.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
     pub quiet: bool,
     /// When to use colour.
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = GLOBAL)]
     pub color: ColorChoice,
     /// Read /proc from this directory (testing).
     #[arg(long, global = true, hide = true, value_name = "DIR")]
@@ -105,13 +109,16 @@ pub enum Command {
 /// `defer` has it: global flags after each subcommand's own, and `help` knowing the nested
 /// subcommands. Man pages and completions are generated from this.
 pub fn full_command() -> clap::Command {
-    <Cli as clap::CommandFactory>::command().mut_subcommands(|sub| {
-        match define_args(sub.get_name()) {
-            // The derive's deferred definition is replaced by one that adds nothing.
-            Some(define) => define(sub).defer(std::convert::identity),
-            None => sub,
-        }
-    })
+    <Cli as clap::CommandFactory>::command().mut_subcommands(define_now)
+}
+
+/// `sub` with its arguments (and its struct's `after_help`) defined now rather than deferred.
+pub fn define_now(sub: clap::Command) -> clap::Command {
+    match define_args(sub.get_name()) {
+        // The derive's deferred definition is replaced by one that adds nothing.
+        Some(define) => define(sub).defer(std::convert::identity),
+        None => sub,
+    }
 }
 
 /// What `defer` postpones for the subcommand `name`: adding its arguments.
@@ -137,6 +144,30 @@ fn define_args(name: &str) -> Option<fn(clap::Command) -> clap::Command> {
         "generate" => GenerateArgs::augment_args,
         _ => return None,
     })
+}
+
+/// `--snapshot`, offered by the commands that honour it.
+#[derive(Debug, Args)]
+pub struct SnapshotArg {
+    /// Read a recorded snapshot (`headroom snapshot -o FILE`; `-` reads standard input)
+    /// instead of the live machine.
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+}
+
+impl Command {
+    /// The `--snapshot` given to a command that honours it.
+    pub fn snapshot(&self) -> Option<&PathBuf> {
+        match self {
+            Self::Probe(a) => a.replay.snapshot.as_ref(),
+            Self::Limits(a) => a.replay.snapshot.as_ref(),
+            Self::Reap(a) => a.replay.snapshot.as_ref(),
+            Self::IdleWatch(a) => a.replay.snapshot.as_ref(),
+            Self::Top(a) => a.replay.snapshot.as_ref(),
+            Self::Watch(a) => a.replay.snapshot.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 /// `run --enforce`: who holds the memory limit.
@@ -177,6 +208,8 @@ minutes; run probe from cron every minute to build it."
 )]
 pub struct ProbeArgs {
     #[command(flatten)]
+    pub replay: SnapshotArg,
+    #[command(flatten)]
     pub thresholds: ThresholdArgs,
     /// Neither read nor write the reading history (no trend, no ETA).
     #[arg(long)]
@@ -197,6 +230,8 @@ pub struct ProbeArgs {
 #[command(after_help = "Exit status as for probe: 0 normal, 1 warning, 2 critical, 3 unknown.")]
 pub struct LimitsArgs {
     #[command(flatten)]
+    pub replay: SnapshotArg,
+    #[command(flatten)]
     pub thresholds: ThresholdArgs,
 }
 
@@ -213,8 +248,10 @@ pub struct SnapshotArgs {
 target survived or verification failed; 2 error; 64 usage error (nothing is signalled)."
 )]
 pub struct ReapArgs {
+    #[command(flatten)]
+    pub replay: SnapshotArg,
     /// Show the decision table and stop: signal nothing.
-    #[arg(long)]
+    #[arg(short = 'n', long)]
     pub dry_run: bool,
     /// Allow pattern (repeatable; plain case-insensitive substring; with `/` it matches the
     /// full path, else the name or the executable's file name); replaces the configured
@@ -279,14 +316,16 @@ pub fn parse_chart_width(s: &str) -> Result<usize, String> {
 
 #[derive(Debug, Args)]
 pub struct IdleWatchArgs {
+    #[command(flatten)]
+    pub replay: SnapshotArg,
     /// How long to watch.
-    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(short, long, value_name = "DUR", default_value = "5m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Idle threshold to judge against (deliberately short: this mode is watched, not waited out).
     #[arg(long, value_name = "DUR", default_value = "2m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub threshold: Duration,
-    /// Poll interval.
-    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
+    /// Poll interval (alias --every).
+    #[arg(short = 'i', long = "interval", alias = "every", value_name = "DUR", default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub every: Duration,
 }
 
@@ -300,13 +339,14 @@ directory is active if any file shows work, unknown if any file is unknown; unkn
 Content decides, never the mtime.\n\n\
 Exit status: 0 whenever the directory was judged, whatever the verdict (read it from the \
 output or `--json`); 2 DIR is missing, not a directory or unreadable; 64 usage error (`--at` \
-not RFC 3339)."
+not RFC 3339, or in the future)."
 )]
 pub struct LogProbeArgs {
     /// The session log directory (a session child's `--log-dir`).
     pub dir: PathBuf,
-    /// Judge as of this instant (RFC 3339 in UTC, like `2026-08-29T09:21:47Z`); lines stamped
-    /// after it are ignored, to replay an archived directory.
+    /// Judge as of this past instant (RFC 3339 with any offset, like `2026-08-29T09:21:47Z` or
+    /// `2026-08-29T11:21:47+02:00`); lines stamped after it are ignored, to replay an archived
+    /// directory.
     #[arg(long, value_name = "RFC3339")]
     pub at: Option<String>,
 }
@@ -339,10 +379,10 @@ it needed SIGKILL; 125 headroom failed; 126 not executable; 127 not found."
 )]
 pub struct RunArgs {
     /// Memory limit for the whole tree: MiB, or with a unit (512M, 2G).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
+    #[arg(short, long, value_name = "SIZE", value_parser = parse_size, allow_hyphen_values = true)]
     pub limit: u64,
     /// Poll interval.
-    #[arg(long, value_name = "DUR", default_value = "200ms", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(short, long, value_name = "DUR", default_value = "200ms", value_parser = parse_duration, allow_hyphen_values = true)]
     pub interval: Duration,
     /// Wait between SIGTERM and SIGKILL.
     #[arg(long, value_name = "DUR", default_value = "5s", value_parser = parse_duration, allow_hyphen_values = true)]
@@ -368,12 +408,21 @@ holds at least --park-min-mb and may be parked; otherwise its reason_code is GRO
 (over 200 KB/s), else PRESSURE (under 15 % of memory free), else NONE."
 )]
 pub struct TopArgs {
+    #[command(flatten)]
+    pub replay: SnapshotArg,
     /// Only the tree rooted at PID.
     #[arg(long, value_name = "PID")]
     pub pid: Option<i32>,
     /// Footprint from which an idle tree is a park candidate, MiB.
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = parse_positive, allow_hyphen_values = true)]
     pub park_min_mb: u64,
+    /// Keep refreshing until SIGINT or SIGTERM: a live view on a terminal, one table a round
+    /// when piped, JSON Lines with --json.
+    #[arg(long)]
+    pub watch: bool,
+    /// Time between refreshes with --watch [default: 2s].
+    #[arg(short, long, value_name = "DUR", requires = "watch", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub interval: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -415,7 +464,7 @@ pub struct DoctorArgs {
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// How long to sample.
-    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(short, long, value_name = "DUR", default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Duration,
 }
 
@@ -432,22 +481,24 @@ directory, so rounds from cron or --watch are consecutive. macOS only, except \
 \"2026-11-30T10:00:00Z\", \"available\": true, \"apps\": [{\"pid\": 501, \"bundle_id\": \
 \"com.example.Editor\" (or null), \"bundle_path\": \"/Applications/Editor.app\", \"name\": \
 \"Editor\", \"policy\": \"regular\" | \"accessory\" | \"prohibited\", \"responsive\": \
-false}]}]}. Decisions are made as live; actions are only listed, step by step.
+false}]}]}. Decisions are made as live; actions are only listed, step by step; nothing is \
+written unless --record-events.
 
-Exit status: 0 nothing hung, or every confirmed hang was restarted; 1 a confirmed hang is \
-left (blocked, restart failed, --dry-run, or any replayed round); 2 error, including the \
+Exit status: 0 nothing hung, or every confirmed hang was restarted, or a --dry-run (whatever \
+it found, as reap --dry-run); 1 a confirmed hang is left (blocked, restart failed, or any \
+replayed round); 2 error, including the \
 interface unavailable (no GUI session) on a single live round; 64 usage error. --watch \
 ends with 0 on SIGTERM and 130 on SIGINT.")]
 pub struct HangsArgs {
     /// Decide, but act on nothing: no signal, no restart, no notification, no state or
     /// event written.
-    #[arg(long)]
+    #[arg(short = 'n', long)]
     pub dry_run: bool,
     /// Keep running check rounds (JSON Lines with --json) until SIGINT or SIGTERM.
     #[arg(long)]
     pub watch: bool,
-    /// Interval between rounds with --watch (1s to 10m) [default: 15s].
-    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    /// Interval between rounds with --watch (1s to 10m; alias --every) [default: 15s].
+    #[arg(short = 'i', long = "interval", alias = "every", value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub every: Option<Duration>,
     /// List the event history (detected, restarted, restart-failed, blocked) instead of
     /// checking.
@@ -459,6 +510,10 @@ pub struct HangsArgs {
     /// Drive the monitor from recorded rounds instead of the live system (any OS).
     #[arg(long, value_name = "FILE")]
     pub observations: Option<PathBuf>,
+    /// With --observations: append the replay's events to the event history (by default a
+    /// replay writes nothing, so running it twice does not duplicate history).
+    #[arg(long)]
+    pub record_events: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -477,9 +532,11 @@ pub struct LoginItemArgs {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     #[command(flatten)]
+    pub replay: SnapshotArg,
+    #[command(flatten)]
     pub thresholds: ThresholdArgs,
     /// Time between rounds [default: 60s].
-    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(short, long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
     /// Run one round and exit with probe's exit code (memory guards do not park in it: the
     /// exit would wake them at once; a tree over its guard goes straight to SIGTERM).
@@ -552,11 +609,22 @@ pub enum GenerateWhat {
 /// `Instant` deadline may not exist (`run --interval 500000000000y` aborted on overflow).
 pub const DURATION_MAX: Duration = Duration::from_secs(3650 * 86_400);
 
+/// Why `s` is not a duration, in the user's words: humantime's own messages name parser
+/// positions ("expected number at 0").
+pub fn duration_error(s: &str, e: &humantime::DurationError) -> String {
+    use humantime::DurationError as E;
+    let why = match e {
+        E::UnknownUnit { unit, .. } => format!(" (unknown unit `{unit}`)"),
+        E::NumberOverflow => return format!("`{s}` is too long: at most 3650 days"),
+        E::Empty => " (it is empty)".to_string(),
+        E::InvalidCharacter(_) | E::NumberExpected(_) => String::new(),
+    };
+    format!("`{s}` is not a duration{why}; write it like `90s`, `2h` or `500ms`")
+}
+
 /// A humantime duration (`90s`, `2h`, `500ms`), strictly positive, at most `DURATION_MAX`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s.trim()).map_err(|e| {
-        format!("`{s}` is not a duration ({e}); write it like `90s`, `2h` or `500ms`")
-    })?;
+    let d = humantime::parse_duration(s.trim()).map_err(|e| duration_error(s, &e))?;
     if d.is_zero() {
         return Err(format!("`{s}` is zero; the duration must be positive"));
     }
@@ -623,6 +691,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let v: f64 = num
         .parse()
         .map_err(|_| format!("`{s}` is not a size; write it like `512M` or `2G`"))?;
+    // The same number in MiB, the unit a too-small size most likely meant.
+    let in_mib = || format!("did you mean `{num}M`?");
     let upper = unit.trim().to_ascii_uppercase();
     let mult: u64 = match upper.as_str() {
         "" | "M" | "MB" | "MIB" => 1 << 20,
@@ -631,7 +701,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "T" | "TB" | "TIB" => 1 << 40,
         "B" => {
             return Err(format!(
-                "`{s}` is in bytes, too small a unit for a memory size; use K, M, G or T"
+                "`{s}` is in bytes, too small a unit for a memory size (at least 1M); {}",
+                in_mib()
             ));
         }
         _ => {
@@ -641,11 +712,19 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         }
     };
     let bytes = v * mult as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(format!("`{s}` must be a positive size"));
+    if !bytes.is_finite() || bytes > u64::MAX as f64 {
+        return Err(format!("`{s}` is too large: at most 16777215T"));
+    }
+    if bytes < 1.0 {
+        return Err(format!("`{s}` is zero; a size must be at least 1M"));
     }
     if (bytes as u64) < SIZE_MIN {
-        return Err(format!("`{s}` is too small: at least 1M"));
+        let hint = if v >= 1.0 {
+            format!("; {}", in_mib())
+        } else {
+            String::new()
+        };
+        return Err(format!("`{s}` is too small: at least 1M{hint}"));
     }
     Ok(bytes as u64)
 }
@@ -746,6 +825,21 @@ mod tests {
         assert!(parse_duration("-1s").unwrap_err().contains("`-1s`"));
         assert!(parse_duration("abc").is_err());
         assert!(parse_duration("0s").unwrap_err().contains("zero"));
+        // No parser internals: humantime says "expected number at 0".
+        for bad in ["x", "5 fortnights", "", "1s2"] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(!e.contains(" at "), "{bad}: {e}");
+        }
+        assert!(
+            parse_duration("5q")
+                .unwrap_err()
+                .contains("unknown unit `q`")
+        );
+        assert!(
+            parse_duration("99999999999999999999999s")
+                .unwrap_err()
+                .contains("too long")
+        );
         assert_eq!(parse_pct("75").unwrap(), 75.0);
         assert!(parse_pct("150").is_err());
         assert!(parse_pct("0").is_err());
@@ -774,6 +868,20 @@ mod tests {
             );
         }
         assert!(parse_size("1000K").unwrap_err().contains("at least 1M"));
+        assert!(
+            parse_size("512K")
+                .unwrap_err()
+                .contains("did you mean `512M`?")
+        );
+        assert!(
+            parse_size("512B")
+                .unwrap_err()
+                .contains("did you mean `512M`?")
+        );
+        let e = parse_size("99999999999999999999").unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        let e = parse_size(&"9".repeat(400)).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
         assert!(parse_size("0.5").unwrap_err().contains("at least 1M"));
         // Controls: the same numbers with a real unit are sizes.
         assert_eq!(parse_size("512MB").unwrap(), 512 << 20);

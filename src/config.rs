@@ -402,7 +402,10 @@ impl Settings {
             v.as_deref()
                 .map(|text| {
                     let d = humantime::parse_duration(text).map_err(|e| {
-                        hbad(format!("[hangs] {key} `{text}` is not a duration ({e})"))
+                        hbad(format!(
+                            "[hangs] {key} {}",
+                            crate::cli::duration_error(text, &e)
+                        ))
                     })?;
                     if d < min || d > max {
                         return Err(hbad(format!(

@@ -22,12 +22,26 @@ pub const RUN_NOT_FOUND: u8 = 127;
 /// Interrupted by Ctrl-C.
 pub const INTERRUPTED: u8 = 130;
 
+/// How a long-running loop (`watch`, `hangs --watch`, `idle-watch`, `calibrate`) ends when a
+/// signal asked it to stop after the round in flight: 130 for SIGINT (Ctrl-C), 0 for SIGTERM
+/// or SIGHUP (a supervisor's ordinary stop), its own code when nothing asked.
+pub fn after_stop(sig: Option<i32>, otherwise: u8) -> u8 {
+    match sig {
+        Some(s) if crate::platform::stop_flag::is_interrupt(s) => INTERRUPTED,
+        Some(_) => OK,
+        None => otherwise,
+    }
+}
+
 /// The table as printed in `headroom --help` and `headroom(1)`.
 pub const TABLE: &[(&str, &str)] = &[
-    ("0", "ok; probe/limits: level normal"),
+    (
+        "0",
+        "ok; probe/limits: level normal; a dry run (reap, hangs), whatever it found; a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) stopped by SIGTERM",
+    ),
     (
         "1",
-        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, dry run or replay); park-tree/wake-tree: members left unchanged",
+        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, or replay); park-tree/wake-tree: members left unchanged",
     ),
     (
         "2",
@@ -35,7 +49,7 @@ pub const TABLE: &[(&str, &str)] = &[
     ),
     (
         "3",
-        "refused by a safety rule; probe/limits: level unknown (no ceiling readable)",
+        "refused by a safety rule; probe/limits: level unknown (no reading: no ceiling readable, an unreadable --snapshot); a reading whose history could not be saved keeps its level, with a warning",
     ),
     (
         "64",
@@ -46,7 +60,11 @@ pub const TABLE: &[(&str, &str)] = &[
     ("127", "run: command not found"),
     (
         "128+N",
-        "run: the tree ended by signal N (143 after SIGTERM, 137 after SIGKILL); 130 after Ctrl-C",
+        "run: the tree ended by signal N (143 after SIGTERM, 137 after SIGKILL)",
+    ),
+    (
+        "130",
+        "interrupted (SIGINT, Ctrl-C); a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) ends after the round in flight",
     ),
 ];
 

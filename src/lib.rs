@@ -7,6 +7,7 @@
 
 pub mod actions;
 pub mod cli;
+pub mod cli_help;
 pub mod commands;
 pub mod config;
 pub mod core;
@@ -20,8 +21,6 @@ pub mod sanitize;
 
 use std::ffi::OsString;
 
-use clap::Parser;
-
 use crate::output::Printer;
 
 /// Parse `args`, run the command, and map the outcome onto the exit-code table.
@@ -30,9 +29,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match cli::Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match parse(&args) {
         Ok(c) => c,
-        Err(e) => return clap_error(&e),
+        Err(e) => return clap_error(&e, &args),
     };
     let printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
     match commands::dispatch(cli, &printer) {
@@ -41,8 +41,21 @@ where
     }
 }
 
+/// The parser's tree, with each subcommand's help ending in its examples.
+fn parse(args: &[OsString]) -> Result<cli::Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = cli::Cli::command();
+    // Only the subcommand named is defined up front (the rest stay deferred, as parsing
+    // wants): its help is the one that can be shown.
+    if let Some(name) = subcommand_of(args) {
+        cmd = cmd.mut_subcommand(name, cli_help::with_examples);
+    }
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    cli::Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
 /// Help and version go to stdout with 0; a usage error is one line on stderr with 64.
-fn clap_error(e: &clap::Error) -> u8 {
+fn clap_error(e: &clap::Error, args: &[OsString]) -> u8 {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
@@ -54,24 +67,95 @@ fn clap_error(e: &clap::Error) -> u8 {
             exit::USAGE
         }
         _ => {
-            let rendered = e.render().to_string();
-            let mut lines = rendered.lines();
-            let first = lines.next().unwrap_or("invalid command line");
-            let mut msg = first.strip_prefix("error: ").unwrap_or(first).to_string();
-            // "… were not provided:" is followed by the missing arguments, indented: keep
-            // them on the one line.
-            if msg.ends_with(':') {
-                let missing: Vec<&str> = lines
-                    .take_while(|l| l.starts_with("  "))
-                    .map(str::trim)
-                    .collect();
-                msg = format!("{msg} {}", missing.join(", "));
-            }
-            Printer::new(false, false, output::ColorChoice::Never)
-                .error(&format!("{msg} (see `headroom --help`)"));
+            let msg = usage_line(&e.render().to_string(), subcommand_of(args).as_deref());
+            Printer::new(false, false, output::ColorChoice::Never).error(&msg);
             exit::USAGE
         }
     }
+}
+
+/// The subcommand path `args` names (`run`, `login-item`), if any: where its help is.
+fn subcommand_of(args: &[OsString]) -> Option<String> {
+    let cmd = <cli::Cli as clap::CommandFactory>::command();
+    let mut words = args.iter().skip(1).filter_map(|a| a.to_str());
+    words
+        .find(|w| {
+            cmd.get_subcommands()
+                .any(|s| s.get_name() == *w && !s.is_hide_set())
+        })
+        .map(str::to_string)
+}
+
+/// clap's rendered error as one line: its message, its tips ("did you mean `--json`?", "to
+/// pass `echo` as a value, use `-- echo`"), the possible values, and where the help is.
+pub fn usage_line(rendered: &str, sub: Option<&str>) -> String {
+    let mut lines = rendered.lines();
+    let first = lines.next().unwrap_or("invalid command line");
+    let mut msg = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    let mut notes: Vec<String> = Vec::new();
+    let mut missing: Vec<&str> = Vec::new();
+    for line in lines {
+        let t = line.trim();
+        if let Some(tip) = t.strip_prefix("tip: ") {
+            let tip = tip
+                .replace("a similar argument exists: ", "did you mean ")
+                .replace("a similar subcommand exists: ", "did you mean ")
+                .replace("some similar arguments exist: ", "did you mean one of ")
+                .replace("some similar subcommands exist: ", "did you mean one of ");
+            let question = tip.starts_with("did you mean");
+            notes.push(format!(
+                "{}{}",
+                backticks(&tip),
+                if question { "?" } else { "" }
+            ));
+        } else if let Some(vals) = t.strip_prefix("[possible values: ") {
+            notes.push(format!("possible values: {}", vals.trim_end_matches(']')));
+        } else if line.starts_with("  ") && msg.ends_with(':') && !t.is_empty() {
+            // "… were not provided:" is followed by the missing arguments, indented.
+            missing.push(t);
+        } else if t.starts_with("Usage:") {
+            // A bare word where only `run`'s trailing command may go: clap gives no tip.
+            if t.contains(" -- <") && msg.starts_with("unexpected argument '") {
+                let word = msg.split('\'').nth(1).unwrap_or_default().to_string();
+                if !word.starts_with('-') && !notes.iter().any(|n| n.contains("use `--")) {
+                    notes.push(format!("to pass `{word}` as the command, use `-- {word}`"));
+                }
+            }
+        }
+    }
+    if !missing.is_empty() {
+        msg = format!("{msg} {}", missing.join(", "));
+    }
+    let mut out = backticks(&msg);
+    for n in notes {
+        out.push_str("; ");
+        out.push_str(&n);
+    }
+    let help = match sub {
+        Some(s) => format!("headroom {s} --help"),
+        None => "headroom --help".to_string(),
+    };
+    format!("{out} (see `{help}`)")
+}
+
+/// clap quotes values as `'x'`; headroom's messages put them in backticks.
+fn backticks(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut open = false;
+    let chars: Vec<char> = s.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        // An apostrophe inside a word (`don't`) is not a quote.
+        let inside_word = i > 0
+            && chars[i - 1].is_alphanumeric()
+            && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+        if c == '\'' && !inside_word {
+            out.push('`');
+            open = !open;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
@@ -88,7 +172,7 @@ fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
         }
         return w.code;
     }
-    printer.error(&format!("{e:#}"));
+    printer.error(&said_once(e));
     if e.downcast_ref::<exit::UsageError>().is_some() {
         exit::USAGE
     } else if e.downcast_ref::<exit::Refused>().is_some()
@@ -97,5 +181,67 @@ fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
         exit::REFUSED
     } else {
         exit::ERROR
+    }
+}
+
+/// The cause chain joined with `: `, each cause said once: an error whose message already
+/// ends with its source's (`cannot read `x`: No such file…`, then the io::Error itself) would
+/// otherwise print the OS error twice.
+pub fn said_once(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || msg.ends_with(&text) || msg.contains(&format!("{text}: ")) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_its_context_is_said_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e: anyhow::Error =
+            platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
+        let msg = said_once(&e);
+        assert_eq!(msg.matches("not found").count(), 1, "{msg}");
+        // Control: causes that differ are all said, outermost first.
+        let e = anyhow::anyhow!("inner").context("middle").context("outer");
+        assert_eq!(said_once(&e), "outer: middle: inner");
+    }
+
+    fn usage_error(argv: &[&str]) -> String {
+        let args: Vec<OsString> = argv.iter().map(OsString::from).collect();
+        let e = parse(&args).unwrap_err();
+        usage_line(&e.render().to_string(), subcommand_of(&args).as_deref())
+    }
+
+    #[test]
+    fn usage_errors_keep_clap_tips_on_one_line_and_point_at_the_subcommand_help() {
+        let e = usage_error(&["headroom", "run", "--limit", "1G", "--jsn", "--", "true"]);
+        assert!(e.contains("did you mean `--json`?"), "{e}");
+        assert!(e.ends_with("(see `headroom run --help`)"), "{e}");
+        let e = usage_error(&["headroom", "run", "--limit", "1G", "echo"]);
+        assert!(e.contains("use `-- echo`"), "{e}");
+        let e = usage_error(&["headroom", "probe", "--color", "sometimes"]);
+        assert!(e.contains("possible values: auto, always, never"), "{e}");
+        assert!(e.ends_with("(see `headroom probe --help`)"), "{e}");
+        let e = usage_error(&["headroom", "prob"]);
+        assert!(e.contains("did you mean `probe`?"), "{e}");
+        assert!(e.ends_with("(see `headroom --help`)"), "{e}");
+        let e = usage_error(&["headroom", "run", "--", "true"]);
+        assert!(e.contains("not provided: --limit <SIZE>"), "{e}");
+        for e in [e, usage_error(&["headroom", "reap", "--dry-runn"])] {
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(!e.contains("For more information"), "{e}");
+        }
     }
 }

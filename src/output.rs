@@ -67,12 +67,7 @@ impl Printer {
     pub fn new(json: bool, quiet: bool, color: ColorChoice) -> Self {
         let stdout_tty = std::io::stdout().is_terminal();
         let stderr_tty = std::io::stderr().is_terminal();
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let color = match color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => stdout_tty && !no_color,
-        };
+        let color = colour_enabled(color, stdout_tty, &|k| std::env::var_os(k));
         Self {
             json,
             quiet,
@@ -81,6 +76,11 @@ impl Printer {
             stderr_tty,
             capture: None,
         }
+    }
+
+    /// Whether colour (and so terminal control, like rewriting a status line) is on.
+    pub fn is_color(&self) -> bool {
+        self.color
     }
 
     /// A JSON printer whose output is kept for the caller (the MCP server's tools), with
@@ -174,6 +174,7 @@ impl Printer {
 
     /// A warning on stderr (kept under `--quiet`: warnings are never results).
     pub fn warn(&self, msg: &str) {
+        let msg = &clip_words(msg);
         if self.captured(false, &format!("warning: {msg}")) {
             return;
         }
@@ -182,6 +183,7 @@ impl Printer {
 
     /// An error line on stderr.
     pub fn error(&self, msg: &str) {
+        let msg = &clip_words(msg);
         if self.captured(false, &format!("error: {msg}")) {
             return;
         }
@@ -205,6 +207,93 @@ impl Printer {
             let _ = writeln!(std::io::stderr().lock(), "{s}");
         }
     }
+}
+
+/// `--color`, then the environment: `CLICOLOR_FORCE` (not `0`) forces it on, `NO_COLOR` or
+/// `TERM=dumb` turns it off, else colour when stdout is a terminal.
+pub fn colour_enabled(
+    choice: ColorChoice,
+    stdout_tty: bool,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> bool {
+    let set = |k: &str| env(k).filter(|v| !v.is_empty());
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto if set("CLICOLOR_FORCE").is_some_and(|v| v != "0") => true,
+        ColorChoice::Auto => {
+            stdout_tty && set("NO_COLOR").is_none() && set("TERM").is_none_or(|t| t != "dumb")
+        }
+    }
+}
+
+/// The most characters of one word (a run without whitespace: a value, a path) a diagnostic
+/// echoes back: a 100,000-character argument must not become 200 KB of stderr.
+pub const CLIP_CHARS: usize = 200;
+
+/// `s` with every word longer than `CLIP_CHARS` cut to that many characters and `…` (its
+/// closing quote kept, so a backticked value still reads as one).
+pub fn clip_words(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .split_whitespace()
+        .any(|w| w.chars().nth(CLIP_CHARS).is_some())
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len().min(4096));
+    let mut rest = s;
+    while !rest.is_empty() {
+        let ws = rest
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..ws]);
+        rest = &rest[ws..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        match word.char_indices().nth(CLIP_CHARS) {
+            Some((cut, _)) => {
+                out.push_str(&word[..cut]);
+                out.push('…');
+                if let Some(q) = word
+                    .chars()
+                    .last()
+                    .filter(|c| matches!(c, '`' | '\'' | '"'))
+                {
+                    out.push(q);
+                }
+            }
+            None => out.push_str(word),
+        }
+        rest = &rest[end..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Say `n thing` with the noun (its last word) in the plural unless `n` is 1: "1 file",
+/// "3 files", "2 idle processes", "2 children".
+pub fn plural(n: impl Into<u64>, one: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        return format!("1 {one}");
+    }
+    let many = if let Some(stem) = one.strip_suffix("child") {
+        format!("{stem}children")
+    } else if one.ends_with('s') || one.ends_with("sh") || one.ends_with("ch") {
+        format!("{one}es")
+    } else {
+        format!("{one}s")
+    };
+    format!("{n} {many}")
+}
+
+/// "1 parent holds", "2 parents hold": a count, its noun and a verb that agrees.
+pub fn plural_verb(n: impl Into<u64>, one: &str, verb_one: &str, verb_many: &str) -> String {
+    let n = n.into();
+    format!(
+        "{} {}",
+        plural(n, one),
+        if n == 1 { verb_one } else { verb_many }
+    )
 }
 
 /// 3869 → "3,869".
@@ -241,12 +330,13 @@ pub fn human_duration(secs: f64) -> String {
     }
 }
 
-/// Bytes in binary units: "512 MiB", "1.5 GiB".
+/// Bytes in binary units: "512 MiB", "1.5 GiB" (never "1 GiB" for 1.5 GiB), "1 GiB" for
+/// 1023.96 MiB (a value that rounds to 1024 of a unit is said in the next one).
 pub fn human_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
     let mut i = 0;
-    while v >= 1024.0 && i < UNITS.len() - 1 {
+    while v >= 1023.5 && i < UNITS.len() - 1 {
         v /= 1024.0;
         i += 1;
     }
@@ -329,6 +419,102 @@ mod tests {
         let c = sink.lock().unwrap();
         assert_eq!(c.stdout, b"{\"schema\":\"headroom.x/1\"}\n");
         assert_eq!(c.stderr, ["warning: careful", "error: broken", "plain"]);
+    }
+
+    #[test]
+    fn long_words_are_clipped_and_short_ones_kept() {
+        let long = "x".repeat(100_000);
+        let msg = format!("invalid value `{long}` for `--limit`");
+        let clipped = clip_words(&msg);
+        assert!(clipped.len() < 300, "{}", clipped.len());
+        assert!(clipped.contains("…`"), "{clipped}");
+        assert!(clipped.ends_with("for `--limit`"));
+        // Control: a message of ordinary words is returned as it was.
+        let short = "state directory `/tmp/x` is not a directory";
+        assert_eq!(clip_words(short), short);
+        let exactly = "y".repeat(CLIP_CHARS);
+        assert_eq!(clip_words(&exactly), exactly.as_str());
+        assert_eq!(clip_words(&format!("{exactly}z")), format!("{exactly}…"));
+        // Multibyte characters are cut on a character boundary.
+        assert_eq!(clip_words(&"é".repeat(300)).chars().count(), CLIP_CHARS + 1);
+    }
+
+    #[test]
+    fn byte_rounding_keeps_the_half_and_carries_into_the_next_unit() {
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(human_bytes((3 << 29) - 1), "1.5 GiB");
+        assert_eq!(human_bytes(1 << 30), "1 GiB");
+        assert_eq!(human_bytes((1 << 30) + (1 << 20)), "1 GiB");
+        assert_eq!(human_bytes((1 << 30) - (1 << 19)), "1 GiB");
+        assert_eq!(human_bytes(1536 << 10), "1.5 MiB");
+        assert_eq!(human_bytes(512 << 20), "512 MiB");
+        assert_eq!(human_bytes(1000), "1000 B");
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes((5 << 30) / 4), "1.2 GiB");
+    }
+
+    #[test]
+    fn colour_follows_the_flag_then_the_environment() {
+        use std::ffi::OsString;
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let auto = ColorChoice::Auto;
+        assert!(colour_enabled(auto, true, &env(&[])));
+        assert!(!colour_enabled(auto, false, &env(&[])));
+        assert!(!colour_enabled(auto, true, &env(&[("NO_COLOR", "1")])));
+        assert!(!colour_enabled(auto, true, &env(&[("TERM", "dumb")])));
+        assert!(colour_enabled(
+            auto,
+            true,
+            &env(&[("TERM", "xterm-256color")])
+        ));
+        assert!(colour_enabled(
+            auto,
+            false,
+            &env(&[("CLICOLOR_FORCE", "1")])
+        ));
+        assert!(!colour_enabled(
+            auto,
+            false,
+            &env(&[("CLICOLOR_FORCE", "0")])
+        ));
+        assert!(!colour_enabled(
+            ColorChoice::Never,
+            true,
+            &env(&[("CLICOLOR_FORCE", "1")])
+        ));
+        assert!(colour_enabled(
+            ColorChoice::Always,
+            false,
+            &env(&[("NO_COLOR", "1")])
+        ));
+    }
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(1u64, "file"), "1 file");
+        assert_eq!(plural(0u64, "file"), "0 files");
+        assert_eq!(plural(2u64, "round"), "2 rounds");
+        assert_eq!(plural(1u64, "process"), "1 process");
+        assert_eq!(plural(5u64, "process"), "5 processes");
+        assert_eq!(plural(1u32, "app"), "1 app");
+        assert_eq!(plural(2u64, "idle process"), "2 idle processes");
+        assert_eq!(plural(2u64, "child"), "2 children");
+        assert_eq!(plural(0u64, "grace survivor"), "0 grace survivors");
+        assert_eq!(
+            plural_verb(1u64, "parent", "holds", "hold"),
+            "1 parent holds"
+        );
+        assert_eq!(
+            plural_verb(3u64, "parent", "holds", "hold"),
+            "3 parents hold"
+        );
     }
 
     #[test]

@@ -33,6 +33,23 @@ pub fn state_dir() -> Result<PathBuf> {
     })
 }
 
+/// The state directory for a reader: `None` when it does not exist yet (nothing recorded),
+/// an error when it exists but cannot be used (a file, or unreadable), so that "no evidence
+/// yet" is never said of a directory that could not be looked into.
+pub fn existing_state_dir() -> Result<Option<PathBuf>> {
+    let dir = state_dir()?;
+    match std::fs::metadata(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot use state directory `{}`", dir.display())),
+        Ok(m) if !m.is_dir() => bail!("state directory `{}` is not a directory", dir.display()),
+        Ok(_) => {
+            std::fs::read_dir(&dir)
+                .with_context(|| format!("cannot read state directory `{}`", dir.display()))?;
+            Ok(Some(dir))
+        }
+    }
+}
+
 /// The default config file.
 pub fn config_file() -> Result<PathBuf> {
     if let Some(h) = env_dir("HEADROOM_HOME") {
@@ -56,6 +73,10 @@ pub fn create_private_dir(dir: &std::path::Path) -> Result<()> {
         Ok(m) if m.file_type().is_symlink() => return check_linked_dir(dir),
         Ok(m) if m.is_dir() => return Ok(()),
         _ => {}
+    }
+    // Said in the user's words: `mkdir` on a file fails with "File exists".
+    if dir.exists() {
+        bail!("state directory `{}` is not a directory", dir.display());
     }
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);

@@ -96,11 +96,21 @@ pub enum Backend {
     Cron,
 }
 
+fn empty_as_null<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() {
+        s.serialize_none()
+    } else {
+        s.serialize_str(v)
+    }
+}
+
 /// The state read back from the service manager.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Status {
     pub backend: Backend,
     pub name: String,
+    /// The agent/unit file; `null` in JSON when there is none (the crontab fallback).
+    #[serde(serialize_with = "empty_as_null")]
     pub path: String,
     /// The agent/unit file exists.
     pub registered: bool,

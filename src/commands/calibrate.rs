@@ -16,6 +16,7 @@ use crate::core::snapshot::{Detail, MemoryTotals, ProcessTable};
 use crate::core::top::own_trees;
 use crate::exit::{self, WithCode};
 use crate::output::{Printer, Style, human_bytes, schema};
+use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
 
 /// Samples taken over the duration (at most one a second, at least one every 100 ms).
@@ -39,6 +40,7 @@ pub struct CalibrateReport {
 
 pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
     let source = ctx.source()?;
+    stop_flag::install().context("calibrate cannot handle SIGINT/SIGTERM")?;
     let every = (args.duration / SAMPLES).clamp(Duration::from_millis(100), Duration::from_secs(1));
     let bar = progress(ctx.printer, args.duration);
     let start = Instant::now();
@@ -61,10 +63,15 @@ pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
         // A replayed snapshot never changes: one sample says all it can. A live one spans the
         // period with at least two samples, its start and its end, even when one read of a
         // large or busy table takes longer than the whole duration.
-        if ctx.replaying() || (elapsed >= args.duration && peaks.samples >= 2) {
+        // A stop request ends sampling after this sample; the suggestion is still made from
+        // what was seen.
+        if ctx.replaying()
+            || (elapsed >= args.duration && peaks.samples >= 2)
+            || stop_flag::requested().is_some()
+        {
             break;
         }
-        std::thread::sleep(every.min(args.duration.saturating_sub(elapsed)));
+        stop_flag::sleep(every.min(args.duration.saturating_sub(elapsed)));
     }
     bar.finish_and_clear();
     let total = memory
@@ -95,7 +102,7 @@ pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
     } else {
         ctx.printer.text(&human(&report, ctx.printer))?;
     }
-    Ok(exit::OK)
+    Ok(exit::after_stop(stop_flag::requested(), exit::OK))
 }
 
 /// A bar on stderr when it is a terminal; a hidden one (nothing written) otherwise.

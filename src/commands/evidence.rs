@@ -51,7 +51,10 @@ pub struct EvidenceReport {
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
-    let dir = crate::paths::state_dir()?;
+    let dir = match crate::paths::existing_state_dir()? {
+        Some(dir) => dir,
+        None => crate::paths::state_dir()?,
+    };
     let log = EvidenceLog::new(&dir);
     let files = log.files();
     let mut rows: Vec<ReadRow> = Vec::new();
@@ -196,14 +199,14 @@ pub fn human(r: &EvidenceReport, p: &Printer) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{}: {} rows{} ({} files)",
+        "{}: {} rows{} ({})",
         p.paint("evidence", Style::Bold),
         thousands(r.rows as u64),
         match (&r.first, &r.last) {
             (Some(a), Some(b)) => format!(" from {a} to {b}"),
             _ => String::new(),
         },
-        r.files.len()
+        crate::output::plural(r.files.len() as u64, "file")
     );
     if let Some(m) = &r.peak_usage_pct {
         let src = r

@@ -19,11 +19,29 @@ pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<u8> {
         }
         GenerateWhat::Completions { shell } => {
             let mut buf = Vec::new();
-            clap_complete::generate(*shell, &mut full_command(), "headroom", &mut buf);
+            clap_complete::generate(*shell, &mut visible(&full_command()), "headroom", &mut buf);
             ctx.printer.raw(&String::from_utf8_lossy(&buf))?;
             Ok(exit::OK)
         }
     }
+}
+
+/// `cmd` without what it hides (the test flags `--proc-root`/`--sys-root`, `doctor
+/// --burn-child`, `generate` itself): clap_complete offers hidden items as completions.
+pub fn visible(cmd: &clap::Command) -> clap::Command {
+    let mut out = clap::Command::new(cmd.get_name().to_string())
+        .about(cmd.get_about().cloned().unwrap_or_default())
+        .disable_help_subcommand(cmd.is_disable_help_subcommand_set());
+    if let Some(v) = cmd.get_version() {
+        out = out.version(v.to_string());
+    }
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        out = out.arg(a.clone());
+    }
+    for s in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        out = out.subcommand(visible(s));
+    }
+    out
 }
 
 /// Escape text for roff: backslashes, and a leading `.` or `'` that would read as a request.
@@ -36,15 +54,22 @@ fn roff(text: &str) -> String {
     }
 }
 
-/// `headroom.1` with EXIT STATUS, FILES and EXAMPLES, and one page per subcommand.
+/// The date on every page's title line (mandoc wants one); `scripts/release.sh` sets it.
+pub const MAN_DATE: &str = "2026-12-01";
+
+/// `headroom.1` with EXIT STATUS, FILES and EXAMPLES, and one page per subcommand with its
+/// notes, EXIT STATUS (its own line and a pointer to the table) and EXAMPLES.
 pub fn man(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
-    let cmd = full_command();
-    clap_mangen::generate_to(cmd.clone(), dir)
-        .with_context(|| format!("cannot write man pages to `{}`", dir.display()))?;
-    let mut cmd = cmd.disable_help_subcommand(true);
+    let mut cmd = full_command().disable_help_subcommand(true);
     cmd.build();
-    let page = clap_mangen::Man::new(cmd);
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let page = clap_mangen::Man::new(sub.clone()).date(MAN_DATE);
+        let path = dir.join(page.get_filename());
+        std::fs::write(&path, tidy(&sub_page(&page, sub)?))
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
+    let page = clap_mangen::Man::new(cmd).date(MAN_DATE);
     let mut out: Vec<u8> = Vec::new();
     let w = &mut out;
     page.render_title(w)?;
@@ -62,15 +87,7 @@ pub fn man(dir: &Path) -> Result<()> {
     for (path, what) in FILES {
         let _ = writeln!(extra, ".TP\n\\fI{}\\fR\n{}", roff(path), roff(what));
     }
-    let _ = writeln!(extra, ".SH EXAMPLES");
-    for (what, example) in EXAMPLES {
-        let _ = writeln!(
-            extra,
-            ".TP\n{}\n.nf\n\\f(CW{}\\fR\n.fi",
-            roff(what),
-            roff(example)
-        );
-    }
+    examples_section(&mut extra, EXAMPLES);
     let _ = writeln!(extra, ".SH \"SEE ALSO\"");
     let subs: Vec<String> = full_command()
         .get_subcommands()
@@ -81,8 +98,104 @@ pub fn man(dir: &Path) -> Result<()> {
     out.extend_from_slice(extra.as_bytes());
     page.render_version_section(&mut out)?;
     let path = dir.join("headroom.1");
-    std::fs::write(&path, out).with_context(|| format!("cannot write `{}`", path.display()))?;
+    std::fs::write(&path, tidy(&String::from_utf8_lossy(&out)))
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
     Ok(())
+}
+
+/// A subcommand's page: clap_mangen's sections, then ours instead of its EXTRA (the
+/// `after_help` text split into prose and the exit-status paragraph).
+fn sub_page(page: &clap_mangen::Man, sub: &clap::Command) -> Result<String> {
+    let mut out: Vec<u8> = Vec::new();
+    let w = &mut out;
+    page.render_title(w)?;
+    page.render_name_section(w)?;
+    page.render_synopsis_section(w)?;
+    page.render_description_section(w)?;
+    page.render_options_section(w)?;
+    if sub.get_subcommands().next().is_some() {
+        page.render_subcommands_section(w)?;
+    }
+    let mut s = String::from_utf8_lossy(&out).into_owned();
+    let after = sub
+        .get_after_help()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let (exit_paras, notes): (Vec<&str>, Vec<&str>) = after
+        .split("\n\n")
+        .filter(|p| !p.trim().is_empty())
+        .partition(|p| p.starts_with("Exit status"));
+    if !notes.is_empty() {
+        let _ = writeln!(s, ".SH NOTES");
+        for p in notes {
+            let _ = writeln!(s, ".PP\n{}", roff(&p.replace('\n', " ")));
+        }
+    }
+    let _ = writeln!(s, ".SH \"EXIT STATUS\"");
+    for p in exit_paras {
+        let _ = writeln!(s, ".PP\n{}", roff(&p.replace('\n', " ")));
+    }
+    let _ = writeln!(
+        s,
+        ".PP\nThe full table of exit codes is in \\fBheadroom\\fR(1) under EXIT STATUS, and in \
+         the README under \"Exit codes\"."
+    );
+    examples_section(&mut s, crate::cli_help::examples(sub.get_name()));
+    let _ = writeln!(s, ".SH \"SEE ALSO\"\n\\fBheadroom\\fR(1)");
+    let mut version = Vec::new();
+    page.render_version_section(&mut version)?;
+    s.push_str(&String::from_utf8_lossy(&version));
+    Ok(s)
+}
+
+fn examples_section(s: &mut String, examples: &[(&str, &str)]) {
+    let _ = writeln!(s, ".SH EXAMPLES");
+    for (what, example) in examples {
+        let what = what.trim_end_matches(':');
+        let _ = writeln!(
+            s,
+            ".TP\n{}:\n.nf\n\\f(CW{}\\fR\n.fi",
+            roff(what),
+            roff(example)
+        );
+    }
+}
+
+/// Make a page lint-clean: every non-ASCII character as a groff/mandoc `\[uXXXX]` escape
+/// (raw ones make `groff -ww` warn), no trailing blanks, and no blank line next to a `.br`
+/// (clap_mangen's possible-values lists) nor a `.PP` straight after a heading (mandoc warns
+/// "skipping paragraph macro" for both).
+pub fn tidy(page: &str) -> String {
+    let mut escaped = String::with_capacity(page.len());
+    for c in page.chars() {
+        if c.is_ascii() {
+            escaped.push(c);
+        } else {
+            let _ = write!(escaped, "\\[u{:04X}]", c as u32);
+        }
+    }
+    let lines: Vec<&str> = escaped.lines().map(str::trim_end).collect();
+    let mut out: Vec<&str> = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        let next_br = lines.get(i + 1).is_some_and(|n| *n == ".br");
+        if line.is_empty() && (out.last() == Some(&".br") || next_br) {
+            continue;
+        }
+        if *line == ".br"
+            && out
+                .last()
+                .is_some_and(|l| *l == ".br" || l.starts_with(".TP"))
+        {
+            continue;
+        }
+        if *line == ".PP" && out.last().is_some_and(|l| l.starts_with(".SH")) {
+            continue;
+        }
+        out.push(line);
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
 }
 
 const FILES: &[(&str, &str)] = &[

@@ -46,6 +46,9 @@ enum Mode {
 struct HangsPlan {
     mode: Mode,
     dry_run: bool,
+    /// `--record-events`: a replay appends its events to the live history (else it writes
+    /// nothing, so replaying twice does not duplicate history).
+    record_events: bool,
     watch: bool,
     every: Duration,
     monitor: MonitorConfig,
@@ -68,7 +71,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
         for (set, flag) in [
             (a.dry_run, "--dry-run"),
             (a.watch, "--watch"),
-            (a.every.is_some(), "--every"),
+            (a.every.is_some(), "--interval"),
             (a.observations.is_some(), "--observations"),
         ] {
             if set {
@@ -80,8 +83,13 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
     } else if a.since.is_some() {
         return Err(usage("`--since` only applies to `--events`"));
     }
+    if a.record_events && (a.observations.is_none() || a.dry_run) {
+        return Err(usage(
+            "`--record-events` applies to an `--observations` replay without `--dry-run`",
+        ));
+    }
     if a.every.is_some() && !a.watch {
-        return Err(usage("`--every` only applies to `--watch`"));
+        return Err(usage("`--interval` only applies to `--watch`"));
     }
     if a.watch && a.observations.is_some() {
         return Err(usage(
@@ -92,7 +100,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
     let max_every = Duration::from_millis(MAX_ROUND_GAP_MS as u64);
     if every < MIN_EVERY || every > max_every {
         return Err(usage(format!(
-            "--every `{}` must be between 1s and 10m (rounds further apart are not consecutive)",
+            "--interval `{}` must be between 1s and 10m (rounds further apart are not consecutive)",
             humantime::format_duration(every)
         )));
     }
@@ -104,6 +112,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
             (None, false) => Mode::Live,
         },
         dry_run: a.dry_run,
+        record_events: a.record_events,
         watch: a.watch,
         every,
         monitor: MonitorConfig {
@@ -155,10 +164,10 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
         code: exit::ERROR,
         message: m,
     })?;
-    let dir = if plan.dry_run {
-        None
-    } else {
+    let dir = if plan.record_events {
         Some(crate::paths::ensure_state_dir()?)
+    } else {
+        None
     };
     let mut actor = Planner::new(if plan.dry_run { "dry-run" } else { "replay" });
     // A replay has its own monitor: it must neither read nor change the live one's state.
@@ -186,7 +195,12 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
         }
         .into());
     }
-    Ok(if unresolved { exit::UNHAPPY } else { exit::OK })
+    // A dry run decides and reports: what it found is in the output, as for `reap --dry-run`.
+    Ok(if unresolved && !plan.dry_run {
+        exit::UNHAPPY
+    } else {
+        exit::OK
+    })
 }
 
 /// Add each app's start time and uid, read from the process table, so a signal can be
@@ -221,6 +235,7 @@ pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> 
         events: false,
         since: None,
         observations: None,
+        record_events: false,
     };
     let plan = resolve(ctx, &args)?;
     let source = platform::native();
@@ -303,7 +318,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
                 }
                 .into());
             }
-            return Ok(if report.unresolved() {
+            return Ok(if report.unresolved() && !plan.dry_run {
                 exit::UNHAPPY
             } else {
                 exit::OK
@@ -330,10 +345,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
     } else {
         ctx.printer.stderr_line(&human_summary(&summary));
     }
-    Ok(match sig {
-        Some(s) if stop_flag::is_interrupt(s) => exit::INTERRUPTED,
-        _ => exit::OK,
-    })
+    Ok(exit::after_stop(sig, exit::OK))
 }
 
 fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {

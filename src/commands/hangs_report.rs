@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::actions::recover::Step;
 use crate::core::hang_store::HangEvent;
 use crate::core::hangs::{HangState, Kind, Policy};
-use crate::output::{Printer, Style};
+use crate::output::{Printer, Style, plural};
 use crate::sanitize::sanitize;
 
 /// What the round did about one app's hang.
@@ -179,7 +179,11 @@ pub fn human_round(r: &RoundReport, p: &Printer) -> String {
         return s;
     }
     if r.apps.is_empty() {
-        let _ = writeln!(s, "  no unresponsive apps ({} checked)", r.checked);
+        let _ = writeln!(
+            s,
+            "  no unresponsive apps ({} checked)",
+            plural(r.checked as u64, "app")
+        );
         return s;
     }
     for a in &r.apps {
@@ -191,8 +195,7 @@ pub fn human_round(r: &RoundReport, p: &Printer) -> String {
         let state = p.paint(a.state.as_str(), state_style(a.state));
         let rounds = match a.rounds {
             0 => String::new(),
-            1 => " after 1 round".to_string(),
-            n => format!(" after {n} rounds"),
+            n => format!(" after {}", plural(u64::from(n), "round")),
         };
         let _ = writeln!(
             s,
@@ -231,16 +234,16 @@ pub fn human_round(r: &RoundReport, p: &Printer) -> String {
             let _ = writeln!(s, "    {sent}: {}", sanitize(&n.message));
         }
     }
-    let _ = writeln!(s, "  {} apps checked", r.checked);
+    let _ = writeln!(s, "  {} checked", plural(r.checked as u64, "app"));
     s
 }
 
 pub fn human_summary(sm: &Summary) -> String {
     format!(
-        "headroom hangs: {} rounds, {} restarted, {} restart failures, {} blocked{}\n",
-        sm.rounds,
+        "headroom hangs: {}, {} restarted, {}, {} blocked{}\n",
+        plural(sm.rounds, "round"),
         sm.restarted,
-        sm.restart_failed,
+        plural(sm.restart_failed, "restart failure"),
         sm.blocked,
         sm.stopped_by
             .as_deref()

@@ -440,7 +440,7 @@ fn conflicting_flags_are_usage_errors() {
         (vec!["--events", "--watch"], "--watch"),
         (vec!["--events", "--dry-run"], "--dry-run"),
         (vec!["--since", "1h"], "--since"),
-        (vec!["--every", "5s"], "--every"),
+        (vec!["--every", "5s"], "--interval"),
         (
             vec!["--watch", "--observations", "f.json"],
             "--observations",

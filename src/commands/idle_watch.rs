@@ -19,6 +19,7 @@ use crate::core::liveness::SessionVerdict;
 use crate::core::snapshot::{Detail, ProcessTable};
 use crate::exit::UsageError;
 use crate::output::{Printer, human_duration, thousands};
+use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -56,7 +57,7 @@ pub struct Summary {
 pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
     if args.duration < args.every {
         return Err(UsageError(format!(
-            "--duration `{}` is shorter than --every `{}`: the guard needs two readings to say anything",
+            "--duration `{}` is shorter than --interval `{}`: the guard needs two readings to say anything",
             humantime::format_duration(args.duration),
             humantime::format_duration(args.every)
         ))
@@ -65,6 +66,7 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
     let threshold_s = args.threshold.as_secs_f64();
     let active_fraction = sessions::active_fraction(&ctx.settings);
     let source = ctx.source()?;
+    stop_flag::install().context("idle-watch cannot handle SIGINT/SIGTERM")?;
     let state_dir = if ctx.replaying() {
         None
     } else {
@@ -130,13 +132,16 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
             ctx.printer.text(&human(&poll))?;
         }
         polls += 1;
-        if ctx.replaying() || start.elapsed() >= args.duration {
+        if ctx.replaying() || start.elapsed() >= args.duration || stop_flag::requested().is_some() {
             break;
         }
         let next = args
             .every
             .min(args.duration.saturating_sub(start.elapsed()));
         wait(ctx.printer, next);
+        if stop_flag::requested().is_some() {
+            break;
+        }
     }
     let summary = Summary {
         kind: "summary",
@@ -161,13 +166,16 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
             "{polls} polls; released at least once: {released}; signals sent: 0\n"
         ))?;
     }
-    Ok(crate::exit::OK)
+    Ok(crate::exit::after_stop(
+        stop_flag::requested(),
+        crate::exit::OK,
+    ))
 }
 
 /// Sleep until the next poll, with a countdown on a terminal and nothing extra when piped.
 fn wait(printer: &Printer, d: Duration) {
     if !printer.stderr_is_terminal() || printer.is_quiet() {
-        std::thread::sleep(d);
+        stop_flag::sleep(d);
         return;
     }
     let bar = indicatif::ProgressBar::new(d.as_millis() as u64);
@@ -176,11 +184,11 @@ fn wait(printer: &Printer, d: Duration) {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let start = Instant::now();
-    while start.elapsed() < d {
+    while start.elapsed() < d && stop_flag::requested().is_none() {
         let left = d.saturating_sub(start.elapsed());
         bar.set_message(human_duration(left.as_secs_f64()));
         bar.set_position(start.elapsed().as_millis() as u64);
-        std::thread::sleep(left.min(Duration::from_millis(200)));
+        stop_flag::sleep(left.min(Duration::from_millis(200)));
     }
     bar.finish_and_clear();
 }

@@ -116,7 +116,8 @@ fn resolve(args: &LogProbeArgs) -> Result<LogProbePlan> {
     let (now, replay) = match &args.at {
         Some(at) => {
             limits.future = FutureLines::Ignore;
-            (parse_at(at)?, true)
+            let now = unix_now().context("cannot read the system clock")?;
+            (parse_at(at, now)?, true)
         }
         None => {
             let now = unix_now().context("cannot read the system clock")?;
@@ -131,20 +132,46 @@ fn resolve(args: &LogProbeArgs) -> Result<LogProbePlan> {
     })
 }
 
-fn parse_at(s: &str) -> Result<i64> {
-    let bad = |why: String| {
+/// `--at`: an RFC 3339 instant with any UTC offset (`Z`, `+02:00`, `-05:30`), as Unix
+/// seconds in UTC, not after `now` (a replay judges the past).
+fn parse_at(s: &str, now: i64) -> Result<i64> {
+    let bad = |why: &str| {
         exit::usage(format!(
-            "--at `{}` is not an RFC 3339 instant ({why}); write it in UTC, like \
-             `2026-08-29T09:21:47Z`",
+            "--at `{}` {why}; write it like `2026-08-29T09:21:47Z` or \
+             `2026-08-29T11:21:47+02:00`",
             sanitize(s)
         ))
     };
-    let t = humantime::parse_rfc3339(s.trim()).map_err(|e| bad(e.to_string()))?;
-    let secs = t
+    let t = s.trim();
+    let not_rfc3339 = "is not an RFC 3339 instant";
+    let (base, offset) = match t.char_indices().rev().nth(5) {
+        _ if t.ends_with(['Z', 'z']) => (&t[..t.len() - 1], 0),
+        Some((i, sign @ ('+' | '-'))) if t.as_bytes().get(i + 3) == Some(&b':') => {
+            // `get`, not indexing: the five characters after the sign may be multibyte.
+            let num = |r: std::ops::Range<usize>| t.get(r).and_then(|x| x.parse::<i64>().ok());
+            let h = num(i + 1..i + 3).ok_or_else(|| bad(not_rfc3339))?;
+            let m = num(i + 4..t.len()).ok_or_else(|| bad(not_rfc3339))?;
+            if h > 23 || m > 59 {
+                return Err(bad("has an offset beyond ±23:59"));
+            }
+            let secs = h * 3600 + m * 60;
+            (&t[..i], if sign == '-' { -secs } else { secs })
+        }
+        _ => return Err(bad("is not an RFC 3339 instant with a UTC offset")),
+    };
+    let utc = humantime::parse_rfc3339(&format!("{base}Z")).map_err(|_| bad(not_rfc3339))?;
+    let local = utc
         .duration_since(UNIX_EPOCH)
-        .map_err(|_| bad("before 1970".into()))?
+        .map_err(|_| bad("is before 1970"))?
         .as_secs();
-    i64::try_from(secs).map_err(|_| bad("too far in the future".into()))
+    // Local time is UTC plus the offset, so UTC is local time minus it.
+    let secs = i64::try_from(local).map_err(|_| bad("is too far in the future"))? - offset;
+    if secs > now {
+        return Err(bad(
+            "is in the future: --at replays what was written up to a past instant",
+        ));
+    }
+    Ok(secs)
 }
 
 fn unix_now() -> Result<i64> {
@@ -233,15 +260,24 @@ fn dur(secs: i64) -> String {
     human_duration(secs as f64)
 }
 
+/// "at least 2 days", never "at least over 2 days" (`human_duration` says "over" past 2 days).
+fn at_least(secs: i64) -> String {
+    let d = dur(secs);
+    d.strip_prefix("over ").map_or(d.clone(), str::to_string)
+}
+
 /// The verdict column of one file.
 fn file_verdict(f: &FileEntry) -> String {
     let age = f.age_seconds.unwrap_or(0);
     match f.verdict {
         VerdictKind::Work => format!("work {} ago", dur(age)),
         VerdictKind::HeartbeatOnly if f.stale => {
-            format!("no write for at least {} (by mtime; not opened)", dur(age))
+            format!(
+                "no write for at least {} (by mtime; not opened)",
+                at_least(age)
+            )
         }
-        VerdictKind::HeartbeatOnly => format!("heartbeat only for at least {}", dur(age)),
+        VerdictKind::HeartbeatOnly => format!("heartbeat only for at least {}", at_least(age)),
         VerdictKind::Unknown => match &f.error {
             Some(e) => format!("unknown: {}", sanitize(e)),
             None => "unknown: no timestamped line read".into(),
@@ -278,13 +314,15 @@ pub fn human(r: &LogProbeReport, p: &Printer) -> String {
         .map(|f| sanitize(&f.name).into_owned())
         .collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-    for (f, name) in r.files.iter().zip(&names) {
+    // Columns as wide as their widest cell, two spaces apart: they never run together.
+    let mtimes: Vec<String> = r.files.iter().map(mtime_text).collect();
+    let mwidth = mtimes.iter().map(|m| m.chars().count()).max().unwrap_or(0);
+    for ((f, name), mtime) in r.files.iter().zip(&names).zip(&mtimes) {
         let pad = width.saturating_sub(name.chars().count());
         let mut line = format!(
-            "  {name}{:pad$}  {:>9}  {:<18} {}",
+            "  {name}{:pad$}  {:>9}  {mtime:<mwidth$}  {}",
             "",
             human_bytes(f.size),
-            mtime_text(f),
             file_verdict(f)
         );
         if f.verdict != VerdictKind::Skipped && !f.stale {
@@ -310,7 +348,7 @@ pub fn human(r: &LogProbeReport, p: &Printer) -> String {
         VerdictKind::HeartbeatOnly => p.paint(
             &format!(
                 "heartbeat only for at least {} (no work after {at})",
-                dur(d.age_seconds.unwrap_or(0))
+                at_least(d.age_seconds.unwrap_or(0))
             ),
             Style::Yellow,
         ),
@@ -406,9 +444,33 @@ mod tests {
     }
 
     #[test]
-    fn at_must_be_rfc3339_utc() {
-        assert_eq!(parse_at("2026-08-29T09:21:47Z").unwrap(), NOW);
-        assert_eq!(parse_at("2026-08-29T09:21:47.5Z").unwrap(), NOW);
+    fn at_least_never_says_at_least_over() {
+        assert_eq!(at_least(3 * 86_400), "2 days");
+        assert_eq!(at_least(7200), "2 h");
+    }
+
+    #[test]
+    fn at_is_rfc3339_with_any_offset_and_not_in_the_future() {
+        let now = NOW + 86_400;
+        assert_eq!(parse_at("2026-08-29T09:21:47Z", now).unwrap(), NOW);
+        assert_eq!(parse_at("2026-08-29T09:21:47.5Z", now).unwrap(), NOW);
+        assert_eq!(parse_at("2026-08-29T11:21:47+02:00", now).unwrap(), NOW);
+        assert_eq!(parse_at("2026-08-29T04:51:47-04:30", now).unwrap(), NOW);
+        assert_eq!(parse_at("2026-08-29T09:21:47+00:00", now).unwrap(), NOW);
+        let e = parse_at("2026-08-29T09:21:47Z", NOW - 1).unwrap_err();
+        assert!(e.to_string().contains("in the future"), "{e}");
+        assert!(
+            parse_at("2026-08-29T09:21:47Z", NOW).is_ok(),
+            "now itself is the past"
+        );
+        for bad in [
+            "2026-08-29T09:21:47+24:00",
+            "2026-08-29T09:21:47+0200",
+            "x+éé:é",
+            "+é:éé",
+        ] {
+            assert!(parse_at(bad, now).is_err(), "{bad}");
+        }
         for bad in [
             "yesterday",
             "2026-08-29 09:21:47",
@@ -416,7 +478,8 @@ mod tests {
             "",
             "\x1b[2J",
         ] {
-            let e = parse_at(bad).unwrap_err();
+            let e = parse_at(bad, now).unwrap_err();
+            assert!(!e.to_string().contains("timestamp format"), "{e}");
             assert!(e.downcast_ref::<exit::UsageError>().is_some(), "{bad}");
             assert!(!e.to_string().contains('\x1b'));
         }

@@ -92,14 +92,16 @@ impl Ctx<'_> {
 
 pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
     let settings = Settings::load(cli.global.config.as_deref())?;
+    let mut global = cli.global.clone();
+    global.snapshot = cli.command.snapshot().cloned();
     let ctx = Ctx {
         printer,
-        global: &cli.global,
+        global: &global,
         settings,
     };
     match &cli.command {
-        Command::Probe(a) => probe::run(&ctx, a),
-        Command::Limits(a) => limits::run(&ctx, a),
+        Command::Probe(a) => unknown_on_error(probe::run(&ctx, a)),
+        Command::Limits(a) => unknown_on_error(limits::run(&ctx, a)),
         Command::LogProbe(a) => log_probe::run(&ctx, a),
         Command::Snapshot(a) => snapshot::run(&ctx, a),
         Command::Reap(a) => reap::run(&ctx, a),
@@ -120,4 +122,26 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::Calibrate(a) => calibrate::run(&ctx, a),
         Command::Mcp(a) => mcp::run(&ctx, a),
     }
+}
+
+/// `probe` and `limits` speak the monitoring-plugin convention, where 2 is CRITICAL: an error
+/// that kept the reading from being produced (an unreadable `--snapshot`, the process table,
+/// the output file) is UNKNOWN, 3. A usage error stays 64 and a closed pipe stays quiet.
+fn unknown_on_error(r: Result<u8>) -> Result<u8> {
+    r.map_err(|e| {
+        let keep = e.downcast_ref::<crate::exit::UsageError>().is_some()
+            || e.downcast_ref::<crate::exit::WithCode>().is_some()
+            || e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            });
+        if keep {
+            return e;
+        }
+        crate::exit::WithCode {
+            code: crate::exit::REFUSED,
+            message: format!("{}; no reading (UNKNOWN)", crate::said_once(&e)),
+        }
+        .into()
+    })
 }

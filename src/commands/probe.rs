@@ -165,10 +165,15 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
     } else {
         None
     };
-    if let Some(path) = &plan.record {
-        let bytes = serde_json::to_vec_pretty(&snap).context("cannot serialise the snapshot")?;
-        atomic_write(path, &bytes)?;
-    }
+    // The snapshot is evidence of the reading, not the reading: failing to keep it is said,
+    // and the exit stays the reading's level.
+    let record_failure = plan.record.as_ref().and_then(|path| {
+        serde_json::to_vec_pretty(&snap)
+            .context("cannot serialise the snapshot")
+            .and_then(|bytes| atomic_write(path, &bytes))
+            .err()
+            .map(|e| (path, e))
+    });
 
     let report = ProbeReport::new(&snap, &reading, plan.thresholds, trend.as_ref());
     let text = match plan.format {
@@ -188,7 +193,15 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
         // (the ETA's input) and the evidence row were not kept, which is worth a warning,
         // not an exit code that would hide the level (a full disk is when it matters).
         ctx.printer.warn(&format!(
-            "{e:#}; this reading is not in the history or the evidence log"
+            "{}; this reading is not in the history or the evidence log",
+            crate::said_once(&e)
+        ));
+    }
+    if let Some((path, e)) = record_failure {
+        ctx.printer.warn(&format!(
+            "{}; the snapshot was not recorded to `{}`",
+            crate::said_once(&e),
+            path.display()
         ));
     }
     Ok(reading.level.exit_code())

@@ -155,9 +155,9 @@ impl ReapReport {
         let total: u64 = self.parents.iter().map(|x| x.zombies).sum();
         let _ = writeln!(
             s,
-            "{}: {} parents hold {} zombies of uid {}; {} slots used, {limit}{}",
+            "{}: {} {} zombies of uid {}; {} slots used, {limit}{}",
             p.paint("headroom reap", Style::Bold),
-            self.parents.len(),
+            crate::output::plural_verb(self.parents.len() as u64, "parent", "holds", "hold"),
             thousands(total),
             self.uid,
             thousands(u.used),

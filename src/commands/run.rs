@@ -10,7 +10,7 @@ use anyhow::Result;
 use crate::cli::RunArgs;
 use crate::commands::Ctx;
 use crate::exit::{self, UsageError, WithCode};
-use crate::output::{Printer, human_bytes};
+use crate::output::{Printer, human_bytes, plural};
 
 /// Polling faster than this buys nothing and costs CPU ...
 const MIN_INTERVAL: Duration = Duration::from_millis(10);
@@ -155,7 +155,12 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             exit::RUN_NOT_FOUND,
         )),
         Err(SpawnError::NotExecutable(e)) => Err(failed(
-            format!("`{name}` cannot be executed: {e}"),
+            // exec of a directory fails with EACCES, which would read as a permission problem.
+            if name.contains('/') && std::path::Path::new(&name).is_dir() {
+                format!("`{name}` is a directory, not a command")
+            } else {
+                format!("`{name}` cannot be executed: {e}")
+            },
             exit::RUN_NOT_EXECUTABLE,
         )),
         Err(SpawnError::Other(e)) => Err(failed(
@@ -327,6 +332,9 @@ impl<'p> EventView<'p> {
                 human_bytes(*footprint_bytes),
                 human_bytes(*limit_bytes)
             )),
+            // `-q`: the closing summary is the one line a quiet run leaves out (what was
+            // signalled is still said, above).
+            Event::Summary(_) if self.printer.is_quiet() => {}
             Event::Summary(s) => line(summary_line(s, self.enforcement.held().as_deref())),
             Event::Start { .. }
             | Event::ParkResult { .. }
@@ -379,7 +387,10 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -
         done.push(format!("forwarded {}", s.forwarded.join(", ")));
     }
     if s.parked > 0 {
-        done.push(format!("parked {} idle process(es)", s.parked));
+        done.push(format!(
+            "parked {}",
+            plural(s.parked as u64, "idle process")
+        ));
     }
     let ended = match s.ended_by {
         Some(EndReason::Limit) => Some("over the limit"),
@@ -398,8 +409,8 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -
     }
     if !s.spared.is_empty() {
         done.push(format!(
-            "{} grace survivor(s) under the limit by then, not sent SIGKILL",
-            s.spared.len()
+            "{} under the limit by then, not sent SIGKILL",
+            plural(s.spared.len() as u64, "grace survivor")
         ));
     }
     if !s.survivors.is_empty() {
@@ -417,11 +428,19 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -
         },
         None => "the command's status is unknown".into(),
     };
+    // A command that ended before the first sample saw it has no peak to report: say so
+    // rather than "peak 0 B (0 processes)".
+    let peak = if s.peak_processes == 0 {
+        "too short to sample (the command ended before the first sample)".to_string()
+    } else {
+        format!(
+            "peak {} ({})",
+            human_bytes(s.peak_footprint_bytes),
+            plural(s.peak_processes as u64, "process")
+        )
+    };
     format!(
-        "peak {} ({} process{}), limit {limit}; {}; {status}; exit {}",
-        human_bytes(s.peak_footprint_bytes),
-        s.peak_processes,
-        if s.peak_processes == 1 { "" } else { "es" },
+        "{peak}, limit {limit}; {}; {status}; exit {}",
         done.join("; "),
         s.exit_code
     )
@@ -455,6 +474,24 @@ mod tests {
             duration_ms: 10,
             samples: 1,
         }
+    }
+
+    #[test]
+    fn a_command_too_short_to_sample_says_so() {
+        let mut s = summary();
+        s.peak_processes = 0;
+        s.peak_footprint_bytes = 0;
+        let l = summary_line(&s, None);
+        assert!(l.starts_with("too short to sample"), "{l}");
+        assert!(!l.contains("0 B"), "{l}");
+        // Control: one sample of one process gives its peak.
+        assert!(summary_line(&summary(), None).starts_with("peak 12 MiB (1 process)"));
+        s.peak_processes = 2;
+        s.peak_footprint_bytes = 3 << 29;
+        s.parked = 1;
+        let l = summary_line(&s, None);
+        assert!(l.starts_with("peak 1.5 GiB (2 processes)"), "{l}");
+        assert!(l.contains("parked 1 idle process;"), "{l}");
     }
 
     #[test]

@@ -77,12 +77,64 @@ pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<u8> {
         (Some(first), second, t0.elapsed().as_millis() as u64)
     };
     let report = build(source.as_ref(), before.as_ref(), &after, dt, args)?;
-    if ctx.printer.is_json() {
-        ctx.printer.json_value(&report)?;
-    } else {
-        ctx.printer.text(&human(&report, ctx.printer))?;
+    if !args.watch {
+        if ctx.printer.is_json() {
+            ctx.printer.json_value(&report)?;
+        } else {
+            ctx.printer.text(&human(&report, ctx.printer))?;
+        }
+        return Ok(exit::OK);
     }
-    Ok(exit::OK)
+    if ctx.replaying() {
+        return Err(exit::usage(
+            "top --watch refreshes a live view; a recorded --snapshot has one instant",
+        ));
+    }
+    watch(ctx, source.as_ref(), args, report, after)
+}
+
+/// `top --watch`: each round's growth and CPU are measured since the round before.
+fn watch(
+    ctx: &Ctx<'_>,
+    source: &dyn ProcessSource,
+    args: &TopArgs,
+    mut report: TopReport,
+    mut last: Snapshot,
+) -> Result<u8> {
+    use crate::platform::stop_flag;
+    stop_flag::install().context("top --watch cannot handle SIGINT/SIGTERM")?;
+    let interval = args.interval.unwrap_or(Duration::from_secs(2));
+    // A live view (the screen redrawn in place) needs a terminal that takes control codes;
+    // piped, or without colour, each round is a plain table after the last.
+    let live = ctx.printer.stdout_is_terminal() && ctx.printer.is_color();
+    loop {
+        if ctx.printer.is_json() {
+            ctx.printer.json_value(&report)?;
+        } else if live {
+            ctx.printer
+                .raw(&format!("\x1b[H\x1b[2J{}", human(&report, ctx.printer)))?;
+        } else {
+            ctx.printer
+                .text(&format!("{}\n", human(&report, ctx.printer)))?;
+        }
+        let t0 = Instant::now();
+        stop_flag::sleep(interval);
+        if stop_flag::requested().is_some() {
+            break;
+        }
+        let now = source
+            .snapshot(Detail::Full)
+            .context("cannot read the process table")?;
+        report = build(
+            source,
+            Some(&last),
+            &now,
+            t0.elapsed().as_millis() as u64,
+            args,
+        )?;
+        last = now;
+    }
+    Ok(exit::after_stop(stop_flag::requested(), exit::OK))
 }
 
 fn build(

@@ -128,6 +128,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         max_targets: None,
         idle_threshold: None,
         no_emergency: false,
+        replay: crate::cli::SnapshotArg { snapshot: None },
     };
     let reap_plan = reap::plan(ctx, &reap_args)?;
     for w in &reap_plan.warnings {
@@ -204,7 +205,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         }
     }
     g.finish();
-    Ok(crate::exit::OK)
+    Ok(crate::exit::after_stop(
+        platform::stop_flag::requested(),
+        crate::exit::OK,
+    ))
 }
 
 /// `watch.lock` in the state directory, held for the life of the process; a refusal naming
@@ -241,7 +245,9 @@ impl Guard<'_, '_> {
             match e {
                 Event::Reading(r) => {
                     let line = status_line(r);
-                    if p.stdout_is_terminal() {
+                    // Rewriting the line is terminal control: only with colour on (not
+                    // --color never, NO_COLOR, TERM=dumb) and not for a single round.
+                    if p.stdout_is_terminal() && p.is_color() && !self.once {
                         self.status_open = true;
                         format!("\r\x1b[2K{line}")
                     } else {

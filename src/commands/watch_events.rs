@@ -9,7 +9,7 @@ use crate::commands::probe::{rfc3339_ms, round2};
 use crate::commands::reap_report::ReapReport;
 use crate::core::limits::LimitSource;
 use crate::core::reading::{Level, Reading, Trend};
-use crate::output::{human_duration, thousands};
+use crate::output::{human_duration, plural, thousands};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ReadingEvent {
@@ -162,14 +162,25 @@ impl Event {
                 stderr_dropped,
             } => {
                 let mut pending = if *pending_rows > 0 {
-                    format!(", {pending_rows} evidence rows not written")
+                    format!(
+                        ", {} not written",
+                        plural(*pending_rows as u64, "evidence row")
+                    )
                 } else {
                     String::new()
                 };
                 if *stderr_dropped > 0 {
-                    pending.push_str(&format!(", {stderr_dropped} stderr lines dropped"));
+                    pending.push_str(&format!(
+                        ", {} dropped",
+                        plural(*stderr_dropped as u64, "stderr line")
+                    ));
                 }
-                format!("watch: {rounds} rounds, {cleanups} cleanups, {errors} errors{pending}")
+                format!(
+                    "watch: {}, {}, {}{pending}",
+                    plural(*rounds, "round"),
+                    plural(*cleanups, "cleanup"),
+                    plural(*errors, "error")
+                )
             }
         }
     }

@@ -17,11 +17,19 @@ impl ReplaySource {
         Self { snapshot }
     }
 
-    /// Load and validate a snapshot file; the error names the file and what is wrong.
+    /// Load and validate a snapshot file (`-`: standard input); the error names the file and
+    /// what is wrong.
     pub fn load(path: &Path) -> Result<Self, PlatformError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            PlatformError::io(format!("cannot read snapshot `{}`", path.display()), e)
-        })?;
+        let text = if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+                .map_err(|e| PlatformError::io("cannot read a snapshot from standard input", e))?;
+            text
+        } else {
+            std::fs::read_to_string(path).map_err(|e| {
+                PlatformError::io(format!("cannot read snapshot `{}`", path.display()), e)
+            })?
+        };
         Self::parse(&text)
             .map_err(|e| PlatformError::Invalid(format!("snapshot `{}` {e}", path.display())))
     }

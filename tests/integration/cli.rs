@@ -135,7 +135,7 @@ fn idle_watch_rejects_a_duration_shorter_than_its_interval_and_a_zero_threshold(
         .assert()
         .code(64)
         .stderr(predicate::str::contains(
-            "--duration `10s` is shorter than --every `30s`",
+            "--duration `10s` is shorter than --interval `30s`",
         ));
     env.cmd()
         .args(["idle-watch", "--threshold", "0"])
@@ -172,6 +172,10 @@ fn login_item_status_with_nothing_registered_says_so_and_exits_1() {
     // Without a systemd user manager (as here) it offers the crontab line instead.
     if v["backend"] == "cron" {
         assert!(v["crontab"].as_str().unwrap().contains(" watch >> "), "{v}");
+        // No unit file: the path is null, not "" (issue 18).
+        assert!(v["path"].is_null(), "{v}");
+    } else {
+        assert!(v["path"].as_str().is_some_and(|p| !p.is_empty()), "{v}");
     }
 }
 

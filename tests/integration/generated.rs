@@ -117,6 +117,49 @@ fn every_man_page_renders_and_the_main_page_names_every_subcommand() {
     }
 }
 
+/// `groff -man -Tutf8 -ww` is silent on every page (no raw non-ASCII, no bad requests) and
+/// `mandoc -Tlint` reports nothing at WARNING or above (its STYLE notes on clap_mangen's long
+/// source lines are not warnings).
+#[test]
+fn every_man_page_is_lint_clean() {
+    let pages: Vec<PathBuf> = std::fs::read_dir(repo().join("man"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(pages.len() > 10);
+    for (tool, args) in [
+        ("groff", &["-man", "-Tutf8", "-ww", "-z"][..]),
+        ("mandoc", &["-Tlint", "-Wwarning"][..]),
+    ] {
+        if !has_tool(tool) {
+            eprintln!("{tool} is not installed: .ci/run installs it");
+            continue;
+        }
+        for page in &pages {
+            let out = Command::new(tool).args(args).arg(page).output().unwrap();
+            let noise = String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout);
+            assert!(
+                noise.trim().is_empty(),
+                "{tool} on {}: {noise}",
+                page.display()
+            );
+        }
+    }
+    // Control: a raw non-ASCII character does make groff warn, so the check can fail.
+    if has_tool("groff") {
+        let env = Env::new();
+        let bad = env.path("bad.1");
+        std::fs::write(&bad, ".TH X 1\n.SH NAME\nx \u{2014} y\n").unwrap();
+        let out = Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert!(!out.stderr.is_empty());
+    }
+}
+
 #[test]
 fn bash_completion_loads_and_zsh_fish_where_installed() {
     let bash = repo().join("completions/headroom.bash");

@@ -194,6 +194,10 @@ fn at_replays_an_archived_directory_as_of_the_capture_instant() {
     let r = probe_json(&env, &[d, "--at", "2026-08-29T09:21:47Z"]);
     assert!(r.replay);
     assert_eq!(r.at, "2026-08-29T09:21:47Z");
+    // Any RFC 3339 offset names the same instant, reported in UTC (issue 18).
+    let east = probe_json(&env, &[d, "--at", "2026-08-29T11:21:47+02:00"]);
+    assert_eq!(east.at, "2026-08-29T09:21:47Z");
+    assert_eq!(east.directory.verdict, r.directory.verdict);
     for f in &r.files {
         assert_eq!(f.verdict, "heartbeat-only", "{f:?}");
         assert!(f.age_seconds.unwrap() >= 6 * HOUR, "{f:?}");
@@ -324,4 +328,15 @@ fn at_that_is_not_rfc3339_is_a_usage_error() {
         assert!(err.contains(&format!("--at `{bad}`")), "{err}");
         assert!(err.contains("RFC 3339"), "{err}");
     }
+    // A replay judges the past: an instant in the future is refused.
+    env.cmd()
+        .args([
+            "log-probe",
+            dir.to_str().unwrap(),
+            "--at",
+            "2999-01-01T00:00:00Z",
+        ])
+        .assert()
+        .code(64)
+        .stderr(predicates::str::contains("is in the future"));
 }

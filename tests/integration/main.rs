@@ -21,6 +21,7 @@ mod generated;
 mod guardrails;
 mod hangs;
 mod layers;
+mod interface;
 mod limits;
 #[cfg(target_os = "linux")]
 mod liveness;

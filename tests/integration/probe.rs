@@ -360,7 +360,7 @@ fn unwritable_state_dir_is_a_warning_and_the_reading_its_level() {
 }
 
 #[test]
-fn bad_snapshot_files_are_one_line_errors_with_exit_2() {
+fn bad_snapshot_files_are_one_line_errors_with_exit_3_unknown() {
     let env = Env::new();
     let empty = env.path("empty.json");
     std::fs::write(&empty, "").unwrap();
@@ -385,7 +385,7 @@ fn bad_snapshot_files_are_one_line_errors_with_exit_2() {
                 .arg(&path)
                 .output()
                 .unwrap();
-            assert_eq!(out.status.code(), Some(2), "{cmd} {}", path.display());
+            assert_eq!(out.status.code(), Some(3), "{cmd} {}", path.display());
             let err = String::from_utf8(out.stderr).unwrap();
             assert_eq!(err.lines().count(), 1, "{err}");
             assert!(

@@ -305,7 +305,10 @@ fn idle_subtrees_are_parked_first_and_never_left_stopped() {
 fn bad_input_is_refused_before_anything_starts() {
     let env = Env::new();
     for (args, needle) in [
-        (vec!["--limit", "0"], "`0` must be a positive size"),
+        (
+            vec!["--limit", "0"],
+            "`0` is zero; a size must be at least 1M",
+        ),
         (vec!["--limit", "abc"], "`abc` is not a size"),
         (vec!["--limit", "-5"], "`-5` is negative"),
         (vec!["--limit", "1G", "--interval", "0"], "`0` is zero"),
