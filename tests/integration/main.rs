@@ -20,8 +20,8 @@ mod faults;
 mod generated;
 mod guardrails;
 mod hangs;
-mod layers;
 mod interface;
+mod layers;
 mod limits;
 #[cfg(target_os = "linux")]
 mod liveness;
