@@ -65,10 +65,10 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
     let threshold_s = args.threshold.as_secs_f64();
     let active_fraction = sessions::active_fraction(&ctx.settings);
     let source = ctx.source()?;
-    let state_dir = if ctx.replaying() {
-        None
+    let history = if ctx.replaying() {
+        sessions::History::None
     } else {
-        Some(crate::paths::ensure_state_dir()?)
+        sessions::History::live(crate::platform::current_uid())?
     };
     if !ctx.printer.is_json() {
         ctx.printer.text(&format!(
@@ -86,13 +86,8 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
             .snapshot(Detail::Full)
             .context("cannot read the process table")?;
         let table = ProcessTable::new(&snap);
-        let assessment = sessions::assess(
-            source.as_ref(),
-            &snap,
-            &table,
-            active_fraction,
-            state_dir.as_deref(),
-        )?;
+        let assessment =
+            sessions::assess(source.as_ref(), &snap, &table, active_fraction, &history)?;
         for w in &assessment.warnings {
             ctx.printer.warn(w);
         }
