@@ -31,10 +31,11 @@ out=${MUTANTS_OUT:-target/mutants}
 mkdir -p "$out"
 # Exit 2 (survivors) and 3 (timeouts) are judged below; anything else is a failure to run.
 set +e
-in_place=()
-if [ -n "${MUTANTS_IN_PLACE:-}" ]; then in_place=(--in-place); fi
-cargo mutants --no-shuffle --jobs "${MUTANTS_JOBS:-1}" --timeout "${MUTANTS_TIMEOUT:-120}" \
-    --profile mutants "${in_place[@]}" --output "$out" "${args[@]}" -- --lib
+# In place there is one tree, so one job.
+where=(--jobs "${MUTANTS_JOBS:-1}")
+if [ -n "${MUTANTS_IN_PLACE:-}" ]; then where=(--in-place); fi
+cargo mutants --no-shuffle "${where[@]}" --timeout "${MUTANTS_TIMEOUT:-120}" \
+    --profile mutants --output "$out" "${args[@]}" -- --lib
 rc=$?
 set -e
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] && [ "$rc" -ne 3 ]; then
