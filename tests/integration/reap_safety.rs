@@ -222,3 +222,49 @@ fn a_state_dir_others_can_write_is_one_line_exit_2_and_nothing_is_signalled() {
     assert_eq!(r.targets[0].pid, pid);
     crate::support::wait_until("the leaker to be reaped", || proc_state(pid).is_none());
 }
+
+#[test]
+fn a_pid_reused_after_selection_is_identity_changed_and_the_new_process_untouched() {
+    // Everything runs in a private pid namespace the test creates: pid 1 there is the
+    // helper (examples/hr-pidreuse.rs), which refuses to run anywhere else, and the kernel
+    // ends whatever is left when it exits.
+    if !crate::support::is_root() || !crate::support::has_tool("unshare") {
+        println!("skipped: needs root and unshare(1) for a private pid namespace");
+        return;
+    }
+    let helper = crate::support::headroom_bin()
+        .parent()
+        .unwrap()
+        .join("examples/hr-pidreuse");
+    let out = std::process::Command::new("timeout")
+        .args([
+            "--kill-after=5",
+            "60",
+            "unshare",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+        ])
+        .arg(&helper)
+        .arg(crate::support::fixture_bin())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && err.contains("unshare failed") {
+        println!("skipped: this machine refuses a new pid namespace: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{out:?}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(r["stale_start_time"], r["new_start_time"], "{r}");
+    assert_eq!(r["outcome"], "identity-changed", "{r}");
+    assert_eq!(
+        r["signals"],
+        serde_json::json!([]),
+        "nothing sent to it: {r}"
+    );
+    assert_eq!(r["new_process_alive_after"], true, "{r}");
+    // Control: with its own identity the same termination ends the new process.
+    assert_eq!(r["control_outcome"], "sigterm", "{r}");
+    assert_eq!(r["control_gone"], true, "{r}");
+}
