@@ -9,6 +9,7 @@
 //! `ProcessTable::ancestry` with the missing ancestors read "directly". Pressure is often
 //! exactly at the wall.
 //!
+//! Some parents are then left out of the session map (a caller that did not assess them).
 //! The oracle below re-derives, from the generated records alone and without the helpers
 //! `select` uses (`session_children`, `Session::verdict`, `self_and_ancestors`,
 //! `Emergency::clamped`/`under_pressure`/`needs_more_relief`), which parents are protected,
@@ -451,7 +452,11 @@ fn oracle_recovery(p: &Policy) -> f64 {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
     #[test]
-    fn select_agrees_with_the_oracle_on_generated_trees(w in arb_world(), p in arb_policy()) {
+    fn select_agrees_with_the_oracle_on_generated_trees(
+        w in arb_world(),
+        p in arb_policy(),
+        forget in prop::collection::vec(prop::bool::weighted(0.15), 8),
+    ) {
         let b = build(&w);
         let used = if w.wall { w.limit.unwrap_or(w.used) } else { w.used };
         let mut snap = snapshot("linux", b.visible.clone());
@@ -467,7 +472,13 @@ proptest! {
         let cwd = |pid: i32| table.get(pid).and_then(|r| r.cwd.clone()).map(PathBuf::from);
         let read = ChildReader { argv: &argv, cwd: &cwd };
         let clocks = Clocks { wall_s: WALL_S, awake_ms: Some(AWAKE_MS) };
-        let sessions = liveness::assess(&table, &parents, &mut tracker, &read, &Judge(&b.logs), clocks);
+        let mut sessions = liveness::assess(&table, &parents, &mut tracker, &read, &Judge(&b.logs), clocks);
+        // A caller that did not assess some parents: they must read as unreadable.
+        let forgotten: HashSet<i32> = (0..w.parents.len())
+            .filter(|&i| forget[i])
+            .map(|i| 100 + 10 * i as i32)
+            .collect();
+        sessions.retain(|pid, _| !forgotten.contains(pid));
         let s = select(
             Situation { table: &table, uid: UID, self_pid: SELF_PID, ancestry: &ancestry, used, limit: w.limit, sessions: &sessions },
             &p,
@@ -488,7 +499,10 @@ proptest! {
         let mut taken = 0usize;
         for d in &s.decisions {
             let rec = b.visible.iter().find(|r| r.pid == d.pid);
-            let verdict = rec.map_or(SessionVerdict::Unreadable, |r| oracle_verdict(&b, r));
+            let verdict = match rec {
+                Some(r) if !forgotten.contains(&r.pid) => oracle_verdict(&b, r),
+                _ => SessionVerdict::Unreadable,
+            };
             let Some(r) = rec.filter(|r| {
                 d.pid > 1
                     && r.uid == UID
