@@ -20,10 +20,11 @@
 //! Mutations of `select` tried by hand against this test alone (README, "Mutation testing"):
 //! caught: dropping the foreign-uid, zombie-parent, identity, unreadable-session,
 //! active-session, policy or directly-read-ancestor check; a parent missing from the session
-//! map read as "no session"; the unclamped emergency; `<=` for `<` in the zombie threshold;
-//! `>` for `>=` in the run limit; the override flag kept on a rejected parent. Not caught:
-//! the candidate order (any order satisfies these checks), dropping the relief credit or
-//! the relief-reached check, and, masked because `ProcessTable::ancestry` (as reap builds
+//! map read as "no session"; the unclamped emergency; dropping the relief-reached check;
+//! `<=` for `<` in the zombie threshold; `>` for `>=` in the run limit; the override flag
+//! kept on a rejected parent. Not caught: the candidate order (any order satisfies these
+//! checks), dropping the relief credit (an active parent after enough relief is rare in
+//! the generated trees), and, masked because `ProcessTable::ancestry` (as reap builds
 //! it) always holds pid 1 and the whole chain, `pid < 1` for `pid <= 1` and dropping the
 //! table's own ancestors. `policy_tests.rs` has unit tests for those.
 
