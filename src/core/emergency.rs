@@ -149,6 +149,8 @@ mod tests {
 
     #[test]
     fn relief_projection() {
+        // Ending a parent frees its zombies and its own slot.
+        assert_eq!((relief(0), relief(526)), (1, 527));
         let e = Emergency::default();
         assert!(
             e.needs_more_relief(2666 - relief(526), Some(2666)),
