@@ -678,3 +678,29 @@ fn an_unknown_limit_is_never_pressure() {
         vec![SkipReason::HasActiveSession]
     );
 }
+
+#[test]
+fn only_an_unavailable_session_signal_is_blind_and_every_reason_is_described() {
+    use SkipReason::*;
+    let all = [
+        InitProcess,
+        ForeignUid,
+        ProtectedAncestor,
+        ParentIsZombie,
+        ParentUnreadable,
+        SessionSignalUnavailable,
+        HasActiveSession,
+        EmergencyReliefReached,
+        NotPermittedByPolicy,
+        BelowZombieThreshold,
+        RunLimitReached,
+    ];
+    let blind: Vec<SkipReason> = all.iter().copied().filter(|r| r.is_blind()).collect();
+    assert_eq!(blind, vec![SessionSignalUnavailable]);
+    let texts: std::collections::HashSet<&str> = all.iter().map(|r| r.describe()).collect();
+    assert_eq!(texts.len(), all.len(), "one distinct text each");
+    assert_eq!(
+        ProtectedAncestor.describe(),
+        "headroom itself or one of its ancestors"
+    );
+}
