@@ -3,8 +3,9 @@
 //! a fake; `LiveOps` is the real thing.
 //!
 //! Third-party app: SIGTERM → wait the grace period → SIGKILL only if the *same* process is
-//! still running (every signal goes through `ProcessControl`, which re-reads pid + start
-//! time + uid first) → wait for the old pid to go → `open -g <bundle path>`.
+//! still running → wait for the old pid to go → `open -g <bundle path>`. The
+//! TERM → grace → KILL is the one escalation (`actions::escalate`), driven on the ops' clock
+//! through the ops' identity checks (`Bridge`): nothing here escalates on its own.
 //!
 //! The allowlisted service: SIGTERM → SIGKILL after the grace period → only once the old pid
 //! is gone, `launchctl kickstart gui/<uid>/<label>` → wait up to 5 s for a replacement pid.
@@ -19,15 +20,17 @@
 //!
 //! Nothing here decides *whether* to restart, and nothing here notifies.
 
-use std::time::Duration;
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
 
+use crate::actions::escalate::{self, Clock, Outcome};
 use crate::actions::exec::ExecOutput;
 pub use crate::actions::recover_live::LiveOps;
 pub use crate::actions::steps::Step;
 use crate::actions::steps::{ms, secs};
 use crate::core::hangs::{CURSOR_SERVICE_PATH, Kind};
 use crate::core::snapshot::Identity;
-use crate::platform::{Delivery, Signal};
+use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, Signal};
 
 /// Absolute paths: a restart must not depend on `PATH`.
 pub const OPEN: &str = "/usr/bin/open";
@@ -79,8 +82,9 @@ pub struct Recovery {
 pub trait RecoveryOps {
     /// Signal `target` if it is still exactly that process.
     fn signal(&mut self, target: &Identity, sig: Signal) -> Result<Delivery, String>;
-    /// Whether `target` is still exactly that process, alive (a zombie is not).
-    fn alive(&mut self, target: &Identity) -> Result<bool, String>;
+    /// Whether `target` is still exactly that process, alive (a zombie is not), confirmed
+    /// gone, or its pid names another process now.
+    fn presence(&mut self, target: &Identity) -> Result<Presence, String>;
     fn exec(&mut self, argv: &[String]) -> Result<ExecOutput, String>;
     /// A live process of `uid`, other than `old`, whose executable is under `dir`.
     fn find_replacement(
@@ -212,106 +216,145 @@ pub fn recover(ops: &mut dyn RecoveryOps, t: &Target, s: &Settings) -> Recovery 
     r
 }
 
-/// SIGTERM, the grace period, SIGKILL only for the same process, and the old pid gone.
+/// The ops seen as the escalation's control and clock.
+struct Bridge<'o> {
+    ops: RefCell<&'o mut dyn RecoveryOps>,
+    base: Instant,
+}
+
+impl ProcessControl for Bridge<'_> {
+    fn signal(&self, target: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
+        self.ops
+            .borrow_mut()
+            .signal(target, sig)
+            .map_err(PlatformError::Invalid)
+    }
+    fn alive(&self, target: &Identity) -> Result<bool, PlatformError> {
+        Ok(self.presence(target)? == Presence::Alive)
+    }
+    fn presence(&self, target: &Identity) -> Result<Presence, PlatformError> {
+        self.ops
+            .borrow_mut()
+            .presence(target)
+            .map_err(PlatformError::Invalid)
+    }
+}
+
+impl Clock for Bridge<'_> {
+    fn now(&self) -> Instant {
+        self.base + self.ops.borrow_mut().now()
+    }
+    fn sleep(&self, d: Duration) {
+        self.ops.borrow_mut().sleep(d);
+    }
+}
+
+/// SIGTERM, the grace period, SIGKILL only for the same process, and the old pid gone: the
+/// one escalation, with the grace of `s` and `KILL_WAIT` to go after SIGKILL.
 fn stop(
     ops: &mut dyn RecoveryOps,
     id: &Identity,
     s: &Settings,
     r: &mut Recovery,
 ) -> Result<(), String> {
-    let term = send(ops, id, Signal::Term, None, r)?;
-    match term {
-        Delivery::Sent => {}
-        Delivery::Gone => {
-            return Err(format!(
-                "pid `{}` had already exited before the restart; nothing was signalled or reopened",
-                id.pid
-            ));
+    let bridge = Bridge {
+        ops: RefCell::new(ops),
+        base: Instant::now(),
+    };
+    let settings = escalate::Settings {
+        grace: s.grace,
+        settle: KILL_WAIT,
+        poll: POLL,
+    };
+    let start = bridge.now();
+    let ended = escalate::run(&bridge, &[*id], settings, &bridge, &mut escalate::kill_all);
+    let elapsed = bridge.now().saturating_duration_since(start);
+    let Some(e) = ended.into_iter().next() else {
+        return Err(format!("pid `{}` was not escalated", id.pid));
+    };
+    let termed = e.signals.contains(&Signal::Term);
+    let killed = e.signals.contains(&Signal::Kill);
+    let error = e.error.clone().unwrap_or_default();
+    // The steps as they happened.
+    let term_result = match e.outcome {
+        _ if termed => "sent".to_string(),
+        Outcome::AlreadyGone => "already gone".into(),
+        Outcome::IdentityChanged if e.error.is_some() => format!("not sent: {error}"),
+        Outcome::IdentityChanged => "not sent: the pid is another process now".into(),
+        _ => format!("failed: {error}"),
+    };
+    r.steps
+        .push(signal_step(id, Signal::Term, None, term_result));
+    if termed {
+        r.signalled = true;
+        let in_grace = !killed && e.outcome != Outcome::SignalFailed;
+        r.steps
+            .push(wait_step(id, s.grace, in_grace.then_some(elapsed)));
+    }
+    let kill_attempted = killed || (termed && e.outcome == Outcome::SignalFailed);
+    if kill_attempted {
+        let result = if killed {
+            "sent".to_string()
+        } else {
+            format!("failed: {error}")
+        };
+        r.steps
+            .push(signal_step(id, Signal::Kill, Some(KILL_CONDITION), result));
+    }
+    if killed {
+        let gone = (e.outcome == Outcome::Killed).then(|| elapsed.saturating_sub(s.grace));
+        r.steps.push(wait_step(id, KILL_WAIT, gone));
+    }
+    match e.outcome {
+        Outcome::ExitedAfterTerm | Outcome::Killed => Ok(()),
+        Outcome::AlreadyGone => Err(format!(
+            "pid `{}` had already exited before the restart; nothing was signalled or reopened",
+            id.pid
+        )),
+        Outcome::IdentityChanged if e.error.is_some() => {
+            Err(format!("cannot check pid `{}`: {error}", id.pid))
         }
-        Delivery::IdentityChanged => {
-            return Err(format!(
-                "pid `{}` now belongs to another process; nothing was signalled",
+        // After SIGTERM: the old process is gone and nothing else was signalled.
+        Outcome::IdentityChanged if termed => Ok(()),
+        Outcome::IdentityChanged => Err(format!(
+            "pid `{}` now belongs to another process; nothing was signalled",
+            id.pid
+        )),
+        Outcome::SignalFailed => {
+            let sig = if termed { Signal::Kill } else { Signal::Term };
+            Err(format!(
+                "{} to pid `{}` failed: {error}",
+                sig.name(),
                 id.pid
-            ));
+            ))
         }
+        Outcome::Survived | Outcome::Spared => Err(format!(
+            "pid `{}` was still running {} after SIGKILL; not restarted",
+            id.pid,
+            secs(ms(KILL_WAIT))
+        )),
     }
-    if wait_exit(ops, id, s.grace, r)? {
-        return Ok(());
-    }
-    // Still the same process after the grace period (wait_exit re-checked the identity).
-    let kill = send(ops, id, Signal::Kill, Some(KILL_CONDITION), r)?;
-    if kill != Delivery::Sent {
-        // It went (or its pid was reused) between the check and the signal: either way the
-        // old process is gone and nothing else was signalled.
-        return Ok(());
-    }
-    if wait_exit(ops, id, KILL_WAIT, r)? {
-        return Ok(());
-    }
-    Err(format!(
-        "pid `{}` was still running {} after SIGKILL; not restarted",
-        id.pid,
-        secs(ms(KILL_WAIT))
-    ))
 }
 
-fn send(
-    ops: &mut dyn RecoveryOps,
-    id: &Identity,
-    sig: Signal,
-    condition: Option<&str>,
-    r: &mut Recovery,
-) -> Result<Delivery, String> {
-    let res = ops.signal(id, sig);
-    let text = match &res {
-        Ok(Delivery::Sent) => "sent".to_string(),
-        Ok(Delivery::Gone) => "already gone".to_string(),
-        Ok(Delivery::IdentityChanged) => "not sent: the pid is another process now".to_string(),
-        Err(e) => format!("failed: {e}"),
-    };
-    r.steps.push(Step::Signal {
+fn signal_step(id: &Identity, sig: Signal, condition: Option<&str>, result: String) -> Step {
+    Step::Signal {
         signal: sig.name().into(),
         pid: id.pid,
         condition: condition.map(str::to_string),
-        result: Some(text),
-    });
-    let d = res.map_err(|e| format!("{} to pid `{}` failed: {e}", sig.name(), id.pid))?;
-    if d == Delivery::Sent {
-        r.signalled = true;
+        result: Some(result),
     }
-    Ok(d)
 }
 
-/// Poll until `id` is gone or `up_to` passed; `Ok(true)` when it is gone.
-fn wait_exit(
-    ops: &mut dyn RecoveryOps,
-    id: &Identity,
-    up_to: Duration,
-    r: &mut Recovery,
-) -> Result<bool, String> {
-    let start = ops.now();
-    let gone = loop {
-        let alive = ops
-            .alive(id)
-            .map_err(|e| format!("cannot check pid `{}`: {e}", id.pid))?;
-        let waited = ops.now().saturating_sub(start);
-        if !alive {
-            break Some(waited);
-        }
-        if waited >= up_to {
-            break None;
-        }
-        ops.sleep(POLL.min(up_to - waited));
-    };
-    r.steps.push(Step::WaitExit {
+/// A wait of up to `up_to` for `id` to go; `gone` after how long it went, if it did.
+fn wait_step(id: &Identity, up_to: Duration, gone: Option<Duration>) -> Step {
+    Step::WaitExit {
         pid: id.pid,
         up_to_ms: ms(up_to),
         result: Some(match gone {
             Some(w) => format!("exited after {}", secs(ms(w))),
             None => "still running".into(),
         }),
-    });
-    Ok(gone.is_some())
+    }
 }
 
 fn run_exec(

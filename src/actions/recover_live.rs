@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use crate::actions::exec::{self, ExecOutput};
 use crate::actions::recover::RecoveryOps;
 use crate::core::snapshot::{Detail, Identity};
-use crate::platform::{Delivery, ProcessControl, ProcessSource, Signal};
+use crate::platform::{Delivery, Presence, ProcessControl, ProcessSource, Signal};
 
 /// The real world: signals through `ProcessControl`, helpers through `exec::run`, the
 /// replacement from a fresh process table.
@@ -37,8 +37,8 @@ impl RecoveryOps for LiveOps<'_> {
         self.control.signal(target, sig).map_err(|e| e.to_string())
     }
 
-    fn alive(&mut self, target: &Identity) -> Result<bool, String> {
-        self.control.alive(target).map_err(|e| e.to_string())
+    fn presence(&mut self, target: &Identity) -> Result<Presence, String> {
+        self.control.presence(target).map_err(|e| e.to_string())
     }
 
     fn exec(&mut self, argv: &[String]) -> Result<ExecOutput, String> {

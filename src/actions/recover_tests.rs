@@ -121,14 +121,18 @@ impl RecoveryOps for Fake {
         Ok(d)
     }
 
-    fn alive(&mut self, target: &Identity) -> Result<bool, String> {
+    fn presence(&mut self, target: &Identity) -> Result<Presence, String> {
         let a = self.is_alive();
         self.log.push(format!(
             "alive {} @{}ms = {a}",
             target.pid,
             self.clock.as_millis()
         ));
-        Ok(a)
+        Ok(match self.old {
+            _ if a => Presence::Alive,
+            Old::Reused | Old::ReusedDuringGrace => Presence::Changed,
+            _ => Presence::Gone,
+        })
     }
 
     fn exec(&mut self, argv: &[String]) -> Result<ExecOutput, String> {
@@ -484,6 +488,29 @@ fn failing_or_missing_open_is_a_restart_failure() {
     }
 }
 
+#[test]
+fn the_steps_performed_record_the_escalation_as_it_happened() {
+    let describe = |r: &Recovery| r.steps.iter().map(Step::describe).collect::<Vec<_>>();
+    let mut f = Fake::new(Old::NeedsKill);
+    let r = recover(&mut f, &app_target(), &settings());
+    let d = describe(&r);
+    assert!(
+        d[0].starts_with("SIGTERM pid 501") && d[0].contains("sent"),
+        "{d:?}"
+    );
+    assert!(d[1].contains("still running"), "{d:?}");
+    assert!(
+        d[2].starts_with("SIGKILL pid 501") && d[2].contains("sent"),
+        "{d:?}"
+    );
+    assert!(d[3].contains("exited after"), "{d:?}");
+    let mut f = Fake::new(Old::ExitsAfterTerm(Duration::from_millis(700)));
+    let r = recover(&mut f, &app_target(), &settings());
+    let d = describe(&r);
+    assert!(d[1].contains("exited after 0.7 s"), "{d:?}");
+    assert!(!d.iter().any(|l| l.starts_with("SIGKILL")), "{d:?}");
+}
+
 // --- Bad input: a pid gone or reused before the restart.
 
 #[test]
@@ -497,11 +524,12 @@ fn a_pid_gone_before_the_restart_is_a_failure_and_nothing_is_reopened() {
             let r = recover(&mut f, &target, &settings());
             assert!(!r.ok && !r.signalled);
             assert!(r.detail.as_deref().unwrap().contains(says), "{r:?}");
-            assert_eq!(
-                f.actions().len(),
-                1,
-                "only the refused SIGTERM: {:?}",
-                f.log
+            // The identity is checked before any signal: not even a SIGTERM is attempted.
+            assert!(f.actions().is_empty(), "{:?}", f.log);
+            assert!(
+                matches!(&r.steps[..], [Step::Signal { result: Some(res), .. }] if res.starts_with("already gone") || res.starts_with("not sent")),
+                "{:?}",
+                r.steps
             );
         }
     }

@@ -82,22 +82,6 @@ impl Termination {
     }
 }
 
-/// Time for the memory guard's waits (`actions::memory_guard`), until it moves onto
-/// `escalate::Clock` too.
-pub trait Sleeper {
-    fn sleep(&self, d: Duration);
-}
-
-/// The real clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RealSleeper;
-
-impl Sleeper for RealSleeper {
-    fn sleep(&self, d: Duration) {
-        std::thread::sleep(d);
-    }
-}
-
 /// Terminate `target`: SIGTERM, wait up to `grace`, SIGKILL if the same process is still
 /// there, wait for it to go.
 pub fn terminate(

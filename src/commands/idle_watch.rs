@@ -67,10 +67,10 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
     let active_fraction = sessions::active_fraction(&ctx.settings);
     let source = ctx.source()?;
     stop_flag::install().context("idle-watch cannot handle SIGINT/SIGTERM")?;
-    let state_dir = if ctx.replaying() {
-        None
+    let history = if ctx.replaying() {
+        sessions::History::None
     } else {
-        Some(crate::paths::ensure_state_dir()?)
+        sessions::History::live(crate::platform::current_uid())?
     };
     if !ctx.printer.is_json() {
         ctx.printer.text(&format!(
@@ -88,13 +88,8 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
             .snapshot(Detail::Full)
             .context("cannot read the process table")?;
         let table = ProcessTable::new(&snap);
-        let assessment = sessions::assess(
-            source.as_ref(),
-            &snap,
-            &table,
-            active_fraction,
-            state_dir.as_deref(),
-        )?;
+        let assessment =
+            sessions::assess(source.as_ref(), &snap, &table, active_fraction, &history)?;
         for w in &assessment.warnings {
             ctx.printer.warn(w);
         }

@@ -132,18 +132,15 @@ fn decide(
     plan: &ReapPlan,
 ) -> Result<(Selection, Reading)> {
     let reading = reading::read(snap, crate::core::reading::Thresholds::default());
-    let state_dir = if ctx.replaying() {
-        None
+    let history = if ctx.replaying() {
+        sessions::History::None
     } else {
-        Some(crate::paths::ensure_state_dir()?)
+        sessions::History::live(snap.uid)?
     };
-    let assessment = sessions::assess(
-        source,
-        snap,
-        table,
-        plan.active_fraction,
-        state_dir.as_deref(),
-    )?;
+    if let (sessions::History::Untrusted(why), false) = (&history, plan.dry_run) {
+        anyhow::bail!("{why}; nothing was signalled");
+    }
+    let assessment = sessions::assess(source, snap, table, plan.active_fraction, &history)?;
     for w in &assessment.warnings {
         ctx.printer.warn(w);
     }

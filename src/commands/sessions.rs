@@ -46,31 +46,63 @@ pub struct Assessment {
     pub warnings: Vec<String>,
 }
 
-/// Assess every parent of the user's zombies. With `persist`, the CPU history is read from
-/// and written back to `state_dir` (a replay persists nothing and starts with no history, so
-/// its CPU signal reads unknown: no history means busy).
+/// Where the CPU history comes from and whether it may be used.
+#[derive(Debug, Clone)]
+pub enum History {
+    /// A replay: nothing persisted, no history, the CPU signal reads unknown.
+    None,
+    /// The state directory, owned by the user and not writable by group or others.
+    Dir(PathBuf),
+    /// A state directory that failed the rule (the reason): its history is not used and the
+    /// CPU signal reads unknown.
+    Untrusted(String),
+}
+
+impl History {
+    /// The live state directory (created if missing), judged by the rule of
+    /// `core::state::dir_rule`.
+    pub fn live(uid: u32) -> Result<Self> {
+        let dir = crate::paths::ensure_state_dir()?;
+        Ok(match crate::core::state::check_dir(&dir, uid) {
+            Ok(()) => Self::Dir(dir),
+            Err(why) => Self::Untrusted(why),
+        })
+    }
+}
+
+/// Assess every parent of the user's zombies. With [`History::Dir`], the CPU history is
+/// read from and written back to that directory, if the awake clock and the boot identity
+/// can be read; otherwise no CPU reading is taken, the CPU signal reads unknown (no history
+/// means busy) and a warning says why.
 pub fn assess(
     source: &dyn ProcessSource,
     snap: &Snapshot,
     table: &ProcessTable<'_>,
     active_fraction: f64,
-    state_dir: Option<&Path>,
+    state: &History,
 ) -> Result<Assessment> {
     let parents: Vec<i32> = table
         .zombie_parents(snap.uid)
         .iter()
         .map(|p| p.pid)
         .collect();
-    let awake_ms = if state_dir.is_some() {
-        platform::awake_ms()
-    } else {
-        0
-    };
-    let history = match state_dir {
-        Some(dir) => Some(CpuHistory::load(dir, snap.uid, awake_ms)?),
-        None => None,
-    };
     let mut warnings = Vec::new();
+    let unknown = "session children's CPU reads unknown";
+    let mut history = None;
+    let mut awake_ms = None;
+    match state {
+        History::None => {}
+        History::Untrusted(why) => warnings.push(format!("CPU history not used: {why}; {unknown}")),
+        History::Dir(dir) => match (platform::awake_ms(), platform::boot_id()) {
+            (Ok(now), Ok(boot)) => {
+                history = Some(CpuHistory::load(dir, snap.uid, &boot, now)?);
+                awake_ms = Some(now);
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                warnings.push(format!("CPU history not used: {e}; {unknown}"));
+            }
+        },
+    }
     let entries = history
         .as_ref()
         .map(|h| h.entries.clone())

@@ -133,7 +133,24 @@ mod tests {
     }
 
     #[test]
+    fn no_relief_is_needed_against_an_unknown_or_zero_limit() {
+        let e = Emergency::default().clamped();
+        for projected in [0, 5, 2666] {
+            assert!(!e.needs_more_relief(projected, Some(0)), "{projected} of 0");
+            assert!(
+                !e.needs_more_relief(projected, None),
+                "{projected} of unknown"
+            );
+        }
+        // Control: a positive limit is judged against the recovery target.
+        assert!(e.needs_more_relief(2666, Some(2666)));
+        assert!(!e.needs_more_relief(1, Some(2666)));
+    }
+
+    #[test]
     fn relief_projection() {
+        // Ending a parent frees its zombies and its own slot.
+        assert_eq!((relief(0), relief(526)), (1, 527));
         let e = Emergency::default();
         assert!(
             e.needs_more_relief(2666 - relief(526), Some(2666)),

@@ -86,7 +86,9 @@ impl CpuTracker {
     }
 
     /// Record a reading and return the child's CPU idle seconds, or `None` (unknown) on a
-    /// first sighting or a changed start time (pid reuse).
+    /// first sighting, a changed start time (pid reuse), or a previous entry this reading
+    /// contradicts (a counter that went down, a reading older than the stored one): such an
+    /// entry is replaced, never measured against.
     pub fn observe(&mut self, pid: i32, start_time: u64, cpu_ns: u64, now_ms: i64) -> Option<f64> {
         let fresh = CpuEntry {
             pid,
@@ -98,13 +100,13 @@ impl CpuTracker {
         let Some(prev) = self
             .entries
             .get_mut(&pid)
-            .filter(|e| e.start_time == start_time)
+            .filter(|e| e.start_time == start_time && e.cpu_ns <= cpu_ns && e.read_at_ms <= now_ms)
         else {
             self.entries.insert(pid, fresh);
             return None;
         };
         let elapsed_s = (now_ms - prev.read_at_ms) as f64 / 1000.0;
-        let consumed_s = cpu_ns.saturating_sub(prev.cpu_ns) as f64 / 1e9;
+        let consumed_s = (cpu_ns - prev.cpu_ns) as f64 / 1e9;
         // The rate is measured against the previous reading, not the last active one.
         let working = if elapsed_s > 0.0 {
             consumed_s / elapsed_s > self.active_fraction
@@ -112,7 +114,7 @@ impl CpuTracker {
             consumed_s > 0.0
         };
         prev.cpu_ns = cpu_ns;
-        prev.read_at_ms = prev.read_at_ms.max(now_ms);
+        prev.read_at_ms = now_ms;
         if working {
             prev.last_active_ms = now_ms;
         }
@@ -248,8 +250,9 @@ impl Session {
 pub struct Clocks {
     /// Unix seconds (log timestamps are wall time).
     pub wall_s: i64,
-    /// Awake-clock milliseconds (CPU history; excludes sleep).
-    pub awake_ms: i64,
+    /// Awake-clock milliseconds (CPU history; excludes sleep). `None` when the clock or the
+    /// history cannot be trusted: no CPU reading is taken and the CPU signal is unknown.
+    pub awake_ms: Option<i64>,
 }
 
 /// How to read a session child's command line and working directory (`None` when
@@ -315,10 +318,10 @@ pub fn assess(
         let mut cpu: Option<f64> = Some(f64::INFINITY);
         let mut log: Option<f64> = Some(f64::INFINITY);
         for c in &children {
-            let idle = match (c.start_time, c.cpu_ns) {
-                (Some(st), Some(ns)) => {
+            let idle = match (c.start_time, c.cpu_ns, clocks.awake_ms) {
+                (Some(st), Some(ns), Some(now)) => {
                     seen.insert((c.pid, st));
-                    tracker.observe(c.pid, st, ns, clocks.awake_ms)
+                    tracker.observe(c.pid, st, ns, now)
                 }
                 _ => None,
             };
@@ -538,7 +541,7 @@ pub(crate) mod tests {
         };
         let clocks = Clocks {
             wall_s: 1_788_000_000,
-            awake_ms,
+            awake_ms: Some(awake_ms),
         };
         let read = ChildReader {
             argv: &argv,
@@ -610,6 +613,61 @@ pub(crate) mod tests {
             snap.processes.push(helper);
             assert_eq!(assess_once(&snap, &mut t, &judge, i * MIN).cpu_idle_s, None);
         }
+    }
+
+    #[test]
+    fn a_reading_that_contradicts_the_stored_entry_starts_over() {
+        let mut t = CpuTracker::new(vec![], DEFAULT_ACTIVE_FRACTION);
+        t.observe(1, 1, 5_000_000_000, 10 * MIN);
+        assert_eq!(
+            t.observe(1, 1, 1_000_000_000, 130 * MIN),
+            None,
+            "a counter that went down"
+        );
+        assert_eq!(
+            t.observe(1, 1, 1_000_000_000, 250 * MIN),
+            Some(7200.0),
+            "measured from the replacing reading"
+        );
+        assert_eq!(
+            t.observe(1, 1, 1_000_000_000, 200 * MIN),
+            None,
+            "a reading older than the stored one"
+        );
+        assert_eq!(
+            t.observe(1, 1, 1_000_000_000, 201 * MIN),
+            Some(60.0),
+            "control: a consistent next reading is measured"
+        );
+    }
+
+    #[test]
+    fn no_awake_clock_means_no_cpu_reading() {
+        let snap = wrapper();
+        let mut t = CpuTracker::new(vec![], DEFAULT_ACTIVE_FRACTION);
+        let judge = FakeJudge(HashMap::new());
+        let table = ProcessTable::new(&snap);
+        let no_argv = |_: i32| None;
+        let no_cwd = |_: i32| None;
+        let read = ChildReader {
+            argv: &no_argv,
+            cwd: &no_cwd,
+        };
+        for _ in 0..3 {
+            let clocks = Clocks {
+                wall_s: 1_788_000_000,
+                awake_ms: None,
+            };
+            let s = assess(&table, &[60581], &mut t, &read, &judge, clocks);
+            assert_eq!(s[&60581].cpu_idle_s, None);
+        }
+        assert!(t.entries().is_empty(), "nothing recorded without a clock");
+        assert_eq!(assess_once(&snap, &mut t, &judge, 0).cpu_idle_s, None);
+        assert_eq!(
+            assess_once(&snap, &mut t, &judge, 3 * 3600 * 1000).cpu_idle_s,
+            Some(10_800.0),
+            "control: with the clock the same child is measured"
+        );
     }
 
     #[test]

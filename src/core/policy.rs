@@ -289,3 +289,7 @@ mod tests;
 #[cfg(test)]
 #[path = "protections_tests.rs"]
 mod protections_tests;
+
+#[cfg(test)]
+#[path = "policy_props.rs"]
+mod props;

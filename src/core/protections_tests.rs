@@ -99,7 +99,7 @@ fn decide(snap: &Snapshot, burned_s: u64, judge: &Judge) -> Selection {
     let mut tracker = history(snap, burned_s);
     let clocks = Clocks {
         wall_s: WALL_S,
-        awake_ms: NOW_MS,
+        awake_ms: Some(NOW_MS),
     };
     let sessions = liveness::assess(&table, &parents, &mut tracker, &read, judge, clocks);
     let s = Situation {

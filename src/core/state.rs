@@ -112,13 +112,74 @@ pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
 }
 
 pub const CPU_FILE: &str = "cpu-history.json";
-const CPU_SCHEMA: &str = "headroom.cpu-history/1";
+const CPU_SCHEMA: &str = "headroom.cpu-history/2";
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct CpuFile {
+#[derive(Debug, Clone, Serialize)]
+struct CpuFile<'a> {
+    schema: &'a str,
+    uid: u32,
+    /// The boot the readings were taken in (`platform::boot_id`).
+    boot: &'a str,
+    entries: Vec<CpuEntry>,
+}
+
+/// The file as read: entries one by one, so that one malformed entry (a negative counter)
+/// is dropped alone.
+#[derive(Debug, Deserialize)]
+struct CpuFileIn {
     schema: String,
     uid: u32,
-    entries: Vec<CpuEntry>,
+    #[serde(default)]
+    boot: Option<String>,
+    #[serde(default)]
+    entries: Vec<serde_json::Value>,
+}
+
+/// Whether a stored entry can be true of this boot at awake-clock `now_ms`: no negative
+/// times, the last activity not after the reading, the reading not in the future. An
+/// inconsistent entry would hand the tracker an idle time it never measured.
+pub fn consistent(e: &CpuEntry, now_ms: i64) -> bool {
+    e.read_at_ms >= 0
+        && e.last_active_ms >= 0
+        && e.last_active_ms <= e.read_at_ms
+        && e.read_at_ms <= now_ms
+}
+
+/// The rule for a state directory whose history may decide about signals: owned by the user
+/// and not writable by group or others (anyone else who can write it can fake "idle for
+/// hours"). `Err` is the one-line reason, naming the path and the rule.
+pub fn dir_rule(dir: &Path, uid: u32, owner: u32, mode: u32) -> Result<(), String> {
+    let broken = if owner != uid {
+        format!("is owned by uid {owner}, not uid {uid}")
+    } else if mode & 0o022 != 0 {
+        format!(
+            "has mode {:04o}: group or others can write it",
+            mode & 0o7777
+        )
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "state directory `{}` {broken}; headroom trusts state only from a directory owned by \
+         the user and not writable by group or others (chmod go-w, or set HEADROOM_HOME)",
+        dir.display()
+    ))
+}
+
+/// [`dir_rule`] for the directory on disk (following a symlink to what it names).
+pub fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
+    let meta = std::fs::metadata(dir)
+        .map_err(|e| format!("cannot inspect state directory `{}`: {e}", dir.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        dir_rule(dir, uid, meta.uid(), meta.mode())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (meta, uid);
+        Ok(())
+    }
 }
 
 /// The CPU readings of session children across runs, held under the state lock from load
@@ -127,6 +188,7 @@ struct CpuFile {
 pub struct CpuHistory {
     path: PathBuf,
     uid: u32,
+    boot: String,
     _lock: Lock,
     pub entries: Vec<CpuEntry>,
     /// A warning for the user (corrupt file set aside).
@@ -134,14 +196,19 @@ pub struct CpuHistory {
 }
 
 impl CpuHistory {
-    /// Load the history in `dir`. Entries from another uid, or from before a reboot (the
-    /// awake clock went backwards), are dropped: their pids and start times mean nothing now.
-    pub fn load(dir: &Path, uid: u32, awake_now_ms: i64) -> Result<Self> {
+    /// Load the history in `dir`. Kept are only entries of this uid and this boot (`boot`:
+    /// pids, start times and awake-clock readings of another boot mean nothing now) that
+    /// are [`consistent`] at awake-clock `awake_now_ms`; the rest is dropped.
+    pub fn load(dir: &Path, uid: u32, boot: &str, awake_now_ms: i64) -> Result<Self> {
         let path = dir.join(CPU_FILE);
         let lock = Lock::acquire(&path)?;
         let mut warning = None;
-        let mut entries = match load_json::<CpuFile>(&path)? {
-            Loaded::Ok(f) if f.schema == CPU_SCHEMA && f.uid == uid => f.entries,
+        let raw = match load_json::<CpuFileIn>(&path)? {
+            Loaded::Ok(f)
+                if f.schema == CPU_SCHEMA && f.uid == uid && f.boot.as_deref() == Some(boot) =>
+            {
+                f.entries
+            }
             Loaded::Ok(_) | Loaded::Missing => Vec::new(),
             Loaded::Corrupt { aside, error } => {
                 warning = Some(format!(
@@ -153,12 +220,15 @@ impl CpuHistory {
                 Vec::new()
             }
         };
-        if entries.iter().any(|e| e.read_at_ms > awake_now_ms) {
-            entries.clear();
-        }
+        let entries = raw
+            .into_iter()
+            .filter_map(|v| serde_json::from_value::<CpuEntry>(v).ok())
+            .filter(|e| consistent(e, awake_now_ms))
+            .collect();
         Ok(Self {
             path,
             uid,
+            boot: boot.to_string(),
             _lock: lock,
             entries,
             warning,
@@ -169,8 +239,9 @@ impl CpuHistory {
         save_json(
             &self.path,
             &CpuFile {
-                schema: CPU_SCHEMA.into(),
+                schema: CPU_SCHEMA,
                 uid: self.uid,
+                boot: &self.boot,
                 entries,
             },
         )
@@ -226,42 +297,150 @@ mod tests {
         assert_eq!(h.samples.len(), 1);
     }
 
-    #[test]
-    fn cpu_history_round_trips_and_resets_after_a_reboot_or_corruption() {
-        let d = tempfile::tempdir().unwrap();
-        let e = CpuEntry {
+    fn entry(cpu_ns: u64, read_at_ms: i64, last_active_ms: i64) -> CpuEntry {
+        CpuEntry {
             pid: 7,
             start_time: 9,
-            cpu_ns: 5,
-            read_at_ms: 1000,
-            last_active_ms: 500,
-        };
-        CpuHistory::load(d.path(), 1, 2000)
+            cpu_ns,
+            read_at_ms,
+            last_active_ms,
+        }
+    }
+
+    const BOOT: &str = "4f3c0b7e-boot-a";
+
+    #[test]
+    fn cpu_history_round_trips_and_resets_for_another_uid_or_corruption() {
+        let d = tempfile::tempdir().unwrap();
+        let e = entry(5, 1000, 500);
+        CpuHistory::load(d.path(), 1, BOOT, 2000)
             .unwrap()
             .save(vec![e.clone()])
             .unwrap();
         assert_eq!(
-            CpuHistory::load(d.path(), 1, 2000).unwrap().entries,
-            vec![e.clone()]
+            CpuHistory::load(d.path(), 1, BOOT, 2000).unwrap().entries,
+            vec![e.clone()],
+            "control: a consistent entry of this uid and boot is kept"
         );
         assert!(
-            CpuHistory::load(d.path(), 2, 2000)
+            CpuHistory::load(d.path(), 2, BOOT, 2000)
                 .unwrap()
                 .entries
                 .is_empty(),
             "another uid"
         );
+        std::fs::write(d.path().join(CPU_FILE), "[[[").unwrap();
+        let h = CpuHistory::load(d.path(), 1, BOOT, 2000).unwrap();
+        assert!(h.entries.is_empty());
+        assert!(h.warning.unwrap().contains("kept it as"));
+    }
+
+    #[test]
+    fn history_of_another_boot_is_discarded() {
+        let d = tempfile::tempdir().unwrap();
+        let e = entry(5, 1000, 500);
+        CpuHistory::load(d.path(), 1, BOOT, 2000)
+            .unwrap()
+            .save(vec![e.clone()])
+            .unwrap();
         assert!(
-            CpuHistory::load(d.path(), 1, 10)
+            CpuHistory::load(d.path(), 1, "another-boot", 2000)
                 .unwrap()
                 .entries
                 .is_empty(),
-            "clock went backwards"
+            "another boot, even with a plausible awake clock"
         );
-        std::fs::write(d.path().join(CPU_FILE), "[[[").unwrap();
-        let h = CpuHistory::load(d.path(), 1, 2000).unwrap();
-        assert!(h.entries.is_empty());
-        assert!(h.warning.unwrap().contains("kept it as"));
+        assert_eq!(
+            CpuHistory::load(d.path(), 1, BOOT, 2000).unwrap().entries,
+            vec![e],
+            "control: the same boot keeps it"
+        );
+        // A file of the previous schema has no boot identity: discarded.
+        std::fs::write(
+            d.path().join(CPU_FILE),
+            r#"{"schema":"headroom.cpu-history/2","uid":1,"entries":[{"pid":7,"start_time":9,"cpu_ns":5,"read_at_ms":1000,"last_active_ms":500}]}"#,
+        )
+        .unwrap();
+        assert!(
+            CpuHistory::load(d.path(), 1, BOOT, 2000)
+                .unwrap()
+                .entries
+                .is_empty(),
+            "no recorded boot"
+        );
+    }
+
+    #[test]
+    fn inconsistent_entries_are_dropped_one_by_one() {
+        let d = tempfile::tempdir().unwrap();
+        let good = entry(5, 1000, 500);
+        let mut good2 = entry(5, 1500, 1500);
+        good2.pid = 8;
+        let bad = [
+            entry(5, 1000, 1001), // last activity after the reading
+            entry(5, 3000, 100),  // reading in the future (now is 2000)
+            entry(5, -1, -5),     // negative times
+            entry(5, 1000, -1),   // negative last activity
+        ];
+        let mut all = vec![good.clone(), good2.clone()];
+        all.extend(bad.iter().cloned());
+        CpuHistory::load(d.path(), 1, BOOT, 2000)
+            .unwrap()
+            .save(all)
+            .unwrap();
+        // A negative counter cannot be written by headroom; a hand-edited one drops alone.
+        let path = d.path().join(CPU_FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replacen(
+            r#""entries":["#,
+            r#""entries":[{"pid":9,"start_time":1,"cpu_ns":-40,"read_at_ms":10,"last_active_ms":10},"#,
+            1,
+        );
+        std::fs::write(&path, text).unwrap();
+        let kept = CpuHistory::load(d.path(), 1, BOOT, 2000).unwrap();
+        assert_eq!(kept.entries, vec![good.clone(), good2]);
+        assert!(kept.warning.is_none(), "{:?}", kept.warning);
+        for b in &bad {
+            assert!(!consistent(b, 2000), "{b:?}");
+        }
+        assert!(consistent(&good, 2000), "control");
+        assert!(consistent(&entry(0, 2000, 2000), 2000), "the boundary");
+    }
+
+    #[test]
+    fn the_state_dir_rule_wants_the_users_own_and_not_group_or_other_writable() {
+        let p = Path::new("/s/headroom");
+        assert_eq!(dir_rule(p, 501, 501, 0o40700), Ok(()), "control");
+        assert_eq!(dir_rule(p, 501, 501, 0o40755), Ok(()), "readable is fine");
+        for (owner, mode, says) in [
+            (0, 0o40700, "owned by uid 0, not uid 501"),
+            (501, 0o40770, "mode 0770: group or others can write"),
+            (501, 0o40702, "mode 0702"),
+            (501, 0o40720, "mode 0720"),
+        ] {
+            let e = dir_rule(p, 501, owner, mode).unwrap_err();
+            assert!(e.contains("`/s/headroom`") && e.contains(says), "{e}");
+            assert!(e.contains("not writable by group or others"), "{e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn check_dir_reads_the_owner_and_mode_on_disk() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let uid = crate::platform::current_uid();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(check_dir(d.path(), uid), Ok(()));
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(check_dir(d.path(), uid).unwrap_err().contains("mode 0777"));
+        assert!(
+            check_dir(d.path(), uid + 1)
+                .unwrap_err()
+                .contains("owned by uid")
+        );
+        assert!(check_dir(&d.path().join("missing"), uid).is_err());
     }
 
     #[test]

@@ -325,8 +325,10 @@ pub fn terminal_columns() -> Option<usize> {
 
 /// Milliseconds of a clock that stops while the machine sleeps, comparable across processes
 /// within one boot (Linux CLOCK_MONOTONIC, macOS CLOCK_UPTIME_RAW): time asleep is not idle
-/// time. It starts again near 0 after a reboot.
-pub fn awake_ms() -> i64 {
+/// time. It starts again near 0 after a reboot. A failed read is an error, never 0: a 0
+/// would make every stored reading look like it came from the future, or a fresh one look
+/// hours old.
+pub fn awake_ms() -> Result<i64, PlatformError> {
     #[cfg(unix)]
     {
         #[cfg(target_os = "macos")]
@@ -338,13 +340,74 @@ pub fn awake_ms() -> i64 {
             tv_nsec: 0,
         };
         // SAFETY: ts is a valid, writable timespec.
-        if unsafe { libc::clock_gettime(clock, &mut ts) } == 0 {
-            // time_t and c_long are i64 on every 64-bit target headroom supports.
-            #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-            return ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000;
+        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+            return Err(PlatformError::io(
+                "cannot read the awake clock",
+                std::io::Error::last_os_error(),
+            ));
         }
+        // time_t and c_long are i64 on every 64-bit target headroom supports.
+        #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+        Ok(ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000)
     }
-    0
+    #[cfg(not(unix))]
+    Err(PlatformError::Unsupported {
+        os: std::env::consts::OS,
+        what: "the awake clock".into(),
+    })
+}
+
+/// What identifies the current boot, so that CPU history (pids, start times, awake-clock
+/// readings) from an earlier boot is discarded: Linux `/proc/sys/kernel/random/boot_id`,
+/// macOS `kern.boottime` (seconds.microseconds). Always the live OS, never a replay root.
+pub fn boot_id() -> Result<String, PlatformError> {
+    #[cfg(target_os = "macos")]
+    {
+        let mut tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        };
+        let mut len = std::mem::size_of::<libc::timeval>();
+        // SAFETY: the name is NUL-terminated; the out-buffer is one writable timeval and
+        // `len` says so.
+        let rc = unsafe {
+            libc::sysctlbyname(
+                c"kern.boottime".as_ptr(),
+                (&mut tv as *mut libc::timeval).cast::<libc::c_void>(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if rc != 0 {
+            return Err(PlatformError::io(
+                "cannot read kern.boottime",
+                std::io::Error::last_os_error(),
+            ));
+        }
+        if len != std::mem::size_of::<libc::timeval>() || tv.tv_sec <= 0 {
+            return Err(PlatformError::Invalid(format!(
+                "kern.boottime is not a boot time ({len} bytes, {} s)",
+                tv.tv_sec
+            )));
+        }
+        Ok(format!("{}.{:06}", tv.tv_sec, tv.tv_usec))
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let path = "/proc/sys/kernel/random/boot_id";
+        let text = std::fs::read_to_string(path).map_err(|e| PlatformError::io(path, e))?;
+        let id = text.trim();
+        if id.is_empty() {
+            return Err(PlatformError::Invalid(format!("`{path}` is empty")));
+        }
+        Ok(id.to_string())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    Err(PlatformError::Unsupported {
+        os: std::env::consts::OS,
+        what: "the boot identity".into(),
+    })
 }
 
 /// Milliseconds since boot on a clock that is never stepped and counts time asleep (Linux

@@ -142,6 +142,60 @@ fn nothing_but_the_platform_signal_layer_sends_a_signal() {
 }
 
 #[test]
+fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
+    // A SIGKILL passed to a `signal(` call is an escalation of its own: it belongs in
+    // actions/escalate.rs (identities re-read before each signal, one clock, outcomes out).
+    let reviewed: &[(&str, &str)] = &[
+        // The MCP tool ends the `headroom run` it spawned if that ignores its SIGTERM; the
+        // run supervisor then ends the tree through the one escalation.
+        (
+            "src/mcp/run_limited.rs",
+            "SIGKILL to its own headroom-run child",
+        ),
+    ];
+    let mut found = Vec::new();
+    for f in &sources() {
+        let name = rel(f);
+        if name == "src/actions/escalate.rs" || name.starts_with("src/platform/") {
+            continue;
+        }
+        let c = code_without_uses(f);
+        if c.lines()
+            .any(|l| calls(l, "signal") && l.contains("Signal::Kill"))
+        {
+            found.push(name);
+        }
+    }
+    let unreviewed: Vec<_> = found
+        .iter()
+        .filter(|n| !reviewed.iter().any(|(rn, _)| rn == n))
+        .collect();
+    assert!(
+        unreviewed.is_empty(),
+        "SIGKILL sent outside escalate.rs: {unreviewed:?}"
+    );
+    for (n, why) in reviewed {
+        assert!(
+            found.iter().any(|f| f == n),
+            "{n} no longer sends SIGKILL ({why})"
+        );
+    }
+    // Hang recovery, reap, the memory guards and run's enforcement drive it.
+    for (f, call) in [
+        ("src/actions/recover.rs", "escalate::run("),
+        ("src/actions/terminate.rs", "escalate::"),
+        ("src/actions/memory_guard.rs", "escalate::"),
+        ("src/actions/watchdog/ending.rs", "Escalation"),
+    ] {
+        let c = code_without_uses(&Path::new(env!("CARGO_MANIFEST_DIR")).join(f));
+        assert!(
+            c.contains(call),
+            "{f} does not use the one escalation (`{call}`)"
+        );
+    }
+}
+
+#[test]
 fn the_scan_sees_through_use_lines_and_method_calls() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("x.rs");

@@ -177,9 +177,13 @@ pub(crate) fn seed_cpu_history(s: &Setup, idle_s: i64) {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     let now_ms = ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000;
     let then = now_ms - idle_s * 1000;
+    // headroom drops a reading from before the boot as inconsistent.
+    assert!(then >= 0, "the machine has been up less than {idle_s} s");
     let entry = serde_json::json!({"pid": s.session, "start_time": start, "cpu_ns": (utime + stime) * 10_000_000,
                                    "read_at_ms": then, "last_active_ms": then});
-    let file = serde_json::json!({"schema": "headroom.cpu-history/1", "uid": s.env.uid, "entries": [entry]});
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let file = serde_json::json!({"schema": "headroom.cpu-history/2", "uid": s.env.uid,
+                                  "boot": boot.trim(), "entries": [entry]});
     let path = s.env.home.join("cpu-history.json");
     std::fs::write(&path, file.to_string()).unwrap();
     if s.env.private {

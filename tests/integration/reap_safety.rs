@@ -159,3 +159,112 @@ fn limits_on_what_may_be_configured_are_one_line_exit_64_and_nothing_is_signalle
         ("target".to_string(), None)
     );
 }
+
+#[test]
+fn a_state_dir_others_can_write_is_one_line_exit_2_and_nothing_is_signalled() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let (_tree, pid) = leaker(&env, "agency-mode16", 120);
+    let home = env.home.to_str().unwrap().to_string();
+    let acting = ["reap", "--allow", "agency-mode16", "--grace", "100ms"];
+    let set_mode =
+        |m: u32| std::fs::set_permissions(&env.home, std::fs::Permissions::from_mode(m)).unwrap();
+    // (what the message says, mode, owned by root instead of the user)
+    let mut bad = vec![("mode 0777", 0o777, false), ("mode 0720", 0o720, false)];
+    if env.private {
+        // As root the test user is private: a directory root owns is not the user's.
+        bad.push(("owned by uid 0", 0o755, true));
+    }
+    for &(says, mode, root_owned) in &bad {
+        set_mode(mode);
+        if root_owned {
+            crate::support::chown(&env.home, 0);
+        }
+        let out = env.cmd().args(acting).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{says}: {out:?}");
+        assert!(
+            err.contains(&format!("state directory `{home}`"))
+                && err.contains(says)
+                && err.contains("not writable by group or others")
+                && err.contains("nothing was signalled"),
+            "{says}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert_eq!(proc_state(pid), Some('S'), "{says}: never stopped");
+        assert_eq!(zombie_children(pid), 120, "{says}: never signalled");
+        // A dry run still decides, saying why the CPU history is not used.
+        let out = env
+            .cmd()
+            .args(["reap", "--dry-run", "--json", "--allow", "agency-mode16"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{says}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("CPU history not used") && err.contains(says),
+            "{says}: {err}"
+        );
+        assert!(
+            !env.home.join("cpu-history.json").exists(),
+            "{says}: nothing written into an untrusted directory"
+        );
+    }
+    // Control: the user's own 0700 directory lets the same command act.
+    if env.private {
+        crate::support::chown(&env.home, env.uid);
+    }
+    set_mode(0o700);
+    let out = env.cmd().args(acting).args(["--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let r: schema::Reap = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.targets.len(), 1, "{r:?}");
+    assert_eq!(r.targets[0].pid, pid);
+    crate::support::wait_until("the leaker to be reaped", || proc_state(pid).is_none());
+}
+
+#[test]
+fn a_pid_reused_after_selection_is_identity_changed_and_the_new_process_untouched() {
+    // Everything runs in a private pid namespace the test creates: pid 1 there is the
+    // helper (examples/hr-pidreuse.rs), which refuses to run anywhere else, and the kernel
+    // ends whatever is left when it exits.
+    if !crate::support::is_root() || !crate::support::has_tool("unshare") {
+        println!("skipped: needs root and unshare(1) for a private pid namespace");
+        return;
+    }
+    let helper = crate::support::headroom_bin()
+        .parent()
+        .unwrap()
+        .join("examples/hr-pidreuse");
+    let out = std::process::Command::new("timeout")
+        .args([
+            "--kill-after=5",
+            "60",
+            "unshare",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+        ])
+        .arg(&helper)
+        .arg(crate::support::fixture_bin())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && err.contains("unshare failed") {
+        println!("skipped: this machine refuses a new pid namespace: {err}");
+        return;
+    }
+    assert!(out.status.success(), "{out:?}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(r["stale_start_time"], r["new_start_time"], "{r}");
+    assert_eq!(r["outcome"], "identity-changed", "{r}");
+    assert_eq!(
+        r["signals"],
+        serde_json::json!([]),
+        "nothing sent to it: {r}"
+    );
+    assert_eq!(r["new_process_alive_after"], true, "{r}");
+    // Control: with its own identity the same termination ends the new process.
+    assert_eq!(r["control_outcome"], "sigterm", "{r}");
+    assert_eq!(r["control_gone"], true, "{r}");
+}
