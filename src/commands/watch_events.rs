@@ -172,7 +172,7 @@ impl Event {
                 if *stderr_dropped > 0 {
                     pending.push_str(&format!(
                         ", {} dropped",
-                        plural(*stderr_dropped as u64, "stderr line")
+                        plural(*stderr_dropped, "stderr line")
                     ));
                 }
                 format!(
