@@ -32,6 +32,26 @@ fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
         ],
     );
     let pid = leak.ready()["pid"].as_i64().unwrap() as i32;
+    // The test holds the cleanup lock first, so that every guard finds the leaker, selects
+    // it and has to wait: then which one acts is the only thing left to chance, and the
+    // others must report it as handled. (Left to timing, the watch's first round often
+    // cleaned up before either reap had started, and nothing was ever waited for.)
+    let lock_path = env.home.join("cleanup.lock");
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .unwrap();
+    if env.private {
+        crate::support::chown(&lock_path, env.uid);
+    }
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&held);
+    // SAFETY: a valid descriptor the test owns, open until `held` is dropped.
+    let rc = unsafe { libc::flock(fd, libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock {}", lock_path.display());
+    let ino = std::os::unix::fs::MetadataExt::ino(&held.metadata().unwrap());
     let (out, err) = (env.path("watch.out"), env.path("watch.err"));
     let cfg_s = cfg.to_str().unwrap();
     let args = [
@@ -48,8 +68,8 @@ fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
         cfg_s,
     ];
     let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
-    wait_until("a first reading", || {
-        json_lines(&out).iter().any(|e| e["type"] == "reading")
+    wait_until("the watch to wait for the cleanup lock", || {
+        lock_waiters(ino) >= 1
     });
 
     // A second watch, long-running or --once, refuses while the first runs.
@@ -68,26 +88,27 @@ fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
         );
     }
 
-    // Two cron `reap`s in a loop beside the watch, until the leaker is gone.
+    // Two cron `reap`s beside the watch, all three waiting for the lock, then let go.
     let reports: Vec<serde_json::Value> = std::thread::scope(|s| {
-        let loops: Vec<_> = (0..2)
+        let runs: Vec<_> = (0..2)
             .map(|_| {
                 s.spawn(|| {
-                    let mut mine = Vec::new();
-                    while proc_state(pid).is_some_and(|st| st != 'Z') {
-                        let o = env
-                            .cmd()
-                            .args(["reap", "--json", "--config", cfg_s])
-                            .output()
-                            .unwrap();
-                        assert!(o.status.code().is_some_and(|c| c <= 1), "{o:?}");
-                        mine.push(serde_json::from_slice(&o.stdout).unwrap());
-                    }
-                    mine
+                    let o = env
+                        .cmd()
+                        .args(["reap", "--json", "--config", cfg_s])
+                        .output()
+                        .unwrap();
+                    assert!(o.status.code().is_some_and(|c| c <= 1), "{o:?}");
+                    serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
                 })
             })
             .collect();
-        loops.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        wait_until(
+            "the watch and both reaps to wait for the cleanup lock",
+            || lock_waiters(ino) >= 3,
+        );
+        drop(held);
+        runs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     wait_until("the leaker to be reaped", || proc_state(pid).is_none());
     let r = json_lines(&out)
@@ -140,7 +161,8 @@ fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
                 .any(|p| *p == pid)
         })
         .count();
-    assert!(handled >= 1, "a guard that waited says so: {all:#?}");
+    // Both reaps waited; the watch waited too, and says so unless it was the one that acted.
+    assert!(handled >= 2, "the guards that waited say so: {all:#?}");
     let said = all
         .iter()
         .find(|r| !r["already_handled"].as_array().unwrap().is_empty())
@@ -162,4 +184,16 @@ fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
         cleanups.len()
     );
     drop(leak);
+}
+
+/// How many requests wait for the flock on inode `ino` (`/proc/locks` lists each blocked
+/// one as `N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE …`).
+fn lock_waiters(ino: u64) -> usize {
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let suffix = format!(":{ino}");
+    locks
+        .lines()
+        .filter(|l| l.contains("->"))
+        .filter(|l| l.split_whitespace().any(|f| f.ends_with(&suffix)))
+        .count()
 }
