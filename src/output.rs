@@ -357,7 +357,7 @@ pub fn bar(pct: f64, width: usize) -> String {
 
 /// While `watch` runs, stderr lines go through a bounded queue on a thread of its own
 /// (`watch_output`), so that a round never waits for a stderr nobody reads.
-static STDERR_QUEUE: std::sync::Mutex<Option<crate::commands::watch_output::Output>> =
+static STDERR_QUEUE: std::sync::Mutex<Option<crate::commands::watch::output::Output>> =
     std::sync::Mutex::new(None);
 
 fn write_stderr(line: String) {
@@ -379,7 +379,7 @@ pub fn queue_stderr() {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if q.is_none() {
-        *q = Some(crate::commands::watch_output::Output::stderr());
+        *q = Some(crate::commands::watch::output::Output::stderr());
     }
 }
 

@@ -10,8 +10,6 @@ pub mod memory_guard;
 pub mod notify;
 pub mod park;
 pub mod recover;
-pub mod recover_live;
-pub mod steps;
 pub mod terminate;
 #[cfg(unix)]
 pub mod watchdog;

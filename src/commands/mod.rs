@@ -11,8 +11,6 @@ pub mod evidence_chart;
 pub mod evidence_svg;
 pub mod generate;
 pub mod hangs;
-pub mod hangs_report;
-pub mod hangs_round;
 pub mod idle_watch;
 pub mod limits;
 pub mod log_probe;
@@ -28,9 +26,6 @@ pub mod sessions;
 pub mod snapshot;
 pub mod top;
 pub mod watch;
-pub mod watch_events;
-pub mod watch_output;
-pub mod watch_pressure;
 
 use anyhow::Result;
 

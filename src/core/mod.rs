@@ -7,8 +7,6 @@ pub mod doctor;
 pub mod doctor_notify;
 pub mod emergency;
 pub mod evidence;
-pub mod hang_cooldown;
-pub mod hang_eligibility;
 pub mod hang_store;
 pub mod hangs;
 pub mod idle;

@@ -218,7 +218,7 @@ recorded (any OS).",
         effect: Effect::Reads,
         level_exit: false,
         input: schema_of::<SinceArgs>,
-        output: schema_of::<crate::commands::hangs_report::EventsReport>,
+        output: schema_of::<crate::commands::hangs::report::EventsReport>,
         call: |t, a| {
             t.run::<SinceArgs>("hangs_events", a, |a, _| {
                 let mut v = vec!["hangs".to_string(), "--events".into()];

@@ -182,7 +182,7 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     }
     // Hang recovery, reap, the memory guards and run's enforcement drive it.
     for (f, call) in [
-        ("src/actions/recover.rs", "escalate::run("),
+        ("src/actions/recover/mod.rs", "escalate::run("),
         ("src/actions/terminate.rs", "escalate::"),
         ("src/actions/memory_guard.rs", "escalate::"),
         ("src/actions/watchdog/ending.rs", "Escalation"),
@@ -223,13 +223,13 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
         ("src/commands/park.rs", &["Guard::new("]),
         ("src/commands/run.rs", &["watchdog::run("]),
         (
-            "src/commands/hangs.rs",
+            "src/commands/hangs/mod.rs",
             &["MonitorState::", "process_round("],
         ),
         // Signals only the `headroom run` it spawned, by the identity read from its pid.
         ("src/mcp/run_limited.rs", &["child.id()", ".identity()"]),
         (
-            "src/commands/watch.rs",
+            "src/commands/watch/mod.rs",
             &["reap::execute(", "breaches(", "memory_guard::enforce("],
         ),
     ];

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::actions::memory_guard::GuardReport;
-use crate::commands::hangs_report::RoundReport;
+use crate::commands::hangs::report::RoundReport;
 use crate::commands::probe::{rfc3339_ms, round2};
 use crate::commands::reap_report::ReapReport;
 use crate::core::limits::LimitSource;

@@ -11,6 +11,9 @@
 //! planned not performed, events written marked `replayed`); `--events` (the history).
 //! The round itself (decide → act → events → state) is in `hangs_round.rs`.
 
+pub mod report;
+pub mod round;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -19,11 +22,11 @@ use anyhow::{Context, Result};
 use crate::actions::recover;
 use crate::cli::HangsArgs;
 use crate::commands::Ctx;
-use crate::commands::hangs_report::{
+use crate::commands::hangs::report::{
     EventsReport, OneRound, RoundLine, RoundReport, Summary, human_events, human_round,
     human_summary,
 };
-use crate::commands::hangs_round::{Actor, LiveActor, Planner, persisted_round, process_round};
+use crate::commands::hangs::round::{Actor, LiveActor, Planner, persisted_round, process_round};
 use crate::core::hang_store::{self, format_time};
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
 use crate::core::observations;
@@ -375,5 +378,4 @@ fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
 }
 
 #[cfg(test)]
-#[path = "hangs_tests.rs"]
 mod tests;

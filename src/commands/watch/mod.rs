@@ -14,6 +14,10 @@
 //! second one refuses (exit 3). A cleanup, here or from `reap`, holds `cleanup.lock` while
 //! it signals and verifies, so the two never act on the same parent twice.
 
+pub mod events;
+pub mod output;
+pub mod pressure;
+
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -26,8 +30,8 @@ use crate::cli::{ReapArgs, WatchArgs};
 use crate::commands::Ctx;
 use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
-use crate::commands::watch_events::{Event, ReadingEvent, status_line};
-use crate::commands::watch_output::{DRAIN_AT_EXIT, Output};
+use crate::commands::watch::events::{Event, ReadingEvent, status_line};
+use crate::commands::watch::output::{DRAIN_AT_EXIT, Output};
 use crate::core::alerts::{AlertState, Crossing};
 use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::memory_guard::breaches;
@@ -180,7 +184,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         );
     }
     let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
-    let mut pressure = super::watch_pressure::Waiter::arm(ctx, args.once);
+    let mut pressure = pressure::Waiter::arm(ctx, args.once);
     if let Some(line) = pressure.announce() {
         g.notice("info", &line);
     }
@@ -501,8 +505,8 @@ impl Guard<'_, '_> {
     }
 
     /// The pressure source fired (or went away) between rounds.
-    fn on_pressure(&mut self, fired: super::watch_pressure::Fired) {
-        use super::watch_pressure::Fired;
+    fn on_pressure(&mut self, fired: pressure::Fired) {
+        use pressure::Fired;
         match fired {
             Fired::Pressure => {
                 self.notice("info", "memory pressure: running the memory guards now");

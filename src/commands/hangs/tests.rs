@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::actions::recover::{Recovery, Target};
-use crate::commands::hangs_report::NotificationReport;
-use crate::commands::hangs_round::{Actor, Planner, persisted_round, process_round};
+use crate::commands::hangs::report::NotificationReport;
+use crate::commands::hangs::round::{Actor, Planner, persisted_round, process_round};
 use crate::core::hang_store::{self, HangEvent};
 use crate::core::hangs::Kind;
 use crate::core::hangs::{

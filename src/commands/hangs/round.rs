@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use crate::actions::notify;
 use crate::actions::recover::{self, LiveOps, Recovery, Target};
-use crate::commands::hangs_report::{ActionReport, AppReport, NotificationReport, RoundReport};
+use crate::commands::hangs::report::{ActionReport, AppReport, NotificationReport, RoundReport};
 use crate::core::hang_store::{self, HangEvent, format_time};
 use crate::core::hangs::{
     self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, should_notify,

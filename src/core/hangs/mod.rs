@@ -23,12 +23,15 @@
 //! in it (and capped at `MAX_TRACKED`), restarts are pruned to 24 h and capped, and an
 //! identity longer than `MAX_IDENTITY_LEN` is never tracked.
 
+pub mod cooldown;
+pub mod eligibility;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::hang_cooldown::{prune_restarts, since_restart};
-pub use crate::core::hang_eligibility::{eligibility, is_app_bundle_path};
+use crate::core::hangs::cooldown::{prune_restarts, since_restart};
+pub use crate::core::hangs::eligibility::{eligibility, is_app_bundle_path};
 
 /// The one system service that is restarted automatically (seed 002, Behavior 5).
 pub const CURSOR_SERVICE_ID: &str = "com.apple.TextInputUI.xpc.CursorUIViewService";
@@ -470,5 +473,4 @@ pub fn should_notify(kind: Kind, event: EventKind, signalled: bool) -> bool {
 }
 
 #[cfg(test)]
-#[path = "hangs_tests.rs"]
 mod tests;

@@ -21,7 +21,7 @@ pub struct Waiter {
 
 impl Waiter {
     /// Arm the system's source, unless there is nothing to wait for.
-    pub fn arm(ctx: &super::Ctx<'_>, once: bool) -> Self {
+    pub fn arm(ctx: &crate::commands::Ctx<'_>, once: bool) -> Self {
         #[cfg(unix)]
         {
             let source = (!once && !ctx.replaying()).then(|| {

@@ -20,14 +20,17 @@
 //!
 //! Nothing here decides *whether* to restart, and nothing here notifies.
 
+pub mod live;
+pub mod steps;
+
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use crate::actions::escalate::{self, Clock, Outcome};
 use crate::actions::exec::ExecOutput;
-pub use crate::actions::recover_live::LiveOps;
-pub use crate::actions::steps::Step;
-use crate::actions::steps::{ms, secs};
+pub use crate::actions::recover::live::LiveOps;
+pub use crate::actions::recover::steps::Step;
+use crate::actions::recover::steps::{ms, secs};
 use crate::core::hangs::{CURSOR_SERVICE_PATH, Kind};
 use crate::core::snapshot::Identity;
 use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, Signal};
@@ -466,5 +469,4 @@ fn kickstart(
 }
 
 #[cfg(test)]
-#[path = "recover_tests.rs"]
 mod tests;
