@@ -16,6 +16,7 @@
 
 pub mod events;
 pub mod output;
+pub mod parked;
 pub mod pressure;
 
 use std::time::{Duration, Instant};
@@ -24,7 +25,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::actions::escalate::RealClock;
-use crate::actions::memory_guard::{self, Rejudge};
+use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
 use crate::cli::{ReapArgs, WatchArgs};
 use crate::commands::Ctx;
@@ -32,6 +33,7 @@ use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch::events::{Event, ReadingEvent, status_line};
 use crate::commands::watch::output::{DRAIN_AT_EXIT, Output};
+use crate::commands::watch::parked::ParkedTrees;
 use crate::core::alerts::{AlertState, Crossing};
 use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::memory_guard::breaches;
@@ -75,7 +77,7 @@ struct Guard<'c, 'a> {
     /// The state as last written, to skip rewriting it unchanged.
     saved: Option<String>,
     /// Trees a memory guard parked to relief, re-judged every round.
-    parked: Vec<memory_guard::ParkedTree>,
+    parked: ParkedTrees,
     /// `--once`: a one-shot round does not park (its exit would wake them at once).
     once: bool,
     /// stdout, never waited for (watch_output).
@@ -169,7 +171,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         errors: 0,
         status_open: false,
         saved: None,
-        parked: Vec::new(),
+        parked: ParkedTrees::default(),
         once: args.once,
         out: Output::stdout(ctx.printer.is_json()),
         last_cleanup: None,
@@ -540,18 +542,11 @@ impl Guard<'_, '_> {
             let control = platform::native_control(self.source.as_ref());
             // Parked trees are re-judged every round: woken when under (or gone), kept
             // between 90 % and the limit, ended when over (they are among the breaches).
-            let mut still = Vec::new();
-            for p in std::mem::take(&mut self.parked) {
-                match memory_guard::rejudge(snap, &p) {
-                    Rejudge::Wake => memory_guard::wake(control.as_ref(), &p.ids),
-                    Rejudge::Keep | Rejudge::Enforce => still.push(p),
-                }
+            for p in self.parked.rejudge(snap) {
+                memory_guard::wake(control.as_ref(), &p.ids);
             }
             for breach in breaches(&table, rules, free) {
-                let before = still
-                    .iter()
-                    .position(|p| Some(p.root) == breach.identity)
-                    .map(|i| still.swap_remove(i));
+                let before = self.parked.take(breach.identity);
                 let opts = memory_guard::Options {
                     park: !self.once,
                     parked_before: before.as_ref().map(|p| p.ids.clone()).unwrap_or_default(),
@@ -566,24 +561,16 @@ impl Guard<'_, '_> {
                     &opts,
                 ) {
                     Ok(r) => {
-                        if let (false, Some(root)) = (r.parked_ids.is_empty(), r.breach.identity) {
-                            still.push(memory_guard::ParkedTree {
-                                root,
-                                pattern: r.breach.pattern.clone(),
-                                limit_bytes: r.breach.limit_bytes,
-                                ids: r.parked_ids.clone(),
-                            });
-                        }
+                        self.parked.remember(&r);
                         events.push(Event::Memory(Box::new(r)));
                     }
                     Err(e) => {
                         // Not acted on: what was parked stays tracked.
-                        still.extend(before);
+                        self.parked.put_back(before);
                         errors.push(format!("memory guard failed: {e:#}"));
                     }
                 }
             }
-            self.parked = still;
         }
         for e in events {
             self.emit(&e);
@@ -673,7 +660,7 @@ impl Guard<'_, '_> {
         // Never leave anything stopped behind.
         if !self.parked.is_empty() {
             let control = platform::native_control(self.source.as_ref());
-            for p in std::mem::take(&mut self.parked) {
+            for p in self.parked.take_all() {
                 memory_guard::wake(control.as_ref(), &p.ids);
             }
         }
