@@ -35,7 +35,7 @@ impl<T> Sourced<T> {
         }
     }
 
-    fn file(&mut self, v: Option<T>) {
+    fn set_from_file(&mut self, v: Option<T>) {
         if let Some(v) = v {
             *self = Self {
                 value: v,
@@ -45,7 +45,7 @@ impl<T> Sourced<T> {
     }
 
     /// A command-line flag overrides file and default.
-    pub fn flag(&mut self, v: Option<T>) {
+    pub fn set_from_flag(&mut self, v: Option<T>) {
         if let Some(v) = v {
             *self = Self {
                 value: v,
@@ -300,23 +300,23 @@ impl Settings {
             file: Some(path.to_path_buf()),
             ..Self::default()
         };
-        s.warn_pct.file(file.probe.warn);
-        s.crit_pct.file(file.probe.crit);
-        s.reap_allow.file(file.reap.allow);
-        s.reap_deny.file(file.reap.deny);
+        s.warn_pct.set_from_file(file.probe.warn);
+        s.crit_pct.set_from_file(file.probe.crit);
+        s.reap_allow.set_from_file(file.reap.allow);
+        s.reap_deny.set_from_file(file.reap.deny);
         if file.reap.min_zombies == Some(0) {
             return Err(bad("reap.min_zombies", "must be at least 1"));
         }
-        s.min_zombies.file(file.reap.min_zombies);
+        s.min_zombies.set_from_file(file.reap.min_zombies);
         if file.reap.max_targets == Some(0) {
             return Err(bad("reap.max_targets", "must be at least 1"));
         }
-        s.max_targets.file(file.reap.max_targets);
-        s.grace.file(file.reap.grace.map(|d| d.0));
+        s.max_targets.set_from_file(file.reap.max_targets);
+        s.grace.set_from_file(file.reap.grace.map(|d| d.0));
         s.spare_active_sessions
-            .file(file.reap.spare_active_sessions);
+            .set_from_file(file.reap.spare_active_sessions);
         s.idle_threshold
-            .file(file.liveness.idle_threshold.map(|d| d.0));
+            .set_from_file(file.liveness.idle_threshold.map(|d| d.0));
         if let Some(v) = file.liveness.cpu_active_pct {
             if !(v > 0.0 && v <= 100.0) {
                 return Err(bad(
@@ -325,8 +325,8 @@ impl Settings {
                 ));
             }
         }
-        s.cpu_active_pct.file(file.liveness.cpu_active_pct);
-        s.emergency_enabled.file(file.emergency.enabled);
+        s.cpu_active_pct.set_from_file(file.liveness.cpu_active_pct);
+        s.emergency_enabled.set_from_file(file.emergency.enabled);
         for (key, v) in [
             ("emergency.free_pct", file.emergency.free_pct),
             ("emergency.recovery_pct", file.emergency.recovery_pct),
@@ -335,16 +335,19 @@ impl Settings {
                 return Err(bad(key, "must be a percentage from 0 to 100"));
             }
         }
-        s.emergency_free_pct.file(file.emergency.free_pct);
-        s.emergency_recovery_pct.file(file.emergency.recovery_pct);
+        s.emergency_free_pct.set_from_file(file.emergency.free_pct);
+        s.emergency_recovery_pct
+            .set_from_file(file.emergency.recovery_pct);
         if let Some(i) = file.watch.interval {
             crate::config::check_interval(i.0).map_err(|m| bad("watch.interval", &m))?;
         }
-        s.watch_interval.file(file.watch.interval.map(|d| d.0));
-        s.auto_reap.file(file.watch.auto_reap);
-        s.reap_cooldown.file(file.watch.reap_cooldown.map(|d| d.0));
-        s.watch_hangs.file(file.watch.hangs);
-        s.notifications.file(file.notifications.enabled);
+        s.watch_interval
+            .set_from_file(file.watch.interval.map(|d| d.0));
+        s.auto_reap.set_from_file(file.watch.auto_reap);
+        s.reap_cooldown
+            .set_from_file(file.watch.reap_cooldown.map(|d| d.0));
+        s.watch_hangs.set_from_file(file.watch.hangs);
+        s.notifications.set_from_file(file.notifications.enabled);
         if let Some(guards) = file.memory.guard {
             let mut rules = Vec::with_capacity(guards.len());
             for (i, g) in guards.iter().enumerate() {
@@ -362,14 +365,14 @@ impl Settings {
                     limit_bytes,
                 });
             }
-            s.memory_guards.file(Some(rules));
+            s.memory_guards.set_from_file(Some(rules));
         }
         if let Some(g) = file.memory.grace {
             // Enforcing a guard holds `watch`'s round for the grace.
             crate::cli::check_within(g.0, Duration::from_millis(1), MEMORY_GRACE_MAX)
                 .map_err(|m| bad("memory.grace", &m))?;
         }
-        s.memory_grace.file(file.memory.grace.map(|d| d.0));
+        s.memory_grace.set_from_file(file.memory.grace.map(|d| d.0));
         if let Some(w) = file.memory.warn_pct {
             if !(w > 0.0 && w < 100.0) {
                 return Err(bad(
@@ -378,7 +381,7 @@ impl Settings {
                 ));
             }
         }
-        s.memory_warn_pct.file(file.memory.warn_pct);
+        s.memory_warn_pct.set_from_file(file.memory.warn_pct);
         let hbad = |msg: String| UsageError(format!("config file `{}`: {msg}", path.display()));
         for (key, list) in [("allow", &file.hangs.allow), ("deny", &file.hangs.deny)] {
             for entry in list.iter().flatten() {
@@ -396,8 +399,8 @@ impl Settings {
                 }
             }
         }
-        s.hangs_allow.file(file.hangs.allow);
-        s.hangs_deny.file(file.hangs.deny);
+        s.hangs_allow.set_from_file(file.hangs.allow);
+        s.hangs_deny.set_from_file(file.hangs.deny);
         let duration = |key: &str, v: &Option<String>, min: Duration, max: Duration| {
             v.as_deref()
                 .map(|text| {
@@ -418,20 +421,20 @@ impl Settings {
                 })
                 .transpose()
         };
-        s.hangs_grace.file(duration(
+        s.hangs_grace.set_from_file(duration(
             "grace",
             &file.hangs.grace,
             Duration::from_millis(100),
             HANGS_GRACE_MAX,
         )?);
-        s.hangs_cooldown.file(duration(
+        s.hangs_cooldown.set_from_file(duration(
             "cooldown",
             &file.hangs.cooldown,
             HANGS_COOLDOWN_MIN,
             HANGS_COOLDOWN_MAX,
         )?);
         let (lo, hi) = crate::core::hangs::MIN_ROUND_GAP_RANGE_MS;
-        s.hangs_min_interval.file(duration(
+        s.hangs_min_interval.set_from_file(duration(
             "min_interval",
             &file.hangs.min_interval,
             Duration::from_millis(lo as u64),
@@ -538,7 +541,7 @@ mod tests {
                 origin: Origin::Default
             }
         );
-        s.warn_pct.flag(Some(70.0));
+        s.warn_pct.set_from_flag(Some(70.0));
         assert_eq!(s.warn_pct.origin, Origin::Flag);
     }
 

@@ -27,9 +27,9 @@ use crate::actions::park::signal_each;
 use crate::core::idle::{CpuHistory, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{effective_limit, tree_footprint};
 use crate::core::memory_guard::{Breach, matches};
-use crate::core::parking::Guard;
+use crate::core::parking::ParkPermission;
+use crate::core::proc_tree::tree_at;
 use crate::core::snapshot::{Detail, Identity, ProcessRecord, ProcessTable, Snapshot};
-use crate::core::top::tree_at;
 use crate::platform::{Delivery, ProcessControl, ProcessSource, Signal};
 
 /// After parking, look again this much later.
@@ -252,7 +252,7 @@ fn steps(
         report.outcome = GuardOutcome::UnderLimit;
         return Ok(());
     }
-    let guard = Guard::new(&ProcessTable::new(&b));
+    let permission = ParkPermission::new(&ProcessTable::new(&b));
     if opts.park {
         let refs: Vec<&ProcessRecord> = current.members.iter().collect();
         let elapsed = clock.now().saturating_duration_since(start).as_millis();
@@ -269,7 +269,7 @@ fn steps(
         };
         let allowed = |id: &Identity| {
             refs.iter()
-                .any(|m| m.pid == id.pid && guard.check(m).is_ok())
+                .any(|m| m.pid == id.pid && permission.check(m).is_ok())
         };
         let stop: Vec<Identity> = idle_subtrees(&refs, &leaders, &cpu, PARK_MIN_BYTES)
             .iter()
@@ -300,7 +300,7 @@ fn steps(
     let live: Vec<Identity> = current
         .members
         .iter()
-        .filter(|m| !m.is_zombie() && guard.check(m).is_ok())
+        .filter(|m| !m.is_zombie() && permission.check(m).is_ok())
         .filter_map(ProcessRecord::identity)
         .collect();
     let stopped: Vec<Identity> = current

@@ -1,7 +1,7 @@
 //! Stopping and continuing processes (`park`, `wake`, `park-tree`, `wake-tree`, and the
 //! idle subtrees `run --limit` parks): SIGSTOP from the root down, SIGCONT from the leaves
-//! up, every target approved by `core::parking::Guard` and every signal identity-checked by
-//! `ProcessControl`. Then the result is read back, so what is printed is what happened.
+//! up, every target approved by `core::parking::ParkPermission` and every signal
+//! identity-checked by `ProcessControl`. Then the result is read back, so what is printed is what happened.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::core::parking::{Guard, stop_order, wake_order};
+use crate::core::parking::{ParkPermission, stop_order, wake_order};
 use crate::core::snapshot::{Detail, Identity, ProcState, ProcessRecord, ProcessTable};
 use crate::platform::{Delivery, PlatformError, ProcessControl, ProcessSource, Signal};
 
@@ -63,12 +63,12 @@ pub enum Mode {
     Wake,
 }
 
-/// Park or wake `root` (alone, or with its whole tree). The root has already passed the
-/// guard; members are checked one by one.
+/// Park or wake `root` (alone, or with its whole tree). The root has already passed
+/// `ParkPermission`; members are checked one by one.
 pub fn apply(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
-    guard: &Guard,
+    permission: &ParkPermission,
     root: Identity,
     mode: Mode,
     tree: bool,
@@ -105,7 +105,7 @@ pub fn apply(
             if !handled.insert(id) || p.is_zombie() {
                 continue;
             }
-            if let Some(outcome) = skip(p, guard, mode) {
+            if let Some(outcome) = skip(p, permission, mode) {
                 if pass == 0 || outcome.0 != Outcome::NotStopped {
                     steps.push(step(p, outcome.0, outcome.1));
                 }
@@ -139,8 +139,12 @@ pub fn apply(
 }
 
 /// Why `p` is not signalled, if it is not.
-fn skip(p: &ProcessRecord, guard: &Guard, mode: Mode) -> Option<(Outcome, Option<String>)> {
-    if let Err(r) = guard.check(p) {
+fn skip(
+    p: &ProcessRecord,
+    permission: &ParkPermission,
+    mode: Mode,
+) -> Option<(Outcome, Option<String>)> {
+    if let Err(r) = permission.check(p) {
         return Some((Outcome::Refused, Some(r.to_string())));
     }
     let stopped = p.state == ProcState::Stopped;
@@ -310,9 +314,9 @@ mod tests {
     fn park_tree_stops_root_first_skips_foreign_and_wake_tree_reverses() {
         let f = fake();
         let snap = f.snap.borrow().clone();
-        let guard = Guard::new(&ProcessTable::new(&snap));
+        let permission = ParkPermission::new(&ProcessTable::new(&snap));
         let root = snap.processes[3].identity().unwrap();
-        let steps = apply(&f, &f, &guard, root, Mode::Park, true).unwrap();
+        let steps = apply(&f, &f, &permission, root, Mode::Park, true).unwrap();
         assert_eq!(
             *f.sent.borrow(),
             vec![(40, Signal::Stop), (41, Signal::Stop), (43, Signal::Stop)]
@@ -326,17 +330,17 @@ mod tests {
                 .all(|s| s.outcome == Outcome::Stopped)
         );
         // Parking again changes nothing.
-        let again = apply(&f, &f, &guard, root, Mode::Park, true).unwrap();
+        let again = apply(&f, &f, &permission, root, Mode::Park, true).unwrap();
         assert!(again.iter().all(|s| !s.outcome.changed()), "{again:?}");
         f.sent.borrow_mut().clear();
-        apply(&f, &f, &guard, root, Mode::Wake, true).unwrap();
+        apply(&f, &f, &permission, root, Mode::Wake, true).unwrap();
         assert_eq!(
             *f.sent.borrow(),
             vec![(43, Signal::Cont), (41, Signal::Cont), (40, Signal::Cont)]
         );
         // Waking a running process says so and sends nothing.
         f.sent.borrow_mut().clear();
-        let steps = apply(&f, &f, &guard, root, Mode::Wake, false).unwrap();
+        let steps = apply(&f, &f, &permission, root, Mode::Wake, false).unwrap();
         assert_eq!(steps[0].outcome, Outcome::NotStopped);
         assert!(f.sent.borrow().is_empty());
     }
@@ -345,10 +349,10 @@ mod tests {
     fn a_reused_root_pid_is_not_signalled() {
         let f = fake();
         let snap = f.snap.borrow().clone();
-        let guard = Guard::new(&ProcessTable::new(&snap));
+        let permission = ParkPermission::new(&ProcessTable::new(&snap));
         let mut root = snap.processes[3].identity().unwrap();
         root.start_time += 1;
-        let steps = apply(&f, &f, &guard, root, Mode::Park, true).unwrap();
+        let steps = apply(&f, &f, &permission, root, Mode::Park, true).unwrap();
         assert_eq!(steps[0].outcome, Outcome::Gone);
         assert!(f.sent.borrow().is_empty());
     }

@@ -22,15 +22,15 @@ pub struct ConfigReport {
 
 pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
     let mut settings = ctx.settings.clone();
-    settings.warn_pct.flag(args.thresholds.warn);
-    settings.crit_pct.flag(args.thresholds.crit);
+    settings.warn_pct.set_from_flag(args.thresholds.warn);
+    settings.crit_pct.set_from_flag(args.thresholds.crit);
     crate::core::reading::Thresholds::new(settings.warn_pct.value, settings.crit_pct.value)
         .map_err(crate::exit::UsageError)?;
     if let Some(i) = args.interval {
         crate::config::check_interval(i)
             .map_err(|m| crate::exit::UsageError(format!("--interval {m}")))?;
     }
-    settings.watch_interval.flag(args.interval);
+    settings.watch_interval.set_from_flag(args.interval);
     let report = ConfigReport {
         schema: schema("config"),
         file: ctx.settings.file.as_ref().map(|p| p.display().to_string()),

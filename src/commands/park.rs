@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::actions::park::{self, Mode, Outcome, Step};
 use crate::cli::PidArgs;
 use crate::commands::Ctx;
-use crate::core::parking::Guard;
+use crate::core::parking::ParkPermission;
 use crate::core::snapshot::{Detail, ProcessTable};
 use crate::exit::{self, UsageError, WithCode};
 use crate::output::schema;
@@ -100,9 +100,9 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
         .snapshot(Detail::Full)
         .context("cannot read the process table")?;
     let table = ProcessTable::new(&snap);
-    let guard = Guard::new(&table);
+    let permission = ParkPermission::new(&table);
     // The refusal itself is the error (exit 3), so `headroom mcp` can name its rule.
-    guard.check_pid(args.pid)?;
+    permission.check_pid(args.pid)?;
     let no_such = || -> anyhow::Error {
         WithCode {
             code: exit::ERROR,
@@ -112,7 +112,7 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
     };
     let pid = i32::try_from(args.pid).map_err(|_| no_such())?;
     let target = table.get(pid).ok_or_else(no_such)?;
-    guard.check(target)?;
+    permission.check(target)?;
     if target.is_zombie() {
         return Err(WithCode {
             code: exit::ERROR,
@@ -132,7 +132,7 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
     let steps = park::apply(
         source.as_ref(),
         control.as_ref(),
-        &guard,
+        &permission,
         id,
         action.mode(),
         action.tree(),

@@ -33,8 +33,8 @@ struct ProbePlan {
 pub fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds> {
     let mut warn = ctx.settings.warn_pct.clone();
     let mut crit = ctx.settings.crit_pct.clone();
-    warn.flag(t.warn);
-    crit.flag(t.crit);
+    warn.set_from_flag(t.warn);
+    crit.set_from_flag(t.crit);
     Thresholds::new(warn.value, crit.value).map_err(|e| UsageError(e).into())
 }
 

@@ -46,14 +46,14 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
     let s = &ctx.settings;
     let mut warnings = Vec::new();
     let mut allow = s.reap_allow.clone();
-    allow.flag((!args.allow.is_empty()).then(|| args.allow.clone()));
+    allow.set_from_flag((!args.allow.is_empty()).then(|| args.allow.clone()));
     // The denylist only ever grows: patterns from the command line are added to the
     // configured ones (an allowlist from the command line replaces the configured one).
     let mut deny = s.reap_deny.clone();
     if !args.deny.is_empty() {
         let mut merged = deny.value.clone();
         merged.extend(args.deny.iter().cloned());
-        deny.flag(Some(merged));
+        deny.set_from_flag(Some(merged));
     }
     let allow_deny = AllowDeny {
         allow: Patterns::new(&allow.value),
@@ -66,13 +66,13 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
         warnings.push("the allowlist is empty, so it matches nothing: no parent will be selected (fail-closed)".into());
     }
     let mut min = s.min_zombies.clone();
-    min.flag(args.min_zombies);
+    min.set_from_flag(args.min_zombies);
     let mut max = s.max_targets.clone();
-    max.flag(args.max_targets);
+    max.set_from_flag(args.max_targets);
     let mut grace = s.grace.clone();
-    grace.flag(args.grace);
+    grace.set_from_flag(args.grace);
     let mut idle = s.idle_threshold.clone();
-    idle.flag(args.idle_threshold);
+    idle.set_from_flag(args.idle_threshold);
     if idle.value < MIN_IDLE_THRESHOLD {
         return Err(UsageError(format!(
             "idle threshold `{}` is refused: reap and watch need at least 60s (a live session \

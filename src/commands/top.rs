@@ -12,11 +12,11 @@ use serde::Serialize;
 
 use crate::cli::TopArgs;
 use crate::commands::Ctx;
-use crate::core::parking::Guard;
+use crate::core::memory::PRESSURE_FREE_PCT;
+use crate::core::parking::ParkPermission;
+use crate::core::proc_tree::{self, Change, OwnTree, own_trees, tree_at};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
-use crate::core::top::{
-    self, Change, Facts, OwnTree, ReasonCode, TreeState, judge, own_trees, tree_at,
-};
+use crate::core::top::{Facts, GROWTH_KB_S, NotParkable, ReasonCode, TreeState, Verdict, judge};
 use crate::exit::{self, WithCode};
 use crate::output::{Printer, Style, human_bytes, schema};
 use crate::platform::ProcessSource;
@@ -168,7 +168,7 @@ fn build(
         None => own_trees(&table, uid, me),
     };
     let before_table = before.map(ProcessTable::new);
-    let guard = Guard::new(&table);
+    let permission = ParkPermission::new(&table);
     let free = after
         .memory
         .filter(|m| m.total_bytes > 0)
@@ -182,16 +182,17 @@ fn build(
                     growth_kb_s: 0,
                     cpu_fraction: None,
                 },
-                |b| top::change(b, t, dt_ms, uid, me),
+                |b| proc_tree::change(b, t, dt_ms, uid, me),
             );
             let facts = Facts {
                 state: TreeState::of(t.root),
                 footprint_bytes: t.footprint_bytes,
                 change,
-                refusal: guard.check(t.root).err().map(|r| r.to_string()),
+                refusal: permission.check(t.root).err().map(|r| r.to_string()),
                 window_ms: dt_ms,
             };
             let v = judge(&facts, park_min, free);
+            let reason = reason(&v, &facts, park_min, free);
             TopRow {
                 pid: t.root.pid,
                 cmd: command_of(source, t),
@@ -201,9 +202,9 @@ fn build(
                 state: facts.state,
                 growth_kb_s: change.growth_kb_s,
                 cpu_pct: change.cpu_fraction.map(|c| (c * 1000.0).round() / 10.0),
-                park_candidate: v.park_candidate,
+                park_candidate: v.park_candidate(),
                 reason_code: v.reason_code,
-                reason: v.reason,
+                reason,
             }
         })
         .collect();
@@ -218,6 +219,46 @@ fn build(
         sample_ms: dt_ms,
         processes: rows,
     })
+}
+
+/// The verdict in words, with the numbers it was drawn from.
+fn reason(v: &Verdict, f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> String {
+    let secs = f.window_ms as f64 / 1000.0;
+    let size = format!(
+        "tree {} {} {} park threshold",
+        human_bytes(f.footprint_bytes),
+        if f.footprint_bytes >= park_min_bytes {
+            "≥"
+        } else {
+            "<"
+        },
+        human_bytes(park_min_bytes)
+    );
+    let why = match &v.not_parkable {
+        None => {
+            let cpu = f.change.cpu_fraction.unwrap_or(0.0) * 100.0;
+            return format!("idle: {cpu:.1} % CPU over {secs:.1} s, {size}");
+        }
+        Some(NotParkable::AlreadyParked) => "already parked".into(),
+        Some(NotParkable::Zombie) => "its root has exited (zombie)".into(),
+        Some(NotParkable::Refused(r)) => format!("not parkable: {r}"),
+        Some(NotParkable::CpuUnknown) => {
+            "CPU unknown (processes started between the samples)".into()
+        }
+        Some(NotParkable::Busy(c)) => format!("busy: {:.1} % CPU over {secs:.1} s", c * 100.0),
+        Some(NotParkable::Small) => size,
+    };
+    match v.reason_code {
+        ReasonCode::GrowthRate => format!(
+            "growing {} KB/s (> {GROWTH_KB_S}); {why}",
+            f.change.growth_kb_s
+        ),
+        ReasonCode::Pressure => format!(
+            "memory pressure: {:.0} % free (< {PRESSURE_FREE_PCT:.0} %); {why}",
+            free_pct.unwrap_or(0.0)
+        ),
+        ReasonCode::ParkIdle | ReasonCode::None => why,
+    }
 }
 
 /// The root's command line when it can be read, else its executable, else its name.
@@ -316,6 +357,79 @@ pub fn human(r: &TopReport, p: &Printer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::core::snapshot::fixture::MIB;
+
+    /// `judge`'s verdict and its reason in words, as a row gets them.
+    struct Judged {
+        park_candidate: bool,
+        reason_code: ReasonCode,
+        reason: String,
+    }
+
+    fn judge(f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> Judged {
+        let v = super::judge(f, park_min_bytes, free_pct);
+        Judged {
+            park_candidate: v.park_candidate(),
+            reason_code: v.reason_code,
+            reason: reason(&v, f, park_min_bytes, free_pct),
+        }
+    }
+
+    fn facts(mib: u64, cpu: Option<f64>, growth: i64) -> Facts {
+        Facts {
+            state: TreeState::Running,
+            footprint_bytes: mib * MIB,
+            change: Change {
+                growth_kb_s: growth,
+                cpu_fraction: cpu,
+            },
+            refusal: None,
+            window_ms: 500,
+        }
+    }
+
+    #[test]
+    fn reason_codes_in_caproom_precedence() {
+        let v = judge(&facts(600, Some(0.001), 5000), 512 * MIB, Some(5.0));
+        assert!(v.park_candidate);
+        assert_eq!(v.reason_code, ReasonCode::ParkIdle);
+        assert!(
+            v.reason.contains("idle") && v.reason.contains("600 MiB ≥ 512 MiB"),
+            "{}",
+            v.reason
+        );
+
+        let v = judge(&facts(600, Some(0.5), 5000), 512 * MIB, Some(5.0));
+        assert_eq!(
+            (v.park_candidate, v.reason_code),
+            (false, ReasonCode::GrowthRate)
+        );
+        assert!(v.reason.contains("busy: 50.0 % CPU"), "{}", v.reason);
+
+        let v = judge(&facts(100, Some(0.0), 100), 512 * MIB, Some(5.0));
+        assert_eq!(v.reason_code, ReasonCode::Pressure);
+        assert!(v.reason.contains("100 MiB < 512 MiB"), "{}", v.reason);
+
+        let v = judge(&facts(100, Some(0.0), 100), 512 * MIB, Some(40.0));
+        assert_eq!(v.reason_code, ReasonCode::None);
+        let v = judge(&facts(100, Some(0.0), 100), 512 * MIB, None);
+        assert_eq!(
+            v.reason_code,
+            ReasonCode::None,
+            "unknown free is not pressure"
+        );
+
+        let mut f = facts(900, None, 0);
+        assert!(!judge(&f, 512 * MIB, None).park_candidate, "unknown CPU");
+        f.change.cpu_fraction = Some(0.0);
+        f.refusal = Some("headroom runs inside it".into());
+        let v = judge(&f, 512 * MIB, None);
+        assert!(!v.park_candidate && v.reason.contains("headroom runs inside it"));
+        f.refusal = None;
+        f.state = TreeState::Parked;
+        assert_eq!(judge(&f, 512 * MIB, None).reason, "already parked");
+    }
 
     #[test]
     fn truncation_is_char_safe() {

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::core::proc_tree::OwnTree;
 use crate::core::snapshot::Identity;
-use crate::core::top::OwnTree;
 
 const MIB: u64 = 1 << 20;
 /// The suggestion never goes below this ...

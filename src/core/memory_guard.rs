@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::core::memory::effective_limit;
 use crate::core::patterns::{AllowDeny, Patterns};
+use crate::core::proc_tree::own_trees;
 use crate::core::snapshot::{Identity, ProcessRecord, ProcessTable};
-use crate::core::top::own_trees;
 
 /// One `[[memory.guard]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

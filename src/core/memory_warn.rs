@@ -100,7 +100,7 @@ pub fn guarded(
     }
     let snap = table.snapshot;
     let protected = table.self_and_ancestors(snap.self_pid);
-    crate::core::top::own_trees(table, snap.uid, snap.self_pid)
+    crate::core::proc_tree::own_trees(table, snap.uid, snap.self_pid)
         .into_iter()
         .filter(|t| !protected.contains(&t.root.pid))
         .filter_map(|t| {

@@ -46,15 +46,15 @@ impl Refusal {
 
 /// The facts every refusal needs, read once per command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Guard {
+pub struct ParkPermission {
     pub uid: u32,
     pub self_pid: i32,
     /// headroom's ancestors by live parent links, init included.
     pub ancestors: HashSet<i32>,
 }
 
-impl Guard {
-    /// The guard for the process that took `table` (its `self_pid` and `uid`).
+impl ParkPermission {
+    /// The permission for the process that took `table` (its `self_pid` and `uid`).
     pub fn new(table: &ProcessTable<'_>) -> Self {
         let self_pid = table.snapshot.self_pid;
         let ancestors = table
@@ -146,7 +146,7 @@ mod tests {
     fn refusals_cover_reserved_pids_other_users_self_and_ancestors() {
         let snap = table_snapshot();
         let t = ProcessTable::new(&snap);
-        let g = Guard::new(&t);
+        let g = ParkPermission::new(&t);
         for pid in [-4096, -1, 0, 1] {
             assert_eq!(g.check_pid(pid), Err(Refusal::Reserved { pid }));
         }

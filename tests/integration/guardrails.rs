@@ -220,7 +220,7 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     // Each is a call, looked for outside `use` lines (an import alone proves nothing).
     let allowed: &[(&str, &[&str])] = &[
         ("src/commands/reap.rs", &["policy::select("]),
-        ("src/commands/park.rs", &["Guard::new("]),
+        ("src/commands/park.rs", &["ParkPermission::new("]),
         ("src/commands/run.rs", &["watchdog::run("]),
         (
             "src/commands/hangs/mod.rs",
@@ -254,7 +254,7 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     assert!(watchdog.contains("core::memory"));
     let guard = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/memory_guard.rs"));
     assert!(
-        guard.contains("guard.check("),
+        guard.contains("permission.check("),
         "memory guards check every member"
     );
 }

@@ -58,7 +58,8 @@ struct Persisted {
     last_cleanup_ms: Option<i64>,
 }
 
-struct Guard<'c, 'a> {
+/// The running `watch`: what it reads with, what it keeps between rounds, and its counts.
+struct Watcher<'c, 'a> {
     ctx: &'c Ctx<'a>,
     source: Box<dyn ProcessSource>,
     thresholds: Thresholds,
@@ -114,7 +115,7 @@ fn in_cooldown(
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
     let mut interval = ctx.settings.watch_interval.clone();
-    interval.flag(args.interval);
+    interval.set_from_flag(args.interval);
     crate::config::check_interval(interval.value)
         .map_err(|m| UsageError(format!("--interval {m}")))?;
     if ctx.replaying() && !args.once {
@@ -154,7 +155,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     let source = ctx.source()?;
     platform::stop_flag::install()
         .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
-    let mut g = Guard {
+    let mut g = Watcher {
         ctx,
         source,
         thresholds,
@@ -237,7 +238,7 @@ fn single_watch() -> Result<Option<crate::fsio::Lock>> {
     }
 }
 
-impl Guard<'_, '_> {
+impl Watcher<'_, '_> {
     fn emit(&mut self, e: &Event) {
         let p = self.ctx.printer;
         let line = if p.is_json() {
