@@ -458,5 +458,4 @@ pub fn run_escalation(
 }
 
 #[cfg(test)]
-#[path = "escalate_tests.rs"]
 pub(crate) mod tests;

@@ -479,5 +479,4 @@ fn remove_if_present(path: &std::path::Path) -> Result<bool> {
 }
 
 #[cfg(test)]
-#[path = "login_item_tests.rs"]
 mod tests;

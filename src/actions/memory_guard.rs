@@ -374,5 +374,4 @@ pub fn wake(control: &dyn ProcessControl, parked: &[Identity]) {
 }
 
 #[cfg(test)]
-#[path = "memory_guard_tests.rs"]
 mod tests;

@@ -114,7 +114,7 @@ pub fn terminate(
 
 #[cfg(test)]
 mod tests {
-    //! reap's tokens over the escalation (whose sequence `escalate_tests` pins).
+    //! reap's tokens over the escalation (whose sequence `escalate::tests` pins).
     use std::time::Duration;
 
     use super::*;

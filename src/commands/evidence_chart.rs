@@ -319,5 +319,4 @@ fn push_wrapped(s: &mut String, items: &[String], width: usize, sep: &str) {
 }
 
 #[cfg(test)]
-#[path = "evidence_chart_tests.rs"]
 mod tests;

@@ -462,5 +462,4 @@ fn limit_steps(points: &[Point], gaps: &[Gap]) -> Vec<LimitStep> {
 }
 
 #[cfg(test)]
-#[path = "chart_tests.rs"]
 mod tests;

@@ -283,13 +283,10 @@ pub fn select(s: Situation<'_, '_>, policy: &Policy) -> Selection {
 }
 
 #[cfg(test)]
-#[path = "policy_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "protections_tests.rs"]
 mod protections_tests;
 
 #[cfg(test)]
-#[path = "policy_props.rs"]
 mod props;

@@ -471,5 +471,4 @@ impl Cgroup {
 }
 
 #[cfg(test)]
-#[path = "cgroup_tests.rs"]
 mod tests;

@@ -1,6 +1,6 @@
 //! Selection tests: every rule and its boundary, the reference replays (ReaperSafety,
 //! LivenessProtection, EmergencyOverride E1–E19, SessionIdle I9/I10). The property test with
-//! its own oracle is in `policy_props.rs`.
+//! its own oracle is in `policy/props.rs`.
 
 use std::collections::HashMap;
 

@@ -26,7 +26,7 @@
 //! checks), dropping the relief credit (an active parent after enough relief is rare in
 //! the generated trees), and, masked because `ProcessTable::ancestry` (as reap builds
 //! it) always holds pid 1 and the whole chain, `pid < 1` for `pid <= 1` and dropping the
-//! table's own ancestors. `policy_tests.rs` has unit tests for those.
+//! table's own ancestors. `policy/tests.rs` has unit tests for those.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
