@@ -356,7 +356,7 @@ pub fn bar(pct: f64, width: usize) -> String {
 }
 
 /// While `watch` runs, stderr lines go through a bounded queue on a thread of its own
-/// (`watch_output`), so that a round never waits for a stderr nobody reads.
+/// (`commands::watch::output`), so that a round never waits for a stderr nobody reads.
 static STDERR_QUEUE: std::sync::Mutex<Option<crate::commands::watch::output::Output>> =
     std::sync::Mutex::new(None);
 

@@ -9,7 +9,7 @@
 //! (decides, plans, touches nothing: no signal, exec, notification, state or event);
 //! `--observations FILE` (recorded rounds on any OS, a fresh in-memory monitor, actions
 //! planned not performed, events written marked `replayed`); `--events` (the history).
-//! The round itself (decide → act → events → state) is in `hangs_round.rs`.
+//! The round itself (decide → act → events → state) is in `round.rs`.
 
 pub mod report;
 pub mod round;

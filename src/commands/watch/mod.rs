@@ -8,7 +8,7 @@
 //! including a SIGKILL escalation, finishes first; then a summary, and exit 0 (SIGHUP does
 //! not reload: the service manager restarts the guard, which reads the config afresh). A
 //! closed stdout ends it the same way; a stdout nobody reads never stalls a round
-//! (watch_output).
+//! (`output.rs`).
 //!
 //! One `watch` per user: it holds `watch.lock` in the state directory for its lifetime and a
 //! second one refuses (exit 3). A cleanup, here or from `reap`, holds `cleanup.lock` while
@@ -81,7 +81,7 @@ struct Watcher<'c, 'a> {
     parked: ParkedTrees,
     /// `--once`: a one-shot round does not park (its exit would wake them at once).
     once: bool,
-    /// stdout, never waited for (watch_output).
+    /// stdout, never waited for (`output.rs`).
     out: Output,
     /// This process's last cleanup with targets, on the monotonic clock: the cooldown within
     /// one run ignores wall-clock steps.

@@ -1,6 +1,6 @@
 //! Tests of the monitor, one per Behavior line of seed 002 that the monitor owns (the
-//! recovery sequences are tested in `actions/recover.rs`, the event log in
-//! `core/hang_store.rs`, the round pipeline in `commands/hangs.rs`).
+//! recovery sequences are tested in `actions/recover/`, the event log in
+//! `core/hang_store.rs`, the round pipeline in `commands/hangs/`).
 
 use super::*;
 

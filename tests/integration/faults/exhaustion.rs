@@ -5,7 +5,7 @@
 //! at ≤ 1 % free (notifications withheld, and a notice says so), with 16 descriptors a
 //! notification is posted or a notice says why not, a thread that cannot start falls back
 //! to direct writes, and nothing crashes. (Hang restarts, macOS, report a helper that could
-//! not start as `restart-failed` with the error: `actions/recover_tests.rs`.)
+//! not start as `restart-failed` with the error: `actions/recover/tests.rs`.)
 
 use super::{check_state_files, sandbox_ok};
 use crate::support::{Env, count_uid, json_lines, proc_state, wait_until};
