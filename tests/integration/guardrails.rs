@@ -228,10 +228,13 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
         ),
         // Signals only the `headroom run` it spawned, by the identity read from its pid.
         ("src/mcp/run_limited.rs", &["child.id()", ".identity()"]),
+        // watch's memory round; its cleanup goes through `reap::execute` (reap.rs's entry).
         (
-            "src/commands/watch/mod.rs",
-            &["reap::execute(", "breaches(", "memory_guard::enforce("],
+            "src/commands/watch/memory.rs",
+            &["breaches(", "memory_guard::enforce(", "parked.rejudge("],
         ),
+        // At exit, only what the memory round parked is woken.
+        ("src/commands/watch/mod.rs", &["parked.take_all("]),
     ];
     let files = sources();
     for f in &files {

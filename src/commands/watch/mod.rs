@@ -14,49 +14,34 @@
 //! second one refuses (exit 3). A cleanup, here or from `reap`, holds `cleanup.lock` while
 //! it signals and verifies, so the two never act on the same parent twice.
 
+mod cleanup;
 pub mod events;
+mod memory;
 pub mod output;
 pub mod parked;
+mod persist;
 pub mod pressure;
 
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
-use serde::{Deserialize, Serialize};
-
-use crate::actions::escalate::RealClock;
 use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
 use crate::cli::{ReapArgs, WatchArgs};
 use crate::commands::Ctx;
-use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
+use crate::commands::probe::{resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch::events::{Event, ReadingEvent, status_line};
 use crate::commands::watch::output::{DRAIN_AT_EXIT, Output};
 use crate::commands::watch::parked::ParkedTrees;
-use crate::core::alerts::{AlertState, Crossing};
-use crate::core::evidence::{EvidenceLog, Row};
-use crate::core::memory_guard::breaches;
+use crate::commands::watch::persist::Persisted;
+use crate::core::alerts::Crossing;
+use crate::core::evidence::Row;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
-use crate::core::state::{self, Loaded, load_json, save_json};
 use crate::exit::UsageError;
 use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
-
-const STATE_FILE: &str = "watch-state.json";
-/// Evidence rows kept in memory while the state directory cannot be written (a full disk),
-/// written out in order as soon as it can be: a week of readings at the default 60 s
-/// interval, about 4 MB. Past it the oldest are dropped, and a notice says how many.
-pub const MAX_PENDING_ROWS: usize = 10_000;
-
-/// What survives between rounds, and between `watch --once` runs from cron.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Persisted {
-    alerts: AlertState,
-    /// Unix ms of the last cleanup that had targets (the cooldown).
-    last_cleanup_ms: Option<i64>,
-}
+use anyhow::Result;
 
 /// The running `watch`: what it reads with, what it keeps between rounds, and its counts.
 struct Watcher<'c, 'a> {
@@ -88,28 +73,6 @@ struct Watcher<'c, 'a> {
     last_cleanup: Option<Instant>,
     /// The guarded trees' warning lines (`[memory] warn_pct`).
     warn_lines: crate::core::memory_warn::WarnLines,
-}
-
-/// Whether a cleanup is still inside its cooldown, and the persisted wall time to keep.
-/// Within one run the monotonic `since_own` decides, so a wall clock stepped forwards by
-/// hours cannot end the cooldown early. Across runs (`watch --once` from cron) only the
-/// persisted wall time exists: a last cleanup "in the future" means the clock was set back,
-/// and the cooldown restarts from now rather than lasting until the clock catches up (hours
-/// with no cleanup) or being skipped (a second cleanup at once).
-fn in_cooldown(
-    now_ms: i64,
-    last_ms: Option<i64>,
-    since_own: Option<Duration>,
-    cooldown: Duration,
-) -> (bool, Option<i64>) {
-    if let Some(d) = since_own {
-        return (d < cooldown, last_ms);
-    }
-    match last_ms {
-        None => (false, None),
-        Some(last) if last > now_ms => (true, Some(now_ms)),
-        Some(last) => (now_ms - last < cooldown.as_millis() as i64, Some(last)),
-    }
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
@@ -282,50 +245,6 @@ impl Watcher<'_, '_> {
         });
     }
 
-    fn load_state(&mut self) {
-        if self.ctx.replaying() {
-            return;
-        }
-        let dir = match crate::paths::ensure_state_dir() {
-            Ok(d) => self.state_dir.insert(d),
-            Err(e) => {
-                self.notice(
-                    "error",
-                    &format!("{e:#}; readings are kept in memory until it can be written"),
-                );
-                return;
-            }
-        };
-        match load_json::<Persisted>(&dir.join(STATE_FILE)) {
-            Ok(Loaded::Ok(p)) => self.persisted = p,
-            Ok(Loaded::Missing) => {}
-            Ok(Loaded::Corrupt { aside, error }) => {
-                let m = format!(
-                    "watch state was corrupt ({error}); kept it as `{}` and started fresh",
-                    aside.display()
-                );
-                self.notice("warning", &m);
-            }
-            Err(e) => self.notice("error", &format!("{e:#}")),
-        }
-    }
-
-    fn save_state(&mut self) {
-        let Some(dir) = self.state_dir.clone() else {
-            return;
-        };
-        // Unchanged state (most rounds) is not rewritten.
-        let now = serde_json::to_string(&self.persisted).ok();
-        if now.is_some() && now == self.saved {
-            return;
-        }
-        // Remembered only once written: a failed write (a full disk) is retried next round.
-        match save_json(&dir.join(STATE_FILE), &self.persisted) {
-            Ok(()) => self.saved = now,
-            Err(e) => self.notice("error", &format!("{e:#}")),
-        }
-    }
-
     /// One round; returns probe's exit code for its reading.
     fn round(&mut self) -> u8 {
         self.rounds += 1;
@@ -363,53 +282,6 @@ impl Watcher<'_, '_> {
         r.level.exit_code()
     }
 
-    /// History and the evidence row; rows that cannot be written wait in memory.
-    fn record(&mut self, r: &Reading) -> Trend {
-        let none = Trend::none(0);
-        if self.state_dir.is_none() && !self.ctx.replaying() {
-            self.state_dir = crate::paths::ensure_state_dir().ok();
-        }
-        let Some(dir) = self.state_dir.clone() else {
-            return none;
-        };
-        if !dir.is_dir() {
-            // Removed while we run (a cleanup script, `rm -rf ~/.local/state`): made again.
-            if let Err(e) = crate::paths::create_private_dir(&dir) {
-                self.notice("error", &format!("{e:#}"));
-            }
-        }
-        let trend = match state::record_reading(&dir, r.uid, r.sample()) {
-            Ok(h) => reading::trend(&h.samples, r.limit.limit),
-            Err(e) => {
-                self.notice("error", &format!("{e:#}"));
-                none
-            }
-        };
-        self.pending.push(poll_row(r, &trend));
-        if self.pending.len() > MAX_PENDING_ROWS {
-            let drop = self.pending.len() - MAX_PENDING_ROWS;
-            self.pending.drain(..drop);
-            self.notice(
-                "error",
-                &format!(
-                    "{drop} evidence rows dropped: the state directory has been unwritable too long"
-                ),
-            );
-        }
-        // Rows written before a failure are not offered again (no duplicates); the rest
-        // stay, in order.
-        let done = EvidenceLog::new(&dir).append_some(&self.pending);
-        self.pending.drain(..done.written);
-        if let Some(e) = done.error {
-            let m = format!(
-                "{e:#}; {} evidence rows kept in memory (at most {MAX_PENDING_ROWS}) and retried next round",
-                self.pending.len()
-            );
-            self.notice("error", &m);
-        }
-        trend
-    }
-
     /// A full snapshot for `what`, or a notice and `None`.
     fn full_snapshot(&mut self, what: &str) -> Option<crate::core::snapshot::Snapshot> {
         match self.source.snapshot(Detail::Full) {
@@ -421,163 +293,6 @@ impl Watcher<'_, '_> {
                 );
                 None
             }
-        }
-    }
-
-    fn maybe_reap(&mut self) {
-        let now = platform::now_ms();
-        let (cooling, last) = in_cooldown(
-            now,
-            self.persisted.last_cleanup_ms,
-            self.last_cleanup.map(|t| t.elapsed()),
-            self.cooldown,
-        );
-        self.persisted.last_cleanup_ms = last;
-        if cooling {
-            return;
-        }
-        let Some(snap) = self.full_snapshot("cleanup") else {
-            return;
-        };
-        match reap::execute(
-            self.ctx,
-            self.source.as_ref(),
-            &snap,
-            &self.reap_plan,
-            false,
-        ) {
-            Ok(report) => {
-                if !report.targets.is_empty() {
-                    // The cooldown is spent only when something was done.
-                    self.persisted.last_cleanup_ms = Some(now);
-                    self.last_cleanup = Some(Instant::now());
-                    self.cleanups += 1;
-                    if self.may_notify(report.usage.free_slots, report.usage.limit) {
-                        let limit = report
-                            .usage
-                            .limit_source
-                            .map_or("unknown".into(), |s| s.to_string());
-                        let body = format!("{} (binding limit: {limit})", report.summary);
-                        self.post("headroom: cleanup", &body);
-                    }
-                }
-                self.emit(&Event::Cleanup(Box::new(report)));
-            }
-            Err(e) => self.notice("error", &format!("cleanup failed: {e:#}")),
-        }
-    }
-
-    /// The configured memory guards: wake what was parked once its tree is well under its
-    /// limit again, then enforce every breaching tree (like `run --limit`).
-    /// The warning step before a guard acts: one `approaching-limit` event and notification
-    /// per crossing of `[memory] warn_pct` (`core::memory_warn`).
-    fn guard_warnings(
-        &mut self,
-        table: &crate::core::snapshot::ProcessTable<'_>,
-        rules: &[crate::core::memory_guard::Rule],
-        free: Option<f64>,
-    ) {
-        let trees = crate::core::memory_warn::guarded(table, rules, free);
-        let lines: Vec<(i32, u64, u64)> = trees
-            .iter()
-            .map(|t| (t.root, t.footprint_bytes, t.effective_bytes))
-            .collect();
-        let warn_pct = self.ctx.settings.memory_warn_pct.value;
-        for (root, a) in self.warn_lines.round(&lines, warn_pct) {
-            let Some(t) = trees.iter().find(|t| t.root == root) else {
-                continue;
-            };
-            let e = Event::ApproachingLimit {
-                at: rfc3339_ms(platform::now_ms()),
-                root,
-                name: t.name.clone(),
-                pattern: t.pattern.clone(),
-                footprint_bytes: a.footprint_bytes,
-                limit_bytes: a.limit_bytes,
-                pct: a.pct,
-                warn_pct: a.warn_pct,
-            };
-            let body = e.human();
-            self.emit(&e);
-            if self.notify {
-                if let Err(err) = self.notifier.post("headroom: memory limit near", &body) {
-                    self.notice("info", &format!("notification not posted: {err}"));
-                }
-            }
-        }
-    }
-
-    /// The pressure source fired (or went away) between rounds.
-    fn on_pressure(&mut self, fired: pressure::Fired) {
-        use pressure::Fired;
-        match fired {
-            Fired::Pressure => {
-                self.notice("info", "memory pressure: running the memory guards now");
-                self.memory_guards();
-            }
-            Fired::Gone(what) => {
-                self.notice("warning", &format!("memory pressure source lost: {what}"));
-            }
-        }
-    }
-
-    fn memory_guards(&mut self) {
-        // The settings outlive `self`'s borrow: no copy of the rules each round.
-        let ctx = self.ctx;
-        let rules = &ctx.settings.memory_guards.value;
-        if rules.is_empty() && self.parked.is_empty() {
-            return;
-        }
-        // Full detail: footprints (macOS reads them only then) and identities.
-        let Some(snap) = self.full_snapshot("the memory guards") else {
-            return;
-        };
-        let snap = &snap;
-        let table = crate::core::snapshot::ProcessTable::new(snap);
-        let free = snap.memory.map(|m| m.free_pct());
-        self.guard_warnings(&table, rules, free);
-        let grace = self.ctx.settings.memory_grace.value;
-        let mut events = Vec::new();
-        let mut errors = Vec::new();
-        {
-            let control = platform::native_control(self.source.as_ref());
-            // Parked trees are re-judged every round: woken when under (or gone), kept
-            // between 90 % and the limit, ended when over (they are among the breaches).
-            for p in self.parked.rejudge(snap) {
-                memory_guard::wake(control.as_ref(), &p.ids);
-            }
-            for breach in breaches(&table, rules, free) {
-                let before = self.parked.take(breach.identity);
-                let opts = memory_guard::Options {
-                    park: !self.once,
-                    parked_before: before.as_ref().map(|p| p.ids.clone()).unwrap_or_default(),
-                };
-                match memory_guard::enforce(
-                    self.source.as_ref(),
-                    control.as_ref(),
-                    snap,
-                    breach,
-                    grace,
-                    &RealClock,
-                    &opts,
-                ) {
-                    Ok(r) => {
-                        self.parked.remember(&r);
-                        events.push(Event::Memory(Box::new(r)));
-                    }
-                    Err(e) => {
-                        // Not acted on: what was parked stays tracked.
-                        self.parked.put_back(before);
-                        errors.push(format!("memory guard failed: {e:#}"));
-                    }
-                }
-            }
-        }
-        for e in events {
-            self.emit(&e);
-        }
-        for e in errors {
-            self.notice("error", &e);
         }
     }
 
@@ -674,45 +389,5 @@ impl Watcher<'_, '_> {
         });
         self.out.finish(DRAIN_AT_EXIT);
         crate::output::finish_stderr(DRAIN_AT_EXIT);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::in_cooldown;
-    use std::time::Duration;
-
-    const H: i64 = 3_600_000;
-    const COOL: Duration = Duration::from_secs(120);
-
-    #[test]
-    fn wall_clock_steps_neither_end_nor_stretch_the_cooldown() {
-        let t0 = 10 * H;
-        // Within one run: the monotonic clock decides, whatever the wall clock did.
-        let own = Some(Duration::from_secs(30));
-        assert!(
-            in_cooldown(t0 + 5 * H, Some(t0), own, COOL).0,
-            "stepped forwards 5 h"
-        );
-        assert!(
-            in_cooldown(t0 - 5 * H, Some(t0), own, COOL).0,
-            "stepped back 5 h"
-        );
-        let own = Some(Duration::from_secs(121));
-        assert!(
-            !in_cooldown(t0 - 5 * H, Some(t0), own, COOL).0,
-            "no 5 h freeze"
-        );
-        // Across runs: a last cleanup in the future (clock set back) restarts the cooldown
-        // from now, and it ends 120 s later, not when the clock catches up.
-        let (cooling, kept) = in_cooldown(t0 - 5 * H, Some(t0), None, COOL);
-        assert!(cooling);
-        assert_eq!(kept, Some(t0 - 5 * H));
-        assert!(in_cooldown(t0 - 5 * H + 60_000, kept, None, COOL).0);
-        assert!(!in_cooldown(t0 - 5 * H + 121_000, kept, None, COOL).0);
-        // The control: an ordinary cooldown, and none before any cleanup.
-        assert!(in_cooldown(t0 + 60_000, Some(t0), None, COOL).0);
-        assert!(!in_cooldown(t0 + 121_000, Some(t0), None, COOL).0);
-        assert_eq!(in_cooldown(t0, None, None, COOL), (false, None));
     }
 }

@@ -1,5 +1,5 @@
 //! Fault 5: the wall clock stepped by hours between runs, on a real process (`faketime`,
-//! LD_PRELOAD; the library's own tests inject the clock: `watch::in_cooldown`, and the hang
+//! LD_PRELOAD; the library's own tests inject the clock: `watch::cleanup::in_cooldown`, and the hang
 //! cooldown in `core/hangs/tests.rs`, which is macOS-only in practice). Guaranteed: the
 //! trend never shows a negative duration (samples "from the future" are dropped), a clock
 //! set back neither freezes the reap cooldown for hours nor skips it, and a session child's

@@ -1,0 +1,116 @@
+//! `watch`'s automatic cleanup: `reap` when the level has been critical in two consecutive
+//! readings, at most once per cooldown.
+
+use std::time::{Duration, Instant};
+
+use crate::commands::reap;
+use crate::commands::watch::Watcher;
+use crate::commands::watch::events::Event;
+use crate::platform;
+
+/// Whether a cleanup is still inside its cooldown, and the persisted wall time to keep.
+/// Within one run the monotonic `since_own` decides, so a wall clock stepped forwards by
+/// hours cannot end the cooldown early. Across runs (`watch --once` from cron) only the
+/// persisted wall time exists: a last cleanup "in the future" means the clock was set back,
+/// and the cooldown restarts from now rather than lasting until the clock catches up (hours
+/// with no cleanup) or being skipped (a second cleanup at once).
+pub(super) fn in_cooldown(
+    now_ms: i64,
+    last_ms: Option<i64>,
+    since_own: Option<Duration>,
+    cooldown: Duration,
+) -> (bool, Option<i64>) {
+    if let Some(d) = since_own {
+        return (d < cooldown, last_ms);
+    }
+    match last_ms {
+        None => (false, None),
+        Some(last) if last > now_ms => (true, Some(now_ms)),
+        Some(last) => (now_ms - last < cooldown.as_millis() as i64, Some(last)),
+    }
+}
+
+impl Watcher<'_, '_> {
+    pub(super) fn maybe_reap(&mut self) {
+        let now = platform::now_ms();
+        let (cooling, last) = in_cooldown(
+            now,
+            self.persisted.last_cleanup_ms,
+            self.last_cleanup.map(|t| t.elapsed()),
+            self.cooldown,
+        );
+        self.persisted.last_cleanup_ms = last;
+        if cooling {
+            return;
+        }
+        let Some(snap) = self.full_snapshot("cleanup") else {
+            return;
+        };
+        match reap::execute(
+            self.ctx,
+            self.source.as_ref(),
+            &snap,
+            &self.reap_plan,
+            false,
+        ) {
+            Ok(report) => {
+                if !report.targets.is_empty() {
+                    // The cooldown is spent only when something was done.
+                    self.persisted.last_cleanup_ms = Some(now);
+                    self.last_cleanup = Some(Instant::now());
+                    self.cleanups += 1;
+                    if self.may_notify(report.usage.free_slots, report.usage.limit) {
+                        let limit = report
+                            .usage
+                            .limit_source
+                            .map_or("unknown".into(), |s| s.to_string());
+                        let body = format!("{} (binding limit: {limit})", report.summary);
+                        self.post("headroom: cleanup", &body);
+                    }
+                }
+                self.emit(&Event::Cleanup(Box::new(report)));
+            }
+            Err(e) => self.notice("error", &format!("cleanup failed: {e:#}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_cooldown;
+    use std::time::Duration;
+
+    const H: i64 = 3_600_000;
+    const COOL: Duration = Duration::from_secs(120);
+
+    #[test]
+    fn wall_clock_steps_neither_end_nor_stretch_the_cooldown() {
+        let t0 = 10 * H;
+        // Within one run: the monotonic clock decides, whatever the wall clock did.
+        let own = Some(Duration::from_secs(30));
+        assert!(
+            in_cooldown(t0 + 5 * H, Some(t0), own, COOL).0,
+            "stepped forwards 5 h"
+        );
+        assert!(
+            in_cooldown(t0 - 5 * H, Some(t0), own, COOL).0,
+            "stepped back 5 h"
+        );
+        let own = Some(Duration::from_secs(121));
+        assert!(
+            !in_cooldown(t0 - 5 * H, Some(t0), own, COOL).0,
+            "no 5 h freeze"
+        );
+        // Across runs: a last cleanup in the future (clock set back) restarts the cooldown
+        // from now, and it ends 120 s later, not when the clock catches up.
+        let (cooling, kept) = in_cooldown(t0 - 5 * H, Some(t0), None, COOL);
+        assert!(cooling);
+        assert_eq!(kept, Some(t0 - 5 * H));
+        assert!(in_cooldown(t0 - 5 * H + 60_000, kept, None, COOL).0);
+        assert!(!in_cooldown(t0 - 5 * H + 121_000, kept, None, COOL).0);
+        // The control: an ordinary cooldown, and none before any cleanup.
+        assert!(in_cooldown(t0 + 60_000, Some(t0), None, COOL).0);
+        assert!(!in_cooldown(t0 + 121_000, Some(t0), None, COOL).0);
+        assert_eq!(in_cooldown(t0, None, None, COOL), (false, None));
+    }
+}

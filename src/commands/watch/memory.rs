@@ -1,0 +1,127 @@
+//! `watch`'s memory round: the guarded trees' warnings, the memory guards (parked trees
+//! re-judged, breaching trees enforced like `run --limit`), and the pressure source firing
+//! between rounds.
+
+use crate::actions::escalate::RealClock;
+use crate::actions::memory_guard;
+use crate::commands::probe::rfc3339_ms;
+use crate::commands::watch::events::Event;
+use crate::commands::watch::{Watcher, pressure};
+use crate::core::memory_guard::breaches;
+use crate::platform;
+
+impl Watcher<'_, '_> {
+    /// The warning step before a guard acts: one `approaching-limit` event and notification
+    /// per crossing of `[memory] warn_pct` (`core::memory_warn`).
+    fn guard_warnings(
+        &mut self,
+        table: &crate::core::snapshot::ProcessTable<'_>,
+        rules: &[crate::core::memory_guard::Rule],
+        free: Option<f64>,
+    ) {
+        let trees = crate::core::memory_warn::guarded(table, rules, free);
+        let lines: Vec<(i32, u64, u64)> = trees
+            .iter()
+            .map(|t| (t.root, t.footprint_bytes, t.effective_bytes))
+            .collect();
+        let warn_pct = self.ctx.settings.memory_warn_pct.value;
+        for (root, a) in self.warn_lines.round(&lines, warn_pct) {
+            let Some(t) = trees.iter().find(|t| t.root == root) else {
+                continue;
+            };
+            let e = Event::ApproachingLimit {
+                at: rfc3339_ms(platform::now_ms()),
+                root,
+                name: t.name.clone(),
+                pattern: t.pattern.clone(),
+                footprint_bytes: a.footprint_bytes,
+                limit_bytes: a.limit_bytes,
+                pct: a.pct,
+                warn_pct: a.warn_pct,
+            };
+            let body = e.human();
+            self.emit(&e);
+            if self.notify {
+                if let Err(err) = self.notifier.post("headroom: memory limit near", &body) {
+                    self.notice("info", &format!("notification not posted: {err}"));
+                }
+            }
+        }
+    }
+
+    /// The pressure source fired (or went away) between rounds.
+    pub(super) fn on_pressure(&mut self, fired: pressure::Fired) {
+        use pressure::Fired;
+        match fired {
+            Fired::Pressure => {
+                self.notice("info", "memory pressure: running the memory guards now");
+                self.memory_guards();
+            }
+            Fired::Gone(what) => {
+                self.notice("warning", &format!("memory pressure source lost: {what}"));
+            }
+        }
+    }
+
+    /// The configured memory guards: wake what was parked once its tree is well under its
+    /// limit again, then enforce every breaching tree (like `run --limit`).
+    pub(super) fn memory_guards(&mut self) {
+        // The settings outlive `self`'s borrow: no copy of the rules each round.
+        let ctx = self.ctx;
+        let rules = &ctx.settings.memory_guards.value;
+        if rules.is_empty() && self.parked.is_empty() {
+            return;
+        }
+        // Full detail: footprints (macOS reads them only then) and identities.
+        let Some(snap) = self.full_snapshot("the memory guards") else {
+            return;
+        };
+        let snap = &snap;
+        let table = crate::core::snapshot::ProcessTable::new(snap);
+        let free = snap.memory.map(|m| m.free_pct());
+        self.guard_warnings(&table, rules, free);
+        let grace = self.ctx.settings.memory_grace.value;
+        let mut events = Vec::new();
+        let mut errors = Vec::new();
+        {
+            let control = platform::native_control(self.source.as_ref());
+            // Parked trees are re-judged every round: woken when under (or gone), kept
+            // between 90 % and the limit, ended when over (they are among the breaches).
+            for p in self.parked.rejudge(snap) {
+                memory_guard::wake(control.as_ref(), &p.ids);
+            }
+            for breach in breaches(&table, rules, free) {
+                let before = self.parked.take(breach.identity);
+                let opts = memory_guard::Options {
+                    park: !self.once,
+                    parked_before: before.as_ref().map(|p| p.ids.clone()).unwrap_or_default(),
+                };
+                match memory_guard::enforce(
+                    self.source.as_ref(),
+                    control.as_ref(),
+                    snap,
+                    breach,
+                    grace,
+                    &RealClock,
+                    &opts,
+                ) {
+                    Ok(r) => {
+                        self.parked.remember(&r);
+                        events.push(Event::Memory(Box::new(r)));
+                    }
+                    Err(e) => {
+                        // Not acted on: what was parked stays tracked.
+                        self.parked.put_back(before);
+                        errors.push(format!("memory guard failed: {e:#}"));
+                    }
+                }
+            }
+        }
+        for e in events {
+            self.emit(&e);
+        }
+        for e in errors {
+            self.notice("error", &e);
+        }
+    }
+}
