@@ -12,12 +12,11 @@ pub mod commands;
 pub mod config;
 pub mod core;
 pub mod exit;
-pub mod fsio;
 pub mod mcp;
 pub mod output;
-pub mod paths;
 pub mod platform;
 pub mod sanitize;
+pub mod store;
 
 use std::ffi::OsString;
 

@@ -165,7 +165,7 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
         message: m,
     })?;
     let dir = if plan.record_events {
-        Some(crate::paths::ensure_state_dir()?)
+        Some(crate::store::paths::ensure_state_dir()?)
     } else {
         None
     };
@@ -240,7 +240,7 @@ pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> 
     let plan = resolve(ctx, &args)?;
     let source = platform::native();
     let control = platform::native_control(&*source);
-    let dir = crate::paths::ensure_state_dir()?;
+    let dir = crate::store::paths::ensure_state_dir()?;
     let mut actor = LiveActor::new(&*source, &*control, plan.recovery);
     let round = with_identities(apps.scan(), &*source, platform::now_ms());
     let (report, mut warnings, failure) = persisted_round(
@@ -271,9 +271,9 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
     let source = platform::native();
     let control = platform::native_control(&*source);
     let dir = if plan.dry_run {
-        crate::paths::state_dir()?
+        crate::store::paths::state_dir()?
     } else {
-        crate::paths::ensure_state_dir()?
+        crate::store::paths::ensure_state_dir()?
     };
     let mut live_actor = LiveActor::new(&*source, &*control, plan.recovery);
     let mut planner = Planner::new("dry-run");
@@ -349,7 +349,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
 }
 
 fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
-    let dir = crate::paths::state_dir()?;
+    let dir = crate::store::paths::state_dir()?;
     let since_ms = since.map(|d| {
         platform::now_ms().saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
     });

@@ -13,11 +13,11 @@ use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
-use crate::core::state;
 use crate::exit::UsageError;
-use crate::fsio::atomic_write;
 use crate::output::{Printer, Style, bar, human_duration, schema, thousands};
 use crate::sanitize::sanitize;
+use crate::store::fsio::atomic_write;
+use crate::store::state;
 
 /// Probe args resolved against config and environment.
 #[derive(Debug)]
@@ -209,7 +209,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
 
 /// Keep the reading: in the trend history, and as a `poll` row of the evidence log.
 fn record_history(r: &Reading) -> Result<(Trend, Option<String>)> {
-    let dir = crate::paths::ensure_state_dir()?;
+    let dir = crate::store::paths::ensure_state_dir()?;
     let h = state::record_reading(&dir, r.uid, r.sample())?;
     let trend = reading::trend(&h.samples, r.limit.limit);
     EvidenceLog::new(&dir).append(&[poll_row(r, &trend)])?;

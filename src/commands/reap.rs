@@ -283,12 +283,12 @@ pub fn execute(
 
 /// The per-user cleanup lock (`cleanup.lock` in the state directory) and whether another
 /// cleanup held it, so that this one waited.
-fn cleanup_lock() -> Result<(crate::fsio::Lock, bool)> {
-    let path = crate::paths::ensure_state_dir()?.join("cleanup");
-    if let Some(l) = crate::fsio::Lock::try_acquire(&path)? {
+fn cleanup_lock() -> Result<(crate::store::fsio::Lock, bool)> {
+    let path = crate::store::paths::ensure_state_dir()?.join("cleanup");
+    if let Some(l) = crate::store::fsio::Lock::try_acquire(&path)? {
         return Ok((l, false));
     }
-    Ok((crate::fsio::Lock::acquire(&path)?, true))
+    Ok((crate::store::fsio::Lock::acquire(&path)?, true))
 }
 
 fn finish(ctx: &Ctx<'_>, report: &ReapReport, code: u8) -> Result<u8> {
@@ -345,7 +345,7 @@ fn verify(
 
 /// One row per terminated parent, or one `cleanup,no-targets` row.
 fn record_evidence(reading: &Reading, selection: &Selection, report: &ReapReport) -> Result<()> {
-    let dir = crate::paths::ensure_state_dir()?;
+    let dir = crate::store::paths::ensure_state_dir()?;
     // The reading's columns, stamped with the time of the cleanup (no forecast: the
     // pre-cleanup curve says nothing about after it).
     let base = Row {

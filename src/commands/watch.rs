@@ -33,10 +33,10 @@ use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::memory_guard::breaches;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
-use crate::core::state::{self, Loaded, load_json, save_json};
 use crate::exit::UsageError;
 use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
+use crate::store::state::{self, Loaded, load_json, save_json};
 
 const STATE_FILE: &str = "watch-state.json";
 /// Evidence rows kept in memory while the state directory cannot be written (a full disk),
@@ -214,12 +214,12 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
 /// `watch.lock` in the state directory, held for the life of the process; a refusal naming
 /// it when another `watch` holds it. A state directory that cannot be made is no reason not
 /// to guard: that is reported by the first round, and the guard runs unlocked.
-fn single_watch() -> Result<Option<crate::fsio::Lock>> {
-    let Ok(dir) = crate::paths::ensure_state_dir() else {
+fn single_watch() -> Result<Option<crate::store::fsio::Lock>> {
+    let Ok(dir) = crate::store::paths::ensure_state_dir() else {
         return Ok(None);
     };
     let path = dir.join("watch");
-    match crate::fsio::Lock::try_acquire(&path) {
+    match crate::store::fsio::Lock::try_acquire(&path) {
         Ok(Some(l)) => Ok(Some(l)),
         Ok(None) => Err(crate::exit::Refused(format!(
             "another `headroom watch` is running for this user (it holds `{}.lock`); one guard \
@@ -279,7 +279,7 @@ impl Guard<'_, '_> {
         if self.ctx.replaying() {
             return;
         }
-        let dir = match crate::paths::ensure_state_dir() {
+        let dir = match crate::store::paths::ensure_state_dir() {
             Ok(d) => self.state_dir.insert(d),
             Err(e) => {
                 self.notice(
@@ -360,14 +360,14 @@ impl Guard<'_, '_> {
     fn record(&mut self, r: &Reading) -> Trend {
         let none = Trend::none(0);
         if self.state_dir.is_none() && !self.ctx.replaying() {
-            self.state_dir = crate::paths::ensure_state_dir().ok();
+            self.state_dir = crate::store::paths::ensure_state_dir().ok();
         }
         let Some(dir) = self.state_dir.clone() else {
             return none;
         };
         if !dir.is_dir() {
             // Removed while we run (a cleanup script, `rm -rf ~/.local/state`): made again.
-            if let Err(e) = crate::paths::create_private_dir(&dir) {
+            if let Err(e) = crate::store::paths::create_private_dir(&dir) {
                 self.notice("error", &format!("{e:#}"));
             }
         }

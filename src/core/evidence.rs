@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::fsio::{Lock, open_append};
+use crate::store::fsio::{Lock, open_append};
 
 /// Column order; changing it means a new header, which rotates old files aside.
 pub const COLUMNS: [&str; 16] = [

@@ -15,8 +15,8 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::core::hangs::{AppDecision, EventKind, Kind, MonitorState, STATE_SCHEMA};
-use crate::core::state::{Loaded, load_json, save_json};
-use crate::fsio::{Lock, atomic_write};
+use crate::store::fsio::{Lock, atomic_write};
+use crate::store::state::{Loaded, load_json, save_json};
 
 pub const STATE_FILE: &str = "hangs.json";
 pub const EVENTS_FILE: &str = "hangs-events.jsonl";

@@ -24,6 +24,6 @@ pub mod policy;
 pub mod reading;
 pub mod session_log;
 pub mod snapshot;
-pub mod state;
+pub mod state_rules;
 pub mod top;
 pub mod tree_select;
