@@ -12,10 +12,10 @@ use serde::Serialize;
 use crate::cli::EvidenceArgs;
 use crate::commands::{Ctx, evidence_chart, evidence_svg};
 use crate::core::chart::{Chart, anomaly_time};
-use crate::core::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
 use crate::exit;
 use crate::output::{Printer, Style, human_duration, schema, thousands};
 use crate::sanitize::sanitize;
+use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Moment<T> {

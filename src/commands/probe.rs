@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use crate::cli::{ProbeArgs, ProbeFormat, ThresholdArgs};
 use crate::commands::Ctx;
-use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
@@ -16,6 +15,7 @@ use crate::core::snapshot::Snapshot;
 use crate::exit::UsageError;
 use crate::output::{Printer, Style, bar, human_duration, schema, thousands};
 use crate::sanitize::sanitize;
+use crate::store::evidence::{EvidenceLog, Row};
 use crate::store::fsio::atomic_write;
 use crate::store::state;
 

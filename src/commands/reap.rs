@@ -15,7 +15,6 @@ use crate::commands::probe::{poll_row, rfc3339_ms};
 use crate::commands::reap_report::{ReapReport, TargetReport, summary};
 use crate::commands::sessions;
 use crate::core::emergency::Emergency;
-use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::liveness::RECKLESS_THRESHOLD_S;
 use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{self, Policy, Selection, Situation, SkipReason};
@@ -23,6 +22,7 @@ use crate::core::reading::{self, Reading, Trend};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::exit::{self, UsageError};
 use crate::platform::{self, ProcessSource};
+use crate::store::evidence::{EvidenceLog, Row};
 
 /// How long verification waits for the zombies of the killed parents to be reaped by
 /// whoever inherits them (launchd, init, a subreaper).

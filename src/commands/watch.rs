@@ -29,13 +29,13 @@ use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch_events::{Event, ReadingEvent, status_line};
 use crate::commands::watch_output::{DRAIN_AT_EXIT, Output};
 use crate::core::alerts::{AlertState, Crossing};
-use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::memory_guard::breaches;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::exit::UsageError;
 use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
+use crate::store::evidence::{EvidenceLog, Row};
 use crate::store::state::{self, Loaded, load_json, save_json};
 
 const STATE_FILE: &str = "watch-state.json";

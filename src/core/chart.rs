@@ -7,7 +7,7 @@
 //! evidence_chart.rs, commands/evidence_svg.rs), so they cannot disagree about what the log
 //! says. No file, no clock, no glyph here.
 
-use crate::core::evidence::{Anomaly, ReadRow};
+use crate::core::evidence_csv::{Anomaly, ReadRow};
 
 /// One reading (a `poll` row, or a row of an older layout that is not a cleanup).
 #[derive(Debug, Clone, PartialEq)]

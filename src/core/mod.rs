@@ -6,7 +6,7 @@ pub mod chart;
 pub mod doctor;
 pub mod doctor_notify;
 pub mod emergency;
-pub mod evidence;
+pub mod evidence_csv;
 pub mod hang_cooldown;
 pub mod hang_eligibility;
 pub mod hang_store;
