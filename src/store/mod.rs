@@ -6,5 +6,7 @@
 
 pub mod evidence;
 pub mod fsio;
+pub mod hang_events;
+pub mod observations;
 pub mod paths;
 pub mod state;
