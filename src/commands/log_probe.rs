@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
@@ -97,10 +97,11 @@ pub struct LogProbeReport {
 
 pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {
     let plan = resolve(args)?;
-    let dir = session_log::judge_dir(&plan.dir, plan.now, &plan.limits).map_err(|e| {
-        // One line naming the path and what is wrong (the path may hold anything).
-        anyhow!("{}", sanitize(&format!("{:#}", anyhow::Error::new(e))))
-    })?;
+    let dir =
+        session_log::judge_dir(&plan.dir, plan.now, &plan.limits, Instant::now).map_err(|e| {
+            // One line naming the path and what is wrong (the path may hold anything).
+            anyhow!("{}", sanitize(&format!("{:#}", anyhow::Error::new(e))))
+        })?;
     let report = LogProbeReport::new(&plan, &dir);
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;

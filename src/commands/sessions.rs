@@ -33,7 +33,7 @@ pub struct ContentJudge {
 
 impl LogJudge for ContentJudge {
     fn last_activity(&self, dir: &Path, now: i64) -> Option<i64> {
-        session_log::judge_dir(dir, now, &self.limits)
+        session_log::judge_dir(dir, now, &self.limits, std::time::Instant::now)
             .ok()?
             .last_activity
     }

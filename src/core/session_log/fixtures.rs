@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::time::Instant;
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::*;
@@ -101,7 +102,7 @@ impl LogDir {
     }
 
     pub(super) fn judge_with(&self, limits: &ReaderLimits) -> DirReport {
-        judge_dir(self.path(), NOW, limits).unwrap()
+        judge_dir(self.path(), NOW, limits, Instant::now).unwrap()
     }
 }
 

@@ -2,6 +2,7 @@
 //! all heartbeats never reads as work, whatever the chunk, budget, horizon or clock.
 
 use std::io::{Cursor, Write};
+use std::time::Instant;
 
 use proptest::prelude::*;
 
@@ -156,15 +157,15 @@ proptest! {
         f.write_all(&content).unwrap();
         drop(f);
         let l = limits(chunk, budget, 6 * 3600, ignore_future);
-        let r = judge_file(&path, NOW, &l);
+        let r = judge_file(&path, NOW, &l, Instant::now);
         prop_assert!(r.bytes_read <= content.len() as u64);
 
         // Heartbeats only, as a real file, judged through the directory too.
         let hb = heartbeats.join(&b'\n');
         std::fs::write(&path, &hb).unwrap();
-        let r = judge_file(&path, NOW, &l);
+        let r = judge_file(&path, NOW, &l, Instant::now);
         prop_assert!(!matches!(r.verdict, FileVerdict::Work { .. }), "{:?}", r.verdict);
-        let d = judge_dir(dir.path(), NOW, &l).unwrap();
+        let d = judge_dir(dir.path(), NOW, &l, Instant::now).unwrap();
         prop_assert!(!matches!(d.verdict, DirVerdict::Work { .. }), "{:?}", d.verdict);
     }
 }
