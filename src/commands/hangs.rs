@@ -25,7 +25,7 @@ use crate::commands::hangs_report::{
 };
 use crate::commands::hangs_round::{Actor, LiveActor, Planner, persisted_round, process_round};
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
-use crate::core::time::format_time;
+use crate::core::time::format_ms;
 use crate::exit::{self, usage};
 use crate::output::schema;
 use crate::platform::{self, AppScan, ProcessSource, stop_flag};
@@ -362,7 +362,7 @@ fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
     }
     let report = EventsReport {
         schema: schema("hangs-events"),
-        since: since_ms.map(format_time),
+        since: since_ms.map(format_ms),
         skipped_lines: skipped,
         events,
     };

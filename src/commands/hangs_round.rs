@@ -14,7 +14,7 @@ use crate::core::hangs::{
     self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, should_notify,
 };
 use crate::core::snapshot::Identity;
-use crate::core::time::format_time;
+use crate::core::time::format_ms;
 use crate::platform::{ProcessControl, ProcessSource};
 use crate::store::hang_events::{self, HangEvent};
 
@@ -149,7 +149,7 @@ pub(crate) fn process_round(
             state: d.state,
             reason: d.reason.clone(),
             rounds: d.rounds,
-            cooldown_until: d.cooldown_until_ms.map(format_time),
+            cooldown_until: d.cooldown_until_ms.map(format_ms),
             action: None,
             notification: None,
         };
@@ -237,7 +237,7 @@ pub(crate) fn process_round(
         apps.push(report);
     }
     let report = RoundReport {
-        at: format_time(outcome.at_ms),
+        at: format_ms(outcome.at_ms),
         status: if outcome.available {
             "ok"
         } else {

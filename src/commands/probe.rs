@@ -83,7 +83,7 @@ pub struct ProbeReport {
 
 /// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
 /// report; it lives beside the hangs state that needed it first).
-pub use crate::core::time::format_time as rfc3339_ms;
+pub use crate::core::time::format_ms as rfc3339_ms;
 
 /// Two decimals, as every report that repeats probe's percentages and rates shows them.
 pub fn round2(v: f64) -> f64 {

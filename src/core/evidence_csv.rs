@@ -9,6 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::core::time::parse_secs;
+
 /// Column order; changing it means a new header, which rotates old files aside.
 pub const COLUMNS: [&str; 16] = [
     "timestamp",
@@ -231,10 +233,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
         let float = |name: &str| get(name).and_then(|s| s.replace(',', ".").parse::<f64>().ok());
         let timestamp = get("timestamp").unwrap_or_default();
         rows.push(ReadRow {
-            at: humantime::parse_rfc3339(&timestamp)
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs() as i64),
+            at: parse_secs(&timestamp).ok(),
             timestamp,
             total_procs: num("total_procs"),
             zombies: num("zombies"),

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::core::hangs::{AppDecision, EventKind, Kind};
-use crate::core::time::{format_time, parse_time};
+use crate::core::time::{format_ms, parse_ms};
 
 /// Events are kept this long.
 pub const EVENT_RETENTION_MS: i64 = 30 * 24 * 3_600_000;
@@ -39,7 +39,7 @@ impl HangEvent {
     pub fn new(event: EventKind, at_ms: i64, d: &AppDecision, kind: Kind) -> Self {
         Self {
             event,
-            at: format_time(at_ms),
+            at: format_ms(at_ms),
             identity: d.identity.clone(),
             name: d.app.name.clone(),
             pid: d.app.pid,
@@ -52,7 +52,7 @@ impl HangEvent {
     }
 
     pub fn at_ms(&self) -> Option<i64> {
-        parse_time(&self.at)
+        parse_ms(&self.at).ok()
     }
 }
 

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Deserializer};
 
 use crate::core::hangs::{AppObservation, Policy, Round};
-use crate::core::time::parse_time;
+use crate::core::time::parse_ms;
 
 #[derive(Debug, Deserialize)]
 struct RecordedApp {
@@ -64,7 +64,7 @@ pub fn parse(text: &str) -> Result<Vec<Round>, String> {
         let at = obj
             .get("at")
             .ok_or_else(|| format!("{here}: missing field `at`"))?;
-        let at_ms = at.as_str().and_then(parse_time).ok_or_else(|| {
+        let at_ms = at.as_str().and_then(|s| parse_ms(s).ok()).ok_or_else(|| {
             format!("{here}.at `{at}` is not an RFC 3339 UTC time like `2026-11-30T10:00:00Z`")
         })?;
         if let Some(prev) = out.last() {

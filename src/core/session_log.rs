@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 pub use backwards::{Scan, judge_reader};
-pub use line::{HEARTBEATS, format_timestamp, is_heartbeat, parse_timestamp};
+pub use line::{HEARTBEATS, is_heartbeat, parse_timestamp};
 
 /// How much one file may cost, and how far back the reader looks.
 #[derive(Debug, Clone, PartialEq, Eq)]
