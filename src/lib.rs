@@ -4,6 +4,8 @@
 //!
 //! Data flows one way: `platform` (read) → `core` (decide) → `actions` (act through
 //! `platform`) → `commands` (report) → `output`.
+//! `store` keeps what lasts between runs (state files, the evidence log); the core reads
+//! no file and no clock.
 
 pub mod actions;
 pub mod cli;

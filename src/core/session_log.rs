@@ -223,7 +223,7 @@ pub fn log_dir_from_argv(argv: &[String]) -> Option<PathBuf> {
 }
 
 /// The monotonic clock a judgement times itself by (`micros` in the reports): the caller's
-/// (`Instant::now`), since the core reads no clock of its own.
+/// (commands pass `Instant`'s `now`), since the core reads no clock of its own.
 pub type Clock = fn() -> Instant;
 
 /// Judge one file as of `now` (unix seconds), by the same rules as a file in a directory.
