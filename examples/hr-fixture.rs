@@ -739,9 +739,9 @@ mod linux {
     fn evidence_writer(args: &[String]) {
         let dir = std::path::PathBuf::from(args.first().expect("DIR"));
         let n: u64 = args.get(1).and_then(|v| v.parse().ok()).unwrap_or(1000);
-        let log = headroom::core::evidence::EvidenceLog::new(&dir);
+        let log = headroom::store::evidence::EvidenceLog::new(&dir);
         for i in 0..n {
-            let row = headroom::core::evidence::Row {
+            let row = headroom::store::evidence::Row {
                 timestamp: "2026-11-30T10:00:00Z".into(),
                 total_procs: std::process::id() as u64,
                 zombies: i,

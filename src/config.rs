@@ -255,7 +255,7 @@ impl Settings {
     pub fn load(explicit: Option<&Path>) -> Result<Self> {
         let (path, required) = match explicit {
             Some(p) => (p.to_path_buf(), true),
-            None => (crate::paths::config_file()?, false),
+            None => (crate::store::paths::config_file()?, false),
         };
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,

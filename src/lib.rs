@@ -4,6 +4,8 @@
 //!
 //! Data flows one way: `platform` (read) → `core` (decide) → `actions` (act through
 //! `platform`) → `commands` (report) → `output`.
+//! `store` keeps what lasts between runs (state files, the evidence log); the core reads
+//! no file and no clock.
 
 pub mod actions;
 pub mod cli;
@@ -12,12 +14,11 @@ pub mod commands;
 pub mod config;
 pub mod core;
 pub mod exit;
-pub mod fsio;
 pub mod mcp;
 pub mod output;
-pub mod paths;
 pub mod platform;
 pub mod sanitize;
+pub mod store;
 
 use std::ffi::OsString;
 

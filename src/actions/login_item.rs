@@ -222,7 +222,7 @@ impl Launchd<'_> {
         launch_agent(program, log)
             .to_writer_xml(&mut bytes)
             .context("cannot encode the LaunchAgent plist")?;
-        crate::fsio::atomic_write(&self.plist_path(), &bytes)?;
+        crate::store::fsio::atomic_write(&self.plist_path(), &bytes)?;
         // Idempotent: unload a previous copy (not loaded is fine: exit 3), then load this
         // one. bootout finishes asynchronously: wait until `print` no longer finds the job,
         // and retry a bootstrap that still meets it (exit 5), both within BOOTOUT_WAIT.
@@ -391,7 +391,7 @@ impl Systemd<'_> {
     pub fn register(&self, program: &Path) -> Result<()> {
         std::fs::create_dir_all(&self.units_dir)
             .with_context(|| format!("cannot create `{}`", self.units_dir.display()))?;
-        crate::fsio::atomic_write(&self.unit_path(), systemd_unit(program).as_bytes())?;
+        crate::store::fsio::atomic_write(&self.unit_path(), systemd_unit(program).as_bytes())?;
         self.systemctl(&["daemon-reload"])?;
         self.systemctl(&["enable", "--now", UNIT])?;
         Ok(())

@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
     let report = ConfigReport {
         schema: schema("config"),
         file: ctx.settings.file.as_ref().map(|p| p.display().to_string()),
-        default_file: crate::paths::config_file()
+        default_file: crate::store::paths::config_file()
             .ok()
             .map(|p| p.display().to_string()),
         settings: settings.entries(),

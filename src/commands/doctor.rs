@@ -258,7 +258,7 @@ fn ceilings(snap: &Snapshot) -> Vec<Check> {
 }
 
 fn state_dir(uid: u32) -> Check {
-    let dir = match crate::paths::state_dir() {
+    let dir = match crate::store::paths::state_dir() {
         Ok(d) => d,
         Err(e) => return Check::skipped("state-dir", format!("{e:#}")),
     };

@@ -12,10 +12,10 @@ use serde::Serialize;
 use crate::cli::EvidenceArgs;
 use crate::commands::{Ctx, evidence_chart, evidence_svg};
 use crate::core::chart::{Chart, anomaly_time};
-use crate::core::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
 use crate::exit;
 use crate::output::{Printer, Style, human_duration, schema, thousands};
 use crate::sanitize::sanitize;
+use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Moment<T> {
@@ -51,9 +51,9 @@ pub struct EvidenceReport {
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
-    let dir = match crate::paths::existing_state_dir()? {
+    let dir = match crate::store::paths::existing_state_dir()? {
         Some(dir) => dir,
-        None => crate::paths::state_dir()?,
+        None => crate::store::paths::state_dir()?,
     };
     let log = EvidenceLog::new(&dir);
     let files = log.files();
@@ -93,7 +93,7 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
                 path.display()
             );
         }
-        crate::fsio::atomic_write(path, evidence_svg::render(chart)?.as_bytes())?;
+        crate::store::fsio::atomic_write(path, evidence_svg::render(chart)?.as_bytes())?;
     }
     let report = summarise(
         files.iter().map(|f| f.display().to_string()).collect(),

@@ -78,9 +78,8 @@ pub enum Clock {
 
 /// Unix seconds as UTC in the `style`.
 pub fn clock(t: i64, style: Clock) -> String {
-    let st = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.max(0) as u64);
     // 2026-08-29T22:42:41Z
-    let s = humantime::format_rfc3339_seconds(st).to_string();
+    let s = crate::core::time::format_secs(t);
     match style {
         Clock::Full => format!("{} {}", &s[..10], &s[11..16]),
         Clock::Day => format!("{} {}", &s[5..10], &s[11..16]),

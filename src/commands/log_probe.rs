@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
@@ -14,8 +14,8 @@ use crate::cli::LogProbeArgs;
 use crate::commands::Ctx;
 use crate::core::session_log::{
     self, DirReport, DirVerdict, FileReport, FileVerdict, FutureLines, ReaderLimits, UnknownWhy,
-    format_timestamp,
 };
+use crate::core::time::{self, BadTime, format_secs};
 use crate::exit;
 use crate::output::{Printer, Style, human_bytes, human_duration, schema};
 use crate::sanitize::sanitize;
@@ -97,10 +97,11 @@ pub struct LogProbeReport {
 
 pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {
     let plan = resolve(args)?;
-    let dir = session_log::judge_dir(&plan.dir, plan.now, &plan.limits).map_err(|e| {
-        // One line naming the path and what is wrong (the path may hold anything).
-        anyhow!("{}", sanitize(&format!("{:#}", anyhow::Error::new(e))))
-    })?;
+    let dir =
+        session_log::judge_dir(&plan.dir, plan.now, &plan.limits, Instant::now).map_err(|e| {
+            // One line naming the path and what is wrong (the path may hold anything).
+            anyhow!("{}", sanitize(&format!("{:#}", anyhow::Error::new(e))))
+        })?;
     let report = LogProbeReport::new(&plan, &dir);
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;
@@ -142,30 +143,16 @@ fn parse_at(s: &str, now: i64) -> Result<i64> {
             sanitize(s)
         ))
     };
-    let t = s.trim();
-    let not_rfc3339 = "is not an RFC 3339 instant";
-    let (base, offset) = match t.char_indices().rev().nth(5) {
-        _ if t.ends_with(['Z', 'z']) => (&t[..t.len() - 1], 0),
-        Some((i, sign @ ('+' | '-'))) if t.as_bytes().get(i + 3) == Some(&b':') => {
-            // `get`, not indexing: the five characters after the sign may be multibyte.
-            let num = |r: std::ops::Range<usize>| t.get(r).and_then(|x| x.parse::<i64>().ok());
-            let h = num(i + 1..i + 3).ok_or_else(|| bad(not_rfc3339))?;
-            let m = num(i + 4..t.len()).ok_or_else(|| bad(not_rfc3339))?;
-            if h > 23 || m > 59 {
-                return Err(bad("has an offset beyond ±23:59"));
-            }
-            let secs = h * 3600 + m * 60;
-            (&t[..i], if sign == '-' { -secs } else { secs })
-        }
-        _ => return Err(bad("is not an RFC 3339 instant with a UTC offset")),
-    };
-    let utc = humantime::parse_rfc3339(&format!("{base}Z")).map_err(|_| bad(not_rfc3339))?;
-    let local = utc
-        .duration_since(UNIX_EPOCH)
-        .map_err(|_| bad("is before 1970"))?
-        .as_secs();
-    // Local time is UTC plus the offset, so UTC is local time minus it.
-    let secs = i64::try_from(local).map_err(|_| bad("is too far in the future"))? - offset;
+    let secs = time::parse_secs(s.trim()).map_err(|e| {
+        bad(match e {
+            BadTime::Shape | BadTime::Range => "is not an RFC 3339 instant",
+            BadTime::NoOffset => "is not an RFC 3339 instant with a UTC offset",
+            BadTime::OffsetRange => "has an offset beyond ±23:59",
+        })
+    })?;
+    if secs < 0 {
+        return Err(bad("is before 1970"));
+    }
     if secs > now {
         return Err(bad(
             "is in the future: --at replays what was written up to a past instant",
@@ -201,7 +188,7 @@ impl LogProbeReport {
         Self {
             schema: schema("log-probe"),
             dir: plan.dir.display().to_string(),
-            at: format_timestamp(now),
+            at: format_secs(now),
             replay: plan.replay,
             limits: LimitsEntry {
                 chunk_bytes: plan.limits.chunk,
@@ -212,7 +199,7 @@ impl LogProbeReport {
             files,
             directory: DirectoryEntry {
                 verdict,
-                last_activity: dir.last_activity.map(format_timestamp),
+                last_activity: dir.last_activity.map(format_secs),
                 age_seconds: dir.age(now),
                 unknown_reason,
                 bytes_read: dir.files.iter().map(|f| f.bytes_read).sum(),
@@ -233,12 +220,12 @@ fn file_entry(now: i64, f: &FileReport) -> FileEntry {
     FileEntry {
         name: f.name.clone(),
         size: f.size,
-        mtime: f.mtime.map(format_timestamp),
+        mtime: f.mtime.map(format_secs),
         mtime_age_seconds: f.mtime.map(|m| now.saturating_sub(m)),
         verdict,
         skip_reason,
         stale: f.stale,
-        last_activity: bound.map(format_timestamp),
+        last_activity: bound.map(format_secs),
         age_seconds: bound.map(|t| age(now, t)),
         bytes_read: f.bytes_read,
         ms: ms(f.micros),

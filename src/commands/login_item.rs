@@ -34,7 +34,7 @@ fn program() -> Result<PathBuf> {
 }
 
 fn log_path() -> Result<PathBuf> {
-    Ok(crate::paths::ensure_state_dir()?.join("watch.log"))
+    Ok(crate::store::paths::ensure_state_dir()?.join("watch.log"))
 }
 
 fn wording(s: &Status) -> String {

@@ -8,16 +8,16 @@ use serde::Serialize;
 
 use crate::cli::{ProbeArgs, ProbeFormat, ThresholdArgs};
 use crate::commands::Ctx;
-use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
-use crate::core::state;
 use crate::exit::UsageError;
-use crate::fsio::atomic_write;
 use crate::output::{Printer, Style, bar, human_duration, schema, thousands};
 use crate::sanitize::sanitize;
+use crate::store::evidence::{EvidenceLog, Row};
+use crate::store::fsio::atomic_write;
+use crate::store::state;
 
 /// Probe args resolved against config and environment.
 #[derive(Debug)]
@@ -83,7 +83,7 @@ pub struct ProbeReport {
 
 /// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
 /// report; it lives beside the hangs state that needed it first).
-pub use crate::core::hang_store::format_time as rfc3339_ms;
+pub use crate::core::time::format_ms as rfc3339_ms;
 
 /// Two decimals, as every report that repeats probe's percentages and rates shows them.
 pub fn round2(v: f64) -> f64 {
@@ -209,7 +209,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
 
 /// Keep the reading: in the trend history, and as a `poll` row of the evidence log.
 fn record_history(r: &Reading) -> Result<(Trend, Option<String>)> {
-    let dir = crate::paths::ensure_state_dir()?;
+    let dir = crate::store::paths::ensure_state_dir()?;
     let h = state::record_reading(&dir, r.uid, r.sample())?;
     let trend = reading::trend(&h.samples, r.limit.limit);
     EvidenceLog::new(&dir).append(&[poll_row(r, &trend)])?;

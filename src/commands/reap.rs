@@ -15,7 +15,6 @@ use crate::commands::probe::{poll_row, rfc3339_ms};
 use crate::commands::reap_report::{ReapReport, TargetReport, summary};
 use crate::commands::sessions;
 use crate::core::emergency::Emergency;
-use crate::core::evidence::{EvidenceLog, Row};
 use crate::core::liveness::RECKLESS_THRESHOLD_S;
 use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{self, Policy, Selection, Situation, SkipReason};
@@ -23,6 +22,7 @@ use crate::core::reading::{self, Reading, Trend};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::exit::{self, UsageError};
 use crate::platform::{self, ProcessSource};
+use crate::store::evidence::{EvidenceLog, Row};
 
 /// How long verification waits for the zombies of the killed parents to be reaped by
 /// whoever inherits them (launchd, init, a subreaper).
@@ -283,12 +283,12 @@ pub fn execute(
 
 /// The per-user cleanup lock (`cleanup.lock` in the state directory) and whether another
 /// cleanup held it, so that this one waited.
-fn cleanup_lock() -> Result<(crate::fsio::Lock, bool)> {
-    let path = crate::paths::ensure_state_dir()?.join("cleanup");
-    if let Some(l) = crate::fsio::Lock::try_acquire(&path)? {
+fn cleanup_lock() -> Result<(crate::store::fsio::Lock, bool)> {
+    let path = crate::store::paths::ensure_state_dir()?.join("cleanup");
+    if let Some(l) = crate::store::fsio::Lock::try_acquire(&path)? {
         return Ok((l, false));
     }
-    Ok((crate::fsio::Lock::acquire(&path)?, true))
+    Ok((crate::store::fsio::Lock::acquire(&path)?, true))
 }
 
 fn finish(ctx: &Ctx<'_>, report: &ReapReport, code: u8) -> Result<u8> {
@@ -345,7 +345,7 @@ fn verify(
 
 /// One row per terminated parent, or one `cleanup,no-targets` row.
 fn record_evidence(reading: &Reading, selection: &Selection, report: &ReapReport) -> Result<()> {
-    let dir = crate::paths::ensure_state_dir()?;
+    let dir = crate::store::paths::ensure_state_dir()?;
     // The reading's columns, stamped with the time of the cleanup (no forecast: the
     // pre-cleanup curve says nothing about after it).
     let base = Row {

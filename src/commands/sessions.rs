@@ -13,8 +13,8 @@ use crate::core::liveness::{
 };
 use crate::core::session_log::{self, ReaderLimits};
 use crate::core::snapshot::{ProcessTable, Snapshot};
-use crate::core::state::CpuHistory;
 use crate::platform::{self, ProcessSource};
+use crate::store::state::CpuHistory;
 
 /// The CPU a session child must use between readings to count as working, as a fraction of
 /// one core: `cpu_active_pct` from the settings, or the default when it is not positive.
@@ -33,7 +33,7 @@ pub struct ContentJudge {
 
 impl LogJudge for ContentJudge {
     fn last_activity(&self, dir: &Path, now: i64) -> Option<i64> {
-        session_log::judge_dir(dir, now, &self.limits)
+        session_log::judge_dir(dir, now, &self.limits, std::time::Instant::now)
             .ok()?
             .last_activity
     }
@@ -60,10 +60,10 @@ pub enum History {
 
 impl History {
     /// The live state directory (created if missing), judged by the rule of
-    /// `core::state::dir_rule`.
+    /// `core::state_rules::dir_rule`.
     pub fn live(uid: u32) -> Result<Self> {
-        let dir = crate::paths::ensure_state_dir()?;
-        Ok(match crate::core::state::check_dir(&dir, uid) {
+        let dir = crate::store::paths::ensure_state_dir()?;
+        Ok(match crate::store::state::check_dir(&dir, uid) {
             Ok(()) => Self::Dir(dir),
             Err(why) => Self::Untrusted(why),
         })

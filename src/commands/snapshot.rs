@@ -7,8 +7,8 @@ use crate::cli::SnapshotArgs;
 use crate::commands::Ctx;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::{ProcessTable, Snapshot};
-use crate::fsio::atomic_write;
 use crate::platform::ProcessSource;
+use crate::store::fsio::atomic_write;
 
 pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<u8> {
     let source = ctx.source()?;

@@ -7,7 +7,8 @@
 //! evidence_chart.rs, commands/evidence_svg.rs), so they cannot disagree about what the log
 //! says. No file, no clock, no glyph here.
 
-use crate::core::evidence::{Anomaly, ReadRow};
+use crate::core::evidence_csv::{Anomaly, ReadRow};
+use crate::core::time::parse_secs;
 
 /// One reading (a `poll` row, or a row of an older layout that is not a cleanup).
 #[derive(Debug, Clone, PartialEq)]
@@ -103,11 +104,7 @@ fn result_field(result: &str, key: &str) -> Option<u64> {
 /// first in every layout).
 pub fn anomaly_time(a: &Anomaly) -> Option<i64> {
     let first = a.text.split(',').next()?;
-    humantime::parse_rfc3339(first.trim())
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_secs() as i64)
+    parse_secs(first.trim()).ok()
 }
 
 /// The slots `marks` freed, added up (saturating: a corrupt row must not wrap the total).

@@ -13,13 +13,12 @@
 //! `accessory`, `prohibited`), `responsive`. Optional: a round's `reason` (why the
 //! interface was unavailable), an app's `start_time` and `uid`. Any other field is ignored.
 //! Rounds must be in time order. Every error names the round and app it is about.
-
-use std::path::Path;
+//! `store::observations::load` reads the file.
 
 use serde::{Deserialize, Deserializer};
 
-use crate::core::hang_store::parse_time;
 use crate::core::hangs::{AppObservation, Policy, Round};
+use crate::core::time::parse_ms;
 
 #[derive(Debug, Deserialize)]
 struct RecordedApp {
@@ -40,13 +39,6 @@ struct RecordedApp {
 /// `deserialize_with` makes serde report a missing field instead of defaulting to `None`.
 fn required_nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     Option::<String>::deserialize(d)
-}
-
-/// Read and validate an observations file; the error names the file and what is wrong.
-pub fn load(path: &Path) -> Result<Vec<Round>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read observations file `{}`: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("observations file `{}` {e}", path.display()))
 }
 
 /// Parse the text of an observations file. Errors read after the file name.
@@ -72,7 +64,7 @@ pub fn parse(text: &str) -> Result<Vec<Round>, String> {
         let at = obj
             .get("at")
             .ok_or_else(|| format!("{here}: missing field `at`"))?;
-        let at_ms = at.as_str().and_then(parse_time).ok_or_else(|| {
+        let at_ms = at.as_str().and_then(|s| parse_ms(s).ok()).ok_or_else(|| {
             format!("{here}.at `{at}` is not an RFC 3339 UTC time like `2026-11-30T10:00:00Z`")
         })?;
         if let Some(prev) = out.last() {
@@ -218,11 +210,5 @@ mod tests {
             "available": true, "apps": [bad_policy]}]})
         .to_string();
         assert!(err(&text).contains("foreground"));
-    }
-
-    #[test]
-    fn a_missing_file_names_the_path() {
-        let e = load(Path::new("/nonexistent/obs.json")).unwrap_err();
-        assert!(e.contains("/nonexistent/obs.json"), "{e}");
     }
 }

@@ -5,7 +5,9 @@
 //! (seed: "The log signal reads content, not mtime"; reference A.7).
 //!
 //! Pure rules plus plain file reading; no process APIs, so it compiles and is tested on
-//! every OS. `line` holds the timestamp parser and the heartbeat denylist, `backwards` the
+//! every OS. It reads no clock: `now` is an argument, and the time each file cost is
+//! measured on the caller's [`Clock`]. (It is the core's one reader of files: see
+//! ARCHITECTURE.md for why it stays here rather than behind the store.) `line` holds the timestamp parser and the heartbeat denylist, `backwards` the
 //! chunked reader; this file holds the file and directory rules and the public types.
 //!
 //! Rules where the reference is silent, decided here (all err towards "active"):
@@ -40,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 pub use backwards::{Scan, judge_reader};
-pub use line::{HEARTBEATS, format_timestamp, is_heartbeat, parse_timestamp};
+pub use line::{HEARTBEATS, is_heartbeat, parse_timestamp};
 
 /// How much one file may cost, and how far back the reader looks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,9 +222,13 @@ pub fn log_dir_from_argv(argv: &[String]) -> Option<PathBuf> {
     None
 }
 
+/// The monotonic clock a judgement times itself by (`micros` in the reports): the caller's
+/// (commands pass `Instant`'s `now`), since the core reads no clock of its own.
+pub type Clock = fn() -> Instant;
+
 /// Judge one file as of `now` (unix seconds), by the same rules as a file in a directory.
-pub fn judge_file(path: &Path, now: i64, limits: &ReaderLimits) -> FileReport {
-    let started = Instant::now();
+pub fn judge_file(path: &Path, now: i64, limits: &ReaderLimits, clock: Clock) -> FileReport {
+    let started = clock();
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -231,15 +237,20 @@ pub fn judge_file(path: &Path, now: i64, limits: &ReaderLimits) -> FileReport {
         Examined::Done(r) => r,
         Examined::Read(r) => read(path, r, now, limits),
     };
-    report.micros = micros_since(started);
+    report.micros = micros_since(clock, started);
     report
 }
 
 /// Judge every file of `dir` as of `now` and aggregate: any file showing work makes the
 /// directory active (the latest activity wins), one unknown file makes it unknown, and no
 /// usable file leaves it unknown. `Err` only when the directory itself cannot be listed.
-pub fn judge_dir(dir: &Path, now: i64, limits: &ReaderLimits) -> Result<DirReport, LogDirError> {
-    let started = Instant::now();
+pub fn judge_dir(
+    dir: &Path,
+    now: i64,
+    limits: &ReaderLimits,
+    clock: Clock,
+) -> Result<DirReport, LogDirError> {
+    let started = clock();
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(LogDirError::NotADirectory(dir.to_path_buf())),
@@ -266,10 +277,10 @@ pub fn judge_dir(dir: &Path, now: i64, limits: &ReaderLimits) -> Result<DirRepor
 
     let mut examined = Vec::with_capacity(entries.len());
     for name in entries {
-        let started = Instant::now();
+        let started = clock();
         let path = dir.join(&name);
         let ex = examine(&path, name.to_string_lossy().into_owned(), now, limits);
-        examined.push((path, ex, micros_since(started)));
+        examined.push((path, ex, micros_since(clock, started)));
     }
     let recent = examined
         .iter()
@@ -279,7 +290,7 @@ pub fn judge_dir(dir: &Path, now: i64, limits: &ReaderLimits) -> Result<DirRepor
 
     let mut files = Vec::with_capacity(examined.len());
     for (path, ex, examining) in examined {
-        let started = Instant::now();
+        let started = clock();
         let mut report = match ex {
             Examined::Done(r) => r,
             Examined::Read(mut r) if over_cap => {
@@ -288,7 +299,7 @@ pub fn judge_dir(dir: &Path, now: i64, limits: &ReaderLimits) -> Result<DirRepor
             }
             Examined::Read(r) => read(&path, r, now, limits),
         };
-        report.micros = examining.saturating_add(micros_since(started));
+        report.micros = examining.saturating_add(micros_since(clock, started));
         files.push(report);
     }
     let verdict = if over_cap {
@@ -308,7 +319,7 @@ pub fn judge_dir(dir: &Path, now: i64, limits: &ReaderLimits) -> Result<DirRepor
         files,
         last_activity,
         verdict,
-        micros: micros_since(started),
+        micros: micros_since(clock, started),
     })
 }
 
@@ -458,8 +469,8 @@ fn unix_secs(t: SystemTime) -> Option<i64> {
     }
 }
 
-fn micros_since(t: Instant) -> u64 {
-    u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX)
+fn micros_since(clock: Clock, t: Instant) -> u64 {
+    u64::try_from(clock().saturating_duration_since(t).as_micros()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

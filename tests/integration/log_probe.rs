@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use headroom::core::session_log::format_timestamp;
+use headroom::core::time::format_secs;
 use predicates::prelude::*;
 
 use crate::schema;
@@ -26,7 +26,7 @@ fn now() -> i64 {
 }
 
 fn us(t: i64) -> String {
-    format!("{}.499123Z", &format_timestamp(t)[..19])
+    format!("{}.499123Z", &format_secs(t)[..19])
 }
 
 /// The incident's three heartbeat lines every 30 s from `from` to `to`.
@@ -51,7 +51,7 @@ fn heartbeats(from: i64, to: i64) -> String {
 fn work(t: i64, event: &str) -> String {
     format!(
         "{}.499Z [DEBUG] Forwarding event for session 4da0d54f: {event}\n",
-        &format_timestamp(t)[..19]
+        &format_secs(t)[..19]
     )
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::core::evidence::{ReadRow, read_file};
+use crate::store::evidence::{ReadRow, read_file};
 
 const GLYPHS_ASCII: &str = " #=-.|+^E?";
 
@@ -169,7 +169,7 @@ fn a_bar_at_a_quarter_of_the_top_fills_two_and_a_half_rows() {
 
 #[test]
 fn one_reading_and_an_unread_row_are_drawn_and_named() {
-    let broken = crate::core::evidence::Anomaly {
+    let broken = crate::store::evidence::Anomaly {
         file: "evidence.1.csv".into(),
         line: 88,
         fields: 14,

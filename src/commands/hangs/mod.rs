@@ -27,12 +27,12 @@ use crate::commands::hangs::report::{
     human_summary,
 };
 use crate::commands::hangs::round::{Actor, LiveActor, Planner, persisted_round, process_round};
-use crate::core::hang_store::{self, format_time};
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
-use crate::core::observations;
+use crate::core::time::format_ms;
 use crate::exit::{self, usage};
 use crate::output::schema;
 use crate::platform::{self, AppScan, ProcessSource, stop_flag};
+use crate::store::{self, hang_events};
 
 const DEFAULT_EVERY: Duration = Duration::from_secs(15);
 const MIN_EVERY: Duration = Duration::from_secs(1);
@@ -163,12 +163,12 @@ fn print_round(ctx: &Ctx<'_>, r: &RoundReport, stream: bool) -> Result<()> {
 }
 
 fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
-    let rounds = observations::load(path).map_err(|m| exit::WithCode {
+    let rounds = store::observations::load(path).map_err(|m| exit::WithCode {
         code: exit::ERROR,
         message: m,
     })?;
     let dir = if plan.record_events {
-        Some(crate::paths::ensure_state_dir()?)
+        Some(crate::store::paths::ensure_state_dir()?)
     } else {
         None
     };
@@ -183,7 +183,7 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
         if let Some(dir) = &dir {
             // Retention is measured on the recording's own clock, so replaying an old
             // recording does not prune its own events as they are written.
-            match hang_store::append_events(dir, &events, round.at_ms) {
+            match hang_events::append_events(dir, &events, round.at_ms) {
                 Ok(w) => w.iter().for_each(|w| ctx.printer.warn(w)),
                 Err(e) => failure = Some(e.context("hang events were not logged")),
             }
@@ -243,7 +243,7 @@ pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> 
     let plan = resolve(ctx, &args)?;
     let source = platform::native();
     let control = platform::native_control(&*source);
-    let dir = crate::paths::ensure_state_dir()?;
+    let dir = crate::store::paths::ensure_state_dir()?;
     let mut actor = LiveActor::new(&*source, &*control, plan.recovery);
     let round = with_identities(apps.scan(), &*source, platform::now_ms());
     let (report, mut warnings, failure) = persisted_round(
@@ -274,9 +274,9 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
     let source = platform::native();
     let control = platform::native_control(&*source);
     let dir = if plan.dry_run {
-        crate::paths::state_dir()?
+        crate::store::paths::state_dir()?
     } else {
-        crate::paths::ensure_state_dir()?
+        crate::store::paths::ensure_state_dir()?
     };
     let mut live_actor = LiveActor::new(&*source, &*control, plan.recovery);
     let mut planner = Planner::new("dry-run");
@@ -352,20 +352,20 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
 }
 
 fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
-    let dir = crate::paths::state_dir()?;
+    let dir = crate::store::paths::state_dir()?;
     let since_ms = since.map(|d| {
         platform::now_ms().saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
     });
-    let (events, skipped) = hang_store::read_events(&dir, since_ms)?;
+    let (events, skipped) = hang_events::read_events(&dir, since_ms)?;
     if skipped > 0 {
         ctx.printer.warn(&format!(
             "{skipped} unreadable line(s) in `{}` were skipped",
-            dir.join(hang_store::EVENTS_FILE).display()
+            dir.join(hang_events::EVENTS_FILE).display()
         ));
     }
     let report = EventsReport {
         schema: schema("hangs-events"),
-        since: since_ms.map(format_time),
+        since: since_ms.map(format_ms),
         skipped_lines: skipped,
         events,
     };

@@ -11,10 +11,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::actions::recover::Step;
-use crate::core::hang_store::HangEvent;
 use crate::core::hangs::{HangState, Kind, Policy};
 use crate::output::{Printer, Style, plural};
 use crate::sanitize::sanitize;
+use crate::store::hang_events::HangEvent;
 
 /// What the round did about one app's hang.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

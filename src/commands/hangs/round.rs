@@ -10,12 +10,13 @@ use anyhow::Result;
 use crate::actions::notify;
 use crate::actions::recover::{self, LiveOps, Recovery, Target};
 use crate::commands::hangs::report::{ActionReport, AppReport, NotificationReport, RoundReport};
-use crate::core::hang_store::{self, HangEvent, format_time};
 use crate::core::hangs::{
     self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, should_notify,
 };
 use crate::core::snapshot::Identity;
+use crate::core::time::format_ms;
 use crate::platform::{ProcessControl, ProcessSource};
+use crate::store::hang_events::{self, HangEvent};
 
 /// Carries out what the core decided, or only plans it.
 pub(crate) trait Actor {
@@ -148,7 +149,7 @@ pub(crate) fn process_round(
             state: d.state,
             reason: d.reason.clone(),
             rounds: d.rounds,
-            cooldown_until: d.cooldown_until_ms.map(format_time),
+            cooldown_until: d.cooldown_until_ms.map(format_ms),
             action: None,
             notification: None,
         };
@@ -236,7 +237,7 @@ pub(crate) fn process_round(
         apps.push(report);
     }
     let report = RoundReport {
-        at: format_time(outcome.at_ms),
+        at: format_ms(outcome.at_ms),
         status: if outcome.available {
             "ok"
         } else {
@@ -266,13 +267,13 @@ pub(crate) fn persisted_round(
     let lock = if plan_dry_run {
         None
     } else {
-        Some(hang_store::lock_state(dir)?)
+        Some(hang_events::lock_state(dir)?)
     };
-    let (mut state, warning) = if plan_dry_run && !dir.join(hang_store::STATE_FILE).exists() {
+    let (mut state, warning) = if plan_dry_run && !dir.join(hang_events::STATE_FILE).exists() {
         (MonitorState::default(), None)
     } else if plan_dry_run {
         // Read without setting a corrupt file aside: a dry run changes nothing.
-        match std::fs::read(dir.join(hang_store::STATE_FILE))
+        match std::fs::read(dir.join(hang_events::STATE_FILE))
             .ok()
             .and_then(|b| serde_json::from_slice::<MonitorState>(&b).ok())
         {
@@ -283,16 +284,16 @@ pub(crate) fn persisted_round(
             ),
         }
     } else {
-        hang_store::load_state(dir)?
+        hang_events::load_state(dir)?
     };
     warnings.extend(warning);
     let (report, events) = process_round(&mut state, round, cfg, settings, actor);
     let mut failure = None;
     if !plan_dry_run {
-        if let Err(e) = hang_store::save_state(dir, &state) {
+        if let Err(e) = hang_events::save_state(dir, &state) {
             failure = Some(e.context("the hang monitor state was not saved"));
         }
-        match hang_store::append_events(dir, &events, round.at_ms) {
+        match hang_events::append_events(dir, &events, round.at_ms) {
             Ok(w) => warnings.extend(w),
             Err(e) => failure = Some(e.context("hang events were not logged")),
         }

@@ -5,12 +5,12 @@ use super::*;
 use crate::actions::recover::{Recovery, Target};
 use crate::commands::hangs::report::NotificationReport;
 use crate::commands::hangs::round::{Actor, Planner, persisted_round, process_round};
-use crate::core::hang_store::{self, HangEvent};
 use crate::core::hangs::Kind;
 use crate::core::hangs::{
     AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, HangState, Policy,
 };
 use crate::core::snapshot::Identity;
+use crate::store::hang_events::{self, HangEvent};
 
 const T0: i64 = 1_796_032_800_000;
 const EVERY: i64 = 15_000;
@@ -389,10 +389,10 @@ fn persisted_rounds_are_consecutive_across_runs_and_dry_runs_write_nothing() {
         assert_eq!(r.apps[0].rounds, i as u32 + 1);
     }
     assert_eq!(a.restarts.len(), 1);
-    let (events, _) = hang_store::read_events(d.path(), None).unwrap();
+    let (events, _) = hang_events::read_events(d.path(), None).unwrap();
     assert_eq!(types(&events), vec!["detected", "restarted"]);
     // A dry run after that reads the state (the cooldown is active) and still writes nothing.
-    let before = std::fs::read(d.path().join(hang_store::STATE_FILE)).unwrap();
+    let before = std::fs::read(d.path().join(hang_events::STATE_FILE)).unwrap();
     let (r, _, _) = persisted_round(
         d.path(),
         true,
@@ -404,7 +404,7 @@ fn persisted_rounds_are_consecutive_across_runs_and_dry_runs_write_nothing() {
     .unwrap();
     assert_eq!(r.apps[0].state, HangState::CoolingDown);
     assert_eq!(
-        std::fs::read(d.path().join(hang_store::STATE_FILE)).unwrap(),
+        std::fs::read(d.path().join(hang_events::STATE_FILE)).unwrap(),
         before
     );
 }

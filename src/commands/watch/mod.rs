@@ -35,12 +35,12 @@ use crate::commands::watch::output::{DRAIN_AT_EXIT, Output};
 use crate::commands::watch::parked::ParkedTrees;
 use crate::commands::watch::persist::Persisted;
 use crate::core::alerts::Crossing;
-use crate::core::evidence::Row;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::exit::UsageError;
 use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
+use crate::store::evidence::Row;
 use anyhow::Result;
 
 /// The running `watch`: what it reads with, what it keeps between rounds, and its counts.
@@ -184,12 +184,12 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
 /// `watch.lock` in the state directory, held for the life of the process; a refusal naming
 /// it when another `watch` holds it. A state directory that cannot be made is no reason not
 /// to guard: that is reported by the first round, and the guard runs unlocked.
-fn single_watch() -> Result<Option<crate::fsio::Lock>> {
-    let Ok(dir) = crate::paths::ensure_state_dir() else {
+fn single_watch() -> Result<Option<crate::store::fsio::Lock>> {
+    let Ok(dir) = crate::store::paths::ensure_state_dir() else {
         return Ok(None);
     };
     let path = dir.join("watch");
-    match crate::fsio::Lock::try_acquire(&path) {
+    match crate::store::fsio::Lock::try_acquire(&path) {
         Ok(Some(l)) => Ok(Some(l)),
         Ok(None) => Err(crate::exit::Refused(format!(
             "another `headroom watch` is running for this user (it holds `{}.lock`); one guard \

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::commands::probe::poll_row;
 use crate::commands::watch::Watcher;
 use crate::core::alerts::AlertState;
-use crate::core::evidence::EvidenceLog;
 use crate::core::reading::{self, Reading, Trend};
-use crate::core::state::{self, Loaded, load_json, save_json};
+use crate::store::evidence::EvidenceLog;
+use crate::store::state::{self, Loaded, load_json, save_json};
 
 const STATE_FILE: &str = "watch-state.json";
 /// Evidence rows kept in memory while the state directory cannot be written (a full disk),
@@ -30,7 +30,7 @@ impl Watcher<'_, '_> {
         if self.ctx.replaying() {
             return;
         }
-        let dir = match crate::paths::ensure_state_dir() {
+        let dir = match crate::store::paths::ensure_state_dir() {
             Ok(d) => self.state_dir.insert(d),
             Err(e) => {
                 self.notice(
@@ -74,14 +74,14 @@ impl Watcher<'_, '_> {
     pub(super) fn record(&mut self, r: &Reading) -> Trend {
         let none = Trend::none(0);
         if self.state_dir.is_none() && !self.ctx.replaying() {
-            self.state_dir = crate::paths::ensure_state_dir().ok();
+            self.state_dir = crate::store::paths::ensure_state_dir().ok();
         }
         let Some(dir) = self.state_dir.clone() else {
             return none;
         };
         if !dir.is_dir() {
             // Removed while we run (a cleanup script, `rm -rf ~/.local/state`): made again.
-            if let Err(e) = crate::paths::create_private_dir(&dir) {
+            if let Err(e) = crate::store::paths::create_private_dir(&dir) {
                 self.notice("error", &format!("{e:#}"));
             }
         }

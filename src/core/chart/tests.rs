@@ -274,7 +274,7 @@ fn the_archived_14_field_row_is_a_mark_at_its_own_time() {
     }
     text.push_str("2026-08-28T18:09:53Z,801,239,4000,20.0,3199,0.00,,86183,agency,115,cpu_idle=unknown;log_age=8,poll,\n");
     std::fs::write(&p, text).unwrap();
-    let (rows, anomalies) = crate::core::evidence::read_file(&p).unwrap();
+    let (rows, anomalies) = crate::store::evidence::read_file(&p).unwrap();
     let c = Chart::build(&rows, &anomalies, 50.0, 75.0);
     assert_eq!(c.points.len(), 86);
     let at = 1_787_940_593; // 2026-08-28T18:09:53Z

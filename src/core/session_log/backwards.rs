@@ -192,7 +192,7 @@ mod tests {
     }
 
     fn ts(t: i64) -> String {
-        super::super::line::format_timestamp(t)
+        crate::core::time::format_secs(t)
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use super::fixtures::*;
 use super::*;
+use std::time::Instant;
 
 // ----- PartialEvidenceTests / MatchingAndOrderingTests (reader items) ------------------
 
@@ -212,11 +213,17 @@ fn directories_sockets_and_dangling_links_are_skipped() {
 fn judge_dir_names_the_path_when_it_cannot_list_it() {
     let d = LogDir::new();
     let missing = d.path().join("nope");
-    let e = judge_dir(&missing, NOW, &ReaderLimits::default()).unwrap_err();
+    let e = judge_dir(&missing, NOW, &ReaderLimits::default(), Instant::now).unwrap_err();
     assert!(matches!(e, LogDirError::Missing(_)));
     assert!(e.to_string().contains("nope"), "{e}");
     d.file("a.log", "x", NOW);
-    let e = judge_dir(&d.path().join("a.log"), NOW, &ReaderLimits::default()).unwrap_err();
+    let e = judge_dir(
+        &d.path().join("a.log"),
+        NOW,
+        &ReaderLimits::default(),
+        Instant::now,
+    )
+    .unwrap_err();
     assert!(matches!(e, LogDirError::NotADirectory(_)));
     assert!(e.to_string().contains("a.log"), "{e}");
 }
@@ -230,12 +237,12 @@ fn judge_file_applies_the_directory_rules_to_one_file() {
         NOW - 5,
     );
     let l = ReaderLimits::default();
-    let t = judge_file(&d.path().join("Telemetry.log"), NOW, &l);
+    let t = judge_file(&d.path().join("Telemetry.log"), NOW, &l, Instant::now);
     assert_eq!(t.verdict, FileVerdict::Skipped(SkipReason::Telemetry));
-    let s = judge_file(&d.path().join(SESSION_LOG), NOW, &l);
+    let s = judge_file(&d.path().join(SESSION_LOG), NOW, &l, Instant::now);
     assert_eq!(s.verdict, FileVerdict::Work { at: NOW - 5 });
     assert_eq!(s.name, SESSION_LOG);
-    let m = judge_file(&d.path().join("missing.log"), NOW, &l);
+    let m = judge_file(&d.path().join("missing.log"), NOW, &l, Instant::now);
     assert_eq!(m.verdict, FileVerdict::Unknown);
     assert!(m.error.is_some());
 }
@@ -256,4 +263,34 @@ fn log_dir_comes_from_the_first_log_dir_argument() {
     assert_eq!(dir(&["copilot", "--log-dir=", "--log-dir", "/x"]), None);
     assert_eq!(dir(&["copilot", "--log-directory", "/x"]), None);
     assert_eq!(dir(&[]), None);
+}
+
+/// The reports' `micros` come from the caller's clock, never one the reader reads itself: a
+/// clock that never moves times everything at 0, one that jumps 1 ms a reading at least 1 ms.
+#[test]
+fn the_reader_times_itself_by_the_clock_it_is_given() {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+    fn base() -> Instant {
+        static T: OnceLock<Instant> = OnceLock::new();
+        *T.get_or_init(Instant::now)
+    }
+    fn frozen() -> Instant {
+        base()
+    }
+    fn ticking() -> Instant {
+        static N: AtomicU64 = AtomicU64::new(0);
+        base() + Duration::from_millis(N.fetch_add(1, Ordering::Relaxed))
+    }
+    let d = LogDir::new();
+    d.file(SESSION_LOG, work(NOW - 5, "assistant.turn_end"), NOW - 5);
+    let l = ReaderLimits::default();
+    let f = judge_file(&d.path().join(SESSION_LOG), NOW, &l, frozen);
+    let r = judge_dir(d.path(), NOW, &l, frozen).unwrap();
+    assert_eq!((f.micros, r.micros, r.files[0].micros), (0, 0, 0));
+    let f = judge_file(&d.path().join(SESSION_LOG), NOW, &l, ticking);
+    let r = judge_dir(d.path(), NOW, &l, ticking).unwrap();
+    assert!(f.micros >= 1000 && r.micros >= 1000, "control: {f:?} {r:?}");
+    assert!(r.files[0].micros >= 1000, "{r:?}");
 }

@@ -1,9 +1,11 @@
 //! Fixtures for the session-log tests: log directories built in a temp dir from the
 //! incident's own line shapes (reference A.7), judged as of the incident capture instant.
 
+use crate::core::time::format_secs;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::time::Instant;
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::*;
@@ -15,12 +17,12 @@ pub(super) const HOUR: i64 = 3600;
 
 /// The wrapper's microsecond form.
 pub(super) fn us(t: i64) -> String {
-    format!("{}.499123Z", &format_timestamp(t)[..19])
+    format!("{}.499123Z", &format_secs(t)[..19])
 }
 
 /// The session's millisecond form.
 pub(super) fn ms(t: i64) -> String {
-    format!("{}.499Z", &format_timestamp(t)[..19])
+    format!("{}.499Z", &format_secs(t)[..19])
 }
 
 /// The three verbatim incident heartbeat lines, as the wrapper writes them every 30 s.
@@ -101,7 +103,7 @@ impl LogDir {
     }
 
     pub(super) fn judge_with(&self, limits: &ReaderLimits) -> DirReport {
-        judge_dir(self.path(), NOW, limits).unwrap()
+        judge_dir(self.path(), NOW, limits, Instant::now).unwrap()
     }
 }
 

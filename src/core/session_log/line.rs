@@ -2,6 +2,7 @@
 //! logic, no I/O, compiled and tested on every OS.
 
 use super::bytes;
+use crate::core::time::{days_from_civil, digits};
 
 /// Substrings (ASCII, lower case) that mark a line as housekeeping rather than work. Every
 /// entry was found by measuring the incident machine's logs (reference A.7), not by reading
@@ -145,55 +146,10 @@ pub(super) fn split_timestamp(line: &[u8]) -> Option<(i64, &[u8])> {
     ))
 }
 
-/// ASCII digits as a number; `None` if any byte is not a digit.
-fn digits(b: &[u8]) -> Option<i64> {
-    b.iter().try_fold(0i64, |acc, &c| {
-        c.is_ascii_digit().then(|| acc * 10 + i64::from(c - b'0'))
-    })
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The inverse: (year, month, day) of a day count since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-/// Unix seconds as `YYYY-MM-DDTHH:MM:SSZ`, for any value (humantime's formatter panics
-/// before 1970, and a log line or an mtime can say anything).
-pub fn format_timestamp(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let (hh, mm, ss) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    if (0..=9999).contains(&y) {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
-    } else {
-        format!("{y:+}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::time::format_secs;
 
     /// S14: the three precisions the incident machine writes all read as the same second.
     #[test]
@@ -256,11 +212,11 @@ mod tests {
             "1969-07-20T20:17:40Z",
         ] {
             let t = parse_timestamp(s.as_bytes()).unwrap();
-            assert_eq!(format_timestamp(t), s);
+            assert_eq!(format_secs(t), s);
         }
         // Nothing panics at the extremes.
-        assert!(format_timestamp(i64::MIN).starts_with('-'));
-        assert!(format_timestamp(i64::MAX).starts_with('+'));
+        assert!(format_secs(i64::MIN).starts_with('-'));
+        assert!(format_secs(i64::MAX).starts_with('+'));
     }
 
     /// The anchored search finds exactly what a plain search of every entry finds.

@@ -130,7 +130,7 @@ fn hostile_names_and_huge_argv_are_read_whole_and_neutralised() {
 
     // The evidence CSV, opened in a spreadsheet for a bug report, runs no formula.
     let (rows, anomalies) =
-        headroom::core::evidence::read_file(&env.home.join("evidence.csv")).unwrap();
+        headroom::store::evidence::read_file(&env.home.join("evidence.csv")).unwrap();
     assert!(anomalies.is_empty(), "{anomalies:?}");
     let top = rows[0].top_parent_name.as_deref().unwrap();
     assert_eq!(top, "'=a) b\\nc");
@@ -227,7 +227,7 @@ fn pids_vanishing_mid_scan_and_a_hidepid_proc_keep_counts_right() {
             .unwrap();
         assert_eq!(reading["partial"], true, "{reading}");
         let (rows, _) =
-            headroom::core::evidence::read_file(&env.home.join("evidence.csv")).unwrap();
+            headroom::store::evidence::read_file(&env.home.join("evidence.csv")).unwrap();
         assert!(
             rows.iter().rev().take(3).all(|r| r.result == "partial"),
             "{rows:?}"

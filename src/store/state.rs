@@ -1,5 +1,6 @@
-//! Small persisted state in the state directory (reading history; later CPU history and the
-//! hang monitor), written atomically (write + rename) under an advisory lock.
+//! Small persisted state in the state directory (reading history, CPU history, and the JSON
+//! load/save the hang monitor and `watch` share), written atomically (write + rename) under
+//! an advisory lock. The rules over what is read (`core::state_rules`) decide what is kept.
 //!
 //! A corrupt file is never fatal and never silently discarded: it is moved aside, the caller
 //! starts fresh and says so.
@@ -11,8 +12,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::core::liveness::CpuEntry;
-use crate::core::reading::{Sample, TREND_WINDOW_MS};
-use crate::fsio::{Lock, replace};
+use crate::core::reading::Sample;
+use crate::core::state_rules::{consistent, dir_rule, in_window};
+use crate::store::fsio::{Lock, replace};
 
 /// What loading a state file found.
 #[derive(Debug)]
@@ -28,7 +30,7 @@ pub enum Loaded<T> {
 
 /// Load `path` as JSON; a file that does not parse is moved aside.
 pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
-    let bytes = match crate::fsio::read_private(path) {
+    let bytes = match crate::store::fsio::read_private(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::Missing),
         Err(e) => {
@@ -97,9 +99,7 @@ pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
             Vec::new()
         }
     };
-    samples.retain(|s| s.at_ms <= sample.at_ms && s.at_ms >= sample.at_ms - TREND_WINDOW_MS);
-    samples.push(sample);
-    samples.sort_by_key(|s| s.at_ms);
+    in_window(&mut samples, sample);
     save_json(
         &path,
         &ReadingsFile {
@@ -135,38 +135,7 @@ struct CpuFileIn {
     entries: Vec<serde_json::Value>,
 }
 
-/// Whether a stored entry can be true of this boot at awake-clock `now_ms`: no negative
-/// times, the last activity not after the reading, the reading not in the future. An
-/// inconsistent entry would hand the tracker an idle time it never measured.
-pub fn consistent(e: &CpuEntry, now_ms: i64) -> bool {
-    e.read_at_ms >= 0
-        && e.last_active_ms >= 0
-        && e.last_active_ms <= e.read_at_ms
-        && e.read_at_ms <= now_ms
-}
-
-/// The rule for a state directory whose history may decide about signals: owned by the user
-/// and not writable by group or others (anyone else who can write it can fake "idle for
-/// hours"). `Err` is the one-line reason, naming the path and the rule.
-pub fn dir_rule(dir: &Path, uid: u32, owner: u32, mode: u32) -> Result<(), String> {
-    let broken = if owner != uid {
-        format!("is owned by uid {owner}, not uid {uid}")
-    } else if mode & 0o022 != 0 {
-        format!(
-            "has mode {:04o}: group or others can write it",
-            mode & 0o7777
-        )
-    } else {
-        return Ok(());
-    };
-    Err(format!(
-        "state directory `{}` {broken}; headroom trusts state only from a directory owned by \
-         the user and not writable by group or others (chmod go-w, or set HEADROOM_HOME)",
-        dir.display()
-    ))
-}
-
-/// [`dir_rule`] for the directory on disk (following a symlink to what it names).
+/// `core::state_rules::dir_rule` for the directory on disk (following a symlink to what it names).
 pub fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
     let meta = std::fs::metadata(dir)
         .map_err(|e| format!("cannot inspect state directory `{}`: {e}", dir.display()))?;
@@ -198,7 +167,7 @@ pub struct CpuHistory {
 impl CpuHistory {
     /// Load the history in `dir`. Kept are only entries of this uid and this boot (`boot`:
     /// pids, start times and awake-clock readings of another boot mean nothing now) that
-    /// are [`consistent`] at awake-clock `awake_now_ms`; the rest is dropped.
+    /// are `core::state_rules::consistent` at awake-clock `awake_now_ms`; the rest is dropped.
     pub fn load(dir: &Path, uid: u32, boot: &str, awake_now_ms: i64) -> Result<Self> {
         let path = dir.join(CPU_FILE);
         let lock = Lock::acquire(&path)?;
@@ -405,24 +374,6 @@ mod tests {
         }
         assert!(consistent(&good, 2000), "control");
         assert!(consistent(&entry(0, 2000, 2000), 2000), "the boundary");
-    }
-
-    #[test]
-    fn the_state_dir_rule_wants_the_users_own_and_not_group_or_other_writable() {
-        let p = Path::new("/s/headroom");
-        assert_eq!(dir_rule(p, 501, 501, 0o40700), Ok(()), "control");
-        assert_eq!(dir_rule(p, 501, 501, 0o40755), Ok(()), "readable is fine");
-        for (owner, mode, says) in [
-            (0, 0o40700, "owned by uid 0, not uid 501"),
-            (501, 0o40770, "mode 0770: group or others can write"),
-            (501, 0o40702, "mode 0702"),
-            (501, 0o40720, "mode 0720"),
-        ] {
-            let e = dir_rule(p, 501, owner, mode).unwrap_err();
-            assert!(e.contains("`/s/headroom`") && e.contains(says), "{e}");
-            assert!(e.contains("not writable by group or others"), "{e}");
-            assert!(!e.contains('\n'), "one line: {e}");
-        }
     }
 
     #[cfg(unix)]

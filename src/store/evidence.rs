@@ -1,5 +1,7 @@
-//! The evidence log: `evidence.csv` in the state directory, one row per reading and one per
-//! cleanup, the material for an upstream bug report.
+//! The evidence log on disk: `evidence.csv` in the state directory, one row per reading
+//! and one per cleanup, the material for an upstream bug report. The rows, their columns and
+//! their CSV (escaping, formula neutralising, the reader by column name) are
+//! `core::evidence_csv`'s; this file writes and reads the files.
 //!
 //! The header is written when the file is created. A file whose header differs (a newer
 //! version added a column) is rotated aside to `evidence.1.csv` rather than appended to
@@ -8,128 +10,21 @@
 //! writers never tear or interleave a row: every append holds an advisory lock, and each row
 //! is one `write` on an O_APPEND descriptor. A row that could be written only in part (a full
 //! disk) or was torn by a SIGKILL mid-`write` is cut off, so the file always ends after a
-//! whole row; names are escaped so that each row is one line, and neutralised against
-//! spreadsheet formulas (the file is opened in Numbers or Excel for bug reports). The reader tolerates old layouts (columns are
-//! found by name) and reports, never silently drops, a row whose field count differs from
-//! its header.
+//! whole row.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
 
-use crate::fsio::{Lock, open_append};
+pub use crate::core::evidence_csv::{Anomaly, COLUMNS, ReadRow, Row};
+use crate::core::evidence_csv::{encode, parse};
+use crate::store::fsio::{Lock, open_append};
 
-/// Column order; changing it means a new header, which rotates old files aside.
-pub const COLUMNS: [&str; 16] = [
-    "timestamp",
-    "total_procs",
-    "zombies",
-    "limit",
-    "limit_source",
-    "usage_pct",
-    "free_slots",
-    "growth_per_min",
-    "eta_seconds",
-    "top_parent_pid",
-    "top_parent_name",
-    "top_parent_zombies",
-    "session_signal",
-    "action",
-    "result",
-    "override",
-];
 pub const FILE: &str = "evidence.csv";
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
 pub const KEEP: usize = 3;
-
-/// One row. Unknown values are empty cells, never 0.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Row {
-    /// RFC 3339, UTC, whole seconds.
-    pub timestamp: String,
-    pub total_procs: u64,
-    pub zombies: u64,
-    pub limit: Option<u64>,
-    pub limit_source: Option<String>,
-    pub usage_pct: Option<f64>,
-    pub free_slots: Option<u64>,
-    pub growth_per_min: Option<f64>,
-    pub eta_seconds: Option<f64>,
-    pub top_parent: Option<(i32, String, u64)>,
-    /// `cpu_idle=S;log_age=S` (`unknown` for an unreadable signal), `no-session`, or empty
-    /// when not evaluated.
-    pub session_signal: String,
-    /// `poll` for a reading; `kill:15+9` per terminated parent; `cleanup` for a run with
-    /// nothing to do.
-    pub action: String,
-    pub result: String,
-    /// `emergency` when the override relaxed the session guard.
-    pub override_: String,
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
-}
-
-impl Row {
-    pub fn fields(&self) -> [String; 16] {
-        let (pp, pn, pz) = match &self.top_parent {
-            Some((pid, name, z)) => (pid.to_string(), name.clone(), z.to_string()),
-            None => (String::new(), String::new(), String::new()),
-        };
-        [
-            self.timestamp.clone(),
-            self.total_procs.to_string(),
-            self.zombies.to_string(),
-            opt(self.limit),
-            self.limit_source.clone().unwrap_or_default(),
-            self.usage_pct
-                .map(|v| format!("{v:.1}"))
-                .unwrap_or_default(),
-            opt(self.free_slots),
-            self.growth_per_min
-                .map(|v| format!("{v:.2}"))
-                .unwrap_or_default(),
-            self.eta_seconds
-                .map(|v| format!("{v:.0}"))
-                .unwrap_or_default(),
-            pp,
-            pn,
-            pz,
-            self.session_signal.clone(),
-            self.action.clone(),
-            self.result.clone(),
-            self.override_.clone(),
-        ]
-    }
-}
-
-impl Row {
-    /// The cells as written to the file: the text a process chose (its name) and free-form
-    /// text neutralised against spreadsheet formulas, and control characters escaped as on a
-    /// terminal (`\n` → `\\n`), so every row is one line. Numbers are left as they are
-    /// (a negative growth rate is not a formula).
-    pub fn csv_fields(&self) -> [String; 16] {
-        let mut f = self.fields();
-        for i in [4, 10, 12, 13, 14, 15] {
-            f[i] = neutralise(&f[i]);
-        }
-        f
-    }
-}
-
-fn encode(fields: &[String]) -> Result<Vec<u8>> {
-    let mut w = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(Vec::new());
-    w.write_record(fields)
-        .context("cannot encode an evidence row")?;
-    w.into_inner()
-        .map_err(|e| anyhow::anyhow!("cannot encode an evidence row: {e}"))
-}
 
 /// The log in one directory.
 #[derive(Debug, Clone)]
@@ -296,16 +191,6 @@ fn cut_torn_tail(f: &mut File) -> std::io::Result<u64> {
     Ok(keep)
 }
 
-/// OWASP's CSV-injection rule: a cell a spreadsheet would run as a formula gets a leading `'`.
-fn neutralise(s: &str) -> String {
-    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{s}")
-    } else {
-        s.to_string()
-    };
-    crate::sanitize::sanitize(&s).into_owned()
-}
-
 fn first_line(path: &Path) -> Result<String> {
     let f = File::open(path)
         .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
@@ -315,138 +200,12 @@ fn first_line(path: &Path) -> Result<String> {
     Ok(line.trim_end_matches(['\n', '\r']).to_string())
 }
 
-// ----- reading ------------------------------------------------------------------------
-
-/// A row as read back, by column name (old layouts lack some columns).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ReadRow {
-    pub timestamp: String,
-    /// Unix seconds, when the timestamp parses.
-    pub at: Option<i64>,
-    pub total_procs: Option<u64>,
-    pub zombies: Option<u64>,
-    pub limit: Option<u64>,
-    pub limit_source: Option<String>,
-    pub usage_pct: Option<f64>,
-    pub free_slots: Option<u64>,
-    pub eta_seconds: Option<f64>,
-    pub top_parent_pid: Option<i32>,
-    pub top_parent_name: Option<String>,
-    pub top_parent_zombies: Option<u64>,
-    pub session_signal: Option<String>,
-    pub action: String,
-    pub result: String,
-    pub override_: Option<String>,
-}
-
-/// A row that could not be interpreted: reported, never silently dropped.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Anomaly {
-    pub file: String,
-    /// 1-based line number.
-    pub line: u64,
-    pub fields: usize,
-    pub expected: usize,
-    pub text: String,
-}
-
-/// Read one file: its rows and its anomalies. A file whose header does not begin with
-/// `timestamp` is not an evidence log: an error naming it.
+/// Read one file: its rows and its anomalies (`core::evidence_csv::parse`). A file whose
+/// header does not begin with `timestamp` is not an evidence log: an error naming it.
 pub fn read_file(path: &Path) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(bytes.as_slice());
-    let mut records = rdr.byte_records();
-    let header: Vec<String> = match records.next() {
-        None => return Ok((vec![], vec![])),
-        Some(Err(e)) => anyhow::bail!("`{}` is not a headroom evidence log: {e}", path.display()),
-        Some(Ok(h)) => h
-            .iter()
-            .map(|f| String::from_utf8_lossy(f).into_owned())
-            .collect(),
-    };
-    if header.first().map(String::as_str) != Some("timestamp") || header.len() < 3 {
-        let shown: String = header.join(",").chars().take(60).collect();
-        anyhow::bail!(
-            "`{}` is not a headroom evidence log: its first line is `{}`",
-            path.display(),
-            crate::sanitize::sanitize(&shown)
-        );
-    }
-    // Columns are found by name, so a file written by an older layout still reads.
-    let idx: std::collections::HashMap<&str, usize> = header
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (h.as_str(), i))
-        .collect();
-    let mut rows = Vec::new();
-    let mut anomalies = Vec::new();
-    for rec in records {
-        let rec = match rec {
-            Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                anomalies.push(Anomaly {
-                    file: path.display().to_string(),
-                    line,
-                    fields: 0,
-                    expected: header.len(),
-                    text: e.to_string(),
-                });
-                continue;
-            }
-        };
-        let line = rec.position().map_or(0, |p| p.line());
-        if rec.len() != header.len() {
-            let text: Vec<String> = rec
-                .iter()
-                .map(|f| String::from_utf8_lossy(f).into_owned())
-                .collect();
-            anomalies.push(Anomaly {
-                file: path.display().to_string(),
-                line,
-                fields: rec.len(),
-                expected: header.len(),
-                text: text.join(","),
-            });
-            continue;
-        }
-        let get = |name: &str| -> Option<String> {
-            let s = idx
-                .get(name)
-                .and_then(|&c| rec.get(c))
-                .map(|f| String::from_utf8_lossy(f).into_owned())?;
-            (!s.is_empty()).then_some(s)
-        };
-        let num = |name: &str| get(name).and_then(|s| s.parse::<u64>().ok());
-        let float = |name: &str| get(name).and_then(|s| s.replace(',', ".").parse::<f64>().ok());
-        let timestamp = get("timestamp").unwrap_or_default();
-        rows.push(ReadRow {
-            at: humantime::parse_rfc3339(&timestamp)
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs() as i64),
-            timestamp,
-            total_procs: num("total_procs"),
-            zombies: num("zombies"),
-            limit: num("limit"),
-            limit_source: get("limit_source"),
-            usage_pct: float("usage_pct"),
-            free_slots: num("free_slots"),
-            eta_seconds: float("eta_seconds"),
-            top_parent_pid: get("top_parent_pid").and_then(|s| s.parse().ok()),
-            top_parent_name: get("top_parent_name"),
-            top_parent_zombies: num("top_parent_zombies"),
-            session_signal: get("session_signal"),
-            action: get("action").unwrap_or_default(),
-            result: get("result").unwrap_or_default(),
-            override_: get("override"),
-        });
-    }
-    Ok((rows, anomalies))
+    parse(path, &bytes)
 }
 
 #[cfg(test)]

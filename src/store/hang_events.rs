@@ -1,4 +1,5 @@
-//! What the hang monitor keeps in the state directory:
+//! What the hang monitor keeps in the state directory (the event type and the retention
+//! rules are `core::hang_event`'s):
 //!
 //! - `hangs.json`: the monitor state (pending observations, restart times, blocked), so
 //!   rounds run from cron or from `hangs --watch` are consecutive. Written atomically; a
@@ -12,32 +13,15 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
-use crate::core::hangs::{AppDecision, EventKind, Kind, MonitorState, STATE_SCHEMA};
-use crate::core::state::{Loaded, load_json, save_json};
-use crate::fsio::{Lock, atomic_write};
+pub use crate::core::hang_event::{EVENT_RETENTION_MS, HangEvent, MAX_EVENTS};
+use crate::core::hang_event::{parse_events, retain, since_filter};
+use crate::core::hangs::{MonitorState, STATE_SCHEMA};
+use crate::store::fsio::{Lock, atomic_write};
+use crate::store::state::{Loaded, load_json, save_json};
 
 pub const STATE_FILE: &str = "hangs.json";
 pub const EVENTS_FILE: &str = "hangs-events.jsonl";
-/// Events are kept this long.
-pub const EVENT_RETENTION_MS: i64 = 30 * 24 * 3_600_000;
-/// And at most this many (oldest dropped first).
-pub const MAX_EVENTS: usize = 10_000;
-
-/// RFC 3339 in UTC, to the second.
-pub fn format_time(ms: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
-    humantime::format_rfc3339_seconds(t).to_string()
-}
-
-/// Milliseconds since the epoch of an RFC 3339 UTC time (`2026-11-30T10:00:00Z`).
-pub fn parse_time(s: &str) -> Option<i64> {
-    let t = humantime::parse_rfc3339(s).ok()?;
-    let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
-    i64::try_from(d.as_millis()).ok()
-}
-
 /// Load the monitor state; a missing, foreign-schema or corrupt file starts fresh (the
 /// warning says so and where a corrupt file was kept).
 pub fn load_state(dir: &Path) -> Result<(MonitorState, Option<String>)> {
@@ -72,63 +56,6 @@ pub fn save_state(dir: &Path, state: &MonitorState) -> Result<()> {
 /// a `--watch` loop, so two of them never restart the same app.
 pub fn lock_state(dir: &Path) -> Result<Lock> {
     Lock::acquire(&dir.join(STATE_FILE))
-}
-
-/// One line of `hangs-events.jsonl`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct HangEvent {
-    #[serde(rename = "type")]
-    pub event: EventKind,
-    pub at: String,
-    pub identity: String,
-    pub name: String,
-    pub pid: i32,
-    pub bundle_path: String,
-    /// `app` or `service`.
-    pub kind: Kind,
-    /// Why a restart failed or an app was blocked.
-    #[serde(default)]
-    pub reason: Option<String>,
-    /// The service's replacement pid after a restart.
-    #[serde(default)]
-    pub new_pid: Option<i32>,
-    /// Written by `hangs --observations`: decided from a recording; nothing was done.
-    #[serde(default)]
-    pub replayed: bool,
-}
-
-impl HangEvent {
-    pub fn new(event: EventKind, at_ms: i64, d: &AppDecision, kind: Kind) -> Self {
-        Self {
-            event,
-            at: format_time(at_ms),
-            identity: d.identity.clone(),
-            name: d.app.name.clone(),
-            pid: d.app.pid,
-            bundle_path: d.app.bundle_path.clone(),
-            kind,
-            reason: None,
-            new_pid: None,
-            replayed: false,
-        }
-    }
-
-    pub fn at_ms(&self) -> Option<i64> {
-        parse_time(&self.at)
-    }
-}
-
-/// Parse the events file: the events, and how many lines could not be read.
-fn parse_events(text: &str) -> (Vec<HangEvent>, usize) {
-    let mut events = Vec::new();
-    let mut bad = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<HangEvent>(line) {
-            Ok(e) if e.at_ms().is_some() => events.push(e),
-            _ => bad += 1,
-        }
-    }
-    (events, bad)
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -166,12 +93,7 @@ pub fn append_events(dir: &Path, new: &[HangEvent], now_ms: i64) -> Result<Optio
             aside.display()
         ));
     }
-    events.retain(|e| e.at_ms().is_some_and(|t| now_ms - t <= EVENT_RETENTION_MS));
-    events.extend(new.iter().cloned());
-    if events.len() > MAX_EVENTS {
-        let excess = events.len() - MAX_EVENTS;
-        events.drain(..excess);
-    }
+    retain(&mut events, new, now_ms);
     let mut out = String::new();
     for e in &events {
         out.push_str(&serde_json::to_string(e).context("cannot serialise an event")?);
@@ -187,7 +109,7 @@ pub fn read_events(dir: &Path, since_ms: Option<i64>) -> Result<(Vec<HangEvent>,
     let text = read_text(&dir.join(EVENTS_FILE))?;
     let (mut events, bad) = parse_events(&text);
     if let Some(since) = since_ms {
-        events.retain(|e| e.at_ms().is_some_and(|t| t >= since));
+        since_filter(&mut events, since);
     }
     Ok((events, bad))
 }
@@ -195,7 +117,7 @@ pub fn read_events(dir: &Path, since_ms: Option<i64>) -> Result<(Vec<HangEvent>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::hangs::{AppObservation, HangState, Policy};
+    use crate::core::hangs::{AppDecision, AppObservation, EventKind, HangState, Kind, Policy};
 
     const DAY: i64 = 24 * 3_600_000;
     const T0: i64 = 1_796_032_800_000;
@@ -226,13 +148,6 @@ mod tests {
 
     fn ev(kind: EventKind, at: i64) -> HangEvent {
         HangEvent::new(kind, at, &decision(), Kind::App)
-    }
-
-    #[test]
-    fn time_round_trips() {
-        assert_eq!(format_time(T0), "2026-11-30T10:00:00Z");
-        assert_eq!(parse_time("2026-11-30T10:00:00Z"), Some(T0));
-        assert_eq!(parse_time("yesterday"), None);
     }
 
     #[test]

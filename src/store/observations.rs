@@ -1,0 +1,25 @@
+//! Reading a recorded-rounds file (`hangs --observations FILE`); the format and its
+//! validation are `core::observations`'.
+
+use std::path::Path;
+
+use crate::core::hangs::Round;
+use crate::core::observations::parse;
+
+/// Read and validate an observations file; the error names the file and what is wrong.
+pub fn load(path: &Path) -> Result<Vec<Round>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read observations file `{}`: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("observations file `{}` {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_names_the_path() {
+        let e = load(Path::new("/nonexistent/obs.json")).unwrap_err();
+        assert!(e.contains("/nonexistent/obs.json"), "{e}");
+    }
+}
