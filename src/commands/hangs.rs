@@ -24,6 +24,7 @@ use crate::commands::hangs_report::{
     human_summary,
 };
 use crate::commands::hangs_round::{Actor, LiveActor, Planner, persisted_round, process_round};
+use crate::config::HangsSection;
 use crate::core::hang_store::{self, format_time};
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
 use crate::core::observations;
@@ -55,12 +56,36 @@ struct HangsPlan {
     recovery: recover::Settings,
 }
 
-fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
-    if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
-        return Err(usage(format!(
+/// What a round decides with and acts by, from `[hangs]`: the same for `hangs` and
+/// `watch`'s hangs round.
+fn round_settings(s: &HangsSection) -> (MonitorConfig, recover::Settings) {
+    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    (
+        MonitorConfig {
+            allow: s.allow.value.clone(),
+            deny: s.deny.value.clone(),
+            cooldown_ms: ms(s.cooldown.value),
+            min_gap_ms: ms(s.min_interval.value),
+        },
+        recover::Settings {
+            grace: s.grace.value,
+            uid: platform::current_uid(),
+        },
+    )
+}
+
+/// A round restarts real apps: never against a redirected process table.
+fn refuse_redirected(ctx: &Ctx<'_>) -> Result<()> {
+    match ctx.redirected().filter(|f| *f != "--snapshot") {
+        Some(flag) => Err(usage(format!(
             "`hangs` restarts real apps; it cannot run against `{flag}`"
-        )));
+        ))),
+        None => Ok(()),
     }
+}
+
+fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
+    refuse_redirected(ctx)?;
     if ctx.global.snapshot.is_some() {
         return Err(usage(
             "`hangs` reads GUI apps, not the process table: replay recorded rounds with \
@@ -104,7 +129,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
             humantime::format_duration(every)
         )));
     }
-    let s = &ctx.settings;
+    let (monitor, recovery) = round_settings(&ctx.settings.hangs);
     Ok(HangsPlan {
         mode: match (&a.observations, a.events) {
             (_, true) => Mode::Events(a.since),
@@ -115,16 +140,8 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
         record_events: a.record_events,
         watch: a.watch,
         every,
-        monitor: MonitorConfig {
-            allow: s.hangs_allow.value.clone(),
-            deny: s.hangs_deny.value.clone(),
-            cooldown_ms: i64::try_from(s.hangs_cooldown.value.as_millis()).unwrap_or(i64::MAX),
-            min_gap_ms: i64::try_from(s.hangs_min_interval.value.as_millis()).unwrap_or(i64::MAX),
-        },
-        recovery: recover::Settings {
-            grace: s.hangs_grace.value,
-            uid: platform::current_uid(),
-        },
+        monitor,
+        recovery,
     })
 }
 
@@ -228,29 +245,15 @@ pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> 
     let Ok(apps) = platform::native_apps() else {
         return Ok(None);
     };
-    let args = HangsArgs {
-        dry_run: false,
-        watch: false,
-        every: None,
-        events: false,
-        since: None,
-        observations: None,
-        record_events: false,
-    };
-    let plan = resolve(ctx, &args)?;
+    refuse_redirected(ctx)?;
+    let (monitor, recovery) = round_settings(&ctx.settings.hangs);
     let source = platform::native();
     let control = platform::native_control(&*source);
     let dir = crate::paths::ensure_state_dir()?;
-    let mut actor = LiveActor::new(&*source, &*control, plan.recovery);
+    let mut actor = LiveActor::new(&*source, &*control, recovery);
     let round = with_identities(apps.scan(), &*source, platform::now_ms());
-    let (report, mut warnings, failure) = persisted_round(
-        &dir,
-        false,
-        &round,
-        &plan.monitor,
-        &plan.recovery,
-        &mut actor,
-    )?;
+    let (report, mut warnings, failure) =
+        persisted_round(&dir, false, &round, &monitor, &recovery, &mut actor)?;
     if let Some(e) = failure {
         warnings.push(format!("{e:#}"));
     }

@@ -93,8 +93,8 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
         limit: plan.limit,
         interval: plan.interval,
         grace: plan.grace,
-        warn_pct: args.warn.unwrap_or(ctx.settings.memory_warn_pct.value),
-        notify: ctx.settings.notifications.value,
+        warn_pct: args.warn.unwrap_or(ctx.settings.memory.warn_pct.value),
+        notify: ctx.settings.notifications.enabled.value,
     };
     let mut kernel_kills;
     let result = loop {
@@ -141,7 +141,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
     drop(sup);
     match result {
         Ok(summary) => {
-            if ctx.settings.notifications.value {
+            if ctx.settings.notifications.enabled.value {
                 if let Some((title, body)) = ended_notice(&name, &summary, kernel_kills) {
                     // After the tree is gone and supervision undone: the helper is no part
                     // of the tree. Best effort, as every notification.

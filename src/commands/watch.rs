@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::actions::escalate::RealClock;
 use crate::actions::memory_guard::{self, Rejudge};
 use crate::actions::notify::{self, Notifier};
-use crate::cli::{ReapArgs, WatchArgs};
+use crate::cli::WatchArgs;
 use crate::commands::Ctx;
 use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
@@ -107,30 +107,16 @@ fn in_cooldown(
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
-    let mut interval = ctx.settings.watch_interval.clone();
-    interval.flag(args.interval);
-    crate::config::check_interval(interval.value)
-        .map_err(|m| UsageError(format!("--interval {m}")))?;
+    let interval = ctx.settings.watch.with_interval(args.interval)?.interval;
     if ctx.replaying() && !args.once {
         return Err(UsageError(
             "watch --snapshot needs --once: a recording has one instant".into(),
         )
         .into());
     }
-    let reap_args = ReapArgs {
-        // A recorded or redirected table is never acted on (and never reaches the reap
-        // step); planning must not refuse it.
-        dry_run: ctx.redirected().is_some(),
-        allow: vec![],
-        deny: vec![],
-        min_zombies: None,
-        grace: None,
-        max_targets: None,
-        idle_threshold: None,
-        no_emergency: false,
-        replay: crate::cli::SnapshotArg { snapshot: None },
-    };
-    let reap_plan = reap::plan(ctx, &reap_args)?;
+    // watch's cleanup is `reap` without flags. A recorded or redirected table is never
+    // acted on (and never reaches the reap step); planning must not refuse it.
+    let reap_plan = reap::plan(ctx, None, ctx.redirected().is_some())?;
     for w in &reap_plan.warnings {
         ctx.printer.warn(w);
     }
@@ -153,9 +139,9 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         source,
         thresholds,
         reap_plan,
-        auto_reap: ctx.settings.auto_reap.value && !args.no_auto_reap,
-        cooldown: ctx.settings.reap_cooldown.value,
-        notify: ctx.settings.notifications.value,
+        auto_reap: ctx.settings.watch.auto_reap.value && !args.no_auto_reap,
+        cooldown: ctx.settings.watch.reap_cooldown.value,
+        notify: ctx.settings.notifications.enabled.value,
         state_dir: None,
         persisted: Persisted::default(),
         pending: Vec::new(),
@@ -179,7 +165,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
             &format!("{flag}: not the live process table, so no cleanup or memory guard acts"),
         );
     }
-    let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
+    let hangs = ctx.settings.watch.hangs.value && !args.no_hangs && !ctx.replaying();
     let mut pressure = super::watch_pressure::Waiter::arm(ctx, args.once);
     if let Some(line) = pressure.announce() {
         g.notice("info", &line);
@@ -475,7 +461,7 @@ impl Guard<'_, '_> {
             .iter()
             .map(|t| (t.root, t.footprint_bytes, t.effective_bytes))
             .collect();
-        let warn_pct = self.ctx.settings.memory_warn_pct.value;
+        let warn_pct = self.ctx.settings.memory.warn_pct.value;
         for (root, a) in self.warn_lines.round(&lines, warn_pct) {
             let Some(t) = trees.iter().find(|t| t.root == root) else {
                 continue;
@@ -517,7 +503,7 @@ impl Guard<'_, '_> {
     fn memory_guards(&mut self) {
         // The settings outlive `self`'s borrow: no copy of the rules each round.
         let ctx = self.ctx;
-        let rules = &ctx.settings.memory_guards.value;
+        let rules = &ctx.settings.memory.guard.value;
         if rules.is_empty() && self.parked.is_empty() {
             return;
         }
@@ -529,7 +515,7 @@ impl Guard<'_, '_> {
         let table = crate::core::snapshot::ProcessTable::new(snap);
         let free = snap.memory.map(|m| m.free_pct());
         self.guard_warnings(&table, rules, free);
-        let grace = self.ctx.settings.memory_grace.value;
+        let grace = self.ctx.settings.memory.grace.value;
         let mut events = Vec::new();
         let mut errors = Vec::new();
         {

@@ -342,14 +342,14 @@ pub fn reap_argv(a: ReapArgs, s: &Settings, dry_run: bool) -> Vec<String> {
         v.push("--dry-run".into());
     }
     let added = a.deny.into_iter().filter(|p| !p.trim().is_empty());
-    for p in s.reap_deny.value.iter().cloned().chain(added) {
+    for p in s.reap.deny.value.iter().cloned().chain(added) {
         v.push(format!("--deny={p}"));
     }
     if let Some(m) = a.max_targets {
-        v.push(format!("--max-targets={}", m.min(s.max_targets.value)));
+        v.push(format!("--max-targets={}", m.min(s.reap.max_targets.value)));
     }
     if let Some(m) = a.min_zombies {
-        v.push(format!("--min-zombies={}", m.max(s.min_zombies.value)));
+        v.push(format!("--min-zombies={}", m.max(s.reap.min_zombies.value)));
     }
     if a.no_emergency {
         v.push("--no-emergency".into());
