@@ -20,7 +20,7 @@ use crate::actions::recover;
 use crate::cli::HangsArgs;
 use crate::commands::Ctx;
 use crate::commands::hangs_report::{
-    EventsReport, OneRound, RoundLine, RoundReport, Summary, human_events, human_round,
+    ActorMode, EventsReport, OneRound, RoundLine, RoundReport, Summary, human_events, human_round,
     human_summary,
 };
 use crate::commands::hangs_round::{Actor, LiveActor, Planner, persisted_round, process_round};
@@ -177,16 +177,17 @@ fn print_round(ctx: &Ctx<'_>, r: &RoundReport, stream: bool) -> Result<()> {
 }
 
 fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
-    let rounds = observations::load(path).map_err(|m| exit::WithCode {
-        code: exit::ERROR,
-        message: m,
-    })?;
+    let rounds = observations::load(path).map_err(exit::Failure::Failed)?;
     let dir = if plan.record_events {
         Some(crate::paths::ensure_state_dir()?)
     } else {
         None
     };
-    let mut actor = Planner::new(if plan.dry_run { "dry-run" } else { "replay" });
+    let mut actor = Planner::new(if plan.dry_run {
+        ActorMode::DryRun
+    } else {
+        ActorMode::Replay
+    });
     // A replay has its own monitor: it must neither read nor change the live one's state.
     let mut state = MonitorState::default();
     let mut unresolved = false;
@@ -206,11 +207,7 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
         print_round(ctx, &report, true)?;
     }
     if let Some(e) = failure {
-        return Err(exit::WithCode {
-            code: exit::ERROR,
-            message: format!("{e:#}"),
-        }
-        .into());
+        return Err(exit::Failure::Failed(format!("{e:#}")).into());
     }
     // A dry run decides and reports: what it found is in the output, as for `reap --dry-run`.
     Ok(if unresolved && !plan.dry_run {
@@ -262,13 +259,10 @@ pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> 
 
 fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
     let Ok(apps) = platform::native_apps() else {
-        return Err(exit::WithCode {
-            code: exit::ERROR,
-            message: format!(
-                "hangs: unsupported on {} (needs the macOS WindowServer)",
-                std::env::consts::OS
-            ),
-        }
+        return Err(exit::Failure::Failed(format!(
+            "hangs: unsupported on {} (needs the macOS WindowServer)",
+            std::env::consts::OS
+        ))
         .into());
     };
     let source = platform::native();
@@ -279,7 +273,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
         crate::paths::ensure_state_dir()?
     };
     let mut live_actor = LiveActor::new(&*source, &*control, plan.recovery);
-    let mut planner = Planner::new("dry-run");
+    let mut planner = Planner::new(ActorMode::DryRun);
     let actor: &mut dyn Actor = if plan.dry_run {
         &mut planner
     } else {
@@ -308,17 +302,12 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
         summary.add(&report);
         if !plan.watch {
             if let Some(e) = failure {
-                return Err(exit::WithCode {
-                    code: exit::ERROR,
-                    message: format!("{e:#}"),
-                }
-                .into());
+                return Err(exit::Failure::Failed(format!("{e:#}")).into());
             }
             if let Some(reason) = &report.unavailable_reason {
-                return Err(exit::WithCode {
-                    code: exit::ERROR,
-                    message: format!("hangs: interface unavailable ({reason})"),
-                }
+                return Err(exit::Failure::Failed(format!(
+                    "hangs: interface unavailable ({reason})"
+                ))
                 .into());
             }
             return Ok(if report.unresolved() && !plan.dry_run {

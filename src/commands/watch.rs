@@ -26,7 +26,7 @@ use crate::cli::WatchArgs;
 use crate::commands::Ctx;
 use crate::commands::probe::{poll_row, resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
-use crate::commands::watch_events::{Event, ReadingEvent, status_line};
+use crate::commands::watch_events::{Event, ReadingEvent, Severity, status_line};
 use crate::commands::watch_output::{DRAIN_AT_EXIT, Output};
 use crate::core::alerts::{AlertState, Crossing};
 use crate::core::evidence::{EvidenceLog, Row};
@@ -161,14 +161,14 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     g.load_state();
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
         g.notice(
-            "info",
+            Severity::Info,
             &format!("{flag}: not the live process table, so no cleanup or memory guard acts"),
         );
     }
     let hangs = ctx.settings.watch.hangs.value && !args.no_hangs && !ctx.replaying();
     let mut pressure = super::watch_pressure::Waiter::arm(ctx, args.once);
     if let Some(line) = pressure.announce() {
-        g.notice("info", &line);
+        g.notice(Severity::Info, &line);
     }
     loop {
         let started = Instant::now();
@@ -186,7 +186,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         }
         pressure.sleep_until(started + interval.value, &mut |f| g.on_pressure(f));
         if let Some(sig) = platform::stop_flag::requested() {
-            g.notice("info", &format!("stopping on signal {sig}"));
+            g.notice(Severity::Info, &format!("stopping on signal {sig}"));
             break;
         }
     }
@@ -250,8 +250,8 @@ impl Guard<'_, '_> {
         self.out.send(line);
     }
 
-    fn notice(&mut self, severity: &'static str, message: &str) {
-        if severity == "error" {
+    fn notice(&mut self, severity: Severity, message: &str) {
+        if severity == Severity::Error {
             self.errors += 1;
         }
         self.emit(&Event::Notice {
@@ -269,7 +269,7 @@ impl Guard<'_, '_> {
             Ok(d) => self.state_dir.insert(d),
             Err(e) => {
                 self.notice(
-                    "error",
+                    Severity::Error,
                     &format!("{e:#}; readings are kept in memory until it can be written"),
                 );
                 return;
@@ -283,9 +283,9 @@ impl Guard<'_, '_> {
                     "watch state was corrupt ({error}); kept it as `{}` and started fresh",
                     aside.display()
                 );
-                self.notice("warning", &m);
+                self.notice(Severity::Warning, &m);
             }
-            Err(e) => self.notice("error", &format!("{e:#}")),
+            Err(e) => self.notice(Severity::Error, &format!("{e:#}")),
         }
     }
 
@@ -301,7 +301,7 @@ impl Guard<'_, '_> {
         // Remembered only once written: a failed write (a full disk) is retried next round.
         match save_json(&dir.join(STATE_FILE), &self.persisted) {
             Ok(()) => self.saved = now,
-            Err(e) => self.notice("error", &format!("{e:#}")),
+            Err(e) => self.notice(Severity::Error, &format!("{e:#}")),
         }
     }
 
@@ -313,7 +313,7 @@ impl Guard<'_, '_> {
             Ok(s) => s,
             Err(e) => {
                 self.notice(
-                    "error",
+                    Severity::Error,
                     &format!("cannot read the process table: {e}; trying again next round"),
                 );
                 return Level::Unknown.exit_code();
@@ -354,13 +354,13 @@ impl Guard<'_, '_> {
         if !dir.is_dir() {
             // Removed while we run (a cleanup script, `rm -rf ~/.local/state`): made again.
             if let Err(e) = crate::paths::create_private_dir(&dir) {
-                self.notice("error", &format!("{e:#}"));
+                self.notice(Severity::Error, &format!("{e:#}"));
             }
         }
         let trend = match state::record_reading(&dir, r.uid, r.sample()) {
             Ok(h) => reading::trend(&h.samples, r.limit.limit),
             Err(e) => {
-                self.notice("error", &format!("{e:#}"));
+                self.notice(Severity::Error, &format!("{e:#}"));
                 none
             }
         };
@@ -369,7 +369,7 @@ impl Guard<'_, '_> {
             let drop = self.pending.len() - MAX_PENDING_ROWS;
             self.pending.drain(..drop);
             self.notice(
-                "error",
+                Severity::Error,
                 &format!(
                     "{drop} evidence rows dropped: the state directory has been unwritable too long"
                 ),
@@ -384,7 +384,7 @@ impl Guard<'_, '_> {
                 "{e:#}; {} evidence rows kept in memory (at most {MAX_PENDING_ROWS}) and retried next round",
                 self.pending.len()
             );
-            self.notice("error", &m);
+            self.notice(Severity::Error, &m);
         }
         trend
     }
@@ -395,7 +395,7 @@ impl Guard<'_, '_> {
             Ok(s) => Some(s),
             Err(e) => {
                 self.notice(
-                    "error",
+                    Severity::Error,
                     &format!("cannot read the process table for {what}: {e}"),
                 );
                 None
@@ -442,7 +442,7 @@ impl Guard<'_, '_> {
                 }
                 self.emit(&Event::Cleanup(Box::new(report)));
             }
-            Err(e) => self.notice("error", &format!("cleanup failed: {e:#}")),
+            Err(e) => self.notice(Severity::Error, &format!("cleanup failed: {e:#}")),
         }
     }
 
@@ -480,7 +480,7 @@ impl Guard<'_, '_> {
             self.emit(&e);
             if self.notify {
                 if let Err(err) = self.notifier.post("headroom: memory limit near", &body) {
-                    self.notice("info", &format!("notification not posted: {err}"));
+                    self.notice(Severity::Info, &format!("notification not posted: {err}"));
                 }
             }
         }
@@ -491,11 +491,17 @@ impl Guard<'_, '_> {
         use super::watch_pressure::Fired;
         match fired {
             Fired::Pressure => {
-                self.notice("info", "memory pressure: running the memory guards now");
+                self.notice(
+                    Severity::Info,
+                    "memory pressure: running the memory guards now",
+                );
                 self.memory_guards();
             }
             Fired::Gone(what) => {
-                self.notice("warning", &format!("memory pressure source lost: {what}"));
+                self.notice(
+                    Severity::Warning,
+                    &format!("memory pressure source lost: {what}"),
+                );
             }
         }
     }
@@ -571,7 +577,7 @@ impl Guard<'_, '_> {
             self.emit(&e);
         }
         for e in errors {
-            self.notice("error", &e);
+            self.notice(Severity::Error, &e);
         }
     }
 
@@ -581,13 +587,13 @@ impl Guard<'_, '_> {
             Ok(None) => {}
             Ok(Some((report, warnings))) => {
                 for w in warnings {
-                    self.notice("warning", &w);
+                    self.notice(Severity::Warning, &w);
                 }
                 if !report.apps.is_empty() || !report.available() {
                     self.emit(&Event::Hang(Box::new(report)));
                 }
             }
-            Err(e) => self.notice("error", &format!("hangs round failed: {e:#}")),
+            Err(e) => self.notice(Severity::Error, &format!("hangs round failed: {e:#}")),
         }
     }
 
@@ -635,7 +641,7 @@ impl Guard<'_, '_> {
         }
         let (free, limit) = (free.unwrap_or(0), limit.unwrap_or(0));
         self.notice(
-            "warning",
+            Severity::Warning,
             &format!(
                 "notification withheld: {free} of {limit} slots free (≤ 1 %), and posting it \
                  needs a new process"
@@ -646,7 +652,7 @@ impl Guard<'_, '_> {
 
     fn post(&mut self, title: &str, body: &str) {
         if let Err(e) = self.notifier.post(title, body) {
-            self.notice("info", &format!("notification not posted: {e}"));
+            self.notice(Severity::Info, &format!("notification not posted: {e}"));
         }
     }
 

@@ -15,7 +15,7 @@ use super::rpc::RpcError;
 use crate::cli::{Cli, GlobalArgs};
 use crate::config::Settings;
 use crate::core::parking::Refusal;
-use crate::exit::{self, Refused, UsageError, WithCode};
+use crate::exit::{self, Failure, Refused, UsageError};
 use crate::output::Printer;
 
 /// What an agent may expect of a tool (MCP `annotations`).
@@ -507,8 +507,8 @@ pub fn error_result(e: &anyhow::Error) -> Value {
     if e.downcast_ref::<UsageError>().is_some() {
         return tool_error("usage", None, &message, exit::USAGE);
     }
-    if let Some(w) = e.downcast_ref::<WithCode>() {
-        return tool_error("failed", None, &w.message, w.code);
+    if let Some(f) = e.downcast_ref::<Failure>() {
+        return tool_error("failed", None, &f.to_string(), f.code());
     }
     tool_error("failed", None, &message, exit::ERROR)
 }
