@@ -78,14 +78,67 @@ pub struct UsageError(pub String);
 #[error("{0}")]
 pub struct Refused(pub String);
 
-/// Exit with a specific code after a message was already printed.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct WithCode {
-    pub code: u8,
-    pub message: String,
+/// A failure whose exit status the command chose, typed by the row of the table it maps to
+/// (`code`). With `UsageError` (64), `Refused` (3) and any other error (2) these are every
+/// way a command fails; `lib::run`, `headroom mcp` and probe's UNKNOWN read them alike.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Failure {
+    /// Something asked for failed (2), said in the command's own words.
+    #[error("{0}")]
+    Failed(String),
+    /// `probe`/`limits`: no reading could be produced (3, UNKNOWN).
+    #[error("{0}")]
+    NoReading(String),
+    /// `run`: headroom itself failed before or while supervising (125).
+    #[error("{0}")]
+    RunFailed(String),
+    /// `run`: the command exists but is not executable (126).
+    #[error("{0}")]
+    NotExecutable(String),
+    /// `run`: the command was not found (127).
+    #[error("{0}")]
+    NotFound(String),
+}
+
+impl Failure {
+    pub fn code(&self) -> u8 {
+        match self {
+            Self::Failed(_) => ERROR,
+            Self::NoReading(_) => REFUSED,
+            Self::RunFailed(_) => RUN_FAILED,
+            Self::NotExecutable(_) => RUN_NOT_EXECUTABLE,
+            Self::NotFound(_) => RUN_NOT_FOUND,
+        }
+    }
 }
 
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_exits_with_its_row_of_the_table() {
+        let m = || "m".to_string();
+        let codes: Vec<u8> = [
+            Failure::Failed(m()),
+            Failure::NoReading(m()),
+            Failure::RunFailed(m()),
+            Failure::NotExecutable(m()),
+            Failure::NotFound(m()),
+        ]
+        .iter()
+        .map(Failure::code)
+        .collect();
+        assert_eq!(codes, [2, 3, 125, 126, 127]);
+        for c in &codes {
+            assert!(
+                TABLE.iter().any(|(row, _)| row == &c.to_string()),
+                "{c} is in the documented table"
+            );
+        }
+    }
 }

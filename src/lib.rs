@@ -167,11 +167,9 @@ fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
     }) {
         return exit::OK;
     }
-    if let Some(w) = e.downcast_ref::<exit::WithCode>() {
-        if !w.message.is_empty() {
-            printer.error(&w.message);
-        }
-        return w.code;
+    if let Some(f) = e.downcast_ref::<exit::Failure>() {
+        printer.error(&f.to_string());
+        return f.code();
     }
     printer.error(&said_once(e));
     if e.downcast_ref::<exit::UsageError>().is_some() {

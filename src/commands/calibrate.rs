@@ -14,7 +14,7 @@ use crate::commands::Ctx;
 use crate::core::calibrate::{Peaks, TreePeak, suggested_limit};
 use crate::core::proc_tree::own_trees;
 use crate::core::snapshot::{Detail, MemoryTotals, ProcessTable};
-use crate::exit::{self, WithCode};
+use crate::exit::{self, Failure};
 use crate::output::{Printer, Style, human_bytes, schema};
 use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
@@ -77,11 +77,11 @@ pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
     let total = memory
         .map(|m| m.total_bytes)
         .filter(|&t| t > 0)
-        .ok_or_else(|| WithCode {
-            code: exit::ERROR,
-            message:
+        .ok_or_else(|| {
+            Failure::Failed(
                 "cannot read the machine's memory total, so there is nothing to calibrate against"
                     .into(),
+            )
         })?;
     let suggested = suggested_limit(total);
     let round1 = |f: f64| (f * 10.0).round() / 10.0;

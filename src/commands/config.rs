@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cli::ConfigArgs;
 use crate::commands::Ctx;
-use crate::config::{Entry, Origin};
+use crate::config::Entry;
 use crate::output::schema;
 
 #[derive(Debug, Serialize)]
@@ -22,15 +22,10 @@ pub struct ConfigReport {
 
 pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
     let mut settings = ctx.settings.clone();
-    settings.warn_pct.set_from_flag(args.thresholds.warn);
-    settings.crit_pct.set_from_flag(args.thresholds.crit);
-    crate::core::reading::Thresholds::new(settings.warn_pct.value, settings.crit_pct.value)
-        .map_err(crate::exit::UsageError)?;
-    if let Some(i) = args.interval {
-        crate::config::check_interval(i)
-            .map_err(|m| crate::exit::UsageError(format!("--interval {m}")))?;
-    }
-    settings.watch_interval.set_from_flag(args.interval);
+    (settings.probe, _) = settings
+        .probe
+        .with_flags(args.thresholds.warn, args.thresholds.crit)?;
+    settings.watch = settings.watch.with_interval(args.interval)?;
     let report = ConfigReport {
         schema: schema("config"),
         file: ctx.settings.file.as_ref().map(|p| p.display().to_string()),
@@ -63,11 +58,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
         .max()
         .unwrap_or(0);
     for e in &report.settings {
-        let origin = match e.origin {
-            Origin::Default => "default",
-            Origin::File => "file",
-            Origin::Flag => "flag",
-        };
+        let origin = e.origin.as_str();
         let _ = writeln!(
             s,
             "  {:<width$}  {:<24}  {origin}",

@@ -80,7 +80,7 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
             .cloned()
             .collect();
         let s = &ctx.settings;
-        Chart::build(&rows, &shown, s.warn_pct.value, s.crit_pct.value)
+        Chart::build(&rows, &shown, s.probe.warn.value, s.probe.crit.value)
     });
     if let (Some(path), Some(chart)) = (&args.svg, &chart) {
         if chart.points.is_empty() {

@@ -125,7 +125,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
 fn unknown_on_error(r: Result<u8>) -> Result<u8> {
     r.map_err(|e| {
         let keep = e.downcast_ref::<crate::exit::UsageError>().is_some()
-            || e.downcast_ref::<crate::exit::WithCode>().is_some()
+            || e.downcast_ref::<crate::exit::Failure>().is_some()
             || e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
@@ -133,10 +133,7 @@ fn unknown_on_error(r: Result<u8>) -> Result<u8> {
         if keep {
             return e;
         }
-        crate::exit::WithCode {
-            code: crate::exit::REFUSED,
-            message: format!("{}; no reading (UNKNOWN)", crate::said_once(&e)),
-        }
-        .into()
+        crate::exit::Failure::NoReading(format!("{}; no reading (UNKNOWN)", crate::said_once(&e)))
+            .into()
     })
 }

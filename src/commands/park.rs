@@ -14,7 +14,7 @@ use crate::cli::PidArgs;
 use crate::commands::Ctx;
 use crate::core::parking::ParkPermission;
 use crate::core::snapshot::{Detail, ProcessTable};
-use crate::exit::{self, UsageError, WithCode};
+use crate::exit::{self, Failure, UsageError};
 use crate::output::schema;
 use crate::sanitize::sanitize;
 
@@ -103,30 +103,23 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
     let permission = ParkPermission::new(&table);
     // The refusal itself is the error (exit 3), so `headroom mcp` can name its rule.
     permission.check_pid(args.pid)?;
-    let no_such = || -> anyhow::Error {
-        WithCode {
-            code: exit::ERROR,
-            message: format!("no such process `{}`", args.pid),
-        }
-        .into()
-    };
+    let no_such =
+        || -> anyhow::Error { Failure::Failed(format!("no such process `{}`", args.pid)).into() };
     let pid = i32::try_from(args.pid).map_err(|_| no_such())?;
     let target = table.get(pid).ok_or_else(no_such)?;
     permission.check(target)?;
     if target.is_zombie() {
-        return Err(WithCode {
-            code: exit::ERROR,
-            message: format!(
-                "pid `{pid}` (`{}`) has already exited (zombie); there is nothing to {}",
-                sanitize(&target.name),
-                action.name()
-            ),
-        }
+        return Err(Failure::Failed(format!(
+            "pid `{pid}` (`{}`) has already exited (zombie); there is nothing to {}",
+            sanitize(&target.name),
+            action.name()
+        ))
         .into());
     }
-    let id = target.identity().ok_or_else(|| WithCode {
-        code: exit::ERROR,
-        message: format!("the start time of pid `{pid}` could not be read; nothing was signalled"),
+    let id = target.identity().ok_or_else(|| {
+        Failure::Failed(format!(
+            "the start time of pid `{pid}` could not be read; nothing was signalled"
+        ))
     })?;
     let control = crate::platform::native_control(source.as_ref());
     let steps = park::apply(

@@ -12,7 +12,6 @@ use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
-use crate::exit::UsageError;
 use crate::output::{Printer, Style, bar, human_duration, schema, thousands};
 use crate::sanitize::sanitize;
 use crate::store::evidence::{EvidenceLog, Row};
@@ -31,11 +30,8 @@ struct ProbePlan {
 
 /// `--warn/--crit` over config over defaults, validated together.
 pub fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds> {
-    let mut warn = ctx.settings.warn_pct.clone();
-    let mut crit = ctx.settings.crit_pct.clone();
-    warn.set_from_flag(t.warn);
-    crit.set_from_flag(t.crit);
-    Thresholds::new(warn.value, crit.value).map_err(|e| UsageError(e).into())
+    let (_, thresholds) = ctx.settings.probe.with_flags(t.warn, t.crit)?;
+    Ok(thresholds)
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]

@@ -41,20 +41,23 @@ pub struct ReapPlan {
     pub warnings: Vec<String>,
 }
 
-/// Flags over config over defaults.
-pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
+/// `reap`'s plan: its flags (`None` for `watch`'s cleanup, which has none) over the `[reap]`,
+/// `[liveness]` and `[emergency]` sections. `dry_run` decides nothing here but whether a
+/// redirected process table is refused.
+pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<ReapPlan> {
     let s = &ctx.settings;
     let mut warnings = Vec::new();
-    let mut allow = s.reap_allow.clone();
-    allow.set_from_flag((!args.allow.is_empty()).then(|| args.allow.clone()));
+    let allow = (s.reap.allow.clone())
+        .with_flag(flags.and_then(|a| (!a.allow.is_empty()).then(|| a.allow.clone())));
     // The denylist only ever grows: patterns from the command line are added to the
     // configured ones (an allowlist from the command line replaces the configured one).
-    let mut deny = s.reap_deny.clone();
-    if !args.deny.is_empty() {
-        let mut merged = deny.value.clone();
-        merged.extend(args.deny.iter().cloned());
-        deny.set_from_flag(Some(merged));
-    }
+    let deny = s.reap.deny.clone().with_flag(flags.and_then(|a| {
+        (!a.deny.is_empty()).then(|| {
+            let mut merged = s.reap.deny.value.clone();
+            merged.extend(a.deny.iter().cloned());
+            merged
+        })
+    }));
     let allow_deny = AllowDeny {
         allow: Patterns::new(&allow.value),
         deny: Patterns::new(&deny.value),
@@ -65,14 +68,18 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
     if allow_deny.allow.is_empty() {
         warnings.push("the allowlist is empty, so it matches nothing: no parent will be selected (fail-closed)".into());
     }
-    let mut min = s.min_zombies.clone();
-    min.set_from_flag(args.min_zombies);
-    let mut max = s.max_targets.clone();
-    max.set_from_flag(args.max_targets);
-    let mut grace = s.grace.clone();
-    grace.set_from_flag(args.grace);
-    let mut idle = s.idle_threshold.clone();
-    idle.set_from_flag(args.idle_threshold);
+    let min = s
+        .reap
+        .min_zombies
+        .clone()
+        .with_flag(flags.and_then(|a| a.min_zombies));
+    let max = s
+        .reap
+        .max_targets
+        .clone()
+        .with_flag(flags.and_then(|a| a.max_targets));
+    let grace = s.reap.grace.clone().with_flag(flags.and_then(|a| a.grace));
+    let idle = (s.liveness.idle_threshold.clone()).with_flag(flags.and_then(|a| a.idle_threshold));
     if idle.value < MIN_IDLE_THRESHOLD {
         return Err(UsageError(format!(
             "idle threshold `{}` is refused: reap and watch need at least 60s (a live session \
@@ -96,11 +103,11 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
         ));
     }
     let emergency = Emergency {
-        enabled: s.emergency_enabled.value && !args.no_emergency,
-        free_fraction: s.emergency_free_pct.value / 100.0,
-        recovery_fraction: s.emergency_recovery_pct.value / 100.0,
+        enabled: s.emergency.enabled.value && !flags.is_some_and(|a| a.no_emergency),
+        free_fraction: s.emergency.free_pct.value / 100.0,
+        recovery_fraction: s.emergency.recovery_pct.value / 100.0,
     };
-    if let Some(flag) = ctx.redirected().filter(|_| !args.dry_run) {
+    if let Some(flag) = ctx.redirected().filter(|_| !dry_run) {
         return Err(UsageError(format!(
             "reap {flag} needs --dry-run: a recorded or redirected process table cannot be acted on"
         ))
@@ -111,12 +118,12 @@ pub fn plan(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ReapPlan> {
             allow_deny,
             min_zombies: min.value,
             max_targets: usize::try_from(max.value).unwrap_or(usize::MAX),
-            spare_sessions: s.spare_active_sessions.value,
+            spare_sessions: s.reap.spare_active_sessions.value,
             idle_threshold_s: idle_s,
             emergency,
         },
         grace: grace.value,
-        dry_run: args.dry_run,
+        dry_run,
         active_fraction: sessions::active_fraction(s),
         warnings,
     })
@@ -167,7 +174,7 @@ fn decide(
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<u8> {
-    let plan = plan(ctx, args)?;
+    let plan = plan(ctx, Some(args), args.dry_run)?;
     for w in &plan.warnings {
         ctx.printer.warn(w);
     }

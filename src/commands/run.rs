@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use crate::cli::RunArgs;
 use crate::commands::Ctx;
-use crate::exit::{self, UsageError, WithCode};
+use crate::exit::{Failure, UsageError};
 use crate::output::{Printer, human_bytes, plural};
 
 /// Polling faster than this buys nothing and costs CPU ...
@@ -55,11 +55,7 @@ fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
 #[cfg(not(unix))]
 pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
     plan(ctx, args)?;
-    Err(WithCode {
-        code: exit::RUN_FAILED,
-        message: format!("run: unsupported on {}", std::env::consts::OS),
-    }
-    .into())
+    Err(Failure::RunFailed(format!("run: unsupported on {}", std::env::consts::OS)).into())
 }
 
 #[cfg(unix)]
@@ -71,7 +67,8 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
 
     let plan = plan(ctx, args)?;
     let name = plan.command[0].to_string_lossy().into_owned();
-    let failed = |message: String, code: u8| -> anyhow::Error { WithCode { code, message }.into() };
+    let failed =
+        |message: String, kind: fn(String) -> Failure| -> anyhow::Error { kind(message).into() };
     let proc_root = ctx
         .global
         .proc_root
@@ -81,20 +78,24 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
         .map_err(|why| {
             failed(
                 format!("--enforce kernel: the kernel cannot hold the limit here: {why}"),
-                exit::RUN_FAILED,
+                Failure::RunFailed,
             )
         })?;
     let source = crate::platform::native();
     let control = crate::platform::native_control(source.as_ref());
-    let mut sup = Supervisor::install()
-        .map_err(|e| failed(format!("cannot set up supervision: {e}"), exit::RUN_FAILED))?;
+    let mut sup = Supervisor::install().map_err(|e| {
+        failed(
+            format!("cannot set up supervision: {e}"),
+            Failure::RunFailed,
+        )
+    })?;
     let cfg = Config {
         command: plan.command.clone(),
         limit: plan.limit,
         interval: plan.interval,
         grace: plan.grace,
-        warn_pct: args.warn.unwrap_or(ctx.settings.memory_warn_pct.value),
-        notify: ctx.settings.notifications.value,
+        warn_pct: args.warn.unwrap_or(ctx.settings.memory.warn_pct.value),
+        notify: ctx.settings.notifications.enabled.value,
     };
     let mut kernel_kills;
     let result = loop {
@@ -102,7 +103,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             let fd = c.procs_fd().map_err(|e| {
                 failed(
                     format!("cannot open the cgroup's cgroup.procs: {e}"),
-                    exit::RUN_FAILED,
+                    Failure::RunFailed,
                 )
             })?;
             sup.join_cgroup_at_exec(Some(fd));
@@ -141,7 +142,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
     drop(sup);
     match result {
         Ok(summary) => {
-            if ctx.settings.notifications.value {
+            if ctx.settings.notifications.enabled.value {
                 if let Some((title, body)) = ended_notice(&name, &summary, kernel_kills) {
                     // After the tree is gone and supervision undone: the helper is no part
                     // of the tree. Best effort, as every notification.
@@ -152,7 +153,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
         }
         Err(SpawnError::NotFound(e)) => Err(failed(
             format!("`{name}`: command not found ({e})"),
-            exit::RUN_NOT_FOUND,
+            Failure::NotFound,
         )),
         Err(SpawnError::NotExecutable(e)) => Err(failed(
             // exec of a directory fails with EACCES, which would read as a permission problem.
@@ -161,18 +162,18 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             } else {
                 format!("`{name}` cannot be executed: {e}")
             },
-            exit::RUN_NOT_EXECUTABLE,
+            Failure::NotExecutable,
         )),
         Err(SpawnError::Other(e)) => Err(failed(
             format!("cannot start `{name}`: {e}"),
-            exit::RUN_FAILED,
+            Failure::RunFailed,
         )),
         Err(SpawnError::Cgroup(e)) => Err(failed(
             format!(
                 "--enforce kernel: `{name}` could not join {}: {e}",
                 enforcement.cgroup.as_deref().unwrap_or("its cgroup")
             ),
-            exit::RUN_FAILED,
+            Failure::RunFailed,
         )),
     }
 }

@@ -19,7 +19,7 @@ use crate::store::state::CpuHistory;
 /// The CPU a session child must use between readings to count as working, as a fraction of
 /// one core: `cpu_active_pct` from the settings, or the default when it is not positive.
 pub fn active_fraction(s: &Settings) -> f64 {
-    match s.cpu_active_pct.value {
+    match s.liveness.cpu_active_pct.value {
         v if v > 0.0 => v / 100.0,
         _ => DEFAULT_ACTIVE_FRACTION,
     }

@@ -17,7 +17,7 @@ use crate::core::parking::ParkPermission;
 use crate::core::proc_tree::{self, Change, OwnTree, own_trees, tree_at};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::core::top::{Facts, GROWTH_KB_S, NotParkable, ReasonCode, TreeState, Verdict, judge};
-use crate::exit::{self, WithCode};
+use crate::exit::{self, Failure};
 use crate::output::{Printer, Style, human_bytes, schema};
 use crate::platform::ProcessSource;
 use crate::sanitize::sanitize;
@@ -149,18 +149,13 @@ fn build(
     let me = after.self_pid;
     let trees: Vec<OwnTree<'_>> = match args.pid {
         Some(pid) => {
-            let t = tree_at(&table, pid, uid, me).ok_or_else(|| WithCode {
-                code: exit::ERROR,
-                message: format!("no such process `{pid}`"),
-            })?;
+            let t = tree_at(&table, pid, uid, me)
+                .ok_or_else(|| Failure::Failed(format!("no such process `{pid}`")))?;
             if t.root.uid != uid {
-                return Err(WithCode {
-                    code: exit::ERROR,
-                    message: format!(
-                        "pid `{pid}` belongs to uid {}; top shows your own trees (uid {uid})",
-                        t.root.uid
-                    ),
-                }
+                return Err(Failure::Failed(format!(
+                    "pid `{pid}` belongs to uid {}; top shows your own trees (uid {uid})",
+                    t.root.uid
+                ))
                 .into());
             }
             vec![t]

@@ -270,9 +270,9 @@ fn lines_are_bounded_and_a_last_line_without_newline_is_read() {
 #[test]
 fn reap_arguments_only_narrow_the_configured_policy() {
     let mut s = Settings::default();
-    s.reap_deny.value = vec!["keep-me".into()];
-    s.max_targets.value = 10;
-    s.min_zombies.value = 100;
+    s.reap.deny.value = vec!["keep-me".into()];
+    s.reap.max_targets.value = 10;
+    s.reap.min_zombies.value = 100;
     let argv = |a: Value| {
         let a: tools::ReapArgs = serde_json::from_value(a).unwrap();
         tools::reap_argv(a, &s, false)

@@ -15,7 +15,7 @@ use super::rpc::RpcError;
 use crate::cli::{Cli, GlobalArgs};
 use crate::config::Settings;
 use crate::core::parking::Refusal;
-use crate::exit::{self, Refused, UsageError, WithCode};
+use crate::exit::{self, Failure, Refused, UsageError};
 use crate::output::Printer;
 
 /// What an agent may expect of a tool (MCP `annotations`).
@@ -342,14 +342,14 @@ pub fn reap_argv(a: ReapArgs, s: &Settings, dry_run: bool) -> Vec<String> {
         v.push("--dry-run".into());
     }
     let added = a.deny.into_iter().filter(|p| !p.trim().is_empty());
-    for p in s.reap_deny.value.iter().cloned().chain(added) {
+    for p in s.reap.deny.value.iter().cloned().chain(added) {
         v.push(format!("--deny={p}"));
     }
     if let Some(m) = a.max_targets {
-        v.push(format!("--max-targets={}", m.min(s.max_targets.value)));
+        v.push(format!("--max-targets={}", m.min(s.reap.max_targets.value)));
     }
     if let Some(m) = a.min_zombies {
-        v.push(format!("--min-zombies={}", m.max(s.min_zombies.value)));
+        v.push(format!("--min-zombies={}", m.max(s.reap.min_zombies.value)));
     }
     if a.no_emergency {
         v.push("--no-emergency".into());
@@ -507,8 +507,8 @@ pub fn error_result(e: &anyhow::Error) -> Value {
     if e.downcast_ref::<UsageError>().is_some() {
         return tool_error("usage", None, &message, exit::USAGE);
     }
-    if let Some(w) = e.downcast_ref::<WithCode>() {
-        return tool_error("failed", None, &w.message, w.code);
+    if let Some(f) = e.downcast_ref::<Failure>() {
+        return tool_error("failed", None, &f.to_string(), f.code());
     }
     tool_error("failed", None, &message, exit::ERROR)
 }

@@ -23,10 +23,11 @@ use crate::actions::recover;
 use crate::cli::HangsArgs;
 use crate::commands::Ctx;
 use crate::commands::hangs::report::{
-    EventsReport, OneRound, RoundLine, RoundReport, Summary, human_events, human_round,
+    ActorMode, EventsReport, OneRound, RoundLine, RoundReport, Summary, human_events, human_round,
     human_summary,
 };
 use crate::commands::hangs::round::{Actor, LiveActor, Planner, persisted_round, process_round};
+use crate::config::HangsSection;
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
 use crate::core::time::format_ms;
 use crate::exit::{self, usage};
@@ -58,12 +59,36 @@ struct HangsPlan {
     recovery: recover::Settings,
 }
 
-fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
-    if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
-        return Err(usage(format!(
+/// What a round decides with and acts by, from `[hangs]`: the same for `hangs` and
+/// `watch`'s hangs round.
+fn round_settings(s: &HangsSection) -> (MonitorConfig, recover::Settings) {
+    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    (
+        MonitorConfig {
+            allow: s.allow.value.clone(),
+            deny: s.deny.value.clone(),
+            cooldown_ms: ms(s.cooldown.value),
+            min_gap_ms: ms(s.min_interval.value),
+        },
+        recover::Settings {
+            grace: s.grace.value,
+            uid: platform::current_uid(),
+        },
+    )
+}
+
+/// A round restarts real apps: never against a redirected process table.
+fn refuse_redirected(ctx: &Ctx<'_>) -> Result<()> {
+    match ctx.redirected().filter(|f| *f != "--snapshot") {
+        Some(flag) => Err(usage(format!(
             "`hangs` restarts real apps; it cannot run against `{flag}`"
-        )));
+        ))),
+        None => Ok(()),
     }
+}
+
+fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
+    refuse_redirected(ctx)?;
     if ctx.global.snapshot.is_some() {
         return Err(usage(
             "`hangs` reads GUI apps, not the process table: replay recorded rounds with \
@@ -107,7 +132,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
             humantime::format_duration(every)
         )));
     }
-    let s = &ctx.settings;
+    let (monitor, recovery) = round_settings(&ctx.settings.hangs);
     Ok(HangsPlan {
         mode: match (&a.observations, a.events) {
             (_, true) => Mode::Events(a.since),
@@ -118,16 +143,8 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
         record_events: a.record_events,
         watch: a.watch,
         every,
-        monitor: MonitorConfig {
-            allow: s.hangs_allow.value.clone(),
-            deny: s.hangs_deny.value.clone(),
-            cooldown_ms: i64::try_from(s.hangs_cooldown.value.as_millis()).unwrap_or(i64::MAX),
-            min_gap_ms: i64::try_from(s.hangs_min_interval.value.as_millis()).unwrap_or(i64::MAX),
-        },
-        recovery: recover::Settings {
-            grace: s.hangs_grace.value,
-            uid: platform::current_uid(),
-        },
+        monitor,
+        recovery,
     })
 }
 
@@ -163,16 +180,17 @@ fn print_round(ctx: &Ctx<'_>, r: &RoundReport, stream: bool) -> Result<()> {
 }
 
 fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
-    let rounds = store::observations::load(path).map_err(|m| exit::WithCode {
-        code: exit::ERROR,
-        message: m,
-    })?;
+    let rounds = store::observations::load(path).map_err(exit::Failure::Failed)?;
     let dir = if plan.record_events {
         Some(crate::store::paths::ensure_state_dir()?)
     } else {
         None
     };
-    let mut actor = Planner::new(if plan.dry_run { "dry-run" } else { "replay" });
+    let mut actor = Planner::new(if plan.dry_run {
+        ActorMode::DryRun
+    } else {
+        ActorMode::Replay
+    });
     // A replay has its own monitor: it must neither read nor change the live one's state.
     let mut state = MonitorState::default();
     let mut unresolved = false;
@@ -192,11 +210,7 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
         print_round(ctx, &report, true)?;
     }
     if let Some(e) = failure {
-        return Err(exit::WithCode {
-            code: exit::ERROR,
-            message: format!("{e:#}"),
-        }
-        .into());
+        return Err(exit::Failure::Failed(format!("{e:#}")).into());
     }
     // A dry run decides and reports: what it found is in the output, as for `reap --dry-run`.
     Ok(if unresolved && !plan.dry_run {
@@ -231,29 +245,15 @@ pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> 
     let Ok(apps) = platform::native_apps() else {
         return Ok(None);
     };
-    let args = HangsArgs {
-        dry_run: false,
-        watch: false,
-        every: None,
-        events: false,
-        since: None,
-        observations: None,
-        record_events: false,
-    };
-    let plan = resolve(ctx, &args)?;
+    refuse_redirected(ctx)?;
+    let (monitor, recovery) = round_settings(&ctx.settings.hangs);
     let source = platform::native();
     let control = platform::native_control(&*source);
     let dir = crate::store::paths::ensure_state_dir()?;
-    let mut actor = LiveActor::new(&*source, &*control, plan.recovery);
+    let mut actor = LiveActor::new(&*source, &*control, recovery);
     let round = with_identities(apps.scan(), &*source, platform::now_ms());
-    let (report, mut warnings, failure) = persisted_round(
-        &dir,
-        false,
-        &round,
-        &plan.monitor,
-        &plan.recovery,
-        &mut actor,
-    )?;
+    let (report, mut warnings, failure) =
+        persisted_round(&dir, false, &round, &monitor, &recovery, &mut actor)?;
     if let Some(e) = failure {
         warnings.push(format!("{e:#}"));
     }
@@ -262,13 +262,10 @@ pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> 
 
 fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
     let Ok(apps) = platform::native_apps() else {
-        return Err(exit::WithCode {
-            code: exit::ERROR,
-            message: format!(
-                "hangs: unsupported on {} (needs the macOS WindowServer)",
-                std::env::consts::OS
-            ),
-        }
+        return Err(exit::Failure::Failed(format!(
+            "hangs: unsupported on {} (needs the macOS WindowServer)",
+            std::env::consts::OS
+        ))
         .into());
     };
     let source = platform::native();
@@ -279,7 +276,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
         crate::store::paths::ensure_state_dir()?
     };
     let mut live_actor = LiveActor::new(&*source, &*control, plan.recovery);
-    let mut planner = Planner::new("dry-run");
+    let mut planner = Planner::new(ActorMode::DryRun);
     let actor: &mut dyn Actor = if plan.dry_run {
         &mut planner
     } else {
@@ -308,17 +305,12 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
         summary.add(&report);
         if !plan.watch {
             if let Some(e) = failure {
-                return Err(exit::WithCode {
-                    code: exit::ERROR,
-                    message: format!("{e:#}"),
-                }
-                .into());
+                return Err(exit::Failure::Failed(format!("{e:#}")).into());
             }
             if let Some(reason) = &report.unavailable_reason {
-                return Err(exit::WithCode {
-                    code: exit::ERROR,
-                    message: format!("hangs: interface unavailable ({reason})"),
-                }
+                return Err(exit::Failure::Failed(format!(
+                    "hangs: interface unavailable ({reason})"
+                ))
                 .into());
             }
             return Ok(if report.unresolved() && !plan.dry_run {

@@ -16,11 +16,67 @@ use crate::output::{Printer, Style, plural};
 use crate::sanitize::sanitize;
 use crate::store::hang_events::HangEvent;
 
+/// What became of a restart. The kebab-case names are stable (JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActionOutcome {
+    Restarted,
+    RestartFailed,
+    /// Not performed: `--dry-run` or a replay.
+    Planned,
+}
+
+impl ActionOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Restarted => "restarted",
+            Self::RestartFailed => "restart-failed",
+            Self::Planned => "planned",
+        }
+    }
+}
+
+/// Whether a round acts: `live`, or only plans (`dry-run`, `replay`). Stable names (JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActorMode {
+    Live,
+    DryRun,
+    Replay,
+}
+
+impl ActorMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Live => "live",
+            Self::DryRun => "dry-run",
+            Self::Replay => "replay",
+        }
+    }
+}
+
+/// Whether the round could ask which apps respond. Stable names (JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub enum RoundStatus {
+    #[serde(rename = "ok")]
+    Ok,
+    #[serde(rename = "interface unavailable")]
+    InterfaceUnavailable,
+}
+
+impl std::fmt::Display for RoundStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Ok => "ok",
+            Self::InterfaceUnavailable => "interface unavailable",
+        })
+    }
+}
+
 /// What the round did about one app's hang.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ActionReport {
-    /// `restarted`, `restart-failed`, or `planned` (not performed: `--dry-run` or a replay).
-    pub outcome: &'static str,
+    pub outcome: ActionOutcome,
     pub performed: bool,
     pub detail: Option<String>,
     pub new_pid: Option<i32>,
@@ -59,11 +115,9 @@ pub struct AppReport {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RoundReport {
     pub at: String,
-    /// `ok` or `interface unavailable`.
-    pub status: &'static str,
+    pub status: RoundStatus,
     pub unavailable_reason: Option<String>,
-    /// `live`, `dry-run` or `replay`.
-    pub mode: &'static str,
+    pub mode: ActorMode,
     /// Apps examined.
     pub checked: usize,
     /// Pending observations cleared because the interface was unavailable.
@@ -77,7 +131,10 @@ impl RoundReport {
     pub fn unresolved(&self) -> bool {
         self.apps.iter().any(|a| match a.state {
             HangState::Blocked => true,
-            HangState::Confirmed => a.action.as_ref().is_none_or(|x| x.outcome != "restarted"),
+            HangState::Confirmed => a
+                .action
+                .as_ref()
+                .is_none_or(|x| x.outcome != ActionOutcome::Restarted),
             _ => false,
         })
     }
@@ -124,9 +181,9 @@ impl Summary {
         }
         for a in &r.apps {
             match a.action.as_ref().map(|x| x.outcome) {
-                Some("restarted") => self.restarted += 1,
-                Some("restart-failed") => self.restart_failed += 1,
-                _ => {}
+                Some(ActionOutcome::Restarted) => self.restarted += 1,
+                Some(ActionOutcome::RestartFailed) => self.restart_failed += 1,
+                Some(ActionOutcome::Planned) | None => {}
             }
             if a.state == HangState::Blocked && a.notification.is_some() {
                 self.blocked += 1;
@@ -156,8 +213,8 @@ fn state_style(s: HangState) -> Style {
 pub fn human_round(r: &RoundReport, p: &Printer) -> String {
     let mut s = String::new();
     let mode = match r.mode {
-        "live" => String::new(),
-        m => format!("  ({m}: nothing is done)"),
+        ActorMode::Live => String::new(),
+        m => format!("  ({}: nothing is done)", m.as_str()),
     };
     let _ = writeln!(
         s,
@@ -211,8 +268,8 @@ pub fn human_round(r: &RoundReport, p: &Printer) -> String {
         }
         if let Some(x) = &a.action {
             let head = match x.outcome {
-                "planned" => "would restart".to_string(),
-                o => o.to_string(),
+                ActionOutcome::Planned => "would restart",
+                o => o.as_str(),
             };
             let _ = writeln!(s, "    {head}:");
             for (i, step) in x.steps.iter().enumerate() {

@@ -9,7 +9,9 @@ use anyhow::Result;
 
 use crate::actions::notify;
 use crate::actions::recover::{self, LiveOps, Recovery, Target};
-use crate::commands::hangs::report::{ActionReport, AppReport, NotificationReport, RoundReport};
+use crate::commands::hangs::report::{
+    ActionOutcome, ActionReport, ActorMode, AppReport, NotificationReport, RoundReport, RoundStatus,
+};
 use crate::core::hangs::{
     self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, should_notify,
 };
@@ -23,16 +25,15 @@ pub(crate) trait Actor {
     /// Restart `t`; `None` when the restart is only planned (nothing performed).
     fn restart(&mut self, t: &Target) -> Option<Recovery>;
     fn notify(&mut self, message: &str) -> NotificationReport;
-    /// `live`, `dry-run` or `replay`.
-    fn mode(&self) -> &'static str;
+    fn mode(&self) -> ActorMode;
 }
 
 /// `--dry-run` and `--observations`: plans, performs nothing.
 #[derive(Debug)]
-pub(crate) struct Planner(&'static str);
+pub(crate) struct Planner(ActorMode);
 
 impl Planner {
-    pub(crate) fn new(mode: &'static str) -> Self {
+    pub(crate) fn new(mode: ActorMode) -> Self {
         Self(mode)
     }
 }
@@ -46,11 +47,11 @@ impl Actor for Planner {
         NotificationReport {
             message: message.to_string(),
             sent: false,
-            note: Some(format!("{}: not sent", self.0)),
+            note: Some(format!("{}: not sent", self.0.as_str())),
         }
     }
 
-    fn mode(&self) -> &'static str {
+    fn mode(&self) -> ActorMode {
         self.0
     }
 }
@@ -91,8 +92,8 @@ impl Actor for LiveActor<'_> {
         }
     }
 
-    fn mode(&self) -> &'static str {
-        "live"
+    fn mode(&self) -> ActorMode {
+        ActorMode::Live
     }
 }
 
@@ -134,7 +135,7 @@ pub(crate) fn process_round(
     actor: &mut dyn Actor,
 ) -> (RoundReport, Vec<HangEvent>) {
     let outcome = hangs::round(state, round, cfg);
-    let replayed = actor.mode() == "replay";
+    let replayed = actor.mode() == ActorMode::Replay;
     let mut events = Vec::new();
     let mut apps = Vec::new();
     for d in &outcome.decisions {
@@ -177,7 +178,7 @@ pub(crate) fn process_round(
                     let mut ev = event(EventKind::RestartFailed);
                     ev.reason = Some(why.clone());
                     let action = ActionReport {
-                        outcome: EventKind::RestartFailed.as_str(),
+                        outcome: ActionOutcome::RestartFailed,
                         performed: false,
                         detail: Some(why),
                         new_pid: None,
@@ -188,9 +189,9 @@ pub(crate) fn process_round(
                 Ok(restart) => match restart {
                     None => {
                         let mut ev = event(EventKind::Restarted);
-                        ev.reason = Some(format!("{}: not performed", actor.mode()));
+                        ev.reason = Some(format!("{}: not performed", actor.mode().as_str()));
                         let action = ActionReport {
-                            outcome: "planned",
+                            outcome: ActionOutcome::Planned,
                             performed: false,
                             detail: None,
                             new_pid: None,
@@ -213,7 +214,11 @@ pub(crate) fn process_round(
                             report.notification = Some(actor.notify(&msg));
                         }
                         let action = ActionReport {
-                            outcome: kind_of.as_str(),
+                            outcome: if r.ok {
+                                ActionOutcome::Restarted
+                            } else {
+                                ActionOutcome::RestartFailed
+                            },
                             performed: true,
                             detail: r.detail,
                             new_pid: r.new_pid,
@@ -239,9 +244,9 @@ pub(crate) fn process_round(
     let report = RoundReport {
         at: format_ms(outcome.at_ms),
         status: if outcome.available {
-            "ok"
+            RoundStatus::Ok
         } else {
-            "interface unavailable"
+            RoundStatus::InterfaceUnavailable
         },
         unavailable_reason: outcome.unavailable_reason,
         mode: actor.mode(),

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::actions::recover::{Recovery, Target};
-use crate::commands::hangs::report::NotificationReport;
+use crate::commands::hangs::report::{ActionOutcome, NotificationReport, RoundStatus};
 use crate::commands::hangs::round::{Actor, Planner, persisted_round, process_round};
 use crate::core::hangs::Kind;
 use crate::core::hangs::{
@@ -46,8 +46,8 @@ impl Actor for FakeActor {
         }
     }
 
-    fn mode(&self) -> &'static str {
-        "live"
+    fn mode(&self) -> ActorMode {
+        ActorMode::Live
     }
 }
 
@@ -139,7 +139,10 @@ fn b07_a_confirmed_app_is_restarted_with_its_observed_identity() {
         })
     );
     assert_eq!(t.bundle_path, "/Applications/Editor.app");
-    assert_eq!(r[1].apps[0].action.as_ref().unwrap().outcome, "restarted");
+    assert_eq!(
+        r[1].apps[0].action.as_ref().unwrap().outcome.as_str(),
+        "restarted"
+    );
     assert!(!r[1].unresolved());
 }
 
@@ -184,7 +187,7 @@ fn b13_a_cursor_service_restart_failure_is_logged_without_notifying_the_user() {
                 .contains("replacement pid")
         );
         assert_eq!(
-            r[1].apps[0].action.as_ref().unwrap().outcome,
+            r[1].apps[0].action.as_ref().unwrap().outcome.as_str(),
             "restart-failed"
         );
         assert!(r[1].unresolved());
@@ -326,7 +329,7 @@ fn b02_interface_unavailable_is_reported_and_nothing_is_done() {
         &settings(),
         &mut a,
     );
-    assert_eq!(r.status, "interface unavailable");
+    assert_eq!(r.status, RoundStatus::InterfaceUnavailable);
     assert_eq!(r.cleared_pending, 1);
     assert!(events.is_empty() && a.restarts.is_empty() && a.notifications.is_empty());
     let text = human_round(
@@ -341,13 +344,13 @@ fn b02_interface_unavailable_is_reported_and_nothing_is_done() {
 
 #[test]
 fn planned_restarts_list_their_steps_and_perform_nothing() {
-    let mut p = Planner::new("replay");
+    let mut p = Planner::new(ActorMode::Replay);
     let (r, events) = pipeline(
         &mut p,
         vec![vec![cursor(700, false)], vec![cursor(700, false)]],
     );
     let action = r[1].apps[0].action.as_ref().unwrap();
-    assert_eq!(action.outcome, "planned");
+    assert_eq!(action.outcome, ActionOutcome::Planned);
     assert!(!action.performed);
     assert_eq!(action.steps.len(), 7);
     assert!(r[1].unresolved());
@@ -360,7 +363,7 @@ fn persisted_rounds_are_consecutive_across_runs_and_dry_runs_write_nothing() {
     let d = tempfile::tempdir().unwrap();
     let cfg = MonitorConfig::default();
     // A dry run sees the app but leaves no trace.
-    let mut planner = Planner::new("dry-run");
+    let mut planner = Planner::new(ActorMode::DryRun);
     let (r, w, f) = persisted_round(
         d.path(),
         true,
@@ -492,7 +495,7 @@ fn a_replay_plans_exactly_what_live_does_without_start_time_or_uid() {
     };
     let mut live = FakeActor::default();
     let (lr, le) = pipeline(&mut live, vec![vec![anon(501)], vec![anon(501)]]);
-    let mut replay = Planner::new("replay");
+    let mut replay = Planner::new(ActorMode::Replay);
     let (rr, re) = pipeline(&mut replay, vec![vec![anon(501)], vec![anon(501)]]);
     assert!(live.restarts.is_empty(), "live signals nothing");
     let (la, ra) = (
@@ -505,7 +508,7 @@ fn a_replay_plans_exactly_what_live_does_without_start_time_or_uid() {
         (ra.outcome, ra.performed, &ra.detail),
         (la.outcome, la.performed, &la.detail)
     );
-    assert_eq!(ra.outcome, "restart-failed");
+    assert_eq!(ra.outcome.as_str(), "restart-failed");
     assert!(
         ra.detail
             .as_deref()
@@ -518,7 +521,7 @@ fn a_replay_plans_exactly_what_live_does_without_start_time_or_uid() {
         "nothing signalled: not notified"
     );
     // Control: with the identity, the replay plans the SIGTERM live would send.
-    let mut replay = Planner::new("replay");
+    let mut replay = Planner::new(ActorMode::Replay);
     let (rr, _) = pipeline(
         &mut replay,
         vec![vec![editor(501, false)], vec![editor(501, false)]],
@@ -528,4 +531,38 @@ fn a_replay_plans_exactly_what_live_does_without_start_time_or_uid() {
         steps[0].describe().starts_with("SIGTERM pid 501"),
         "{steps:?}"
     );
+}
+
+#[test]
+fn round_states_serialize_under_their_stable_names() {
+    let json = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    for (o, name) in [
+        (ActionOutcome::Restarted, "restarted"),
+        (ActionOutcome::RestartFailed, "restart-failed"),
+        (ActionOutcome::Planned, "planned"),
+    ] {
+        assert_eq!(
+            (json(serde_json::json!(o)).as_str(), o.as_str()),
+            (name, name)
+        );
+    }
+    for (m, name) in [
+        (ActorMode::Live, "live"),
+        (ActorMode::DryRun, "dry-run"),
+        (ActorMode::Replay, "replay"),
+    ] {
+        assert_eq!(
+            (json(serde_json::json!(m)).as_str(), m.as_str()),
+            (name, name)
+        );
+    }
+    for (s, name) in [
+        (RoundStatus::Ok, "ok"),
+        (RoundStatus::InterfaceUnavailable, "interface unavailable"),
+    ] {
+        assert_eq!(
+            (json(serde_json::json!(s)), s.to_string()),
+            (name.into(), name.into())
+        );
+    }
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use crate::commands::reap;
 use crate::commands::watch::Watcher;
 use crate::commands::watch::events::Event;
+use crate::commands::watch::events::Severity;
 use crate::platform;
 
 /// Whether a cleanup is still inside its cooldown, and the persisted wall time to keep.
@@ -70,7 +71,7 @@ impl Watcher<'_, '_> {
                 }
                 self.emit(&Event::Cleanup(Box::new(report)));
             }
-            Err(e) => self.notice("error", &format!("cleanup failed: {e:#}")),
+            Err(e) => self.notice(Severity::Error, &format!("cleanup failed: {e:#}")),
         }
     }
 }

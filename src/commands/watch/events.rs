@@ -11,6 +11,26 @@ use crate::core::limits::LimitSource;
 use crate::core::reading::{Level, Reading, Trend};
 use crate::output::{human_duration, plural, thousands};
 
+/// How much a `watch` notice matters. The lowercase names are stable (JSON); an `error`
+/// counts in the summary's `errors`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Info => "info",
+            Self::Warning => "warning",
+            Self::Error => "error",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ReadingEvent {
     pub at: String,
@@ -75,8 +95,7 @@ pub enum Event {
     Hang(Box<RoundReport>),
     Notice {
         at: String,
-        /// `info`, `warning` or `error`.
-        severity: &'static str,
+        severity: Severity,
         message: String,
     },
     Summary {
@@ -153,7 +172,7 @@ impl Event {
                 at,
                 severity,
                 message,
-            } => format!("{at}  {severity}: {message}"),
+            } => format!("{at}  {}: {message}", severity.as_str()),
             Self::Summary {
                 rounds,
                 cleanups,
@@ -182,6 +201,33 @@ impl Event {
                     plural(*errors, "error")
                 )
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_notice_serializes_its_severity_under_the_stable_name() {
+        for (severity, name) in [
+            (Severity::Info, "info"),
+            (Severity::Warning, "warning"),
+            (Severity::Error, "error"),
+        ] {
+            let e = Event::Notice {
+                at: "2026-12-01T00:00:00.000Z".into(),
+                severity,
+                message: "m".into(),
+            };
+            assert_eq!(
+                serde_json::to_string(&e).unwrap(),
+                format!(
+                    r#"{{"type":"notice","at":"2026-12-01T00:00:00.000Z","severity":"{name}","message":"m"}}"#
+                )
+            );
+            assert_eq!(e.human(), format!("2026-12-01T00:00:00.000Z  {name}: m"));
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::actions::escalate::RealClock;
 use crate::actions::memory_guard;
 use crate::commands::probe::rfc3339_ms;
 use crate::commands::watch::events::Event;
+use crate::commands::watch::events::Severity;
 use crate::commands::watch::{Watcher, pressure};
 use crate::core::memory_guard::breaches;
 use crate::platform;
@@ -24,7 +25,7 @@ impl Watcher<'_, '_> {
             .iter()
             .map(|t| (t.root, t.footprint_bytes, t.effective_bytes))
             .collect();
-        let warn_pct = self.ctx.settings.memory_warn_pct.value;
+        let warn_pct = self.ctx.settings.memory.warn_pct.value;
         for (root, a) in self.warn_lines.round(&lines, warn_pct) {
             let Some(t) = trees.iter().find(|t| t.root == root) else {
                 continue;
@@ -43,7 +44,7 @@ impl Watcher<'_, '_> {
             self.emit(&e);
             if self.notify {
                 if let Err(err) = self.notifier.post("headroom: memory limit near", &body) {
-                    self.notice("info", &format!("notification not posted: {err}"));
+                    self.notice(Severity::Info, &format!("notification not posted: {err}"));
                 }
             }
         }
@@ -54,11 +55,17 @@ impl Watcher<'_, '_> {
         use pressure::Fired;
         match fired {
             Fired::Pressure => {
-                self.notice("info", "memory pressure: running the memory guards now");
+                self.notice(
+                    Severity::Info,
+                    "memory pressure: running the memory guards now",
+                );
                 self.memory_guards();
             }
             Fired::Gone(what) => {
-                self.notice("warning", &format!("memory pressure source lost: {what}"));
+                self.notice(
+                    Severity::Warning,
+                    &format!("memory pressure source lost: {what}"),
+                );
             }
         }
     }
@@ -68,7 +75,7 @@ impl Watcher<'_, '_> {
     pub(super) fn memory_guards(&mut self) {
         // The settings outlive `self`'s borrow: no copy of the rules each round.
         let ctx = self.ctx;
-        let rules = &ctx.settings.memory_guards.value;
+        let rules = &ctx.settings.memory.guard.value;
         if rules.is_empty() && self.parked.is_empty() {
             return;
         }
@@ -80,7 +87,7 @@ impl Watcher<'_, '_> {
         let table = crate::core::snapshot::ProcessTable::new(snap);
         let free = snap.memory.map(|m| m.free_pct());
         self.guard_warnings(&table, rules, free);
-        let grace = self.ctx.settings.memory_grace.value;
+        let grace = self.ctx.settings.memory.grace.value;
         let mut events = Vec::new();
         let mut errors = Vec::new();
         {
@@ -121,7 +128,7 @@ impl Watcher<'_, '_> {
             self.emit(&e);
         }
         for e in errors {
-            self.notice("error", &e);
+            self.notice(Severity::Error, &e);
         }
     }
 }

@@ -26,10 +26,11 @@ use std::time::{Duration, Instant};
 
 use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
-use crate::cli::{ReapArgs, WatchArgs};
+use crate::cli::WatchArgs;
 use crate::commands::Ctx;
 use crate::commands::probe::{resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
+use crate::commands::watch::events::Severity;
 use crate::commands::watch::events::{Event, ReadingEvent, status_line};
 use crate::commands::watch::output::{DRAIN_AT_EXIT, Output};
 use crate::commands::watch::parked::ParkedTrees;
@@ -77,30 +78,16 @@ struct Watcher<'c, 'a> {
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
-    let mut interval = ctx.settings.watch_interval.clone();
-    interval.set_from_flag(args.interval);
-    crate::config::check_interval(interval.value)
-        .map_err(|m| UsageError(format!("--interval {m}")))?;
+    let interval = ctx.settings.watch.with_interval(args.interval)?.interval;
     if ctx.replaying() && !args.once {
         return Err(UsageError(
             "watch --snapshot needs --once: a recording has one instant".into(),
         )
         .into());
     }
-    let reap_args = ReapArgs {
-        // A recorded or redirected table is never acted on (and never reaches the reap
-        // step); planning must not refuse it.
-        dry_run: ctx.redirected().is_some(),
-        allow: vec![],
-        deny: vec![],
-        min_zombies: None,
-        grace: None,
-        max_targets: None,
-        idle_threshold: None,
-        no_emergency: false,
-        replay: crate::cli::SnapshotArg { snapshot: None },
-    };
-    let reap_plan = reap::plan(ctx, &reap_args)?;
+    // watch's cleanup is `reap` without flags. A recorded or redirected table is never
+    // acted on (and never reaches the reap step); planning must not refuse it.
+    let reap_plan = reap::plan(ctx, None, ctx.redirected().is_some())?;
     for w in &reap_plan.warnings {
         ctx.printer.warn(w);
     }
@@ -123,9 +110,9 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         source,
         thresholds,
         reap_plan,
-        auto_reap: ctx.settings.auto_reap.value && !args.no_auto_reap,
-        cooldown: ctx.settings.reap_cooldown.value,
-        notify: ctx.settings.notifications.value,
+        auto_reap: ctx.settings.watch.auto_reap.value && !args.no_auto_reap,
+        cooldown: ctx.settings.watch.reap_cooldown.value,
+        notify: ctx.settings.notifications.enabled.value,
         state_dir: None,
         persisted: Persisted::default(),
         pending: Vec::new(),
@@ -145,14 +132,14 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     g.load_state();
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
         g.notice(
-            "info",
+            Severity::Info,
             &format!("{flag}: not the live process table, so no cleanup or memory guard acts"),
         );
     }
-    let hangs = ctx.settings.watch_hangs.value && !args.no_hangs && !ctx.replaying();
+    let hangs = ctx.settings.watch.hangs.value && !args.no_hangs && !ctx.replaying();
     let mut pressure = pressure::Waiter::arm(ctx, args.once);
     if let Some(line) = pressure.announce() {
-        g.notice("info", &line);
+        g.notice(Severity::Info, &line);
     }
     loop {
         let started = Instant::now();
@@ -170,7 +157,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         }
         pressure.sleep_until(started + interval.value, &mut |f| g.on_pressure(f));
         if let Some(sig) = platform::stop_flag::requested() {
-            g.notice("info", &format!("stopping on signal {sig}"));
+            g.notice(Severity::Info, &format!("stopping on signal {sig}"));
             break;
         }
     }
@@ -234,8 +221,8 @@ impl Watcher<'_, '_> {
         self.out.send(line);
     }
 
-    fn notice(&mut self, severity: &'static str, message: &str) {
-        if severity == "error" {
+    fn notice(&mut self, severity: Severity, message: &str) {
+        if severity == Severity::Error {
             self.errors += 1;
         }
         self.emit(&Event::Notice {
@@ -253,7 +240,7 @@ impl Watcher<'_, '_> {
             Ok(s) => s,
             Err(e) => {
                 self.notice(
-                    "error",
+                    Severity::Error,
                     &format!("cannot read the process table: {e}; trying again next round"),
                 );
                 return Level::Unknown.exit_code();
@@ -288,7 +275,7 @@ impl Watcher<'_, '_> {
             Ok(s) => Some(s),
             Err(e) => {
                 self.notice(
-                    "error",
+                    Severity::Error,
                     &format!("cannot read the process table for {what}: {e}"),
                 );
                 None
@@ -302,13 +289,13 @@ impl Watcher<'_, '_> {
             Ok(None) => {}
             Ok(Some((report, warnings))) => {
                 for w in warnings {
-                    self.notice("warning", &w);
+                    self.notice(Severity::Warning, &w);
                 }
                 if !report.apps.is_empty() || !report.available() {
                     self.emit(&Event::Hang(Box::new(report)));
                 }
             }
-            Err(e) => self.notice("error", &format!("hangs round failed: {e:#}")),
+            Err(e) => self.notice(Severity::Error, &format!("hangs round failed: {e:#}")),
         }
     }
 
@@ -356,7 +343,7 @@ impl Watcher<'_, '_> {
         }
         let (free, limit) = (free.unwrap_or(0), limit.unwrap_or(0));
         self.notice(
-            "warning",
+            Severity::Warning,
             &format!(
                 "notification withheld: {free} of {limit} slots free (≤ 1 %), and posting it \
                  needs a new process"
@@ -367,7 +354,7 @@ impl Watcher<'_, '_> {
 
     fn post(&mut self, title: &str, body: &str) {
         if let Err(e) = self.notifier.post(title, body) {
-            self.notice("info", &format!("notification not posted: {e}"));
+            self.notice(Severity::Info, &format!("notification not posted: {e}"));
         }
     }
 

@@ -216,7 +216,7 @@ fn dropped_notice(n: u64, json: bool, stream: &str) -> String {
         let v = serde_json::json!({
             "type": "notice",
             "at": at,
-            "severity": "warning",
+            "severity": crate::commands::watch::events::Severity::Warning,
             "message": message,
         });
         format!("{v}\n")

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::commands::probe::poll_row;
 use crate::commands::watch::Watcher;
+use crate::commands::watch::events::Severity;
 use crate::core::alerts::AlertState;
 use crate::core::reading::{self, Reading, Trend};
 use crate::store::evidence::EvidenceLog;
@@ -34,7 +35,7 @@ impl Watcher<'_, '_> {
             Ok(d) => self.state_dir.insert(d),
             Err(e) => {
                 self.notice(
-                    "error",
+                    Severity::Error,
                     &format!("{e:#}; readings are kept in memory until it can be written"),
                 );
                 return;
@@ -48,9 +49,9 @@ impl Watcher<'_, '_> {
                     "watch state was corrupt ({error}); kept it as `{}` and started fresh",
                     aside.display()
                 );
-                self.notice("warning", &m);
+                self.notice(Severity::Warning, &m);
             }
-            Err(e) => self.notice("error", &format!("{e:#}")),
+            Err(e) => self.notice(Severity::Error, &format!("{e:#}")),
         }
     }
 
@@ -66,7 +67,7 @@ impl Watcher<'_, '_> {
         // Remembered only once written: a failed write (a full disk) is retried next round.
         match save_json(&dir.join(STATE_FILE), &self.persisted) {
             Ok(()) => self.saved = now,
-            Err(e) => self.notice("error", &format!("{e:#}")),
+            Err(e) => self.notice(Severity::Error, &format!("{e:#}")),
         }
     }
 
@@ -82,13 +83,13 @@ impl Watcher<'_, '_> {
         if !dir.is_dir() {
             // Removed while we run (a cleanup script, `rm -rf ~/.local/state`): made again.
             if let Err(e) = crate::store::paths::create_private_dir(&dir) {
-                self.notice("error", &format!("{e:#}"));
+                self.notice(Severity::Error, &format!("{e:#}"));
             }
         }
         let trend = match state::record_reading(&dir, r.uid, r.sample()) {
             Ok(h) => reading::trend(&h.samples, r.limit.limit),
             Err(e) => {
-                self.notice("error", &format!("{e:#}"));
+                self.notice(Severity::Error, &format!("{e:#}"));
                 none
             }
         };
@@ -97,7 +98,7 @@ impl Watcher<'_, '_> {
             let drop = self.pending.len() - MAX_PENDING_ROWS;
             self.pending.drain(..drop);
             self.notice(
-                "error",
+                Severity::Error,
                 &format!(
                     "{drop} evidence rows dropped: the state directory has been unwritable too long"
                 ),
@@ -112,7 +113,7 @@ impl Watcher<'_, '_> {
                 "{e:#}; {} evidence rows kept in memory (at most {MAX_PENDING_ROWS}) and retried next round",
                 self.pending.len()
             );
-            self.notice("error", &m);
+            self.notice(Severity::Error, &m);
         }
         trend
     }

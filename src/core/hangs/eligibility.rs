@@ -75,44 +75,121 @@ fn comparable(path: &str) -> String {
     resolved(path).to_lowercase()
 }
 
-/// Whether an app may be acted on, and how; `Err` carries the reason it may not.
-pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, String> {
+/// Why an app is never acted on. The kebab-case names (`as_str`) are stable, like reap's
+/// `SkipReason`; `Display` is the sentence a person reads, the `reason` of the round report
+/// and of the events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ineligible {
+    /// pid 0 or 1.
+    ReservedPid(i32),
+    IdentityTooLong,
+    Denied,
+    /// The cursor service's bundle id, without its policy and path.
+    ServiceMismatch {
+        policy: Policy,
+        path: String,
+    },
+    NotRegular(Policy),
+    NotAppBundle(String),
+    AppleBundleId,
+    SystemPath {
+        prefix: &'static str,
+        path: String,
+    },
+    AppleApp(String),
+    /// Several eligible processes share the identity (`open -n`): they cannot be told apart.
+    SharedIdentity(usize),
+    /// More unresponsive apps than the monitor tracks.
+    TooMany,
+}
+
+impl Ineligible {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::ReservedPid(_) => "reserved-pid",
+            Self::IdentityTooLong => "identity-too-long",
+            Self::Denied => "denied",
+            Self::ServiceMismatch { .. } => "service-mismatch",
+            Self::NotRegular(_) => "not-regular",
+            Self::NotAppBundle(_) => "not-app-bundle",
+            Self::AppleBundleId => "apple-bundle-id",
+            Self::SystemPath { .. } => "system-path",
+            Self::AppleApp(_) => "apple-app",
+            Self::SharedIdentity(_) => "shared-identity",
+            Self::TooMany => "too-many",
+        }
+    }
+}
+
+impl std::fmt::Display for Ineligible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::ReservedPid(pid) => write!(f, "pid `{pid}` is never signalled"),
+            Self::IdentityTooLong => write!(
+                f,
+                "identity longer than {MAX_IDENTITY_LEN} bytes is not tracked"
+            ),
+            Self::Denied => f.write_str("denied by the config (`[hangs] deny`)"),
+            Self::ServiceMismatch { policy, path } => write!(
+                f,
+                "`{CURSOR_SERVICE_ID}` is allowlisted only with policy `prohibited` at \
+                 `{CURSOR_SERVICE_PATH}` (saw policy `{}` at `{path}`)",
+                policy.as_str()
+            ),
+            Self::NotRegular(policy) => write!(
+                f,
+                "activation policy `{}`: only regular apps are restarted",
+                policy.as_str()
+            ),
+            Self::NotAppBundle(path) => write!(
+                f,
+                "bundle path `{path}` is not an absolute, normalised `.app` path"
+            ),
+            Self::AppleBundleId => {
+                f.write_str("Apple app (`com.apple.` bundle id) excluded by default")
+            }
+            Self::SystemPath { prefix, path } => {
+                write!(f, "bundle under the system path `{prefix}` (`{path}`)")
+            }
+            Self::AppleApp(path) => write!(f, "Apple app (`{path}`) excluded by default"),
+            Self::SharedIdentity(n) => write!(f, "{n} running instances share this identity"),
+            Self::TooMany => write!(
+                f,
+                "more than {} unresponsive apps: not tracked",
+                crate::core::hangs::MAX_TRACKED
+            ),
+        }
+    }
+}
+
+/// Whether an app may be acted on, and how; `Err` says why it may not.
+pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, Ineligible> {
     let id = app.identity();
     if app.pid <= 1 {
-        return Err(format!("pid `{}` is never signalled", app.pid));
+        return Err(Ineligible::ReservedPid(app.pid));
     }
     if id.len() > MAX_IDENTITY_LEN {
-        return Err(format!(
-            "identity longer than {MAX_IDENTITY_LEN} bytes is not tracked"
-        ));
+        return Err(Ineligible::IdentityTooLong);
     }
     if listed(&cfg.deny, app) {
-        return Err("denied by the config (`[hangs] deny`)".into());
+        return Err(Ineligible::Denied);
     }
     if app.bundle_id.as_deref() == Some(CURSOR_SERVICE_ID) {
         // The one service: identity, activation policy and system XPC path must all match.
         return if app.policy == Policy::Prohibited && app.bundle_path == CURSOR_SERVICE_PATH {
             Ok(Kind::Service)
         } else {
-            Err(format!(
-                "`{CURSOR_SERVICE_ID}` is allowlisted only with policy `prohibited` at \
-                 `{CURSOR_SERVICE_PATH}` (saw policy `{}` at `{}`)",
-                app.policy.as_str(),
-                app.bundle_path
-            ))
+            Err(Ineligible::ServiceMismatch {
+                policy: app.policy,
+                path: app.bundle_path.clone(),
+            })
         };
     }
     if app.policy != Policy::Regular {
-        return Err(format!(
-            "activation policy `{}`: only regular apps are restarted",
-            app.policy.as_str()
-        ));
+        return Err(Ineligible::NotRegular(app.policy));
     }
     if !is_app_bundle_path(&app.bundle_path) {
-        return Err(format!(
-            "bundle path `{}` is not an absolute, normalised `.app` path",
-            app.bundle_path
-        ));
+        return Err(Ineligible::NotAppBundle(app.bundle_path.clone()));
     }
     if !listed(&cfg.allow, app) {
         if app
@@ -120,7 +197,7 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, St
             .as_deref()
             .is_some_and(|b| starts_with_ignore_case(b, "com.apple."))
         {
-            return Err("Apple app (`com.apple.` bundle id) excluded by default".into());
+            return Err(Ineligible::AppleBundleId);
         }
         let real = resolved(&app.bundle_path);
         for path in [app.bundle_path.as_str(), real.as_str()] {
@@ -128,13 +205,14 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, St
                 .iter()
                 .find(|p| starts_with_ignore_case(path, p))
             {
-                return Err(format!(
-                    "bundle under the system path `{prefix}` (`{path}`)"
-                ));
+                return Err(Ineligible::SystemPath {
+                    prefix,
+                    path: path.to_string(),
+                });
             }
             let lower = lexical(path).to_lowercase();
             if APPLE_APPS.iter().any(|a| a.to_lowercase() == lower) {
-                return Err(format!("Apple app (`{path}`) excluded by default"));
+                return Err(Ineligible::AppleApp(path.to_string()));
             }
         }
     }
@@ -214,7 +292,7 @@ mod tests {
         for policy in [Policy::Accessory, Policy::Prohibited] {
             let mut a = app(ED, 501, false);
             a.policy = policy;
-            let e = eligibility(&a, &cfg).unwrap_err();
+            let e = eligibility(&a, &cfg).unwrap_err().to_string();
             assert!(e.contains(policy.as_str()), "{e}");
         }
     }
@@ -224,7 +302,12 @@ mod tests {
         let cfg = MonitorConfig::default();
         let mut safari = app("com.apple.Safari", 501, false);
         safari.bundle_path = "/Applications/Safari.app".into();
-        assert!(eligibility(&safari, &cfg).unwrap_err().contains("Apple"));
+        assert!(
+            eligibility(&safari, &cfg)
+                .unwrap_err()
+                .to_string()
+                .contains("Apple")
+        );
         let mut upper = safari.clone();
         upper.bundle_id = Some("COM.APPLE.Safari".into());
         assert!(eligibility(&upper, &cfg).is_err());
@@ -237,7 +320,10 @@ mod tests {
             let mut a = app("org.example.Thing", 501, false);
             a.bundle_path = path.into();
             assert!(
-                eligibility(&a, &cfg).unwrap_err().contains("system path"),
+                eligibility(&a, &cfg)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("system path"),
                 "{path}"
             );
         }
@@ -263,6 +349,7 @@ mod tests {
         assert!(
             eligibility(&app(ED, 501, false), &cfg)
                 .unwrap_err()
+                .to_string()
                 .contains("deny")
         );
         let cfg = MonitorConfig {
@@ -308,7 +395,10 @@ mod tests {
             "/Applications/./Precious.app",
         ] {
             let e = eligibility(&precious, &deny(entry));
-            assert!(e.as_ref().unwrap_err().contains("deny"), "{entry}: {e:?}");
+            assert!(
+                e.as_ref().unwrap_err().to_string().contains("deny"),
+                "{entry}: {e:?}"
+            );
         }
         // A symlink to the bundle, named in deny, protects the bundle (and the reverse).
         let dir = tempfile::tempdir().unwrap();
@@ -319,10 +409,20 @@ mod tests {
         let mut linked = app("org.example.Real", 501, false);
         linked.bundle_path = real.to_string_lossy().into_owned();
         let cfg = deny(&link.to_string_lossy());
-        assert!(eligibility(&linked, &cfg).unwrap_err().contains("deny"));
+        assert!(
+            eligibility(&linked, &cfg)
+                .unwrap_err()
+                .to_string()
+                .contains("deny")
+        );
         linked.bundle_path = link.to_string_lossy().into_owned();
         let cfg = deny(&real.to_string_lossy());
-        assert!(eligibility(&linked, &cfg).unwrap_err().contains("deny"));
+        assert!(
+            eligibility(&linked, &cfg)
+                .unwrap_err()
+                .to_string()
+                .contains("deny")
+        );
         // Control: another bundle is still eligible under the same deny list.
         assert_eq!(
             eligibility(&app(ED, 501, false), &deny("/applications/precious.app")),
@@ -340,6 +440,7 @@ mod tests {
         assert!(
             eligibility(&safari, &cfg)
                 .unwrap_err()
+                .to_string()
                 .contains("Apple app")
         );
         safari.bundle_path = "/applications/SAFARI.app".into();
@@ -351,7 +452,7 @@ mod tests {
         let mut notes = app("x", 501, false);
         notes.bundle_id = None;
         notes.bundle_path = link.to_string_lossy().into_owned();
-        let e = eligibility(&notes, &cfg).unwrap_err();
+        let e = eligibility(&notes, &cfg).unwrap_err().to_string();
         assert!(e.contains("system path `/usr/`"), "{e}");
         // Control: a real third-party bundle without an id is still an app.
         let real = dir.path().join("Tool.app");
@@ -400,5 +501,45 @@ mod tests {
         let mut other = service(700, false);
         other.bundle_id = Some("com.apple.TextInputUI.xpc.OtherService".into());
         assert!(eligibility(&other, &MonitorConfig::default()).is_err());
+    }
+
+    #[test]
+    fn ineligible_reasons_have_distinct_stable_names_and_say_why() {
+        let all = [
+            Ineligible::ReservedPid(1),
+            Ineligible::IdentityTooLong,
+            Ineligible::Denied,
+            Ineligible::ServiceMismatch {
+                policy: Policy::Regular,
+                path: "/x".into(),
+            },
+            Ineligible::NotRegular(Policy::Accessory),
+            Ineligible::NotAppBundle("x".into()),
+            Ineligible::AppleBundleId,
+            Ineligible::SystemPath {
+                prefix: "/usr/",
+                path: "/usr/x".into(),
+            },
+            Ineligible::AppleApp("/Applications/Safari.app".into()),
+            Ineligible::SharedIdentity(2),
+            Ineligible::TooMany,
+        ];
+        let names: std::collections::BTreeSet<&str> = all.iter().map(Ineligible::as_str).collect();
+        assert_eq!(names.len(), all.len(), "{names:?}");
+        assert!(
+            names
+                .iter()
+                .all(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+        );
+        // The sentence is what a round's `reason` and the events carry.
+        assert_eq!(all[0].to_string(), "pid `1` is never signalled");
+        assert_eq!(
+            all[9].to_string(),
+            "2 running instances share this identity"
+        );
+        assert_eq!(
+            all[10].to_string(),
+            "more than 256 unresponsive apps: not tracked"
+        );
     }
 }

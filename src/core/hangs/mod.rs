@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::core::hangs::cooldown::{prune_restarts, since_restart};
-pub use crate::core::hangs::eligibility::{eligibility, is_app_bundle_path};
+pub use crate::core::hangs::eligibility::{Ineligible, eligibility, is_app_bundle_path};
 
 /// The one system service that is restarted automatically (seed 002, Behavior 5).
 pub const CURSOR_SERVICE_ID: &str = "com.apple.TextInputUI.xpc.CursorUIViewService";
@@ -288,7 +288,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
 
     // Eligible processes per identity: two of them (`open -n`) cannot be told apart by
     // identity, so neither is acted on; an ineligible lookalike does not count.
-    let verdicts: Vec<Result<Kind, String>> =
+    let verdicts: Vec<Result<Kind, Ineligible>> =
         round.apps.iter().map(|a| eligibility(a, cfg)).collect();
     let mut instances: BTreeMap<&str, usize> = BTreeMap::new();
     for (app, v) in round.apps.iter().zip(&verdicts) {
@@ -319,17 +319,15 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         let eligible =
             verdict.and_then(
                 |kind| match instances.get(identity.as_str()).copied().unwrap_or(0) {
-                    n if n > 1 => Err(format!("{n} running instances share this identity")),
-                    _ if observations.len() >= MAX_TRACKED => Err(format!(
-                        "more than {MAX_TRACKED} unresponsive apps: not tracked"
-                    )),
+                    n if n > 1 => Err(Ineligible::SharedIdentity(n)),
+                    _ if observations.len() >= MAX_TRACKED => Err(Ineligible::TooMany),
                     _ => Ok(kind),
                 },
             );
         let kind = match eligible {
             Ok(k) => k,
             Err(reason) => {
-                d.reason = Some(reason);
+                d.reason = Some(reason.to_string());
                 decisions.push(d);
                 continue;
             }

@@ -517,7 +517,12 @@ fn maps_stay_bounded_whatever_the_apps_are_called() {
     // An absurdly long identity is never tracked.
     let mut long = app(&"x".repeat(MAX_IDENTITY_LEN + 1), 9, false);
     long.bundle_path = "/Applications/Long.app".into();
-    assert!(eligibility(&long, &cfg).unwrap_err().contains("longer"));
+    assert!(
+        eligibility(&long, &cfg)
+            .unwrap_err()
+            .to_string()
+            .contains("longer")
+    );
     // A state file stuffed by hand: times past the cooldown go, oldest first, down to the
     // cap; the newest are kept.
     let mut s = MonitorState::default();
