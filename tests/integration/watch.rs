@@ -94,7 +94,7 @@ fn a_real_guard_reaps_a_leaking_parent_once_and_stops_cleanly_on_sigterm() {
     let args = [
         "watch",
         "--interval",
-        "1s",
+        "200ms",
         "--json",
         "--crit",
         "0.0001",
@@ -176,7 +176,7 @@ fn a_transient_read_error_and_an_unwritable_state_dir_do_not_stop_it() {
     let args = [
         "watch",
         "--interval",
-        "1s",
+        "200ms",
         "--json",
         "--proc-root",
         fake.to_str().unwrap(),
