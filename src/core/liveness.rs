@@ -486,6 +486,30 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_default_threshold_is_two_hours_of_quiet() {
+        // The documented default: 1 h 59 min of quiet on both signals is still a session in
+        // use, 2 h is idle.
+        let s = |quiet_s: f64| Session {
+            children: vec![1],
+            cpu_idle_s: Some(quiet_s),
+            log_age_s: Some(quiet_s),
+            blind: None,
+        };
+        let th = DEFAULT_IDLE_THRESHOLD_S;
+        assert_eq!(s(119.0 * 60.0).verdict(th), SessionVerdict::Active);
+        assert_eq!(s(120.0 * 60.0).verdict(th), SessionVerdict::Idle);
+    }
+
+    #[test]
+    fn a_threshold_below_half_an_hour_is_reckless_and_the_default_is_not() {
+        // reap warns when the threshold is below this, in words: "below 30 min".
+        let reckless = |minutes: f64| minutes * 60.0 < RECKLESS_THRESHOLD_S;
+        assert!(reckless(29.0));
+        assert!(!reckless(30.0));
+        assert!(!reckless(DEFAULT_IDLE_THRESHOLD_S / 60.0));
+    }
+
+    #[test]
     fn both_signals_must_agree_and_unknown_protects() {
         let th = DEFAULT_IDLE_THRESHOLD_S;
         let s = |cpu: Option<f64>, log: Option<f64>| Session {
