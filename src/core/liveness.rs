@@ -556,6 +556,18 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_child_reader_names_itself_in_debug_output() {
+        // Its closures have no Debug; the struct still shows up in `{:?}` of what holds it.
+        let argv = |_: i32| None;
+        let cwd = |_: i32| None;
+        let read = ChildReader {
+            argv: &argv,
+            cwd: &cwd,
+        };
+        assert_eq!(format!("{read:?}"), "ChildReader");
+    }
+
+    #[test]
     fn both_signals_must_agree_and_unknown_protects() {
         let th = DEFAULT_IDLE_THRESHOLD_S;
         let s = |cpu: Option<f64>, log: Option<f64>| Session {
