@@ -3,14 +3,19 @@
 # unit tests only (`--lib`): core/policy.rs, core/liveness.rs, core/emergency.rs,
 # core/patterns.rs, actions/terminate.rs and actions/escalate.rs.
 #
-# Every mutant must be caught, or listed in scripts/mutants-equivalent.txt (one
-# `file:line:col: description` per line as cargo-mutants prints it, a `# why` comment above
-# each) as equivalent: a change of code that cannot change behaviour. The script fails on any
-# other survivor, and on a listed mutant that no longer survives (the list must stay true).
+# Every mutant must be caught, or listed in scripts/mutants-equivalent.txt as equivalent (a
+# change of code that cannot change behaviour), with a `# why` comment above it. An entry is
+# cargo-mutants' name without the line and column (`file: replace X with Y in function`), so
+# edits elsewhere in the file do not invalidate the list. The script fails on any other
+# survivor, on an entry that names no mutant of a file that was run (stale), on one that
+# names several (ambiguous: make the code or the list say which), and on a listed mutant
+# that is now caught (the list must stay true).
 #
 #   scripts/mutants.sh                    # all six files (slow on 2 cores: hours)
 #   scripts/mutants.sh src/core/patterns.rs   # one file
 #   MUTANTS_IN_PLACE=1 scripts/mutants.sh ... # mutate this tree in place (fast, see below)
+#   scripts/mutants.sh --check-list       # only check the list names mutants (seconds)
+#   scripts/mutants.sh --judge FILE...    # judge the finished run in MUTANTS_OUT again
 #
 # Builds use the `mutants` profile (no debug info). By default cargo-mutants copies the tree
 # and builds it cold; with MUTANTS_IN_PLACE=1 it mutates the files where they are and reuses
@@ -20,6 +25,8 @@
 # Needs `cargo install --locked cargo-mutants`. Not in .ci/run: too slow.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=
+case "${1:-}" in --check-list | --judge) mode=$1; shift ;; esac
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
     files=(src/core/policy.rs src/core/liveness.rs src/core/emergency.rs src/core/patterns.rs
@@ -27,30 +34,69 @@ if [ ${#files[@]} -eq 0 ]; then
 fi
 args=()
 for f in "${files[@]}"; do args+=(--file "$f"); done
-out=${MUTANTS_OUT:-target/mutants}
-mkdir -p "$out"
-# Exit 2 (survivors) and 3 (timeouts) are judged below; anything else is a failure to run.
-set +e
-# In place there is one tree, so one job.
-where=(--jobs "${MUTANTS_JOBS:-1}")
-if [ -n "${MUTANTS_IN_PLACE:-}" ]; then where=(--in-place); fi
-cargo mutants --no-shuffle "${where[@]}" --timeout "${MUTANTS_TIMEOUT:-120}" \
-    --profile mutants --output "$out" "${args[@]}" -- --lib
-rc=$?
-set -e
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] && [ "$rc" -ne 3 ]; then
-    echo "mutants.sh: cargo mutants failed (exit $rc)" >&2
-    exit "$rc"
-fi
-dir="$out/mutants.out"
+# `file:line:col: text` -> `file: text`, the form the list uses.
+name() { sed -E '/^$/d; s/^([^:]+):[0-9]+:[0-9]+: /\1: /'; }
 # (grep finds nothing while the list holds only comments: not a failure.)
 listed=$({ grep -v '^#' scripts/mutants-equivalent.txt || true; } | sed '/^$/d' | sort -u)
+# Every entry of a file in `files` names exactly one mutant of `all` (one name a line).
+check_entries() {
+    local all=$1 bad=0 entry n
+    while IFS= read -r entry; do
+        [ -n "$entry" ] || continue
+        if [[ "$entry" =~ ^[^:]+:[0-9]+:[0-9]+:\  ]]; then
+            echo "mutants.sh: listed with a line and column (drop them): $entry" >&2
+            bad=1
+            continue
+        fi
+        case " ${files[*]} " in *" ${entry%%: *} "*) ;; *) continue ;; esac
+        n=$(grep -cxF -- "$entry" <<<"$all" || true)
+        if [ "$n" -eq 0 ]; then
+            echo "mutants.sh: listed as equivalent but names no mutant (stale): $entry" >&2
+            bad=1
+        elif [ "$n" -gt 1 ]; then
+            echo "mutants.sh: listed as equivalent but names $n mutants (ambiguous): $entry" >&2
+            bad=1
+        fi
+    done <<<"$listed"
+    return "$bad"
+}
+if [ "$mode" = --check-list ]; then
+    all=$(cargo mutants --list "${args[@]}" | name)
+    check_entries "$all" || exit 1
+    echo "mutants.sh: every listed entry of ${#files[@]} file(s) names exactly one mutant"
+    exit 0
+fi
+out=${MUTANTS_OUT:-target/mutants}
+if [ "$mode" != --judge ]; then
+    mkdir -p "$out"
+    # Exit 2 (survivors) and 3 (timeouts) are judged below; anything else is a failure to run.
+    set +e
+    # In place there is one tree, so one job.
+    where=(--jobs "${MUTANTS_JOBS:-1}")
+    if [ -n "${MUTANTS_IN_PLACE:-}" ]; then where=(--in-place); fi
+    cargo mutants --no-shuffle "${where[@]}" --timeout "${MUTANTS_TIMEOUT:-120}" \
+        --profile mutants --output "$out" "${args[@]}" -- --lib
+    rc=$?
+    set -e
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] && [ "$rc" -ne 3 ]; then
+        echo "mutants.sh: cargo mutants failed (exit $rc)" >&2
+        exit "$rc"
+    fi
+fi
+dir="$out/mutants.out"
+if [ ! -f "$dir/caught.txt" ]; then
+    echo "mutants.sh: no finished run in $dir" >&2
+    exit 1
+fi
+list() { name 2>/dev/null <"$dir/$1.txt" | sort || true; }
+all=$(for k in caught missed timeout unviable; do list "$k"; done)
+check_entries "$all" || exit 1
 # A mutant that makes the tests hang (timeout.txt) is detected by the hang: counted apart.
-survived=$(sed '/^$/d' "$dir/missed.txt" 2>/dev/null | sort -u)
-timeouts=$(sed '/^$/d' "$dir/timeout.txt" 2>/dev/null | wc -l)
+survived=$(list missed)
+timeouts=$(list timeout | sed '/^$/d' | wc -l)
 new=$(comm -23 <(echo "$survived") <(echo "$listed") | sed '/^$/d')
-caught=$(sed '/^$/d' "$dir/caught.txt" 2>/dev/null | wc -l)
-unviable=$(sed '/^$/d' "$dir/unviable.txt" 2>/dev/null | wc -l)
+caught=$(list caught | sed '/^$/d' | wc -l)
+unviable=$(list unviable | sed '/^$/d' | wc -l)
 equivalent=$(comm -12 <(echo "$survived") <(echo "$listed") | sed '/^$/d' | wc -l)
 echo "mutants.sh: caught $caught, timed out (hang: caught) $timeouts, equivalent (listed) $equivalent, unviable $unviable"
 if [ -n "$new" ]; then
@@ -60,7 +106,7 @@ if [ -n "$new" ]; then
 fi
 # A listed mutant of a file that was run must still survive.
 for f in "${files[@]}"; do
-    stale=$(echo "$listed" | grep -F "$f:" | comm -23 - <(echo "$survived") | sed '/^$/d' || true)
+    stale=$(echo "$listed" | grep -F "$f: " | comm -23 - <(echo "$survived") | sed '/^$/d' || true)
     if [ -n "$stale" ]; then
         echo "mutants.sh: listed as equivalent but now caught (remove from the list):" >&2
         echo "$stale" >&2

@@ -108,10 +108,12 @@ impl CpuTracker {
         let elapsed_s = (now_ms - prev.read_at_ms) as f64 / 1000.0;
         let consumed_s = (cpu_ns - prev.cpu_ns) as f64 / 1e9;
         // The rate is measured against the previous reading, not the last active one.
-        let working = if elapsed_s > 0.0 {
-            consumed_s / elapsed_s > self.active_fraction
-        } else {
+        let working = if elapsed_s <= 0.0 {
+            // Two readings in one millisecond: no rate, but any CPU used is work.
             consumed_s > 0.0
+        } else {
+            // "Below" the fraction is no work: exactly at it is work (the safe side).
+            consumed_s / elapsed_s >= self.active_fraction
         };
         prev.cpu_ns = cpu_ns;
         prev.read_at_ms = now_ms;
@@ -483,6 +485,86 @@ pub(crate) mod tests {
         assert_eq!(live, 2);
         let kids: Vec<i32> = session_children(&t, parent).iter().map(|c| c.pid).collect();
         assert_eq!(kids, vec![60640]);
+    }
+
+    #[test]
+    fn the_default_threshold_is_two_hours_of_quiet() {
+        // The documented default: 1 h 59 min of quiet on both signals is still a session in
+        // use, 2 h is idle.
+        let s = |quiet_s: f64| Session {
+            children: vec![1],
+            cpu_idle_s: Some(quiet_s),
+            log_age_s: Some(quiet_s),
+            blind: None,
+        };
+        let th = DEFAULT_IDLE_THRESHOLD_S;
+        assert_eq!(s(119.0 * 60.0).verdict(th), SessionVerdict::Active);
+        assert_eq!(s(120.0 * 60.0).verdict(th), SessionVerdict::Idle);
+    }
+
+    #[test]
+    fn a_threshold_below_half_an_hour_is_reckless_and_the_default_is_not() {
+        // reap warns when the threshold is below this, in words: "below 30 min".
+        let reckless = |minutes: f64| minutes * 60.0 < RECKLESS_THRESHOLD_S;
+        assert!(reckless(29.0));
+        assert!(!reckless(30.0));
+        assert!(!reckless(DEFAULT_IDLE_THRESHOLD_S / 60.0));
+    }
+
+    #[test]
+    fn exactly_the_active_fraction_is_work_and_just_below_is_not() {
+        // 1 s of CPU in 1000 s is 0.1 % exactly (both exact in binary): not below, so work.
+        let mut t = CpuTracker::new(vec![], DEFAULT_ACTIVE_FRACTION);
+        t.observe(1, 1, 0, 0);
+        assert_eq!(t.observe(1, 1, 0, 60 * MIN), Some(3600.0));
+        assert_eq!(
+            t.observe(1, 1, 1_000_000_000, 60 * MIN + 1_000_000),
+            Some(0.0)
+        );
+        // Control: a nanosecond less over the same 1000 s is below it, quiet.
+        let mut t = CpuTracker::new(vec![], DEFAULT_ACTIVE_FRACTION);
+        t.observe(1, 1, 0, 0);
+        assert_eq!(t.observe(1, 1, 999_999_999, 1_000_000), Some(1000.0));
+    }
+
+    #[test]
+    fn two_readings_in_one_millisecond_count_any_cpu_as_work_and_none_as_quiet() {
+        let mut t = CpuTracker::new(vec![], DEFAULT_ACTIVE_FRACTION);
+        t.observe(1, 1, 0, 0);
+        assert_eq!(t.observe(1, 1, 0, 60 * MIN), Some(3600.0));
+        assert_eq!(
+            t.observe(1, 1, 0, 60 * MIN),
+            Some(3600.0),
+            "no CPU: still quiet"
+        );
+        assert_eq!(
+            t.observe(1, 1, 1, 60 * MIN),
+            Some(0.0),
+            "a nanosecond of CPU is work"
+        );
+    }
+
+    #[test]
+    fn each_blind_reason_says_what_it_is_about() {
+        for (b, about) in [
+            (Blind::ChildStopped, "stopped"),
+            (Blind::ChildrenUnreadable, "could not be read"),
+            (Blind::NotAssessed, "not assessed"),
+        ] {
+            assert!(b.describe().contains(about), "{b:?}: {}", b.describe());
+        }
+    }
+
+    #[test]
+    fn a_child_reader_names_itself_in_debug_output() {
+        // Its closures have no Debug; the struct still shows up in `{:?}` of what holds it.
+        let argv = |_: i32| None;
+        let cwd = |_: i32| None;
+        let read = ChildReader {
+            argv: &argv,
+            cwd: &cwd,
+        };
+        assert_eq!(format!("{read:?}"), "ChildReader");
     }
 
     #[test]

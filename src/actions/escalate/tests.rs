@@ -528,3 +528,121 @@ fn the_real_clock_sleeps_at_least_as_long_as_asked() {
     c.sleep(Duration::from_millis(20));
     assert!(c.now() - t >= Duration::from_millis(20));
 }
+
+#[test]
+fn a_stopped_newcomer_is_continued_and_an_earlier_stopped_mark_is_kept() {
+    let slow = Script {
+        term_delay: Some(Duration::from_millis(100)),
+        ..Script::default()
+    };
+    let w = World::new(&[(10, slow), (11, slow), (12, slow), (13, slow)]);
+    // 10 is marked stopped, then 11 is added before the start: 10 keeps its mark.
+    let mut esc = Escalation::new(&[id(10)], settings()).continue_after_term(&[id(10)]);
+    esc.add(&w, &[id(11)], &[]);
+    let _ = esc.start(&w, w.now());
+    assert_eq!(w.signals_to(10), [Signal::Term, Signal::Cont]);
+    assert_eq!(
+        w.signals_to(11),
+        [Signal::Term],
+        "control: 11 was not stopped"
+    );
+    // During the grace: a stopped newcomer is continued, a running one is not.
+    esc.add(&w, &[id(12), id(13)], &[id(12)]);
+    assert_eq!(w.signals_to(12), [Signal::Term, Signal::Cont]);
+    assert_eq!(w.signals_to(13), [Signal::Term]);
+}
+
+#[test]
+fn delivered_names_each_signal_and_only_the_refused_ones_as_failed() {
+    let w = World::new(&[
+        (
+            10,
+            Script {
+                ignores_term: true,
+                ..Script::default()
+            },
+        ),
+        (
+            11,
+            Script {
+                term_fails: true,
+                ..Script::default()
+            },
+        ),
+        // Unreadable: identity-changed with an error, which is not a refused signal.
+        (
+            12,
+            Script {
+                unreadable_after: Some(Duration::ZERO),
+                ..Script::default()
+            },
+        ),
+    ]);
+    let mut esc = Escalation::new(&[id(10), id(11), id(12)], settings());
+    let t0 = w.now();
+    let _ = esc.start(&w, t0);
+    let pids = |v: &[(Identity, String)]| v.iter().map(|(i, _)| i.pid).collect::<Vec<_>>();
+    let (sent, failed) = esc.delivered(Signal::Term);
+    assert_eq!(sent, [id(10)]);
+    assert_eq!(pids(&failed), [11]);
+    assert!(failed.iter().all(|(_, e)| !e.is_empty()), "{failed:?}");
+    assert!(esc.delivered(Signal::Kill).0.is_empty(), "not yet");
+    w.sleep(GRACE);
+    let _ = esc.on_tick(&w, w.now(), &mut kill_all);
+    let (sent, failed) = esc.delivered(Signal::Kill);
+    assert_eq!(sent, [id(10)]);
+    assert_eq!(pids(&failed), [11]);
+}
+
+#[test]
+fn past_grace_only_once_the_kill_was_decided() {
+    let w = World::new(&[(
+        10,
+        Script {
+            ignores_term: true,
+            ..Script::default()
+        },
+    )]);
+    let mut esc = Escalation::new(&[id(10)], settings());
+    assert!(!esc.past_grace(), "not started");
+    let _ = esc.start(&w, w.now());
+    assert!(!esc.past_grace(), "SIGTERM sent");
+    w.sleep(GRACE - POLL);
+    let _ = esc.on_tick(&w, w.now(), &mut kill_all);
+    assert!(!esc.past_grace(), "still in the grace");
+    w.sleep(POLL);
+    let _ = esc.on_tick(&w, w.now(), &mut kill_all);
+    assert_eq!(w.signals_to(10), [Signal::Term, Signal::Kill]);
+    assert!(esc.past_grace(), "SIGKILL sent");
+}
+
+#[test]
+fn a_grace_too_long_for_the_clock_is_never_cut_short() {
+    // `now + Duration::MAX` overflows `Instant`: the deadline falls back to a year away,
+    // never to `now` (which would SIGKILL at the first tick) nor to anything sooner.
+    let w = World::new(&[(
+        10,
+        Script {
+            ignores_term: true,
+            ..Script::default()
+        },
+    )]);
+    let mut esc = Escalation::new(&[id(10)], Settings::with_grace(Duration::MAX));
+    let step = esc.start(&w, w.now());
+    assert!(matches!(step, Step::Pending(_)), "{step:?}");
+    w.sleep(Duration::from_secs(300 * 86_400));
+    let step = esc.on_tick(&w, w.now(), &mut kill_all);
+    assert!(matches!(step, Step::Pending(_)), "{step:?}");
+    assert_eq!(
+        w.signals_to(10),
+        [Signal::Term],
+        "no SIGKILL within 300 days"
+    );
+    assert!(!esc.past_grace());
+    // Control: the same process with an ordinary grace is killed by then.
+    let mut esc = Escalation::new(&[id(10)], settings());
+    let _ = esc.start(&w, w.now());
+    w.sleep(GRACE);
+    let _ = esc.on_tick(&w, w.now(), &mut kill_all);
+    assert_eq!(w.signals_to(10), [Signal::Term, Signal::Term, Signal::Kill]);
+}
