@@ -52,13 +52,14 @@ impl ProcReader {
         with_exe: bool,
         buf: &mut String,
     ) -> Result<Option<ProcessRecord>, PlatformError> {
-        let dir = self.proc_path(pid.to_string());
-        let status = dir.join("status");
         if detail == Detail::Slots {
             let mut kept = self.kept_status.borrow_mut();
+            // Before any path is built: most processes of a repeated round end here.
             if let Some(record) = kept.unchanged(pid) {
                 return Ok(Some(record));
             }
+            let dir = self.proc_path(pid.to_string());
+            let status = dir.join("status");
             let Some(()) = kept.read(pid, &status, buf)? else {
                 return Ok(None);
             };
@@ -67,7 +68,8 @@ impl ProcReader {
             kept.remember(pid, &dir, &record);
             return Ok(Some(record));
         }
-        let Some(()) = read_into(&status, buf)? else {
+        let dir = self.proc_path(pid.to_string());
+        let Some(()) = read_into(&dir.join("status"), buf)? else {
             return Ok(None);
         };
         let status = procfs::parse_status(buf);
