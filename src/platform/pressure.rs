@@ -263,12 +263,19 @@ impl Pressure {
         self.fd.as_ref().map(|f| f.as_raw_fd())
     }
 
-    /// Wait up to `timeout` for the source to fire, waking at least once a second to look
-    /// at `stop` (a signal handler installed without `SA_RESTART` also cuts the poll short).
-    /// Without a source this is a plain interruptible sleep. A source that reports
-    /// `POLLERR`/`POLLHUP`/`POLLNVAL` is dropped, so the caller falls back to its timer.
+    /// Wait up to `timeout` for the source to fire or `stop` to hold. `stop` is the flag the
+    /// signal handlers set (`stop_flag::requested`): the wait also polls their self-pipe,
+    /// which the same handler makes readable, so it blocks for the whole timeout instead of
+    /// waking every second to look (a signal that lands before the poll leaves its byte in
+    /// the pipe and ends the poll at once). Without the pipe (descriptors exhausted) it
+    /// wakes once a second to look at `stop`, as before. Without a source this is a plain
+    /// interruptible sleep. A source that reports `POLLERR`/`POLLHUP`/`POLLNVAL` is dropped,
+    /// so the caller falls back to its timer.
     pub fn wait(&mut self, timeout: Duration, stop: &dyn Fn() -> bool) -> Woke {
         let deadline = Instant::now() + timeout;
+        // Made (or looked up) before `stop` is first looked at: a signal before that sets
+        // the flag, one after it leaves a byte.
+        let wake = super::signal_handlers::wake_fd().ok();
         loop {
             if stop() {
                 return Woke::Stop;
@@ -277,31 +284,45 @@ impl Pressure {
             if left.is_zero() {
                 return Woke::Timeout;
             }
-            let slice = left.min(Duration::from_secs(1));
+            let slice = if wake.is_some() {
+                left
+            } else {
+                left.min(Duration::from_secs(1))
+            };
             let ms = slice.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-            let Some(fd) = self.fd() else {
-                std::thread::sleep(slice);
-                continue;
-            };
-            let mut pfd = libc::pollfd {
-                fd,
-                events: self.events,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd for the duration of the call.
-            let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+            // `poll` ignores an entry whose descriptor is negative: no source, or no pipe.
+            let mut pfd = [
+                libc::pollfd {
+                    fd: self.fd().unwrap_or(-1),
+                    events: self.events,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: wake.unwrap_or(-1),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: two valid pollfds for the duration of the call.
+            let n = unsafe { libc::poll(pfd.as_mut_ptr(), pfd.len() as libc::nfds_t, ms) };
             if n <= 0 {
                 continue; // timeout slice, or EINTR: look at `stop` again
             }
-            if pfd.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0
-                && pfd.revents & self.events == 0
+            if pfd[1].revents != 0 {
+                // A caught signal: emptied (the flag was stored before the byte), so the
+                // loop looks at `stop` and a byte of another signal cannot keep it busy.
+                super::signal_handlers::take_arrived();
+            }
+            let revents = pfd[0].revents;
+            if revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0
+                && revents & self.events == 0
             {
                 self.fd = None;
                 self.kind = Kind::Poll;
                 self.detail = format!("the source went away ({})", self.detail);
                 return Woke::Gone;
             }
-            if pfd.revents & self.events != 0 {
+            if revents & self.events != 0 {
                 self.drain();
                 return Woke::Pressure;
             }
@@ -371,6 +392,63 @@ mod tests {
         );
         // Drained: the same event does not fire twice; the next wait runs to its timeout.
         assert_eq!(p.wait(Duration::from_millis(50), &|| false), Woke::Timeout);
+    }
+
+    /// The wait is not cut into 1 s slices to look at the stop flag: a stop request (the
+    /// signal handler sets the flag and writes the self-pipe) ends a 60 s wait at once,
+    /// with a source armed and without one. With 1 s slices it ended up to a second late.
+    #[test]
+    fn a_stop_signal_ends_a_long_wait_at_once() {
+        use crate::platform::signal_handlers::{Catch, Handlers, clear_stop, tests::DISPOSITIONS};
+        let _turn = DISPOSITIONS.lock().unwrap_or_else(|e| e.into_inner());
+        let h = Handlers::install(
+            &[libc::SIGHUP],
+            Catch {
+                restart: false,
+                keep_ignored: false,
+            },
+        )
+        .unwrap();
+        let (r, _w) = nonblocking_pipe().unwrap();
+        for mut p in [
+            Pressure::from_readable(Kind::Psi, "test pipe", r),
+            Pressure::poll("none"),
+        ] {
+            clear_stop();
+            crate::platform::signal_handlers::take_arrived();
+            // From another thread, so the poll is woken by the pipe, not cut short by EINTR;
+            // again every 50 ms until the wait ends, because another test's loop in this
+            // process may drain the shared pipe first.
+            let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let raised = std::thread::spawn({
+                let done = done.clone();
+                move || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let at = Instant::now();
+                    while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                        // SAFETY: the handler for SIGHUP is ours; raise delivers it to this
+                        // thread.
+                        unsafe { libc::raise(libc::SIGHUP) };
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    at
+                }
+            });
+            let stop = || crate::platform::stop_flag::requested().is_some();
+            let woke = p.wait(Duration::from_secs(60), &stop);
+            let now = Instant::now();
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            let at = raised.join().unwrap();
+            assert_eq!(woke, Woke::Stop, "{}", p.describe());
+            let late = now.saturating_duration_since(at);
+            assert!(
+                late < Duration::from_millis(500),
+                "woke {late:?} after the signal"
+            );
+        }
+        clear_stop();
+        crate::platform::signal_handlers::take_arrived();
+        drop(h);
     }
 
     #[test]

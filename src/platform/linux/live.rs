@@ -19,7 +19,7 @@ use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_
 
 #[derive(Debug)]
 pub struct LinuxSource {
-    reader: ProcReader,
+    pub(super) reader: ProcReader,
     /// `/proc` files of the last tree sampled, kept open between samples (see `tree.rs`).
     open: KeptOpen,
 }
@@ -29,6 +29,45 @@ impl LinuxSource {
         Self {
             reader: ProcReader::new(roots),
             open: KeptOpen::default(),
+        }
+    }
+}
+
+impl LinuxSource {
+    /// A process served unchanged in a slot round carries its name as last read in full
+    /// (an `exec` changes no value the check compares); slot counting names the parents
+    /// of zombies, so those are read in full again now.
+    fn refresh_zombie_parents(
+        &self,
+        processes: &mut Vec<ProcessRecord>,
+        uid: u32,
+        buf: &mut String,
+    ) {
+        if !processes.iter().any(|p| p.is_zombie()) {
+            return;
+        }
+        let mut served = self.reader.kept_status.borrow().served_unchanged().to_vec();
+        served.sort_unstable();
+        let mut parents: Vec<i32> = processes
+            .iter()
+            .filter(|p| p.is_zombie() && served.binary_search(&p.ppid).is_ok())
+            .map(|p| p.ppid)
+            .collect();
+        parents.sort_unstable();
+        parents.dedup();
+        for pid in parents {
+            self.reader.kept_status.borrow_mut().forget(pid);
+            let Some(at) = processes.iter().position(|p| p.pid == pid) else {
+                continue;
+            };
+            match self.reader.read_process(pid, uid, Detail::Slots, true, buf) {
+                Ok(Some(p)) => processes[at] = p,
+                Ok(None) => {
+                    processes.remove(at);
+                }
+                // Unreadable now: the record read a moment ago stands.
+                Err(_) => {}
+            }
         }
     }
 }
@@ -68,6 +107,7 @@ impl ProcessSource for LinuxSource {
             }
         }
         if detail == Detail::Slots {
+            self.refresh_zombie_parents(&mut processes, uid, &mut buf);
             self.reader.kept_status.borrow_mut().end();
         }
         processes.sort_by_key(|p| p.pid);

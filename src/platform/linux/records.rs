@@ -26,10 +26,12 @@ impl ProcReader {
         // SAFETY: sysconf has no preconditions.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
         let hz = if hz > 0 { hz as u64 } else { 100 };
+        // Only this machine's `/proc` names the pids a pidfd opens.
+        let real_proc = roots.proc == Path::new("/proc");
         Self {
             roots,
             ns_per_tick: 1_000_000_000 / hz,
-            kept_status: RefCell::new(super::slots::KeptStatus::new()),
+            kept_status: RefCell::new(super::slots::KeptStatus::new(real_proc)),
         }
     }
 
@@ -50,20 +52,27 @@ impl ProcReader {
         with_exe: bool,
         buf: &mut String,
     ) -> Result<Option<ProcessRecord>, PlatformError> {
+        if detail == Detail::Slots {
+            let mut kept = self.kept_status.borrow_mut();
+            // Before any path is built: most processes of a repeated round end here.
+            if let Some(record) = kept.unchanged(pid) {
+                return Ok(Some(record));
+            }
+            let dir = self.proc_path(pid.to_string());
+            let status = dir.join("status");
+            let Some(()) = kept.read(pid, &status, buf)? else {
+                return Ok(None);
+            };
+            let status = procfs::parse_status(buf);
+            let record = self.record(pid, uid, &dir, &status, None, false)?;
+            kept.remember(pid, &dir, &record);
+            return Ok(Some(record));
+        }
         let dir = self.proc_path(pid.to_string());
-        let status = dir.join("status");
-        let read = if detail == Detail::Slots {
-            self.kept_status.borrow_mut().read(pid, &status, buf)?
-        } else {
-            read_into(&status, buf)?
-        };
-        let Some(()) = read else {
+        let Some(()) = read_into(&dir.join("status"), buf)? else {
             return Ok(None);
         };
         let status = procfs::parse_status(buf);
-        if detail == Detail::Slots {
-            return self.record(pid, uid, &dir, &status, None, false).map(Some);
-        }
         let Some(()) = read_into(&dir.join("stat"), buf)? else {
             return Ok(None);
         };
@@ -102,7 +111,9 @@ impl ProcReader {
                 sid: None,
                 threads: status.threads,
                 cpu_ns: None,
-                footprint_bytes: status.footprint_bytes(),
+                // Not slot counting's (as on macOS): a repeated slot round serves a
+                // process it read before unchanged (`slots.rs`), and a footprint moves.
+                footprint_bytes: None,
                 argv: None,
                 cwd: None,
             });

@@ -1,0 +1,238 @@
+//! The unchanged check of repeated slot rounds (`slots.rs`), for real: processes this test
+//! starts (children of the test process, ended by it) read through `LinuxSource`'s slot
+//! snapshots, served unchanged while they are, read in full the round they change.
+
+use std::io::Write;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::core::snapshot::Detail;
+use crate::platform::ProcessSource;
+use crate::platform::linux::{LinuxSource, Roots};
+
+/// Why the unchanged check cannot run here, if it cannot: no `PIDFD_GET_INFO` (Linux
+/// before 6.13), or too few descriptors to keep.
+fn unavailable() -> Option<String> {
+    raise_nofile();
+    if KeptStatus::budget_now() < 64 {
+        return Some("RLIMIT_NOFILE leaves no descriptors to keep".into());
+    }
+    let me = pidfd_info::open(std::process::id() as i32).ok()?;
+    pidfd_info::info(&me)
+        .err()
+        .map(|e| format!("no PIDFD_GET_INFO here (Linux before 6.13?): {e}"))
+}
+
+/// One slot round: `pid`'s record, and whether it was served unchanged.
+fn round(src: &LinuxSource, pid: i32) -> (Option<ProcessRecord>, bool) {
+    let snap = src.snapshot(Detail::Slots).unwrap();
+    let rec = snap.processes.iter().find(|p| p.pid == pid).cloned();
+    let served = src
+        .reader
+        .kept_status
+        .borrow()
+        .served_unchanged()
+        .contains(&pid);
+    (rec, served)
+}
+
+/// Until `cond` holds for `/proc/PID/status`'s text (10 s at most: a condition, not a nap).
+fn wait_status(pid: i32, cond: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if cond(&text) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "pid {pid} never got there: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Ends the child at the end of the test, also when an assertion failed first: every
+/// script here ends in a `cat` of its stdin, which ends when the pipe closes (no signal).
+struct Started(Child);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        drop(self.0.stdin.take());
+        let _ = self.0.wait();
+    }
+}
+
+fn start(script: &str) -> Started {
+    Started(
+        Command::new("sh")
+            .args(["-c", script])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// A process that stays as it was is served unchanged from the second round on; the round
+/// after it exits reads it in full (a zombie now); a zombie is then served unchanged too.
+#[test]
+fn an_unchanged_process_is_served_and_its_exit_is_read_in_full() {
+    if let Some(why) = unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut c = start("exec cat");
+    let pid = c.0.id() as i32;
+    wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
+    let src = LinuxSource::new(Roots::default());
+    let (first, served) = round(&src, pid);
+    let first = first.unwrap();
+    assert!(!served, "the first round reads in full");
+    assert_eq!((first.name.as_str(), first.threads), ("cat", Some(1)));
+    let (second, served) = round(&src, pid);
+    assert!(served, "unchanged: served from the last full read");
+    assert_eq!(second.as_ref(), Some(&first));
+    // The control: it exits (the pipe closed), and is not waited for: a zombie.
+    drop(c.0.stdin.take());
+    wait_status(pid, |s| s.contains("State:\tZ"));
+    let (third, served) = round(&src, pid);
+    assert!(!served, "exited since: read in full");
+    assert!(third.unwrap().is_zombie());
+    let (fourth, served) = round(&src, pid);
+    assert!(served && fourth.unwrap().is_zombie());
+    c.0.wait().unwrap();
+    assert_eq!(round(&src, pid), (None, false), "reaped: gone");
+}
+
+/// The parent of a zombie is named as it is now, though nothing the check compares
+/// changed when it `exec`ed (`sh` became `cat`, the same uid, parent and one thread).
+#[test]
+fn the_parent_of_a_zombie_is_named_as_it_is_now() {
+    if let Some(why) = unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // `true &` exits at once and nobody waits for it: after the exec, `cat` never does.
+    let mut c = start("read x; true & exec cat");
+    let pid = c.0.id() as i32;
+    wait_status(pid, |s| s.starts_with("Name:\tsh\n"));
+    let src = LinuxSource::new(Roots::default());
+    round(&src, pid);
+    let (before, served) = round(&src, pid);
+    assert!(served);
+    assert_eq!(before.unwrap().name, "sh");
+    c.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
+    let children = format!("/proc/{pid}/task/{pid}/children");
+    let zombie: i32 = {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            let z = text
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .find(|p: &i32| {
+                    std::fs::read_to_string(format!("/proc/{p}/status"))
+                        .is_ok_and(|s| s.contains("State:\tZ"))
+                });
+            if let Some(z) = z {
+                break z;
+            }
+            assert!(Instant::now() < deadline, "no zombie under {pid}: {text}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let snap = src.snapshot(Detail::Slots).unwrap();
+    let z = snap.processes.iter().find(|p| p.pid == zombie).unwrap();
+    assert!(z.is_zombie() && z.ppid == pid);
+    let parent = snap.processes.iter().find(|p| p.pid == pid).unwrap();
+    assert_eq!(
+        parent.name, "cat",
+        "the zombie's parent, read in full again"
+    );
+}
+
+/// A process whose real uid changes between rounds (root only: `setpriv` drops to
+/// nobody and execs `cat`, keeping its pid, parent and one thread) is seen with the new
+/// uid in the next round.
+#[test]
+fn a_changed_real_uid_is_seen_the_next_round() {
+    if let Some(why) = unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: changing a process's real uid needs root and setpriv");
+        return;
+    }
+    let mut c = start("read x; exec setpriv --reuid=65534 --regid=65534 --clear-groups cat");
+    let pid = c.0.id() as i32;
+    wait_status(pid, |s| s.starts_with("Name:\tsh\n"));
+    let src = LinuxSource::new(Roots::default());
+    round(&src, pid);
+    let (before, served) = round(&src, pid);
+    assert!(served);
+    assert_eq!(before.unwrap().uid, 0);
+    c.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    wait_status(pid, |s| s.contains("\nUid:\t65534\t"));
+    let (after, served) = round(&src, pid);
+    assert!(!served, "the uid changed: read in full");
+    assert_eq!(after.unwrap().uid, 65534);
+}
+
+/// Each value the check compares, changed alone, sends the process to a full read.
+#[test]
+fn any_compared_change_means_a_full_read() {
+    let mut rec = crate::core::snapshot::fixture::proc(100, 1, "cat");
+    rec.threads = Some(1);
+    let info = pidfd_info::Info {
+        pid: 100,
+        ppid: 1,
+        ruid: rec.uid,
+    };
+    assert!(still_unchanged(&rec, 100, info, Some(1), false));
+    let other = |f: fn(&mut pidfd_info::Info)| {
+        let mut i = info;
+        f(&mut i);
+        i
+    };
+    assert!(!still_unchanged(
+        &rec,
+        100,
+        other(|i| i.ruid += 1),
+        Some(1),
+        false
+    ));
+    assert!(!still_unchanged(
+        &rec,
+        100,
+        other(|i| i.ppid = 2),
+        Some(1),
+        false
+    ));
+    assert!(!still_unchanged(
+        &rec,
+        100,
+        other(|i| i.pid = 7),
+        Some(1),
+        false
+    ));
+    assert!(
+        !still_unchanged(&rec, 100, info, Some(2), false),
+        "a second thread"
+    );
+    assert!(!still_unchanged(&rec, 100, info, None, false), "reaped");
+    assert!(!still_unchanged(&rec, 100, info, Some(1), true), "exited");
+    rec.state = crate::core::snapshot::ProcState::Zombie;
+    assert!(
+        still_unchanged(&rec, 100, info, Some(1), true),
+        "a zombie stays one"
+    );
+    rec.threads = Some(3);
+    assert!(
+        !still_unchanged(&rec, 100, info, Some(3), false),
+        "never multi-threaded"
+    );
+}
