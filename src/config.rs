@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exit::UsageError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Origin {
     Default,
@@ -460,7 +460,7 @@ pub fn check_interval(d: Duration) -> Result<(), String> {
 }
 
 /// One setting as `headroom config` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Entry {
     pub key: &'static str,
     pub value: serde_json::Value,

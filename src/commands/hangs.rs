@@ -20,15 +20,13 @@ use crate::actions::recover;
 use crate::cli::HangsArgs;
 use crate::commands::Ctx;
 use crate::commands::hangs_report::{
-    EventsReport, OneRound, RoundLine, RoundReport, Summary, human_events, human_round,
-    human_summary,
+    EventsReport, RoundLine, RoundReport, Summary, human_events, human_round, human_summary,
 };
 use crate::commands::hangs_round::{Actor, LiveActor, Planner, persisted_round, process_round};
 use crate::core::hang_store::{self, format_time};
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
 use crate::core::observations;
 use crate::exit::{self, usage};
-use crate::output::schema;
 use crate::platform::{self, AppScan, ProcessSource, stop_flag};
 
 const DEFAULT_EVERY: Duration = Duration::from_secs(15);
@@ -148,10 +146,7 @@ fn print_round(ctx: &Ctx<'_>, r: &RoundReport, stream: bool) -> Result<()> {
                 round: r,
             })?;
         } else {
-            p.json_value(&OneRound {
-                schema: schema("hangs"),
-                round: r,
-            })?;
+            p.json_value(r)?;
         }
     } else {
         p.text(&human_round(r, p))?;
@@ -361,7 +356,6 @@ fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
         ));
     }
     let report = EventsReport {
-        schema: schema("hangs-events"),
         since: since_ms.map(format_time),
         skipped_lines: skipped,
         events,

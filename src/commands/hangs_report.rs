@@ -2,7 +2,7 @@
 //! rendering, so the two views cannot drift.
 //!
 //! - one live round: one object, `{"schema": "headroom.hangs/1", ...RoundReport}`;
-//! - `--watch` and `--observations`: JSON Lines, `{"type": "round", ...RoundReport}` per
+//! - `--watch` and `--observations`: JSON Lines, `{"schema": "headroom.hangs/1", "type": "round", ...RoundReport}` per
 //!   round; `--watch` ends with `{"type": "summary", ...}`;
 //! - `--events`: one object, `{"schema": "headroom.hangs-events/1", ...}`.
 
@@ -17,7 +17,7 @@ use crate::output::{Printer, Style, plural};
 use crate::sanitize::sanitize;
 
 /// What the round did about one app's hang.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ActionReport {
     /// `restarted`, `restart-failed`, or `planned` (not performed: `--dry-run` or a replay).
     pub outcome: &'static str,
@@ -27,7 +27,7 @@ pub struct ActionReport {
     pub steps: Vec<Step>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct NotificationReport {
     pub message: String,
     pub sent: bool,
@@ -36,7 +36,7 @@ pub struct NotificationReport {
 }
 
 /// One unresponsive app.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct AppReport {
     pub identity: String,
     pub name: String,
@@ -56,7 +56,7 @@ pub struct AppReport {
 }
 
 /// One check round.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RoundReport {
     pub at: String,
     /// `ok` or `interface unavailable`.
@@ -70,6 +70,10 @@ pub struct RoundReport {
     pub cleared_pending: usize,
     /// The unresponsive apps only.
     pub apps: Vec<AppReport>,
+}
+
+impl crate::schema::Document for RoundReport {
+    const SCHEMA: &'static str = "headroom.hangs/1";
 }
 
 impl RoundReport {
@@ -87,25 +91,24 @@ impl RoundReport {
     }
 }
 
-#[derive(Debug, Serialize)]
-pub struct OneRound<'a> {
-    pub schema: String,
-    #[serde(flatten)]
-    pub round: &'a RoundReport,
-}
-
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RoundLine<'a> {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "round"))]
     pub kind: &'static str,
     #[serde(flatten)]
     pub round: &'a RoundReport,
 }
 
+impl crate::schema::Document for RoundLine<'_> {
+    const SCHEMA: &'static str = "headroom.hangs/1";
+}
+
 /// The last line of `--watch`.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "summary"))]
     pub kind: &'static str,
     pub rounds: u64,
     pub restarted: u64,
@@ -114,6 +117,10 @@ pub struct Summary {
     pub unavailable_rounds: u64,
     /// `SIGINT` or `SIGTERM`.
     pub stopped_by: Option<String>,
+}
+
+impl crate::schema::Document for Summary {
+    const SCHEMA: &'static str = "headroom.hangs/1";
 }
 
 impl Summary {
@@ -137,11 +144,14 @@ impl Summary {
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EventsReport {
-    pub schema: String,
     pub since: Option<String>,
     /// Lines of the events file that could not be read.
     pub skipped_lines: usize,
     pub events: Vec<HangEvent>,
+}
+
+impl crate::schema::Document for EventsReport {
+    const SCHEMA: &'static str = "headroom.hangs-events/1";
 }
 
 fn state_style(s: HangState) -> Style {

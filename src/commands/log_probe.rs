@@ -17,7 +17,7 @@ use crate::core::session_log::{
     format_timestamp,
 };
 use crate::exit;
-use crate::output::{Printer, Style, human_bytes, human_duration, schema};
+use crate::output::{Printer, Style, human_bytes, human_duration};
 use crate::sanitize::sanitize;
 
 /// The arguments resolved: the directory, the instant judged, and the reader's limits.
@@ -84,7 +84,6 @@ pub struct DirectoryEntry {
 /// The `headroom.log-probe/1` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LogProbeReport {
-    pub schema: String,
     pub dir: String,
     /// The instant judged (now, or `--at`).
     pub at: String,
@@ -93,6 +92,10 @@ pub struct LogProbeReport {
     pub limits: LimitsEntry,
     pub files: Vec<FileEntry>,
     pub directory: DirectoryEntry,
+}
+
+impl crate::schema::Document for LogProbeReport {
+    const SCHEMA: &'static str = "headroom.log-probe/1";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {
@@ -199,7 +202,6 @@ impl LogProbeReport {
             DirVerdict::Unknown(why) => (VerdictKind::Unknown, Some(unknown_text(why))),
         };
         Self {
-            schema: schema("log-probe"),
             dir: plan.dir.display().to_string(),
             at: format_timestamp(now),
             replay: plan.replay,

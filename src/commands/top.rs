@@ -18,7 +18,7 @@ use crate::core::top::{
     self, Change, Facts, OwnTree, ReasonCode, TreeState, judge, own_trees, tree_at,
 };
 use crate::exit::{self, WithCode};
-use crate::output::{Printer, Style, human_bytes, schema};
+use crate::output::{Printer, Style, human_bytes};
 use crate::platform::ProcessSource;
 use crate::sanitize::sanitize;
 
@@ -48,7 +48,6 @@ pub struct TopRow {
 /// The `headroom.top/1` report.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TopReport {
-    pub schema: String,
     /// Unix seconds of the second sample.
     pub ts: i64,
     pub uid: u32,
@@ -59,6 +58,10 @@ pub struct TopReport {
     /// Time between the two samples (0 when replaying one snapshot).
     pub sample_ms: u64,
     pub processes: Vec<TopRow>,
+}
+
+impl crate::schema::Document for TopReport {
+    const SCHEMA: &'static str = "headroom.top/1";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<u8> {
@@ -208,7 +211,6 @@ fn build(
         })
         .collect();
     Ok(TopReport {
-        schema: schema("top"),
         ts: after.taken_at_ms / 1000,
         uid,
         free_pct: free.map(|f| f.floor().clamp(0.0, 100.0) as u8),

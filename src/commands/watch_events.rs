@@ -11,7 +11,7 @@ use crate::core::limits::LimitSource;
 use crate::core::reading::{Level, Reading, Trend};
 use crate::output::{human_duration, plural, thousands};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReadingEvent {
     pub at: String,
     pub processes: u64,
@@ -53,7 +53,7 @@ impl ReadingEvent {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Event {
     Reading(ReadingEvent),
@@ -88,6 +88,10 @@ pub enum Event {
         /// Diagnostic lines dropped because stderr was not being read.
         stderr_dropped: u64,
     },
+}
+
+impl crate::schema::Document for Event {
+    const SCHEMA: &'static str = "headroom.watch/1";
 }
 
 /// The status line of a reading.

@@ -396,6 +396,7 @@ pub struct HangsRound {
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HangsSummary {
+    pub schema: String,
     #[serde(rename = "type")]
     pub kind: String,
     pub rounds: u64,
@@ -518,7 +519,6 @@ pub struct CommandStatus {
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RunSummary {
-    pub schema: String,
     pub exit_code: u8,
     pub command_status: Option<CommandStatus>,
     pub peak_footprint_bytes: u64,
@@ -542,7 +542,6 @@ pub struct RunSummary {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RunEvent {
     Start {
-        schema: String,
         pid: i32,
         command_pid: i32,
         command: Vec<String>,
@@ -622,13 +621,24 @@ pub enum RunEvent {
     Summary(RunSummary),
 }
 
-/// Every JSON line of a `run --json` stderr, strictly parsed.
+/// Every JSON line of a `run --json` stderr, strictly parsed: each says it is a
+/// `headroom.run/1` record.
 pub fn run_events(stderr: &str) -> Vec<RunEvent> {
     stderr
         .lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .map(|l| run_event(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// One `run --json` record, strictly parsed; it must say it is `headroom.run/1`.
+pub fn run_event(line: &str) -> Result<RunEvent, String> {
+    let mut v: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let schema = v.as_object_mut().and_then(|o| o.remove("schema"));
+    if schema != Some("headroom.run/1".into()) {
+        return Err(format!("schema {schema:?}, not headroom.run/1"));
+    }
+    serde_json::from_value(v).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
