@@ -111,6 +111,7 @@ pub struct Status {
     pub name: String,
     /// The agent/unit file; `null` in JSON when there is none (the crontab fallback).
     #[serde(serialize_with = "empty_as_null")]
+    #[schemars(with = "Option<String>")]
     pub path: String,
     /// The agent/unit file exists.
     pub registered: bool,
