@@ -39,7 +39,10 @@ pub struct Cleanup {
 pub struct EvidenceReport {
     pub files: Vec<String>,
     pub rows: usize,
+    /// The first and the last row's instant.
+    #[serde(rename = "first_at")]
     pub first: Option<String>,
+    #[serde(rename = "last_at")]
     pub last: Option<String>,
     pub peak_usage_pct: Option<Moment<f64>>,
     pub peak_limit_source: Option<String>,
@@ -50,7 +53,7 @@ pub struct EvidenceReport {
 }
 
 impl crate::schema::Document for EvidenceReport {
-    const SCHEMA: &'static str = "headroom.evidence/1";
+    const SCHEMA: &'static str = "headroom.evidence/2";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {

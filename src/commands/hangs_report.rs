@@ -1,8 +1,8 @@
 //! The reports of `headroom hangs` (one `Serialize` struct per output) and their human
 //! rendering, so the two views cannot drift.
 //!
-//! - one live round: one object, `{"schema": "headroom.hangs/1", ...RoundReport}`;
-//! - `--watch` and `--observations`: JSON Lines, `{"schema": "headroom.hangs/1", "type": "round", ...RoundReport}` per
+//! - one live round: one object, `{"schema": "headroom.hangs/2", ...RoundReport}`;
+//! - `--watch` and `--observations`: JSON Lines, `{"schema": "headroom.hangs/2", "type": "round", ...RoundReport}` per
 //!   round; `--watch` ends with `{"type": "summary", ...}`;
 //! - `--events`: one object, `{"schema": "headroom.hangs-events/1", ...}`.
 
@@ -50,6 +50,7 @@ pub struct AppReport {
     pub reason: Option<String>,
     /// Consecutive unresponsive rounds (0 when ignored).
     pub rounds: u32,
+    #[serde(rename = "cooldown_ends_at")]
     pub cooldown_until: Option<String>,
     pub action: Option<ActionReport>,
     pub notification: Option<NotificationReport>,
@@ -73,7 +74,7 @@ pub struct RoundReport {
 }
 
 impl crate::schema::Document for RoundReport {
-    const SCHEMA: &'static str = "headroom.hangs/1";
+    const SCHEMA: &'static str = "headroom.hangs/2";
 }
 
 impl RoundReport {
@@ -101,7 +102,7 @@ pub struct RoundLine<'a> {
 }
 
 impl crate::schema::Document for RoundLine<'_> {
-    const SCHEMA: &'static str = "headroom.hangs/1";
+    const SCHEMA: &'static str = "headroom.hangs/2";
 }
 
 /// The last line of `--watch`.
@@ -120,7 +121,7 @@ pub struct Summary {
 }
 
 impl crate::schema::Document for Summary {
-    const SCHEMA: &'static str = "headroom.hangs/1";
+    const SCHEMA: &'static str = "headroom.hangs/2";
 }
 
 impl Summary {

@@ -55,14 +55,16 @@ pub struct LimitsEntry {
 pub struct FileEntry {
     pub name: String,
     pub size: u64,
+    #[serde(rename = "modified_at")]
     pub mtime: Option<String>,
     /// Negative when the file was modified after the instant judged.
     pub mtime_age_seconds: Option<i64>,
     pub verdict: VerdictKind,
     pub skip_reason: Option<&'static str>,
     /// Judged by an mtime older than the horizon, without being opened: then `verdict` is
-    /// `heartbeat-only` and `last_activity` is the mtime (no work can be newer than it).
+    /// `heartbeat-only` and `last_activity_at` is the mtime (no work can be newer than it).
     pub stale: bool,
+    #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub bytes_read: u64,
@@ -73,6 +75,7 @@ pub struct FileEntry {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DirectoryEntry {
     pub verdict: VerdictKind,
+    #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     /// Why the verdict is unknown; null otherwise.
@@ -81,7 +84,7 @@ pub struct DirectoryEntry {
     pub ms: f64,
 }
 
-/// The `headroom.log-probe/1` report. Fields are added, never renamed, within a version.
+/// The `headroom.log-probe/2` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LogProbeReport {
     pub dir: String,
@@ -95,7 +98,7 @@ pub struct LogProbeReport {
 }
 
 impl crate::schema::Document for LogProbeReport {
-    const SCHEMA: &'static str = "headroom.log-probe/1";
+    const SCHEMA: &'static str = "headroom.log-probe/2";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {

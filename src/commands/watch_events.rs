@@ -91,7 +91,7 @@ pub enum Event {
 }
 
 impl crate::schema::Document for Event {
-    const SCHEMA: &'static str = "headroom.watch/1";
+    const SCHEMA: &'static str = "headroom.watch/2";
 }
 
 /// The status line of a reading.

@@ -571,8 +571,8 @@ fn summary(tool: &str, r: &Value) -> String {
         "evidence" => format!(
             "{} evidence rows from {} to {}; peak usage {} %",
             num(r, "rows"),
-            num(r, "first"),
-            num(r, "last"),
+            num(r, "first_at"),
+            num(r, "last_at"),
             r.get("peak_usage_pct")
                 .map_or("?".into(), |m| num(m, "value")),
         ),
@@ -581,7 +581,7 @@ fn summary(tool: &str, r: &Value) -> String {
             format!(
                 "directory verdict {} (last activity {}, {} s ago)",
                 num(&d, "verdict"),
-                num(&d, "last_activity"),
+                num(&d, "last_activity_at"),
                 num(&d, "age_seconds"),
             )
         }

@@ -503,6 +503,6 @@ fn the_watch_summary_matches_its_schema_mirror() {
         serde_json::from_str(&headroom::schema::to_line(&s).unwrap()).unwrap();
     assert_eq!(
         (back.schema.as_str(), back.kind.as_str()),
-        ("headroom.hangs/1", "summary")
+        ("headroom.hangs/2", "summary")
     );
 }

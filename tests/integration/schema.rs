@@ -163,6 +163,7 @@ pub struct ReapPolicy {
     pub min_zombies: u64,
     pub max_targets: u64,
     pub spare_sessions: bool,
+    #[serde(rename = "idle_threshold_seconds")]
     pub idle_threshold_s: f64,
     pub emergency: ReapEmergency,
 }
@@ -257,7 +258,9 @@ pub struct Evidence {
     pub schema: String,
     pub files: Vec<String>,
     pub rows: usize,
+    #[serde(rename = "first_at")]
     pub first: Option<String>,
+    #[serde(rename = "last_at")]
     pub last: Option<String>,
     pub peak_usage_pct: Option<Moment<f64>>,
     pub peak_limit_source: Option<String>,
@@ -281,12 +284,14 @@ pub struct LogProbeLimits {
 pub struct LogProbeFile {
     pub name: String,
     pub size: u64,
+    #[serde(rename = "modified_at")]
     pub mtime: Option<String>,
     pub mtime_age_seconds: Option<i64>,
     /// "work" | "heartbeat-only" | "unknown" | "skipped"
     pub verdict: String,
     pub skip_reason: Option<String>,
     pub stale: bool,
+    #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub bytes_read: u64,
@@ -299,6 +304,7 @@ pub struct LogProbeFile {
 pub struct LogProbeDirectory {
     /// "work" | "heartbeat-only" | "unknown"
     pub verdict: String,
+    #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub unknown_reason: Option<String>,
@@ -369,6 +375,7 @@ pub struct HangsApp {
     pub state: String,
     pub reason: Option<String>,
     pub rounds: u32,
+    #[serde(rename = "cooldown_ends_at")]
     pub cooldown_until: Option<String>,
     pub action: Option<HangsAction>,
     pub notification: Option<HangsNotification>,
@@ -453,7 +460,7 @@ pub struct TopRow {
 #[serde(deny_unknown_fields)]
 pub struct Top {
     pub schema: String,
-    pub ts: i64,
+    pub at: String,
     pub uid: u32,
     pub free_pct: Option<u8>,
     pub total_bytes: Option<u64>,
