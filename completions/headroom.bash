@@ -64,6 +64,9 @@ _headroom() {
             headroom,run)
                 cmd="headroom__subcmd__run"
                 ;;
+            headroom,schema)
+                cmd="headroom__subcmd__schema"
+                ;;
             headroom,snapshot)
                 cmd="headroom__subcmd__snapshot"
                 ;;
@@ -127,6 +130,9 @@ _headroom() {
             headroom__subcmd__help,run)
                 cmd="headroom__subcmd__help__subcmd__run"
                 ;;
+            headroom__subcmd__help,schema)
+                cmd="headroom__subcmd__help__subcmd__schema"
+                ;;
             headroom__subcmd__help,snapshot)
                 cmd="headroom__subcmd__help__subcmd__snapshot"
                 ;;
@@ -149,7 +155,7 @@ _headroom() {
 
     case "${cmd}" in
         headroom)
-            opts="-q -h -V --json --config --quiet --color --help --version probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor mcp help"
+            opts="-q -h -V --json --config --quiet --color --help --version probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor schema mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -329,7 +335,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__help)
-            opts="probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor mcp help"
+            opts="probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor schema mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -553,6 +559,20 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__help__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        headroom__subcmd__help__subcmd__schema)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -965,6 +985,28 @@ _headroom() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        headroom__subcmd__schema)
+            opts="-q -h --json --config --quiet --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -98,6 +98,8 @@ pub enum Command {
     Config(ConfigArgs),
     /// Check headroom's readings against the system's own tools (a diagnostic).
     Doctor(DoctorArgs),
+    /// Print the JSON Schema of an output (`--json`), or list them.
+    Schema(SchemaArgs),
     /// Serve the toolbox to a coding agent: a Model Context Protocol server on stdio.
     Mcp(McpArgs),
     /// Generate man pages or shell completions.
@@ -140,6 +142,7 @@ fn define_args(name: &str) -> Option<fn(clap::Command) -> clap::Command> {
         "watch" => WatchArgs::augment_args,
         "config" => ConfigArgs::augment_args,
         "doctor" => DoctorArgs::augment_args,
+        "schema" => SchemaArgs::augment_args,
         "mcp" => McpArgs::augment_args,
         "generate" => GenerateArgs::augment_args,
         _ => return None,
@@ -462,6 +465,19 @@ pub struct DoctorArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Every JSON object headroom prints (a one-shot report, each line of a JSON Lines stream, the \
+error object) carries `schema`, its name, like `headroom.probe/1`; the version goes up when a \
+field is renamed or removed. The schemas are generated from the types headroom prints with, \
+and committed in the repository's `schemas/` directory.")]
+pub struct SchemaArgs {
+    /// The output: its schema name (`headroom.probe/1`) or short name (`probe`). Without
+    /// it, the names are listed (with `--json`, every schema).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// How long to sample.
     #[arg(short, long, value_name = "DUR", default_value = "30s", value_parser = parse_duration, allow_hyphen_values = true)]
@@ -593,6 +609,11 @@ pub struct GenerateArgs {
 pub enum GenerateWhat {
     /// Man pages: headroom.1 and one page per subcommand.
     Man {
+        /// Output directory.
+        dir: PathBuf,
+    },
+    /// The JSON Schemas: one file per output in DIR (`headroom.probe.1.json`).
+    Schemas {
         /// Output directory.
         dir: PathBuf,
     },

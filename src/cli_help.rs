@@ -244,6 +244,16 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "schema",
+        &[
+            ("The outputs that have a schema", "headroom schema"),
+            (
+                "Validate a reading with a JSON Schema validator",
+                "headroom schema probe > probe.json && headroom probe --json | check-jsonschema --schemafile probe.json -",
+            ),
+        ],
+    ),
+    (
         "mcp",
         &[
             (

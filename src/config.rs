@@ -24,7 +24,7 @@ pub use sections::{
     ReapSection, Refusal, WatchSection,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Origin {
     Default,
@@ -245,7 +245,7 @@ pub fn check_interval(d: Duration) -> Result<(), String> {
 }
 
 /// One setting as `headroom config` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Entry {
     pub key: &'static str,
     pub value: serde_json::Value,

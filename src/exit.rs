@@ -116,6 +116,34 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
+/// With `--json`, an error is also a document (`headroom.error/1`): on stdout, or as the
+/// last line of a JSON Lines stream, so `headroom probe --json | jq` gets input even when
+/// it fails. The same message goes to stderr.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ErrorDocument {
+    #[serde(rename = "type")]
+    #[schemars(extend("const" = "error"))]
+    kind: &'static str,
+    /// What went wrong, as said on stderr (without `headroom: error: `).
+    pub error: String,
+    /// The exit status headroom ends with (the table above).
+    pub exit_code: u8,
+}
+
+impl ErrorDocument {
+    pub fn new(error: &str, exit_code: u8) -> Self {
+        Self {
+            kind: "error",
+            error: crate::output::clip_words(error).into_owned(),
+            exit_code,
+        }
+    }
+}
+
+impl crate::schema::Document for ErrorDocument {
+    const SCHEMA: &'static str = "headroom.error/1";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

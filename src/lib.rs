@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod output;
 pub mod platform;
 pub mod sanitize;
+pub mod schema;
 pub mod store;
 
 use std::ffi::OsString;
@@ -36,9 +37,61 @@ where
         Err(e) => return clap_error(&e, &args),
     };
     let printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
+    let stream = ErrorStream::of(&cli.command, cli.global.json);
     match commands::dispatch(cli, &printer) {
         Ok(code) => code,
-        Err(e) => report_error(&e, &printer),
+        Err(e) => report_error(&e, &printer, stream),
+    }
+}
+
+/// Where, with `--json`, the `headroom.error/1` object goes besides the line on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ErrorStream {
+    /// No JSON: the stderr line alone.
+    None,
+    /// stdout, where the report or the JSON Lines stream goes.
+    Stdout,
+    /// stderr: `run`'s records go there (stdout is the command's).
+    Stderr,
+}
+
+impl ErrorStream {
+    fn of(cmd: &cli::Command, json: bool) -> Self {
+        match cmd {
+            _ if !json => Self::None,
+            // stdout carries the protocol's messages only.
+            cli::Command::Mcp(_) => Self::None,
+            cli::Command::Run(_) => Self::Stderr,
+            _ => Self::Stdout,
+        }
+    }
+
+    /// For a command line clap refused: `--json` among the options (before `--`).
+    fn of_args(args: &[OsString], sub: Option<&str>) -> Self {
+        let json = args
+            .iter()
+            .skip(1)
+            .take_while(|a| *a != "--")
+            .any(|a| a == "--json");
+        match sub {
+            _ if !json => Self::None,
+            Some("mcp") => Self::None,
+            Some("run") => Self::Stderr,
+            _ => Self::Stdout,
+        }
+    }
+
+    /// The error object, after the stderr line. A closed stdout is no worse than the exit.
+    fn emit(self, message: &str, code: u8) {
+        let doc = exit::ErrorDocument::new(message, code);
+        let p = Printer::new(true, false, output::ColorChoice::Never);
+        match self {
+            Self::None => {}
+            Self::Stdout => {
+                let _ = p.json_value(&doc);
+            }
+            Self::Stderr => p.stderr_json(&doc),
+        }
     }
 }
 
@@ -68,8 +121,10 @@ fn clap_error(e: &clap::Error, args: &[OsString]) -> u8 {
             exit::USAGE
         }
         _ => {
-            let msg = usage_line(&e.render().to_string(), subcommand_of(args).as_deref());
+            let sub = subcommand_of(args);
+            let msg = usage_line(&e.render().to_string(), sub.as_deref());
             Printer::new(false, false, output::ColorChoice::Never).error(&msg);
+            ErrorStream::of_args(args, sub.as_deref()).emit(&msg, exit::USAGE);
             exit::USAGE
         }
     }
@@ -159,7 +214,7 @@ fn backticks(s: &str) -> String {
     out
 }
 
-fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
+fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> u8 {
     // A closed pipe (`headroom probe | head -1`) is not an error.
     if e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
@@ -168,11 +223,17 @@ fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
         return exit::OK;
     }
     if let Some(f) = e.downcast_ref::<exit::Failure>() {
-        printer.error(&f.to_string());
+        // An empty message: the command has said it all (and printed its report).
+        let message = f.to_string();
+        if !message.is_empty() {
+            printer.error(&message);
+            stream.emit(&message, f.code());
+        }
         return f.code();
     }
-    printer.error(&said_once(e));
-    if e.downcast_ref::<exit::UsageError>().is_some() {
+    let message = said_once(e);
+    printer.error(&message);
+    let code = if e.downcast_ref::<exit::UsageError>().is_some() {
         exit::USAGE
     } else if e.downcast_ref::<exit::Refused>().is_some()
         || e.downcast_ref::<core::parking::Refusal>().is_some()
@@ -180,7 +241,9 @@ fn report_error(e: &anyhow::Error, printer: &Printer) -> u8 {
         exit::REFUSED
     } else {
         exit::ERROR
-    }
+    };
+    stream.emit(&message, code);
+    code
 }
 
 /// The cause chain joined with `: `, each cause said once: an error whose message already

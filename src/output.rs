@@ -7,7 +7,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use crate::schema::Document;
 
 /// `--color` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
@@ -16,11 +16,6 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
-}
-
-/// The schema name a one-shot report carries as its first key.
-pub fn schema(cmd: &str) -> String {
-    format!("headroom.{cmd}/1")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,10 +136,20 @@ impl Printer {
     }
 
     /// One JSON object (a one-shot report, or one JSON Lines record), flushed.
-    pub fn json_value<T: Serialize + ?Sized>(&self, value: &T) -> std::io::Result<()> {
+    pub fn json_value<T: Document + ?Sized>(&self, value: &T) -> std::io::Result<()> {
         // Serialise first, so a closed pipe surfaces as the io::Error it is (BrokenPipe,
         // which `lib::run` treats as success) rather than wrapped in a serde error.
-        let mut text = serde_json::to_string(value).map_err(std::io::Error::other)?;
+        let text = crate::schema::to_line(value).map_err(std::io::Error::other)?;
+        self.json_text(text)
+    }
+
+    /// One protocol message (`headroom mcp`'s JSON-RPC replies): not a headroom document,
+    /// so without a `schema`.
+    pub fn json_protocol(&self, value: &serde_json::Value) -> std::io::Result<()> {
+        self.json_text(value.to_string())
+    }
+
+    fn json_text(&self, mut text: String) -> std::io::Result<()> {
         text.push('\n');
         if self.captured(true, &text) {
             return Ok(());
@@ -199,8 +204,8 @@ impl Printer {
     }
 
     /// A JSON Lines record on stderr (`run --json`, where stdout belongs to the command).
-    pub fn stderr_json<T: Serialize + ?Sized>(&self, value: &T) {
-        if let Ok(s) = serde_json::to_string(value) {
+    pub fn stderr_json<T: Document + ?Sized>(&self, value: &T) {
+        if let Ok(s) = crate::schema::to_line(value) {
             if self.captured(false, &s) {
                 return;
             }
@@ -411,13 +416,17 @@ mod tests {
     fn a_capturing_printer_keeps_what_it_would_print() {
         let (p, sink) = Printer::capturing();
         assert!(p.is_json());
-        p.json_value(&serde_json::json!({"schema": "headroom.x/1"}))
+        p.json_value(&crate::exit::ErrorDocument::new("x", 2))
             .unwrap();
         p.warn("careful");
         p.error("broken");
         p.stderr_line("plain");
         let c = sink.lock().unwrap();
-        assert_eq!(c.stdout, b"{\"schema\":\"headroom.x/1\"}\n");
+        assert_eq!(
+            c.stdout,
+            br#"{"schema":"headroom.error/1","type":"error","error":"x","exit_code":2}
+"#
+        );
         assert_eq!(c.stderr, ["warning: careful", "error: broken", "plain"]);
     }
 
@@ -534,6 +543,5 @@ mod tests {
         assert_eq!(human_bytes(100), "100 B");
         assert_eq!(bar(50.0, 10), "[#####-----]");
         assert_eq!(bar(150.0, 4), "[####]");
-        assert_eq!(schema("probe"), "headroom.probe/1");
     }
 }

@@ -87,7 +87,7 @@ impl Exec for RealExec {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Backend {
     Launchd,
@@ -105,12 +105,13 @@ fn empty_as_null<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error>
 }
 
 /// The state read back from the service manager.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Status {
     pub backend: Backend,
     pub name: String,
     /// The agent/unit file; `null` in JSON when there is none (the crontab fallback).
     #[serde(serialize_with = "empty_as_null")]
+    #[schemars(with = "Option<String>")]
     pub path: String,
     /// The agent/unit file exists.
     pub registered: bool,

@@ -38,7 +38,7 @@ const RELIEF_WAIT: Duration = Duration::from_secs(1);
 const WAKE_BELOW: f64 = 0.9;
 
 /// How the tree ended up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum GuardOutcome {
     /// Parking idle subtrees brought it under the limit.
@@ -60,7 +60,7 @@ pub enum GuardOutcome {
     Gone,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GuardReport {
     #[serde(flatten)]
     pub breach: Breach,

@@ -15,16 +15,15 @@ use crate::core::calibrate::{Peaks, TreePeak, suggested_limit};
 use crate::core::proc_tree::own_trees;
 use crate::core::snapshot::{Detail, MemoryTotals, ProcessTable};
 use crate::exit::{self, Failure};
-use crate::output::{Printer, Style, human_bytes, schema};
+use crate::output::{Printer, Style, human_bytes};
 use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
 
 /// Samples taken over the duration (at most one a second, at least one every 100 ms).
 const SAMPLES: u32 = 30;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CalibrateReport {
-    pub schema: String,
     pub duration_ms: u64,
     pub samples: usize,
     pub total_bytes: u64,
@@ -36,6 +35,10 @@ pub struct CalibrateReport {
     /// The same as a `--limit` value.
     pub suggested_limit: String,
     pub rule: &'static str,
+}
+
+impl crate::schema::Document for CalibrateReport {
+    const SCHEMA: &'static str = "headroom.calibrate/1";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
@@ -86,7 +89,6 @@ pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
     let suggested = suggested_limit(total);
     let round1 = |f: f64| (f * 10.0).round() / 10.0;
     let report = CalibrateReport {
-        schema: schema("calibrate"),
         duration_ms: start.elapsed().as_millis() as u64,
         samples: peaks.samples,
         total_bytes: total,

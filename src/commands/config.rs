@@ -8,16 +8,18 @@ use serde::Serialize;
 use crate::cli::ConfigArgs;
 use crate::commands::Ctx;
 use crate::config::Entry;
-use crate::output::schema;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ConfigReport {
-    pub schema: String,
     /// The config file that was read; null when none exists (defaults only).
     pub file: Option<String>,
     /// Where the file would be read from.
     pub default_file: Option<String>,
     pub settings: Vec<Entry>,
+}
+
+impl crate::schema::Document for ConfigReport {
+    const SCHEMA: &'static str = "headroom.config/1";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
@@ -27,7 +29,6 @@ pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
         .with_flags(args.thresholds.warn, args.thresholds.crit)?;
     settings.watch = settings.watch.with_interval(args.interval)?;
     let report = ConfigReport {
-        schema: schema("config"),
         file: ctx.settings.file.as_ref().map(|p| p.display().to_string()),
         default_file: crate::store::paths::config_file()
             .ok()

@@ -22,12 +22,11 @@ use crate::core::limits::{Ceiling, LimitSource};
 use crate::core::reading;
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::exit;
-use crate::output::{Printer, Style, schema};
+use crate::output::{Printer, Style};
 use crate::platform::{self, ProcessSource};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DoctorReport {
-    pub schema: String,
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -35,6 +34,10 @@ pub struct DoctorReport {
     pub mismatches: usize,
     pub skipped: usize,
     pub checks: Vec<Check>,
+}
+
+impl crate::schema::Document for DoctorReport {
+    const SCHEMA: &'static str = "headroom.doctor/1";
 }
 
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.
@@ -63,7 +66,6 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<u8> {
     checks.push(window_server());
     let count = |o: Outcome| checks.iter().filter(|c| c.outcome == o).count();
     let report = DoctorReport {
-        schema: schema("doctor"),
         at: rfc3339_ms(snap.taken_at_ms),
         os: snap.os.clone(),
         uid,

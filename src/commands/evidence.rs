@@ -13,7 +13,7 @@ use crate::cli::EvidenceArgs;
 use crate::commands::{Ctx, evidence_chart, evidence_svg};
 use crate::core::chart::{Chart, anomaly_time};
 use crate::exit;
-use crate::output::{Printer, Style, human_duration, schema, thousands};
+use crate::output::{Printer, Style, human_duration, thousands};
 use crate::sanitize::sanitize;
 use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
 
@@ -37,10 +37,12 @@ pub struct Cleanup {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EvidenceReport {
-    pub schema: String,
     pub files: Vec<String>,
     pub rows: usize,
+    /// The first and the last row's instant.
+    #[serde(rename = "first_at")]
     pub first: Option<String>,
+    #[serde(rename = "last_at")]
     pub last: Option<String>,
     pub peak_usage_pct: Option<Moment<f64>>,
     pub peak_limit_source: Option<String>,
@@ -48,6 +50,10 @@ pub struct EvidenceReport {
     pub shortest_eta_seconds: Option<Moment<f64>>,
     pub cleanups: Vec<Cleanup>,
     pub anomalies: Vec<Anomaly>,
+}
+
+impl crate::schema::Document for EvidenceReport {
+    const SCHEMA: &'static str = "headroom.evidence/2";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
@@ -169,7 +175,6 @@ fn best<T: Copy + PartialOrd>(
 pub fn summarise(files: Vec<String>, rows: &[ReadRow], anomalies: Vec<Anomaly>) -> EvidenceReport {
     let peak = best(rows, |r| r.usage_pct, true);
     EvidenceReport {
-        schema: schema("evidence"),
         files,
         rows: rows.len(),
         first: rows.first().map(|r| r.timestamp.clone()),

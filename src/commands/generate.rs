@@ -17,6 +17,10 @@ pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<u8> {
             man(dir)?;
             Ok(exit::OK)
         }
+        GenerateWhat::Schemas { dir } => {
+            crate::commands::schema::write_all(dir)?;
+            Ok(exit::OK)
+        }
         GenerateWhat::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(*shell, &mut visible(&full_command()), "headroom", &mut buf);

@@ -22,7 +22,7 @@ use crate::output::{Printer, human_duration, thousands};
 use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WatchedParent {
     pub pid: i32,
     pub name: String,
@@ -34,9 +34,10 @@ pub struct WatchedParent {
     pub verdict: SessionVerdict,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Poll {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "poll"))]
     pub kind: &'static str,
     pub at: String,
     pub threshold_seconds: f64,
@@ -44,14 +45,23 @@ pub struct Poll {
     pub parents: Vec<WatchedParent>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+impl crate::schema::Document for Poll {
+    const SCHEMA: &'static str = "headroom.idle-watch/1";
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "summary"))]
     pub kind: &'static str,
     pub polls: u32,
     /// Parents the guard released at least once: check each is really finished.
     pub released: Vec<i32>,
     pub signals_sent: u32,
+}
+
+impl crate::schema::Document for Summary {
+    const SCHEMA: &'static str = "headroom.idle-watch/1";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {

@@ -13,11 +13,10 @@ use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource};
 use crate::core::reading::{self, Level, Reading};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
-use crate::output::{Printer, Style, schema, thousands};
+use crate::output::{Printer, Style, thousands};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LimitsReport {
-    pub schema: String,
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -33,6 +32,10 @@ pub struct LimitsReport {
     /// The memory-pressure signal `watch` and `run --limit` wake on here (`psi (…)`,
     /// `dispatch (…)`, `poll (why)`); armed to check that the OS accepts it. None in a replay.
     pub memory_pressure: Option<String>,
+}
+
+impl crate::schema::Document for LimitsReport {
+    const SCHEMA: &'static str = "headroom.limits/1";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
@@ -56,7 +59,6 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
         notes
     };
     let report = LimitsReport {
-        schema: schema("limits"),
         at: rfc3339_ms(r.at_ms),
         os: snap.os.clone(),
         uid: r.uid,

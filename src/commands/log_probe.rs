@@ -17,7 +17,7 @@ use crate::core::session_log::{
 };
 use crate::core::time::{self, BadTime, format_secs};
 use crate::exit;
-use crate::output::{Printer, Style, human_bytes, human_duration, schema};
+use crate::output::{Printer, Style, human_bytes, human_duration};
 use crate::sanitize::sanitize;
 
 /// The arguments resolved: the directory, the instant judged, and the reader's limits.
@@ -55,14 +55,16 @@ pub struct LimitsEntry {
 pub struct FileEntry {
     pub name: String,
     pub size: u64,
+    #[serde(rename = "modified_at")]
     pub mtime: Option<String>,
     /// Negative when the file was modified after the instant judged.
     pub mtime_age_seconds: Option<i64>,
     pub verdict: VerdictKind,
     pub skip_reason: Option<&'static str>,
     /// Judged by an mtime older than the horizon, without being opened: then `verdict` is
-    /// `heartbeat-only` and `last_activity` is the mtime (no work can be newer than it).
+    /// `heartbeat-only` and `last_activity_at` is the mtime (no work can be newer than it).
     pub stale: bool,
+    #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub bytes_read: u64,
@@ -73,6 +75,7 @@ pub struct FileEntry {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DirectoryEntry {
     pub verdict: VerdictKind,
+    #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     /// Why the verdict is unknown; null otherwise.
@@ -81,10 +84,9 @@ pub struct DirectoryEntry {
     pub ms: f64,
 }
 
-/// The `headroom.log-probe/1` report. Fields are added, never renamed, within a version.
+/// The `headroom.log-probe/2` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LogProbeReport {
-    pub schema: String,
     pub dir: String,
     /// The instant judged (now, or `--at`).
     pub at: String,
@@ -93,6 +95,10 @@ pub struct LogProbeReport {
     pub limits: LimitsEntry,
     pub files: Vec<FileEntry>,
     pub directory: DirectoryEntry,
+}
+
+impl crate::schema::Document for LogProbeReport {
+    const SCHEMA: &'static str = "headroom.log-probe/2";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {
@@ -186,7 +192,6 @@ impl LogProbeReport {
             DirVerdict::Unknown(why) => (VerdictKind::Unknown, Some(unknown_text(why))),
         };
         Self {
-            schema: schema("log-probe"),
             dir: plan.dir.display().to_string(),
             at: format_secs(now),
             replay: plan.replay,

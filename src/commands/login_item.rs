@@ -10,15 +10,17 @@ use crate::actions::login_item::{Backend, Launchd, RealExec, Status, Systemd, cr
 use crate::cli::{LoginItemAction, LoginItemArgs};
 use crate::commands::Ctx;
 use crate::exit::{self, Refused};
-use crate::output::schema;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LoginItemReport {
-    pub schema: String,
     pub action: &'static str,
     #[serde(flatten)]
     pub status: Status,
     pub message: String,
+}
+
+impl crate::schema::Document for LoginItemReport {
+    const SCHEMA: &'static str = "headroom.login-item/1";
 }
 
 fn home() -> Result<PathBuf> {
@@ -164,7 +166,6 @@ fn finish(ctx: &Ctx<'_>, action: &'static str, status: Status, message: String) 
         _ => exit::UNHAPPY,
     };
     let report = LoginItemReport {
-        schema: schema("login-item"),
         action,
         message,
         status,

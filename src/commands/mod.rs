@@ -22,6 +22,7 @@ pub mod reap;
 pub mod reap_report;
 pub mod run;
 pub mod run_enforce;
+pub mod schema;
 pub mod sessions;
 pub mod snapshot;
 pub mod top;
@@ -105,6 +106,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
         Command::Generate(a) => generate::run(&ctx, a),
         Command::Config(a) => config::run(&ctx, a),
         Command::Doctor(a) => doctor::run(&ctx, a),
+        Command::Schema(a) => schema::run(&ctx, a),
         Command::LoginItem(a) => login_item::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Hangs(a) => hangs::run(&ctx, a),

@@ -15,7 +15,6 @@ use crate::commands::Ctx;
 use crate::core::parking::ParkPermission;
 use crate::core::snapshot::{Detail, ProcessTable};
 use crate::exit::{self, Failure, UsageError};
-use crate::output::schema;
 use crate::sanitize::sanitize;
 
 /// Which of the four commands.
@@ -52,7 +51,6 @@ impl Action {
 /// The `headroom.park/1` (`wake`, `park-tree`, `wake-tree`) report.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ParkReport {
-    pub schema: String,
     pub action: &'static str,
     pub pid: i32,
     pub name: String,
@@ -62,6 +60,10 @@ pub struct ParkReport {
     /// changing): left running by `park-tree`, left stopped by `wake-tree`. Exit 1.
     pub left: Vec<i32>,
     pub processes: Vec<Step>,
+}
+
+impl crate::schema::Document for ParkReport {
+    const SCHEMA: &'static str = "headroom.park/1";
 }
 
 /// Members of a tree action left as they were although they should have changed.
@@ -131,7 +133,6 @@ pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
         action.tree(),
     )?;
     let report = ParkReport {
-        schema: schema(action.name()),
         action: action.name(),
         pid,
         name: target.name.clone(),
@@ -282,7 +283,6 @@ mod tests {
     #[test]
     fn human_output_says_what_changed_and_how_to_undo_it() {
         let r = ParkReport {
-            schema: schema("park-tree"),
             action: "park-tree",
             pid: 40,
             name: "job\x1b[2J".into(),
@@ -311,7 +311,6 @@ mod tests {
             "{h}"
         );
         let r = ParkReport {
-            schema: schema("wake"),
             action: "wake",
             pid: 41,
             name: "sleep".into(),
@@ -331,7 +330,6 @@ mod tests {
     #[test]
     fn a_tree_left_half_parked_exits_1_and_a_whole_one_0() {
         let report = |steps: Vec<Step>, action: Action| ParkReport {
-            schema: schema(action.name()),
             action: action.name(),
             pid: 40,
             name: "job".into(),

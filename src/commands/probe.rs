@@ -12,7 +12,7 @@ use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
-use crate::output::{Printer, Style, bar, human_duration, schema, thousands};
+use crate::output::{Printer, Style, bar, human_duration, thousands};
 use crate::sanitize::sanitize;
 use crate::store::evidence::{EvidenceLog, Row};
 use crate::store::fsio::atomic_write;
@@ -44,7 +44,6 @@ pub struct TopParent {
 /// The `headroom.probe/1` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProbeReport {
-    pub schema: String,
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -77,6 +76,10 @@ pub struct ProbeReport {
     pub partial: bool,
 }
 
+impl crate::schema::Document for ProbeReport {
+    const SCHEMA: &'static str = "headroom.probe/1";
+}
+
 /// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
 /// report; it lives beside the hangs state that needed it first).
 pub use crate::core::time::format_ms as rfc3339_ms;
@@ -89,7 +92,6 @@ pub fn round2(v: f64) -> f64 {
 impl ProbeReport {
     pub fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
         Self {
-            schema: schema("probe"),
             at: rfc3339_ms(r.at_ms),
             os: snap.os.clone(),
             uid: r.uid,
@@ -174,7 +176,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
     let report = ProbeReport::new(&snap, &reading, plan.thresholds, trend.as_ref());
     let text = match plan.format {
         ProbeFormat::Json => {
-            serde_json::to_string(&report).context("cannot serialise report")? + "\n"
+            crate::schema::to_line(&report).context("cannot serialise report")? + "\n"
         }
         ProbeFormat::Prometheus => prometheus(&report),
         ProbeFormat::Human => human(&report, ctx.printer, plan.history),
@@ -417,7 +419,6 @@ mod tests {
 
     fn report() -> ProbeReport {
         ProbeReport {
-            schema: schema("probe"),
             at: "2026-08-29T22:42:41Z".into(),
             os: "macos".into(),
             uid: 501,

@@ -1,4 +1,4 @@
-//! The `headroom.reap/1` report and its human rendering (the decision table is always shown).
+//! The `headroom.reap/2` report and its human rendering (the decision table is always shown).
 
 use std::fmt::Write as _;
 
@@ -11,7 +11,7 @@ use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
 use crate::core::reading::Reading;
 use crate::core::snapshot::Snapshot;
-use crate::output::{Printer, Style, human_duration, schema, thousands};
+use crate::output::{Printer, Style, human_duration, thousands};
 use crate::platform::Signal;
 use crate::sanitize::sanitize;
 
@@ -83,7 +83,6 @@ impl TargetReport {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReapReport {
-    pub schema: String,
     pub at: String,
     pub uid: u32,
     pub dry_run: bool,
@@ -101,6 +100,10 @@ pub struct ReapReport {
     pub summary: String,
 }
 
+impl crate::schema::Document for ReapReport {
+    const SCHEMA: &'static str = "headroom.reap/2";
+}
+
 impl ReapReport {
     pub fn new(
         snap: &Snapshot,
@@ -111,7 +114,6 @@ impl ReapReport {
         grace: std::time::Duration,
     ) -> Self {
         Self {
-            schema: schema("reap"),
             at: rfc3339_ms(snap.taken_at_ms),
             uid: snap.uid,
             dry_run,
@@ -348,7 +350,6 @@ mod tests {
             x.verified = reaped > 0;
         }
         ReapReport {
-            schema: schema("reap"),
             at: String::new(),
             uid: 501,
             dry_run: false,

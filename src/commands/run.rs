@@ -454,7 +454,6 @@ mod tests {
 
     fn summary() -> Summary {
         Summary {
-            schema: "headroom.run/1",
             exit_code: 7,
             command_status: Some(CommandStatus {
                 exit_code: Some(7),

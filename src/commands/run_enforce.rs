@@ -18,7 +18,7 @@ pub enum RecordType {
 }
 
 /// Who holds the limit for this run, and why not the kernel when it does not.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Enforcement {
     #[serde(rename = "type")]
     pub kind: RecordType,
@@ -38,8 +38,12 @@ pub struct Enforcement {
     pub pressure: Option<String>,
 }
 
+impl crate::schema::Document for Enforcement {
+    const SCHEMA: &'static str = "headroom.run/1";
+}
+
 /// What the kernel did, reported just before the summary.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KernelOutcome {
     #[serde(rename = "type")]
     pub kind: RecordType,
@@ -51,6 +55,10 @@ pub struct KernelOutcome {
     pub ended_with_cgroup: Vec<i32>,
     /// Why the cgroup could not be removed, if it could not.
     pub remove_error: Option<String>,
+}
+
+impl crate::schema::Document for KernelOutcome {
+    const SCHEMA: &'static str = "headroom.run/1";
 }
 
 fn requested(mode: Enforce) -> &'static str {

@@ -1,6 +1,6 @@
 //! `headroom top [--pid PID] [--park-min-mb N]`: one row per process tree the user owns,
 //! largest footprint first, from two samples ~500 ms apart (growth and CPU), with caproom's
-//! park-candidate verdict. JSON: `headroom.top/1`, keeping caproom's field names where they
+//! park-candidate verdict. JSON: `headroom.top/2`, keeping caproom's field names where they
 //! mean the same (`pid`, `cmd`, `footprint_kb`, `tree_pids`, `state`, `growth_kb_s`,
 //! `free_pct`, `park_candidate`, `reason_code`, `reason`).
 
@@ -18,7 +18,7 @@ use crate::core::proc_tree::{self, Change, OwnTree, own_trees, tree_at};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::core::top::{Facts, GROWTH_KB_S, NotParkable, ReasonCode, TreeState, Verdict, judge};
 use crate::exit::{self, Failure};
-use crate::output::{Printer, Style, human_bytes, schema};
+use crate::output::{Printer, Style, human_bytes};
 use crate::platform::ProcessSource;
 use crate::sanitize::sanitize;
 
@@ -45,12 +45,11 @@ pub struct TopRow {
     pub reason: String,
 }
 
-/// The `headroom.top/1` report.
+/// The `headroom.top/2` report.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TopReport {
-    pub schema: String,
-    /// Unix seconds of the second sample.
-    pub ts: i64,
+    /// When the second sample was taken (RFC 3339 UTC).
+    pub at: String,
     pub uid: u32,
     pub free_pct: Option<u8>,
     pub total_bytes: Option<u64>,
@@ -59,6 +58,10 @@ pub struct TopReport {
     /// Time between the two samples (0 when replaying one snapshot).
     pub sample_ms: u64,
     pub processes: Vec<TopRow>,
+}
+
+impl crate::schema::Document for TopReport {
+    const SCHEMA: &'static str = "headroom.top/2";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<u8> {
@@ -204,8 +207,7 @@ fn build(
         })
         .collect();
     Ok(TopReport {
-        schema: schema("top"),
-        ts: after.taken_at_ms / 1000,
+        at: crate::commands::probe::rfc3339_ms(after.taken_at_ms),
         uid,
         free_pct: free.map(|f| f.floor().clamp(0.0, 100.0) as u8),
         total_bytes: after.memory.map(|m| m.total_bytes),

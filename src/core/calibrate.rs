@@ -25,7 +25,7 @@ pub fn suggested_limit(total_bytes: u64) -> u64 {
 }
 
 /// The largest footprint one tree reached while sampling.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TreePeak {
     pub pid: i32,
     pub name: String,

@@ -20,7 +20,7 @@ pub struct Rule {
 }
 
 /// A tree over its limit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Breach {
     pub root: i32,
     /// The root's identity (pid, start time, uid) when the breach was seen; `None` when its

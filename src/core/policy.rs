@@ -85,6 +85,7 @@ pub struct Policy {
     pub max_targets: usize,
     /// Spare parents whose session is active or unreadable.
     pub spare_sessions: bool,
+    #[serde(rename = "idle_threshold_seconds")]
     pub idle_threshold_s: f64,
     pub emergency: Emergency,
 }

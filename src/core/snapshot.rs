@@ -15,7 +15,7 @@ use crate::core::limits::Ceiling;
 pub const SNAPSHOT_SCHEMA: &str = "headroom.snapshot/1";
 
 /// Scheduling state, normalised across Linux (`/proc/PID/stat` field 3) and macOS (`p_stat`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProcState {
     Running,
@@ -63,7 +63,7 @@ impl ProcState {
 
 /// One process as the kernel reported it. Fields that could not be read are `None`
 /// ("unknown"), never zero: absence of evidence must not look like evidence.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessRecord {
     pub pid: i32,
     pub ppid: i32,
@@ -125,7 +125,7 @@ pub struct Identity {
 }
 
 /// Physical memory totals, for `top`, `run --limit` and `calibrate`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryTotals {
     pub total_bytes: u64,
     /// Memory available without swapping. Linux: `MemAvailable`. macOS: `hw.memsize` ×
@@ -145,7 +145,9 @@ impl MemoryTotals {
 }
 
 /// How much was read per process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Detail {
     /// What slot counting needs: pid, ppid, real uid, state, name, threads (one read per
@@ -158,7 +160,7 @@ pub enum Detail {
 }
 
 /// The whole recorded state of one machine at one instant.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Snapshot {
     pub schema: String,
     #[serde(default)]

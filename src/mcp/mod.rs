@@ -251,7 +251,7 @@ pub fn serve(global: &GlobalArgs, read_only: bool, printer: &Printer) -> Result<
             Line::Message(m) => server.handle_line(&m),
         };
         if let Some(r) = reply {
-            printer.json_value(&r)?;
+            printer.json_protocol(&r)?;
         }
     }
 }

@@ -20,7 +20,7 @@ use super::rpc::RpcError;
 use super::tools::{Effect, Spec, Tools, error_result, schema_of, tool_error};
 #[cfg(unix)]
 use crate::actions::watchdog::Summary;
-use crate::output::{human_bytes, schema};
+use crate::output::human_bytes;
 use crate::platform::Signal;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -60,7 +60,6 @@ pub struct RunLimitedArgs {
 /// The `headroom.run-limited/1` report.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RunLimitedReport {
-    pub schema: String,
     pub command: Vec<String>,
     pub cwd: String,
     pub limit_bytes: u64,
@@ -87,6 +86,10 @@ pub struct RunLimitedReport {
     pub summary: Option<Value>,
 }
 
+impl crate::schema::Document for RunLimitedReport {
+    const SCHEMA: &'static str = "headroom.run-limited/1";
+}
+
 pub const SPEC: Spec = Spec {
     name: "run_limited",
     title: "Run a command under a memory limit",
@@ -101,7 +104,7 @@ directory unless cwd is given; stdin is empty.",
     },
     level_exit: false,
     input: schema_of::<RunLimitedArgs>,
-    output: schema_of::<RunLimitedReport>,
+    output: crate::schema::of::<RunLimitedReport>,
     call,
 };
 
@@ -384,7 +387,6 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
         .and_then(|s| s.get("peak_footprint_bytes"))
         .and_then(Value::as_u64);
     let report = RunLimitedReport {
-        schema: schema("run-limited"),
         command: a.command,
         cwd: cwd.display().to_string(),
         limit_bytes,
@@ -423,7 +425,8 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
         text += &format!("\n{}", report.stderr_tail.trim_end());
     }
     let failed = report.summary.is_none();
-    let value = serde_json::to_value(&report)
+    let value = crate::schema::to_line(&report)
+        .and_then(|line| serde_json::from_str::<Value>(&line))
         .map_err(|e| RpcError::new(super::rpc::INTERNAL_ERROR, e.to_string()))?;
     Ok(json!({
         "content": [{"type": "text", "text": text}],

@@ -128,7 +128,7 @@ growth and the time left before fork() fails. Records the reading in headroom's 
         effect: Effect::Reads,
         level_exit: true,
         input: schema_of::<ProbeArgs>,
-        output: schema_of::<crate::commands::probe::ProbeReport>,
+        output: crate::schema::of::<crate::commands::probe::ProbeReport>,
         call: |t, a| {
             t.run::<ProbeArgs>("probe", a, |a, _| {
                 let mut v = vec!["probe".to_string()];
@@ -147,7 +147,7 @@ read, whether it binds, and the traps that apply here.",
         effect: Effect::Reads,
         level_exit: true,
         input: schema_of::<NoArgs>,
-        output: schema_of::<crate::commands::limits::LimitsReport>,
+        output: crate::schema::of::<crate::commands::limits::LimitsReport>,
         call: |t, a| t.run::<NoArgs>("limits", a, |_, _| Ok(vec!["limits".into()])),
     },
     Spec {
@@ -159,7 +159,7 @@ growth and CPU over two samples 500 ms apart, park candidates and a reason code 
         effect: Effect::Reads,
         level_exit: false,
         input: schema_of::<TopArgs>,
-        output: schema_of::<crate::commands::top::TopReport>,
+        output: crate::schema::of::<crate::commands::top::TopReport>,
         call: |t, a| {
             t.run::<TopArgs>("top", a, |a, _| {
                 let mut v = vec!["top".to_string()];
@@ -181,7 +181,7 @@ ETA, every cleanup, and rows that could not be read; optionally only the last `s
         effect: Effect::Reads,
         level_exit: false,
         input: schema_of::<SinceArgs>,
-        output: schema_of::<crate::commands::evidence::EvidenceReport>,
+        output: crate::schema::of::<crate::commands::evidence::EvidenceReport>,
         call: |t, a| {
             t.run::<SinceArgs>("evidence", a, |a, _| {
                 let mut v = vec!["evidence".to_string()];
@@ -199,7 +199,7 @@ of an archived instant `at`.",
         effect: Effect::Reads,
         level_exit: false,
         input: schema_of::<LogProbeArgs>,
-        output: schema_of::<crate::commands::log_probe::LogProbeReport>,
+        output: crate::schema::of::<crate::commands::log_probe::LogProbeReport>,
         call: |t, a| {
             t.run::<LogProbeArgs>("log_probe", a, |a, _| {
                 let mut v = vec!["log-probe".to_string()];
@@ -218,7 +218,7 @@ recorded (any OS).",
         effect: Effect::Reads,
         level_exit: false,
         input: schema_of::<SinceArgs>,
-        output: schema_of::<crate::commands::hangs::report::EventsReport>,
+        output: crate::schema::of::<crate::commands::hangs::report::EventsReport>,
         call: |t, a| {
             t.run::<SinceArgs>("hangs_events", a, |a, _| {
                 let mut v = vec!["hangs".to_string(), "--events".into()];
@@ -239,7 +239,7 @@ not for use when the machine is at the wall.",
         effect: Effect::Reads,
         level_exit: true,
         input: schema_of::<NoArgs>,
-        output: schema_of::<crate::commands::doctor::DoctorReport>,
+        output: crate::schema::of::<crate::commands::doctor::DoctorReport>,
         call: |t, a| t.run::<NoArgs>("doctor", a, |_, _| Ok(vec!["doctor".into()])),
     },
     Spec {
@@ -251,7 +251,7 @@ the stable name of the rule that decided it. Signals nothing.",
         effect: Effect::Reads,
         level_exit: false,
         input: schema_of::<ReapArgs>,
-        output: schema_of::<crate::commands::reap_report::ReapReport>,
+        output: crate::schema::of::<crate::commands::reap_report::ReapReport>,
         call: |t, a| t.run::<ReapArgs>("explain_reap", a, |a, s| Ok(reap_argv(a, s, true))),
     },
     Spec {
@@ -267,7 +267,7 @@ explain_reap first.",
         },
         level_exit: false,
         input: schema_of::<ReapArgs>,
-        output: schema_of::<crate::commands::reap_report::ReapReport>,
+        output: crate::schema::of::<crate::commands::reap_report::ReapReport>,
         call: |t, a| t.run::<ReapArgs>("reap", a, |a, s| Ok(reap_argv(a, s, false))),
     },
     Spec {
@@ -282,7 +282,7 @@ continues it. Refused for pid <= 1, another user's process, headroom and its anc
         },
         level_exit: false,
         input: schema_of::<PidArgs>,
-        output: schema_of::<crate::commands::park::ParkReport>,
+        output: crate::schema::of::<crate::commands::park::ParkReport>,
         call: |t, a| t.run::<PidArgs>("park", a, |a, _| Ok(pid_argv("park", &a))),
     },
     Spec {
@@ -295,7 +295,7 @@ continues it. Refused for pid <= 1, another user's process, headroom and its anc
         },
         level_exit: false,
         input: schema_of::<PidArgs>,
-        output: schema_of::<crate::commands::park::ParkReport>,
+        output: crate::schema::of::<crate::commands::park::ParkReport>,
         call: |t, a| t.run::<PidArgs>("wake", a, |a, _| Ok(pid_argv("wake", &a))),
     },
     Spec {
@@ -309,7 +309,7 @@ too; each member is checked as park checks one process. wake_tree undoes it.",
         },
         level_exit: false,
         input: schema_of::<PidArgs>,
-        output: schema_of::<crate::commands::park::ParkReport>,
+        output: crate::schema::of::<crate::commands::park::ParkReport>,
         call: |t, a| t.run::<PidArgs>("park_tree", a, |a, _| Ok(pid_argv("park-tree", &a))),
     },
     Spec {
@@ -323,7 +323,7 @@ park.",
         },
         level_exit: false,
         input: schema_of::<PidArgs>,
-        output: schema_of::<crate::commands::park::ParkReport>,
+        output: crate::schema::of::<crate::commands::park::ParkReport>,
         call: |t, a| t.run::<PidArgs>("wake_tree", a, |a, _| Ok(pid_argv("wake-tree", &a))),
     },
     super::run_limited::SPEC,
@@ -571,8 +571,8 @@ fn summary(tool: &str, r: &Value) -> String {
         "evidence" => format!(
             "{} evidence rows from {} to {}; peak usage {} %",
             num(r, "rows"),
-            num(r, "first"),
-            num(r, "last"),
+            num(r, "first_at"),
+            num(r, "last_at"),
             r.get("peak_usage_pct")
                 .map_or("?".into(), |m| num(m, "value")),
         ),
@@ -581,7 +581,7 @@ fn summary(tool: &str, r: &Value) -> String {
             format!(
                 "directory verdict {} (last activity {}, {} s ago)",
                 num(&d, "verdict"),
-                num(&d, "last_activity"),
+                num(&d, "last_activity_at"),
                 num(&d, "age_seconds"),
             )
         }

@@ -51,6 +51,50 @@ fn committed_man_pages_are_current() {
 }
 
 #[test]
+fn committed_schemas_are_current() {
+    let env = Env::new();
+    let dir = env.path("schemas");
+    env.cmd()
+        .args(["generate", "schemas"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let list = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let generated = list(&dir);
+    assert_eq!(
+        generated,
+        list(&repo().join("schemas")),
+        "schemas/ is stale: run `scripts/generate.sh`"
+    );
+    assert_eq!(generated.len(), headroom::schema::ALL.len());
+    for f in &generated {
+        let a = std::fs::read_to_string(dir.join(f)).unwrap();
+        let b = std::fs::read_to_string(repo().join("schemas").join(f)).unwrap();
+        assert!(a == b, "schemas/{f} is stale: run `scripts/generate.sh`");
+        // `headroom schema NAME` prints the same file.
+        let name = f.trim_end_matches(".json");
+        let (thing, version) = name.rsplit_once('.').unwrap();
+        let out = env
+            .cmd()
+            .args(["schema", &format!("{thing}/{version}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{f}");
+        assert!(
+            out.stdout == a.as_bytes(),
+            "`headroom schema` differs from {f}"
+        );
+    }
+}
+
+#[test]
 fn committed_completions_are_current() {
     let env = Env::new();
     for (shell, file) in [

@@ -384,17 +384,30 @@ fn config_deny_is_honoured() {
 #[cfg(not(target_os = "macos"))]
 fn without_observations_it_is_unsupported_off_macos() {
     let env = Env::new();
+    let unsupported = format!(
+        "hangs: unsupported on {} (needs the macOS WindowServer)",
+        std::env::consts::OS
+    );
     for extra in [&[][..], &["--watch"][..], &["--dry-run", "--json"][..]] {
-        env.cmd()
+        let json = extra.contains(&"--json");
+        let out = env
+            .cmd()
             .arg("hangs")
             .args(extra)
             .assert()
             .code(2)
-            .stdout(predicate::str::is_empty())
-            .stderr(predicate::str::contains(format!(
-                "hangs: unsupported on {} (needs the macOS WindowServer)",
-                std::env::consts::OS
-            )));
+            .stderr(predicate::str::contains(unsupported.as_str()))
+            .get_output()
+            .clone();
+        // With --json the error is also the one object on stdout.
+        if json {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["schema"], "headroom.error/1");
+            assert_eq!(v["exit_code"], 2);
+            assert!(v["error"].as_str().unwrap().contains(&unsupported), "{v}");
+        } else {
+            assert!(out.stdout.is_empty());
+        }
     }
     assert!(!env.home.join("hangs.json").exists());
 }
@@ -487,6 +500,9 @@ fn the_watch_summary_matches_its_schema_mirror() {
         ..Default::default()
     };
     let back: schema::HangsSummary =
-        serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
-    assert_eq!(back.kind, "summary");
+        serde_json::from_str(&headroom::schema::to_line(&s).unwrap()).unwrap();
+    assert_eq!(
+        (back.schema.as_str(), back.kind.as_str()),
+        ("headroom.hangs/2", "summary")
+    );
 }

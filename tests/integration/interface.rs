@@ -322,13 +322,13 @@ fn sigint_and_sigterm_end_the_loops_alike() {
         ),
         (
             &["top", "--json", "--watch", "-i", "10m"],
-            "headroom.top/1",
+            "headroom.top/2",
             libc::SIGINT,
             130,
         ),
         (
             &["top", "--json", "--watch", "-i", "10m"],
-            "headroom.top/1",
+            "headroom.top/2",
             libc::SIGTERM,
             0,
         ),

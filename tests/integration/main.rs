@@ -21,6 +21,8 @@ mod generated;
 mod guardrails;
 mod hangs;
 mod interface;
+#[cfg(target_os = "linux")]
+mod json_schemas;
 mod layers;
 mod limits;
 #[cfg(target_os = "linux")]

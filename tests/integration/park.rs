@@ -59,7 +59,7 @@ fn park_tree_stops_every_process_and_wake_tree_continues_them() {
     let r: schema::Park = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (r.schema.as_str(), r.action.as_str(), r.changed),
-        ("headroom.wake-tree/1", "wake-tree", 7)
+        ("headroom.park/1", "wake-tree", 7)
     );
     assert_eq!(
         r.processes.last().unwrap().pid,

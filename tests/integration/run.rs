@@ -407,7 +407,7 @@ fn on_a_terminal_the_command_is_in_the_foreground_and_ctrl_c_reaches_it() {
         // The terminal echoes Ctrl-Z as `^Z` in front of the record that follows it.
         let line = t.expect("tty ");
         let record = line.find('{').map_or("", |i| &line[i..]);
-        if let Ok(RunEvent::JobControl { action, .. }) = serde_json::from_str(record) {
+        if let Ok(RunEvent::JobControl { action, .. }) = schema::run_event(record) {
             actions.push(action);
         }
     }

@@ -8,7 +8,7 @@ fn approaching(stderr: &str) -> Vec<(f64, f64)> {
     stderr
         .lines()
         .filter(|l| l.contains("\"approaching_limit\""))
-        .map(|l| match serde_json::from_str::<RunEvent>(l).unwrap() {
+        .map(|l| match schema::run_event(l).unwrap() {
             RunEvent::ApproachingLimit { pct, warn_pct, .. } => (pct, warn_pct),
             other => panic!("{other:?}"),
         })

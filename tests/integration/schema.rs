@@ -163,6 +163,7 @@ pub struct ReapPolicy {
     pub min_zombies: u64,
     pub max_targets: u64,
     pub spare_sessions: bool,
+    #[serde(rename = "idle_threshold_seconds")]
     pub idle_threshold_s: f64,
     pub emergency: ReapEmergency,
 }
@@ -257,7 +258,9 @@ pub struct Evidence {
     pub schema: String,
     pub files: Vec<String>,
     pub rows: usize,
+    #[serde(rename = "first_at")]
     pub first: Option<String>,
+    #[serde(rename = "last_at")]
     pub last: Option<String>,
     pub peak_usage_pct: Option<Moment<f64>>,
     pub peak_limit_source: Option<String>,
@@ -281,12 +284,14 @@ pub struct LogProbeLimits {
 pub struct LogProbeFile {
     pub name: String,
     pub size: u64,
+    #[serde(rename = "modified_at")]
     pub mtime: Option<String>,
     pub mtime_age_seconds: Option<i64>,
     /// "work" | "heartbeat-only" | "unknown" | "skipped"
     pub verdict: String,
     pub skip_reason: Option<String>,
     pub stale: bool,
+    #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub bytes_read: u64,
@@ -299,6 +304,7 @@ pub struct LogProbeFile {
 pub struct LogProbeDirectory {
     /// "work" | "heartbeat-only" | "unknown"
     pub verdict: String,
+    #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub unknown_reason: Option<String>,
@@ -369,6 +375,7 @@ pub struct HangsApp {
     pub state: String,
     pub reason: Option<String>,
     pub rounds: u32,
+    #[serde(rename = "cooldown_ends_at")]
     pub cooldown_until: Option<String>,
     pub action: Option<HangsAction>,
     pub notification: Option<HangsNotification>,
@@ -396,6 +403,7 @@ pub struct HangsRound {
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HangsSummary {
+    pub schema: String,
     #[serde(rename = "type")]
     pub kind: String,
     pub rounds: u64,
@@ -452,7 +460,7 @@ pub struct TopRow {
 #[serde(deny_unknown_fields)]
 pub struct Top {
     pub schema: String,
-    pub ts: i64,
+    pub at: String,
     pub uid: u32,
     pub free_pct: Option<u8>,
     pub total_bytes: Option<u64>,
@@ -518,7 +526,6 @@ pub struct CommandStatus {
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RunSummary {
-    pub schema: String,
     pub exit_code: u8,
     pub command_status: Option<CommandStatus>,
     pub peak_footprint_bytes: u64,
@@ -542,7 +549,6 @@ pub struct RunSummary {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RunEvent {
     Start {
-        schema: String,
         pid: i32,
         command_pid: i32,
         command: Vec<String>,
@@ -622,13 +628,24 @@ pub enum RunEvent {
     Summary(RunSummary),
 }
 
-/// Every JSON line of a `run --json` stderr, strictly parsed.
+/// Every JSON line of a `run --json` stderr, strictly parsed: each says it is a
+/// `headroom.run/1` record.
 pub fn run_events(stderr: &str) -> Vec<RunEvent> {
     stderr
         .lines()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .map(|l| run_event(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// One `run --json` record, strictly parsed; it must say it is `headroom.run/1`.
+pub fn run_event(line: &str) -> Result<RunEvent, String> {
+    let mut v: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let schema = v.as_object_mut().and_then(|o| o.remove("schema"));
+    if schema != Some("headroom.run/1".into()) {
+        return Err(format!("schema {schema:?}, not headroom.run/1"));
+    }
+    serde_json::from_value(v).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Deserialize, PartialEq)]

@@ -28,7 +28,7 @@ fn top_lists_a_big_test_tree_above_a_small_one() {
         .get_output()
         .clone();
     let r: schema::Top = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r.schema, "headroom.top/1");
+    assert_eq!(r.schema, "headroom.top/2");
     assert_eq!(r.uid, env.uid);
     assert!(
         r.sample_ms >= 400,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 /// One step of a sequence: planned (every `result` is `None`) or performed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "step", rename_all = "kebab-case")]
 pub enum Step {
     Signal {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 mod ending;
 mod notify;
-mod report;
+pub mod report;
 mod signals;
 
 use notify::{warn_body, without_helpers};
@@ -126,7 +126,6 @@ pub fn run(
     let cmd_pid = sup.spawn(&cfg.command)?;
     let self_pid = std::process::id() as i32;
     emit(&Event::Start {
-        schema: "headroom.run/1",
         pid: self_pid,
         command_pid: cmd_pid,
         command: cfg
@@ -257,7 +256,6 @@ impl<'a, 'e> Watch<'a, 'e> {
             kill_hit_live: false,
             breach_footprint: 0,
             summary: Summary {
-                schema: "headroom.run/1",
                 exit_code: exit::RUN_FAILED,
                 command_status: None,
                 peak_footprint_bytes: 0,

@@ -21,7 +21,6 @@ pub enum EndReason {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     Start {
-        schema: &'static str,
         pid: i32,
         command_pid: i32,
         command: Vec<String>,
@@ -82,6 +81,10 @@ pub enum Event {
     Summary(Summary),
 }
 
+impl crate::schema::Document for Event {
+    const SCHEMA: &'static str = "headroom.run/1";
+}
+
 /// How the command itself ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct CommandStatus {
@@ -92,7 +95,6 @@ pub struct CommandStatus {
 /// The one record `run` ends with.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
-    pub schema: &'static str,
     pub exit_code: u8,
     pub command_status: Option<CommandStatus>,
     pub peak_footprint_bytes: u64,

@@ -23,7 +23,7 @@ use crate::actions::recover;
 use crate::cli::HangsArgs;
 use crate::commands::Ctx;
 use crate::commands::hangs::report::{
-    ActorMode, EventsReport, OneRound, RoundLine, RoundReport, Summary, human_events, human_round,
+    ActorMode, EventsReport, RoundLine, RoundReport, Summary, human_events, human_round,
     human_summary,
 };
 use crate::commands::hangs::round::{Actor, LiveActor, Planner, persisted_round, process_round};
@@ -31,7 +31,6 @@ use crate::config::HangsSection;
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
 use crate::core::time::format_ms;
 use crate::exit::{self, usage};
-use crate::output::schema;
 use crate::platform::{self, AppScan, ProcessSource, stop_flag};
 use crate::store::{self, hang_events};
 
@@ -168,10 +167,7 @@ fn print_round(ctx: &Ctx<'_>, r: &RoundReport, stream: bool) -> Result<()> {
                 round: r,
             })?;
         } else {
-            p.json_value(&OneRound {
-                schema: schema("hangs"),
-                round: r,
-            })?;
+            p.json_value(r)?;
         }
     } else {
         p.text(&human_round(r, p))?;
@@ -356,7 +352,6 @@ fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
         ));
     }
     let report = EventsReport {
-        schema: schema("hangs-events"),
         since: since_ms.map(format_ms),
         skipped_lines: skipped,
         events,

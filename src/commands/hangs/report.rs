@@ -1,8 +1,8 @@
 //! The reports of `headroom hangs` (one `Serialize` struct per output) and their human
 //! rendering, so the two views cannot drift.
 //!
-//! - one live round: one object, `{"schema": "headroom.hangs/1", ...RoundReport}`;
-//! - `--watch` and `--observations`: JSON Lines, `{"type": "round", ...RoundReport}` per
+//! - one live round: one object, `{"schema": "headroom.hangs/2", ...RoundReport}`;
+//! - `--watch` and `--observations`: JSON Lines, `{"schema": "headroom.hangs/2", "type": "round", ...RoundReport}` per
 //!   round; `--watch` ends with `{"type": "summary", ...}`;
 //! - `--events`: one object, `{"schema": "headroom.hangs-events/1", ...}`.
 
@@ -74,7 +74,7 @@ impl std::fmt::Display for RoundStatus {
 }
 
 /// What the round did about one app's hang.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ActionReport {
     pub outcome: ActionOutcome,
     pub performed: bool,
@@ -83,7 +83,7 @@ pub struct ActionReport {
     pub steps: Vec<Step>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct NotificationReport {
     pub message: String,
     pub sent: bool,
@@ -92,7 +92,7 @@ pub struct NotificationReport {
 }
 
 /// One unresponsive app.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct AppReport {
     pub identity: String,
     pub name: String,
@@ -106,13 +106,14 @@ pub struct AppReport {
     pub reason: Option<String>,
     /// Consecutive unresponsive rounds (0 when ignored).
     pub rounds: u32,
+    #[serde(rename = "cooldown_ends_at")]
     pub cooldown_until: Option<String>,
     pub action: Option<ActionReport>,
     pub notification: Option<NotificationReport>,
 }
 
 /// One check round.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RoundReport {
     pub at: String,
     pub status: RoundStatus,
@@ -124,6 +125,10 @@ pub struct RoundReport {
     pub cleared_pending: usize,
     /// The unresponsive apps only.
     pub apps: Vec<AppReport>,
+}
+
+impl crate::schema::Document for RoundReport {
+    const SCHEMA: &'static str = "headroom.hangs/2";
 }
 
 impl RoundReport {
@@ -144,25 +149,24 @@ impl RoundReport {
     }
 }
 
-#[derive(Debug, Serialize)]
-pub struct OneRound<'a> {
-    pub schema: String,
-    #[serde(flatten)]
-    pub round: &'a RoundReport,
-}
-
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RoundLine<'a> {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "round"))]
     pub kind: &'static str,
     #[serde(flatten)]
     pub round: &'a RoundReport,
 }
 
+impl crate::schema::Document for RoundLine<'_> {
+    const SCHEMA: &'static str = "headroom.hangs/2";
+}
+
 /// The last line of `--watch`.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "summary"))]
     pub kind: &'static str,
     pub rounds: u64,
     pub restarted: u64,
@@ -171,6 +175,10 @@ pub struct Summary {
     pub unavailable_rounds: u64,
     /// `SIGINT` or `SIGTERM`.
     pub stopped_by: Option<String>,
+}
+
+impl crate::schema::Document for Summary {
+    const SCHEMA: &'static str = "headroom.hangs/2";
 }
 
 impl Summary {
@@ -194,11 +202,14 @@ impl Summary {
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EventsReport {
-    pub schema: String,
     pub since: Option<String>,
     /// Lines of the events file that could not be read.
     pub skipped_lines: usize,
     pub events: Vec<HangEvent>,
+}
+
+impl crate::schema::Document for EventsReport {
+    const SCHEMA: &'static str = "headroom.hangs-events/1";
 }
 
 fn state_style(s: HangState) -> Style {

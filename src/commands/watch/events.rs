@@ -31,7 +31,7 @@ impl Severity {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReadingEvent {
     pub at: String,
     pub processes: u64,
@@ -73,7 +73,7 @@ impl ReadingEvent {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Event {
     Reading(ReadingEvent),
@@ -107,6 +107,10 @@ pub enum Event {
         /// Diagnostic lines dropped because stderr was not being read.
         stderr_dropped: u64,
     },
+}
+
+impl crate::schema::Document for Event {
+    const SCHEMA: &'static str = "headroom.watch/2";
 }
 
 /// The status line of a reading.

@@ -192,7 +192,7 @@ impl Watcher<'_, '_> {
     fn emit(&mut self, e: &Event) {
         let p = self.ctx.printer;
         let line = if p.is_json() {
-            match serde_json::to_string(e) {
+            match crate::schema::to_line(e) {
                 Ok(s) => s + "\n",
                 Err(_) => return,
             }

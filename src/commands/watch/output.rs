@@ -213,13 +213,12 @@ fn dropped_notice(n: u64, json: bool, stream: &str) -> String {
     }
     {
         let at = crate::commands::probe::rfc3339_ms(crate::platform::now_ms());
-        let v = serde_json::json!({
-            "type": "notice",
-            "at": at,
-            "severity": crate::commands::watch::events::Severity::Warning,
-            "message": message,
-        });
-        format!("{v}\n")
+        let notice = crate::commands::watch::events::Event::Notice {
+            at,
+            severity: crate::commands::watch::events::Severity::Warning,
+            message,
+        };
+        crate::schema::to_line(&notice).unwrap_or_default() + "\n"
     }
 }
 

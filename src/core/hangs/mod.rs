@@ -58,7 +58,7 @@ pub const MAX_IDENTITY_LEN: usize = 1024;
 pub const STATE_SCHEMA: &str = "headroom.hangs-state/1";
 
 /// `NSApplicationActivationPolicy`, as the running-app list reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
     /// A Dock app (`Foreground` in LaunchServices).
@@ -199,7 +199,7 @@ impl Default for MonitorState {
 }
 
 /// The state an unresponsive app is in after a round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HangState {
     /// First unresponsive round.

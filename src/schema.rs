@@ -1,0 +1,296 @@
+//! Every JSON object headroom prints says what it is: its first key is `schema`,
+//! `headroom.<thing>/<version>`. The name is a constant of the printed type ([`Document`]),
+//! added by the printer ([`to_line`]) rather than kept as a field, so it cannot be left out
+//! or set to another type's name, and a report embedded in a stream (`reap`'s inside
+//! `watch`'s `cleanup`) carries the stream's name only.
+//!
+//! The JSON Schemas (draft 2020-12) of those objects are generated from the same types
+//! (`schemars`, serialisation contract: what is printed, not what would be accepted) and
+//! published in `schemas/` and by `headroom schema`.
+
+use schemars::JsonSchema;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// A type headroom prints as one JSON object (a report, or a JSON Lines record).
+pub trait Document: Serialize + JsonSchema {
+    /// `headroom.<thing>/<version>`: bump the version when a field is renamed or removed.
+    const SCHEMA: &'static str;
+}
+
+/// `doc` with its `schema` first.
+#[derive(Serialize)]
+struct Stamped<'a, T: ?Sized> {
+    schema: &'static str,
+    #[serde(flatten)]
+    doc: &'a T,
+}
+
+/// `doc` as one line of JSON (no newline), `schema` first.
+pub fn to_line<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
+    serde_json::to_string(&Stamped {
+        schema: T::SCHEMA,
+        doc,
+    })
+}
+
+/// One published schema: its name and the record types an output of that name is made of
+/// (a one-shot report is one; a JSON Lines stream is each kind of line it prints).
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    pub name: &'static str,
+    /// What the output is, in a line.
+    pub title: &'static str,
+    parts: &'static [fn(&mut SchemaGenerator) -> schemars::Schema],
+}
+
+impl Entry {
+    /// The JSON Schema (draft 2020-12) of this output. A one-record output is its type's
+    /// schema inlined at the root (so `properties` lists its fields, as an MCP client
+    /// reads an `outputSchema`); a stream is `anyOf` its kinds of line.
+    pub fn schema(&self) -> Value {
+        let mut g = generator();
+        let mut parts: Vec<Value> = self.parts.iter().map(|f| f(&mut g).to_value()).collect();
+        let mut defs = g.take_definitions(true);
+        let mut root = Map::new();
+        if let [one] = parts.as_mut_slice() {
+            let inlined = one
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .map(str::to_string)
+                .and_then(|name| defs.remove(&name));
+            match inlined {
+                Some(Value::Object(body)) => root = body,
+                _ => {
+                    root.insert("allOf".into(), json!([one.take()]));
+                }
+            }
+        } else {
+            root.insert("anyOf".into(), Value::Array(parts));
+        }
+        root.insert(
+            "$schema".into(),
+            json!("https://json-schema.org/draft/2020-12/schema"),
+        );
+        root.insert("$id".into(), json!(file_name(self.name)));
+        root.insert("title".into(), json!(self.name));
+        if !self.title.is_empty() {
+            root.insert("description".into(), json!(self.title));
+        }
+        root.insert("type".into(), json!("object"));
+        let props = root.entry("properties").or_insert_with(|| json!({}));
+        if let Value::Object(p) = props {
+            p.insert(
+                "schema".into(),
+                json!({"type": "string", "const": self.name}),
+            );
+        }
+        let mut required = vec![json!("schema")];
+        if let Some(Value::Array(r)) = root.remove("required") {
+            required.extend(r.into_iter().filter(|v| v != "schema"));
+        }
+        root.insert("required".into(), Value::Array(required));
+        if !defs.is_empty() {
+            root.insert("$defs".into(), Value::Object(defs));
+        }
+        Value::Object(root)
+    }
+
+    /// The short name (`probe` for `headroom.probe/1`).
+    pub fn thing(&self) -> &'static str {
+        let rest = self.name.strip_prefix("headroom.").unwrap_or(self.name);
+        rest.split('/').next().unwrap_or(rest)
+    }
+}
+
+/// `headroom.probe/1` → `headroom.probe.1.json`, the file in `schemas/`.
+pub fn file_name(name: &str) -> String {
+    format!("{}.json", name.replace('/', "."))
+}
+
+fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+}
+
+fn part<T: JsonSchema>(g: &mut SchemaGenerator) -> schemars::Schema {
+    g.subschema_for::<T>()
+}
+
+/// The schema of the one-record output `T` (as an MCP tool's `outputSchema`).
+pub fn of<T: Document>() -> Value {
+    Entry {
+        name: T::SCHEMA,
+        title: "",
+        parts: &[part::<T>],
+    }
+    .schema()
+}
+
+/// The schema named `name` (`headroom.probe/1`, `headroom.probe` or `probe`).
+pub fn find(name: &str) -> Option<&'static Entry> {
+    ALL.iter()
+        .find(|e| e.name == name || e.thing() == name || e.name.split('/').next() == Some(name))
+}
+
+use crate::commands as c;
+
+/// Every output headroom prints with `--json`, and the error object.
+pub const ALL: &[Entry] = &[
+    Entry {
+        name: c::probe::ProbeReport::SCHEMA,
+        title: "`probe --json`: one reading of the user's process slots",
+        parts: &[part::<c::probe::ProbeReport>],
+    },
+    Entry {
+        name: c::limits::LimitsReport::SCHEMA,
+        title: "`limits --json`: every process-slot ceiling",
+        parts: &[part::<c::limits::LimitsReport>],
+    },
+    Entry {
+        name: crate::core::snapshot::SNAPSHOT_SCHEMA,
+        title: "`snapshot`: the process table, ceilings and memory totals (also `--snapshot` input)",
+        parts: &[part::<crate::core::snapshot::Snapshot>],
+    },
+    Entry {
+        name: c::reap_report::ReapReport::SCHEMA,
+        title: "`reap --json`: the decision table, what was signalled and what came back",
+        parts: &[part::<c::reap_report::ReapReport>],
+    },
+    Entry {
+        name: c::evidence::EvidenceReport::SCHEMA,
+        title: "`evidence --json`: the evidence log summarised",
+        parts: &[part::<c::evidence::EvidenceReport>],
+    },
+    Entry {
+        name: c::idle_watch::Poll::SCHEMA,
+        title: "`idle-watch --json`: JSON Lines, a `poll` per reading and a closing `summary`",
+        parts: &[part::<c::idle_watch::Poll>, part::<c::idle_watch::Summary>],
+    },
+    Entry {
+        name: c::log_probe::LogProbeReport::SCHEMA,
+        title: "`log-probe --json`: each file of a session log judged",
+        parts: &[part::<c::log_probe::LogProbeReport>],
+    },
+    Entry {
+        name: crate::actions::watchdog::Event::SCHEMA,
+        title: "`run --json`: JSON Lines on stderr (enforcement, approaching_limit, breach, \
+                signal, kernel_outcome, summary)",
+        parts: &[
+            part::<crate::actions::watchdog::Event>,
+            part::<c::run_enforce::Enforcement>,
+            part::<c::run_enforce::KernelOutcome>,
+        ],
+    },
+    Entry {
+        name: c::top::TopReport::SCHEMA,
+        title: "`top --json`: one row per process tree",
+        parts: &[part::<c::top::TopReport>],
+    },
+    Entry {
+        name: c::park::ParkReport::SCHEMA,
+        title: "`park`, `wake`, `park-tree`, `wake-tree --json`: what changed",
+        parts: &[part::<c::park::ParkReport>],
+    },
+    Entry {
+        name: c::calibrate::CalibrateReport::SCHEMA,
+        title: "`calibrate --json`: the samples and the suggested `run --limit`",
+        parts: &[part::<c::calibrate::CalibrateReport>],
+    },
+    Entry {
+        name: c::hangs::report::RoundLine::SCHEMA,
+        title: "`hangs --json`: one round; with `--watch` or `--observations`, JSON Lines of \
+                `round`s and a closing `summary`",
+        parts: &[
+            part::<c::hangs::report::RoundReport>,
+            part::<c::hangs::report::RoundLine<'static>>,
+            part::<c::hangs::report::Summary>,
+        ],
+    },
+    Entry {
+        name: c::hangs::report::EventsReport::SCHEMA,
+        title: "`hangs --events --json`: the recorded hang history",
+        parts: &[part::<c::hangs::report::EventsReport>],
+    },
+    Entry {
+        name: c::login_item::LoginItemReport::SCHEMA,
+        title: "`login-item --json`: the login item's state",
+        parts: &[part::<c::login_item::LoginItemReport>],
+    },
+    Entry {
+        name: c::watch::events::Event::SCHEMA,
+        title: "`watch --json`: JSON Lines (reading, cleanup, memory, approaching-limit, hang, \
+                notice, summary)",
+        parts: &[part::<c::watch::events::Event>],
+    },
+    Entry {
+        name: c::config::ConfigReport::SCHEMA,
+        title: "`config --json`: the effective settings and their origins",
+        parts: &[part::<c::config::ConfigReport>],
+    },
+    Entry {
+        name: c::doctor::DoctorReport::SCHEMA,
+        title: "`doctor --json`: each reading checked against the system's own tool",
+        parts: &[part::<c::doctor::DoctorReport>],
+    },
+    Entry {
+        name: crate::mcp::run_limited::RunLimitedReport::SCHEMA,
+        title: "the MCP tool `run_limited`'s result",
+        parts: &[part::<crate::mcp::run_limited::RunLimitedReport>],
+    },
+    Entry {
+        name: c::schema::Catalog::SCHEMA,
+        title: "`schema --json`: every schema",
+        parts: &[part::<c::schema::Catalog>],
+    },
+    Entry {
+        name: crate::exit::ErrorDocument::SCHEMA,
+        title: "with `--json`, an error: on stdout, or as the last line of a JSON Lines stream",
+        parts: &[part::<crate::exit::ErrorDocument>],
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_well_formed() {
+        let mut seen = std::collections::BTreeSet::new();
+        for e in ALL {
+            assert!(seen.insert(e.name), "{} twice", e.name);
+            let (thing, version) = e.name.rsplit_once('/').unwrap();
+            assert!(
+                thing.starts_with("headroom.") && thing.len() > 9,
+                "{}",
+                e.name
+            );
+            assert!(version.parse::<u32>().is_ok_and(|v| v >= 1), "{}", e.name);
+            assert!(find(e.thing()).is_some_and(|f| f.name == e.name));
+        }
+    }
+
+    #[test]
+    fn a_document_is_printed_with_its_schema_first() {
+        let line = to_line(&crate::exit::ErrorDocument::new("bad `x`", 2)).unwrap();
+        assert!(
+            line.starts_with(r#"{"schema":"headroom.error/1","type":"error","#),
+            "{line}"
+        );
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["exit_code"], 2);
+    }
+
+    #[test]
+    fn every_schema_requires_its_name() {
+        for e in ALL {
+            let s = e.schema();
+            assert_eq!(s["properties"]["schema"]["const"], e.name);
+            assert_eq!(s["required"][0], "schema");
+            assert_eq!(s["$id"], file_name(e.name));
+        }
+    }
+}
