@@ -28,7 +28,11 @@ pub struct WatchedParent {
     pub name: String,
     pub zombies: u64,
     pub session_children: Vec<i32>,
+    #[serde(serialize_with = "crate::schema::whole_seconds")]
+    #[schemars(with = "Option<i64>")]
     pub cpu_idle_seconds: Option<f64>,
+    #[serde(serialize_with = "crate::schema::whole_seconds")]
+    #[schemars(with = "Option<i64>")]
     pub log_age_seconds: Option<f64>,
     /// `active`, `idle` or `unreadable`, judged against the watch threshold.
     pub verdict: SessionVerdict,

@@ -62,6 +62,8 @@ pub struct ProbeReport {
     pub crit_pct: f64,
     pub top_parents: Vec<TopParent>,
     pub growth_per_min: Option<f64>,
+    #[serde(serialize_with = "crate::schema::whole_seconds")]
+    #[schemars(with = "Option<i64>")]
     pub eta_seconds: Option<f64>,
     /// Readings in the 10-minute trend window (0 with `--no-history`).
     pub trend_samples: usize,

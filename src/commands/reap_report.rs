@@ -36,7 +36,11 @@ pub struct ParentReport {
     pub reason: Option<SkipReason>,
     pub session_children: Vec<i32>,
     pub session: SessionVerdict,
+    #[serde(serialize_with = "crate::schema::whole_seconds")]
+    #[schemars(with = "Option<i64>")]
     pub cpu_idle_seconds: Option<f64>,
+    #[serde(serialize_with = "crate::schema::whole_seconds")]
+    #[schemars(with = "Option<i64>")]
     pub log_age_seconds: Option<f64>,
     /// Why the session gives no evidence (a stopped session child, unread table entries).
     #[serde(skip_serializing_if = "Option::is_none")]

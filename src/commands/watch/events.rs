@@ -47,6 +47,8 @@ pub struct ReadingEvent {
     /// The level confirmed by two consecutive readings (what auto-reap acts on).
     pub confirmed_level: Level,
     pub growth_per_min: Option<f64>,
+    #[serde(serialize_with = "crate::schema::whole_seconds")]
+    #[schemars(with = "Option<i64>")]
     pub eta_seconds: Option<f64>,
     /// The table may be missing processes (unreadable entries, other users hidden).
     pub partial: bool,
