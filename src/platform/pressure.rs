@@ -372,6 +372,11 @@ mod tests {
     /// timeout. A pipe stands in for the trigger (the same `poll` loop serves both).
     #[test]
     fn an_event_wakes_the_wait_at_once_not_at_the_next_tick() {
+        // Holds the shared self-pipe's turn: this wait drains it when it wakes, which would
+        // take the byte of another test's signal.
+        let _turn = crate::platform::signal_handlers::tests::DISPOSITIONS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let (r, w) = nonblocking_pipe().unwrap();
         let mut p = Pressure::from_readable(Kind::Psi, "test pipe", r);
         let fired = std::thread::spawn(move || {
@@ -495,6 +500,11 @@ mod tests {
 
     #[test]
     fn without_a_source_it_is_a_timer_and_a_stop_ends_it() {
+        // Holds the shared self-pipe's turn: this wait drains it when it wakes, which would
+        // take the byte of another test's signal.
+        let _turn = crate::platform::signal_handlers::tests::DISPOSITIONS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let mut p = Pressure::poll("none here");
         assert_eq!(p.describe(), "poll (none here)");
         let t = Instant::now();
@@ -505,6 +515,11 @@ mod tests {
 
     #[test]
     fn a_source_that_goes_away_falls_back_to_polling() {
+        // Holds the shared self-pipe's turn: this wait drains it when it wakes, which would
+        // take the byte of another test's signal.
+        let _turn = crate::platform::signal_handlers::tests::DISPOSITIONS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let (r, w) = nonblocking_pipe().unwrap();
         let mut p = Pressure::from_readable(Kind::Psi, "test pipe", r);
         drop(w); // POLLHUP with nothing to read: the source is gone
