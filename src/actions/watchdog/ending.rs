@@ -173,7 +173,12 @@ impl Watch<'_, '_> {
             self.phase = Phase::Done;
             return;
         }
-        if self.cmd_status.is_none() && reason == EndReason::Limit {
+        // The command itself went on our SIGTERM: the limit ended the run, even while its
+        // exit is not reaped yet and what is left of the tree is spared.
+        let command_ended = ended
+            .iter()
+            .any(|e| e.identity.pid == self.cmd_pid && e.outcome.gone());
+        if self.cmd_status.is_none() && reason == EndReason::Limit && !command_ended {
             // Spared and still running: the tree was not ended, the command decides the code.
             self.summary.ended_by = None;
         }

@@ -320,3 +320,42 @@ fn parked_processes_are_continued_by_finish_never_left_stopped() {
         .map(|p| p.state);
     assert_eq!(state, Some(ProcState::Sleeping));
 }
+
+/// Over the limit: both get SIGTERM; `survivor` outlives it and alone holds less than the
+/// limit, so it is spared SIGKILL. The escalation is driven to its end; the command's exit
+/// is not reaped yet (as when the kill gate runs before the event loop's `waitpid`).
+fn spared_after_term(survivor: i32) -> (World, Option<EndReason>) {
+    let mut world = World::new(700, 500);
+    world.survives = vec![survivor];
+    let mut cfg = config(1024);
+    cfg.grace = Duration::from_millis(1);
+    let mut emit = |_: &Event| {};
+    let mut w = watch(&world, &cfg, &mut emit);
+    w.step();
+    for _ in 0..400 {
+        if !matches!(w.phase, Phase::Ending { .. }) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        w.step();
+    }
+    assert!(matches!(w.phase, Phase::Watching), "the escalation ended");
+    let ended_by = w.summary.ended_by;
+    drop(w);
+    (world, ended_by)
+}
+
+#[test]
+fn a_command_gone_on_the_limit_s_sigterm_is_ended_by_the_limit_though_its_child_is_spared() {
+    let (world, ended_by) = spared_after_term(101);
+    assert!(
+        !world.has(100) && world.has(101),
+        "the child spared, not killed"
+    );
+    assert_eq!(ended_by, Some(EndReason::Limit));
+    // Control: the command itself outlives SIGTERM and is spared: the tree was not ended,
+    // and the command's own exit decides the code.
+    let (world, ended_by) = spared_after_term(100);
+    assert!(world.has(100) && !world.has(101));
+    assert_eq!(ended_by, None);
+}
