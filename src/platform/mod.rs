@@ -250,6 +250,15 @@ pub fn native_apps() -> Result<Box<dyn AppSource>, PlatformError> {
     }
 }
 
+/// `path` with its symlinks, `.` and `..` resolved, when it exists (`fs::canonicalize`);
+/// `None` when it does not or cannot be read. The hang monitor's bundle-path resolver
+/// (`core::hangs::Resolve`): the core compares paths, this reads the disk.
+pub fn canonical_path(path: &str) -> Option<String> {
+    std::fs::canonicalize(path)
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
 /// The backend for the OS this binary runs on.
 pub fn native() -> Box<dyn ProcessSource> {
     #[cfg(target_os = "linux")]

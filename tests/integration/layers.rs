@@ -292,13 +292,8 @@ const IMPURE: &[&str] = &[
 ];
 
 /// The core files allowed one of [`IMPURE`], and why (ARCHITECTURE.md, "Departures"):
-/// the session-log reader reads the agent's log files itself; the hang monitor's
-/// eligibility resolves bundle paths with `fs::canonicalize` (a file a later step of
-/// issue 17 moves; matched by name so the move to `core/hangs/` keeps the exception).
-const IMPURE_ALLOWED: &[(&str, &str)] = &[
-    ("core/session_log.rs", "std::fs"),
-    ("eligibility.rs", "std::fs"),
-];
+/// the session-log reader reads the agent's log files itself.
+const IMPURE_ALLOWED: &[(&str, &str)] = &[("core/session_log.rs", "std::fs")];
 
 /// The `IMPURE` tokens of `text` (its non-test part), one per token found.
 fn impure_tokens(text: &str) -> Vec<&'static str> {

@@ -68,6 +68,7 @@ fn round_settings(s: &HangsSection) -> (MonitorConfig, recover::Settings) {
             deny: s.deny.value.clone(),
             cooldown_ms: ms(s.cooldown.value),
             min_gap_ms: ms(s.min_interval.value),
+            resolve_path: platform::canonical_path,
         },
         recover::Settings {
             grace: s.grace.value,

@@ -566,3 +566,48 @@ fn round_states_serialize_under_their_stable_names() {
         );
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn rounds_resolve_bundle_symlinks_on_the_disk_the_core_never_reads() {
+    use crate::core::hangs::{Ineligible, eligibility, lexical_only};
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("Real.app");
+    std::fs::create_dir(&real).unwrap();
+    let link = dir.path().join("Link.app");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let notes = dir.path().join("Notes.app");
+    std::os::unix::fs::symlink("/usr/bin", &notes).unwrap();
+    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let mut section = crate::config::HangsSection::default();
+    section.deny.value = vec![path(&link)];
+    let (cfg, _) = round_settings(&section);
+    let mut app = editor(501, false);
+    app.bundle_id = None;
+    app.bundle_path = path(&real);
+    // The symlink named in deny protects its target: `hangs` and `watch` read the disk.
+    assert_eq!(eligibility(&app, &cfg), Err(Ineligible::Denied));
+    let blind = MonitorConfig {
+        resolve_path: lexical_only,
+        ..cfg.clone()
+    };
+    assert_eq!(eligibility(&app, &blind), Ok(Kind::App), "control: no disk");
+    // A bundle symlinked into a system path is the system's.
+    app.bundle_path = path(&notes);
+    let e = eligibility(&app, &cfg).unwrap_err().to_string();
+    assert!(e.contains("system path `/usr/`"), "{e}");
+    // Control: a real third-party bundle is still an app under the same settings.
+    let tool = dir.path().join("Tool.app");
+    std::fs::create_dir(&tool).unwrap();
+    app.bundle_path = path(&tool);
+    assert_eq!(eligibility(&app, &cfg), Ok(Kind::App));
+    let canonical = std::fs::canonicalize(&real).unwrap();
+    assert_eq!(
+        platform::canonical_path(&path(&link)),
+        Some(path(&canonical))
+    );
+    assert_eq!(
+        platform::canonical_path(&path(&dir.path().join("No.app"))),
+        None
+    );
+}

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::actions::escalate::Clock;
 use crate::commands::reap;
 use crate::commands::watch::Watcher;
 use crate::commands::watch::events::Event;
@@ -31,13 +32,27 @@ pub(super) fn in_cooldown(
     }
 }
 
+/// [`in_cooldown`] at this instant of `clock`, the watcher's monotonic clock: the time since
+/// this run's own last cleanup (`own`) is measured on it.
+pub(super) fn cooling_now(
+    clock: &dyn Clock,
+    now_ms: i64,
+    last_ms: Option<i64>,
+    own: Option<Instant>,
+    cooldown: Duration,
+) -> (bool, Option<i64>) {
+    let since_own = own.map(|t| clock.now().saturating_duration_since(t));
+    in_cooldown(now_ms, last_ms, since_own, cooldown)
+}
+
 impl Watcher<'_, '_> {
     pub(super) fn maybe_reap(&mut self) {
         let now = platform::now_ms();
-        let (cooling, last) = in_cooldown(
+        let (cooling, last) = cooling_now(
+            self.clock.as_ref(),
             now,
             self.persisted.last_cleanup_ms,
-            self.last_cleanup.map(|t| t.elapsed()),
+            self.last_cleanup,
             self.cooldown,
         );
         self.persisted.last_cleanup_ms = last;
@@ -58,7 +73,7 @@ impl Watcher<'_, '_> {
                 if !report.targets.is_empty() {
                     // The cooldown is spent only when something was done.
                     self.persisted.last_cleanup_ms = Some(now);
-                    self.last_cleanup = Some(Instant::now());
+                    self.last_cleanup = Some(self.clock.now());
                     self.cleanups += 1;
                     if self.may_notify(report.usage.free_slots, report.usage.limit) {
                         let limit = report
@@ -78,8 +93,40 @@ impl Watcher<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::in_cooldown;
-    use std::time::Duration;
+    use super::{cooling_now, in_cooldown};
+    use crate::actions::escalate::Clock;
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+
+    /// A monotonic clock that moves only when slept on, by exactly that long.
+    struct Steps(Cell<Instant>);
+
+    impl Clock for Steps {
+        fn now(&self) -> Instant {
+            self.0.get()
+        }
+        fn sleep(&self, d: Duration) {
+            self.0.set(self.0.get() + d);
+        }
+    }
+
+    #[test]
+    fn the_watchers_clock_times_its_own_cooldown_whatever_the_wall_clock_says() {
+        let clock = Steps(Cell::new(Instant::now()));
+        let t0 = 10 * H;
+        let own = Some(clock.now());
+        clock.sleep(Duration::from_secs(119));
+        // The wall clock stepped forwards 5 h: the run's own clock still says 119 s.
+        assert!(cooling_now(&clock, t0 + 5 * H, Some(t0), own, COOL).0);
+        clock.sleep(Duration::from_secs(1));
+        // Control: 120 s on the clock end it, though the wall clock went back 5 h.
+        let (cooling, kept) = cooling_now(&clock, t0 - 5 * H, Some(t0), own, COOL);
+        assert!(!cooling);
+        assert_eq!(kept, Some(t0));
+        // No cleanup in this run: the persisted wall time decides (clock unused).
+        assert!(cooling_now(&clock, t0 + 60_000, Some(t0), None, COOL).0);
+        assert!(!cooling_now(&clock, t0 + 120_000, Some(t0), None, COOL).0);
+    }
 
     const H: i64 = 3_600_000;
     const COOL: Duration = Duration::from_secs(120);

@@ -2,7 +2,6 @@
 //! re-judged, breaching trees enforced like `run --limit`), and the pressure source firing
 //! between rounds.
 
-use crate::actions::escalate::RealClock;
 use crate::actions::memory_guard;
 use crate::commands::probe::rfc3339_ms;
 use crate::commands::watch::events::Event;
@@ -109,7 +108,7 @@ impl Watcher<'_, '_> {
                     snap,
                     breach,
                     grace,
-                    &RealClock,
+                    self.clock.as_ref(),
                     &opts,
                 ) {
                     Ok(r) => {

@@ -24,6 +24,7 @@ pub mod pressure;
 
 use std::time::{Duration, Instant};
 
+use crate::actions::escalate::{Clock, RealClock};
 use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
 use crate::cli::WatchArgs;
@@ -69,9 +70,12 @@ struct Watcher<'c, 'a> {
     once: bool,
     /// stdout, never waited for (`output.rs`).
     out: Output,
-    /// This process's last cleanup with targets, on the monotonic clock: the cooldown within
-    /// one run ignores wall-clock steps.
+    /// This process's last cleanup with targets, on `clock`: the cooldown within one run
+    /// ignores wall-clock steps.
     last_cleanup: Option<Instant>,
+    /// The monotonic clock of the reap cooldown and the memory guards' grace (`RealClock`;
+    /// a test's own in unit tests).
+    clock: Box<dyn Clock>,
     /// The guarded trees' warning lines (`[memory] warn_pct`).
     warn_lines: crate::core::memory_warn::WarnLines,
 }
@@ -126,6 +130,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
         once: args.once,
         out: Output::stdout(ctx.printer.is_json()),
         last_cleanup: None,
+        clock: Box::new(RealClock),
         warn_lines: Default::default(),
     };
     crate::output::queue_stderr();

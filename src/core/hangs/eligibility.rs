@@ -11,11 +11,10 @@
 //! `.`/`..` and, where the path exists, symlinks (`deny = ["/applications/precious.app"]`
 //! protects `/Applications/Precious.app`). Apple's apps are recognised by their resolved path
 //! as well as by their bundle id: a symlink into `/System/Applications/`, or Safari (which
-//! lives in `/Applications`) reported without a bundle id, is not a third-party app. The
-//! only file-system access is that resolution (`fs::canonicalize`), as `session_log` reads
-//! files: decisions stay here, where replays reach them.
-
-use std::path::{Component, Path};
+//! lives in `/Applications`) reported without a bundle id, is not a third-party app. This
+//! file reads no file system: the symlinks are resolved by the caller's [`Resolve`]
+//! (`MonitorConfig::resolve_path`; `hangs` and `watch` pass `platform::canonical_path`),
+//! so the decisions stay here, where replays and tests reach them with a table for a disk.
 
 use crate::core::hangs::{
     AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, Kind, MAX_IDENTITY_LEN, MonitorConfig,
@@ -56,23 +55,33 @@ fn lexical(path: &str) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// The path an absolute bundle path names: symlinks resolved where it exists, else `.`/`..`
-/// resolved lexically. A relative path is returned as it is (it is never eligible).
-pub fn resolved(path: &str) -> String {
+/// How the caller resolves an absolute path's symlinks: `Some(target)` when the path
+/// exists (`fs::canonicalize`), `None` when it does not or cannot be read. A function
+/// pointer, so that `MonitorConfig` stays `Clone + Debug` and the core holds no file system.
+pub type Resolve = fn(&str) -> Option<String>;
+
+/// The [`Resolve`] that reads nothing: every path is taken as not existing, so only `.`/`..`
+/// are resolved (`MonitorConfig::default()`; the commands pass the real one).
+pub fn lexical_only(_path: &str) -> Option<String> {
+    None
+}
+
+/// The path an absolute bundle path names: symlinks resolved by `resolve` where it exists,
+/// else `.`/`..` resolved lexically. A relative path is returned as it is (it is never
+/// eligible), and so is a resolution that is not absolute or still holds `..`.
+pub fn resolved(path: &str, resolve: Resolve) -> String {
     if !path.starts_with('/') {
         return path.to_string();
     }
-    match std::fs::canonicalize(Path::new(path)) {
-        Ok(p) if p.components().all(|c| !matches!(c, Component::ParentDir)) => {
-            lexical(&p.to_string_lossy())
-        }
+    match resolve(path) {
+        Some(p) if p.starts_with('/') && p.split('/').all(|c| c != "..") => lexical(&p),
         _ => lexical(path),
     }
 }
 
 /// How two bundle paths are compared: resolved, then case-folded (APFS by default).
-fn comparable(path: &str) -> String {
-    resolved(path).to_lowercase()
+fn comparable(path: &str, resolve: Resolve) -> String {
+    resolved(path, resolve).to_lowercase()
 }
 
 /// Why an app is never acted on. The kebab-case names (`as_str`) are stable, like reap's
@@ -171,7 +180,7 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, In
     if id.len() > MAX_IDENTITY_LEN {
         return Err(Ineligible::IdentityTooLong);
     }
-    if listed(&cfg.deny, app) {
+    if listed(&cfg.deny, app, cfg.resolve_path) {
         return Err(Ineligible::Denied);
     }
     if app.bundle_id.as_deref() == Some(CURSOR_SERVICE_ID) {
@@ -191,7 +200,7 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, In
     if !is_app_bundle_path(&app.bundle_path) {
         return Err(Ineligible::NotAppBundle(app.bundle_path.clone()));
     }
-    if !listed(&cfg.allow, app) {
+    if !listed(&cfg.allow, app, cfg.resolve_path) {
         if app
             .bundle_id
             .as_deref()
@@ -199,7 +208,7 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, In
         {
             return Err(Ineligible::AppleBundleId);
         }
-        let real = resolved(&app.bundle_path);
+        let real = resolved(&app.bundle_path, cfg.resolve_path);
         for path in [app.bundle_path.as_str(), real.as_str()] {
             if let Some(prefix) = SYSTEM_PREFIXES
                 .iter()
@@ -226,12 +235,12 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
 /// An allow/deny entry names a bundle id (case-insensitive, as LaunchServices compares
 /// them) or an absolute bundle path (compared resolved and case-insensitively, as APFS
 /// compares it; trailing slash ignored).
-fn listed(entries: &[String], app: &AppObservation) -> bool {
+fn listed(entries: &[String], app: &AppObservation, resolve: Resolve) -> bool {
     let mut path: Option<String> = None;
     entries.iter().any(|e| {
         if e.starts_with('/') {
-            let p = path.get_or_insert_with(|| comparable(&app.bundle_path));
-            comparable(e) == *p
+            let p = path.get_or_insert_with(|| comparable(&app.bundle_path, resolve));
+            comparable(e, resolve) == *p
         } else {
             app.bundle_id
                 .as_deref()
@@ -379,13 +388,24 @@ mod tests {
         assert!(is_app_bundle_path("/Users/me/Apps/Editor.APP"));
     }
 
-    #[cfg(unix)]
+    /// A disk, as `fs::canonicalize` would see it: `Link.app` a symlink to `Real.app`,
+    /// `Notes.app` a symlink to `/usr/bin`, `Real.app` and `Tool.app` real bundles.
+    fn disk(path: &str) -> Option<String> {
+        match path {
+            "/Users/me/Link.app" | "/Users/me/Real.app" => Some("/Users/me/Real.app".into()),
+            "/Users/me/Notes.app" => Some("/usr/bin".into()),
+            "/Users/me/Tool.app" => Some(path.into()),
+            _ => None,
+        }
+    }
+
     #[test]
     fn deny_by_path_is_case_insensitive_and_resolves_dots_and_symlinks() {
         let mut precious = app("com.example.Precious", 501, false);
         precious.bundle_path = "/Applications/Precious.app".into();
         let deny = |entry: &str| MonitorConfig {
             deny: vec![entry.into()],
+            resolve_path: disk,
             ..MonitorConfig::default()
         };
         for entry in [
@@ -401,24 +421,24 @@ mod tests {
             );
         }
         // A symlink to the bundle, named in deny, protects the bundle (and the reverse).
-        let dir = tempfile::tempdir().unwrap();
-        let real = dir.path().join("Real.app");
-        std::fs::create_dir(&real).unwrap();
-        let link = dir.path().join("Link.app");
-        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let (real, link) = ("/Users/me/Real.app", "/Users/me/Link.app");
         let mut linked = app("org.example.Real", 501, false);
-        linked.bundle_path = real.to_string_lossy().into_owned();
-        let cfg = deny(&link.to_string_lossy());
+        linked.bundle_path = real.into();
         assert!(
-            eligibility(&linked, &cfg)
+            eligibility(&linked, &deny(link))
                 .unwrap_err()
                 .to_string()
                 .contains("deny")
         );
-        linked.bundle_path = link.to_string_lossy().into_owned();
-        let cfg = deny(&real.to_string_lossy());
+        // Control: the symlink is seen through the caller's resolver, not by the core.
+        let unresolved = MonitorConfig {
+            resolve_path: lexical_only,
+            ..deny(link)
+        };
+        assert_eq!(eligibility(&linked, &unresolved), Ok(Kind::App));
+        linked.bundle_path = link.into();
         assert!(
-            eligibility(&linked, &cfg)
+            eligibility(&linked, &deny(real))
                 .unwrap_err()
                 .to_string()
                 .contains("deny")
@@ -430,10 +450,12 @@ mod tests {
         );
     }
 
-    #[cfg(unix)]
     #[test]
     fn apple_apps_are_recognised_by_resolved_path_without_a_bundle_id() {
-        let cfg = MonitorConfig::default();
+        let cfg = MonitorConfig {
+            resolve_path: disk,
+            ..MonitorConfig::default()
+        };
         let mut safari = app("x", 501, false);
         safari.bundle_id = None;
         safari.bundle_path = "/Applications/Safari.app".into();
@@ -445,22 +467,30 @@ mod tests {
         );
         safari.bundle_path = "/applications/SAFARI.app".into();
         assert!(eligibility(&safari, &cfg).is_err());
-        // A symlink whose target is under a system path (`/usr/` is one, and exists here).
-        let dir = tempfile::tempdir().unwrap();
-        let link = dir.path().join("Notes.app");
-        std::os::unix::fs::symlink("/usr/bin", &link).unwrap();
+        // A symlink whose target is under a system path (`/usr/` is one).
         let mut notes = app("x", 501, false);
         notes.bundle_id = None;
-        notes.bundle_path = link.to_string_lossy().into_owned();
+        notes.bundle_path = "/Users/me/Notes.app".into();
         let e = eligibility(&notes, &cfg).unwrap_err().to_string();
         assert!(e.contains("system path `/usr/`"), "{e}");
         // Control: a real third-party bundle without an id is still an app.
-        let real = dir.path().join("Tool.app");
-        std::fs::create_dir(&real).unwrap();
-        notes.bundle_path = real.to_string_lossy().into_owned();
+        notes.bundle_path = "/Users/me/Tool.app".into();
         assert_eq!(eligibility(&notes, &cfg), Ok(Kind::App));
-        assert_eq!(resolved("/a/b/../c/./d.app"), "/a/c/d.app");
-        assert_eq!(resolved("/../x.app"), "/x.app");
+        assert_eq!(resolved("/a/b/../c/./d.app", disk), "/a/c/d.app");
+        assert_eq!(resolved("/../x.app", disk), "/x.app");
+        // A resolution that is relative or keeps `..` is not trusted: the path is lexical.
+        fn odd(p: &str) -> Option<String> {
+            Some(
+                if p.ends_with("r.app") {
+                    "rel"
+                } else {
+                    "/a/../b"
+                }
+                .into(),
+            )
+        }
+        assert_eq!(resolved("/x/../r.app", odd), "/r.app");
+        assert_eq!(resolved("/x/./d.app", odd), "/x/d.app");
     }
 
     #[test]

@@ -31,7 +31,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::core::hangs::cooldown::{prune_restarts, since_restart};
-pub use crate::core::hangs::eligibility::{Ineligible, eligibility, is_app_bundle_path};
+pub use crate::core::hangs::eligibility::{
+    Ineligible, Resolve, eligibility, is_app_bundle_path, lexical_only,
+};
 
 /// The one system service that is restarted automatically (seed 002, Behavior 5).
 pub const CURSOR_SERVICE_ID: &str = "com.apple.TextInputUI.xpc.CursorUIViewService";
@@ -131,8 +133,9 @@ pub enum Kind {
     Service,
 }
 
-/// Extra allow/deny entries (bundle ids or absolute bundle paths) and the cooldown.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Extra allow/deny entries (bundle ids or absolute bundle paths), the cooldown, and how
+/// bundle paths are resolved.
+#[derive(Debug, Clone)]
 pub struct MonitorConfig {
     /// Lifts the default Apple/system-path exclusion for these regular apps.
     pub allow: Vec<String>,
@@ -142,6 +145,9 @@ pub struct MonitorConfig {
     /// Observations of one process closer than this count once (`MIN_ROUND_GAP_MS`;
     /// clamped to `MIN_ROUND_GAP_RANGE_MS`).
     pub min_gap_ms: i64,
+    /// Resolves a bundle path's symlinks (`eligibility`): [`lexical_only`] by default, the
+    /// file system's (`platform::canonical_path`) in `hangs` and `watch`.
+    pub resolve_path: Resolve,
 }
 
 impl Default for MonitorConfig {
@@ -151,6 +157,7 @@ impl Default for MonitorConfig {
             deny: Vec::new(),
             cooldown_ms: COOLDOWN_MS,
             min_gap_ms: MIN_ROUND_GAP_MS,
+            resolve_path: lexical_only,
         }
     }
 }
