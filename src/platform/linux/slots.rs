@@ -426,5 +426,4 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "slots_tests.rs"]
 mod round_tests;
