@@ -284,6 +284,8 @@ pub fn select(s: Situation<'_, '_>, policy: &Policy) -> Selection {
 }
 
 #[cfg(test)]
+mod emergency_tests;
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]

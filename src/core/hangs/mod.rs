@@ -478,4 +478,6 @@ pub fn should_notify(kind: Kind, event: EventKind, signalled: bool) -> bool {
 }
 
 #[cfg(test)]
+mod state_tests;
+#[cfg(test)]
 mod tests;
