@@ -459,3 +459,5 @@ pub fn run_escalation(
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tree_tests;

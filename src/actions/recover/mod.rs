@@ -469,4 +469,6 @@ fn kickstart(
 }
 
 #[cfg(test)]
+mod app_tests;
+#[cfg(test)]
 mod tests;

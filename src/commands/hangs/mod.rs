@@ -366,4 +366,6 @@ fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
 }
 
 #[cfg(test)]
+mod run_tests;
+#[cfg(test)]
 mod tests;
