@@ -3,11 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-/// The crate's Rust sources.
+/// The crate's Rust sources, without the files that are whole test modules (declared
+/// `#[cfg(test)] mod x;` in their parent): `code` cuts an inline test module at its marker,
+/// a test file has no marker of its own.
 fn sources() -> Vec<PathBuf> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let tests = crate::support::test_only_files(&src);
     let mut files = crate::support::files_under(&src);
-    files.retain(|p| p.extension().is_some_and(|x| x == "rs"));
+    files.retain(|p| p.extension().is_some_and(|x| x == "rs") && !tests.contains(p));
     files
 }
 
@@ -193,6 +196,42 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
             "{f} does not use the one escalation (`{call}`)"
         );
     }
+}
+
+#[test]
+fn only_files_declared_as_test_modules_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let raise = "fn f() { unsafe { libc::raise(1) }; }\n";
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    std::fs::write(
+        dir.path().join("a.rs"),
+        format!("mod b;\n{raise}#[cfg(test)]\nmod tests;\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a/b.rs"), raise).unwrap();
+    std::fs::write(dir.path().join("a/tests.rs"), raise).unwrap();
+    let tests = crate::support::test_only_files(dir.path());
+    assert_eq!(
+        tests.into_iter().collect::<Vec<_>>(),
+        vec![dir.path().join("a/tests.rs")],
+        "the test module is skipped, a plain submodule is not"
+    );
+    // Control: the code before the marker and a non-test submodule are still scanned.
+    assert!(calls(&code_without_uses(&dir.path().join("a.rs")), "raise"));
+    assert!(calls(
+        &code_without_uses(&dir.path().join("a/b.rs")),
+        "raise"
+    ));
+    // In the crate: `pressure`'s tests raise signals at the test process and are skipped,
+    // the module itself is scanned.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = sources();
+    let tests_file = src.join("platform/pressure/tests.rs");
+    assert!(calls(
+        &std::fs::read_to_string(&tests_file).unwrap(),
+        "raise"
+    ));
+    assert!(!files.contains(&tests_file) && files.contains(&src.join("platform/pressure.rs")));
 }
 
 #[test]

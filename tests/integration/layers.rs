@@ -5,7 +5,7 @@
 //! the layers that act or report, and the core's text holding no file I/O or clock read.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Files whose imports must not form a circle with anything. Grows as files are split.
 const NO_CIRCLES: &[&str] = &[
@@ -308,52 +308,10 @@ fn impure_tokens(text: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// Files of `src/` compiled only for tests: declared as `mod x;` right after
-/// `#[cfg(test)]` (and perhaps a `#[path]`) in their parent.
-fn test_only_files(src: &Path) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    for f in crate::support::files_under(src) {
-        let Ok(text) = std::fs::read_to_string(&f) else {
-            continue;
-        };
-        let lines: Vec<&str> = text.lines().map(str::trim).collect();
-        for (i, l) in lines.iter().enumerate() {
-            if *l != "#[cfg(test)]" {
-                continue;
-            }
-            let mut path_attr = None;
-            let mut j = i + 1;
-            while let Some(next) = lines.get(j).filter(|n| n.starts_with("#[")) {
-                if let Some(p) = next.strip_prefix("#[path = \"") {
-                    path_attr = p.split('"').next().map(str::to_string);
-                }
-                j += 1;
-            }
-            let Some(name) = lines.get(j).and_then(|n| n.strip_prefix("mod ")) else {
-                continue;
-            };
-            let Some(name) = name.strip_suffix(';') else {
-                continue; // an inline module: cut off by `impure_tokens`
-            };
-            let dir = f.parent().unwrap().to_path_buf();
-            let own = if f.file_name().is_some_and(|n| n == "mod.rs") {
-                dir.clone()
-            } else {
-                dir.join(f.file_stem().unwrap())
-            };
-            out.insert(match path_attr {
-                Some(p) => dir.join(p),
-                None => own.join(format!("{name}.rs")),
-            });
-        }
-    }
-    out
-}
-
 #[test]
 fn the_core_does_no_file_io_and_reads_no_clock() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let tests = test_only_files(&src);
+    let tests = crate::support::test_only_files(&src);
     assert!(
         tests.contains(&src.join("core/policy/props.rs"))
             && tests.contains(&src.join("core/session_log/fixtures.rs")),

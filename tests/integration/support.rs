@@ -605,3 +605,45 @@ pub fn zombie_children(pid: i32) -> usize {
     }
     n
 }
+
+/// Files of `src/` compiled only for tests: declared as `mod x;` right after
+/// `#[cfg(test)]` (and perhaps a `#[path]`) in their parent.
+pub fn test_only_files(src: &Path) -> std::collections::BTreeSet<PathBuf> {
+    let mut out = std::collections::BTreeSet::new();
+    for f in files_under(src) {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (i, l) in lines.iter().enumerate() {
+            if *l != "#[cfg(test)]" {
+                continue;
+            }
+            let mut path_attr = None;
+            let mut j = i + 1;
+            while let Some(next) = lines.get(j).filter(|n| n.starts_with("#[")) {
+                if let Some(p) = next.strip_prefix("#[path = \"") {
+                    path_attr = p.split('"').next().map(str::to_string);
+                }
+                j += 1;
+            }
+            let Some(name) = lines.get(j).and_then(|n| n.strip_prefix("mod ")) else {
+                continue;
+            };
+            let Some(name) = name.strip_suffix(';') else {
+                continue; // an inline module: cut off by `impure_tokens`
+            };
+            let dir = f.parent().unwrap().to_path_buf();
+            let own = if f.file_name().is_some_and(|n| n == "mod.rs") {
+                dir.clone()
+            } else {
+                dir.join(f.file_stem().unwrap())
+            };
+            out.insert(match path_attr {
+                Some(p) => dir.join(p),
+                None => own.join(format!("{name}.rs")),
+            });
+        }
+    }
+    out
+}
