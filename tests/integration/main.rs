@@ -50,3 +50,5 @@ mod support;
 #[cfg(target_os = "linux")]
 mod top;
 mod watch;
+#[cfg(target_os = "linux")]
+mod watch_terminal;
