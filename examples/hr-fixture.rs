@@ -741,13 +741,26 @@ mod linux {
         let n: u64 = args.get(1).and_then(|v| v.parse().ok()).unwrap_or(1000);
         let log = headroom::store::evidence::EvidenceLog::new(&dir);
         for i in 0..n {
-            let row = headroom::store::evidence::Row {
-                timestamp: "2026-11-30T10:00:00Z".into(),
-                total_procs: std::process::id() as u64,
+            let reading = headroom::core::slot_reading::SlotReading {
+                at: "2026-11-30T10:00:00Z".into(),
+                uid: 0,
+                processes: std::process::id() as u64,
+                tasks: None,
                 zombies: i,
-                action: "poll".into(),
+                used: std::process::id() as u64,
+                limit: None,
+                limit_source: None,
+                usage_pct: None,
+                free_slots: None,
+                level: headroom::core::reading::Level::Unknown,
+                growth_per_min: None,
+                eta_seconds: None,
+                trend_samples: 0,
+                partial: false,
+            };
+            let row = headroom::store::evidence::Row {
                 top_parent: Some((std::process::id() as i32, format!("writer,{i}\nx"), i)),
-                ..Default::default()
+                ..headroom::store::evidence::Row::new(reading, "poll")
             };
             log.append(&[row]).expect("append");
         }

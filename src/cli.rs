@@ -467,11 +467,11 @@ pub struct DoctorArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Every JSON object headroom prints (a one-shot report, each line of a JSON Lines stream, the \
-error object) carries `schema`, its name, like `headroom.probe/1`; the version goes up when a \
+error object) carries `schema`, its name, like `headroom.probe/2`; the version goes up when a \
 field is renamed or removed. The schemas are generated from the types headroom prints with, \
 and committed in the repository's `schemas/` directory.")]
 pub struct SchemaArgs {
-    /// The output: its schema name (`headroom.probe/1`) or short name (`probe`). Without
+    /// The output: its schema name (`headroom.probe/2`) or short name (`probe`). Without
     /// it, the names are listed (with `--json`, every schema).
     #[arg(value_name = "NAME")]
     pub name: Option<String>,

@@ -17,24 +17,9 @@ use crate::output::{Printer, Style, human_duration, thousands};
 use crate::sanitize::sanitize;
 use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Moment<T> {
-    pub value: T,
-    pub at: String,
-}
-
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Cleanup {
-    pub at: String,
-    pub action: String,
-    pub parent_pid: Option<i32>,
-    pub parent_name: Option<String>,
-    pub zombies: Option<u64>,
-    pub result: String,
-    #[serde(rename = "override")]
-    pub override_: Option<String>,
-}
-
+/// The `headroom.evidence/3` report. Each row it names is printed whole: the reading's
+/// fields as `probe` prints them (null where the row's file predates the column), then the
+/// top zombie parent and what was done.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EvidenceReport {
     pub files: Vec<String>,
@@ -44,16 +29,20 @@ pub struct EvidenceReport {
     pub first: Option<String>,
     #[serde(rename = "last_at")]
     pub last: Option<String>,
-    pub peak_usage_pct: Option<Moment<f64>>,
-    pub peak_limit_source: Option<String>,
-    pub lowest_free_slots: Option<Moment<u64>>,
-    pub shortest_eta_seconds: Option<Moment<f64>>,
-    pub cleanups: Vec<Cleanup>,
+    /// The row of the highest `usage_pct`.
+    pub peak_usage: Option<ReadRow>,
+    /// The row of the fewest `free_slots`.
+    pub lowest_free: Option<ReadRow>,
+    /// The row of the shortest `eta_seconds`.
+    pub shortest_eta: Option<ReadRow>,
+    /// Every cleanup row: one per terminated parent (`kill:15+9`), or `cleanup` for a run
+    /// that had nothing to do.
+    pub cleanups: Vec<ReadRow>,
     pub anomalies: Vec<Anomaly>,
 }
 
 impl crate::schema::Document for EvidenceReport {
-    const SCHEMA: &'static str = "headroom.evidence/2";
+    const SCHEMA: &'static str = "headroom.evidence/3";
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
@@ -74,7 +63,7 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
         .since
         .map(|since| crate::platform::now_ms() / 1000 - since.as_secs() as i64);
     if let Some(cutoff) = cutoff {
-        rows.retain(|r| r.at.is_some_and(|at| at >= cutoff));
+        rows.retain(|r| r.at_secs.is_some_and(|at| at >= cutoff));
     }
     let json = ctx.printer.is_json();
     let draw = !json && !files.is_empty() && (args.chart || ctx.printer.stdout_is_terminal());
@@ -146,18 +135,11 @@ fn chart_width(args: &EvidenceArgs) -> usize {
         .max(evidence_chart::MIN_WIDTH)
 }
 
-fn moment<T>((value, r): (T, &ReadRow)) -> Moment<T> {
-    Moment {
-        value,
-        at: r.timestamp.clone(),
-    }
-}
-
 fn best<T: Copy + PartialOrd>(
     rows: &[ReadRow],
     key: impl Fn(&ReadRow) -> Option<T>,
     max: bool,
-) -> Option<(T, &ReadRow)> {
+) -> Option<ReadRow> {
     let mut best: Option<(T, &ReadRow)> = None;
     for r in rows {
         if let Some(v) = key(r) {
@@ -169,32 +151,22 @@ fn best<T: Copy + PartialOrd>(
             }
         }
     }
-    best
+    best.map(|(_, r)| r.clone())
 }
 
 pub fn summarise(files: Vec<String>, rows: &[ReadRow], anomalies: Vec<Anomaly>) -> EvidenceReport {
-    let peak = best(rows, |r| r.usage_pct, true);
     EvidenceReport {
         files,
         rows: rows.len(),
-        first: rows.first().map(|r| r.timestamp.clone()),
-        last: rows.last().map(|r| r.timestamp.clone()),
-        peak_limit_source: peak.and_then(|(_, r)| r.limit_source.clone()),
-        peak_usage_pct: peak.map(moment),
-        lowest_free_slots: best(rows, |r| r.free_slots, false).map(moment),
-        shortest_eta_seconds: best(rows, |r| r.eta_seconds, false).map(moment),
+        first: rows.first().and_then(|r| r.reading.at.clone()),
+        last: rows.last().and_then(|r| r.reading.at.clone()),
+        peak_usage: best(rows, |r| r.reading.usage_pct, true),
+        lowest_free: best(rows, |r| r.reading.free_slots, false),
+        shortest_eta: best(rows, |r| r.reading.eta_seconds, false),
         cleanups: rows
             .iter()
             .filter(|r| r.action.starts_with("kill:") || r.action == "cleanup")
-            .map(|r| Cleanup {
-                at: r.timestamp.clone(),
-                action: r.action.clone(),
-                parent_pid: r.top_parent_pid,
-                parent_name: r.top_parent_name.clone(),
-                zombies: r.top_parent_zombies,
-                result: r.result.clone(),
-                override_: r.override_.clone(),
-            })
+            .cloned()
             .collect(),
         anomalies,
     }
@@ -213,37 +185,51 @@ pub fn human(r: &EvidenceReport, p: &Printer) -> String {
         },
         crate::output::plural(r.files.len() as u64, "file")
     );
-    if let Some(m) = &r.peak_usage_pct {
-        let src = r
-            .peak_limit_source
+    let at = |row: &ReadRow| row.reading.at.clone().unwrap_or_else(|| "?".into());
+    if let Some((pct, row)) = r
+        .peak_usage
+        .as_ref()
+        .and_then(|row| Some((row.reading.usage_pct?, row)))
+    {
+        let src = row
+            .reading
+            .limit_source
             .as_deref()
             .map(|x| format!(" ({x})"))
             .unwrap_or_default();
-        let _ = writeln!(s, "  peak usage     {:.1} % at {}{src}", m.value, m.at);
+        let _ = writeln!(s, "  peak usage     {pct:.1} % at {}{src}", at(row));
     }
-    if let Some(m) = &r.lowest_free_slots {
+    if let Some((free, row)) = r
+        .lowest_free
+        .as_ref()
+        .and_then(|row| Some((row.reading.free_slots?, row)))
+    {
         let _ = writeln!(
             s,
             "  lowest free    {} slots at {}",
-            thousands(m.value),
-            m.at
+            thousands(free),
+            at(row)
         );
     }
-    if let Some(m) = &r.shortest_eta_seconds {
+    if let Some((eta, row)) = r
+        .shortest_eta
+        .as_ref()
+        .and_then(|row| Some((row.reading.eta_seconds?, row)))
+    {
         let _ = writeln!(
             s,
             "  shortest ETA   {} at {}",
-            human_duration(m.value),
-            m.at
+            human_duration(eta as f64),
+            at(row)
         );
     }
     let _ = writeln!(s, "  cleanups: {}", r.cleanups.len());
     for c in &r.cleanups {
-        let parent = match (c.parent_pid, &c.parent_name) {
+        let parent = match (c.top_parent_pid, &c.top_parent_name) {
             (Some(pid), Some(name)) => format!(
                 "{pid} {} ({})",
                 sanitize(name),
-                c.zombies.map_or("?".into(), thousands)
+                c.top_parent_zombies.map_or("?".into(), thousands)
             ),
             _ => String::new(),
         };
@@ -255,7 +241,9 @@ pub fn human(r: &EvidenceReport, p: &Printer) -> String {
         let _ = writeln!(
             s,
             "    {}  {:<10} {parent:<28} {}{ov}",
-            c.at, c.action, c.result
+            at(c),
+            c.action,
+            c.result
         );
     }
     if !r.anomalies.is_empty() {

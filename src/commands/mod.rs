@@ -28,6 +28,9 @@ pub mod snapshot;
 pub mod top;
 pub mod watch;
 
+#[cfg(test)]
+mod one_reading_tests;
+
 use anyhow::Result;
 
 use crate::cli::{Cli, Command, GlobalArgs};

@@ -10,6 +10,7 @@ use crate::cli::{ProbeArgs, ProbeFormat, ThresholdArgs};
 use crate::commands::Ctx;
 use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
+use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::output::{Printer, Style, bar, human_duration, thousands};
@@ -41,45 +42,27 @@ pub struct TopParent {
     pub zombies: u64,
 }
 
-/// The `headroom.probe/1` report. Fields are added, never renamed, within a version.
+/// The `headroom.probe/2` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProbeReport {
-    pub at: String,
+    /// The reading, as `watch`, `reap` and the evidence log print it too.
+    #[serde(flatten)]
+    pub reading: SlotReading,
     pub os: String,
-    pub uid: u32,
-    pub processes: u64,
-    /// Tasks (threads) of the user's processes: what RLIMIT_NPROC counts on Linux; null on macOS.
-    pub tasks: Option<u64>,
-    pub zombies: u64,
-    /// The slots compared with the limit (tasks on Linux, processes on macOS).
-    pub used: u64,
-    pub limit: Option<u64>,
-    pub limit_source: Option<LimitSource>,
-    pub usage_pct: Option<f64>,
-    pub free_slots: Option<u64>,
-    pub level: Level,
     pub warn_pct: f64,
     pub crit_pct: f64,
     pub top_parents: Vec<TopParent>,
-    pub growth_per_min: Option<f64>,
-    #[serde(serialize_with = "crate::schema::whole_seconds")]
-    #[schemars(with = "Option<i64>")]
-    pub eta_seconds: Option<f64>,
-    /// Readings in the 10-minute trend window (0 with `--no-history`).
-    pub trend_samples: usize,
+    /// Whether the trend history was kept and consulted (off with `--no-history`, a replay).
     pub history: bool,
     /// Table entries listed but not readable (not counted above; they may hide a session
     /// child or an ancestor, so `reap` treats the sessions as unreadable).
     pub unreadable: u64,
     /// `/proc` hides other users' processes (`hidepid=2`): not counted, and not seen.
     pub others_hidden: bool,
-    /// The table may be missing processes (`unreadable` > 0 or `others_hidden`): the
-    /// per-user counts are what could be read, and no parent is selected on it.
-    pub partial: bool,
 }
 
 impl crate::schema::Document for ProbeReport {
-    const SCHEMA: &'static str = "headroom.probe/1";
+    const SCHEMA: &'static str = "headroom.probe/2";
 }
 
 /// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
@@ -87,25 +70,13 @@ impl crate::schema::Document for ProbeReport {
 pub use crate::core::time::format_ms as rfc3339_ms;
 
 /// Two decimals, as every report that repeats probe's percentages and rates shows them.
-pub fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
-}
+pub use crate::core::slot_reading::round2;
 
 impl ProbeReport {
     pub fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
         Self {
-            at: rfc3339_ms(r.at_ms),
+            reading: SlotReading::new(r, trend),
             os: snap.os.clone(),
-            uid: r.uid,
-            processes: r.usage.processes,
-            tasks: r.usage.tasks,
-            zombies: r.usage.zombies,
-            used: r.usage.used,
-            limit: r.limit.limit,
-            limit_source: r.limit.source,
-            usage_pct: r.usage_pct.map(round2),
-            free_slots: r.free_slots,
-            level: r.level,
             warn_pct: t.warn_pct,
             crit_pct: t.crit_pct,
             top_parents: r
@@ -117,13 +88,9 @@ impl ProbeReport {
                     zombies: p.zombies,
                 })
                 .collect(),
-            growth_per_min: trend.and_then(|t| t.growth_per_min).map(round2),
-            eta_seconds: trend.and_then(|t| t.eta_seconds).map(|e| e.round()),
-            trend_samples: trend.map_or(0, |t| t.samples),
             history: trend.is_some(),
             unreadable: snap.unreadable,
             others_hidden: snap.others_hidden,
-            partial: snap.partial(),
         }
     }
 }
@@ -212,34 +179,18 @@ fn record_history(r: &Reading) -> Result<(Trend, Option<String>)> {
     let dir = crate::store::paths::ensure_state_dir()?;
     let h = state::record_reading(&dir, r.uid, r.sample())?;
     let trend = reading::trend(&h.samples, r.limit.limit);
-    EvidenceLog::new(&dir).append(&[poll_row(r, &trend)])?;
+    EvidenceLog::new(&dir).append(&[poll_row(r, Some(&trend))])?;
     Ok((trend, h.warning))
 }
 
 /// The evidence row of one reading (the session signal is not evaluated by a probe).
-pub fn poll_row(r: &Reading, trend: &Trend) -> Row {
+pub fn poll_row(r: &Reading, trend: Option<&Trend>) -> Row {
     Row {
-        timestamp: rfc3339_ms(r.at_ms),
-        total_procs: r.usage.processes,
-        zombies: r.usage.zombies,
-        limit: r.limit.limit,
-        limit_source: r.limit.source.map(|s| s.to_string()),
-        usage_pct: r.usage_pct,
-        free_slots: r.free_slots,
-        growth_per_min: trend.growth_per_min,
-        eta_seconds: trend.eta_seconds,
         top_parent: r
             .top_parents
             .first()
             .map(|p| (p.pid, p.name.clone(), p.zombies)),
-        action: "poll".into(),
-        // A reading of a table that may be missing processes says so in the bug report.
-        result: if r.partial {
-            "partial".into()
-        } else {
-            String::new()
-        },
-        ..Row::default()
+        ..Row::new(SlotReading::new(r, trend), "poll")
     }
 }
 
@@ -252,7 +203,8 @@ fn level_style(level: Level) -> Style {
 }
 
 /// The short block a person reads at a glance.
-pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
+pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
+    let r = &rep.reading;
     let mut s = String::new();
     let unit = if r.tasks.is_some() {
         "task slots"
@@ -264,7 +216,7 @@ pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
         "{} for uid {} ({})",
         p.paint("headroom probe", Style::Bold),
         r.uid,
-        r.os
+        rep.os
     );
     let level = p.paint(&r.level.as_str().to_uppercase(), level_style(r.level));
     match (r.limit, r.usage_pct) {
@@ -291,11 +243,11 @@ pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
         .tasks
         .map(|t| format!(", {} tasks", thousands(t)))
         .unwrap_or_default();
-    let mut unreadable = match r.unreadable {
+    let mut unreadable = match rep.unreadable {
         0 => String::new(),
         n => format!("; {} could not be read", thousands(n)),
     };
-    if r.others_hidden {
+    if rep.others_hidden {
         unreadable.push_str("; other users' processes hidden (/proc hidepid)");
     }
     if r.partial {
@@ -319,7 +271,7 @@ pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
             (Some(g), Some(eta)) if g > 0.0 => {
                 format!(
                     "{g:+.1} slots/min, the wall in about {}",
-                    human_duration(eta)
+                    human_duration(eta as f64)
                 )
             }
             (Some(g), _) if g > 0.0 => format!("{g:+.1} slots/min"),
@@ -328,11 +280,11 @@ pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
         }
     };
     let _ = writeln!(s, "  trend     {trend}");
-    if r.top_parents.is_empty() {
+    if rep.top_parents.is_empty() {
         let _ = writeln!(s, "  no zombie parents");
     } else {
         let _ = writeln!(s, "  zombie parents:");
-        for tp in &r.top_parents {
+        for tp in &rep.top_parents {
             let _ = writeln!(
                 s,
                 "    {:>8}  {:>7} zombies  {}",
@@ -346,7 +298,8 @@ pub fn human(r: &ProbeReport, p: &Printer, history: bool) -> String {
 }
 
 /// node_exporter textfile format (no timestamps; unknown values are left out).
-pub fn prometheus(r: &ProbeReport) -> String {
+pub fn prometheus(rep: &ProbeReport) -> String {
+    let r = &rep.reading;
     let mut s = String::new();
     let uid = format!("uid=\"{}\"", r.uid);
     let src = r.limit_source.map_or("unknown", LimitSource::as_str);
@@ -410,7 +363,7 @@ pub fn prometheus(r: &ProbeReport) -> String {
         "eta_seconds",
         "Seconds until the limit at the current growth.",
         &uid,
-        r.eta_seconds,
+        r.eta_seconds.map(|e| e as f64),
     );
     s
 }
@@ -421,18 +374,24 @@ mod tests {
 
     fn report() -> ProbeReport {
         ProbeReport {
-            at: "2026-08-29T22:42:41Z".into(),
+            reading: SlotReading {
+                at: "2026-08-29T22:42:41Z".into(),
+                uid: 501,
+                processes: 2744,
+                tasks: None,
+                zombies: 2038,
+                used: 2744,
+                limit: Some(2666),
+                limit_source: Some(LimitSource::RlimitNproc),
+                usage_pct: Some(102.93),
+                free_slots: Some(0),
+                level: Level::Critical,
+                growth_per_min: Some(10.0),
+                eta_seconds: Some(0),
+                trend_samples: 4,
+                partial: true,
+            },
             os: "macos".into(),
-            uid: 501,
-            processes: 2744,
-            tasks: None,
-            zombies: 2038,
-            used: 2744,
-            limit: Some(2666),
-            limit_source: Some(LimitSource::RlimitNproc),
-            usage_pct: Some(102.93),
-            free_slots: Some(0),
-            level: Level::Critical,
             warn_pct: 50.0,
             crit_pct: 75.0,
             top_parents: vec![TopParent {
@@ -440,13 +399,9 @@ mod tests {
                 name: "agency\x1b[2J".into(),
                 zombies: 526,
             }],
-            growth_per_min: Some(10.0),
-            eta_seconds: Some(0.0),
-            trend_samples: 4,
             history: true,
             unreadable: 3,
             others_hidden: false,
-            partial: true,
         }
     }
 
@@ -483,9 +438,9 @@ mod tests {
             t.contains("# TYPE headroom_eta_seconds gauge\nheadroom_eta_seconds{uid=\"501\"} 0\n")
         );
         assert!(!t.contains("headroom_tasks{"));
-        r.limit = None;
-        r.limit_source = None;
-        r.eta_seconds = None;
+        r.reading.limit = None;
+        r.reading.limit_source = None;
+        r.reading.eta_seconds = None;
         let t = prometheus(&r);
         assert!(!t.contains("headroom_limit{") && !t.contains("headroom_eta_seconds{"));
         assert!(t.ends_with('\n'));

@@ -18,7 +18,7 @@ use crate::core::emergency::Emergency;
 use crate::core::liveness::RECKLESS_THRESHOLD_S;
 use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{self, Policy, Selection, Situation, SkipReason};
-use crate::core::reading::{self, Reading, Trend};
+use crate::core::reading::{self, Reading};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::exit::{self, UsageError};
 use crate::platform::{self, ProcessSource};
@@ -355,10 +355,8 @@ fn record_evidence(reading: &Reading, selection: &Selection, report: &ReapReport
     let dir = crate::store::paths::ensure_state_dir()?;
     // The reading's columns, stamped with the time of the cleanup (no forecast: the
     // pre-cleanup curve says nothing about after it).
-    let base = Row {
-        timestamp: rfc3339_ms(platform::now_ms()),
-        ..poll_row(reading, &Trend::none(0))
-    };
+    let mut base = poll_row(reading, None);
+    base.reading.at = rfc3339_ms(platform::now_ms());
     let rows: Vec<Row> = if report.targets.is_empty() {
         let unreadable = selection.skipped_for(SkipReason::SessionSignalUnavailable);
         let result = if unreadable > 0 {

@@ -1,30 +1,19 @@
-//! The `headroom.reap/2` report and its human rendering (the decision table is always shown).
+//! The `headroom.reap/3` report and its human rendering (the decision table is always shown).
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
 use crate::actions::terminate::{Outcome, Termination};
-use crate::commands::probe::{self, rfc3339_ms};
-use crate::core::limits::LimitSource;
+use crate::commands::probe::rfc3339_ms;
 use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
 use crate::core::reading::Reading;
+use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Snapshot;
 use crate::output::{Printer, Style, human_duration, thousands};
 use crate::platform::Signal;
 use crate::sanitize::sanitize;
-
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct UsageReport {
-    pub used: u64,
-    pub processes: u64,
-    pub zombies: u64,
-    pub limit: Option<u64>,
-    pub limit_source: Option<LimitSource>,
-    pub usage_pct: Option<f64>,
-    pub free_slots: Option<u64>,
-}
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ParentReport {
@@ -92,7 +81,9 @@ pub struct ReapReport {
     pub dry_run: bool,
     /// The emergency trigger fired: free slots at or below its threshold.
     pub pressure: bool,
-    pub usage: UsageReport,
+    /// The reading the decisions were made on, as `probe` prints it (no trend: `reap`
+    /// keeps no history).
+    pub usage: SlotReading,
     pub policy: Policy,
     pub grace_ms: u64,
     pub parents: Vec<ParentReport>,
@@ -105,7 +96,7 @@ pub struct ReapReport {
 }
 
 impl crate::schema::Document for ReapReport {
-    const SCHEMA: &'static str = "headroom.reap/2";
+    const SCHEMA: &'static str = "headroom.reap/3";
 }
 
 impl ReapReport {
@@ -122,7 +113,7 @@ impl ReapReport {
             uid: snap.uid,
             dry_run,
             pressure: sel.pressure,
-            usage: usage_report(reading),
+            usage: SlotReading::new(reading, None),
             policy: policy.clone(),
             grace_ms: grace.as_millis() as u64,
             parents: sel
@@ -303,19 +294,6 @@ pub fn summary(r: &ReapReport, sel: &Selection) -> String {
     )
 }
 
-/// The report's usage block.
-pub fn usage_report(reading: &Reading) -> UsageReport {
-    UsageReport {
-        used: reading.usage.used,
-        processes: reading.usage.processes,
-        zombies: reading.usage.zombies,
-        limit: reading.limit.limit,
-        limit_source: reading.limit.source,
-        usage_pct: reading.usage_pct.map(probe::round2),
-        free_slots: reading.free_slots,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,15 +336,7 @@ mod tests {
             uid: 501,
             dry_run: false,
             pressure: sel.pressure,
-            usage: UsageReport {
-                used: 2666,
-                processes: 2666,
-                zombies: 2038,
-                limit: Some(2666),
-                limit_source: None,
-                usage_pct: Some(100.0),
-                free_slots: Some(0),
-            },
+            usage: crate::core::slot_reading::tests::sample(),
             policy: Policy {
                 allow_deny: AllowDeny {
                     allow: Patterns::new(["agency"]),

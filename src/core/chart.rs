@@ -15,7 +15,8 @@ use crate::core::time::parse_secs;
 pub struct Point {
     /// Unix seconds.
     pub at: i64,
-    /// Processes the uid holds (the `total_procs` column), zombies included.
+    /// The slots compared with the limit (the `used` column; a row of an older layout has
+    /// only `processes`, the processes the uid holds, zombies included).
     pub used: u64,
     pub zombies: Option<u64>,
     pub limit: Option<u64>,
@@ -130,7 +131,7 @@ impl Chart {
             })
             .collect();
         for r in rows {
-            let Some(at) = r.at else {
+            let Some(at) = r.at_secs else {
                 unread.push(Unread {
                     at: None,
                     file: String::new(),
@@ -141,18 +142,18 @@ impl Chart {
             if is_cleanup(&r.action) {
                 cleanups.push(CleanupMark {
                     at,
-                    used: r.total_procs,
+                    used: r.reading.used_or_processes(),
                     emergency: r.override_.as_deref() == Some("emergency"),
                     freed: result_field(&r.result, "freed"),
                     no_targets: r.result.starts_with("no-targets"),
                 });
-            } else if let Some(used) = r.total_procs {
+            } else if let Some(used) = r.reading.used_or_processes() {
                 points.push(Point {
                     at,
                     used,
-                    zombies: r.zombies,
-                    limit: r.limit,
-                    source: r.limit_source.clone(),
+                    zombies: r.reading.zombies,
+                    limit: r.reading.limit,
+                    source: r.reading.limit_source.clone(),
                 });
             }
         }

@@ -8,20 +8,15 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use serde_json::Value;
 
+use crate::core::reading::Level;
+use crate::core::slot_reading::{RecordedReading, SlotReading};
 use crate::core::time::parse_secs;
 
-/// Column order; changing it means a new header, which rotates old files aside.
-pub const COLUMNS: [&str; 16] = [
-    "timestamp",
-    "total_procs",
-    "zombies",
-    "limit",
-    "limit_source",
-    "usage_pct",
-    "free_slots",
-    "growth_per_min",
-    "eta_seconds",
+/// The columns after the reading's ([`SlotReading::FIELDS`]): the top zombie parent and
+/// what was done.
+pub const OWN_COLUMNS: [&str; 7] = [
     "top_parent_pid",
     "top_parent_name",
     "top_parent_zombies",
@@ -31,19 +26,20 @@ pub const COLUMNS: [&str; 16] = [
     "override",
 ];
 
+/// Column order: the reading's fields under their JSON names, then [`OWN_COLUMNS`].
+/// Changing it means a new header, which rotates old files aside.
+pub fn columns() -> Vec<&'static str> {
+    SlotReading::FIELDS.into_iter().chain(OWN_COLUMNS).collect()
+}
+
+/// Names an older layout gave a reading's column (the 13-, 14- and 16-column files).
+const OLD_NAMES: [(&str, &str); 2] = [("at", "timestamp"), ("processes", "total_procs")];
+
 /// One row. Unknown values are empty cells, never 0.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// RFC 3339, UTC, whole seconds.
-    pub timestamp: String,
-    pub total_procs: u64,
-    pub zombies: u64,
-    pub limit: Option<u64>,
-    pub limit_source: Option<String>,
-    pub usage_pct: Option<f64>,
-    pub free_slots: Option<u64>,
-    pub growth_per_min: Option<f64>,
-    pub eta_seconds: Option<f64>,
+    /// The reading, as `probe` prints it (a cleanup row: stamped with the cleanup's time).
+    pub reading: SlotReading,
     pub top_parent: Option<(i32, String, u64)>,
     /// `cpu_idle=S;log_age=S` (`unknown` for an unreadable signal), `no-session`, or empty
     /// when not evaluated.
@@ -56,58 +52,52 @@ pub struct Row {
     pub override_: String,
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
-}
-
 impl Row {
-    pub fn fields(&self) -> [String; 16] {
-        let (pp, pn, pz) = match &self.top_parent {
-            Some((pid, name, z)) => (pid.to_string(), name.clone(), z.to_string()),
-            None => (String::new(), String::new(), String::new()),
-        };
-        [
-            self.timestamp.clone(),
-            self.total_procs.to_string(),
-            self.zombies.to_string(),
-            opt(self.limit),
-            self.limit_source.clone().unwrap_or_default(),
-            self.usage_pct
-                .map(|v| format!("{v:.1}"))
-                .unwrap_or_default(),
-            opt(self.free_slots),
-            self.growth_per_min
-                .map(|v| format!("{v:.2}"))
-                .unwrap_or_default(),
-            self.eta_seconds
-                .map(|v| format!("{v:.0}"))
-                .unwrap_or_default(),
-            pp,
-            pn,
-            pz,
-            self.session_signal.clone(),
-            self.action.clone(),
-            self.result.clone(),
-            self.override_.clone(),
-        ]
+    /// A row of `reading` with nothing else said.
+    pub fn new(reading: SlotReading, action: &str) -> Self {
+        Self {
+            reading,
+            top_parent: None,
+            session_signal: String::new(),
+            action: action.into(),
+            result: String::new(),
+            override_: String::new(),
+        }
     }
-}
 
-impl Row {
-    /// The cells as written to the file: the text a process chose (its name) and free-form
-    /// text neutralised against spreadsheet formulas, and control characters escaped as on a
+    /// The cells as written to the file: the reading's as its JSON has them (null empty),
+    /// then the row's own. The text a process chose (its name) and free-form text are
+    /// neutralised against spreadsheet formulas, and control characters escaped as on a
     /// terminal (`\n` → `\\n`), so every row is one line. Numbers are left as they are
     /// (a negative growth rate is not a formula).
-    pub fn csv_fields(&self) -> [String; 16] {
-        let mut f = self.fields();
-        for i in [4, 10, 12, 13, 14, 15] {
-            f[i] = neutralise(&f[i]);
+    pub fn csv_fields(&self) -> Result<Vec<String>> {
+        let value = serde_json::to_value(&self.reading).context("cannot encode a reading")?;
+        let mut f = Vec::with_capacity(SlotReading::FIELDS.len() + OWN_COLUMNS.len());
+        for name in SlotReading::FIELDS {
+            f.push(match value.get(name) {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => neutralise(s),
+                Some(v) => v.to_string(),
+            });
         }
-        f
+        let (pp, pn, pz) = match &self.top_parent {
+            Some((pid, name, z)) => (pid.to_string(), neutralise(name), z.to_string()),
+            None => (String::new(), String::new(), String::new()),
+        };
+        f.extend([pp, pn, pz]);
+        for text in [
+            &self.session_signal,
+            &self.action,
+            &self.result,
+            &self.override_,
+        ] {
+            f.push(neutralise(text));
+        }
+        Ok(f)
     }
 }
 
-pub fn encode(fields: &[String]) -> Result<Vec<u8>> {
+pub fn encode<S: AsRef<[u8]>>(fields: &[S]) -> Result<Vec<u8>> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());
@@ -127,25 +117,22 @@ fn neutralise(s: &str) -> String {
     crate::sanitize::sanitize(&s).into_owned()
 }
 
-/// A row as read back, by column name (old layouts lack some columns).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// A row as read back, by column name (old layouts lack some columns, which read as null):
+/// one row of `evidence --json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ReadRow {
-    pub timestamp: String,
-    /// Unix seconds, when the timestamp parses.
-    pub at: Option<i64>,
-    pub total_procs: Option<u64>,
-    pub zombies: Option<u64>,
-    pub limit: Option<u64>,
-    pub limit_source: Option<String>,
-    pub usage_pct: Option<f64>,
-    pub free_slots: Option<u64>,
-    pub eta_seconds: Option<f64>,
+    /// Unix seconds of `at`, when it parses (not printed: `at` says it).
+    #[serde(skip)]
+    pub at_secs: Option<i64>,
+    #[serde(flatten)]
+    pub reading: RecordedReading,
     pub top_parent_pid: Option<i32>,
     pub top_parent_name: Option<String>,
     pub top_parent_zombies: Option<u64>,
     pub session_signal: Option<String>,
     pub action: String,
     pub result: String,
+    #[serde(rename = "override")]
     pub override_: Option<String>,
 }
 
@@ -161,7 +148,8 @@ pub struct Anomaly {
 }
 
 /// The rows and anomalies of one file's `bytes` (`path` names it in messages). A file whose
-/// header does not begin with `timestamp` is not an evidence log: an error naming it.
+/// header does not begin with `at` (`timestamp` in older layouts) is not an evidence log:
+/// an error naming it.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -176,7 +164,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
             .map(|f| String::from_utf8_lossy(f).into_owned())
             .collect(),
     };
-    if header.first().map(String::as_str) != Some("timestamp") || header.len() < 3 {
+    if !matches!(header.first().map(String::as_str), Some("at" | "timestamp")) || header.len() < 3 {
         let shown: String = header.join(",").chars().take(60).collect();
         anyhow::bail!(
             "`{}` is not a headroom evidence log: its first line is `{}`",
@@ -223,31 +211,52 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
             continue;
         }
         let get = |name: &str| -> Option<String> {
+            let old = OLD_NAMES.iter().find(|(new, _)| *new == name).map(|o| o.1);
             let s = idx
                 .get(name)
+                .or_else(|| old.and_then(|o| idx.get(o)))
                 .and_then(|&c| rec.get(c))
                 .map(|f| String::from_utf8_lossy(f).into_owned())?;
             (!s.is_empty()).then_some(s)
         };
         let num = |name: &str| get(name).and_then(|s| s.parse::<u64>().ok());
         let float = |name: &str| get(name).and_then(|s| s.replace(',', ".").parse::<f64>().ok());
-        let timestamp = get("timestamp").unwrap_or_default();
+        let at = get("at");
+        let action = get("action").unwrap_or_default();
+        let result = get("result").unwrap_or_default();
+        // Before the `partial` column a partial table's poll row said so in `result`.
+        let partial = get("partial")
+            .and_then(|s| s.parse::<bool>().ok())
+            .or_else(|| (action == "poll" && result == "partial").then_some(true));
         rows.push(ReadRow {
-            at: parse_secs(&timestamp).ok(),
-            timestamp,
-            total_procs: num("total_procs"),
-            zombies: num("zombies"),
-            limit: num("limit"),
-            limit_source: get("limit_source"),
-            usage_pct: float("usage_pct"),
-            free_slots: num("free_slots"),
-            eta_seconds: float("eta_seconds"),
+            at_secs: at.as_deref().and_then(|t| parse_secs(t).ok()),
+            reading: RecordedReading {
+                at,
+                uid: get("uid").and_then(|s| s.parse().ok()),
+                processes: num("processes"),
+                tasks: num("tasks"),
+                zombies: num("zombies"),
+                used: num("used"),
+                limit: num("limit"),
+                limit_source: get("limit_source"),
+                usage_pct: float("usage_pct"),
+                free_slots: num("free_slots"),
+                level: get("level").and_then(|s| Level::parse(&s)),
+                growth_per_min: float("growth_per_min"),
+                // Older layouts wrote it with a fraction.
+                #[allow(clippy::cast_possible_truncation)]
+                eta_seconds: float("eta_seconds")
+                    .filter(|v| v.is_finite())
+                    .map(|v| v.round() as i64),
+                trend_samples: get("trend_samples").and_then(|s| s.parse().ok()),
+                partial,
+            },
             top_parent_pid: get("top_parent_pid").and_then(|s| s.parse().ok()),
             top_parent_name: get("top_parent_name"),
             top_parent_zombies: num("top_parent_zombies"),
             session_signal: get("session_signal"),
-            action: get("action").unwrap_or_default(),
-            result: get("result").unwrap_or_default(),
+            action,
+            result,
             override_: get("override"),
         });
     }
@@ -257,6 +266,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::slot_reading::tests::sample;
 
     #[test]
     fn parse_reads_columns_by_name_and_reports_a_row_of_the_wrong_width() {
@@ -266,25 +276,46 @@ mod tests {
                     2026-08-29T22:43:41Z,8,poll,,extra\n";
         let (rows, anomalies) = parse(p, text.as_bytes()).unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].zombies, Some(7));
-        assert_eq!(rows[0].total_procs, None, "a column the layout lacks");
-        assert_eq!(rows[0].at, Some(1_788_043_361));
+        assert_eq!(rows[0].reading.zombies, Some(7));
+        assert_eq!(rows[0].reading.processes, None, "a column the layout lacks");
+        assert_eq!(rows[0].at_secs, Some(1_788_043_361));
+        assert_eq!(rows[0].reading.at.as_deref(), Some("2026-08-29T22:42:41Z"));
         assert_eq!((anomalies[0].line, anomalies[0].fields), (3, 5));
         let e = parse(p, b"name,pid,cpu\n1,2,3\n").unwrap_err().to_string();
         assert!(e.contains("`e.csv` is not a headroom evidence log"), "{e}");
     }
 
     #[test]
+    fn the_16_column_layout_reads_under_the_new_names() {
+        let text = "timestamp,total_procs,zombies,limit,limit_source,usage_pct,free_slots,growth_per_min,eta_seconds,top_parent_pid,top_parent_name,top_parent_zombies,session_signal,action,result,override\n\
+                    2026-08-29T22:42:41Z,3869,3326,4000,per-uid,96.7,131,10.00,786.4,87537,agency,600,no-session,poll,partial,\n";
+        let (rows, anomalies) = parse(Path::new("e.csv"), text.as_bytes()).unwrap();
+        assert!(anomalies.is_empty());
+        let r = &rows[0].reading;
+        assert_eq!(
+            (r.processes, r.used, r.used_or_processes(), r.eta_seconds),
+            (Some(3869), None, Some(3869), Some(786))
+        );
+        assert_eq!((r.partial, r.level, r.uid), (Some(true), None, None));
+        assert_eq!(rows[0].top_parent_name.as_deref(), Some("agency"));
+    }
+
+    #[test]
     fn cells_a_spreadsheet_would_run_are_neutralised_and_numbers_are_not() {
+        let mut reading = sample();
+        reading.growth_per_min = Some(-2.0);
         let row = Row {
             top_parent: Some((7, "=cmd|x".into(), 1)),
-            growth_per_min: Some(-2.0),
-            action: "poll".into(),
-            ..Row::default()
+            ..Row::new(reading, "poll")
         };
-        let f = row.csv_fields();
-        assert_eq!(f[10], "'=cmd|x");
-        assert_eq!(f[7], "-2.00", "control: a negative number is not a formula");
+        let f = row.csv_fields().unwrap();
+        let col = |name: &str| columns().iter().position(|c| *c == name).unwrap();
+        assert_eq!(f[col("top_parent_name")], "'=cmd|x");
+        assert_eq!(
+            f[col("growth_per_min")],
+            "-2.0",
+            "control: a negative number is not a formula"
+        );
         assert_eq!(
             encode(&f).unwrap().iter().filter(|&&b| b == b'\n').count(),
             1

@@ -22,6 +22,7 @@ pub mod policy;
 pub mod proc_tree;
 pub mod reading;
 pub mod session_log;
+pub mod slot_reading;
 pub mod snapshot;
 pub mod state_rules;
 pub mod time;

@@ -63,6 +63,13 @@ impl Level {
         }
     }
 
+    /// The level named `s` (its JSON name), as the evidence log stores it.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Normal, Self::Warning, Self::Critical, Self::Unknown]
+            .into_iter()
+            .find(|l| l.as_str() == s)
+    }
+
     /// Monitoring-plugin exit code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     pub fn exit_code(self) -> u8 {
         match self {

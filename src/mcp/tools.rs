@@ -573,8 +573,8 @@ fn summary(tool: &str, r: &Value) -> String {
             num(r, "rows"),
             num(r, "first_at"),
             num(r, "last_at"),
-            r.get("peak_usage_pct")
-                .map_or("?".into(), |m| num(m, "value")),
+            r.get("peak_usage")
+                .map_or("?".into(), |m| num(m, "usage_pct")),
         ),
         "log_probe" => {
             let d = r.get("directory").cloned().unwrap_or(Value::Null);

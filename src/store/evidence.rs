@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-pub use crate::core::evidence_csv::{Anomaly, COLUMNS, ReadRow, Row};
+pub use crate::core::evidence_csv::{Anomaly, ReadRow, Row, columns};
 use crate::core::evidence_csv::{encode, parse};
 use crate::store::fsio::{Lock, open_append};
 
@@ -97,7 +97,7 @@ impl EvidenceLog {
     fn append_inner(&self, rows: &[Row], written: &mut usize) -> Result<()> {
         let path = self.path();
         let _lock = Lock::acquire(&path)?;
-        let header = encode(&COLUMNS.map(str::to_string))?;
+        let header = encode(&columns())?;
         if let Ok(meta) = std::fs::symlink_metadata(&path) {
             if meta.file_type().is_file() && meta.len() > 0 {
                 let first = first_line(&path)?;
@@ -132,7 +132,7 @@ impl EvidenceLog {
             write(&mut f, &header)?;
         }
         for row in rows {
-            write(&mut f, &encode(&row.csv_fields())?)?;
+            write(&mut f, &encode(&row.csv_fields()?)?)?;
             *written += 1;
         }
         Ok(())
@@ -201,7 +201,7 @@ fn first_line(path: &Path) -> Result<String> {
 }
 
 /// Read one file: its rows and its anomalies (`core::evidence_csv::parse`). A file whose
-/// header does not begin with `timestamp` is not an evidence log: an error naming it.
+/// header does not begin with `at` (`timestamp` before) is not an evidence log: an error naming it.
 pub fn read_file(path: &Path) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
@@ -211,22 +211,15 @@ pub fn read_file(path: &Path) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::slot_reading::tests::sample;
 
     fn row(n: u64) -> Row {
+        let mut reading = sample();
+        reading.processes += n;
         Row {
-            timestamp: "2026-08-29T22:42:41Z".into(),
-            total_procs: 3869 + n,
-            zombies: 3326,
-            limit: Some(4000),
-            limit_source: Some("per-uid".into()),
-            usage_pct: Some(96.725),
-            free_slots: Some(131),
-            growth_per_min: Some(10.0),
-            eta_seconds: Some(786.4),
             top_parent: Some((87537, "agency".into(), 600)),
             session_signal: "no-session".into(),
-            action: "poll".into(),
-            ..Row::default()
+            ..Row::new(reading, "poll")
         }
     }
 
@@ -237,10 +230,16 @@ mod tests {
         log.append(&[row(0), row(1)]).unwrap();
         let text = std::fs::read_to_string(log.path()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], COLUMNS.join(","));
+        assert_eq!(lines[0], columns().join(","));
+        assert_eq!(
+            lines[0],
+            "at,uid,processes,tasks,zombies,used,limit,limit_source,usage_pct,free_slots,level,\
+             growth_per_min,eta_seconds,trend_samples,partial,top_parent_pid,top_parent_name,\
+             top_parent_zombies,session_signal,action,result,override"
+        );
         assert_eq!(
             lines[1],
-            "2026-08-29T22:42:41Z,3869,3326,4000,per-uid,96.7,131,10.00,786,87537,agency,600,no-session,poll,,"
+            "2026-08-29T22:42:41Z,501,3869,,3326,3869,4000,per-uid,96.73,131,critical,10.0,786,4,false,87537,agency,600,no-session,poll,,"
         );
         assert_eq!(lines.len(), 3);
     }
@@ -280,7 +279,7 @@ mod tests {
             .map(|n| {
                 let mut r = row(0);
                 r.top_parent = Some((1, (*n).into(), 3));
-                r.growth_per_min = Some(-1.5);
+                r.reading.growth_per_min = Some(-1.5);
                 r
             })
             .collect();
@@ -304,7 +303,7 @@ mod tests {
             ]
         );
         let text = std::fs::read_to_string(log.path()).unwrap();
-        assert!(text.lines().nth(1).unwrap().contains(",-1.50,"), "{text}");
+        assert!(text.lines().nth(1).unwrap().contains(",-1.5,"), "{text}");
     }
 
     #[test]
@@ -323,11 +322,11 @@ mod tests {
         let (rows, anomalies) = read_file(&log.path()).unwrap();
         assert!(anomalies.is_empty(), "{anomalies:?}");
         assert_eq!(
-            rows.iter().map(|r| r.total_procs).collect::<Vec<_>>(),
+            rows.iter().map(|r| r.reading.processes).collect::<Vec<_>>(),
             vec![Some(3869), Some(3870), Some(3871)]
         );
         // A torn header (killed while creating the file) is cut to nothing and rewritten.
-        std::fs::write(log.path(), b"timestamp,total_pr").unwrap();
+        std::fs::write(log.path(), b"at,uid,proc").unwrap();
         log.append(&[row(3)]).unwrap();
         assert_eq!(read_file(&log.path()).unwrap().0.len(), 1);
     }
@@ -346,7 +345,7 @@ mod tests {
         assert!(
             std::fs::read_to_string(log.path())
                 .unwrap()
-                .starts_with("timestamp,total_procs,zombies,limit,")
+                .starts_with("at,uid,processes,tasks,")
         );
         // A matching header is left alone.
         log.append(&[row(1)]).unwrap();
@@ -397,8 +396,16 @@ mod tests {
             ),
             (88, 14, 13)
         );
-        assert_eq!(rows[0].zombies, Some(239));
-        assert_eq!(rows[0].limit_source, None, "an old layout lacks the column");
+        assert_eq!(rows[0].reading.zombies, Some(239));
+        assert_eq!(
+            rows[0].reading.processes,
+            Some(801),
+            "read under its new name"
+        );
+        assert_eq!(
+            rows[0].reading.limit_source, None,
+            "an old layout lacks the column"
+        );
     }
 
     #[test]

@@ -36,8 +36,8 @@ fn two_processes_appending_1000_rows_each_leave_2000_well_formed_rows() {
     let mut n = 0;
     for rec in rdr.records() {
         let rec = rec.unwrap();
-        assert_eq!(rec.len(), 16);
-        assert!(rec[10].starts_with("writer,"), "{rec:?}");
+        assert_eq!(rec.len(), headroom::store::evidence::columns().len());
+        assert!(rec[16].starts_with("writer,"), "{rec:?}");
         n += 1;
     }
     assert_eq!(n, 2000);
@@ -55,14 +55,27 @@ fn an_over_long_final_row_is_summarised_and_reported() {
     let (r, code) = evidence_json(&env, &[]);
     assert_eq!(code, 1);
     assert_eq!(r.rows, 2);
-    assert_eq!(r.peak_usage_pct.as_ref().map(|m| m.value), Some(102.9));
+    let peak = r.peak_usage.as_ref().unwrap();
     assert_eq!(
-        r.lowest_free_slots
-            .as_ref()
-            .map(|m| (m.value, m.at.as_str())),
-        Some((0, "2026-08-28T18:05:00Z"))
+        (
+            peak.usage_pct,
+            peak.processes,
+            peak.used,
+            peak.level.as_deref()
+        ),
+        (Some(102.9), Some(2744), None, None),
+        "the 13-column layout reads under the new names, null where it has no column"
     );
-    assert_eq!(r.shortest_eta_seconds.as_ref().map(|m| m.value), Some(0.0));
+    assert_eq!(
+        r.lowest_free
+            .as_ref()
+            .map(|m| (m.free_slots, m.at.as_deref())),
+        Some((Some(0), Some("2026-08-28T18:05:00Z")))
+    );
+    assert_eq!(
+        r.shortest_eta.as_ref().map(|m| m.eta_seconds),
+        Some(Some(0))
+    );
     assert_eq!(r.cleanups.len(), 1);
     assert_eq!(
         r.cleanups[0].result,

@@ -104,25 +104,25 @@ fn every_json_output_validates_against_its_published_schema() {
 
     const LEVEL: &[i32] = &[0, 1, 2];
     let cases = [
-        case(&["probe"], "headroom.probe/1", Out::Object, LEVEL),
+        case(&["probe"], "headroom.probe/2", Out::Object, LEVEL),
         case(
             &["probe", "--snapshot", &snap],
-            "headroom.probe/1",
+            "headroom.probe/2",
             Out::Object,
             LEVEL,
         ),
         case(&["limits"], "headroom.limits/1", Out::Object, LEVEL),
         case(&["snapshot"], "headroom.snapshot/1", Out::Object, &[0]),
-        case(&["reap", "--dry-run"], "headroom.reap/2", Out::Object, &[0]),
+        case(&["reap", "--dry-run"], "headroom.reap/3", Out::Object, &[0]),
         case(
             &["idle-watch", "--duration", "2s", "--interval", "1s"],
             "headroom.idle-watch/1",
             Out::Lines,
             &[0],
         ),
-        case(&["watch", "--once"], "headroom.watch/2", Out::Lines, &[0]),
+        case(&["watch", "--once"], "headroom.watch/3", Out::Lines, &[0]),
         // After watch, so the evidence log has rows.
-        case(&["evidence"], "headroom.evidence/2", Out::Object, &[0]),
+        case(&["evidence"], "headroom.evidence/3", Out::Object, &[0]),
         case(
             &["log-probe", &logs],
             "headroom.log-probe/2",
@@ -231,7 +231,7 @@ fn a_mangled_record_fails_validation() {
     let env = Env::new();
     let out = env.cmd().args(["--json", "probe"]).output().unwrap();
     let good: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let v = validator("headroom.probe/1");
+    let v = validator("headroom.probe/2");
     assert!(errors(&v, &good).is_empty(), "{:?}", errors(&v, &good));
     let mangle = |f: &dyn Fn(&mut serde_json::Map<String, Value>)| {
         let mut m = good.as_object().unwrap().clone();
@@ -274,7 +274,7 @@ fn a_mangled_record_fails_validation() {
         .map(str::to_string)
         .unwrap();
     let reading: Value = serde_json::from_str(&line).unwrap();
-    let v = validator("headroom.watch/2");
+    let v = validator("headroom.watch/3");
     assert!(errors(&v, &reading).is_empty(), "{line}");
     let mut no_at = reading.clone();
     no_at.as_object_mut().unwrap().remove("at");

@@ -87,7 +87,7 @@ async def legacy(cfg, schemas):
             # probe: the SDK validates structuredContent against outputSchema; check it here too.
             r, text = await call(s, "probe", {"no_history": True})
             Draft202012Validator(schemas["probe"]).validate(r.structured_content)
-            check(r.structured_content["schema"] == "headroom.probe/1", "probe schema name")
+            check(r.structured_content["schema"] == "headroom.probe/2", "probe schema name")
             check(text.startswith("level "), f"probe text {text!r}")
 
             # doctor: the same report as `doctor --json`, valid against its outputSchema; a

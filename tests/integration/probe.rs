@@ -68,7 +68,7 @@ fn probe_reports_real_zombies_of_a_fixture_parent_exactly() {
     let before = count_uid(env.uid);
     let (r, _) = probe_json(&env, &["--no-history"]);
     let after = count_uid(env.uid);
-    assert_eq!(r.schema, "headroom.probe/1");
+    assert_eq!(r.schema, "headroom.probe/2");
     assert!(
         r.top_parents.contains(&schema::TopParent {
             pid,
@@ -371,12 +371,12 @@ fn bad_snapshot_files_are_one_line_errors_with_exit_3_unknown() {
     )
     .unwrap();
     let other = env.path("other.json");
-    std::fs::write(&other, "{\"schema\": \"headroom.probe/1\"}").unwrap();
+    std::fs::write(&other, "{\"schema\": \"headroom.probe/2\"}").unwrap();
     for (path, needle) in [
         (env.path("missing.json"), "cannot read snapshot"),
         (empty, "is empty"),
         (bad, "is not valid JSON"),
-        (other, "headroom.probe/1"),
+        (other, "headroom.probe/2"),
     ] {
         for cmd in ["probe", "limits"] {
             let out = env

@@ -33,7 +33,7 @@ pub struct Probe {
     pub crit_pct: f64,
     pub top_parents: Vec<TopParent>,
     pub growth_per_min: Option<f64>,
-    pub eta_seconds: Option<f64>,
+    pub eta_seconds: Option<i64>,
     pub trend_samples: usize,
     pub history: bool,
     pub unreadable: u64,
@@ -138,13 +138,21 @@ pub struct Snapshot {
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ReapUsage {
-    pub used: u64,
+    pub at: String,
+    pub uid: u32,
     pub processes: u64,
+    pub tasks: Option<u64>,
     pub zombies: u64,
+    pub used: u64,
     pub limit: Option<u64>,
     pub limit_source: Option<String>,
     pub usage_pct: Option<f64>,
     pub free_slots: Option<u64>,
+    pub level: String,
+    pub growth_per_min: Option<f64>,
+    pub eta_seconds: Option<i64>,
+    pub trend_samples: usize,
+    pub partial: bool,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -222,21 +230,31 @@ pub struct Reap {
     pub summary: String,
 }
 
+/// A row of `evidence --json`: the reading's fields (each null where the file predates
+/// its column), then the row's own.
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct Moment<T> {
-    pub value: T,
-    pub at: String,
-}
-
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Cleanup {
-    pub at: String,
-    pub action: String,
-    pub parent_pid: Option<i32>,
-    pub parent_name: Option<String>,
+pub struct EvidenceRow {
+    pub at: Option<String>,
+    pub uid: Option<u32>,
+    pub processes: Option<u64>,
+    pub tasks: Option<u64>,
     pub zombies: Option<u64>,
+    pub used: Option<u64>,
+    pub limit: Option<u64>,
+    pub limit_source: Option<String>,
+    pub usage_pct: Option<f64>,
+    pub free_slots: Option<u64>,
+    pub level: Option<String>,
+    pub growth_per_min: Option<f64>,
+    pub eta_seconds: Option<i64>,
+    pub trend_samples: Option<usize>,
+    pub partial: Option<bool>,
+    pub top_parent_pid: Option<i32>,
+    pub top_parent_name: Option<String>,
+    pub top_parent_zombies: Option<u64>,
+    pub session_signal: Option<String>,
+    pub action: String,
     pub result: String,
     #[serde(rename = "override")]
     pub override_: Option<String>,
@@ -262,11 +280,10 @@ pub struct Evidence {
     pub first: Option<String>,
     #[serde(rename = "last_at")]
     pub last: Option<String>,
-    pub peak_usage_pct: Option<Moment<f64>>,
-    pub peak_limit_source: Option<String>,
-    pub lowest_free_slots: Option<Moment<u64>>,
-    pub shortest_eta_seconds: Option<Moment<f64>>,
-    pub cleanups: Vec<Cleanup>,
+    pub peak_usage: Option<EvidenceRow>,
+    pub lowest_free: Option<EvidenceRow>,
+    pub shortest_eta: Option<EvidenceRow>,
+    pub cleanups: Vec<EvidenceRow>,
     pub anomalies: Vec<Anomaly>,
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::core::slot_reading::RecordedReading;
 use crate::store::evidence::{ReadRow, read_file};
 
 const GLYPHS_ASCII: &str = " #=-.|+^E?";
@@ -137,10 +138,13 @@ fn wide_charts_label_more_times_and_narrow_ones_the_ends() {
 
 fn poll(at: i64, used: u64, limit: u64) -> ReadRow {
     ReadRow {
-        at: Some(at),
-        total_procs: Some(used),
-        limit: Some(limit),
-        limit_source: Some("per-uid".into()),
+        at_secs: Some(at),
+        reading: RecordedReading {
+            used: Some(used),
+            limit: Some(limit),
+            limit_source: Some("per-uid".into()),
+            ..RecordedReading::default()
+        },
         action: "poll".into(),
         ..ReadRow::default()
     }
@@ -233,11 +237,14 @@ mod fuzz {
             any::<bool>(),
         )
             .prop_map(|(at, used, limit, action, result, emergency)| ReadRow {
-                at,
-                total_procs: used,
-                zombies: used.map(|u| u / 2),
-                limit,
-                limit_source: Some("per-uid".into()),
+                at_secs: at,
+                reading: RecordedReading {
+                    used,
+                    zombies: used.map(|u| u / 2),
+                    limit,
+                    limit_source: Some("per-uid".into()),
+                    ..RecordedReading::default()
+                },
                 action: action.into(),
                 result: result.into(),
                 override_: emergency.then(|| "emergency".into()),

@@ -5,10 +5,9 @@ use serde::Serialize;
 
 use crate::actions::memory_guard::GuardReport;
 use crate::commands::hangs::report::RoundReport;
-use crate::commands::probe::{rfc3339_ms, round2};
 use crate::commands::reap_report::ReapReport;
-use crate::core::limits::LimitSource;
 use crate::core::reading::{Level, Reading, Trend};
+use crate::core::slot_reading::SlotReading;
 use crate::output::{human_duration, plural, thousands};
 
 /// How much a `watch` notice matters. The lowercase names are stable (JSON); an `error`
@@ -33,44 +32,18 @@ impl Severity {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReadingEvent {
-    pub at: String,
-    pub processes: u64,
-    pub tasks: Option<u64>,
-    pub zombies: u64,
-    pub used: u64,
-    pub limit: Option<u64>,
-    pub limit_source: Option<LimitSource>,
-    pub usage_pct: Option<f64>,
-    pub free_slots: Option<u64>,
-    /// This reading's level.
-    pub level: Level,
+    /// The reading, as `probe`, `reap` and the evidence log print it too.
+    #[serde(flatten)]
+    pub reading: SlotReading,
     /// The level confirmed by two consecutive readings (what auto-reap acts on).
     pub confirmed_level: Level,
-    pub growth_per_min: Option<f64>,
-    #[serde(serialize_with = "crate::schema::whole_seconds")]
-    #[schemars(with = "Option<i64>")]
-    pub eta_seconds: Option<f64>,
-    /// The table may be missing processes (unreadable entries, other users hidden).
-    pub partial: bool,
 }
 
 impl ReadingEvent {
     pub fn new(r: &Reading, t: &Trend, confirmed: Level) -> Self {
         Self {
-            at: rfc3339_ms(r.at_ms),
-            processes: r.usage.processes,
-            tasks: r.usage.tasks,
-            zombies: r.usage.zombies,
-            used: r.usage.used,
-            limit: r.limit.limit,
-            limit_source: r.limit.source,
-            usage_pct: r.usage_pct.map(round2),
-            free_slots: r.free_slots,
-            level: r.level,
+            reading: SlotReading::new(r, Some(t)),
             confirmed_level: confirmed,
-            growth_per_min: t.growth_per_min.map(round2),
-            eta_seconds: t.eta_seconds.map(f64::round),
-            partial: r.partial,
         }
     }
 }
@@ -112,11 +85,12 @@ pub enum Event {
 }
 
 impl crate::schema::Document for Event {
-    const SCHEMA: &'static str = "headroom.watch/2";
+    const SCHEMA: &'static str = "headroom.watch/3";
 }
 
 /// The status line of a reading.
 pub fn status_line(r: &ReadingEvent) -> String {
+    let r = &r.reading;
     let usage = match (r.limit, r.usage_pct, r.limit_source) {
         (Some(l), Some(p), Some(src)) => {
             format!("{}/{} ({p:.1} %, {src})", thousands(r.used), thousands(l))
@@ -125,7 +99,7 @@ pub fn status_line(r: &ReadingEvent) -> String {
     };
     let trend = match (r.growth_per_min, r.eta_seconds) {
         (Some(g), Some(eta)) if g > 0.0 => {
-            format!(", {g:+.1}/min, wall in {}", human_duration(eta))
+            format!(", {g:+.1}/min, wall in {}", human_duration(eta as f64))
         }
         (Some(g), _) => format!(", {g:+.1}/min"),
         _ => String::new(),

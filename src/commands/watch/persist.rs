@@ -93,7 +93,7 @@ impl Watcher<'_, '_> {
                 none
             }
         };
-        self.pending.push(poll_row(r, &trend));
+        self.pending.push(poll_row(r, Some(&trend)));
         if self.pending.len() > MAX_PENDING_ROWS {
             let drop = self.pending.len() - MAX_PENDING_ROWS;
             self.pending.drain(..drop);

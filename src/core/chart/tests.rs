@@ -1,15 +1,18 @@
 use super::*;
+use crate::core::slot_reading::RecordedReading;
 
 const T0: i64 = 1_787_997_600; // 2026-08-29T10:00:00Z
 
 fn poll(at: i64, used: u64, limit: u64, source: &str) -> ReadRow {
     ReadRow {
-        timestamp: String::new(),
-        at: Some(at),
-        total_procs: Some(used),
-        zombies: Some(used / 2),
-        limit: Some(limit),
-        limit_source: Some(source.into()),
+        at_secs: Some(at),
+        reading: RecordedReading {
+            used: Some(used),
+            zombies: Some(used / 2),
+            limit: Some(limit),
+            limit_source: Some(source.into()),
+            ..RecordedReading::default()
+        },
         action: "poll".into(),
         ..ReadRow::default()
     }
@@ -184,8 +187,8 @@ fn the_same_limit_from_another_source_is_a_new_step() {
 #[test]
 fn readings_without_a_limit_leave_a_hole_in_the_step_line() {
     let mut no_limit = poll(T0 + 60, 5, 0, "");
-    no_limit.limit = None;
-    no_limit.limit_source = None;
+    no_limit.reading.limit = None;
+    no_limit.reading.limit_source = None;
     let c = chart(&[
         poll(T0, 5, 10, "per-uid"),
         no_limit,
@@ -299,7 +302,7 @@ fn the_archived_14_field_row_is_a_mark_at_its_own_time() {
 #[test]
 fn rows_without_a_readable_time_are_unread_without_a_place() {
     let mut r = poll(T0, 5, 10, "per-uid");
-    r.at = None;
+    r.at_secs = None;
     let broken = Anomaly {
         file: "f".into(),
         line: 3,

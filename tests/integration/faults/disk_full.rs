@@ -80,7 +80,7 @@ fn a_full_disk_loses_no_reading_and_tears_no_file() {
         let polls: Vec<&str> = rows
             .iter()
             .filter(|r| r.action == "poll")
-            .map(|r| r.timestamp.as_str())
+            .filter_map(|r| r.reading.at.as_deref())
             .collect();
         let taken: Vec<&str> = events
             .iter()
