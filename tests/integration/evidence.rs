@@ -144,3 +144,63 @@ fn probe_readings_are_logged_as_poll_rows() {
     let text = std::fs::read_to_string(env.home.join("evidence.csv")).unwrap();
     assert!(text.lines().skip(1).all(|l| l.contains(",poll,")), "{text}");
 }
+
+/// A reading printed by `probe --json` comes back from `evidence --json` with the same
+/// fields and values (the CSV between them names its columns as the JSON does), old rows
+/// beside it with null for what their layout lacks, and the whole report validates against
+/// the published schema.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_probe_reading_reads_back_from_evidence_as_probe_printed_it() {
+    let env = Env::new();
+    let header = "timestamp,total_procs,zombies,limit,usage_pct,free_slots,growth_per_min,eta_seconds,top_parent_pid,top_parent_name,top_parent_zombies,action,result";
+    std::fs::write(
+        env.home.join("evidence.1.csv"),
+        format!(
+            "{header}\n2026-08-28T18:05:00Z,2744,2038,2666,,3,10.00,12.6,28979,agency,526,poll,\n"
+        ),
+    )
+    .unwrap();
+    let out = env.cmd().args(["probe", "--json"]).output().unwrap();
+    let probe: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        probe["usage_pct"].is_f64(),
+        "pid_max is always readable: {probe}"
+    );
+    let out = env.cmd().args(["evidence", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let published = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(headroom::schema::file_name("headroom.evidence/3"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(published).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&report).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{report}");
+    // The old row has the lowest free count and the shortest ETA (rounded to whole seconds),
+    // the new one the peak usage (the old one's is unknown).
+    let old = &report["shortest_eta"];
+    assert_eq!(
+        (&old["at"], &old["processes"], &old["eta_seconds"]),
+        (&"2026-08-28T18:05:00Z".into(), &2744.into(), &13.into())
+    );
+    assert_eq!(
+        (&old["used"], &old["level"]),
+        (&None::<u64>.into(), &None::<u64>.into())
+    );
+    // The new row is the one probe printed, field for field.
+    let new = &report["peak_usage"];
+    assert_ne!(new["at"], old["at"], "{report}");
+    let fields: Vec<&str> = probe
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .filter(|k| new.get(*k).is_some())
+        .collect();
+    assert_eq!(fields.len(), 15, "{fields:?}");
+    for k in fields {
+        assert_eq!(new[k], probe[k], "{k}");
+    }
+}
