@@ -54,6 +54,7 @@ pub struct EvidenceReport {
 
 impl crate::schema::Document for EvidenceReport {
     const SCHEMA: &'static str = "headroom.evidence/2";
+    const TYPE: Option<&'static str> = Some("evidence");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {

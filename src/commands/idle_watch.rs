@@ -40,9 +40,6 @@ pub struct WatchedParent {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Poll {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "poll"))]
-    pub kind: &'static str,
     pub at: String,
     pub threshold_seconds: f64,
     pub zombies: u64,
@@ -51,13 +48,11 @@ pub struct Poll {
 
 impl crate::schema::Document for Poll {
     const SCHEMA: &'static str = "headroom.idle-watch/1";
+    const TYPE: Option<&'static str> = Some("poll");
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "summary"))]
-    pub kind: &'static str,
     pub polls: u32,
     /// Parents the guard released at least once: check each is really finished.
     pub released: Vec<i32>,
@@ -66,6 +61,7 @@ pub struct Summary {
 
 impl crate::schema::Document for Summary {
     const SCHEMA: &'static str = "headroom.idle-watch/1";
+    const TYPE: Option<&'static str> = Some("summary");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
@@ -129,7 +125,6 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
             }
         }
         let poll = Poll {
-            kind: "poll",
             at: rfc3339_ms(snap.taken_at_ms),
             threshold_seconds: threshold_s,
             zombies: zp.iter().map(|p| p.zombies).sum(),
@@ -153,7 +148,6 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
         }
     }
     let summary = Summary {
-        kind: "summary",
         polls,
         released,
         signals_sent: 0,

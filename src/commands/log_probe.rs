@@ -99,6 +99,7 @@ pub struct LogProbeReport {
 
 impl crate::schema::Document for LogProbeReport {
     const SCHEMA: &'static str = "headroom.log-probe/2";
+    const TYPE: Option<&'static str> = Some("log-probe");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {

@@ -106,6 +106,7 @@ pub struct ReapReport {
 
 impl crate::schema::Document for ReapReport {
     const SCHEMA: &'static str = "headroom.reap/2";
+    const TYPE: Option<&'static str> = Some("reap");
 }
 
 impl ReapReport {

@@ -40,6 +40,7 @@ pub struct Enforcement {
 
 impl crate::schema::Document for Enforcement {
     const SCHEMA: &'static str = "headroom.run/1";
+    const TYPE: Option<&'static str> = None;
 }
 
 /// What the kernel did, reported just before the summary.
@@ -59,6 +60,7 @@ pub struct KernelOutcome {
 
 impl crate::schema::Document for KernelOutcome {
     const SCHEMA: &'static str = "headroom.run/1";
+    const TYPE: Option<&'static str> = None;
 }
 
 fn requested(mode: Enforce) -> &'static str {

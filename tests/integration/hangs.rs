@@ -495,7 +495,6 @@ fn usage_errors_exit_64() {
 fn the_watch_summary_matches_its_schema_mirror() {
     // --watch only runs on macOS; its last line is checked against the mirror here.
     let s = headroom::commands::hangs::report::Summary {
-        kind: "summary",
         stopped_by: Some("SIGTERM".into()),
         ..Default::default()
     };

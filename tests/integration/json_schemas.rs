@@ -201,6 +201,8 @@ fn every_json_output_validates_against_its_published_schema() {
         let v = validator(c.schema);
         for r in &recs {
             assert_eq!(r["schema"], c.schema, "{:?}: {r}", c.args);
+            // `type` beside it, one-shot or stream line (the schemas require it too).
+            assert!(r["type"].is_string(), "{:?} printed no `type`: {r}", c.args);
             let errs = errors(&v, r);
             if !errs.is_empty() {
                 failures.push(format!("{:?} vs {}: {errs:?}\n  {r}", c.args, c.schema));
@@ -241,6 +243,11 @@ fn a_mangled_record_fails_validation() {
     for (what, bad) in [
         ("no `used`", mangle(&|m| drop(m.remove("used")))),
         ("no `schema`", mangle(&|m| drop(m.remove("schema")))),
+        ("no `type`", mangle(&|m| drop(m.remove("type")))),
+        (
+            "another output's type",
+            mangle(&|m| drop(m.insert("type".into(), "limits".into()))),
+        ),
         (
             "another output's name",
             mangle(&|m| drop(m.insert("schema".into(), "headroom.limits/1".into()))),

@@ -17,6 +17,8 @@ pub struct TopParent {
 #[serde(deny_unknown_fields)]
 pub struct Probe {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -62,6 +64,8 @@ pub struct Ceiling {
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -123,8 +127,11 @@ pub struct Memory {
 #[serde(deny_unknown_fields)]
 pub struct Snapshot {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub detail: String,
     pub os: String,
+    pub taken_at: String,
     pub taken_at_ms: i64,
     pub self_pid: i32,
     pub uid: u32,
@@ -208,6 +215,8 @@ pub struct ReapTarget {
 #[serde(deny_unknown_fields)]
 pub struct Reap {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub uid: u32,
     pub dry_run: bool,
@@ -256,6 +265,8 @@ pub struct Anomaly {
 #[serde(deny_unknown_fields)]
 pub struct Evidence {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub files: Vec<String>,
     pub rows: usize,
     #[serde(rename = "first_at")]
@@ -316,6 +327,8 @@ pub struct LogProbeDirectory {
 #[serde(deny_unknown_fields)]
 pub struct LogProbe {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub dir: String,
     pub at: String,
     pub replay: bool,
@@ -435,6 +448,8 @@ pub struct HangEvent {
 #[serde(deny_unknown_fields)]
 pub struct HangsEvents {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub since: Option<String>,
     pub skipped_lines: usize,
     pub events: Vec<HangEvent>,
@@ -460,6 +475,8 @@ pub struct TopRow {
 #[serde(deny_unknown_fields)]
 pub struct Top {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub uid: u32,
     pub free_pct: Option<u8>,
@@ -484,6 +501,8 @@ pub struct ParkStep {
 #[serde(deny_unknown_fields)]
 pub struct Park {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub action: String,
     pub pid: i32,
     pub name: String,
@@ -505,6 +524,8 @@ pub struct TreePeak {
 #[serde(deny_unknown_fields)]
 pub struct Calibrate {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub duration_ms: u64,
     pub samples: usize,
     pub total_bytes: u64,
@@ -663,6 +684,8 @@ pub struct DoctorCheck {
 #[serde(deny_unknown_fields)]
 pub struct Doctor {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub os: String,
     pub uid: u32,

@@ -129,6 +129,7 @@ pub struct RoundReport {
 
 impl crate::schema::Document for RoundReport {
     const SCHEMA: &'static str = "headroom.hangs/2";
+    const TYPE: Option<&'static str> = Some("round");
 }
 
 impl RoundReport {
@@ -149,25 +150,9 @@ impl RoundReport {
     }
 }
 
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct RoundLine<'a> {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "round"))]
-    pub kind: &'static str,
-    #[serde(flatten)]
-    pub round: &'a RoundReport,
-}
-
-impl crate::schema::Document for RoundLine<'_> {
-    const SCHEMA: &'static str = "headroom.hangs/2";
-}
-
 /// The last line of `--watch`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "summary"))]
-    pub kind: &'static str,
     pub rounds: u64,
     pub restarted: u64,
     pub restart_failed: u64,
@@ -179,6 +164,7 @@ pub struct Summary {
 
 impl crate::schema::Document for Summary {
     const SCHEMA: &'static str = "headroom.hangs/2";
+    const TYPE: Option<&'static str> = Some("summary");
 }
 
 impl Summary {
@@ -210,6 +196,7 @@ pub struct EventsReport {
 
 impl crate::schema::Document for EventsReport {
     const SCHEMA: &'static str = "headroom.hangs-events/1";
+    const TYPE: Option<&'static str> = Some("hangs-events");
 }
 
 fn state_style(s: HangState) -> Style {
