@@ -64,6 +64,13 @@ pub fn whole_seconds<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::O
     }
 }
 
+/// A duration known to be finite, as a `*_seconds` field is printed: whole seconds.
+pub fn seconds<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    // Saturating (NaN as 0): the value comes from a parsed `Duration`.
+    #[allow(clippy::cast_possible_truncation)]
+    s.serialize_i64(v.round() as i64)
+}
+
 /// One published schema: its name and the record types an output of that name is made of
 /// (a one-shot report is one; a JSON Lines stream is each kind of line it prints).
 #[derive(Debug, Clone, Copy)]

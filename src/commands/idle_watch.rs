@@ -41,13 +41,15 @@ pub struct WatchedParent {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Poll {
     pub at: String,
+    #[serde(serialize_with = "crate::schema::seconds")]
+    #[schemars(with = "i64")]
     pub threshold_seconds: f64,
     pub zombies: u64,
     pub parents: Vec<WatchedParent>,
 }
 
 impl crate::schema::Document for Poll {
-    const SCHEMA: &'static str = "headroom.idle-watch/1";
+    const SCHEMA: &'static str = "headroom.idle-watch/2";
     const TYPE: Option<&'static str> = Some("poll");
 }
 
@@ -60,7 +62,7 @@ pub struct Summary {
 }
 
 impl crate::schema::Document for Summary {
-    const SCHEMA: &'static str = "headroom.idle-watch/1";
+    const SCHEMA: &'static str = "headroom.idle-watch/2";
     const TYPE: Option<&'static str> = Some("summary");
 }
 

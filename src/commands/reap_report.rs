@@ -1,4 +1,4 @@
-//! The `headroom.reap/2` report and its human rendering (the decision table is always shown).
+//! The `headroom.reap/3` report and its human rendering (the decision table is always shown).
 
 use std::fmt::Write as _;
 
@@ -105,7 +105,7 @@ pub struct ReapReport {
 }
 
 impl crate::schema::Document for ReapReport {
-    const SCHEMA: &'static str = "headroom.reap/2";
+    const SCHEMA: &'static str = "headroom.reap/3";
     const TYPE: Option<&'static str> = Some("reap");
 }
 

@@ -113,19 +113,19 @@ fn every_json_output_validates_against_its_published_schema() {
         ),
         case(&["limits"], "headroom.limits/1", Out::Object, LEVEL),
         case(&["snapshot"], "headroom.snapshot/1", Out::Object, &[0]),
-        case(&["reap", "--dry-run"], "headroom.reap/2", Out::Object, &[0]),
+        case(&["reap", "--dry-run"], "headroom.reap/3", Out::Object, &[0]),
         case(
             &["idle-watch", "--duration", "2s", "--interval", "1s"],
-            "headroom.idle-watch/1",
+            "headroom.idle-watch/2",
             Out::Lines,
             &[0],
         ),
-        case(&["watch", "--once"], "headroom.watch/2", Out::Lines, &[0]),
+        case(&["watch", "--once"], "headroom.watch/3", Out::Lines, &[0]),
         // After watch, so the evidence log has rows.
         case(&["evidence"], "headroom.evidence/2", Out::Object, &[0]),
         case(
             &["log-probe", &logs],
-            "headroom.log-probe/2",
+            "headroom.log-probe/3",
             Out::Object,
             &[0],
         ),
@@ -152,7 +152,7 @@ fn every_json_output_validates_against_its_published_schema() {
         ),
         case(
             &["hangs", "--events"],
-            "headroom.hangs-events/1",
+            "headroom.hangs-events/2",
             Out::Object,
             &[0],
         ),
@@ -281,7 +281,7 @@ fn a_mangled_record_fails_validation() {
         .map(str::to_string)
         .unwrap();
     let reading: Value = serde_json::from_str(&line).unwrap();
-    let v = validator("headroom.watch/2");
+    let v = validator("headroom.watch/3");
     assert!(errors(&v, &reading).is_empty(), "{line}");
     let mut no_at = reading.clone();
     no_at.as_object_mut().unwrap().remove("at");

@@ -225,7 +225,7 @@ fn protocol_errors_get_their_codes_and_the_server_keeps_serving() {
     assert_eq!(r["result"]["isError"], false, "{}", r["result"]["content"]);
     assert_eq!(
         r["result"]["structuredContent"]["schema"],
-        "headroom.reap/2"
+        "headroom.reap/3"
     );
     // A refusal is a result, not a protocol error.
     let r = s.ask(json!({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"park_tree","arguments":{"pid":1}}}));

@@ -50,7 +50,7 @@ fn a_term_ignoring_leaker_is_killed_and_its_zombies_verified_gone() {
     let (_tree, pid) = leaker(&env, "agency-reap1", 150, &["--ignore-term"]);
     let (r, code) = reap_json(&env, &["--allow", "agency-reap1", "--grace", "300ms"]);
     assert_eq!(code, 0, "{r:?}");
-    assert_eq!(r.schema, "headroom.reap/2");
+    assert_eq!(r.schema, "headroom.reap/3");
     let p = parent(&r, pid);
     assert_eq!(
         (p.verdict.as_str(), p.reason.as_deref(), p.zombies),

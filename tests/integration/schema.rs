@@ -171,7 +171,7 @@ pub struct ReapPolicy {
     pub max_targets: u64,
     pub spare_sessions: bool,
     #[serde(rename = "idle_threshold_seconds")]
-    pub idle_threshold_s: f64,
+    pub idle_threshold_s: i64,
     pub emergency: ReapEmergency,
 }
 
@@ -294,7 +294,7 @@ pub struct LogProbeLimits {
 #[serde(deny_unknown_fields)]
 pub struct LogProbeFile {
     pub name: String,
-    pub size: u64,
+    pub size_bytes: u64,
     #[serde(rename = "modified_at")]
     pub mtime: Option<String>,
     pub mtime_age_seconds: Option<i64>,
@@ -306,7 +306,7 @@ pub struct LogProbeFile {
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub bytes_read: u64,
-    pub ms: f64,
+    pub read_ms: u64,
     pub error: Option<String>,
 }
 
@@ -320,7 +320,7 @@ pub struct LogProbeDirectory {
     pub age_seconds: Option<i64>,
     pub unknown_reason: Option<String>,
     pub bytes_read: u64,
-    pub ms: f64,
+    pub read_ms: u64,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -450,7 +450,7 @@ pub struct HangsEvents {
     pub schema: String,
     #[serde(rename = "type")]
     pub kind: String,
-    pub since: Option<String>,
+    pub since_at: Option<String>,
     pub skipped_lines: usize,
     pub events: Vec<HangEvent>,
 }

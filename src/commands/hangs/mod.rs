@@ -342,7 +342,7 @@ fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
         ));
     }
     let report = EventsReport {
-        since: since_ms.map(format_ms),
+        since_at: since_ms.map(format_ms),
         skipped_lines: skipped,
         events,
     };

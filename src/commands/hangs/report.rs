@@ -4,7 +4,7 @@
 //! - one live round: one object, `{"schema": "headroom.hangs/2", ...RoundReport}`;
 //! - `--watch` and `--observations`: JSON Lines, `{"schema": "headroom.hangs/2", "type": "round", ...RoundReport}` per
 //!   round; `--watch` ends with `{"type": "summary", ...}`;
-//! - `--events`: one object, `{"schema": "headroom.hangs-events/1", ...}`.
+//! - `--events`: one object, `{"schema": "headroom.hangs-events/2", ...}`.
 
 use std::fmt::Write as _;
 
@@ -188,14 +188,15 @@ impl Summary {
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EventsReport {
-    pub since: Option<String>,
+    /// The first instant listed (`--since`); null when the whole history is.
+    pub since_at: Option<String>,
     /// Lines of the events file that could not be read.
     pub skipped_lines: usize,
     pub events: Vec<HangEvent>,
 }
 
 impl crate::schema::Document for EventsReport {
-    const SCHEMA: &'static str = "headroom.hangs-events/1";
+    const SCHEMA: &'static str = "headroom.hangs-events/2";
     const TYPE: Option<&'static str> = Some("hangs-events");
 }
 
@@ -313,7 +314,7 @@ pub fn human_events(r: &EventsReport) -> String {
         let _ = writeln!(
             s,
             "no hang events{}",
-            r.since
+            r.since_at
                 .as_deref()
                 .map(|t| format!(" since {t}"))
                 .unwrap_or_default()

@@ -112,7 +112,7 @@ pub enum Event {
 }
 
 impl crate::schema::Document for Event {
-    const SCHEMA: &'static str = "headroom.watch/2";
+    const SCHEMA: &'static str = "headroom.watch/3";
     const TYPE: Option<&'static str> = None;
 }
 
