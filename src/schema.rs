@@ -189,7 +189,34 @@ pub fn file_name(name: &str) -> String {
 fn generator() -> SchemaGenerator {
     SchemaSettings::draft2020_12()
         .for_serialize()
+        .with_transform(schemars::transform::RecursiveTransform(
+            instants_are_date_times,
+        ))
         .into_generator()
+}
+
+/// The naming convention, published: a string property named `at` or `*_at` is an RFC 3339
+/// instant (`format: date-time`, which the validation test has its validator check on
+/// every real output). Applied by name so no field can be left out; a field so named that
+/// is not a string keeps its type, and the convention test refuses it.
+fn instants_are_date_times(schema: &mut schemars::Schema) {
+    let Some(Value::Object(props)) = schema.get_mut("properties") else {
+        return;
+    };
+    for (name, prop) in props.iter_mut() {
+        if !(name == "at" || name.ends_with("_at")) {
+            continue;
+        }
+        let Value::Object(p) = prop else { continue };
+        let string = match p.get("type") {
+            Some(Value::String(t)) => t == "string",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+            _ => false,
+        };
+        if string {
+            p.entry("format").or_insert_with(|| json!("date-time"));
+        }
+    }
 }
 
 fn part<T: Document>(g: &mut SchemaGenerator) -> (schemars::Schema, Option<&'static str>) {

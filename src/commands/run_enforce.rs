@@ -21,6 +21,7 @@ pub enum RecordType {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Enforcement {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "enforcement"))]
     pub kind: RecordType,
     pub requested: &'static str,
     /// `kernel` or `poll`.
@@ -47,6 +48,7 @@ impl crate::schema::Document for Enforcement {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KernelOutcome {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "kernel_outcome"))]
     pub kind: RecordType,
     pub cgroup: String,
     /// Processes the kernel's OOM killer ended at the limit.

@@ -35,7 +35,6 @@ pub struct Recorded<'a> {
     detail: Detail,
     /// `linux` or `macos`: which kernel produced it (decides what "slots" count).
     os: &'a str,
-    #[schemars(extend("format" = "date-time"))]
     taken_at: String,
     /// `taken_at` as Unix time in milliseconds (what replay reads).
     taken_at_ms: i64,

@@ -48,7 +48,10 @@ fn published(name: &str) -> Value {
 }
 
 fn validator(name: &str) -> jsonschema::Validator {
-    jsonschema::validator_for(&published(name))
+    // Formats checked too: every `at`/`*_at` is published as `date-time` (RFC 3339).
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&published(name))
         .unwrap_or_else(|e| panic!("schema {name} is not a valid JSON Schema: {e}"))
 }
 
@@ -259,6 +262,10 @@ fn a_mangled_record_fails_validation() {
         (
             "a level not in the enum",
             mangle(&|m| drop(m.insert("level".into(), "fine".into()))),
+        ),
+        (
+            "an instant that is not RFC 3339",
+            mangle(&|m| drop(m.insert("at".into(), "yesterday".into()))),
         ),
         (
             "unknown as missing, not null",
