@@ -62,6 +62,23 @@ fn errors(v: &jsonschema::Validator, record: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Every record is valid under the published schema `name` and carries its `schema` and a
+/// `type` (the test of each record kind another test produces for real: `watch`'s
+/// cleanup, memory and approaching-limit records, the MCP `run_limited` result).
+pub(crate) fn assert_valid(name: &str, records: &[Value]) {
+    assert!(!records.is_empty(), "no {name} record to validate");
+    let v = validator(name);
+    let failures: Vec<String> = records
+        .iter()
+        .filter_map(|r| {
+            let errs = errors(&v, r);
+            (r["schema"] != name || !r["type"].is_string() || !errs.is_empty())
+                .then(|| format!("{errs:?}\n  {r}"))
+        })
+        .collect();
+    assert!(failures.is_empty(), "not {name}:\n{}", failures.join("\n"));
+}
+
 fn records(case: &Case, stdout: &[u8], stderr: &[u8]) -> Vec<Value> {
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     match case.out {
@@ -219,7 +236,8 @@ fn every_json_output_validates_against_its_published_schema() {
     }
     drop(t);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // Every published schema is exercised here but the MCP-only `run_limited` result.
+    // Every published schema is exercised here but the MCP-only `run_limited` result
+    // (validated by mcp::run_limited_results_validate_against_the_published_schema).
     let untested: Vec<_> = headroom::schema::ALL
         .iter()
         .map(|e| e.name)
@@ -296,4 +314,41 @@ fn a_mangled_record_fails_validation() {
     let mut odd = reading.clone();
     odd["type"] = "readings".into();
     assert!(!errors(&v, &odd).is_empty(), "{odd}");
+}
+
+/// `watch`'s `hang` record is a `hangs` round under watch's names; `watch` runs hangs rounds
+/// only on macOS, so here a real replayed round (`hangs --observations`, which decides as a
+/// live round would) is validated in that form: a field the round adds must be in
+/// `headroom.watch/3` too. The control: the same round under its own `type` is refused.
+#[test]
+fn a_replayed_hangs_round_validates_as_a_watch_hang_record() {
+    let env = Env::new();
+    let obs = crate::hangs::write_obs(&env, "obs.json", crate::hangs::scenario());
+    let out = env
+        .cmd()
+        .args(["--json", "hangs", "--observations"])
+        .arg(&obs)
+        .output()
+        .unwrap();
+    let rounds: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["type"] == "round")
+        .collect();
+    assert!(
+        rounds
+            .iter()
+            .any(|r| !r["apps"].as_array().unwrap().is_empty()),
+        "the scenario has a round with an unresponsive app: {rounds:?}"
+    );
+    let as_watch = |r: &Value, kind: &str| {
+        let mut r = r.clone();
+        r["schema"] = "headroom.watch/3".into();
+        r["type"] = kind.into();
+        r
+    };
+    let hangs: Vec<Value> = rounds.iter().map(|r| as_watch(r, "hang")).collect();
+    assert_valid("headroom.watch/3", &hangs);
+    let v = validator("headroom.watch/3");
+    assert!(!errors(&v, &as_watch(&rounds[0], "round")).is_empty());
 }
