@@ -352,3 +352,24 @@ fn a_replayed_hangs_round_validates_as_a_watch_hang_record() {
     let v = validator("headroom.watch/3");
     assert!(!errors(&v, &as_watch(&rounds[0], "round")).is_empty());
 }
+
+/// `top --watch --json` piped: a `top` report per refresh, each as published, until SIGTERM
+/// (sent to the headroom the test started, by its pid), which ends it with 0.
+#[test]
+#[cfg(target_os = "linux")]
+fn top_watch_lines_validate_until_sigterm() {
+    use crate::support::{json_lines, wait_until};
+    let env = Env::new();
+    let (out, err) = (env.path("top.out"), env.path("top.err"));
+    let args = ["--json", "top", "--watch", "--interval", "200ms"];
+    let mut top = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    wait_until("two refreshes", || json_lines(&out).len() >= 2);
+    top.signal(libc::SIGTERM);
+    assert_eq!(
+        top.exit_code(),
+        0,
+        "{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    assert_valid("headroom.top/2", &json_lines(&out));
+}
