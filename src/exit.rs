@@ -121,9 +121,6 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 /// it fails. The same message goes to stderr.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct ErrorDocument {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "error"))]
-    kind: &'static str,
     /// What went wrong, as said on stderr (without `headroom: error: `).
     pub error: String,
     /// The exit status headroom ends with (the table above).
@@ -133,7 +130,6 @@ pub struct ErrorDocument {
 impl ErrorDocument {
     pub fn new(error: &str, exit_code: u8) -> Self {
         Self {
-            kind: "error",
             error: crate::output::clip_words(error).into_owned(),
             exit_code,
         }
@@ -142,6 +138,7 @@ impl ErrorDocument {
 
 impl crate::schema::Document for ErrorDocument {
     const SCHEMA: &'static str = "headroom.error/1";
+    const TYPE: Option<&'static str> = Some("error");
 }
 
 #[cfg(test)]

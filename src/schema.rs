@@ -1,8 +1,10 @@
 //! Every JSON object headroom prints says what it is: its first key is `schema`,
-//! `headroom.<thing>/<version>`. The name is a constant of the printed type ([`Document`]),
-//! added by the printer ([`to_line`]) rather than kept as a field, so it cannot be left out
-//! or set to another type's name, and a report embedded in a stream (`reap`'s inside
-//! `watch`'s `cleanup`) carries the stream's name only.
+//! `headroom.<thing>/<version>`, its second `type`, the kind of object (`probe`; in a JSON
+//! Lines stream, the kind of line: `poll`, `summary`). Both are constants of the printed type
+//! ([`Document`]), added by the printer ([`to_line`]) rather than kept as fields, so they
+//! cannot be left out or set to another type's name, and a report embedded in a stream
+//! (`reap`'s inside `watch`'s `cleanup`) carries the stream's names only. A stream whose
+//! lines are one tagged enum (`watch`, `run`) has its `type` from the enum's tag instead.
 //!
 //! The JSON Schemas (draft 2020-12) of those objects are generated from the same types
 //! (`schemars`, serialisation contract: what is printed, not what would be accepted) and
@@ -17,20 +19,36 @@ use serde_json::{Map, Value, json};
 pub trait Document: Serialize + JsonSchema {
     /// `headroom.<thing>/<version>`: bump the version when a field is renamed or removed.
     const SCHEMA: &'static str;
+    /// The `type` printed beside `schema`: what the object is (`probe`, `round`, `summary`).
+    /// `None` only for a type that serialises its own `type` (a `#[serde(tag = "type")]`
+    /// enum of stream lines); the convention test holds every schema to requiring one.
+    const TYPE: Option<&'static str>;
 }
 
-/// `doc` with its `schema` first.
+/// `doc` with its `schema` and `type` first.
 #[derive(Serialize)]
 struct Stamped<'a, T: ?Sized> {
     schema: &'static str,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    kind: Option<&'static str>,
     #[serde(flatten)]
     doc: &'a T,
 }
 
-/// `doc` as one line of JSON (no newline), `schema` first.
+/// `doc` as one line of JSON (no newline), `schema` and `type` first.
 pub fn to_line<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
     serde_json::to_string(&Stamped {
         schema: T::SCHEMA,
+        kind: T::TYPE,
+        doc,
+    })
+}
+
+/// `doc` as indented JSON (a file a person may read: `headroom snapshot`).
+pub fn to_pretty<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&Stamped {
+        schema: T::SCHEMA,
+        kind: T::TYPE,
         doc,
     })
 }
@@ -46,6 +64,13 @@ pub fn whole_seconds<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::O
     }
 }
 
+/// A duration known to be finite, as a `*_seconds` field is printed: whole seconds.
+pub fn seconds<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    // Saturating (NaN as 0): the value comes from a parsed `Duration`.
+    #[allow(clippy::cast_possible_truncation)]
+    s.serialize_i64(v.round() as i64)
+}
+
 /// One published schema: its name and the record types an output of that name is made of
 /// (a one-shot report is one; a JSON Lines stream is each kind of line it prints).
 #[derive(Debug, Clone, Copy)]
@@ -53,7 +78,25 @@ pub struct Entry {
     pub name: &'static str,
     /// What the output is, in a line.
     pub title: &'static str,
-    parts: &'static [fn(&mut SchemaGenerator) -> schemars::Schema],
+    parts: &'static [Part],
+}
+
+/// One kind of record of an output: its schema (usually a `$ref`) and the `type` the
+/// printer adds to it, if it does.
+type Part = fn(&mut SchemaGenerator) -> (schemars::Schema, Option<&'static str>);
+
+/// `type` as the printer adds it: a required constant.
+fn add_type(schema: &mut Map<String, Value>, kind: &str) {
+    let props = schema.entry("properties").or_insert_with(|| json!({}));
+    if let Value::Object(p) = props {
+        p.insert("type".into(), json!({"type": "string", "const": kind}));
+    }
+    match schema.get_mut("required") {
+        Some(Value::Array(r)) => r.insert(0, json!("type")),
+        _ => {
+            schema.insert("required".into(), json!(["type"]));
+        }
+    }
 }
 
 impl Entry {
@@ -62,10 +105,17 @@ impl Entry {
     /// reads an `outputSchema`); a stream is `anyOf` its kinds of line.
     pub fn schema(&self) -> Value {
         let mut g = generator();
-        let mut parts: Vec<Value> = self.parts.iter().map(|f| f(&mut g).to_value()).collect();
+        let mut parts: Vec<(Value, Option<&str>)> = self
+            .parts
+            .iter()
+            .map(|f| {
+                let (s, kind) = f(&mut g);
+                (s.to_value(), kind)
+            })
+            .collect();
         let mut defs = g.take_definitions(true);
         let mut root = Map::new();
-        if let [one] = parts.as_mut_slice() {
+        if let [(one, kind)] = parts.as_mut_slice() {
             let inlined = one
                 .get("$ref")
                 .and_then(Value::as_str)
@@ -78,7 +128,22 @@ impl Entry {
                     root.insert("allOf".into(), json!([one.take()]));
                 }
             }
+            if let Some(kind) = kind {
+                add_type(&mut root, kind);
+            }
         } else {
+            // A typed part is its `$ref` beside the `type` (not the definition changed: a
+            // stream may embed the same type under its own tag, as `watch`'s `hang`).
+            let parts = parts
+                .into_iter()
+                .map(|(one, kind)| match (one, kind) {
+                    (Value::Object(mut s), Some(kind)) => {
+                        add_type(&mut s, kind);
+                        Value::Object(s)
+                    }
+                    (s, _) => s,
+                })
+                .collect();
             root.insert("anyOf".into(), Value::Array(parts));
         }
         root.insert(
@@ -124,11 +189,38 @@ pub fn file_name(name: &str) -> String {
 fn generator() -> SchemaGenerator {
     SchemaSettings::draft2020_12()
         .for_serialize()
+        .with_transform(schemars::transform::RecursiveTransform(
+            instants_are_date_times,
+        ))
         .into_generator()
 }
 
-fn part<T: JsonSchema>(g: &mut SchemaGenerator) -> schemars::Schema {
-    g.subschema_for::<T>()
+/// The naming convention, published: a string property named `at` or `*_at` is an RFC 3339
+/// instant (`format: date-time`, which the validation test has its validator check on
+/// every real output). Applied by name so no field can be left out; a field so named that
+/// is not a string keeps its type, and the convention test refuses it.
+fn instants_are_date_times(schema: &mut schemars::Schema) {
+    let Some(Value::Object(props)) = schema.get_mut("properties") else {
+        return;
+    };
+    for (name, prop) in props.iter_mut() {
+        if !(name == "at" || name.ends_with("_at")) {
+            continue;
+        }
+        let Value::Object(p) = prop else { continue };
+        let string = match p.get("type") {
+            Some(Value::String(t)) => t == "string",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+            _ => false,
+        };
+        if string {
+            p.entry("format").or_insert_with(|| json!("date-time"));
+        }
+    }
+}
+
+fn part<T: Document>(g: &mut SchemaGenerator) -> (schemars::Schema, Option<&'static str>) {
+    (g.subschema_for::<T>(), T::TYPE)
 }
 
 /// The schema of the one-record output `T` (as an MCP tool's `outputSchema`).
@@ -164,7 +256,7 @@ pub const ALL: &[Entry] = &[
     Entry {
         name: crate::core::snapshot::SNAPSHOT_SCHEMA,
         title: "`snapshot`: the process table, ceilings and memory totals (also `--snapshot` input)",
-        parts: &[part::<crate::core::snapshot::Snapshot>],
+        parts: &[part::<c::snapshot::Recorded<'static>>],
     },
     Entry {
         name: c::reap_report::ReapReport::SCHEMA,
@@ -212,12 +304,11 @@ pub const ALL: &[Entry] = &[
         parts: &[part::<c::calibrate::CalibrateReport>],
     },
     Entry {
-        name: c::hangs::report::RoundLine::SCHEMA,
+        name: c::hangs::report::RoundReport::SCHEMA,
         title: "`hangs --json`: one round; with `--watch` or `--observations`, JSON Lines of \
                 `round`s and a closing `summary`",
         parts: &[
             part::<c::hangs::report::RoundReport>,
-            part::<c::hangs::report::RoundLine<'static>>,
             part::<c::hangs::report::Summary>,
         ],
     },

@@ -53,7 +53,6 @@ pub struct Step {
     pub pid: i32,
     pub name: String,
     pub outcome: Outcome,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 

@@ -39,6 +39,7 @@ pub struct CalibrateReport {
 
 impl crate::schema::Document for CalibrateReport {
     const SCHEMA: &'static str = "headroom.calibrate/1";
+    const TYPE: Option<&'static str> = Some("calibrate");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {

@@ -20,6 +20,7 @@ pub struct ConfigReport {
 
 impl crate::schema::Document for ConfigReport {
     const SCHEMA: &'static str = "headroom.config/1";
+    const TYPE: Option<&'static str> = Some("config");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {

@@ -38,6 +38,7 @@ pub struct DoctorReport {
 
 impl crate::schema::Document for DoctorReport {
     const SCHEMA: &'static str = "headroom.doctor/1";
+    const TYPE: Option<&'static str> = Some("doctor");
 }
 
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.

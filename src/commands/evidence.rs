@@ -43,6 +43,7 @@ pub struct EvidenceReport {
 
 impl crate::schema::Document for EvidenceReport {
     const SCHEMA: &'static str = "headroom.evidence/3";
+    const TYPE: Option<&'static str> = Some("evidence");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {

@@ -40,24 +40,21 @@ pub struct WatchedParent {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Poll {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "poll"))]
-    pub kind: &'static str,
     pub at: String,
+    #[serde(serialize_with = "crate::schema::seconds")]
+    #[schemars(with = "i64")]
     pub threshold_seconds: f64,
     pub zombies: u64,
     pub parents: Vec<WatchedParent>,
 }
 
 impl crate::schema::Document for Poll {
-    const SCHEMA: &'static str = "headroom.idle-watch/1";
+    const SCHEMA: &'static str = "headroom.idle-watch/2";
+    const TYPE: Option<&'static str> = Some("poll");
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "summary"))]
-    pub kind: &'static str,
     pub polls: u32,
     /// Parents the guard released at least once: check each is really finished.
     pub released: Vec<i32>,
@@ -65,7 +62,8 @@ pub struct Summary {
 }
 
 impl crate::schema::Document for Summary {
-    const SCHEMA: &'static str = "headroom.idle-watch/1";
+    const SCHEMA: &'static str = "headroom.idle-watch/2";
+    const TYPE: Option<&'static str> = Some("summary");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
@@ -129,7 +127,6 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
             }
         }
         let poll = Poll {
-            kind: "poll",
             at: rfc3339_ms(snap.taken_at_ms),
             threshold_seconds: threshold_s,
             zombies: zp.iter().map(|p| p.zombies).sum(),
@@ -153,7 +150,6 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
         }
     }
     let summary = Summary {
-        kind: "summary",
         polls,
         released,
         signals_sent: 0,

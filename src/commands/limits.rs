@@ -36,6 +36,7 @@ pub struct LimitsReport {
 
 impl crate::schema::Document for LimitsReport {
     const SCHEMA: &'static str = "headroom.limits/1";
+    const TYPE: Option<&'static str> = Some("limits");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {

@@ -54,7 +54,7 @@ pub struct LimitsEntry {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FileEntry {
     pub name: String,
-    pub size: u64,
+    pub size_bytes: u64,
     #[serde(rename = "modified_at")]
     pub mtime: Option<String>,
     /// Negative when the file was modified after the instant judged.
@@ -68,7 +68,11 @@ pub struct FileEntry {
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub bytes_read: u64,
-    pub ms: f64,
+    /// Time spent reading it, in whole milliseconds.
+    pub read_ms: u64,
+    /// The same in microseconds, for the human line (which shows tenths of a millisecond).
+    #[serde(skip)]
+    pub read_us: u64,
     pub error: Option<String>,
 }
 
@@ -81,10 +85,13 @@ pub struct DirectoryEntry {
     /// Why the verdict is unknown; null otherwise.
     pub unknown_reason: Option<String>,
     pub bytes_read: u64,
-    pub ms: f64,
+    /// Time spent reading the directory, in whole milliseconds.
+    pub read_ms: u64,
+    #[serde(skip)]
+    pub read_us: u64,
 }
 
-/// The `headroom.log-probe/2` report. Fields are added, never renamed, within a version.
+/// The `headroom.log-probe/3` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LogProbeReport {
     pub dir: String,
@@ -98,7 +105,8 @@ pub struct LogProbeReport {
 }
 
 impl crate::schema::Document for LogProbeReport {
-    const SCHEMA: &'static str = "headroom.log-probe/2";
+    const SCHEMA: &'static str = "headroom.log-probe/3";
+    const TYPE: Option<&'static str> = Some("log-probe");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {
@@ -178,6 +186,11 @@ fn ms(micros: u64) -> f64 {
     micros as f64 / 1000.0
 }
 
+/// Rounded to the nearest millisecond.
+fn whole_ms(micros: u64) -> u64 {
+    micros.saturating_add(500) / 1000
+}
+
 fn age(now: i64, t: i64) -> i64 {
     now.saturating_sub(t).max(0)
 }
@@ -208,7 +221,8 @@ impl LogProbeReport {
                 age_seconds: dir.age(now),
                 unknown_reason,
                 bytes_read: dir.files.iter().map(|f| f.bytes_read).sum(),
-                ms: ms(dir.micros),
+                read_ms: whole_ms(dir.micros),
+                read_us: dir.micros,
             },
         }
     }
@@ -224,7 +238,7 @@ fn file_entry(now: i64, f: &FileReport) -> FileEntry {
     let bound = f.verdict.activity_bound();
     FileEntry {
         name: f.name.clone(),
-        size: f.size,
+        size_bytes: f.size,
         mtime: f.mtime.map(format_secs),
         mtime_age_seconds: f.mtime.map(|m| now.saturating_sub(m)),
         verdict,
@@ -233,7 +247,8 @@ fn file_entry(now: i64, f: &FileReport) -> FileEntry {
         last_activity: bound.map(format_secs),
         age_seconds: bound.map(|t| age(now, t)),
         bytes_read: f.bytes_read,
-        ms: ms(f.micros),
+        read_ms: whole_ms(f.micros),
+        read_us: f.micros,
         error: f.error.clone(),
     }
 }
@@ -314,14 +329,14 @@ pub fn human(r: &LogProbeReport, p: &Printer) -> String {
         let mut line = format!(
             "  {name}{:pad$}  {:>9}  {mtime:<mwidth$}  {}",
             "",
-            human_bytes(f.size),
+            human_bytes(f.size_bytes),
             file_verdict(f)
         );
         if f.verdict != VerdictKind::Skipped && !f.stale {
             let _ = write!(
                 line,
                 "  [{:.1} ms, {} read]",
-                f.ms,
+                ms(f.read_us),
                 human_bytes(f.bytes_read)
             );
         }
@@ -355,7 +370,7 @@ pub fn human(r: &LogProbeReport, p: &Printer) -> String {
     let _ = writeln!(
         s,
         "directory: {verdict}  [{:.1} ms, {} read]",
-        d.ms,
+        ms(d.read_us),
         human_bytes(d.bytes_read)
     );
     s
@@ -432,7 +447,7 @@ mod tests {
         assert_eq!(r.directory.age_seconds, Some(660));
         assert_eq!(r.files[1].mtime_age_seconds, Some(-120));
         assert_eq!(r.files[3].skip_reason, Some("empty"));
-        assert_eq!(r.files[0].ms, 17.042);
+        assert_eq!((r.files[0].read_ms, r.files[0].read_us), (17, 17_042));
     }
 
     #[test]

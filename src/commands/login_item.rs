@@ -21,6 +21,7 @@ pub struct LoginItemReport {
 
 impl crate::schema::Document for LoginItemReport {
     const SCHEMA: &'static str = "headroom.login-item/1";
+    const TYPE: Option<&'static str> = Some("login-item");
 }
 
 fn home() -> Result<PathBuf> {

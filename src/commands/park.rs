@@ -64,6 +64,7 @@ pub struct ParkReport {
 
 impl crate::schema::Document for ParkReport {
     const SCHEMA: &'static str = "headroom.park/1";
+    const TYPE: Option<&'static str> = Some("park");
 }
 
 /// Members of a tree action left as they were although they should have changed.

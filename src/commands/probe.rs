@@ -63,6 +63,7 @@ pub struct ProbeReport {
 
 impl crate::schema::Document for ProbeReport {
     const SCHEMA: &'static str = "headroom.probe/2";
+    const TYPE: Option<&'static str> = Some("probe");
 }
 
 /// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
@@ -135,7 +136,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
     // The snapshot is evidence of the reading, not the reading: failing to keep it is said,
     // and the exit stays the reading's level.
     let record_failure = plan.record.as_ref().and_then(|path| {
-        serde_json::to_vec_pretty(&snap)
+        crate::commands::snapshot::to_json(&snap)
             .context("cannot serialise the snapshot")
             .and_then(|bytes| atomic_write(path, &bytes))
             .err()

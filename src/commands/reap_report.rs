@@ -32,7 +32,6 @@ pub struct ParentReport {
     #[schemars(with = "Option<i64>")]
     pub log_age_seconds: Option<f64>,
     /// Why the session gives no evidence (a stopped session child, unread table entries).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session_blind: Option<Blind>,
     #[serde(rename = "override")]
     pub override_: Option<&'static str>,
@@ -97,6 +96,7 @@ pub struct ReapReport {
 
 impl crate::schema::Document for ReapReport {
     const SCHEMA: &'static str = "headroom.reap/3";
+    const TYPE: Option<&'static str> = Some("reap");
 }
 
 impl ReapReport {

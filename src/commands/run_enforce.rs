@@ -21,6 +21,7 @@ pub enum RecordType {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Enforcement {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "enforcement"))]
     pub kind: RecordType,
     pub requested: &'static str,
     /// `kernel` or `poll`.
@@ -40,12 +41,14 @@ pub struct Enforcement {
 
 impl crate::schema::Document for Enforcement {
     const SCHEMA: &'static str = "headroom.run/1";
+    const TYPE: Option<&'static str> = None;
 }
 
 /// What the kernel did, reported just before the summary.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KernelOutcome {
     #[serde(rename = "type")]
+    #[schemars(extend("const" = "kernel_outcome"))]
     pub kind: RecordType,
     pub cgroup: String,
     /// Processes the kernel's OOM killer ended at the limit.
@@ -59,6 +62,7 @@ pub struct KernelOutcome {
 
 impl crate::schema::Document for KernelOutcome {
     const SCHEMA: &'static str = "headroom.run/1";
+    const TYPE: Option<&'static str> = None;
 }
 
 fn requested(mode: Enforce) -> &'static str {

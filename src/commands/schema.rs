@@ -33,6 +33,7 @@ pub struct CatalogEntry {
 
 impl crate::schema::Document for Catalog {
     const SCHEMA: &'static str = "headroom.schemas/1";
+    const TYPE: Option<&'static str> = Some("schemas");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<u8> {

@@ -62,6 +62,7 @@ pub struct TopReport {
 
 impl crate::schema::Document for TopReport {
     const SCHEMA: &'static str = "headroom.top/2";
+    const TYPE: Option<&'static str> = Some("top");
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<u8> {

@@ -34,7 +34,6 @@ pub struct Check {
     /// What the system's tool said, and which tool.
     pub system: Option<String>,
     /// Why it was skipped, the churn seen, the tolerance allowed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 

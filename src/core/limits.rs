@@ -88,7 +88,7 @@ pub struct Ceiling {
     #[serde(default = "yes")]
     pub enforced: bool,
     /// Why the value is missing or not enforced.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub note: Option<String>,
 }
 

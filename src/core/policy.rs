@@ -85,7 +85,11 @@ pub struct Policy {
     pub max_targets: usize,
     /// Spare parents whose session is active or unreadable.
     pub spare_sessions: bool,
-    #[serde(rename = "idle_threshold_seconds")]
+    #[serde(
+        rename = "idle_threshold_seconds",
+        serialize_with = "crate::schema::seconds"
+    )]
+    #[schemars(with = "i64")]
     pub idle_threshold_s: f64,
     pub emergency: Emergency,
 }

@@ -88,6 +88,7 @@ pub struct RunLimitedReport {
 
 impl crate::schema::Document for RunLimitedReport {
     const SCHEMA: &'static str = "headroom.run-limited/1";
+    const TYPE: Option<&'static str> = Some("run-limited");
 }
 
 pub const SPEC: Spec = Spec {

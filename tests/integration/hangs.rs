@@ -227,7 +227,7 @@ fn a_multi_round_replay_decides_as_live_lists_every_step_and_logs_events() {
         .unwrap();
     assert!(out.status.success());
     let listed: schema::HangsEvents = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(listed.schema, "headroom.hangs-events/1");
+    assert_eq!(listed.schema, "headroom.hangs-events/2");
     assert_eq!(listed.events.len(), 6);
     let out = env
         .cmd()
@@ -235,7 +235,7 @@ fn a_multi_round_replay_decides_as_live_lists_every_step_and_logs_events() {
         .output()
         .unwrap();
     let listed: schema::HangsEvents = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(listed.events.is_empty() && listed.since.is_some());
+    assert!(listed.events.is_empty() && listed.since_at.is_some());
     env.cmd()
         .args(["hangs", "--events"])
         .assert()
@@ -495,7 +495,6 @@ fn usage_errors_exit_64() {
 fn the_watch_summary_matches_its_schema_mirror() {
     // --watch only runs on macOS; its last line is checked against the mirror here.
     let s = headroom::commands::hangs::report::Summary {
-        kind: "summary",
         stopped_by: Some("SIGTERM".into()),
         ..Default::default()
     };

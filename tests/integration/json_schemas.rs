@@ -48,7 +48,10 @@ fn published(name: &str) -> Value {
 }
 
 fn validator(name: &str) -> jsonschema::Validator {
-    jsonschema::validator_for(&published(name))
+    // Formats checked too: every `at`/`*_at` is published as `date-time` (RFC 3339).
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&published(name))
         .unwrap_or_else(|e| panic!("schema {name} is not a valid JSON Schema: {e}"))
 }
 
@@ -57,6 +60,23 @@ fn errors(v: &jsonschema::Validator, record: &Value) -> Vec<String> {
     v.iter_errors(record)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
+}
+
+/// Every record is valid under the published schema `name` and carries its `schema` and a
+/// `type` (the test of each record kind another test produces for real: `watch`'s
+/// cleanup, memory and approaching-limit records, the MCP `run_limited` result).
+pub(crate) fn assert_valid(name: &str, records: &[Value]) {
+    assert!(!records.is_empty(), "no {name} record to validate");
+    let v = validator(name);
+    let failures: Vec<String> = records
+        .iter()
+        .filter_map(|r| {
+            let errs = errors(&v, r);
+            (r["schema"] != name || !r["type"].is_string() || !errs.is_empty())
+                .then(|| format!("{errs:?}\n  {r}"))
+        })
+        .collect();
+    assert!(failures.is_empty(), "not {name}:\n{}", failures.join("\n"));
 }
 
 fn records(case: &Case, stdout: &[u8], stderr: &[u8]) -> Vec<Value> {
@@ -116,7 +136,7 @@ fn every_json_output_validates_against_its_published_schema() {
         case(&["reap", "--dry-run"], "headroom.reap/3", Out::Object, &[0]),
         case(
             &["idle-watch", "--duration", "2s", "--interval", "1s"],
-            "headroom.idle-watch/1",
+            "headroom.idle-watch/2",
             Out::Lines,
             &[0],
         ),
@@ -125,7 +145,7 @@ fn every_json_output_validates_against_its_published_schema() {
         case(&["evidence"], "headroom.evidence/3", Out::Object, &[0]),
         case(
             &["log-probe", &logs],
-            "headroom.log-probe/2",
+            "headroom.log-probe/3",
             Out::Object,
             &[0],
         ),
@@ -152,7 +172,7 @@ fn every_json_output_validates_against_its_published_schema() {
         ),
         case(
             &["hangs", "--events"],
-            "headroom.hangs-events/1",
+            "headroom.hangs-events/2",
             Out::Object,
             &[0],
         ),
@@ -201,6 +221,8 @@ fn every_json_output_validates_against_its_published_schema() {
         let v = validator(c.schema);
         for r in &recs {
             assert_eq!(r["schema"], c.schema, "{:?}: {r}", c.args);
+            // `type` beside it, one-shot or stream line (the schemas require it too).
+            assert!(r["type"].is_string(), "{:?} printed no `type`: {r}", c.args);
             let errs = errors(&v, r);
             if !errs.is_empty() {
                 failures.push(format!("{:?} vs {}: {errs:?}\n  {r}", c.args, c.schema));
@@ -214,7 +236,8 @@ fn every_json_output_validates_against_its_published_schema() {
     }
     drop(t);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // Every published schema is exercised here but the MCP-only `run_limited` result.
+    // Every published schema is exercised here but the MCP-only `run_limited` result
+    // (validated by mcp::run_limited_results_validate_against_the_published_schema).
     let untested: Vec<_> = headroom::schema::ALL
         .iter()
         .map(|e| e.name)
@@ -241,6 +264,11 @@ fn a_mangled_record_fails_validation() {
     for (what, bad) in [
         ("no `used`", mangle(&|m| drop(m.remove("used")))),
         ("no `schema`", mangle(&|m| drop(m.remove("schema")))),
+        ("no `type`", mangle(&|m| drop(m.remove("type")))),
+        (
+            "another output's type",
+            mangle(&|m| drop(m.insert("type".into(), "limits".into()))),
+        ),
         (
             "another output's name",
             mangle(&|m| drop(m.insert("schema".into(), "headroom.limits/1".into()))),
@@ -252,6 +280,10 @@ fn a_mangled_record_fails_validation() {
         (
             "a level not in the enum",
             mangle(&|m| drop(m.insert("level".into(), "fine".into()))),
+        ),
+        (
+            "an instant that is not RFC 3339",
+            mangle(&|m| drop(m.insert("at".into(), "yesterday".into()))),
         ),
         (
             "unknown as missing, not null",
@@ -282,4 +314,62 @@ fn a_mangled_record_fails_validation() {
     let mut odd = reading.clone();
     odd["type"] = "readings".into();
     assert!(!errors(&v, &odd).is_empty(), "{odd}");
+}
+
+/// `watch`'s `hang` record is a `hangs` round under watch's names; `watch` runs hangs rounds
+/// only on macOS, so here a real replayed round (`hangs --observations`, which decides as a
+/// live round would) is validated in that form: a field the round adds must be in
+/// `headroom.watch/3` too. The control: the same round under its own `type` is refused.
+#[test]
+fn a_replayed_hangs_round_validates_as_a_watch_hang_record() {
+    let env = Env::new();
+    let obs = crate::hangs::write_obs(&env, "obs.json", crate::hangs::scenario());
+    let out = env
+        .cmd()
+        .args(["--json", "hangs", "--observations"])
+        .arg(&obs)
+        .output()
+        .unwrap();
+    let rounds: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["type"] == "round")
+        .collect();
+    assert!(
+        rounds
+            .iter()
+            .any(|r| !r["apps"].as_array().unwrap().is_empty()),
+        "the scenario has a round with an unresponsive app: {rounds:?}"
+    );
+    let as_watch = |r: &Value, kind: &str| {
+        let mut r = r.clone();
+        r["schema"] = "headroom.watch/3".into();
+        r["type"] = kind.into();
+        r
+    };
+    let hangs: Vec<Value> = rounds.iter().map(|r| as_watch(r, "hang")).collect();
+    assert_valid("headroom.watch/3", &hangs);
+    let v = validator("headroom.watch/3");
+    assert!(!errors(&v, &as_watch(&rounds[0], "round")).is_empty());
+}
+
+/// `top --watch --json` piped: a `top` report per refresh, each as published, until SIGTERM
+/// (sent to the headroom the test started, by its pid), which ends it with 0.
+#[test]
+#[cfg(target_os = "linux")]
+fn top_watch_lines_validate_until_sigterm() {
+    use crate::support::{json_lines, wait_until};
+    let env = Env::new();
+    let (out, err) = (env.path("top.out"), env.path("top.err"));
+    let args = ["--json", "top", "--watch", "--interval", "200ms"];
+    let mut top = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    wait_until("two refreshes", || json_lines(&out).len() >= 2);
+    top.signal(libc::SIGTERM);
+    assert_eq!(
+        top.exit_code(),
+        0,
+        "{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    assert_valid("headroom.top/2", &json_lines(&out));
 }

@@ -137,7 +137,7 @@ fn a_heartbeat_only_log_beside_a_telemetry_queue_and_an_empty_file_reads_idle() 
     );
 
     let r = probe_json(&env, &[d]);
-    assert_eq!(r.schema, "headroom.log-probe/2");
+    assert_eq!(r.schema, "headroom.log-probe/3");
     assert_eq!(r.dir, d);
     assert!(!r.replay);
     assert_eq!(r.limits.chunk_bytes, 65_536);
@@ -160,7 +160,10 @@ fn a_heartbeat_only_log_beside_a_telemetry_queue_and_an_empty_file_reads_idle() 
     );
     assert_eq!(log.verdict, "heartbeat-only");
     assert!(log.age_seconds.unwrap() >= 6 * HOUR, "{log:?}");
-    assert!(log.bytes_read > 0 && log.bytes_read < log.size, "{log:?}");
+    assert!(
+        log.bytes_read > 0 && log.bytes_read < log.size_bytes,
+        "{log:?}"
+    );
     assert!(
         log.mtime_age_seconds.unwrap() < HOUR,
         "content decides, not mtime"

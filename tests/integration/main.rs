@@ -22,6 +22,7 @@ mod guardrails;
 mod hangs;
 mod interface;
 #[cfg(target_os = "linux")]
+mod json_conventions;
 mod json_schemas;
 mod layers;
 mod limits;

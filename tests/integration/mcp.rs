@@ -252,3 +252,37 @@ fn the_server_exits_cleanly_on_eof_and_writes_nothing_but_protocol() {
     let (exit, _) = s.finish();
     assert_eq!(exit, 0);
 }
+
+/// The `run_limited` result, produced for real over the raw protocol: a command that ends
+/// by itself, and a tree over its limit that `run` ends (the hog fixture, as the test's
+/// private uid, inside the tree `run` started), each validated against the published
+/// `headroom.run-limited/1` (the SDK test checks the tool's `outputSchema` only where the
+/// SDK is installed).
+#[test]
+fn run_limited_results_validate_against_the_published_schema() {
+    let env = Env::new();
+    let mut s = Server::start(&env);
+    let r = s.ask(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}));
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+    s.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    let fixture = env.fixture().to_str().unwrap().to_string();
+    let calls = [
+        json!({"command": ["true"], "limit": "64M"}),
+        json!({"command": [fixture, "hog", "--mib", "200"], "limit": "64M", "grace": "1s", "timeout": "60s"}),
+    ];
+    let mut results = Vec::new();
+    for (id, args) in calls.into_iter().enumerate() {
+        let r = s.ask(json!({"jsonrpc":"2.0","id":id + 2,"method":"tools/call","params":{"name":"run_limited","arguments":args}}));
+        results.push(r["result"]["structuredContent"].clone());
+    }
+    assert_eq!(
+        (&results[0]["exit_code"], &results[0]["capped"]),
+        (&json!(0), &json!(false)),
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1]["capped"], true, "{}", results[1]);
+    crate::json_schemas::assert_valid("headroom.run-limited/1", &results);
+    let (code, err) = s.finish();
+    assert_eq!(code, 0, "{err}");
+}

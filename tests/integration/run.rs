@@ -127,6 +127,19 @@ fn a_tree_over_its_limit_is_ended_and_nothing_survives() {
     assert!(s.peak_footprint_bytes >= 100 * MIB, "{s:?}");
     assert!(s.terminated >= 1 && s.survivors.is_empty(), "{s:?}");
     assert!(events.iter().any(|e| matches!(e, RunEvent::Breach { .. })));
+    // Every record, the breach and the signals among them, as published.
+    let records: Vec<serde_json::Value> = read(&err)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for kind in ["breach", "signal", "summary"] {
+        assert!(
+            records.iter().any(|r| r["type"] == kind),
+            "no {kind}: {records:?}"
+        );
+    }
+    crate::json_schemas::assert_valid("headroom.run/1", &records);
     drop(t);
 }
 

@@ -17,6 +17,8 @@ pub struct TopParent {
 #[serde(deny_unknown_fields)]
 pub struct Probe {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -62,6 +64,8 @@ pub struct Ceiling {
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -123,8 +127,11 @@ pub struct Memory {
 #[serde(deny_unknown_fields)]
 pub struct Snapshot {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub detail: String,
     pub os: String,
+    pub taken_at: String,
     pub taken_at_ms: i64,
     pub self_pid: i32,
     pub uid: u32,
@@ -172,7 +179,7 @@ pub struct ReapPolicy {
     pub max_targets: u64,
     pub spare_sessions: bool,
     #[serde(rename = "idle_threshold_seconds")]
-    pub idle_threshold_s: f64,
+    pub idle_threshold_s: i64,
     pub emergency: ReapEmergency,
 }
 
@@ -216,6 +223,8 @@ pub struct ReapTarget {
 #[serde(deny_unknown_fields)]
 pub struct Reap {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub uid: u32,
     pub dry_run: bool,
@@ -274,6 +283,8 @@ pub struct Anomaly {
 #[serde(deny_unknown_fields)]
 pub struct Evidence {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub files: Vec<String>,
     pub rows: usize,
     #[serde(rename = "first_at")]
@@ -300,7 +311,7 @@ pub struct LogProbeLimits {
 #[serde(deny_unknown_fields)]
 pub struct LogProbeFile {
     pub name: String,
-    pub size: u64,
+    pub size_bytes: u64,
     #[serde(rename = "modified_at")]
     pub mtime: Option<String>,
     pub mtime_age_seconds: Option<i64>,
@@ -312,7 +323,7 @@ pub struct LogProbeFile {
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
     pub bytes_read: u64,
-    pub ms: f64,
+    pub read_ms: u64,
     pub error: Option<String>,
 }
 
@@ -326,13 +337,15 @@ pub struct LogProbeDirectory {
     pub age_seconds: Option<i64>,
     pub unknown_reason: Option<String>,
     pub bytes_read: u64,
-    pub ms: f64,
+    pub read_ms: u64,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LogProbe {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub dir: String,
     pub at: String,
     pub replay: bool,
@@ -452,7 +465,9 @@ pub struct HangEvent {
 #[serde(deny_unknown_fields)]
 pub struct HangsEvents {
     pub schema: String,
-    pub since: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub since_at: Option<String>,
     pub skipped_lines: usize,
     pub events: Vec<HangEvent>,
 }
@@ -477,6 +492,8 @@ pub struct TopRow {
 #[serde(deny_unknown_fields)]
 pub struct Top {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub uid: u32,
     pub free_pct: Option<u8>,
@@ -501,6 +518,8 @@ pub struct ParkStep {
 #[serde(deny_unknown_fields)]
 pub struct Park {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub action: String,
     pub pid: i32,
     pub name: String,
@@ -522,6 +541,8 @@ pub struct TreePeak {
 #[serde(deny_unknown_fields)]
 pub struct Calibrate {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub duration_ms: u64,
     pub samples: usize,
     pub total_bytes: u64,
@@ -680,6 +701,8 @@ pub struct DoctorCheck {
 #[serde(deny_unknown_fields)]
 pub struct Doctor {
     pub schema: String,
+    #[serde(rename = "type")]
+    pub kind: String,
     pub at: String,
     pub os: String,
     pub uid: u32,

@@ -83,6 +83,7 @@ pub enum Event {
 
 impl crate::schema::Document for Event {
     const SCHEMA: &'static str = "headroom.run/1";
+    const TYPE: Option<&'static str> = None;
 }
 
 /// How the command itself ended.

@@ -23,8 +23,7 @@ use crate::actions::recover;
 use crate::cli::HangsArgs;
 use crate::commands::Ctx;
 use crate::commands::hangs::report::{
-    ActorMode, EventsReport, RoundLine, RoundReport, Summary, human_events, human_round,
-    human_summary,
+    ActorMode, EventsReport, RoundReport, Summary, human_events, human_round, human_summary,
 };
 use crate::commands::hangs::round::{Actor, LiveActor, Planner, persisted_round, process_round};
 use crate::config::HangsSection;
@@ -159,17 +158,10 @@ pub fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<u8> {
 
 // --- Modes ----------------------------------------------------------------------------
 
-fn print_round(ctx: &Ctx<'_>, r: &RoundReport, stream: bool) -> Result<()> {
+fn print_round(ctx: &Ctx<'_>, r: &RoundReport) -> Result<()> {
     let p = ctx.printer;
     if p.is_json() {
-        if stream {
-            p.json_value(&RoundLine {
-                kind: "round",
-                round: r,
-            })?;
-        } else {
-            p.json_value(r)?;
-        }
+        p.json_value(r)?;
     } else {
         p.text(&human_round(r, p))?;
     }
@@ -204,7 +196,7 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
             }
         }
         unresolved |= report.unresolved();
-        print_round(ctx, &report, true)?;
+        print_round(ctx, &report)?;
     }
     if let Some(e) = failure {
         return Err(exit::Failure::Failed(format!("{e:#}")).into());
@@ -282,10 +274,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
     if plan.watch {
         stop_flag::install().context("--watch cannot handle SIGINT/SIGTERM")?;
     }
-    let mut summary = Summary {
-        kind: "summary",
-        ..Summary::default()
-    };
+    let mut summary = Summary::default();
     loop {
         // Read (no exec), then decide and act.
         let round = with_identities(apps.scan(), &*source, platform::now_ms());
@@ -297,7 +286,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
             &plan.recovery,
             actor,
         )?;
-        print_round(ctx, &report, plan.watch)?;
+        print_round(ctx, &report)?;
         warnings.iter().for_each(|w| ctx.printer.warn(w));
         summary.add(&report);
         if !plan.watch {
@@ -353,7 +342,7 @@ fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
         ));
     }
     let report = EventsReport {
-        since: since_ms.map(format_ms),
+        since_at: since_ms.map(format_ms),
         skipped_lines: skipped,
         events,
     };

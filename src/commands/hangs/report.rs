@@ -4,7 +4,7 @@
 //! - one live round: one object, `{"schema": "headroom.hangs/2", ...RoundReport}`;
 //! - `--watch` and `--observations`: JSON Lines, `{"schema": "headroom.hangs/2", "type": "round", ...RoundReport}` per
 //!   round; `--watch` ends with `{"type": "summary", ...}`;
-//! - `--events`: one object, `{"schema": "headroom.hangs-events/1", ...}`.
+//! - `--events`: one object, `{"schema": "headroom.hangs-events/2", ...}`.
 
 use std::fmt::Write as _;
 
@@ -129,6 +129,7 @@ pub struct RoundReport {
 
 impl crate::schema::Document for RoundReport {
     const SCHEMA: &'static str = "headroom.hangs/2";
+    const TYPE: Option<&'static str> = Some("round");
 }
 
 impl RoundReport {
@@ -149,25 +150,9 @@ impl RoundReport {
     }
 }
 
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct RoundLine<'a> {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "round"))]
-    pub kind: &'static str,
-    #[serde(flatten)]
-    pub round: &'a RoundReport,
-}
-
-impl crate::schema::Document for RoundLine<'_> {
-    const SCHEMA: &'static str = "headroom.hangs/2";
-}
-
 /// The last line of `--watch`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
-    #[serde(rename = "type")]
-    #[schemars(extend("const" = "summary"))]
-    pub kind: &'static str,
     pub rounds: u64,
     pub restarted: u64,
     pub restart_failed: u64,
@@ -179,6 +164,7 @@ pub struct Summary {
 
 impl crate::schema::Document for Summary {
     const SCHEMA: &'static str = "headroom.hangs/2";
+    const TYPE: Option<&'static str> = Some("summary");
 }
 
 impl Summary {
@@ -202,14 +188,16 @@ impl Summary {
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EventsReport {
-    pub since: Option<String>,
+    /// The first instant listed (`--since`); null when the whole history is.
+    pub since_at: Option<String>,
     /// Lines of the events file that could not be read.
     pub skipped_lines: usize,
     pub events: Vec<HangEvent>,
 }
 
 impl crate::schema::Document for EventsReport {
-    const SCHEMA: &'static str = "headroom.hangs-events/1";
+    const SCHEMA: &'static str = "headroom.hangs-events/2";
+    const TYPE: Option<&'static str> = Some("hangs-events");
 }
 
 fn state_style(s: HangState) -> Style {
@@ -326,7 +314,7 @@ pub fn human_events(r: &EventsReport) -> String {
         let _ = writeln!(
             s,
             "no hang events{}",
-            r.since
+            r.since_at
                 .as_deref()
                 .map(|t| format!(" since {t}"))
                 .unwrap_or_default()

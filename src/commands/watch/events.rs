@@ -86,6 +86,7 @@ pub enum Event {
 
 impl crate::schema::Document for Event {
     const SCHEMA: &'static str = "headroom.watch/3";
+    const TYPE: Option<&'static str> = None;
 }
 
 /// The status line of a reading.
