@@ -627,7 +627,12 @@ pub fn test_only_files(src: &Path) -> std::collections::BTreeSet<PathBuf> {
                 }
                 j += 1;
             }
-            let Some(name) = lines.get(j).and_then(|n| n.strip_prefix("mod ")) else {
+            // Any visibility: a fixture module shared by tests is `pub(crate) mod fixture;`.
+            let Some(name) = lines.get(j).and_then(|n| {
+                ["mod ", "pub mod ", "pub(crate) mod ", "pub(super) mod "]
+                    .iter()
+                    .find_map(|v| n.strip_prefix(v))
+            }) else {
                 continue;
             };
             let Some(name) = name.strip_suffix(';') else {
