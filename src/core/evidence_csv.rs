@@ -255,6 +255,9 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
 }
 
 #[cfg(test)]
+pub(crate) mod fixture;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
