@@ -245,20 +245,30 @@ fn a_transient_read_error_and_an_unwritable_state_dir_do_not_stop_it() {
     );
 }
 
-#[test]
+/// A guarded tree and the `watch` that guards it.
 #[cfg(target_os = "linux")]
-fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
-    let env = Env::new();
+pub(crate) struct Guarded {
+    pub(crate) tree: crate::support::Tree,
+    pub(crate) pid: i32,
+    pub(crate) watch: crate::support::Tree,
+    pub(crate) out: std::path::PathBuf,
+    pub(crate) err: std::path::PathBuf,
+}
+
+/// The fixture as a hog of `mib` MiB named `name` (the pattern `config`'s guard names),
+/// and `watch --interval 1s --json` under `config`. `None`, said, without a private uid:
+/// then the fixture's supervisor is the user's own process and the root of the tree, so
+/// the pattern would have to match it. CI runs as root.
+#[cfg(target_os = "linux")]
+pub(crate) fn guarded_hog(env: &Env, name: &str, mib: &str, config: &str) -> Option<Guarded> {
     if !env.private {
-        // Without a private uid the fixture's supervisor is the user's own process and the
-        // root of the tree, so the pattern would have to match it. CI runs as root.
-        eprintln!("skipped: needs root for a private uid");
-        return;
+        eprintln!("skipped: needs root for a private uid (the tree's root must be the fixture)");
+        return None;
     }
     let cfg = env.path("guard.toml");
-    std::fs::write(&cfg, "[[memory.guard]]\npattern = \"hog-guard\"\nlimit = \"100M\"\n[memory]\ngrace = \"1s\"\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n").unwrap();
-    let hog = env.named_fixture("hog-guard");
-    let mut tree = env.spawn(&hog, &["hog", "--mib", "300"]);
+    std::fs::write(&cfg, config).unwrap();
+    let hog = env.named_fixture(name);
+    let mut tree = env.spawn(&hog, &["hog", "--mib", mib]);
     let pid: i32 = tree.expect("ready ").trim().parse().unwrap();
     let (out, err) = (env.path("watch.out"), env.path("watch.err"));
     let args = [
@@ -269,7 +279,35 @@ fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
         "--config",
         cfg.to_str().unwrap(),
     ];
-    let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    let watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    Some(Guarded {
+        tree,
+        pid,
+        watch,
+        out,
+        err,
+    })
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
+    let env = Env::new();
+    let Some(Guarded {
+        mut tree,
+        pid,
+        mut watch,
+        out,
+        err,
+    }) = guarded_hog(
+        &env,
+        "hog-guard",
+        "300",
+        "[[memory.guard]]\npattern = \"hog-guard\"\nlimit = \"100M\"\n[memory]\ngrace = \"1s\"\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n",
+    )
+    else {
+        return;
+    };
     wait_until("a memory event", || {
         json_lines(&out).iter().any(|e| e["type"] == "memory")
     });
