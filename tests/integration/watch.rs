@@ -61,20 +61,18 @@ fn bad_intervals_and_config_are_usage_errors() {
         .assert()
         .code(64)
         .stderr(predicate::str::contains("intervall").and(predicate::str::contains("c.toml")));
-    std::fs::write(&cfg, "[watch]\nauto_reap = \"yes\"\n").unwrap();
-    env.cmd()
-        .args(["watch", "--once", "--config"])
-        .arg(&cfg)
-        .assert()
-        .code(64)
-        .stderr(predicate::str::contains("auto_reap"));
-    std::fs::write(&cfg, "[watch]\ninterval = \"10ms\"\n").unwrap();
-    env.cmd()
-        .args(["watch", "--once", "--config"])
-        .arg(&cfg)
-        .assert()
-        .code(64)
-        .stderr(predicate::str::contains("watch.interval"));
+    for (text, says) in [
+        ("[watch]\nauto_reap = \"yes\"\n", "auto_reap"),
+        ("[watch]\ninterval = \"10ms\"\n", "watch.interval"),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        env.cmd()
+            .args(["watch", "--once", "--config"])
+            .arg(&cfg)
+            .assert()
+            .code(64)
+            .stderr(predicate::str::contains(says));
+    }
 }
 
 #[test]
