@@ -521,6 +521,19 @@ pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Wait until the JSON-lines file `out` (a `watch --json`'s stdout) holds `n` more
+/// `reading` records than it does now: `n` more rounds. `what` names the wait.
+pub fn wait_more_readings(what: &str, out: &Path, n: usize) {
+    let readings = || {
+        json_lines(out)
+            .iter()
+            .filter(|e| e["type"] == "reading")
+            .count()
+    };
+    let now = readings();
+    wait_until(what, || readings() >= now + n);
+}
+
 /// Wait for `cond` to hold, polling; panics with `what` after the timeout.
 pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + TIMEOUT;

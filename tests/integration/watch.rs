@@ -6,7 +6,7 @@ use predicates::prelude::*;
 use crate::probe::wall_snapshot;
 use crate::support::Env;
 #[cfg(target_os = "linux")]
-use crate::support::{json_lines, proc_state, wait_until, zombie_children};
+use crate::support::{json_lines, proc_state, wait_more_readings, wait_until, zombie_children};
 
 #[test]
 fn once_against_a_snapshot_exits_with_probes_code() {
@@ -110,17 +110,7 @@ fn a_real_guard_reaps_a_leaking_parent_once_and_stops_cleanly_on_sigterm() {
     wait_until("the leaker to be gone", || proc_state(pid).is_none());
     assert_eq!(zombie_children(pid), 0);
     // Two more readings after the cleanup, and still exactly one cleanup with targets.
-    let after = json_lines(&out)
-        .iter()
-        .filter(|e| e["type"] == "reading")
-        .count();
-    wait_until("two more rounds", || {
-        json_lines(&out)
-            .iter()
-            .filter(|e| e["type"] == "reading")
-            .count()
-            >= after + 2
-    });
+    wait_more_readings("two more rounds", &out, 2);
     watch.signal(libc::SIGTERM);
     assert_eq!(
         watch.exit_code(),
