@@ -11,5 +11,7 @@ pub mod notify;
 pub mod park;
 pub mod recover;
 pub mod terminate;
+#[cfg(test)]
+pub(crate) mod test_double;
 #[cfg(unix)]
 pub mod watchdog;

@@ -229,64 +229,11 @@ pub fn signal_each(
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
-
     use super::*;
+    use crate::actions::test_double::Table;
     use crate::core::snapshot::fixture::{OTHER_UID, proc, snapshot};
-    use crate::core::snapshot::{MemoryTotals, Snapshot};
 
-    /// A process table that obeys the signals it is sent, and records them.
-    struct Fake {
-        snap: RefCell<Snapshot>,
-        sent: RefCell<Vec<(i32, Signal)>>,
-    }
-
-    impl ProcessSource for Fake {
-        fn os(&self) -> &str {
-            "linux"
-        }
-        fn snapshot(&self, _d: Detail) -> Result<Snapshot, PlatformError> {
-            Ok(self.snap.borrow().clone())
-        }
-        fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError> {
-            Ok(self
-                .snap
-                .borrow()
-                .processes
-                .iter()
-                .find(|p| p.pid == pid)
-                .cloned())
-        }
-        fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
-            Err(PlatformError::NoSuchProcess { pid })
-        }
-        fn memory(&self) -> Result<MemoryTotals, PlatformError> {
-            Err(PlatformError::Invalid("none".into()))
-        }
-    }
-
-    impl ProcessControl for Fake {
-        fn signal(&self, t: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
-            let mut snap = self.snap.borrow_mut();
-            let Some(p) = snap.processes.iter_mut().find(|p| p.pid == t.pid) else {
-                return Ok(Delivery::Gone);
-            };
-            if p.identity() != Some(*t) {
-                return Ok(Delivery::IdentityChanged);
-            }
-            self.sent.borrow_mut().push((t.pid, sig));
-            p.state = match sig {
-                Signal::Stop => ProcState::Stopped,
-                _ => ProcState::Sleeping,
-            };
-            Ok(Delivery::Sent)
-        }
-        fn alive(&self, _t: &Identity) -> Result<bool, PlatformError> {
-            Ok(true)
-        }
-    }
-
-    fn fake() -> Fake {
+    fn fake() -> Table {
         // shell 20 → headroom 30; shell → job 40 → 41 → 43, 40 → 42 (another user's).
         let mut other = proc(42, 40, "setuid");
         other.uid = OTHER_UID;
@@ -303,10 +250,7 @@ mod tests {
             ],
         );
         s.self_pid = 30;
-        Fake {
-            snap: RefCell::new(s),
-            sent: RefCell::new(Vec::new()),
-        }
+        Table::new(s)
     }
 
     #[test]

@@ -264,6 +264,9 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
 }
 
 #[cfg(test)]
+pub(crate) mod fixture;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::slot_reading::tests::sample;

@@ -374,17 +374,7 @@ mod tests {
     #[test]
     fn the_archived_over_long_final_row_is_reported_not_dropped_silently() {
         let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("evidence.1.csv");
-        let header = "timestamp,total_procs,zombies,limit,usage_pct,free_slots,growth_per_min,eta_seconds,top_parent_pid,top_parent_name,top_parent_zombies,action,result";
-        let mut text = format!("{header}\n");
-        for i in 0..86 {
-            text.push_str(&format!(
-                "2026-08-28T17:{:02}:53Z,801,239,4000,20.0,3199,0.00,,86183,agency,115,poll,\n",
-                i % 60
-            ));
-        }
-        text.push_str("2026-08-28T18:09:53Z,801,239,4000,20.0,3199,0.00,,86183,agency,115,cpu_idle=unknown;log_age=8,poll,\n");
-        std::fs::write(&p, text).unwrap();
+        let p = crate::core::evidence_csv::fixture::archived_14_field_row(d.path());
         let (rows, anomalies) = read_file(&p).unwrap();
         assert_eq!(rows.len(), 86);
         assert_eq!(anomalies.len(), 1);

@@ -205,16 +205,23 @@ fn only_files_declared_as_test_modules_are_skipped() {
     std::fs::create_dir(dir.path().join("a")).unwrap();
     std::fs::write(
         dir.path().join("a.rs"),
-        format!("mod b;\n{raise}#[cfg(test)]\nmod tests;\n"),
+        format!(
+            "mod b;\npub(crate) mod c;\n{raise}#[cfg(test)]\nmod tests;\n\
+             #[cfg(test)]\npub(crate) mod fixture;\n"
+        ),
     )
     .unwrap();
-    std::fs::write(dir.path().join("a/b.rs"), raise).unwrap();
-    std::fs::write(dir.path().join("a/tests.rs"), raise).unwrap();
+    for f in ["a/b.rs", "a/c.rs", "a/tests.rs", "a/fixture.rs"] {
+        std::fs::write(dir.path().join(f), raise).unwrap();
+    }
     let tests = crate::support::test_only_files(dir.path());
     assert_eq!(
         tests.into_iter().collect::<Vec<_>>(),
-        vec![dir.path().join("a/tests.rs")],
-        "the test module is skipped, a plain submodule is not"
+        vec![
+            dir.path().join("a/fixture.rs"),
+            dir.path().join("a/tests.rs")
+        ],
+        "test modules of any visibility are skipped, plain submodules (of any) are not"
     );
     // Control: the code before the marker and a non-test submodule are still scanned.
     assert!(calls(&code_without_uses(&dir.path().join("a.rs")), "raise"));

@@ -3,6 +3,7 @@
 
 use crate::schema::{self, RunEvent};
 use crate::support::{Env, wait_until};
+use crate::watch::{Guarded, guarded_hog};
 
 fn approaching(stderr: &str) -> Vec<(f64, f64)> {
     stderr
@@ -72,25 +73,21 @@ fn a_tree_near_its_limit_is_warned_once_before_anything_is_done() {
 #[test]
 fn a_guarded_tree_near_its_limit_is_warned_once_and_left_alone() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root for a private uid (the tree's root must be the fixture)");
+    let Some(Guarded {
+        tree,
+        pid,
+        mut watch,
+        out,
+        err,
+    }) = guarded_hog(
+        &env,
+        "hog-warn",
+        "90",
+        "[[memory.guard]]\npattern = \"hog-warn\"\nlimit = \"100M\"\n[memory]\nwarn_pct = 80\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n",
+    )
+    else {
         return;
-    }
-    let cfg = env.path("guard.toml");
-    std::fs::write(&cfg, "[[memory.guard]]\npattern = \"hog-warn\"\nlimit = \"100M\"\n[memory]\nwarn_pct = 80\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n").unwrap();
-    let hog = env.named_fixture("hog-warn");
-    let mut tree = env.spawn(&hog, &["hog", "--mib", "90"]);
-    let pid: i32 = tree.expect("ready ").trim().parse().unwrap();
-    let (out, err) = (env.path("watch.out"), env.path("watch.err"));
-    let args = [
-        "watch",
-        "--interval",
-        "1s",
-        "--json",
-        "--config",
-        cfg.to_str().unwrap(),
-    ];
-    let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    };
     let count = |t: &str| {
         crate::support::json_lines(&out)
             .iter()

@@ -521,6 +521,19 @@ pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Wait until the JSON-lines file `out` (a `watch --json`'s stdout) holds `n` more
+/// `reading` records than it does now: `n` more rounds. `what` names the wait.
+pub fn wait_more_readings(what: &str, out: &Path, n: usize) {
+    let readings = || {
+        json_lines(out)
+            .iter()
+            .filter(|e| e["type"] == "reading")
+            .count()
+    };
+    let now = readings();
+    wait_until(what, || readings() >= now + n);
+}
+
 /// Wait for `cond` to hold, polling; panics with `what` after the timeout.
 pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + TIMEOUT;
@@ -627,7 +640,12 @@ pub fn test_only_files(src: &Path) -> std::collections::BTreeSet<PathBuf> {
                 }
                 j += 1;
             }
-            let Some(name) = lines.get(j).and_then(|n| n.strip_prefix("mod ")) else {
+            // Any visibility: a fixture module shared by tests is `pub(crate) mod fixture;`.
+            let Some(name) = lines.get(j).and_then(|n| {
+                ["mod ", "pub mod ", "pub(crate) mod ", "pub(super) mod "]
+                    .iter()
+                    .find_map(|v| n.strip_prefix(v))
+            }) else {
                 continue;
             };
             let Some(name) = name.strip_suffix(';') else {

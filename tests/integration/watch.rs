@@ -6,7 +6,7 @@ use predicates::prelude::*;
 use crate::probe::wall_snapshot;
 use crate::support::Env;
 #[cfg(target_os = "linux")]
-use crate::support::{json_lines, proc_state, wait_until, zombie_children};
+use crate::support::{json_lines, proc_state, wait_more_readings, wait_until, zombie_children};
 
 #[test]
 fn once_against_a_snapshot_exits_with_probes_code() {
@@ -61,20 +61,18 @@ fn bad_intervals_and_config_are_usage_errors() {
         .assert()
         .code(64)
         .stderr(predicate::str::contains("intervall").and(predicate::str::contains("c.toml")));
-    std::fs::write(&cfg, "[watch]\nauto_reap = \"yes\"\n").unwrap();
-    env.cmd()
-        .args(["watch", "--once", "--config"])
-        .arg(&cfg)
-        .assert()
-        .code(64)
-        .stderr(predicate::str::contains("auto_reap"));
-    std::fs::write(&cfg, "[watch]\ninterval = \"10ms\"\n").unwrap();
-    env.cmd()
-        .args(["watch", "--once", "--config"])
-        .arg(&cfg)
-        .assert()
-        .code(64)
-        .stderr(predicate::str::contains("watch.interval"));
+    for (text, says) in [
+        ("[watch]\nauto_reap = \"yes\"\n", "auto_reap"),
+        ("[watch]\ninterval = \"10ms\"\n", "watch.interval"),
+    ] {
+        std::fs::write(&cfg, text).unwrap();
+        env.cmd()
+            .args(["watch", "--once", "--config"])
+            .arg(&cfg)
+            .assert()
+            .code(64)
+            .stderr(predicate::str::contains(says));
+    }
 }
 
 #[test]
@@ -112,17 +110,7 @@ fn a_real_guard_reaps_a_leaking_parent_once_and_stops_cleanly_on_sigterm() {
     wait_until("the leaker to be gone", || proc_state(pid).is_none());
     assert_eq!(zombie_children(pid), 0);
     // Two more readings after the cleanup, and still exactly one cleanup with targets.
-    let after = json_lines(&out)
-        .iter()
-        .filter(|e| e["type"] == "reading")
-        .count();
-    wait_until("two more rounds", || {
-        json_lines(&out)
-            .iter()
-            .filter(|e| e["type"] == "reading")
-            .count()
-            >= after + 2
-    });
+    wait_more_readings("two more rounds", &out, 2);
     watch.signal(libc::SIGTERM);
     assert_eq!(
         watch.exit_code(),
@@ -247,20 +235,30 @@ fn a_transient_read_error_and_an_unwritable_state_dir_do_not_stop_it() {
     );
 }
 
-#[test]
+/// A guarded tree and the `watch` that guards it.
 #[cfg(target_os = "linux")]
-fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
-    let env = Env::new();
+pub(crate) struct Guarded {
+    pub(crate) tree: crate::support::Tree,
+    pub(crate) pid: i32,
+    pub(crate) watch: crate::support::Tree,
+    pub(crate) out: std::path::PathBuf,
+    pub(crate) err: std::path::PathBuf,
+}
+
+/// The fixture as a hog of `mib` MiB named `name` (the pattern `config`'s guard names),
+/// and `watch --interval 1s --json` under `config`. `None`, said, without a private uid:
+/// then the fixture's supervisor is the user's own process and the root of the tree, so
+/// the pattern would have to match it. CI runs as root.
+#[cfg(target_os = "linux")]
+pub(crate) fn guarded_hog(env: &Env, name: &str, mib: &str, config: &str) -> Option<Guarded> {
     if !env.private {
-        // Without a private uid the fixture's supervisor is the user's own process and the
-        // root of the tree, so the pattern would have to match it. CI runs as root.
-        eprintln!("skipped: needs root for a private uid");
-        return;
+        eprintln!("skipped: needs root for a private uid (the tree's root must be the fixture)");
+        return None;
     }
     let cfg = env.path("guard.toml");
-    std::fs::write(&cfg, "[[memory.guard]]\npattern = \"hog-guard\"\nlimit = \"100M\"\n[memory]\ngrace = \"1s\"\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n").unwrap();
-    let hog = env.named_fixture("hog-guard");
-    let mut tree = env.spawn(&hog, &["hog", "--mib", "300"]);
+    std::fs::write(&cfg, config).unwrap();
+    let hog = env.named_fixture(name);
+    let mut tree = env.spawn(&hog, &["hog", "--mib", mib]);
     let pid: i32 = tree.expect("ready ").trim().parse().unwrap();
     let (out, err) = (env.path("watch.out"), env.path("watch.err"));
     let args = [
@@ -271,7 +269,35 @@ fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
         "--config",
         cfg.to_str().unwrap(),
     ];
-    let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    let watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
+    Some(Guarded {
+        tree,
+        pid,
+        watch,
+        out,
+        err,
+    })
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
+    let env = Env::new();
+    let Some(Guarded {
+        mut tree,
+        pid,
+        mut watch,
+        out,
+        err,
+    }) = guarded_hog(
+        &env,
+        "hog-guard",
+        "300",
+        "[[memory.guard]]\npattern = \"hog-guard\"\nlimit = \"100M\"\n[memory]\ngrace = \"1s\"\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n",
+    )
+    else {
+        return;
+    };
     wait_until("a memory event", || {
         json_lines(&out).iter().any(|e| e["type"] == "memory")
     });

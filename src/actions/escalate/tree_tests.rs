@@ -7,32 +7,62 @@ use std::time::Duration;
 use super::tests::*;
 use super::*;
 
+/// Outlives SIGTERM (SIGKILL ends it).
+fn stubborn() -> Script {
+    Script {
+        ignores_term: true,
+        ..Script::default()
+    }
+}
+
+/// Outlives SIGTERM and SIGKILL.
+fn unkillable() -> Script {
+    Script {
+        ignores_term: true,
+        survives_kill: true,
+        ..Script::default()
+    }
+}
+
+/// Exits 100 ms after SIGTERM.
+fn slow() -> Script {
+    Script {
+        term_delay: Some(Duration::from_millis(100)),
+        ..Script::default()
+    }
+}
+
+/// Not there at all.
+fn absent() -> Script {
+    Script {
+        absent: true,
+        ..Script::default()
+    }
+}
+
+/// SIGTERM to it is refused.
+fn refuses_term() -> Script {
+    Script {
+        term_fails: true,
+        ..Script::default()
+    }
+}
+
+/// Its identity cannot be read from the start.
+fn unreadable() -> Script {
+    Script {
+        unreadable_after: Some(Duration::ZERO),
+        ..Script::default()
+    }
+}
+
 #[test]
 fn a_tree_at_once_each_with_its_own_outcome_in_the_given_order() {
     let w = World::new(&[
         (10, Script::default()),
-        (
-            11,
-            Script {
-                ignores_term: true,
-                ..Script::default()
-            },
-        ),
-        (
-            12,
-            Script {
-                absent: true,
-                ..Script::default()
-            },
-        ),
-        (
-            13,
-            Script {
-                ignores_term: true,
-                survives_kill: true,
-                ..Script::default()
-            },
-        ),
+        (11, stubborn()),
+        (12, absent()),
+        (13, unkillable()),
     ]);
     let r = run(
         &w,
@@ -55,11 +85,7 @@ fn a_tree_at_once_each_with_its_own_outcome_in_the_given_order() {
 
 #[test]
 fn the_gate_sees_only_grace_survivors_and_can_only_narrow() {
-    let stubborn = Script {
-        ignores_term: true,
-        ..Script::default()
-    };
-    let w = World::new(&[(10, Script::default()), (11, stubborn), (12, stubborn)]);
+    let w = World::new(&[(10, Script::default()), (11, stubborn()), (12, stubborn())]);
     let mut asked = Vec::new();
     let mut gate = |s: &[Identity]| {
         asked = s.to_vec();
@@ -79,13 +105,7 @@ fn the_gate_sees_only_grace_survivors_and_can_only_narrow() {
 
 #[test]
 fn a_gate_that_says_no_longer_needed_sends_no_kill() {
-    let w = World::new(&[(
-        10,
-        Script {
-            ignores_term: true,
-            ..Script::default()
-        },
-    )]);
+    let w = World::new(&[(10, stubborn())]);
     let r = run(&w, &[id(10)], settings(), &w, &mut |_: &[Identity]| vec![]);
     assert_eq!(r[0].outcome, Outcome::Spared);
     assert_eq!(w.signals_to(10), [Signal::Term]);
@@ -105,11 +125,7 @@ fn the_gate_is_not_asked_when_nothing_survived_the_grace() {
 
 #[test]
 fn stopped_members_are_continued_after_their_term() {
-    let slow = Script {
-        term_delay: Some(Duration::from_millis(100)),
-        ..Script::default()
-    };
-    let w = World::new(&[(10, slow), (11, slow)]);
+    let w = World::new(&[(10, slow()), (11, slow())]);
     let esc = Escalation::new(&[id(10), id(11)], settings()).continue_after_term(&[id(11)]);
     let r = run_escalation(&w, esc, &w, &mut kill_all);
     assert_eq!(w.signals_to(10), [Signal::Term], "only the stopped one");
@@ -120,13 +136,7 @@ fn stopped_members_are_continued_after_their_term() {
 
 #[test]
 fn step_by_step_never_blocks_and_keeps_the_deadline() {
-    let w = World::new(&[(
-        10,
-        Script {
-            ignores_term: true,
-            ..Script::default()
-        },
-    )]);
+    let w = World::new(&[(10, stubborn())]);
     let mut esc = Escalation::new(&[id(10)], settings());
     let t0 = w.now();
     let mut step = esc.start(&w, t0);
@@ -154,11 +164,7 @@ fn step_by_step_never_blocks_and_keeps_the_deadline() {
 
 #[test]
 fn newcomers_added_during_the_grace_share_the_deadline_and_none_after_kill() {
-    let stubborn = Script {
-        ignores_term: true,
-        ..Script::default()
-    };
-    let w = World::new(&[(10, stubborn), (11, stubborn), (12, stubborn)]);
+    let w = World::new(&[(10, stubborn()), (11, stubborn()), (12, stubborn())]);
     let mut esc = Escalation::new(&[id(10)], settings());
     let t0 = w.now();
     let _ = esc.start(&w, t0);
@@ -178,13 +184,7 @@ fn newcomers_added_during_the_grace_share_the_deadline_and_none_after_kill() {
 
 #[test]
 fn cut_grace_goes_to_kill_at_the_next_tick() {
-    let w = World::new(&[(
-        10,
-        Script {
-            ignores_term: true,
-            ..Script::default()
-        },
-    )]);
+    let w = World::new(&[(10, stubborn())]);
     let mut esc = Escalation::new(&[id(10)], settings());
     let _ = esc.start(&w, w.now());
     esc.cut_grace(w.now());
@@ -251,11 +251,7 @@ fn the_real_clock_sleeps_at_least_as_long_as_asked() {
 
 #[test]
 fn a_stopped_newcomer_is_continued_and_an_earlier_stopped_mark_is_kept() {
-    let slow = Script {
-        term_delay: Some(Duration::from_millis(100)),
-        ..Script::default()
-    };
-    let w = World::new(&[(10, slow), (11, slow), (12, slow), (13, slow)]);
+    let w = World::new(&[(10, slow()), (11, slow()), (12, slow()), (13, slow())]);
     // 10 is marked stopped, then 11 is added before the start: 10 keeps its mark.
     let mut esc = Escalation::new(&[id(10)], settings()).continue_after_term(&[id(10)]);
     esc.add(&w, &[id(11)], &[]);
@@ -275,28 +271,10 @@ fn a_stopped_newcomer_is_continued_and_an_earlier_stopped_mark_is_kept() {
 #[test]
 fn delivered_names_each_signal_and_only_the_refused_ones_as_failed() {
     let w = World::new(&[
-        (
-            10,
-            Script {
-                ignores_term: true,
-                ..Script::default()
-            },
-        ),
-        (
-            11,
-            Script {
-                term_fails: true,
-                ..Script::default()
-            },
-        ),
+        (10, stubborn()),
+        (11, refuses_term()),
         // Unreadable: identity-changed with an error, which is not a refused signal.
-        (
-            12,
-            Script {
-                unreadable_after: Some(Duration::ZERO),
-                ..Script::default()
-            },
-        ),
+        (12, unreadable()),
     ]);
     let mut esc = Escalation::new(&[id(10), id(11), id(12)], settings());
     let t0 = w.now();
@@ -316,13 +294,7 @@ fn delivered_names_each_signal_and_only_the_refused_ones_as_failed() {
 
 #[test]
 fn past_grace_only_once_the_kill_was_decided() {
-    let w = World::new(&[(
-        10,
-        Script {
-            ignores_term: true,
-            ..Script::default()
-        },
-    )]);
+    let w = World::new(&[(10, stubborn())]);
     let mut esc = Escalation::new(&[id(10)], settings());
     assert!(!esc.past_grace(), "not started");
     let _ = esc.start(&w, w.now());
@@ -340,13 +312,7 @@ fn past_grace_only_once_the_kill_was_decided() {
 fn a_grace_too_long_for_the_clock_is_never_cut_short() {
     // `now + Duration::MAX` overflows `Instant`: the deadline falls back to a year away,
     // never to `now` (which would SIGKILL at the first tick) nor to anything sooner.
-    let w = World::new(&[(
-        10,
-        Script {
-            ignores_term: true,
-            ..Script::default()
-        },
-    )]);
+    let w = World::new(&[(10, stubborn())]);
     let mut esc = Escalation::new(&[id(10)], Settings::with_grace(Duration::MAX));
     let step = esc.start(&w, w.now());
     assert!(matches!(step, Step::Pending(_)), "{step:?}");

@@ -1,46 +1,42 @@
 //! `enforce` and `rejudge` against a scripted process table on a fake clock: the table obeys
 //! the signals it is sent (and changes at chosen reads), every signal is recorded.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::time::Instant;
 
 use super::*;
+use crate::actions::test_double::Table;
 use crate::core::memory_guard::{Rule, breaches};
 use crate::core::snapshot::ProcState;
 use crate::core::snapshot::fixture::{MIB, member, proc, snapshot};
-use crate::platform::{PlatformError, Presence};
 
-type Change = Box<dyn Fn(&mut Snapshot)>;
-
+/// The shared scripted table, on a fake clock.
 struct World {
-    snap: RefCell<Snapshot>,
-    /// Applied just before the n-th read of the table (1 = the first read after the breach).
-    changes: RefCell<Vec<(usize, Change)>>,
-    reads: Cell<usize>,
-    ignores_term: Vec<i32>,
-    sent: RefCell<Vec<(i32, Signal)>>,
+    table: Table,
     base: Instant,
     now: Cell<Duration>,
+}
+
+impl std::ops::Deref for World {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        &self.table
+    }
 }
 
 impl World {
     fn new(snap: Snapshot) -> Self {
         Self {
-            snap: RefCell::new(snap),
-            changes: RefCell::new(Vec::new()),
-            reads: Cell::new(0),
-            ignores_term: Vec::new(),
-            sent: RefCell::new(Vec::new()),
+            table: Table::new(snap),
             base: Instant::now(),
             now: Cell::new(Duration::ZERO),
         }
     }
     fn at_read(self, n: usize, f: impl Fn(&mut Snapshot) + 'static) -> Self {
-        self.changes.borrow_mut().push((n, Box::new(f)));
-        self
-    }
-    fn sent(&self) -> Vec<(i32, Signal)> {
-        self.sent.borrow().clone()
+        Self {
+            table: self.table.at_read(n, f),
+            ..self
+        }
     }
     fn breach(&self, limit_mib: u64) -> Breach {
         let snap = self.snap.borrow();
@@ -59,73 +55,16 @@ impl World {
             park,
             parked_before: before,
         };
-        enforce(self, self, &a, breach, Duration::from_secs(5), self, &opts).unwrap()
-    }
-}
-
-impl ProcessSource for World {
-    fn os(&self) -> &str {
-        "linux"
-    }
-    fn snapshot(&self, _d: Detail) -> Result<Snapshot, PlatformError> {
-        let n = self.reads.get() + 1;
-        self.reads.set(n);
-        let mut snap = self.snap.borrow_mut();
-        for (at, f) in self.changes.borrow().iter() {
-            if *at == n {
-                f(&mut snap);
-            }
-        }
-        Ok(snap.clone())
-    }
-    fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError> {
-        Ok(self
-            .snap
-            .borrow()
-            .processes
-            .iter()
-            .find(|p| p.pid == pid)
-            .cloned())
-    }
-    fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
-        Err(PlatformError::NoSuchProcess { pid })
-    }
-    fn memory(&self) -> Result<crate::core::snapshot::MemoryTotals, PlatformError> {
-        Err(PlatformError::Invalid("none".into()))
-    }
-}
-
-impl ProcessControl for World {
-    fn signal(&self, t: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
-        let mut snap = self.snap.borrow_mut();
-        let Some(i) = snap.processes.iter().position(|p| p.pid == t.pid) else {
-            return Ok(Delivery::Gone);
-        };
-        if snap.processes[i].identity() != Some(*t) {
-            return Ok(Delivery::IdentityChanged);
-        }
-        self.sent.borrow_mut().push((t.pid, sig));
-        match sig {
-            Signal::Stop => snap.processes[i].state = ProcState::Stopped,
-            Signal::Cont => snap.processes[i].state = ProcState::Sleeping,
-            Signal::Term if self.ignores_term.contains(&t.pid) => {}
-            _ => {
-                snap.processes.remove(i);
-            }
-        }
-        Ok(Delivery::Sent)
-    }
-    fn alive(&self, t: &Identity) -> Result<bool, PlatformError> {
-        Ok(self.presence(t)? == Presence::Alive)
-    }
-    fn presence(&self, t: &Identity) -> Result<Presence, PlatformError> {
-        let snap = self.snap.borrow();
-        Ok(match snap.processes.iter().find(|p| p.pid == t.pid) {
-            None => Presence::Gone,
-            Some(p) if p.identity() != Some(*t) => Presence::Changed,
-            Some(p) if p.is_zombie() => Presence::Gone,
-            Some(_) => Presence::Alive,
-        })
+        enforce(
+            &self.table,
+            &self.table,
+            &a,
+            breach,
+            Duration::from_secs(5),
+            self,
+            &opts,
+        )
+        .unwrap()
     }
 }
 
@@ -226,13 +165,13 @@ fn a_spike_that_has_passed_is_not_ended_and_the_true_footprint_is_reported() {
 fn grace_survivors_are_killed_only_while_still_over_the_limit() {
     // 101 ignores SIGTERM and holds 1.1 GB on its own: SIGKILL.
     let mut w = World::new(tree(10, 1100)).at_read(1, keep_busy);
-    w.ignores_term = vec![101];
+    w.table.survives = vec![101];
     let r = w.enforce(1000, true, vec![]);
     assert_eq!(r.outcome, GuardOutcome::Sigkill, "{r:?}");
     assert_eq!(r.killed, vec![101]);
     // It ignores SIGTERM but is small once the root has gone: spared, and said so.
     let mut w = World::new(tree(600, 500)).at_read(1, keep_busy);
-    w.ignores_term = vec![101];
+    w.table.survives = vec![101];
     let r = w.enforce(1000, true, vec![]);
     assert_eq!(r.outcome, GuardOutcome::Spared, "{r:?}");
     assert_eq!((r.spared.clone(), r.killed.clone()), (vec![101], vec![]));
@@ -303,7 +242,7 @@ fn a_parked_tree_over_its_limit_again_is_ended_and_its_parked_continued() {
     let mut w = World::new(snap).at_read(1, second_sample);
     w.snap.borrow_mut().processes[2].state = ProcState::Stopped;
     // Stopped, it cannot act on SIGTERM until continued; here it does not act at all.
-    w.ignores_term = vec![101];
+    w.table.survives = vec![101];
     let r = w.enforce(1000, true, vec![parked]);
     assert!(r.parked.is_empty(), "not parked twice: {r:?}");
     let to_101: Vec<Signal> = w

@@ -3,108 +3,32 @@
 //! `finish` as the event loop drives them. headroom is pid 10, the command 100 (its group
 //! 100) with a child 101; pid 300 is a stranger in a group of its own under init.
 
-use std::cell::RefCell;
-
 use super::*;
+use crate::actions::test_double::Table;
 use crate::core::snapshot::fixture::{MIB, member, proc, snapshot};
-use crate::core::snapshot::{Detail, MemoryTotals, ProcState, Snapshot};
-use crate::platform::{Delivery, PlatformError, Presence};
+use crate::core::snapshot::{MemoryTotals, ProcState};
 
-struct World {
-    snap: RefCell<Snapshot>,
-    sent: RefCell<Vec<(i32, Signal)>>,
-    /// Pids that outlive SIGTERM and SIGINT.
-    survives: Vec<i32>,
-}
+type World = Table;
 
-impl World {
-    /// The command holding `cmd_mib` and its child `child_mib`, a 5 GiB stranger.
-    fn new(cmd_mib: u64, child_mib: u64) -> Self {
-        let mut stranger = proc(300, 1, "stranger");
-        stranger.footprint_bytes = Some(5 * 1024 * MIB);
-        let snap = snapshot(
-            "linux",
-            vec![
-                proc(10, 1, "headroom"),
-                member(100, 10, cmd_mib),
-                member(101, 100, child_mib),
-                stranger,
-            ],
-        );
-        Self {
-            snap: RefCell::new(snap),
-            sent: RefCell::new(Vec::new()),
-            survives: Vec::new(),
-        }
-    }
-    fn sent(&self) -> Vec<(i32, Signal)> {
-        self.sent.borrow().clone()
-    }
-    fn has(&self, pid: i32) -> bool {
-        self.snap.borrow().processes.iter().any(|p| p.pid == pid)
-    }
-}
-
-impl ProcessSource for World {
-    fn os(&self) -> &str {
-        "linux"
-    }
-    fn snapshot(&self, _d: Detail) -> Result<Snapshot, PlatformError> {
-        Ok(self.snap.borrow().clone())
-    }
-    fn process(&self, pid: i32) -> Result<Option<ProcessRecord>, PlatformError> {
-        Ok(self
-            .snap
-            .borrow()
-            .processes
-            .iter()
-            .find(|p| p.pid == pid)
-            .cloned())
-    }
-    fn argv(&self, pid: i32) -> Result<Vec<String>, PlatformError> {
-        Err(PlatformError::NoSuchProcess { pid })
-    }
-    fn memory(&self) -> Result<MemoryTotals, PlatformError> {
-        // Plenty free: the effective limit is the configured one.
-        Ok(MemoryTotals {
-            total_bytes: 64 * 1024 * MIB,
-            available_bytes: 60 * 1024 * MIB,
-        })
-    }
-}
-
-impl ProcessControl for World {
-    fn signal(&self, t: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
-        let mut snap = self.snap.borrow_mut();
-        let Some(i) = snap.processes.iter().position(|p| p.pid == t.pid) else {
-            return Ok(Delivery::Gone);
-        };
-        if snap.processes[i].identity() != Some(*t) {
-            return Ok(Delivery::IdentityChanged);
-        }
-        self.sent.borrow_mut().push((t.pid, sig));
-        match sig {
-            Signal::Stop => snap.processes[i].state = ProcState::Stopped,
-            Signal::Cont => snap.processes[i].state = ProcState::Sleeping,
-            Signal::Term | Signal::Int if self.survives.contains(&t.pid) => {}
-            _ => {
-                snap.processes.remove(i);
-            }
-        }
-        Ok(Delivery::Sent)
-    }
-    fn alive(&self, t: &Identity) -> Result<bool, PlatformError> {
-        Ok(self.presence(t)? == Presence::Alive)
-    }
-    fn presence(&self, t: &Identity) -> Result<Presence, PlatformError> {
-        Ok(
-            match self.snap.borrow().processes.iter().find(|p| p.pid == t.pid) {
-                None => Presence::Gone,
-                Some(p) if p.identity() != Some(*t) => Presence::Changed,
-                Some(_) => Presence::Alive,
-            },
-        )
-    }
+/// The command holding `cmd_mib` and its child `child_mib`, a 5 GiB stranger, plenty of
+/// memory free (the effective limit is the configured one).
+fn world(cmd_mib: u64, child_mib: u64) -> World {
+    let mut stranger = proc(300, 1, "stranger");
+    stranger.footprint_bytes = Some(5 * 1024 * MIB);
+    let mut w = Table::new(snapshot(
+        "linux",
+        vec![
+            proc(10, 1, "headroom"),
+            member(100, 10, cmd_mib),
+            member(101, 100, child_mib),
+            stranger,
+        ],
+    ));
+    w.memory = Some(MemoryTotals {
+        total_bytes: 64 * 1024 * MIB,
+        available_bytes: 60 * 1024 * MIB,
+    });
+    w
 }
 
 fn config(limit_mib: u64) -> Config {
@@ -138,6 +62,16 @@ fn watch<'a, 'e>(
     )
 }
 
+/// A watch of `world` under a 1 GiB limit, handed to `f`; the names of the events it
+/// emitted, once `f` is done with it.
+fn watching(world: &World, f: impl FnOnce(Watch<'_, '_>)) -> Vec<String> {
+    let cfg = config(1024);
+    let mut events = Vec::new();
+    let mut emit = |e: &Event| events.push(name(e));
+    f(watch(world, &cfg, &mut emit));
+    events
+}
+
 fn kinds(events: &[String]) -> Vec<&str> {
     events.iter().map(String::as_str).collect()
 }
@@ -151,42 +85,36 @@ fn name(e: &Event) -> String {
 
 #[test]
 fn under_the_limit_a_step_samples_the_tree_and_signals_nothing() {
-    let world = World::new(100, 100);
-    let cfg = config(1024);
-    let mut events = Vec::new();
-    let mut emit = |e: &Event| events.push(name(e));
-    let mut w = watch(&world, &cfg, &mut emit);
-    w.step();
-    assert!(matches!(w.phase, Phase::Watching));
-    let last = w.last.as_ref().unwrap();
-    let mut pids: Vec<i32> = last.members.iter().map(|m| m.pid).collect();
-    pids.sort_unstable();
-    assert_eq!(pids, [100, 101], "the tree, not headroom, not the stranger");
-    assert_eq!(last.footprint, 200 * MIB);
-    assert_eq!(w.summary.peak_footprint_bytes, 200 * MIB);
-    drop(w);
+    let world = world(100, 100);
+    let events = watching(&world, |mut w| {
+        w.step();
+        assert!(matches!(w.phase, Phase::Watching));
+        let last = w.last.as_ref().unwrap();
+        let mut pids: Vec<i32> = last.members.iter().map(|m| m.pid).collect();
+        pids.sort_unstable();
+        assert_eq!(pids, [100, 101], "the tree, not headroom, not the stranger");
+        assert_eq!(last.footprint, 200 * MIB);
+        assert_eq!(w.summary.peak_footprint_bytes, 200 * MIB);
+    });
     assert!(world.sent().is_empty());
     assert!(events.is_empty(), "{events:?}");
 }
 
 #[test]
 fn over_the_limit_with_nothing_idle_to_park_the_tree_and_only_the_tree_is_sigtermed() {
-    let world = World::new(700, 500);
-    let cfg = config(1024);
-    let mut events = Vec::new();
-    let mut emit = |e: &Event| events.push(name(e));
-    let mut w = watch(&world, &cfg, &mut emit);
-    w.step();
-    assert!(matches!(
-        w.phase,
-        Phase::Ending {
-            reason: EndReason::Limit,
-            ..
-        }
-    ));
-    assert_eq!(w.summary.breaches, 1);
-    assert_eq!(w.summary.terminated, 2);
-    drop(w);
+    let world = world(700, 500);
+    let events = watching(&world, |mut w| {
+        w.step();
+        assert!(matches!(
+            w.phase,
+            Phase::Ending {
+                reason: EndReason::Limit,
+                ..
+            }
+        ));
+        assert_eq!(w.summary.breaches, 1);
+        assert_eq!(w.summary.terminated, 2);
+    });
     let mut sent = world.sent();
     sent.sort_by_key(|s| s.0);
     assert_eq!(sent, [(100, Signal::Term), (101, Signal::Term)]);
@@ -199,34 +127,31 @@ fn over_the_limit_with_nothing_idle_to_park_the_tree_and_only_the_tree_is_sigter
 
 #[test]
 fn a_signal_to_headroom_is_forwarded_to_the_group_and_a_second_one_ends_the_tree() {
-    let mut world = World::new(100, 100);
+    let mut world = world(100, 100);
     // The tree outlives the forwarded SIGINT (a shell that traps it): the second signal
     // must end the tree with SIGTERM.
     world.survives = vec![100, 101];
-    let cfg = config(1024);
-    let mut events = Vec::new();
-    let mut emit = |e: &Event| events.push(name(e));
-    let mut w = watch(&world, &cfg, &mut emit);
-    w.step();
-    w.on_signal(Signal::Int);
-    assert!(matches!(w.phase, Phase::Forwarded { .. }));
-    assert_eq!(w.summary.forwarded, ["SIGINT"]);
-    let forwarded: Vec<(i32, Signal)> = world.sent();
-    assert_eq!(
-        forwarded,
-        [(100, Signal::Int), (101, Signal::Int)],
-        "the command first, then its group"
-    );
-    w.on_signal(Signal::Term);
-    assert!(matches!(
-        w.phase,
-        Phase::Ending {
-            reason: EndReason::Signal,
-            ..
-        }
-    ));
-    assert_eq!(w.summary.forwarded, ["SIGINT", "SIGTERM"]);
-    drop(w);
+    let events = watching(&world, |mut w| {
+        w.step();
+        w.on_signal(Signal::Int);
+        assert!(matches!(w.phase, Phase::Forwarded { .. }));
+        assert_eq!(w.summary.forwarded, ["SIGINT"]);
+        let forwarded: Vec<(i32, Signal)> = world.sent();
+        assert_eq!(
+            forwarded,
+            [(100, Signal::Int), (101, Signal::Int)],
+            "the command first, then its group"
+        );
+        w.on_signal(Signal::Term);
+        assert!(matches!(
+            w.phase,
+            Phase::Ending {
+                reason: EndReason::Signal,
+                ..
+            }
+        ));
+        assert_eq!(w.summary.forwarded, ["SIGINT", "SIGTERM"]);
+    });
     let after: Vec<(i32, Signal)> = world.sent()[2..].to_vec();
     let mut after_sorted = after.clone();
     after_sorted.sort_by_key(|s| s.0);
@@ -237,95 +162,89 @@ fn a_signal_to_headroom_is_forwarded_to_the_group_and_a_second_one_ends_the_tree
 
 #[test]
 fn the_command_exiting_alone_is_done_and_keeps_its_code() {
-    let world = World::new(100, 100);
+    let world = world(100, 100);
     world.snap.borrow_mut().processes.retain(|p| p.pid != 101);
-    let cfg = config(1024);
-    let mut events = Vec::new();
-    let mut emit = |e: &Event| events.push(name(e));
-    let mut w = watch(&world, &cfg, &mut emit);
-    w.step();
-    world.snap.borrow_mut().processes.retain(|p| p.pid != 100);
-    w.cmd_status = Some(ChildEvent::Exited(7));
-    w.step();
-    assert!(matches!(w.phase, Phase::Done));
-    let s = w.finish();
-    assert_eq!(s.exit_code, 7);
-    assert_eq!(s.ended_by, None);
-    assert!(world.sent().is_empty());
+    let events = watching(&world, |mut w| {
+        w.step();
+        world.snap.borrow_mut().processes.retain(|p| p.pid != 100);
+        w.cmd_status = Some(ChildEvent::Exited(7));
+        w.step();
+        assert!(matches!(w.phase, Phase::Done));
+        let s = w.finish();
+        assert_eq!(s.exit_code, 7);
+        assert_eq!(s.ended_by, None);
+        assert!(world.sent().is_empty());
+    });
     assert_eq!(kinds(&events), ["summary"]);
 }
 
 #[test]
 fn a_leftover_after_the_command_exits_is_ended_and_the_command_code_kept() {
-    let world = World::new(100, 100);
-    let cfg = config(1024);
-    let mut events = Vec::new();
-    let mut emit = |e: &Event| events.push(name(e));
-    let mut w = watch(&world, &cfg, &mut emit);
-    w.step();
-    // The command exits; its child 101 (a member seen before) stays behind.
-    world.snap.borrow_mut().processes.retain(|p| p.pid != 100);
-    w.cmd_status = Some(ChildEvent::Exited(3));
-    w.step();
-    assert!(matches!(
-        w.phase,
-        Phase::Ending {
-            reason: EndReason::Leftovers,
-            ..
-        }
-    ));
-    assert_eq!(world.sent(), [(101, Signal::Term)]);
-    // The leftover went on SIGTERM: the next ticks see the tree gone.
-    for _ in 0..200 {
-        if matches!(w.phase, Phase::Done) {
-            break;
-        }
+    let world = world(100, 100);
+    watching(&world, |mut w| {
         w.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert!(matches!(w.phase, Phase::Done));
-    let s = w.finish();
-    assert_eq!((s.exit_code, s.ended_by), (3, Some(EndReason::Leftovers)));
-    assert!(!world.has(101) && world.has(300));
+        // The command exits; its child 101 (a member seen before) stays behind.
+        world.snap.borrow_mut().processes.retain(|p| p.pid != 100);
+        w.cmd_status = Some(ChildEvent::Exited(3));
+        w.step();
+        assert!(matches!(
+            w.phase,
+            Phase::Ending {
+                reason: EndReason::Leftovers,
+                ..
+            }
+        ));
+        assert_eq!(world.sent(), [(101, Signal::Term)]);
+        // The leftover went on SIGTERM: the next ticks see the tree gone.
+        for _ in 0..200 {
+            if matches!(w.phase, Phase::Done) {
+                break;
+            }
+            w.step();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(matches!(w.phase, Phase::Done));
+        let s = w.finish();
+        assert_eq!((s.exit_code, s.ended_by), (3, Some(EndReason::Leftovers)));
+        assert!(!world.has(101) && world.has(300));
+    });
 }
 
 #[test]
 fn parked_processes_are_continued_by_finish_never_left_stopped() {
-    let world = World::new(100, 100);
-    let cfg = config(1024);
-    let mut events = Vec::new();
-    let mut emit = |e: &Event| events.push(name(e));
-    let mut w = watch(&world, &cfg, &mut emit);
-    w.step();
-    let child = world
-        .snap
-        .borrow()
-        .processes
-        .iter()
-        .find(|p| p.pid == 101)
-        .and_then(ProcessRecord::identity)
-        .unwrap();
-    let (pids, _, _) = w.deliver(&[child], Signal::Stop);
-    assert_eq!(pids, [101]);
-    w.parked.insert(child);
-    w.cmd_status = Some(ChildEvent::Exited(0));
-    let _ = w.finish();
-    assert_eq!(world.sent(), [(101, Signal::Stop), (101, Signal::Cont)]);
-    let state = world
-        .snap
-        .borrow()
-        .processes
-        .iter()
-        .find(|p| p.pid == 101)
-        .map(|p| p.state);
-    assert_eq!(state, Some(ProcState::Sleeping));
+    let world = world(100, 100);
+    watching(&world, |mut w| {
+        w.step();
+        let child = world
+            .snap
+            .borrow()
+            .processes
+            .iter()
+            .find(|p| p.pid == 101)
+            .and_then(ProcessRecord::identity)
+            .unwrap();
+        let (pids, _, _) = w.deliver(&[child], Signal::Stop);
+        assert_eq!(pids, [101]);
+        w.parked.insert(child);
+        w.cmd_status = Some(ChildEvent::Exited(0));
+        let _ = w.finish();
+        assert_eq!(world.sent(), [(101, Signal::Stop), (101, Signal::Cont)]);
+        let state = world
+            .snap
+            .borrow()
+            .processes
+            .iter()
+            .find(|p| p.pid == 101)
+            .map(|p| p.state);
+        assert_eq!(state, Some(ProcState::Sleeping));
+    });
 }
 
 /// Over the limit: both get SIGTERM; `survivor` outlives it and alone holds less than the
 /// limit, so it is spared SIGKILL. The escalation is driven to its end; the command's exit
 /// is not reaped yet (as when the kill gate runs before the event loop's `waitpid`).
 fn spared_after_term(survivor: i32) -> (World, Option<EndReason>) {
-    let mut world = World::new(700, 500);
+    let mut world = world(700, 500);
     world.survives = vec![survivor];
     let mut cfg = config(1024);
     cfg.grace = Duration::from_millis(1);

@@ -74,6 +74,23 @@ pub(super) fn only(o: &RoundOutcome) -> &AppDecision {
 
 pub(super) const ED: &str = "com.example.Editor";
 
+/// The editor (`ED`) at `pid`, not responding.
+fn hung(pid: i32) -> AppObservation {
+    app(ED, pid, false)
+}
+
+/// `apps` as they are in two rounds in a row.
+fn twice(apps: Vec<AppObservation>) -> Vec<Vec<AppObservation>> {
+    vec![apps.clone(), apps]
+}
+
+/// [`rounds`] on a fresh state with the default config: the outcomes and the state after.
+fn fresh(rounds_: Vec<Vec<AppObservation>>) -> (Vec<RoundOutcome>, MonitorState) {
+    let mut s = MonitorState::default();
+    let o = rounds(&mut s, &MonitorConfig::default(), rounds_);
+    (o, s)
+}
+
 // --- Behavior 1: the round reads the WindowServer's answer for each running GUI app.
 
 #[test]
@@ -81,10 +98,7 @@ fn b01_the_round_judges_each_app_by_the_windowserver_responsiveness_it_was_given
     let mut s = MonitorState::default();
     let o = round(
         &mut s,
-        &live(
-            T0,
-            vec![app(ED, 501, false), app("com.example.Mail", 502, true)],
-        ),
+        &live(T0, vec![hung(501), app("com.example.Mail", 502, true)]),
         &MonitorConfig::default(),
     );
     assert_eq!(o.checked, 2);
@@ -102,7 +116,7 @@ fn b01_the_round_judges_each_app_by_the_windowserver_responsiveness_it_was_given
 fn b02_interface_unavailable_clears_pending_and_takes_no_action() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
-    round(&mut s, &live(T0, vec![app(ED, 501, false)]), &cfg);
+    round(&mut s, &live(T0, vec![hung(501)]), &cfg);
     assert_eq!(s.observations.len(), 1);
     let o = round(&mut s, &unavailable(T0 + EVERY), &cfg);
     assert!(!o.available);
@@ -110,11 +124,7 @@ fn b02_interface_unavailable_clears_pending_and_takes_no_action() {
     assert!(o.decisions.is_empty());
     assert!(s.observations.is_empty());
     // The next unresponsive round starts over: pending, not confirmed.
-    let o = round(
-        &mut s,
-        &live(T0 + 2 * EVERY, vec![app(ED, 501, false)]),
-        &cfg,
-    );
+    let o = round(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
     assert_eq!(only(&o).state, HangState::Pending);
     assert!(!only(&o).restart);
 }
@@ -132,7 +142,7 @@ fn interface_unavailable_keeps_restart_times_and_blocked() {
 
 #[test]
 fn identity_is_the_bundle_id_else_the_absolute_bundle_path() {
-    let mut a = app(ED, 501, false);
+    let mut a = hung(501);
     assert_eq!(a.identity(), ED);
     a.bundle_id = None;
     assert_eq!(a.identity(), "/Applications/Editor.app");
@@ -145,13 +155,7 @@ fn identity_is_the_bundle_id_else_the_absolute_bundle_path() {
 
 #[test]
 fn b06_confirms_an_unresponsive_process_in_two_consecutive_rounds() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
-    let o = rounds(
-        &mut s,
-        &cfg,
-        vec![vec![app(ED, 501, false)], vec![app(ED, 501, false)]],
-    );
+    let (o, _) = fresh(twice(vec![hung(501)]));
     assert_eq!(only(&o[0]).state, HangState::Pending);
     assert!(!only(&o[0]).restart && !only(&o[0]).detected);
     assert_eq!(only(&o[1]).state, HangState::Confirmed);
@@ -161,48 +165,30 @@ fn b06_confirms_an_unresponsive_process_in_two_consecutive_rounds() {
 
 #[test]
 fn a_responsive_round_between_two_unresponsive_ones_is_not_a_confirmation() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
-    let o = rounds(
-        &mut s,
-        &cfg,
-        vec![
-            vec![app(ED, 501, false)],
-            vec![app(ED, 501, true)],
-            vec![app(ED, 501, false)],
-        ],
-    );
+    let (o, _) = fresh(vec![
+        vec![hung(501)],
+        vec![app(ED, 501, true)],
+        vec![hung(501)],
+    ]);
     assert!(o[1].decisions.is_empty());
     assert_eq!(only(&o[2]).state, HangState::Pending);
 }
 
 #[test]
 fn a_gone_app_clears_its_pending_observation() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
-    let o = rounds(
-        &mut s,
-        &cfg,
-        vec![vec![app(ED, 501, false)], vec![], vec![app(ED, 501, false)]],
-    );
+    let (o, _) = fresh(vec![vec![hung(501)], vec![], vec![hung(501)]]);
     assert_eq!(only(&o[2]).state, HangState::Pending);
 }
 
 #[test]
 fn another_process_under_the_same_identity_starts_over() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
-    let mut reused = app(ED, 501, false);
+    let mut reused = hung(501);
     reused.start_time = Some(99_999);
-    let o = rounds(
-        &mut s,
-        &cfg,
-        vec![
-            vec![app(ED, 501, false)],
-            vec![app(ED, 777, false)],
-            vec![reused],
-        ],
-    );
+    let (o, _) = fresh(vec![
+        vec![hung(501)],
+        vec![app(ED, 777, false)],
+        vec![reused],
+    ]);
     assert_eq!(only(&o[1]).state, HangState::Pending, "new pid");
     assert_eq!(only(&o[2]).state, HangState::Pending, "same pid, new start");
     assert!(o.iter().all(|r| r.decisions.iter().all(|d| !d.restart)));
@@ -212,21 +198,17 @@ fn another_process_under_the_same_identity_starts_over() {
 fn rounds_further_apart_than_the_gap_are_not_consecutive() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
-    round(&mut s, &live(T0, vec![app(ED, 501, false)]), &cfg);
+    round(&mut s, &live(T0, vec![hung(501)]), &cfg);
     let o = round(
         &mut s,
-        &live(T0 + MAX_ROUND_GAP_MS + 1, vec![app(ED, 501, false)]),
+        &live(T0 + MAX_ROUND_GAP_MS + 1, vec![hung(501)]),
         &cfg,
     );
     assert_eq!(only(&o).state, HangState::Pending);
     // A clock that went backwards is a gap too.
-    let o = round(&mut s, &live(T0, vec![app(ED, 501, false)]), &cfg);
+    let o = round(&mut s, &live(T0, vec![hung(501)]), &cfg);
     assert_eq!(only(&o).state, HangState::Pending);
-    let o = round(
-        &mut s,
-        &live(T0 + MAX_ROUND_GAP_MS, vec![app(ED, 501, false)]),
-        &cfg,
-    );
+    let o = round(&mut s, &live(T0 + MAX_ROUND_GAP_MS, vec![hung(501)]), &cfg);
     assert_eq!(
         only(&o).state,
         HangState::Confirmed,
@@ -236,10 +218,7 @@ fn rounds_further_apart_than_the_gap_are_not_consecutive() {
 
 #[test]
 fn several_instances_of_one_identity_are_never_acted_on() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
-    let two = || vec![app(ED, 501, false), app(ED, 502, true)];
-    let o = rounds(&mut s, &cfg, vec![two(), two()]);
+    let (o, s) = fresh(twice(vec![hung(501), app(ED, 502, true)]));
     let d = only(&o[1]);
     assert_eq!(d.state, HangState::Ignored);
     assert!(d.reason.as_deref().unwrap().contains("2 running instances"));
@@ -248,12 +227,9 @@ fn several_instances_of_one_identity_are_never_acted_on() {
 
 #[test]
 fn an_ineligible_lookalike_does_not_shadow_the_eligible_instance() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
     let mut fake = service(800, false);
     fake.bundle_path = "/Users/me/CursorUIViewService.xpc".into();
-    let both = || vec![service(700, false), fake.clone()];
-    let o = rounds(&mut s, &cfg, vec![both(), both()]);
+    let (o, _) = fresh(twice(vec![service(700, false), fake]));
     let real = o[1].decisions.iter().find(|d| d.app.pid == 700).unwrap();
     assert!(real.restart);
     let other = o[1].decisions.iter().find(|d| d.app.pid == 800).unwrap();
@@ -262,11 +238,9 @@ fn an_ineligible_lookalike_does_not_shadow_the_eligible_instance() {
 
 #[test]
 fn ignored_apps_are_reported_but_never_tracked_or_restarted() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
     let mut finder = app("com.apple.finder", 300, false);
     finder.bundle_path = "/System/Library/CoreServices/Finder.app".into();
-    let o = rounds(&mut s, &cfg, vec![vec![finder.clone()], vec![finder]]);
+    let (o, s) = fresh(twice(vec![finder]));
     for r in &o {
         assert_eq!(only(r).state, HangState::Ignored);
         assert!(!only(r).restart && !only(r).detected);
@@ -278,16 +252,7 @@ fn ignored_apps_are_reported_but_never_tracked_or_restarted() {
 
 #[test]
 fn b07_restarts_a_confirmed_third_party_app_or_allowlisted_service_automatically() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
-    let o = rounds(
-        &mut s,
-        &cfg,
-        vec![
-            vec![app(ED, 501, false), service(700, false)],
-            vec![app(ED, 501, false), service(700, false)],
-        ],
-    );
+    let (o, s) = fresh(twice(vec![hung(501), service(700, false)]));
     let kinds: Vec<_> = o[1]
         .decisions
         .iter()
@@ -338,21 +303,10 @@ fn notification_policy_for_third_party_apps() {
 
 #[test]
 fn b18_notifies_once_when_a_third_party_app_is_confirmed_unresponsive_again_during_cooldown() {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
     // Confirm and restart; the restarted app (new pid) hangs again at once.
-    let o = rounds(
-        &mut s,
-        &cfg,
-        vec![
-            vec![app(ED, 501, false)],
-            vec![app(ED, 501, false)],
-            vec![app(ED, 900, false)],
-            vec![app(ED, 900, false)],
-            vec![app(ED, 900, false)],
-            vec![app(ED, 900, false)],
-        ],
-    );
+    let mut seq = twice(vec![hung(501)]);
+    seq.extend(std::iter::repeat_n(vec![hung(900)], 4));
+    let (o, _) = fresh(seq);
     assert!(only(&o[1]).restart);
     assert_eq!(only(&o[2]).state, HangState::CoolingDown);
     let b = only(&o[3]);
@@ -379,11 +333,11 @@ fn a_responsive_or_gone_app_clears_its_blocked_state() {
             &mut s,
             &cfg,
             vec![
-                vec![app(ED, 900, false)],
-                vec![app(ED, 900, false)],
+                vec![hung(900)],
+                vec![hung(900)],
                 between,
-                vec![app(ED, 900, false)],
-                vec![app(ED, 900, false)],
+                vec![hung(900)],
+                vec![hung(900)],
             ],
         );
         assert!(only(&o[1]).newly_blocked);
@@ -400,15 +354,11 @@ fn blocked_survives_a_gap_between_rounds_and_is_not_notified_again() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
     s.restarts.insert(ED.into(), T0 - 60_000);
-    round(&mut s, &live(T0, vec![app(ED, 900, false)]), &cfg);
-    let o = round(&mut s, &live(T0 + EVERY, vec![app(ED, 900, false)]), &cfg);
+    round(&mut s, &live(T0, vec![hung(900)]), &cfg);
+    let o = round(&mut s, &live(T0 + EVERY, vec![hung(900)]), &cfg);
     assert!(only(&o).newly_blocked);
     // The machine slept: the next round is not consecutive, but the app never responded.
-    let o = round(
-        &mut s,
-        &live(T0 + 3_600_000, vec![app(ED, 900, false)]),
-        &cfg,
-    );
+    let o = round(&mut s, &live(T0 + 3_600_000, vec![hung(900)]), &cfg);
     assert_eq!(only(&o).state, HangState::Blocked);
     assert!(!only(&o).newly_blocked && !only(&o).restart);
 }
@@ -418,11 +368,7 @@ fn the_service_blocks_in_cooldown_without_a_notification() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
     s.restarts.insert(CURSOR_SERVICE_ID.into(), T0 - 60_000);
-    let o = rounds(
-        &mut s,
-        &cfg,
-        vec![vec![service(701, false)], vec![service(701, false)]],
-    );
+    let o = rounds(&mut s, &cfg, twice(vec![service(701, false)]));
     let d = only(&o[1]);
     assert_eq!(d.state, HangState::Blocked);
     assert!(!should_notify(d.kind.unwrap(), EventKind::Blocked, false));
@@ -439,13 +385,7 @@ fn bdd01_given_the_service_matches_the_allowlisted_identity_and_system_xpc_path(
 #[test]
 fn bdd01_given_it_is_unresponsive_in_two_consecutive_rounds_when_the_second_is_evaluated_it_restarts()
  {
-    let cfg = MonitorConfig::default();
-    let mut s = MonitorState::default();
-    let o = rounds(
-        &mut s,
-        &cfg,
-        vec![vec![service(700, false)], vec![service(700, false)]],
-    );
+    let (o, _) = fresh(twice(vec![service(700, false)]));
     assert_eq!(only(&o[0]).state, HangState::Pending);
     assert!(!only(&o[0]).restart);
     let d = only(&o[1]);

@@ -10,7 +10,7 @@
 //! exactly at the wall.
 //!
 //! Some parents are then left out of the session map (a caller that did not assess them).
-//! The oracle below re-derives, from the generated records alone and without the helpers
+//! The oracle (`props/oracle.rs`) re-derives, from the generated records alone and without the helpers
 //! `select` uses (`session_children`, `Session::verdict`, `self_and_ancestors`,
 //! `Emergency::clamped`/`under_pressure`/`needs_more_relief`), which parents are protected,
 //! each parent's session verdict, the pressure, and which targets the override may add; then
@@ -39,6 +39,12 @@ use crate::core::liveness::{self, ChildReader, Clocks, CpuEntry, CpuTracker, Log
 use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::snapshot::fixture::{OTHER_UID, UID, proc, snapshot, zombie};
 use crate::core::snapshot::{ProcState, ProcessRecord, ProcessTable};
+
+mod generate;
+mod oracle;
+
+use generate::{arb_policy, arb_world};
+use oracle::{oracle_ancestors, oracle_pressure, oracle_recovery, oracle_verdict};
 
 const THRESHOLD_S: f64 = 7200.0;
 const WALL_S: i64 = 1_788_000_000;
@@ -111,124 +117,6 @@ struct WorldSpec {
     used: u64,
     limit: Option<u64>,
     wall: bool,
-}
-
-fn arb_child() -> impl Strategy<Value = ChildSpec> {
-    let state = prop::sample::select(vec![
-        ProcState::Sleeping,
-        ProcState::Running,
-        ProcState::Stopped,
-        ProcState::Traced,
-        ProcState::Zombie,
-    ]);
-    let age = prop::sample::select(vec![0i64, 60, 7199, 7200, 36_000]);
-    let cpu = prop_oneof![
-        1 => Just(Cpu::NoHistory),
-        3 => age.clone().prop_map(|s| Cpu::Idle(s.max(60))),
-        1 => Just(Cpu::Worked),
-        1 => Just(Cpu::Unreadable),
-    ];
-    let log = prop_oneof![
-        1 => Just(Log::None),
-        3 => age.clone().prop_map(Log::Absolute),
-        1 => age.prop_map(Log::Relative),
-        1 => Just(Log::RelativeNoCwd),
-    ];
-    (0usize..4, 0usize..3, state, cpu, log).prop_map(|(name, exe, state, cpu, log)| ChildSpec {
-        name,
-        exe,
-        state,
-        cpu,
-        log,
-    })
-}
-
-fn arb_parent() -> impl Strategy<Value = ParentSpec> {
-    (
-        0u64..7,
-        0usize..PARENT_NAMES.len(),
-        0usize..PARENT_EXES.len(),
-        prop::bool::weighted(0.85),
-        prop::sample::select(vec![0u8, 0, 0, 0, 1, 2]),
-        prop::bool::weighted(0.9),
-        0usize..5,
-        prop::collection::vec(arb_child(), 0..3),
-    )
-        .prop_map(
-            |(zombies, name, exe, own, state, started, under, children)| ParentSpec {
-                zombies,
-                name,
-                exe,
-                own,
-                state,
-                started,
-                under,
-                children,
-            },
-        )
-}
-
-fn arb_world() -> impl Strategy<Value = WorldSpec> {
-    (
-        prop::collection::vec((prop::bool::weighted(0.3), 0u64..4), 1..4),
-        any::<bool>(),
-        prop::collection::vec(arb_parent(), 1..8),
-        0u64..5000,
-        prop::option::of(prop_oneof![1 => 0u64..5000, 3 => 4u64..40]),
-        prop::bool::weighted(0.5),
-    )
-        .prop_map(
-            |(chain, count_missing, parents, used, limit, wall)| WorldSpec {
-                chain,
-                count_missing,
-                parents,
-                used,
-                limit,
-                wall,
-            },
-        )
-}
-
-fn arb_policy() -> impl Strategy<Value = Policy> {
-    let pats = prop::sample::subsequence(
-        vec![
-            "agency",
-            "/.config/",
-            "node",
-            "x",
-            "",
-            "CurrentVersion",
-            "python",
-        ],
-        0..4,
-    );
-    (
-        pats.clone(),
-        pats,
-        1u64..4,
-        1usize..4,
-        prop::bool::weighted(0.8),
-        prop::bool::weighted(0.8),
-        0.0f64..0.7,
-        0.0f64..1.2,
-    )
-        .prop_map(
-            |(allow, deny, min_zombies, max_targets, spare, enabled, free, recovery)| Policy {
-                allow_deny: AllowDeny {
-                    allow: Patterns::new(allow),
-                    deny: Patterns::new(deny),
-                },
-                min_zombies,
-                max_targets,
-                spare_sessions: spare,
-                idle_threshold_s: THRESHOLD_S,
-                emergency: Emergency {
-                    enabled,
-                    free_fraction: free,
-                    recovery_fraction: recovery,
-                },
-            },
-        )
 }
 
 /// The generated world, built: every record (the missing ones included), the snapshot's
@@ -384,72 +272,6 @@ impl LogJudge for Judge<'_> {
     fn last_activity(&self, dir: &Path, _now: i64) -> Option<i64> {
         self.0.get(dir).copied()
     }
-}
-
-// ----- the oracle: plain re-statements of the rules, from the records alone -------------
-
-/// headroom and everything above it in the real tree (missing records included).
-fn oracle_ancestors(all: &[ProcessRecord]) -> HashSet<i32> {
-    let mut out = HashSet::from([SELF_PID, 1]);
-    let mut cur = SELF_PID;
-    while let Some(r) = all.iter().find(|r| r.pid == cur) {
-        if r.ppid <= 1 || !out.insert(r.ppid) {
-            break;
-        }
-        cur = r.ppid;
-    }
-    out
-}
-
-fn oracle_verdict(b: &Built, parent: &ProcessRecord) -> SessionVerdict {
-    let kids: Vec<&ProcessRecord> = b
-        .visible
-        .iter()
-        .filter(|c| c.ppid == parent.pid && c.state != ProcState::Zombie)
-        .filter(|c| {
-            let other_exe = match (&c.exe, &parent.exe) {
-                (Some(a), Some(b)) => a != b,
-                _ => false,
-            };
-            c.name != parent.name || other_exe
-        })
-        .collect();
-    let stopped = kids
-        .iter()
-        .any(|c| matches!(c.state, ProcState::Stopped | ProcState::Traced));
-    if stopped || b.unreadable > 0 {
-        return SessionVerdict::Unreadable;
-    }
-    if kids.is_empty() {
-        return SessionVerdict::NoSession;
-    }
-    let mut all_idle = true;
-    for c in kids {
-        match b.known.get(&c.pid).copied().unwrap_or((None, None)) {
-            (Some(cpu), Some(log)) => all_idle &= cpu >= THRESHOLD_S && log >= THRESHOLD_S,
-            _ => return SessionVerdict::Unreadable,
-        }
-    }
-    if all_idle {
-        SessionVerdict::Idle
-    } else {
-        SessionVerdict::Active
-    }
-}
-
-fn oracle_pressure(p: &Policy, used: u64, limit: Option<u64>) -> bool {
-    let free_max = p.emergency.free_fraction.clamp(0.0, 0.5);
-    match limit {
-        Some(l) if l > 0 && p.emergency.enabled => {
-            (l.saturating_sub(used) as f64 / l as f64) <= free_max
-        }
-        _ => false,
-    }
-}
-
-fn oracle_recovery(p: &Policy) -> f64 {
-    let free_max = p.emergency.free_fraction.clamp(0.0, 0.5);
-    p.emergency.recovery_fraction.clamp(0.1, 1.0 - free_max)
 }
 
 proptest! {

@@ -8,7 +8,7 @@
 //! not start as `restart-failed` with the error: `actions/recover/tests.rs`.)
 
 use super::{check_state_files, sandbox_ok};
-use crate::support::{Env, count_uid, json_lines, proc_state, wait_until};
+use crate::support::{Env, count_uid, json_lines, proc_state, wait_more_readings, wait_until};
 
 #[test]
 fn watch_and_reap_at_the_fork_wall_with_16_descriptors() {
@@ -97,17 +97,7 @@ fn watch_and_reap_at_the_fork_wall_with_16_descriptors() {
         })
     });
     wait_until("the leaker gone", || proc_state(pid).is_none());
-    let r = json_lines(&out)
-        .iter()
-        .filter(|e| e["type"] == "reading")
-        .count();
-    wait_until("two more rounds", || {
-        json_lines(&out)
-            .iter()
-            .filter(|e| e["type"] == "reading")
-            .count()
-            >= r + 2
-    });
+    wait_more_readings("two more rounds", &out, 2);
     watch.signal(libc::SIGTERM);
     assert_eq!(watch.exit_code(), 0);
     let events = json_lines(&out);

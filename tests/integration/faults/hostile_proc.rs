@@ -67,16 +67,29 @@ fn check_reading(env: &Env, r: &serde_json::Value, expected: &[(i64, u64)]) {
     let (procs, tasks) = count_uid(env.uid);
     assert_eq!(r["processes"].as_u64().unwrap(), procs + 1, "{r}");
     assert_eq!(r["tasks"].as_u64().unwrap(), tasks + 1, "{r}");
-    let mut got: Vec<(i64, u64)> = r["top_parents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p["pid"].as_i64().unwrap(), p["zombies"].as_u64().unwrap()))
-        .collect();
-    got.sort_unstable();
-    let mut want = expected.to_vec();
-    want.sort_unstable();
-    assert_eq!(got, want, "each zombie parent attributed to its pid");
+    assert_eq!(
+        pid_zombies(&r["top_parents"]),
+        sorted(expected),
+        "each zombie parent attributed to its pid"
+    );
+}
+
+/// The (pid, zombies) pairs of a JSON list of parents, sorted.
+fn pid_zombies(parents: &serde_json::Value) -> Vec<(i64, u64)> {
+    sorted(
+        &parents
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["pid"].as_i64().unwrap(), p["zombies"].as_u64().unwrap()))
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn sorted(pairs: &[(i64, u64)]) -> Vec<(i64, u64)> {
+    let mut v = pairs.to_vec();
+    v.sort_unstable();
+    v
 }
 
 #[test]
@@ -117,16 +130,11 @@ fn hostile_names_and_huge_argv_are_read_whole_and_neutralised() {
         .output()
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
-    let mut judged: Vec<(i64, u64)> = report["parents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p["pid"].as_i64().unwrap(), p["zombies"].as_u64().unwrap()))
-        .collect();
-    judged.sort_unstable();
-    let mut want = expected.clone();
-    want.sort_unstable();
-    assert_eq!(judged, want, "{report}");
+    assert_eq!(
+        pid_zombies(&report["parents"]),
+        sorted(&expected),
+        "{report}"
+    );
 
     // The evidence CSV, opened in a spreadsheet for a bug report, runs no formula.
     let (rows, anomalies) =
@@ -183,16 +191,7 @@ fn pids_vanishing_mid_scan_and_a_hidepid_proc_keep_counts_right() {
         let (procs, _) = count_uid(env.uid);
         let got = r["processes"].as_u64().unwrap();
         assert!(got >= procs && got <= procs + 2, "{got} vs {procs}");
-        let mut tops: Vec<(i64, u64)> = r["top_parents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p["pid"].as_i64().unwrap(), p["zombies"].as_u64().unwrap()))
-            .collect();
-        tops.sort_unstable();
-        let mut want = expected.clone();
-        want.sort_unstable();
-        assert_eq!(tops, want);
+        assert_eq!(pid_zombies(&r["top_parents"]), sorted(&expected));
         // What it cannot see it says it cannot see: partial, and nothing is selected on it
         // (another user's session child of any of these parents would be invisible).
         assert_eq!(

@@ -5,7 +5,7 @@
 //! and the state and evidence stay whole.
 
 use super::{check_state_files, sandbox_ok};
-use crate::support::{Env, json_lines, proc_state, wait_until};
+use crate::support::{Env, json_lines, proc_state, wait_more_readings, wait_until};
 
 #[test]
 fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
@@ -111,17 +111,7 @@ fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
         runs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     wait_until("the leaker to be reaped", || proc_state(pid).is_none());
-    let r = json_lines(&out)
-        .iter()
-        .filter(|e| e["type"] == "reading")
-        .count();
-    wait_until("two more watch rounds", || {
-        json_lines(&out)
-            .iter()
-            .filter(|e| e["type"] == "reading")
-            .count()
-            >= r + 2
-    });
+    wait_more_readings("two more watch rounds", &out, 2);
     watch.signal(libc::SIGTERM);
     assert_eq!(watch.exit_code(), 0);
 

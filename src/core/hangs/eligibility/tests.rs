@@ -1,33 +1,5 @@
 use super::*;
-
-const ED: &str = "com.example.Editor";
-
-fn app(id: &str, pid: i32, responsive: bool) -> AppObservation {
-    let short = id.rsplit('.').next().unwrap_or(id).to_string();
-    AppObservation {
-        pid,
-        start_time: Some(1000),
-        uid: Some(501),
-        bundle_id: Some(id.to_string()),
-        bundle_path: format!("/Applications/{short}.app"),
-        name: short,
-        policy: Policy::Regular,
-        responsive,
-    }
-}
-
-fn service(pid: i32, responsive: bool) -> AppObservation {
-    AppObservation {
-        pid,
-        start_time: Some(7),
-        uid: Some(501),
-        bundle_id: Some(CURSOR_SERVICE_ID.into()),
-        bundle_path: CURSOR_SERVICE_PATH.into(),
-        name: "CursorUIViewService".into(),
-        policy: Policy::Prohibited,
-        responsive,
-    }
-}
+use crate::core::hangs::tests::{ED, app, service};
 
 #[test]
 fn b03_keeps_third_party_apps_with_a_regular_activation_policy() {

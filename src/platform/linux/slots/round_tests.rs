@@ -11,8 +11,16 @@ use crate::core::snapshot::Detail;
 use crate::platform::ProcessSource;
 use crate::platform::linux::{LinuxSource, Roots};
 
-/// Why the unchanged check cannot run here, if it cannot: no `PIDFD_GET_INFO` (Linux
+/// Says why and is true where the unchanged check cannot run: no `PIDFD_GET_INFO` (Linux
 /// before 6.13), or too few descriptors to keep.
+fn skipped() -> bool {
+    let why = unavailable();
+    if let Some(why) = &why {
+        eprintln!("skipped: {why}");
+    }
+    why.is_some()
+}
+
 fn unavailable() -> Option<String> {
     raise_nofile();
     if KeptStatus::budget_now() < 64 {
@@ -37,20 +45,26 @@ fn round(src: &LinuxSource, pid: i32) -> (Option<ProcessRecord>, bool) {
     (rec, served)
 }
 
-/// Until `cond` holds for `/proc/PID/status`'s text (10 s at most: a condition, not a nap).
-fn wait_status(pid: i32, cond: impl Fn(&str) -> bool) {
+/// What `probe` finds once it finds something (10 s at most: a condition, not a nap); the
+/// failure names `what` and the last text `probe` read.
+fn until<T>(what: &str, mut probe: impl FnMut(&mut String) -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(10);
+    let mut text = String::new();
     loop {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        if cond(&text) {
-            return;
+        if let Some(found) = probe(&mut text) {
+            return found;
         }
-        assert!(
-            Instant::now() < deadline,
-            "pid {pid} never got there: {text}"
-        );
+        assert!(Instant::now() < deadline, "{what}: {text}");
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Until `cond` holds for `/proc/PID/status`'s text.
+fn wait_status(pid: i32, cond: impl Fn(&str) -> bool) {
+    until(&format!("pid {pid} never got there"), |text| {
+        *text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        cond(text).then_some(())
+    });
 }
 
 /// Ends the child at the end of the test, also when an assertion failed first: every
@@ -62,6 +76,24 @@ impl Drop for Started {
         drop(self.0.stdin.take());
         let _ = self.0.wait();
     }
+}
+
+/// `script` started (it begins with `read x`, so it waits as `sh` until [`go`]) and read in
+/// two rounds: the second serves it unchanged. Its source and that round's record.
+fn start_served(script: &str) -> (Started, i32, LinuxSource, ProcessRecord) {
+    let c = start(script);
+    let pid = c.0.id() as i32;
+    wait_status(pid, |s| s.starts_with("Name:\tsh\n"));
+    let src = LinuxSource::new(Roots::default());
+    round(&src, pid);
+    let (before, served) = round(&src, pid);
+    assert!(served);
+    (c, pid, src, before.unwrap())
+}
+
+/// Lets a script started by [`start_served`] past its `read x`.
+fn go(c: &mut Started) {
+    c.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
 }
 
 fn start(script: &str) -> Started {
@@ -78,8 +110,7 @@ fn start(script: &str) -> Started {
 /// after it exits reads it in full (a zombie now); a zombie is then served unchanged too.
 #[test]
 fn an_unchanged_process_is_served_and_its_exit_is_read_in_full() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+    if skipped() {
         return;
     }
     let mut c = start("exec cat");
@@ -109,40 +140,24 @@ fn an_unchanged_process_is_served_and_its_exit_is_read_in_full() {
 /// changed when it `exec`ed (`sh` became `cat`, the same uid, parent and one thread).
 #[test]
 fn the_parent_of_a_zombie_is_named_as_it_is_now() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+    if skipped() {
         return;
     }
     // `true &` exits at once and nobody waits for it: after the exec, `cat` never does.
-    let mut c = start("read x; true & exec cat");
-    let pid = c.0.id() as i32;
-    wait_status(pid, |s| s.starts_with("Name:\tsh\n"));
-    let src = LinuxSource::new(Roots::default());
-    round(&src, pid);
-    let (before, served) = round(&src, pid);
-    assert!(served);
-    assert_eq!(before.unwrap().name, "sh");
-    c.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    let (mut c, pid, src, before) = start_served("read x; true & exec cat");
+    assert_eq!(before.name, "sh");
+    go(&mut c);
     wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
     let children = format!("/proc/{pid}/task/{pid}/children");
-    let zombie: i32 = {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let text = std::fs::read_to_string(&children).unwrap_or_default();
-            let z = text
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .find(|p: &i32| {
-                    std::fs::read_to_string(format!("/proc/{p}/status"))
-                        .is_ok_and(|s| s.contains("State:\tZ"))
-                });
-            if let Some(z) = z {
-                break z;
-            }
-            assert!(Instant::now() < deadline, "no zombie under {pid}: {text}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    };
+    let zombie: i32 = until(&format!("no zombie under {pid}"), |text| {
+        *text = std::fs::read_to_string(&children).unwrap_or_default();
+        text.split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .find(|p: &i32| {
+                std::fs::read_to_string(format!("/proc/{p}/status"))
+                    .is_ok_and(|s| s.contains("State:\tZ"))
+            })
+    });
     let snap = src.snapshot(Detail::Slots).unwrap();
     let z = snap.processes.iter().find(|p| p.pid == zombie).unwrap();
     assert!(z.is_zombie() && z.ppid == pid);
@@ -158,8 +173,7 @@ fn the_parent_of_a_zombie_is_named_as_it_is_now() {
 /// uid in the next round.
 #[test]
 fn a_changed_real_uid_is_seen_the_next_round() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+    if skipped() {
         return;
     }
     // SAFETY: getuid has no preconditions.
@@ -167,15 +181,10 @@ fn a_changed_real_uid_is_seen_the_next_round() {
         eprintln!("skipped: changing a process's real uid needs root and setpriv");
         return;
     }
-    let mut c = start("read x; exec setpriv --reuid=65534 --regid=65534 --clear-groups cat");
-    let pid = c.0.id() as i32;
-    wait_status(pid, |s| s.starts_with("Name:\tsh\n"));
-    let src = LinuxSource::new(Roots::default());
-    round(&src, pid);
-    let (before, served) = round(&src, pid);
-    assert!(served);
-    assert_eq!(before.unwrap().uid, 0);
-    c.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    let (mut c, pid, src, before) =
+        start_served("read x; exec setpriv --reuid=65534 --regid=65534 --clear-groups cat");
+    assert_eq!(before.uid, 0);
+    go(&mut c);
     wait_status(pid, |s| s.contains("\nUid:\t65534\t"));
     let (after, served) = round(&src, pid);
     assert!(!served, "the uid changed: read in full");
