@@ -131,6 +131,7 @@ fn the_four_shapes_of_one_reading_carry_the_same_fields_and_values() {
             probe(&snap, Some(&trend)),
             &[
                 "schema",
+                "type",
                 "os",
                 "warn_pct",
                 "crit_pct",
