@@ -14,7 +14,7 @@
 # `hrthrash<pid>` (its process name) as a private uid of this script's (`setpriv`), so it
 # is the root of that uid's only tree; `watch` runs as the same uid (private
 # HEADROOM_HOME, no auto-reap, no hangs, notifications off) with one guard for that name
-# at 16 MiB, which the thrasher's private memory (RssAnon, ~30 MiB) exceeds: the guard's
+# at 16 MiB, which the thrasher's private memory (RssAnon, ~26 MiB) exceeds: the guard's
 # action is SIGTERM (a busy root is not parked). Nothing else runs as that uid and the
 # pattern names only this script's thrasher, so the guard can act on nothing else.
 #
