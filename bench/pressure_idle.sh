@@ -13,6 +13,8 @@
 # /proc/PID/status (voluntary context switches). watch runs with no guards, no auto-reap,
 # no hangs and notifications off, in a private HEADROOM_HOME; earlyoom --dryrun never
 # signals. Both are this script's children and are ended by it. Target: watch <= earlyoom.
+# BASELINE=/path/to/an/older/headroom adds that binary's watch beside them, to compare a
+# change in the same run (same load, same table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -64,9 +66,20 @@ e=$!
 pids+=($e)
 measure "headroom watch (60 s rounds, pressure armed)" "$w" &
 m1=$!
+mb=
+if [ -n "${BASELINE:-}" ]; then
+  mkdir -p "$home/baseline"
+  cp "$home/config.toml" "$home/baseline/"
+  HEADROOM_HOME=$home/baseline "$BASELINE" watch --json --no-auto-reap --no-hangs \
+    >"$home/baseline/watch.out" 2>&1 &
+  b=$!
+  pids+=($b)
+  measure "baseline watch ($BASELINE)" "$b" &
+  mb=$!
+fi
 measure "headroom watch, nofile 1024 (no kept fds)" "$n" &
 m3=$!
 measure "earlyoom --dryrun (defaults)" "$e" &
 m2=$!
-wait $m1 $m3 $m2
+wait $m1 $m3 $m2 $mb
 grep -m1 'memory pressure source' "$home/watch.out" | sed 's/^/watch said: /'

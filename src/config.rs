@@ -20,8 +20,8 @@ mod sections;
 
 pub use sections::{
     EmergencySection, HANGS_COOLDOWN_MAX, HANGS_COOLDOWN_MIN, HANGS_GRACE_MAX, HangsSection,
-    LivenessSection, MEMORY_GRACE_MAX, MemorySection, NotificationsSection, ProbeSection,
-    ReapSection, Refusal, WatchSection,
+    LivenessSection, MEMORY_GRACE_MAX, MemorySection, NotificationsSection, PressureMode,
+    ProbeSection, ReapSection, Refusal, WatchSection,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

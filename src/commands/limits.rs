@@ -87,12 +87,7 @@ fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {
     }
     #[cfg(unix)]
     {
-        let proc_root = ctx
-            .global
-            .proc_root
-            .clone()
-            .unwrap_or_else(|| "/proc".into());
-        Some(crate::platform::pressure::Pressure::system(&proc_root).describe())
+        Some(crate::commands::watch::pressure::system_source(ctx).describe())
     }
     #[cfg(not(unix))]
     {

@@ -108,7 +108,11 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
             })?;
             sup.join_cgroup_at_exec(Some(fd));
         }
-        let pressure = run_enforce::pressure_source(cap.as_ref(), &proc_root);
+        let pressure = if ctx.settings.memory.pressure.value == crate::config::PressureMode::Off {
+            crate::platform::pressure::Pressure::turned_off()
+        } else {
+            run_enforce::pressure_source(cap.as_ref(), &proc_root)
+        };
         enforcement.pressure = Some(pressure.describe());
         sup.wake_on_pressure(pressure);
         let mut view = EventView::new(ctx.printer, &plan, &enforcement, cap.as_mut());

@@ -33,7 +33,19 @@ macro_rules! show_as_json {
         }
     )*};
 }
-show_as_json!(f64, u64, bool, Vec<String>, Vec<Rule>);
+show_as_json!(f64, u64, bool, Vec<String>, Vec<Rule>, PressureMode);
+
+/// `[memory] pressure`: whether `watch` and `run --limit` wait on the OS's memory-pressure
+/// signal (PSI, dispatch) beside their timer. `off` leaves the timer only: for a kernel whose
+/// trigger misbehaves, and to measure what the signal buys (`bench/pressure_reaction.sh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PressureMode {
+    /// The signal where the OS has one, else the timer.
+    Auto,
+    /// The timer only.
+    Off,
+}
 
 /// A refused file value: the key and what is wrong with the value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +186,14 @@ fn interval(text: String) -> Result<Duration, String> {
     let d = duration(text)?;
     super::check_interval(d)?;
     Ok(d)
+}
+
+fn pressure_mode(text: String) -> Result<PressureMode, String> {
+    match text.as_str() {
+        "auto" => Ok(PressureMode::Auto),
+        "off" => Ok(PressureMode::Off),
+        _ => Err(format!("`{text}` must be \"auto\" or \"off\"")),
+    }
 }
 
 /// `[hangs] allow/deny`: bundle ids or absolute bundle paths.
@@ -332,5 +352,7 @@ section! {
             file String => duration_within(Duration::from_millis(1), MEMORY_GRACE_MAX);
         /// Warn once at this percentage of a memory limit, before anything is done.
         warn_pct: f64 = crate::core::memory_warn::DEFAULT_WARN_PCT, file f64 => pct_below_limit;
+        /// Wait on the OS's memory-pressure signal (`auto`) or on the timer only (`off`).
+        pressure: PressureMode = PressureMode::Auto, file String => pressure_mode;
     }
 }

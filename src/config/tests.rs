@@ -198,7 +198,7 @@ fn config_lists_each_key_with_its_origin_and_every_key_reads_back() {
     assert_eq!(origin("memory.warn_pct"), Some(Origin::File));
     let from_file = entries.iter().filter(|e| e.origin == Origin::File).count();
     assert_eq!(from_file, 3, "only the keys the file set: {entries:?}");
-    assert_eq!(entries.len(), 26);
+    assert_eq!(entries.len(), 27);
     // Every key listed is the key a user writes: each shown value, written back into a
     // file under its key, reads as that value from the file.
     for e in Settings::default().entries() {
@@ -278,6 +278,10 @@ fn every_rule_refuses_naming_the_key_the_value_and_the_rule() {
         (
             "[memory]\ngrace = \"61s\"\n",
             "memory.grace `61s` must be between 1ms and 1m",
+        ),
+        (
+            "[memory]\npressure = \"on\"\n",
+            "memory.pressure `on` must be \"auto\" or \"off\"",
         ),
         (
             "[memory]\nwarn_pct = 100\n",

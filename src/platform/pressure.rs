@@ -140,6 +140,11 @@ impl Pressure {
         }
     }
 
+    /// No source because the user turned the signal off (`[memory] pressure = "off"`).
+    pub fn turned_off() -> Self {
+        Self::poll("turned off by [memory] pressure = \"off\"")
+    }
+
     /// A source on a descriptor that becomes readable (`POLLIN`) when it fires: the macOS
     /// handler's pipe, or in tests a pipe standing in for a trigger.
     pub fn from_readable(kind: Kind, detail: impl Into<String>, fd: OwnedFd) -> Self {

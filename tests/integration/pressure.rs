@@ -82,3 +82,28 @@ fn without_proc_pressure_watch_says_it_polls_and_why() {
         "{m}"
     );
 }
+
+/// `[memory] pressure = "off"` leaves the timer only, and says so; the control is the test
+/// above, where the same machine arms PSI.
+#[test]
+fn pressure_off_in_the_config_arms_nothing_and_says_so() {
+    let env = Env::new();
+    let cfg = env.path("config.toml");
+    std::fs::write(&cfg, "[memory]\npressure = \"off\"\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let m = announced(&env, &["--config", cfg]);
+    assert_eq!(
+        m,
+        "memory pressure source: poll (turned off by [memory] pressure = \"off\")"
+    );
+    let out = env
+        .cmd()
+        .args(["limits", "--json", "--config", cfg])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["memory_pressure"],
+        "poll (turned off by [memory] pressure = \"off\")"
+    );
+}

@@ -13,6 +13,21 @@ pub enum Fired {
     Gone(String),
 }
 
+/// The system's source (`watch`, `limits`), or none when `[memory] pressure = "off"`.
+#[cfg(unix)]
+pub fn system_source(ctx: &crate::commands::Ctx<'_>) -> crate::platform::pressure::Pressure {
+    use crate::config::PressureMode;
+    if ctx.settings.memory.pressure.value == PressureMode::Off {
+        return crate::platform::pressure::Pressure::turned_off();
+    }
+    let proc_root = ctx
+        .global
+        .proc_root
+        .clone()
+        .unwrap_or_else(|| "/proc".into());
+    crate::platform::pressure::Pressure::system(&proc_root)
+}
+
 #[derive(Debug)]
 pub struct Waiter {
     #[cfg(unix)]
@@ -24,14 +39,7 @@ impl Waiter {
     pub fn arm(ctx: &crate::commands::Ctx<'_>, once: bool) -> Self {
         #[cfg(unix)]
         {
-            let source = (!once && !ctx.replaying()).then(|| {
-                let proc_root = ctx
-                    .global
-                    .proc_root
-                    .clone()
-                    .unwrap_or_else(|| "/proc".into());
-                crate::platform::pressure::Pressure::system(&proc_root)
-            });
+            let source = (!once && !ctx.replaying()).then(|| system_source(ctx));
             Self { source }
         }
         #[cfg(not(unix))]
