@@ -610,3 +610,92 @@ fn top_watch_repeats_plain_tables_when_piped_and_needs_the_live_machine() {
         .code(64)
         .stderr(predicate::str::contains("one instant"));
 }
+
+/// Counted nouns users see every day, which must go through `output::plural` so that 1 is
+/// singular ("1 parent holds", "1 row", "1 zombie").
+const COUNTED: &[&str] = &[
+    "zombies",
+    "rows",
+    "parents",
+    "samples",
+    "processes",
+    "lines",
+    "rounds",
+    "files",
+    "apps",
+    "cleanups",
+    "errors",
+    "events",
+    "trees",
+    "readings",
+    "slots",
+];
+
+/// The format strings in `text` that put a bare count before a plural noun (`"{} rows"`,
+/// `"{n} parents would"`), which reads "1 rows" at 1. Not flagged: a constant (`{MAX} apps`),
+/// a denominator (`of {limit} slots`), a possessive (`parents'`), a rate (`slots/min`).
+fn bare_counts(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines().filter(|l| l.contains('"')) {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(i) = line[from..].find("} ").map(|i| i + from) {
+            from = i + 2;
+            let Some(open) = line[..i].rfind('{') else {
+                continue;
+            };
+            let inside = &line[open + 1..i];
+            if inside.contains('}')
+                || inside.chars().any(|c| c.is_ascii_uppercase())
+                || line[..open].ends_with("of ")
+            {
+                continue;
+            }
+            let rest = &line[i + 2..];
+            let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+            let after = rest[word.len()..].chars().next();
+            if COUNTED.contains(&word.as_str()) && !matches!(after, Some('\'' | '/')) {
+                found.push(line.trim().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn counted_nouns_go_through_the_plural_helper() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let tests = crate::support::test_only_files(&src);
+    let mut bad = Vec::new();
+    for f in crate::support::files_under(&src) {
+        if f.extension().is_none_or(|x| x != "rs") || tests.contains(&f) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for l in bare_counts(code) {
+            bad.push(format!("{}: {l}", f.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "say these with output::plural:\n{}",
+        bad.join("\n")
+    );
+    // Controls: what the scan must catch, and what it must let through.
+    assert_eq!(
+        bare_counts(r#"format!("{n} parents would be terminated.")"#).len(),
+        1
+    );
+    assert_eq!(
+        bare_counts(r#"format!("{}: {} rows ({})", a, b, c)"#).len(),
+        1
+    );
+    assert!(bare_counts(r#"format!("{MAX_TRACKED} apps were restarted")"#).is_empty());
+    assert!(bare_counts(r#"format!("{used} of {limit} slots")"#).is_empty());
+    assert!(bare_counts(r#"format!("{} parents' signals", n)"#).is_empty());
+    assert!(bare_counts(r#"format!("{g:+.1} slots/min")"#).is_empty());
+}
