@@ -439,61 +439,194 @@ fn the_readme_documents_the_exit_table_once_and_every_page_points_to_it() {
     }
 }
 
-/// Every visible subcommand, one table: its help ends with examples; an unknown flag is a
-/// one-line usage error (64) with a suggestion and the subcommand's help; a huge argument
-/// never makes a huge stderr line.
-#[test]
-fn every_subcommand_has_examples_suggests_on_a_typo_and_clips_a_huge_argument() {
+/// Every visible subcommand, and each action of those that take one as a positional value
+/// (`login-item status`, `schema probe`), as a user would type it.
+fn every_command_line_prefix() -> Vec<Vec<String>> {
     use clap::CommandFactory;
-    let env = Env::new();
-    let huge = "x".repeat(100_000);
-    let subs: Vec<String> = headroom::cli::Cli::command()
-        .get_subcommands()
-        .filter(|s| !s.is_hide_set())
-        .map(|s| s.get_name().to_string())
-        .collect();
-    assert!(subs.len() >= 20, "{subs:?}");
-    for sub in &subs {
-        let out = env.cmd().args([sub, "--help"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{sub} --help");
-        let help = String::from_utf8(out.stdout).unwrap();
-        let examples = help
-            .split("Examples:\n")
-            .nth(1)
-            .unwrap_or_else(|| panic!("{sub}: {help}"));
-        assert!(
-            examples.contains(&format!("headroom {sub}")) || sub == "park" || sub == "wake",
-            "{sub}: {examples}"
-        );
-        assert!(help.contains("Exit codes:"), "{sub}");
-
-        let out = env.cmd().args([sub, "--jsonn"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(64), "{sub} --jsonn");
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(err.lines().count(), 1, "{sub}: {err}");
-        assert!(err.contains("did you mean `--json`?"), "{sub}: {err}");
-        assert!(
-            err.contains(&format!("(see `headroom {sub} --help`)")),
-            "{sub}: {err}"
-        );
-
-        for argv in [
-            vec![sub.as_str(), huge.as_str()],
-            vec![sub.as_str(), "--config", huge.as_str()],
-        ] {
-            let out = env.cmd().args(&argv).output().unwrap();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.code() != Some(0) || sub == "login-item", "{sub}");
-            for line in err.lines() {
-                assert!(
-                    line.chars().count() <= 1000,
-                    "{sub}: a {}-character line",
-                    line.len()
-                );
+    let mut out = Vec::new();
+    for sub in headroom::cli::full_command().get_subcommands() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        let name = sub.get_name().to_string();
+        out.push(vec![name.clone()]);
+        for a in sub.get_positionals() {
+            for v in a.get_possible_values().iter().filter(|v| !v.is_hide_set()) {
+                out.push(vec![name.clone(), v.get_name().to_string()]);
             }
-            assert!(err.len() < 4000, "{sub}: {} bytes of stderr", err.len());
         }
     }
+    if out.iter().any(|p| p[0] == "schema") {
+        out.push(vec!["schema".into(), "probe".into()]);
+    }
+    let top = headroom::cli::Cli::command();
+    assert!(top.get_subcommands().filter(|s| !s.is_hide_set()).count() >= 20);
+    out
+}
+
+/// The published JSON Schema of the error object, compiled by a real validator.
+fn error_validator() -> jsonschema::Validator {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(headroom::schema::file_name("headroom.error/1"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+/// Every visible subcommand (and action), one table: its help ends with two or three
+/// examples that name it; an unknown flag is a one-line usage error (64) with a suggestion
+/// and the subcommand's own help, and with `--json` also one error object on stdout that
+/// validates against `headroom.error/1`; a huge argument never makes a huge stderr line.
+#[test]
+fn every_subcommand_has_examples_suggests_on_a_typo_and_clips_a_huge_argument() {
+    let env = Env::new();
+    let huge = "x".repeat(100_000);
+    let errors = error_validator();
+    let prefixes = every_command_line_prefix();
+    assert!(
+        prefixes.iter().any(|p| p == &["login-item", "status"]),
+        "{prefixes:?}"
+    );
+    for prefix in &prefixes {
+        let sub = &prefix[0];
+        let what = prefix.join(" ");
+        if prefix.len() == 1 {
+            let out = env.cmd().args([sub, "--help"]).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{sub} --help");
+            let help = String::from_utf8(out.stdout).unwrap();
+            let examples = help
+                .split("Examples:\n")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{sub} --help has no examples: {help}"));
+            let lines = examples
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .filter(|l| !l.trim_start().starts_with('#') && l.contains("headroom "))
+                .count();
+            assert!((2..=3).contains(&lines), "{sub}: {lines} examples");
+            assert!(
+                examples.contains(&format!("headroom {sub} ")),
+                "{sub}: {examples}"
+            );
+            assert!(help.contains("Exit codes:"), "{sub}");
+        }
+
+        let out = env.cmd().args(prefix).arg("--jsonn").output().unwrap();
+        assert_eq!(out.status.code(), Some(64), "{what} --jsonn");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.contains("did you mean `--json`?"), "{what}: {err}");
+        assert!(
+            err.contains(&format!("(see `headroom {sub} --help`)")),
+            "{what}: {err}"
+        );
+
+        for argv in [vec![huge.as_str()], vec!["--config", huge.as_str()]] {
+            let out = env.cmd().args(prefix).args(&argv).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.code() != Some(0) || sub == "login-item",
+                "{what}"
+            );
+            assert_clipped(&what, &err);
+        }
+
+        let out = env
+            .cmd()
+            .args(prefix)
+            .args(["--json", "--jsonn"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(64), "{what} --json --jsonn");
+        if sub == "mcp" {
+            // Its standard output carries the protocol's messages only.
+            assert!(out.stdout.is_empty(), "{what}");
+            continue;
+        }
+        // `run`'s standard output is its command's: its records go to standard error.
+        let stream = if sub == "run" { out.stderr } else { out.stdout };
+        let stream = String::from_utf8(stream).unwrap();
+        let last = stream.lines().last().unwrap_or_default();
+        assert!(
+            sub == "run" || stream.lines().count() == 1,
+            "{what}: {stream}"
+        );
+        let obj: serde_json::Value = serde_json::from_str(last).unwrap();
+        let bad: Vec<String> = errors.iter_errors(&obj).map(|e| e.to_string()).collect();
+        assert!(bad.is_empty(), "{what}: {obj} {bad:?}");
+        assert_eq!(obj["exit_code"], 64, "{what}: {obj}");
+    }
+    // Control: the validator refuses an error object that lost its exit code.
+    let mangled = serde_json::json!({"schema": "headroom.error/1", "type": "error", "error": "x"});
+    assert!(!errors.is_valid(&mangled));
+}
+
+fn assert_clipped(what: &str, err: &str) {
+    for line in err.lines() {
+        assert!(
+            line.chars().count() <= 1000,
+            "{what}: a {}-character line",
+            line.len()
+        );
+    }
+    assert!(err.len() < 4000, "{what}: {} bytes of stderr", err.len());
+}
+
+/// A 100,000-character value to every flag that takes one, on every subcommand: the error
+/// (or warning) echoes it cut, never 100 KB of stderr. Acting commands get `--dry-run`
+/// (and `run` a harmless command) so nothing is signalled.
+#[test]
+fn a_huge_value_to_any_flag_is_echoed_cut() {
+    let env = Env::new();
+    let huge = "x".repeat(100_000);
+    let mut tried = 0;
+    for sub in headroom::cli::full_command().get_subcommands() {
+        let name = sub.get_name();
+        if sub.is_hide_set() || name == "help" || name == "mcp" {
+            continue;
+        }
+        for a in sub.get_arguments() {
+            let Some(long) = a.get_long() else { continue };
+            if a.is_hide_set() || !a.get_action().takes_values() || a.is_positional() {
+                continue;
+            }
+            let mut cmd = env.cmd();
+            cmd.arg(name);
+            match name {
+                "reap" | "hangs" => {
+                    cmd.arg("-n");
+                }
+                "run" if long != "limit" => {
+                    cmd.args(["-l", "1G"]);
+                }
+                _ => {}
+            }
+            cmd.arg(format!("--{long}")).arg(&huge);
+            match name {
+                "run" => {
+                    cmd.args(["--", "true"]);
+                }
+                "log-probe" => {
+                    cmd.arg(env.home.as_os_str());
+                }
+                "park" | "wake" | "park-tree" | "wake-tree" => {
+                    cmd.arg("1");
+                }
+                _ => {}
+            }
+            let out = cmd
+                .timeout(std::time::Duration::from_secs(60))
+                .output()
+                .unwrap();
+            assert_clipped(
+                &format!("{name} --{long}"),
+                &String::from_utf8_lossy(&out.stderr),
+            );
+            tried += 1;
+        }
+    }
+    assert!(tried >= 40, "only {tried} flags tried");
 }
 
 /// Whether the formula and the README tell the same, true story: a stable `url` only with a
