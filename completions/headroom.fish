@@ -234,7 +234,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand watch" -s q -l quiet -
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l warn -d 'Warning threshold, percent of the effective limit (inclusive) [default: 50]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l crit -d 'Critical threshold, percent of the effective limit (inclusive) [default: 75]' -r
-complete -c headroom -n "__fish_headroom_using_subcommand config" -l interval -d 'As for `watch --interval`' -r
+complete -c headroom -n "__fish_headroom_using_subcommand config" -s i -l interval -d 'As for `watch --interval`' -r
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
