@@ -199,7 +199,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand calibrate" -s q -l qui
 complete -c headroom -n "__fish_headroom_using_subcommand calibrate" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -s i -l interval -d 'Interval between rounds with --watch (1s to 10m; alias --every) [default: 15s]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l since -d 'With --events: only the last DUR' -r
-complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l observations -d 'Drive the monitor from recorded rounds instead of the live system (any OS)' -r -F
+complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l observations -d 'Drive the monitor from recorded rounds instead of the live system (any OS; `-` reads standard input)' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

@@ -523,8 +523,9 @@ pub struct HangsArgs {
     /// With --events: only the last DUR.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub since: Option<Duration>,
-    /// Drive the monitor from recorded rounds instead of the live system (any OS).
-    #[arg(long, value_name = "FILE")]
+    /// Drive the monitor from recorded rounds instead of the live system (any OS; `-` reads
+    /// standard input).
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub observations: Option<PathBuf>,
     /// With --observations: append the replay's events to the event history (by default a
     /// replay writes nothing, so running it twice does not duplicate history).

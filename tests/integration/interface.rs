@@ -203,6 +203,35 @@ fn snapshot_dash_reads_standard_input() {
         .stderr(predicate::str::contains("snapshot `-` is empty"));
 }
 
+/// `--observations -` reads standard input, as `--snapshot -` does.
+#[test]
+fn observations_dash_reads_standard_input() {
+    let env = Env::new();
+    let obs = crate::hangs::write_obs(&env, "obs.json", crate::hangs::scenario());
+    let from_file = env
+        .cmd()
+        .args(["hangs", "--json", "--observations"])
+        .arg(&obs)
+        .output()
+        .unwrap();
+    let from_stdin = env
+        .cmd()
+        .args(["hangs", "--json", "--observations", "-"])
+        .write_stdin(std::fs::read(&obs).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(from_stdin.status.code(), from_file.status.code());
+    assert_eq!(from_stdin.stdout, from_file.stdout);
+    assert!(!from_file.stdout.is_empty());
+    // Control: nothing on standard input is an empty observations file.
+    env.cmd()
+        .args(["hangs", "--observations", "-"])
+        .write_stdin("")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("observations file `-` is empty"));
+}
+
 #[test]
 fn errors_in_the_users_words() {
     let env = Env::new();
