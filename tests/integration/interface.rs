@@ -258,6 +258,11 @@ fn errors_in_the_users_words() {
         ),
         (&["run", "--limit", "1G", "echo"], 64, "use `-- echo`"),
         (&["probe", "--jsn"], 64, "did you mean `--json`?"),
+        (
+            &["run", "--jsonn", "-l", "1G", "--", "true"],
+            64,
+            "did you mean `--json`? To pass `--jsonn` as a value, use `-- --jsonn`",
+        ),
         (&["park", "abc"], 64, "`abc` is not a process id"),
         (&["top", "--pid", "99999999999"], 64, "is not a process id"),
         (&["top", "--pid", "-1"], 64, "is not a process id"),
@@ -279,7 +284,7 @@ fn errors_in_the_users_words() {
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.lines().count(), 1, "{argv:?}: {err}");
         assert!(err.contains(says), "{argv:?}: {err}");
-        for internal in ["expected number at", "invalid digit", "..="] {
+        for internal in ["expected number at", "invalid digit", "..=", "?;"] {
             assert!(!err.contains(internal), "{argv:?}: {err}");
         }
     }
