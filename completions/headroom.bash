@@ -207,7 +207,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__config)
-            opts="-q -h --warn --crit --interval --json --config --quiet --color --help"
+            opts="-i -q -h --warn --crit --interval --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -222,6 +222,10 @@ _headroom() {
                     return 0
                     ;;
                 --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -i)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

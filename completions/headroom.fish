@@ -199,7 +199,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand calibrate" -s q -l qui
 complete -c headroom -n "__fish_headroom_using_subcommand calibrate" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -s i -l interval -d 'Interval between rounds with --watch (1s to 10m; alias --every) [default: 15s]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l since -d 'With --events: only the last DUR' -r
-complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l observations -d 'Drive the monitor from recorded rounds instead of the live system (any OS)' -r -F
+complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l observations -d 'Drive the monitor from recorded rounds instead of the live system (any OS; `-` reads standard input)' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand hangs" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
@@ -234,7 +234,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand watch" -s q -l quiet -
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l warn -d 'Warning threshold, percent of the effective limit (inclusive) [default: 50]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l crit -d 'Critical threshold, percent of the effective limit (inclusive) [default: 75]' -r
-complete -c headroom -n "__fish_headroom_using_subcommand config" -l interval -d 'As for `watch --interval`' -r
+complete -c headroom -n "__fish_headroom_using_subcommand config" -s i -l interval -d 'As for `watch --interval`' -r
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand config" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

@@ -414,7 +414,7 @@ pub struct TopArgs {
     #[command(flatten)]
     pub replay: SnapshotArg,
     /// Only the tree rooted at PID.
-    #[arg(long, value_name = "PID")]
+    #[arg(long, value_name = "PID", value_parser = parse_pid, allow_hyphen_values = true)]
     pub pid: Option<i32>,
     /// Footprint from which an idle tree is a park candidate, MiB.
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = parse_positive, allow_hyphen_values = true)]
@@ -438,7 +438,7 @@ process, or a signal could not be sent; 3 refused."
 )]
 pub struct PidArgs {
     /// The process id.
-    #[arg(allow_negative_numbers = true)]
+    #[arg(allow_negative_numbers = true, value_parser = parse_pid_any)]
     pub pid: i64,
 }
 
@@ -523,8 +523,9 @@ pub struct HangsArgs {
     /// With --events: only the last DUR.
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub since: Option<Duration>,
-    /// Drive the monitor from recorded rounds instead of the live system (any OS).
-    #[arg(long, value_name = "FILE")]
+    /// Drive the monitor from recorded rounds instead of the live system (any OS; `-` reads
+    /// standard input).
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     pub observations: Option<PathBuf>,
     /// With --observations: append the replay's events to the event history (by default a
     /// replay writes nothing, so running it twice does not duplicate history).
@@ -575,7 +576,7 @@ pub struct ConfigArgs {
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
     /// As for `watch --interval`.
-    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(short, long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub interval: Option<Duration>,
 }
 
@@ -634,6 +635,9 @@ pub const DURATION_MAX: Duration = Duration::from_secs(3650 * 86_400);
 /// positions ("expected number at 0").
 pub fn duration_error(s: &str, e: &humantime::DurationError) -> String {
     use humantime::DurationError as E;
+    if s.trim().starts_with('-') {
+        return format!("`{s}` is negative; the duration must be positive");
+    }
     let why = match e {
         E::UnknownUnit { unit, .. } => format!(" (unknown unit `{unit}`)"),
         E::NumberOverflow => return format!("`{s}` is too long: at most 3650 days"),
@@ -665,6 +669,32 @@ pub fn check_within(d: Duration, min: Duration, max: Duration) -> Result<(), Str
         return Err(format!("`{}` is too long: at most {}", f(d), f(max)));
     }
     Ok(())
+}
+
+/// A process id to look at: a positive whole number that fits a pid.
+pub fn parse_pid(s: &str) -> Result<i32, String> {
+    let v = parse_pid_any(s)?;
+    match i32::try_from(v) {
+        Ok(p) if p > 0 => Ok(p),
+        _ => Err(format!(
+            "`{s}` is not a process id: pids are whole numbers from 1 to {}",
+            i32::MAX
+        )),
+    }
+}
+
+/// A process id to act on, as typed: any whole number that fits 64 bits, so that the safety
+/// rules (not the parser) refuse pid 0, 1 and negative ones (exit 3) and a large one is "no
+/// such process".
+pub fn parse_pid_any(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse::<i64>()
+            .map_err(|_| format!("`{s}` is too large for a process id"));
+    }
+    Err(format!("`{s}` is not a process id (a whole number)"))
 }
 
 /// A percentage in (0, 100].
@@ -907,6 +937,32 @@ mod tests {
         // Controls: the same numbers with a real unit are sizes.
         assert_eq!(parse_size("512MB").unwrap(), 512 << 20);
         assert_eq!(parse_size("1024K").unwrap(), 1 << 20);
+    }
+
+    #[test]
+    fn pids_are_refused_in_the_users_words() {
+        for bad in ["abc", "", "1.5", "0x10", "--"] {
+            let e = parse_pid_any(bad).unwrap_err();
+            assert!(e.contains("is not a process id"), "{bad}: {e}");
+        }
+        let e = parse_pid_any("99999999999999999999").unwrap_err();
+        assert!(e.contains("too large for a process id"), "{e}");
+        // Controls: a large or negative pid is left to "no such process" and the safety rules.
+        assert_eq!(parse_pid_any("99999999999"), Ok(99_999_999_999));
+        assert_eq!(parse_pid_any("-5"), Ok(-5));
+        for bad in ["0", "-1", "99999999999", "x"] {
+            let e = parse_pid(bad).unwrap_err();
+            assert!(e.contains("is not a process id"), "{bad}: {e}");
+            assert!(!e.contains("..="), "{bad}: {e}");
+        }
+        assert_eq!(parse_pid("4242"), Ok(4242));
+    }
+
+    #[test]
+    fn a_negative_duration_is_said_to_be_negative() {
+        let e = parse_duration("-1s").unwrap_err();
+        assert!(e.contains("is negative"), "{e}");
+        assert!(parse_duration("1s").is_ok());
     }
 
     #[test]

@@ -336,4 +336,41 @@ mod tests {
             );
         }
     }
+
+    /// Each `headroom …` invocation in an example line, as argv: the line cut at the shell's
+    /// `;`, `|`, `&&` and `>`, then from the last `headroom` word on.
+    fn invocations(line: &str) -> Vec<Vec<String>> {
+        line.split([';', '|', '>', '&'])
+            .filter_map(|seg| {
+                let words: Vec<String> = seg
+                    .split_whitespace()
+                    .map(|w| w.trim_matches('\'').to_string())
+                    .collect();
+                let at = words.iter().rposition(|w| w == "headroom")?;
+                Some(words[at..].to_vec())
+            })
+            .collect()
+    }
+
+    /// The examples are real: every headroom command line in them parses as it is shown.
+    #[test]
+    fn every_example_parses() {
+        use clap::Parser;
+        let mut n = 0;
+        for (name, list) in EXAMPLES {
+            for (_, line) in *list {
+                for argv in invocations(line) {
+                    if let Err(e) = crate::cli::Cli::try_parse_from(&argv) {
+                        panic!("{name}: `{line}` does not parse: {e}");
+                    }
+                    n += 1;
+                }
+            }
+        }
+        assert!(n >= 40, "{n}");
+        // Control: a mistyped example is caught.
+        let bad = invocations("headroom probe --jsn | jq .");
+        assert_eq!(bad, vec![vec!["headroom", "probe", "--jsn"]]);
+        assert!(crate::cli::Cli::try_parse_from(&bad[0]).is_err());
+    }
 }

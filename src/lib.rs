@@ -184,8 +184,16 @@ pub fn usage_line(rendered: &str, sub: Option<&str>) -> String {
     }
     let mut out = backticks(&msg);
     for n in notes {
-        out.push_str("; ");
-        out.push_str(&n);
+        // After a question, the next note is a sentence of its own ("…`--json`? To pass …").
+        if out.ends_with('?') {
+            out.push(' ');
+            let mut c = n.chars();
+            out.extend(c.next().map(|f| f.to_ascii_uppercase()));
+            out.push_str(c.as_str());
+        } else {
+            out.push_str("; ");
+            out.push_str(&n);
+        }
     }
     let help = match sub {
         Some(s) => format!("headroom {s} --help"),

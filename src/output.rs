@@ -275,7 +275,8 @@ pub fn clip_words(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Say `n thing` with the noun (its last word) in the plural unless `n` is 1: "1 file",
-/// "3 files", "2 idle processes", "2 children".
+/// "3 files", "2 idle processes", "2 children"; the count grouped as `thousands` has it
+/// ("3,869 zombies").
 pub fn plural(n: impl Into<u64>, one: &str) -> String {
     let n = n.into();
     if n == 1 {
@@ -288,7 +289,7 @@ pub fn plural(n: impl Into<u64>, one: &str) -> String {
     } else {
         format!("{one}s")
     };
-    format!("{n} {many}")
+    format!("{} {many}", thousands(n))
 }
 
 /// "1 parent holds", "2 parents hold": a count, its noun and a verb that agrees.

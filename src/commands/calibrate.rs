@@ -130,9 +130,9 @@ pub fn human(r: &CalibrateReport, p: &Printer) -> String {
     let pct = |v: Option<f64>| v.map_or("unknown".to_string(), |f| format!("{f:.0} %"));
     let _ = writeln!(
         s,
-        "{} {} samples over {:.0} s",
+        "{} {} over {:.0} s",
         p.paint("headroom calibrate:", Style::Bold),
-        r.samples,
+        crate::output::plural(r.samples as u64, "sample"),
         r.duration_ms as f64 / 1000.0
     );
     let _ = writeln!(

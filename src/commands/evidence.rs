@@ -177,9 +177,9 @@ pub fn human(r: &EvidenceReport, p: &Printer) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{}: {} rows{} ({})",
+        "{}: {}{} ({})",
         p.paint("evidence", Style::Bold),
-        thousands(r.rows as u64),
+        crate::output::plural(r.rows as u64, "row"),
         match (&r.first, &r.last) {
             (Some(a), Some(b)) => format!(" from {a} to {b}"),
             _ => String::new(),
@@ -207,8 +207,8 @@ pub fn human(r: &EvidenceReport, p: &Printer) -> String {
     {
         let _ = writeln!(
             s,
-            "  lowest free    {} slots at {}",
-            thousands(free),
+            "  lowest free    {} at {}",
+            crate::output::plural(free, "slot"),
             at(row)
         );
     }
@@ -250,8 +250,8 @@ pub fn human(r: &EvidenceReport, p: &Printer) -> String {
     if !r.anomalies.is_empty() {
         let _ = writeln!(
             s,
-            "  {} rows could not be interpreted (kept in the file, left out of the summary):",
-            r.anomalies.len()
+            "  {} could not be interpreted (kept in the file, left out of the summary):",
+            crate::output::plural(r.anomalies.len() as u64, "row")
         );
         for a in &r.anomalies {
             let _ = writeln!(

@@ -233,18 +233,18 @@ fn legend(c: &Chart, g: &Glyphs, width: usize, short: Clock) -> String {
     let freed = |v: &[&crate::core::chart::CleanupMark]| freed_total(v.iter().copied());
     if !ordinary.is_empty() {
         items.push(format!(
-            "{} cleanup ({}, {} slots freed)",
+            "{} cleanup ({}, {} freed)",
             g.cleanup,
             ordinary.len(),
-            thousands(freed(&ordinary))
+            crate::output::plural(freed(&ordinary), "slot")
         ));
     }
     if !emergency.is_empty() {
         items.push(format!(
-            "{} emergency cleanup ({}, {} slots freed)",
+            "{} emergency cleanup ({}, {} freed)",
             g.emergency,
             emergency.len(),
-            thousands(freed(&emergency))
+            crate::output::plural(freed(&emergency), "slot")
         ));
     }
     let placed = c.unread.iter().filter(|u| u.at.is_some()).count();
@@ -285,7 +285,9 @@ fn legend(c: &Chart, g: &Glyphs, width: usize, short: Clock) -> String {
         push_wrapped(
             &mut s,
             &[format!(
-                "{unplaced} rows without a readable time are not on the axis"
+                "{} without a readable time {} not on the axis",
+                crate::output::plural(unplaced as u64, "row"),
+                if unplaced == 1 { "is" } else { "are" }
             )],
             width,
             "",

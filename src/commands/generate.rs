@@ -165,10 +165,57 @@ fn examples_section(s: &mut String, examples: &[(&str, &str)]) {
     }
 }
 
+/// The longest source line `mandoc -Tlint` lets pass without a style note.
+const ROFF_LINE_MAX: usize = 80;
+
+/// A filled text line cut at spaces into lines of at most `ROFF_LINE_MAX` bytes (the
+/// rendering is the same: filling joins them again). Never at an escaped space (`\ `), and
+/// never so that a piece starts with `.` or `'` (it would read as a request). A word longer
+/// than the limit stays whole.
+fn wrap_text_line(line: &str, out: &mut Vec<String>) {
+    let mut rest = line;
+    while rest.len() > ROFF_LINE_MAX {
+        let b = rest.as_bytes();
+        let cut = (1..=ROFF_LINE_MAX).rev().find(|&i| {
+            b[i] == b' '
+                && b[i - 1] != b'\\'
+                && !ends_sentence(&b[..i])
+                && !matches!(b.get(i + 1), None | Some(b'.' | b'\'' | b' '))
+        });
+        let Some(cut) = cut else { break };
+        out.push(rest[..cut].to_string());
+        rest = &rest[cut + 1..];
+    }
+    out.push(rest.to_string());
+}
+
+/// Whether `text` ends a sentence as roff sees it (`.`, `?` or `!`, perhaps closed by
+/// `)`, `]`, `"`, `'` or `*`): a line ending there gets two spaces when filled, so a cut
+/// there would change the rendering.
+fn ends_sentence(text: &[u8]) -> bool {
+    let end = text
+        .iter()
+        .rposition(|c| !matches!(c, b')' | b']' | b'"' | b'\'' | b'*'));
+    end.is_some_and(|i| matches!(text[i], b'.' | b'?' | b'!'))
+}
+
+/// The title line with the page's name in capitals (`.TH HEADROOM-PROBE 1 …`), as man pages
+/// have it and `mandoc -Tlint` expects.
+fn upper_title(line: &str) -> String {
+    let Some(rest) = line.strip_prefix(".TH ") else {
+        return line.to_string();
+    };
+    let (title, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+    format!(".TH {} {tail}", title.to_ascii_uppercase())
+        .trim_end()
+        .to_string()
+}
+
 /// Make a page lint-clean: every non-ASCII character as a groff/mandoc `\[uXXXX]` escape
 /// (raw ones make `groff -ww` warn), no trailing blanks, and no blank line next to a `.br`
 /// (clap_mangen's possible-values lists) nor a `.PP` straight after a heading (mandoc warns
-/// "skipping paragraph macro" for both).
+/// "skipping paragraph macro" for both); the title in capitals and filled text lines cut to
+/// 80 bytes (`mandoc -Tlint`'s style notes).
 pub fn tidy(page: &str) -> String {
     let mut escaped = String::with_capacity(page.len());
     for c in page.chars() {
@@ -197,7 +244,26 @@ pub fn tidy(page: &str) -> String {
         }
         out.push(line);
     }
-    let mut s = out.join("\n");
+    let mut wrapped: Vec<String> = Vec::with_capacity(out.len());
+    let mut fill = true;
+    let mut tag_next = false;
+    for line in out {
+        // The line after `.TP` is the item's tag: cut, its tail would become the body.
+        let is_tag = std::mem::replace(&mut tag_next, line.starts_with(".TP"));
+        match line {
+            ".nf" | ".EX" => fill = false,
+            ".fi" | ".EE" => fill = true,
+            _ => {}
+        }
+        if line.starts_with(".TH ") {
+            wrapped.push(upper_title(line));
+        } else if fill && !is_tag && !line.starts_with('.') && !line.starts_with('\'') {
+            wrap_text_line(line, &mut wrapped);
+        } else {
+            wrapped.push(line.to_string());
+        }
+    }
+    let mut s = wrapped.join("\n");
     s.push('\n');
     s
 }
@@ -248,3 +314,38 @@ const EXAMPLES: &[(&str, &str)] = &[
         "headroom probe --json | jq '.free_slots, .top_parents[0]'",
     ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_lines_are_cut_where_filling_rejoins_them_unchanged() {
+        let words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu";
+        let line = format!("{words} nu. {words} xi \\ omicron .pi 'rho {words}");
+        let mut out = Vec::new();
+        wrap_text_line(&line, &mut out);
+        assert!(out.len() > 2, "{out:?}");
+        assert_eq!(out.join(" "), line, "filling joins the pieces again");
+        for piece in &out {
+            assert!(piece.len() <= ROFF_LINE_MAX, "{piece}");
+            assert!(!piece.starts_with(['.', '\'', ' ']), "{piece}");
+            assert!(!piece.ends_with('\\') && !piece.ends_with("nu."), "{piece}");
+        }
+        // Control: a short line, and a word longer than the limit, stay whole.
+        let mut out = Vec::new();
+        wrap_text_line("short", &mut out);
+        let long = "x".repeat(100);
+        wrap_text_line(&long, &mut out);
+        assert_eq!(out, vec!["short".to_string(), long]);
+    }
+
+    #[test]
+    fn the_title_is_in_capitals_and_the_rest_of_its_line_kept() {
+        assert_eq!(
+            upper_title(".TH headroom-probe 1 2026-12-01 \"probe 0.1.0\""),
+            ".TH HEADROOM-PROBE 1 2026-12-01 \"probe 0.1.0\""
+        );
+        assert_eq!(upper_title(".SH NAME"), ".SH NAME");
+    }
+}

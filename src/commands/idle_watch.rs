@@ -18,7 +18,7 @@ use crate::commands::sessions;
 use crate::core::liveness::SessionVerdict;
 use crate::core::snapshot::{Detail, ProcessTable};
 use crate::exit::UsageError;
-use crate::output::{Printer, human_duration, thousands};
+use crate::output::{Printer, human_duration, plural};
 use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
 
@@ -200,7 +200,7 @@ fn wait(printer: &Printer, d: Duration) {
 
 pub fn human(p: &Poll) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "--- {} — {} zombies", p.at, thousands(p.zombies));
+    let _ = writeln!(s, "--- {} — {}", p.at, plural(p.zombies, "zombie"));
     if p.parents.is_empty() {
         let _ = writeln!(s, "  no zombie parent has a session child");
     }
@@ -220,10 +220,10 @@ pub fn human(p: &Poll) -> String {
         };
         let _ = writeln!(
             s,
-            "  pid {} {} — {} zombies, session {children}, CPU idle {}, log age {} → {verdict}",
+            "  pid {} {} — {}, session {children}, CPU idle {}, log age {} → {verdict}",
             x.pid,
             sanitize(&x.name),
-            thousands(x.zombies),
+            plural(x.zombies, "zombie"),
             d(x.cpu_idle_seconds),
             d(x.log_age_seconds)
         );

@@ -153,8 +153,7 @@ fn describe(c: &CeilingEval) -> String {
     let value = c
         .ceiling
         .value
-        .map(|v| thousands(v.max(0) as u64))
-        .unwrap_or_default();
+        .map_or_else(|| "unreadable".to_string(), |v| thousands(v.max(0) as u64));
     match c.status {
         CeilingStatus::Constrains => value,
         CeilingStatus::Unreadable => "unreadable (does not constrain)".into(),
@@ -238,4 +237,37 @@ pub fn human(r: &LimitsReport, p: &Printer) -> String {
         let _ = writeln!(s, "note: {n}");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::limits::{Ceiling, LimitSource, Scope};
+
+    fn eval(value: Option<i64>, status: CeilingStatus) -> CeilingEval {
+        CeilingEval {
+            ceiling: Ceiling {
+                source: LimitSource::RlimitNproc,
+                value,
+                unlimited: false,
+                scope: Scope::User,
+                in_use: None,
+                origin: "getrlimit".into(),
+                enforced: false,
+                note: None,
+            },
+            status,
+            effective: None,
+            binds: false,
+        }
+    }
+
+    #[test]
+    fn a_value_not_read_says_so_instead_of_leaving_the_column_blank() {
+        let d = describe(&eval(None, CeilingStatus::NotEnforced));
+        assert_eq!(d, "unreadable (not enforced)");
+        // Control: a value read is shown.
+        let d = describe(&eval(Some(96_363), CeilingStatus::NotEnforced));
+        assert_eq!(d, "96,363 (not enforced)");
+    }
 }

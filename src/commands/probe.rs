@@ -256,9 +256,9 @@ pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
     }
     let _ = writeln!(
         s,
-        "  processes {} ({} zombies){tasks}{unreadable}",
+        "  processes {} ({}){tasks}{unreadable}",
         thousands(r.processes),
-        thousands(r.zombies)
+        crate::output::plural(r.zombies, "zombie")
     );
     let trend = if !history {
         "off (--no-history or --snapshot)".to_string()
@@ -288,9 +288,9 @@ pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
         for tp in &rep.top_parents {
             let _ = writeln!(
                 s,
-                "    {:>8}  {:>7} zombies  {}",
+                "    {:>8}  {:>15}  {}",
                 tp.pid,
-                thousands(tp.zombies),
+                crate::output::plural(tp.zombies, "zombie"),
                 sanitize(&tp.name)
             );
         }

@@ -11,7 +11,7 @@ use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
 use crate::core::reading::Reading;
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Snapshot;
-use crate::output::{Printer, Style, human_duration, thousands};
+use crate::output::{Printer, Style, human_duration, plural, thousands};
 use crate::platform::Signal;
 use crate::sanitize::sanitize;
 
@@ -152,12 +152,12 @@ impl ReapReport {
         let total: u64 = self.parents.iter().map(|x| x.zombies).sum();
         let _ = writeln!(
             s,
-            "{}: {} {} zombies of uid {}; {} slots used, {limit}{}",
+            "{}: {} {} of uid {}; {} used, {limit}{}",
             p.paint("headroom reap", Style::Bold),
             crate::output::plural_verb(self.parents.len() as u64, "parent", "holds", "hold"),
-            thousands(total),
+            plural(total, "zombie"),
             self.uid,
-            thousands(u.used),
+            plural(u.used, "slot"),
             if self.pressure {
                 " — AT THE WALL (emergency override armed)"
             } else {
@@ -218,7 +218,7 @@ impl ReapReport {
             let signals: Vec<&str> = t.signals.iter().map(|x| x.name()).collect();
             let _ = writeln!(
                 s,
-                "  {} ({}): {} [{}]; {} of {} zombies reaped{}{}",
+                "  {} ({}): {} [{}]; {} of {} reaped{}{}",
                 t.pid,
                 sanitize(&t.name),
                 t.outcome.as_str(),
@@ -228,7 +228,7 @@ impl ReapReport {
                     signals.join(", ")
                 },
                 thousands(t.zombies_reaped),
-                thousands(t.zombies_before),
+                plural(t.zombies_before, "zombie"),
                 if t.verified {
                     ", verified"
                 } else {
@@ -249,6 +249,16 @@ impl ReapReport {
     }
 }
 
+/// "No candidates: 1 parent's session signals are unreadable." (or `N parents'`).
+fn unreadable_signals(u: usize) -> String {
+    let whose = if u == 1 {
+        "1 parent's".to_string()
+    } else {
+        format!("{} parents'", thousands(u as u64))
+    };
+    format!("No candidates: {whose} session signals are unreadable.")
+}
+
 /// The run summary. "No candidates" has two meanings, kept apart: everything was read and is
 /// working, or some parents could not be read at all (a degraded state, not a clean bill).
 pub fn summary(r: &ReapReport, sel: &Selection) -> String {
@@ -262,8 +272,11 @@ pub fn summary(r: &ReapReport, sel: &Selection) -> String {
         let n = sel.targets().count();
         return match (n, unreadable) {
             (0, 0) => "No candidates for cleanup.".into(),
-            (0, u) => format!("No candidates: {u} parents' session signals are unreadable."),
-            (n, _) => format!("{prefix}{n} parents would be terminated."),
+            (0, u) => unreadable_signals(u),
+            (n, _) => format!(
+                "{prefix}{} would be terminated.",
+                plural(n as u64, "parent")
+            ),
         };
     }
     if r.targets.is_empty() && !r.already_handled.is_empty() {
@@ -276,7 +289,7 @@ pub fn summary(r: &ReapReport, sel: &Selection) -> String {
     if r.targets.is_empty() {
         return match unreadable {
             0 => "No candidates for cleanup.".into(),
-            u => format!("No candidates: {u} parents' session signals are unreadable."),
+            u => unreadable_signals(u),
         };
     }
     let reaped: u64 = r.targets.iter().map(|t| t.zombies_reaped).sum();
@@ -288,9 +301,9 @@ pub fn summary(r: &ReapReport, sel: &Selection) -> String {
         );
     }
     format!(
-        "{prefix}{} zombies reaped, {} slots freed.",
-        thousands(reaped),
-        thousands(r.slots_freed)
+        "{prefix}{} reaped, {} freed.",
+        plural(reaped, "zombie"),
+        plural(r.slots_freed, "slot")
     )
 }
 
@@ -388,6 +401,22 @@ mod tests {
     }
 
     #[test]
+    fn summaries_say_one_in_the_singular() {
+        let sel = Selection {
+            decisions: vec![decision(15428, 1, None)],
+            pressure: false,
+            projected_used: 0,
+        };
+        let mut r = report(&sel, 1);
+        r.slots_freed = 1;
+        assert_eq!(summary(&r, &sel), "1 zombie reaped, 1 slot freed.");
+        r.slots_freed = 2;
+        assert_eq!(summary(&r, &sel), "1 zombie reaped, 2 slots freed.");
+        r.dry_run = true;
+        assert_eq!(summary(&r, &sel), "1 parent would be terminated.");
+    }
+
+    #[test]
     fn no_effect_and_degraded_summaries_are_distinct() {
         let sel = Selection {
             decisions: vec![decision(1, 600, None)],
@@ -409,7 +438,7 @@ mod tests {
         let r = report(&sel, 0);
         assert_eq!(
             summary(&r, &sel),
-            "No candidates: 1 parents' session signals are unreadable."
+            "No candidates: 1 parent's session signals are unreadable."
         );
     }
 }

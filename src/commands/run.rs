@@ -251,7 +251,8 @@ impl<'p> EventView<'p> {
                 free_pct,
                 processes,
             } => line(format!(
-                "the tree ({processes} processes) holds {}, at or over its limit of {}{}",
+                "the tree ({}) holds {}, at or over its limit of {}{}",
+                plural(*processes as u64, "process"),
                 human_bytes(*footprint_bytes),
                 human_bytes(*effective_limit_bytes),
                 free_pct.map_or(String::new(), |f| format!(" ({f:.0} % of memory free)")),

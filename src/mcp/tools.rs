@@ -16,7 +16,7 @@ use crate::cli::{Cli, GlobalArgs};
 use crate::config::Settings;
 use crate::core::parking::Refusal;
 use crate::exit::{self, Failure, Refused, UsageError};
-use crate::output::Printer;
+use crate::output::{Printer, plural};
 
 /// What an agent may expect of a tool (MCP `annotations`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -533,18 +533,26 @@ fn num(v: &Value, key: &str) -> String {
     }
 }
 
+/// `key`'s count with its noun, singular at 1 ("1 zombie", "3 zombies", "? zombies").
+fn counted(v: &Value, key: &str, one: &str) -> String {
+    match v.get(key).and_then(Value::as_u64) {
+        Some(n) => plural(n, one),
+        None => plural(0u64, one).replacen('0', "?", 1),
+    }
+}
+
 /// The short human line beside the structured report.
 fn summary(tool: &str, r: &Value) -> String {
     match tool {
         "probe" => format!(
-            "level {}: {} of {} slots used ({} %), {} free; binding limit {}; {} zombies",
+            "level {}: {} of {} slots used ({} %), {} free; binding limit {}; {}",
             num(r, "level"),
             num(r, "used"),
             num(r, "limit"),
             num(r, "usage_pct"),
             num(r, "free_slots"),
             num(r, "limit_source"),
-            num(r, "zombies"),
+            counted(r, "zombies", "zombie"),
         ),
         "limits" => format!(
             "effective limit {} ({}), {} used; level {}",
@@ -557,8 +565,8 @@ fn summary(tool: &str, r: &Value) -> String {
             let rows = r.get("processes").and_then(Value::as_array);
             let first = rows.and_then(|p| p.first());
             format!(
-                "{} process trees; {} % of memory free{}",
-                rows.map_or(0, Vec::len),
+                "{}; {} % of memory free{}",
+                plural(rows.map_or(0, Vec::len) as u64, "process tree"),
                 num(r, "free_pct"),
                 first.map_or(String::new(), |f| format!(
                     "; largest: pid {} ({} KiB, {})",
@@ -569,8 +577,8 @@ fn summary(tool: &str, r: &Value) -> String {
             )
         }
         "evidence" => format!(
-            "{} evidence rows from {} to {}; peak usage {} %",
-            num(r, "rows"),
+            "{} from {} to {}; peak usage {} %",
+            counted(r, "rows", "evidence row"),
             num(r, "first_at"),
             num(r, "last_at"),
             r.get("peak_usage")
@@ -585,11 +593,11 @@ fn summary(tool: &str, r: &Value) -> String {
                 num(&d, "age_seconds"),
             )
         }
-        "hangs_events" => format!(
-            "{} hang events",
+        "hangs_events" => plural(
             r.get("events")
                 .and_then(Value::as_array)
-                .map_or(0, Vec::len)
+                .map_or(0, Vec::len) as u64,
+            "hang event",
         ),
         "doctor" => format!(
             "{} ok, {} mismatch, {} skipped",
@@ -601,11 +609,11 @@ fn summary(tool: &str, r: &Value) -> String {
         _ => {
             let procs = r.get("processes").and_then(Value::as_array);
             format!(
-                "{} pid {}: {} of {} processes changed",
+                "{} pid {}: {} of {} changed",
                 num(r, "action"),
                 num(r, "pid"),
                 num(r, "changed"),
-                procs.map_or(0, Vec::len),
+                plural(procs.map_or(0, Vec::len) as u64, "process"),
             )
         }
     }

@@ -104,6 +104,10 @@ fn plurals() {
     assert_eq!(plural(2u64, "idle process"), "2 idle processes");
     assert_eq!(plural(2u64, "child"), "2 children");
     assert_eq!(plural(0u64, "grace survivor"), "0 grace survivors");
+    assert_eq!(plural(3869u64, "zombie"), "3,869 zombies");
+    assert_eq!(plural(1u64, "zombie"), "1 zombie");
+    assert_eq!(plural(1u64, "row"), "1 row");
+    assert_eq!(plural(1u64, "sample"), "1 sample");
     assert_eq!(
         plural_verb(1u64, "parent", "holds", "hold"),
         "1 parent holds"

@@ -6,10 +6,18 @@ use std::path::Path;
 use crate::core::hangs::Round;
 use crate::core::observations::parse;
 
-/// Read and validate an observations file; the error names the file and what is wrong.
+/// Read and validate an observations file (`-`: standard input, as for `--snapshot -`); the
+/// error names the file and what is wrong.
 pub fn load(path: &Path) -> Result<Vec<Round>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read observations file `{}`: {e}", path.display()))?;
+    let text = if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+            .map_err(|e| format!("cannot read observations from standard input: {e}"))?;
+        text
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read observations file `{}`: {e}", path.display()))?
+    };
     parse(&text).map_err(|e| format!("observations file `{}` {e}", path.display()))
 }
 

@@ -151,7 +151,7 @@ fn one_name_per_idea_and_snapshot_only_where_honoured() {
         );
         assert!(help.contains("Global options:"), "{sub}: {help}");
     }
-    for sub in ["watch", "run", "idle-watch", "hangs"] {
+    for sub in ["watch", "run", "idle-watch", "hangs", "config"] {
         let help = env.cmd().args([sub, "--help"]).output().unwrap();
         let help = String::from_utf8(help.stdout).unwrap();
         assert!(help.contains("-i, --interval <DUR>"), "{sub}: {help}");
@@ -203,6 +203,35 @@ fn snapshot_dash_reads_standard_input() {
         .stderr(predicate::str::contains("snapshot `-` is empty"));
 }
 
+/// `--observations -` reads standard input, as `--snapshot -` does.
+#[test]
+fn observations_dash_reads_standard_input() {
+    let env = Env::new();
+    let obs = crate::hangs::write_obs(&env, "obs.json", crate::hangs::scenario());
+    let from_file = env
+        .cmd()
+        .args(["hangs", "--json", "--observations"])
+        .arg(&obs)
+        .output()
+        .unwrap();
+    let from_stdin = env
+        .cmd()
+        .args(["hangs", "--json", "--observations", "-"])
+        .write_stdin(std::fs::read(&obs).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(from_stdin.status.code(), from_file.status.code());
+    assert_eq!(from_stdin.stdout, from_file.stdout);
+    assert!(!from_file.stdout.is_empty());
+    // Control: nothing on standard input is an empty observations file.
+    env.cmd()
+        .args(["hangs", "--observations", "-"])
+        .write_stdin("")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("observations file `-` is empty"));
+}
+
 #[test]
 fn errors_in_the_users_words() {
     let env = Env::new();
@@ -230,6 +259,15 @@ fn errors_in_the_users_words() {
         (&["run", "--limit", "1G", "echo"], 64, "use `-- echo`"),
         (&["probe", "--jsn"], 64, "did you mean `--json`?"),
         (
+            &["run", "--jsonn", "-l", "1G", "--", "true"],
+            64,
+            "did you mean `--json`? To pass `--jsonn` as a value, use `-- --jsonn`",
+        ),
+        (&["park", "abc"], 64, "`abc` is not a process id"),
+        (&["top", "--pid", "99999999999"], 64, "is not a process id"),
+        (&["top", "--pid", "-1"], 64, "is not a process id"),
+        (&["watch", "-i", "-1s"], 64, "`-1s` is negative"),
+        (
             &["probe", "--color", "sometimes"],
             64,
             "possible values: auto, always, never",
@@ -246,7 +284,9 @@ fn errors_in_the_users_words() {
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.lines().count(), 1, "{argv:?}: {err}");
         assert!(err.contains(says), "{argv:?}: {err}");
-        assert!(!err.contains("expected number at"), "{argv:?}: {err}");
+        for internal in ["expected number at", "invalid digit", "..=", "?;"] {
+            assert!(!err.contains(internal), "{argv:?}: {err}");
+        }
     }
     let e = env.cmd().args(["probe", "--jsn"]).output().unwrap();
     assert!(String::from_utf8_lossy(&e.stderr).contains("(see `headroom probe --help`)"));
@@ -428,6 +468,19 @@ fn the_readme_documents_the_exit_table_once_and_every_page_points_to_it() {
         "README.md must hold this table once, under `## Exit codes`:\n{table}"
     );
     assert!(readme.contains("## Exit codes\n"));
+    // A dry run exits 0 whatever it found (the table's row 0): every paragraph that gives a
+    // command's exit status says so, none files `--dry-run` under 1.
+    for para in readme
+        .split("\n\n")
+        .filter(|p| p.starts_with("Exit status:"))
+    {
+        let unhappy = para.split("; 1 ").nth(1).unwrap_or("");
+        let unhappy = unhappy.split("; 2 ").next().unwrap_or("");
+        assert!(
+            !unhappy.contains("dry-run"),
+            "README says a dry run exits 1: {para}"
+        );
+    }
     for sub in headroom::cli_help::EXAMPLES.iter().map(|(n, _)| *n) {
         let page = repo_file(&format!("man/headroom-{sub}.1"));
         assert!(page.contains("README under \"Exit codes\""), "{sub}");
@@ -439,61 +492,194 @@ fn the_readme_documents_the_exit_table_once_and_every_page_points_to_it() {
     }
 }
 
-/// Every visible subcommand, one table: its help ends with examples; an unknown flag is a
-/// one-line usage error (64) with a suggestion and the subcommand's help; a huge argument
-/// never makes a huge stderr line.
-#[test]
-fn every_subcommand_has_examples_suggests_on_a_typo_and_clips_a_huge_argument() {
+/// Every visible subcommand, and each action of those that take one as a positional value
+/// (`login-item status`, `schema probe`), as a user would type it.
+fn every_command_line_prefix() -> Vec<Vec<String>> {
     use clap::CommandFactory;
-    let env = Env::new();
-    let huge = "x".repeat(100_000);
-    let subs: Vec<String> = headroom::cli::Cli::command()
-        .get_subcommands()
-        .filter(|s| !s.is_hide_set())
-        .map(|s| s.get_name().to_string())
-        .collect();
-    assert!(subs.len() >= 20, "{subs:?}");
-    for sub in &subs {
-        let out = env.cmd().args([sub, "--help"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{sub} --help");
-        let help = String::from_utf8(out.stdout).unwrap();
-        let examples = help
-            .split("Examples:\n")
-            .nth(1)
-            .unwrap_or_else(|| panic!("{sub}: {help}"));
-        assert!(
-            examples.contains(&format!("headroom {sub}")) || sub == "park" || sub == "wake",
-            "{sub}: {examples}"
-        );
-        assert!(help.contains("Exit codes:"), "{sub}");
-
-        let out = env.cmd().args([sub, "--jsonn"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(64), "{sub} --jsonn");
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(err.lines().count(), 1, "{sub}: {err}");
-        assert!(err.contains("did you mean `--json`?"), "{sub}: {err}");
-        assert!(
-            err.contains(&format!("(see `headroom {sub} --help`)")),
-            "{sub}: {err}"
-        );
-
-        for argv in [
-            vec![sub.as_str(), huge.as_str()],
-            vec![sub.as_str(), "--config", huge.as_str()],
-        ] {
-            let out = env.cmd().args(&argv).output().unwrap();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.code() != Some(0) || sub == "login-item", "{sub}");
-            for line in err.lines() {
-                assert!(
-                    line.chars().count() <= 1000,
-                    "{sub}: a {}-character line",
-                    line.len()
-                );
+    let mut out = Vec::new();
+    for sub in headroom::cli::full_command().get_subcommands() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        let name = sub.get_name().to_string();
+        out.push(vec![name.clone()]);
+        for a in sub.get_positionals() {
+            for v in a.get_possible_values().iter().filter(|v| !v.is_hide_set()) {
+                out.push(vec![name.clone(), v.get_name().to_string()]);
             }
-            assert!(err.len() < 4000, "{sub}: {} bytes of stderr", err.len());
         }
     }
+    if out.iter().any(|p| p[0] == "schema") {
+        out.push(vec!["schema".into(), "probe".into()]);
+    }
+    let top = headroom::cli::Cli::command();
+    assert!(top.get_subcommands().filter(|s| !s.is_hide_set()).count() >= 20);
+    out
+}
+
+/// The published JSON Schema of the error object, compiled by a real validator.
+fn error_validator() -> jsonschema::Validator {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(headroom::schema::file_name("headroom.error/1"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+/// Every visible subcommand (and action), one table: its help ends with two or three
+/// examples that name it; an unknown flag is a one-line usage error (64) with a suggestion
+/// and the subcommand's own help, and with `--json` also one error object on stdout that
+/// validates against `headroom.error/1`; a huge argument never makes a huge stderr line.
+#[test]
+fn every_subcommand_has_examples_suggests_on_a_typo_and_clips_a_huge_argument() {
+    let env = Env::new();
+    let huge = "x".repeat(100_000);
+    let errors = error_validator();
+    let prefixes = every_command_line_prefix();
+    assert!(
+        prefixes.iter().any(|p| p == &["login-item", "status"]),
+        "{prefixes:?}"
+    );
+    for prefix in &prefixes {
+        let sub = &prefix[0];
+        let what = prefix.join(" ");
+        if prefix.len() == 1 {
+            let out = env.cmd().args([sub, "--help"]).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{sub} --help");
+            let help = String::from_utf8(out.stdout).unwrap();
+            let examples = help
+                .split("Examples:\n")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{sub} --help has no examples: {help}"));
+            let lines = examples
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .filter(|l| !l.trim_start().starts_with('#') && l.contains("headroom "))
+                .count();
+            assert!((2..=3).contains(&lines), "{sub}: {lines} examples");
+            assert!(
+                examples.contains(&format!("headroom {sub} ")),
+                "{sub}: {examples}"
+            );
+            assert!(help.contains("Exit codes:"), "{sub}");
+        }
+
+        let out = env.cmd().args(prefix).arg("--jsonn").output().unwrap();
+        assert_eq!(out.status.code(), Some(64), "{what} --jsonn");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.contains("did you mean `--json`?"), "{what}: {err}");
+        assert!(
+            err.contains(&format!("(see `headroom {sub} --help`)")),
+            "{what}: {err}"
+        );
+
+        for argv in [vec![huge.as_str()], vec!["--config", huge.as_str()]] {
+            let out = env.cmd().args(prefix).args(&argv).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.code() != Some(0) || sub == "login-item",
+                "{what}"
+            );
+            assert_clipped(&what, &err);
+        }
+
+        let out = env
+            .cmd()
+            .args(prefix)
+            .args(["--json", "--jsonn"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(64), "{what} --json --jsonn");
+        if sub == "mcp" {
+            // Its standard output carries the protocol's messages only.
+            assert!(out.stdout.is_empty(), "{what}");
+            continue;
+        }
+        // `run`'s standard output is its command's: its records go to standard error.
+        let stream = if sub == "run" { out.stderr } else { out.stdout };
+        let stream = String::from_utf8(stream).unwrap();
+        let last = stream.lines().last().unwrap_or_default();
+        assert!(
+            sub == "run" || stream.lines().count() == 1,
+            "{what}: {stream}"
+        );
+        let obj: serde_json::Value = serde_json::from_str(last).unwrap();
+        let bad: Vec<String> = errors.iter_errors(&obj).map(|e| e.to_string()).collect();
+        assert!(bad.is_empty(), "{what}: {obj} {bad:?}");
+        assert_eq!(obj["exit_code"], 64, "{what}: {obj}");
+    }
+    // Control: the validator refuses an error object that lost its exit code.
+    let mangled = serde_json::json!({"schema": "headroom.error/1", "type": "error", "error": "x"});
+    assert!(!errors.is_valid(&mangled));
+}
+
+fn assert_clipped(what: &str, err: &str) {
+    for line in err.lines() {
+        assert!(
+            line.chars().count() <= 1000,
+            "{what}: a {}-character line",
+            line.len()
+        );
+    }
+    assert!(err.len() < 4000, "{what}: {} bytes of stderr", err.len());
+}
+
+/// A 100,000-character value to every flag that takes one, on every subcommand: the error
+/// (or warning) echoes it cut, never 100 KB of stderr. Acting commands get `--dry-run`
+/// (and `run` a harmless command) so nothing is signalled.
+#[test]
+fn a_huge_value_to_any_flag_is_echoed_cut() {
+    let env = Env::new();
+    let huge = "x".repeat(100_000);
+    let mut tried = 0;
+    for sub in headroom::cli::full_command().get_subcommands() {
+        let name = sub.get_name();
+        if sub.is_hide_set() || name == "help" || name == "mcp" {
+            continue;
+        }
+        for a in sub.get_arguments() {
+            let Some(long) = a.get_long() else { continue };
+            if a.is_hide_set() || !a.get_action().takes_values() || a.is_positional() {
+                continue;
+            }
+            let mut cmd = env.cmd();
+            cmd.arg(name);
+            match name {
+                "reap" | "hangs" => {
+                    cmd.arg("-n");
+                }
+                "run" if long != "limit" => {
+                    cmd.args(["-l", "1G"]);
+                }
+                _ => {}
+            }
+            cmd.arg(format!("--{long}")).arg(&huge);
+            match name {
+                "run" => {
+                    cmd.args(["--", "true"]);
+                }
+                "log-probe" => {
+                    cmd.arg(env.home.as_os_str());
+                }
+                "park" | "wake" | "park-tree" | "wake-tree" => {
+                    cmd.arg("1");
+                }
+                _ => {}
+            }
+            let out = cmd
+                .timeout(std::time::Duration::from_secs(60))
+                .output()
+                .unwrap();
+            assert_clipped(
+                &format!("{name} --{long}"),
+                &String::from_utf8_lossy(&out.stderr),
+            );
+            tried += 1;
+        }
+    }
+    assert!(tried >= 40, "only {tried} flags tried");
 }
 
 /// Whether the formula and the README tell the same, true story: a stable `url` only with a
@@ -609,4 +795,93 @@ fn top_watch_repeats_plain_tables_when_piped_and_needs_the_live_machine() {
         .assert()
         .code(64)
         .stderr(predicate::str::contains("one instant"));
+}
+
+/// Counted nouns users see every day, which must go through `output::plural` so that 1 is
+/// singular ("1 parent holds", "1 row", "1 zombie").
+const COUNTED: &[&str] = &[
+    "zombies",
+    "rows",
+    "parents",
+    "samples",
+    "processes",
+    "lines",
+    "rounds",
+    "files",
+    "apps",
+    "cleanups",
+    "errors",
+    "events",
+    "trees",
+    "readings",
+    "slots",
+];
+
+/// The format strings in `text` that put a bare count before a plural noun (`"{} rows"`,
+/// `"{n} parents would"`), which reads "1 rows" at 1. Not flagged: a constant (`{MAX} apps`),
+/// a denominator (`of {limit} slots`), a possessive (`parents'`), a rate (`slots/min`).
+fn bare_counts(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines().filter(|l| l.contains('"')) {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(i) = line[from..].find("} ").map(|i| i + from) {
+            from = i + 2;
+            let Some(open) = line[..i].rfind('{') else {
+                continue;
+            };
+            let inside = &line[open + 1..i];
+            if inside.contains('}')
+                || inside.chars().any(|c| c.is_ascii_uppercase())
+                || line[..open].ends_with("of ")
+            {
+                continue;
+            }
+            let rest = &line[i + 2..];
+            let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+            let after = rest[word.len()..].chars().next();
+            if COUNTED.contains(&word.as_str()) && !matches!(after, Some('\'' | '/')) {
+                found.push(line.trim().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn counted_nouns_go_through_the_plural_helper() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let tests = crate::support::test_only_files(&src);
+    let mut bad = Vec::new();
+    for f in crate::support::files_under(&src) {
+        if f.extension().is_none_or(|x| x != "rs") || tests.contains(&f) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for l in bare_counts(code) {
+            bad.push(format!("{}: {l}", f.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "say these with output::plural:\n{}",
+        bad.join("\n")
+    );
+    // Controls: what the scan must catch, and what it must let through.
+    assert_eq!(
+        bare_counts(r#"format!("{n} parents would be terminated.")"#).len(),
+        1
+    );
+    assert_eq!(
+        bare_counts(r#"format!("{}: {} rows ({})", a, b, c)"#).len(),
+        1
+    );
+    assert!(bare_counts(r#"format!("{MAX_TRACKED} apps were restarted")"#).is_empty());
+    assert!(bare_counts(r#"format!("{used} of {limit} slots")"#).is_empty());
+    assert!(bare_counts(r#"format!("{} parents' signals", n)"#).is_empty());
+    assert!(bare_counts(r#"format!("{g:+.1} slots/min")"#).is_empty());
 }

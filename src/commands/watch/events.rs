@@ -107,9 +107,9 @@ pub fn status_line(r: &ReadingEvent) -> String {
     };
     let partial = if r.partial { "  (partial table)" } else { "" };
     format!(
-        "{}  {usage}  {} zombies  {}{trend}{partial}",
+        "{}  {usage}  {}  {}{trend}{partial}",
         r.at,
-        thousands(r.zombies),
+        plural(r.zombies, "zombie"),
         r.level.as_str()
     )
 }

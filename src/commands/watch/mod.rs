@@ -319,7 +319,7 @@ impl Watcher<'_, '_> {
                 thousands(l),
                 r.usage_pct.unwrap_or(0.0)
             ),
-            _ => format!("{} slots", thousands(r.usage.used)),
+            _ => crate::output::plural(r.usage.used, "slot"),
         };
         let eta = trend
             .eta_seconds
@@ -331,8 +331,8 @@ impl Watcher<'_, '_> {
             .map(|p| format!("; top zombie parent {} {} ({})", p.pid, p.name, p.zombies))
             .unwrap_or_default();
         let body = format!(
-            "{limit}; {} zombies{eta}{top}. See `headroom reap --dry-run`.",
-            thousands(r.usage.zombies)
+            "{limit}; {}{eta}{top}. See `headroom reap --dry-run`.",
+            crate::output::plural(r.usage.zombies, "zombie")
         );
         self.post(title, &body);
     }

@@ -204,7 +204,10 @@ impl Output {
 
 /// The notice (a `watch` event line) that `n` lines were lost.
 fn dropped_notice(n: u64, json: bool, stream: &str) -> String {
-    let message = format!("{n} lines were dropped: {stream} was not being read");
+    let message = format!(
+        "{} dropped: {stream} was not being read",
+        crate::output::plural_verb(n, "line", "was", "were")
+    );
     if !json && stream == "stderr" {
         return format!("headroom: warning: {message}\n");
     }
