@@ -13,6 +13,7 @@ use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource};
 use crate::core::reading::{self, Level, Reading};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
+use crate::exit::ExitStatus;
 use crate::output::{Printer, Style, thousands};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -38,7 +39,7 @@ impl crate::schema::Document for LimitsReport {
     const SCHEMA: &'static str = "headroom.limits/1";
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
     let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
     let snap = ctx
         .source()?
@@ -77,7 +78,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
     } else {
         ctx.printer.text(&human(&report, ctx.printer))?;
     }
-    Ok(report.level.exit_code())
+    Ok(report.level.into())
 }
 
 fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {

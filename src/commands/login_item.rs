@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::actions::login_item::{Backend, Launchd, RealExec, Status, Systemd, crontab_line};
 use crate::cli::{LoginItemAction, LoginItemArgs};
 use crate::commands::Ctx;
-use crate::exit::{self, Refused};
+use crate::exit::{ExitStatus, Refused};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LoginItemReport {
@@ -62,7 +62,7 @@ fn wording(s: &Status) -> String {
     parts.join(", ")
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
     let action = match args.action {
         LoginItemAction::Register => "register",
         LoginItemAction::Status => "status",
@@ -159,11 +159,16 @@ pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<u8> {
     finish(ctx, action, status, message)
 }
 
-fn finish(ctx: &Ctx<'_>, action: &'static str, status: Status, message: String) -> Result<u8> {
+fn finish(
+    ctx: &Ctx<'_>,
+    action: &'static str,
+    status: Status,
+    message: String,
+) -> Result<ExitStatus> {
     let code = match action {
-        "unregister" => exit::OK,
-        _ if status.effective => exit::OK,
-        _ => exit::UNHAPPY,
+        "unregister" => ExitStatus::Ok,
+        _ if status.effective => ExitStatus::Ok,
+        _ => ExitStatus::Unhappy,
     };
     let report = LoginItemReport {
         action,

@@ -12,6 +12,7 @@ use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
+use crate::exit::ExitStatus;
 use crate::output::{Printer, Style, bar, human_duration, thousands};
 use crate::sanitize::sanitize;
 use crate::store::evidence::{EvidenceLog, Row};
@@ -128,7 +129,7 @@ impl ProbeReport {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     let format = match (args.format, ctx.printer.is_json()) {
         (Some(f), _) => f,
         (None, true) => ProbeFormat::Json,
@@ -204,7 +205,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
             path.display()
         ));
     }
-    Ok(reading.level.exit_code())
+    Ok(reading.level.into())
 }
 
 /// Keep the reading: in the trend history, and as a `poll` row of the evidence log.
@@ -398,7 +399,7 @@ pub fn prometheus(r: &ProbeReport) -> String {
         "level",
         "0 normal, 1 warning, 2 critical, 3 unknown.",
         &uid,
-        Some(f64::from(r.level.exit_code())),
+        Some(f64::from(ExitStatus::from(r.level).code())),
     );
     gauge(
         "growth_per_minute",

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use crate::cli::RunArgs;
 use crate::commands::Ctx;
-use crate::exit::{Failure, UsageError};
+use crate::exit::{ExitStatus, Failure, UsageError};
 use crate::output::{Printer, human_bytes, plural};
 
 /// Polling faster than this buys nothing and costs CPU ...
@@ -53,13 +53,13 @@ fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
 }
 
 #[cfg(not(unix))]
-pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
     plan(ctx, args)?;
     Err(Failure::RunFailed(format!("run: unsupported on {}", std::env::consts::OS)).into())
 }
 
 #[cfg(unix)]
-pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
     use crate::actions::watchdog::{self, Config};
     use crate::platform::supervise::{SpawnError, Supervisor};
 
@@ -443,7 +443,7 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -
     format!(
         "{peak}, limit {limit}; {}; {status}; exit {}",
         done.join("; "),
-        s.exit_code
+        s.exit_code.code()
     )
 }
 
@@ -454,7 +454,7 @@ mod tests {
 
     fn summary() -> Summary {
         Summary {
-            exit_code: 7,
+            exit_code: ExitStatus::Child(7),
             command_status: Some(CommandStatus {
                 exit_code: Some(7),
                 signal: None,
@@ -501,7 +501,7 @@ mod tests {
             "peak 12 MiB (1 process), limit 100 MiB; nothing done; the command exited 7; exit 7"
         );
         let mut s = summary();
-        s.exit_code = 137;
+        s.exit_code = ExitStatus::Signalled(9);
         s.command_status = Some(CommandStatus {
             exit_code: None,
             signal: Some(9),

@@ -7,10 +7,11 @@ use crate::cli::SnapshotArgs;
 use crate::commands::Ctx;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::{ProcessTable, Snapshot};
+use crate::exit::ExitStatus;
 use crate::platform::ProcessSource;
 use crate::store::fsio::atomic_write;
 
-pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     let mut snap = source
         .snapshot(Detail::Full)
@@ -22,7 +23,7 @@ pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<u8> {
         Some(path) => atomic_write(path, &bytes)?,
         None => ctx.printer.raw(&String::from_utf8_lossy(&bytes))?,
     }
-    Ok(crate::exit::OK)
+    Ok(ExitStatus::Ok)
 }
 
 /// The liveness guard reads `--log-dir` from the arguments of the live children of zombie

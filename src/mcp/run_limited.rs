@@ -20,6 +20,7 @@ use super::rpc::RpcError;
 use super::tools::{Effect, Spec, Tools, error_result, schema_of, tool_error};
 #[cfg(unix)]
 use crate::actions::watchdog::Summary;
+use crate::exit::ExitStatus;
 use crate::output::human_bytes;
 use crate::platform::Signal;
 
@@ -250,7 +251,7 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
             "usage",
             None,
             &format!("`cwd` `{}` is not a directory", cwd.display()),
-            crate::exit::USAGE,
+            ExitStatus::Usage,
         ));
     }
     let exe = match std::env::current_exe() {

@@ -95,7 +95,7 @@ pub struct CommandStatus {
 /// The one record `run` ends with.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
-    pub exit_code: u8,
+    pub exit_code: crate::exit::ExitStatus,
     pub command_status: Option<CommandStatus>,
     pub peak_footprint_bytes: u64,
     pub peak_processes: usize,

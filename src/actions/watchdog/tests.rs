@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use super::*;
 use crate::core::snapshot::fixture::{MIB, member, proc, snapshot};
 use crate::core::snapshot::{Detail, MemoryTotals, ProcState, Snapshot};
+use crate::exit::ExitStatus;
 use crate::platform::{Delivery, PlatformError, Presence};
 
 struct World {
@@ -249,7 +250,7 @@ fn the_command_exiting_alone_is_done_and_keeps_its_code() {
     w.step();
     assert!(matches!(w.phase, Phase::Done));
     let s = w.finish();
-    assert_eq!(s.exit_code, 7);
+    assert_eq!(s.exit_code, ExitStatus::Child(7));
     assert_eq!(s.ended_by, None);
     assert!(world.sent().is_empty());
     assert_eq!(kinds(&events), ["summary"]);
@@ -285,7 +286,10 @@ fn a_leftover_after_the_command_exits_is_ended_and_the_command_code_kept() {
     }
     assert!(matches!(w.phase, Phase::Done));
     let s = w.finish();
-    assert_eq!((s.exit_code, s.ended_by), (3, Some(EndReason::Leftovers)));
+    assert_eq!(
+        (s.exit_code, s.ended_by),
+        (ExitStatus::Child(3), Some(EndReason::Leftovers))
+    );
     assert!(!world.has(101) && world.has(300));
 }
 
