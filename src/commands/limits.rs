@@ -50,7 +50,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
     #[cfg(target_os = "linux")]
     let notes = {
         let mut notes = notes;
-        if crate::platform::signal_delivery() == "kill" {
+        if crate::platform::signal_delivery() == crate::platform::SignalPath::Kill {
             notes.push(
                 "pidfds are unavailable here (Linux before 5.3, or a seccomp filter): `reap` and the guards signal \
                  with a plain `kill` after the identity check, so a pid reused in the instant between cannot be excluded."

@@ -13,7 +13,7 @@ use crate::exit::{ExitStatus, Refused};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LoginItemReport {
-    pub action: &'static str,
+    pub action: LoginItemAction,
     #[serde(flatten)]
     pub status: Status,
     pub message: String,
@@ -63,11 +63,7 @@ fn wording(s: &Status) -> String {
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
-    let action = match args.action {
-        LoginItemAction::Register => "register",
-        LoginItemAction::Status => "status",
-        LoginItemAction::Unregister => "unregister",
-    };
+    let action = args.action;
     let exec = RealExec;
     let (status, message) = if cfg!(target_os = "macos") {
         let l = Launchd {
@@ -161,12 +157,12 @@ pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
 
 fn finish(
     ctx: &Ctx<'_>,
-    action: &'static str,
+    action: LoginItemAction,
     status: Status,
     message: String,
 ) -> Result<ExitStatus> {
     let code = match action {
-        "unregister" => ExitStatus::Ok,
+        LoginItemAction::Unregister => ExitStatus::Ok,
         _ if status.effective => ExitStatus::Ok,
         _ => ExitStatus::Unhappy,
     };

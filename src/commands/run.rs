@@ -284,9 +284,10 @@ impl<'p> EventView<'p> {
                 ..
             } => {
                 use crate::actions::watchdog::EndReason;
+                use crate::platform::Signal;
                 if !pids.is_empty() {
                     let why = match (reason, *signal) {
-                        (_, "SIGKILL") => "still there after the grace".to_string(),
+                        (_, Signal::Kill) => "still there after the grace".to_string(),
                         (EndReason::Limit, _) => "over the limit".to_string(),
                         (EndReason::Signal, _) => {
                             "still running after the forwarded signal".to_string()
@@ -295,18 +296,19 @@ impl<'p> EventView<'p> {
                             "left running by the command, which has exited".to_string()
                         }
                     };
-                    let then = if *signal == "SIGTERM" && *reason == EndReason::Limit {
+                    let then = if *signal == Signal::Term && *reason == EndReason::Limit {
                         format!(
                             "; SIGKILL in {} to those left, if still over the limit",
                             humantime::format_duration(self.grace)
                         )
-                    } else if *signal == "SIGTERM" {
+                    } else if *signal == Signal::Term {
                         format!("; SIGKILL in {}", humantime::format_duration(self.grace))
                     } else {
                         String::new()
                     };
                     line(format!(
-                        "{signal} to {} process{} of the tree ({why}){then}",
+                        "{} to {} process{} of the tree ({why}){then}",
+                        signal.name(),
                         pids.len(),
                         if pids.len() == 1 { "" } else { "es" },
                     ));
@@ -385,7 +387,8 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -
     }
     let mut done: Vec<String> = Vec::new();
     if !s.forwarded.is_empty() {
-        done.push(format!("forwarded {}", s.forwarded.join(", ")));
+        let names: Vec<&str> = s.forwarded.iter().map(|s| s.name()).collect();
+        done.push(format!("forwarded {}", names.join(", ")));
     }
     if s.parked > 0 {
         done.push(format!(

@@ -202,7 +202,7 @@ impl Watch<'_, '_> {
         failed: &[(Identity, String)],
     ) {
         (self.emit)(&Event::Signal {
-            signal: sig.name(),
+            signal: sig,
             reason,
             pids: sent.iter().map(|id| id.pid).collect(),
             gone: asked.saturating_sub(sent.len() + failed.len()),

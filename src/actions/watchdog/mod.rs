@@ -19,7 +19,7 @@ pub mod report;
 mod signals;
 
 use notify::{warn_body, without_helpers};
-pub use report::{CommandStatus, EndReason, Event, Summary};
+pub use report::{CommandStatus, EndReason, Event, JobAction, Summary};
 
 use crate::actions::escalate::Escalation;
 use crate::core::idle::{CpuHistory, Leaders, PARK_MIN_BYTES, idle_subtrees};

@@ -211,7 +211,7 @@ fn a_signal_to_headroom_is_forwarded_to_the_group_and_a_second_one_ends_the_tree
     w.step();
     w.on_signal(Signal::Int);
     assert!(matches!(w.phase, Phase::Forwarded { .. }));
-    assert_eq!(w.summary.forwarded, ["SIGINT"]);
+    assert_eq!(w.summary.forwarded, [Signal::Int]);
     let forwarded: Vec<(i32, Signal)> = world.sent();
     assert_eq!(
         forwarded,
@@ -226,7 +226,7 @@ fn a_signal_to_headroom_is_forwarded_to_the_group_and_a_second_one_ends_the_tree
             ..
         }
     ));
-    assert_eq!(w.summary.forwarded, ["SIGINT", "SIGTERM"]);
+    assert_eq!(w.summary.forwarded, [Signal::Int, Signal::Term]);
     drop(w);
     let after: Vec<(i32, Signal)> = world.sent()[2..].to_vec();
     let mut after_sorted = after.clone();
