@@ -438,7 +438,7 @@ impl Tools {
             Ok(v @ Value::Object(_)) => v,
             _ => {
                 return Ok(tool_error(
-                    "internal",
+                    ErrorKind::Internal,
                     None,
                     &format!("`{tool}` printed no JSON report (exit {})", status.code()),
                     status,
@@ -499,21 +499,56 @@ fn describe(s: &Spec) -> Value {
 pub fn error_result(e: &anyhow::Error) -> Value {
     let message = format!("{e:#}");
     if let Some(r) = e.downcast_ref::<Refusal>() {
-        return tool_error("refused", Some(r.reason()), &message, ExitStatus::Refused);
+        return tool_error(
+            ErrorKind::Refused,
+            Some(r.reason()),
+            &message,
+            ExitStatus::Refused,
+        );
     }
     if e.downcast_ref::<Refused>().is_some() {
-        return tool_error("refused", None, &message, ExitStatus::Refused);
+        return tool_error(ErrorKind::Refused, None, &message, ExitStatus::Refused);
     }
     if e.downcast_ref::<UsageError>().is_some() {
-        return tool_error("usage", None, &message, ExitStatus::Usage);
+        return tool_error(ErrorKind::Usage, None, &message, ExitStatus::Usage);
     }
     if let Some(f) = e.downcast_ref::<Failure>() {
-        return tool_error("failed", None, &f.to_string(), f.status());
+        return tool_error(ErrorKind::Failed, None, &f.to_string(), f.status());
     }
-    tool_error("failed", None, &message, ExitStatus::Error)
+    tool_error(ErrorKind::Failed, None, &message, ExitStatus::Error)
 }
 
-pub fn tool_error(kind: &str, reason: Option<&str>, message: &str, status: ExitStatus) -> Value {
+/// What kind of failure a tool result reports (`_meta.headroom.error`, a stable name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A safety rule refused it (`reason` names the rule when it has a stable name).
+    Refused,
+    /// The arguments make no valid command.
+    Usage,
+    /// The command ran and failed.
+    Failed,
+    /// The command gave no report to return.
+    Internal,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Refused => "refused",
+            Self::Usage => "usage",
+            Self::Failed => "failed",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+pub fn tool_error(
+    kind: ErrorKind,
+    reason: Option<&str>,
+    message: &str,
+    status: ExitStatus,
+) -> Value {
+    let kind = kind.as_str();
     let head = match reason {
         Some(r) => format!("{kind} ({r})"),
         None => kind.to_string(),
