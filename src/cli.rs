@@ -174,7 +174,8 @@ impl Command {
 }
 
 /// `run --enforce`: who holds the memory limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum Enforce {
     /// The kernel where headroom may make a cgroup with the memory controller, else polling.
     Auto,
@@ -533,7 +534,8 @@ pub struct HangsArgs {
     pub record_events: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum LoginItemAction {
     Register,
     Status,

@@ -1,72 +1,174 @@
-//! The exit-code table (mirrored in the man page's EXIT STATUS section) and the error types
-//! that `lib::run` maps onto it.
+//! The exit-code table (mirrored in the man page's EXIT STATUS section and the README), the
+//! `ExitStatus` every command returns, and the error types that `lib::run` maps onto it.
 
-/// Ran cleanly; nothing wrong.
-pub const OK: u8 = 0;
-/// Ran cleanly, but the answer is the unhappy one the command tests for (probe: warning;
-/// reap: a target survived; hangs: a confirmed hang was left; login-item status: not
-/// registered).
-pub const UNHAPPY: u8 = 1;
-/// Something the user asked for failed (probe: critical).
-pub const ERROR: u8 = 2;
-/// Refused by a safety rule (probe and limits: unknown).
-pub const REFUSED: u8 = 3;
-/// The command line or a config value is wrong; nothing was done.
-pub const USAGE: u8 = 64;
-/// `run`: headroom itself failed before or while supervising the command.
-pub const RUN_FAILED: u8 = 125;
-/// `run`: the command exists but is not executable.
-pub const RUN_NOT_EXECUTABLE: u8 = 126;
-/// `run`: the command was not found.
-pub const RUN_NOT_FOUND: u8 = 127;
-/// Interrupted by Ctrl-C.
-pub const INTERRUPTED: u8 = 130;
+/// How headroom ends: one variant per row of the exit-code table (`TABLE`), `run`'s
+/// passthrough of the command's own status included. Every command returns one; `code` is
+/// the only place a number is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Ran cleanly; nothing wrong (probe/limits: normal).
+    Ok,
+    /// Ran cleanly, but the answer is the unhappy one the command tests for (probe: warning;
+    /// reap: a target survived; hangs: a confirmed hang was left; login-item status: not
+    /// registered).
+    Unhappy,
+    /// Something the user asked for failed (probe: critical).
+    Error,
+    /// Refused by a safety rule (probe and limits: unknown).
+    Refused,
+    /// The command line or a config value is wrong; nothing was done.
+    Usage,
+    /// `run`: headroom itself failed before or while supervising the command.
+    RunFailed,
+    /// `run`: the command exists but is not executable.
+    NotExecutable,
+    /// `run`: the command was not found.
+    NotFound,
+    /// `run`: the command exited by itself with this status, passed through.
+    Child(u8),
+    /// `run`: the tree ended by this signal (128 + N, as a shell reports it).
+    Signalled(i32),
+    /// Interrupted by Ctrl-C (SIGINT).
+    Interrupted,
+}
+
+impl ExitStatus {
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Ok => 0,
+            Self::Unhappy => 1,
+            Self::Error => 2,
+            Self::Refused => 3,
+            Self::Usage => 64,
+            Self::RunFailed => 125,
+            Self::NotExecutable => 126,
+            Self::NotFound => 127,
+            Self::Child(c) => c,
+            Self::Signalled(n) => u8::try_from(128_i32.saturating_add(n)).unwrap_or(u8::MAX),
+            Self::Interrupted => 130,
+        }
+    }
+
+    /// Whether it exits 0 (a command's own 0 included).
+    pub fn is_success(self) -> bool {
+        self.code() == 0
+    }
+
+    /// The row of `TABLE` that documents it.
+    fn row(self) -> &'static str {
+        match self {
+            Self::Ok => "0",
+            Self::Unhappy => "1",
+            Self::Error => "2",
+            Self::Refused => "3",
+            Self::Usage => "64",
+            Self::RunFailed => "125",
+            Self::NotExecutable => "126",
+            Self::NotFound => "127",
+            Self::Child(_) => "0-255",
+            Self::Signalled(_) => "128+N",
+            Self::Interrupted => "130",
+        }
+    }
+}
+
+/// probe and limits speak the monitoring-plugin convention: 0 OK, 1 WARNING, 2 CRITICAL,
+/// 3 UNKNOWN. The one place a level becomes an exit status.
+impl From<crate::core::reading::Level> for ExitStatus {
+    fn from(l: crate::core::reading::Level) -> Self {
+        use crate::core::reading::Level;
+        match l {
+            Level::Normal => Self::Ok,
+            Level::Warning => Self::Unhappy,
+            Level::Critical => Self::Error,
+            Level::Unknown => Self::Refused,
+        }
+    }
+}
+
+impl From<ExitStatus> for std::process::ExitCode {
+    fn from(s: ExitStatus) -> Self {
+        Self::from(s.code())
+    }
+}
+
+/// In JSON (`run`'s summary) it is the number the process exits with.
+impl serde::Serialize for ExitStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.code())
+    }
+}
+
+impl schemars::JsonSchema for ExitStatus {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        u8::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        u8::json_schema(generator)
+    }
+}
 
 /// How a long-running loop (`watch`, `hangs --watch`, `idle-watch`, `calibrate`) ends when a
 /// signal asked it to stop after the round in flight: 130 for SIGINT (Ctrl-C), 0 for SIGTERM
-/// or SIGHUP (a supervisor's ordinary stop), its own code when nothing asked.
-pub fn after_stop(sig: Option<i32>, otherwise: u8) -> u8 {
+/// or SIGHUP (a supervisor's ordinary stop), its own status when nothing asked.
+pub fn after_stop(sig: Option<i32>, otherwise: ExitStatus) -> ExitStatus {
     match sig {
-        Some(s) if crate::platform::stop_flag::is_interrupt(s) => INTERRUPTED,
-        Some(_) => OK,
+        Some(s) if crate::platform::stop_flag::is_interrupt(s) => ExitStatus::Interrupted,
+        Some(_) => ExitStatus::Ok,
         None => otherwise,
     }
 }
 
-/// The table as printed in `headroom --help` and `headroom(1)`.
-pub const TABLE: &[(&str, &str)] = &[
+/// The table as printed in `headroom(1)` and the README: each status's row and what it
+/// means (the code column is `ExitStatus`'s, so the two cannot drift).
+pub const TABLE: &[(ExitStatus, &str)] = &[
     (
-        "0",
+        ExitStatus::Ok,
         "ok; probe/limits: level normal; a dry run (reap, hangs), whatever it found; a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) stopped by SIGTERM",
     ),
     (
-        "1",
+        ExitStatus::Unhappy,
         "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, or replay); park-tree/wake-tree: members left unchanged",
     ),
     (
-        "2",
+        ExitStatus::Error,
         "error: something asked for failed; probe/limits: level critical",
     ),
     (
-        "3",
+        ExitStatus::Refused,
         "refused by a safety rule; probe/limits: level unknown (no reading: no ceiling readable, an unreadable --snapshot); a reading whose history could not be saved keeps its level, with a warning",
     ),
     (
-        "64",
+        ExitStatus::Usage,
         "usage error: bad flag, value or config; nothing was done",
     ),
-    ("125", "run: headroom itself failed"),
-    ("126", "run: command not executable"),
-    ("127", "run: command not found"),
+    (ExitStatus::RunFailed, "run: headroom itself failed"),
+    (ExitStatus::NotExecutable, "run: command not executable"),
+    (ExitStatus::NotFound, "run: command not found"),
     (
-        "128+N",
+        ExitStatus::Child(0),
+        "run: the command's own exit status, passed through when it exited by itself",
+    ),
+    (
+        ExitStatus::Signalled(0),
         "run: the tree ended by signal N (143 after SIGTERM, 137 after SIGKILL)",
     ),
     (
-        "130",
+        ExitStatus::Interrupted,
         "interrupted (SIGINT, Ctrl-C); a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) ends after the round in flight",
     ),
 ];
+
+/// The rows of `TABLE` as printed: the code column and the meaning.
+pub fn table() -> impl Iterator<Item = (&'static str, &'static str)> {
+    TABLE.iter().map(|(s, meaning)| (s.row(), *meaning))
+}
 
 /// A usage error detected after parsing (a value clap cannot check alone). Exit 64.
 #[derive(Debug, thiserror::Error)]
@@ -101,13 +203,13 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn code(&self) -> u8 {
+    pub fn status(&self) -> ExitStatus {
         match self {
-            Self::Failed(_) => ERROR,
-            Self::NoReading(_) => REFUSED,
-            Self::RunFailed(_) => RUN_FAILED,
-            Self::NotExecutable(_) => RUN_NOT_EXECUTABLE,
-            Self::NotFound(_) => RUN_NOT_FOUND,
+            Self::Failed(_) => ExitStatus::Error,
+            Self::NoReading(_) => ExitStatus::Refused,
+            Self::RunFailed(_) => ExitStatus::RunFailed,
+            Self::NotExecutable(_) => ExitStatus::NotExecutable,
+            Self::NotFound(_) => ExitStatus::NotFound,
         }
     }
 }
@@ -144,6 +246,144 @@ impl crate::schema::Document for ErrorDocument {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::reading::Level;
+
+    /// One of each variant; `every_variant_is_listed` makes a new variant fail to compile
+    /// until it is added here (and so checked against the table).
+    fn one_of_each() -> Vec<ExitStatus> {
+        vec![
+            ExitStatus::Ok,
+            ExitStatus::Unhappy,
+            ExitStatus::Error,
+            ExitStatus::Refused,
+            ExitStatus::Usage,
+            ExitStatus::RunFailed,
+            ExitStatus::NotExecutable,
+            ExitStatus::NotFound,
+            ExitStatus::Child(42),
+            ExitStatus::Signalled(15),
+            ExitStatus::Interrupted,
+        ]
+    }
+
+    #[test]
+    fn every_variant_is_listed() {
+        for s in one_of_each() {
+            match s {
+                ExitStatus::Ok
+                | ExitStatus::Unhappy
+                | ExitStatus::Error
+                | ExitStatus::Refused
+                | ExitStatus::Usage
+                | ExitStatus::RunFailed
+                | ExitStatus::NotExecutable
+                | ExitStatus::NotFound
+                | ExitStatus::Child(_)
+                | ExitStatus::Signalled(_)
+                | ExitStatus::Interrupted => {}
+            }
+        }
+    }
+
+    #[test]
+    fn each_status_has_one_row_of_the_table_and_each_row_one_status() {
+        use std::mem::discriminant;
+        for s in one_of_each() {
+            let rows = TABLE
+                .iter()
+                .filter(|(t, _)| discriminant(t) == discriminant(&s))
+                .count();
+            assert_eq!(rows, 1, "{s:?} has one row in the table");
+        }
+        assert_eq!(TABLE.len(), one_of_each().len(), "no row without a status");
+        let codes: Vec<&str> = table().map(|(c, _)| c).collect();
+        assert_eq!(
+            codes,
+            [
+                "0", "1", "2", "3", "64", "125", "126", "127", "0-255", "128+N", "130"
+            ]
+        );
+        // A fixed code is its row's number; the passthrough rows are the ranges they say.
+        for (s, _) in TABLE {
+            match s {
+                ExitStatus::Child(_) | ExitStatus::Signalled(_) => {}
+                _ => assert_eq!(s.row(), s.code().to_string(), "{s:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_codes_are_the_documented_ones() {
+        let codes: Vec<u8> = one_of_each().into_iter().map(ExitStatus::code).collect();
+        assert_eq!(codes, [0, 1, 2, 3, 64, 125, 126, 127, 42, 143, 130]);
+    }
+
+    #[test]
+    fn each_level_exits_with_its_monitoring_plugin_code() {
+        let got: Vec<(Level, u8)> = [
+            Level::Normal,
+            Level::Warning,
+            Level::Critical,
+            Level::Unknown,
+        ]
+        .into_iter()
+        .map(|l| (l, ExitStatus::from(l).code()))
+        .collect();
+        assert_eq!(
+            got,
+            [
+                (Level::Normal, 0),
+                (Level::Warning, 1),
+                (Level::Critical, 2),
+                (Level::Unknown, 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn run_passes_the_command_status_through_and_a_signal_as_128_plus_n() {
+        for c in 0..=u8::MAX {
+            assert_eq!(ExitStatus::Child(c).code(), c);
+        }
+        assert!(ExitStatus::Child(0).is_success() && ExitStatus::Ok.is_success());
+        assert!(!ExitStatus::Child(1).is_success() && !ExitStatus::Signalled(2).is_success());
+        for n in 1..=127 {
+            assert_eq!(i32::from(ExitStatus::Signalled(n).code()), 128 + n);
+        }
+        assert_eq!(ExitStatus::Signalled(9).code(), 137);
+        assert_eq!(ExitStatus::Signalled(15).code(), 143);
+        // Beyond what an exit status can carry it saturates, never wraps to a small code.
+        assert_eq!(ExitStatus::Signalled(200).code(), 255);
+        assert_eq!(ExitStatus::Signalled(i32::MAX).code(), 255);
+    }
+
+    #[test]
+    fn a_loop_stopped_by_sigint_is_interrupted_by_sigterm_ok_and_else_its_own() {
+        let own = ExitStatus::Unhappy;
+        assert_eq!(after_stop(Some(libc::SIGINT), own), ExitStatus::Interrupted);
+        assert_eq!(after_stop(Some(libc::SIGINT), own).code(), 130);
+        assert_eq!(after_stop(Some(libc::SIGTERM), own), ExitStatus::Ok);
+        assert_eq!(after_stop(Some(libc::SIGHUP), own), ExitStatus::Ok);
+        assert_eq!(after_stop(None, own), own);
+        assert_eq!(after_stop(None, ExitStatus::Ok), ExitStatus::Ok);
+    }
+
+    #[test]
+    fn run_summary_json_carries_the_number() {
+        #[derive(serde::Serialize)]
+        struct S {
+            exit_code: ExitStatus,
+        }
+        let line = serde_json::to_string(&S {
+            exit_code: ExitStatus::Signalled(9),
+        })
+        .unwrap();
+        assert_eq!(line, r#"{"exit_code":137}"#);
+        let schema = schemars::schema_for!(ExitStatus);
+        let plain = schemars::schema_for!(u8);
+        assert_eq!(schema.get("type"), plain.get("type"));
+        assert_eq!(schema.get("maximum"), plain.get("maximum"));
+    }
 
     #[test]
     fn each_failure_exits_with_its_row_of_the_table() {
@@ -156,14 +396,8 @@ mod tests {
             Failure::NotFound(m()),
         ]
         .iter()
-        .map(Failure::code)
+        .map(|f| f.status().code())
         .collect();
         assert_eq!(codes, [2, 3, 125, 126, 127]);
-        for c in &codes {
-            assert!(
-                TABLE.iter().any(|(row, _)| row == &c.to_string()),
-                "{c} is in the documented table"
-            );
-        }
     }
 }

@@ -26,7 +26,7 @@ use std::ffi::OsString;
 use crate::output::Printer;
 
 /// Parse `args`, run the command, and map the outcome onto the exit-code table.
-pub fn run<I, T>(args: I) -> u8
+pub fn run<I, T>(args: I) -> exit::ExitStatus
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -39,7 +39,7 @@ where
     let printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
     let stream = ErrorStream::of(&cli.command, cli.global.json);
     match commands::dispatch(cli, &printer) {
-        Ok(code) => code,
+        Ok(status) => status,
         Err(e) => report_error(&e, &printer, stream),
     }
 }
@@ -82,8 +82,8 @@ impl ErrorStream {
     }
 
     /// The error object, after the stderr line. A closed stdout is no worse than the exit.
-    fn emit(self, message: &str, code: u8) {
-        let doc = exit::ErrorDocument::new(message, code);
+    fn emit(self, message: &str, status: exit::ExitStatus) {
+        let doc = exit::ErrorDocument::new(message, status.code());
         let p = Printer::new(true, false, output::ColorChoice::Never);
         match self {
             Self::None => {}
@@ -109,23 +109,23 @@ fn parse(args: &[OsString]) -> Result<cli::Cli, clap::Error> {
 }
 
 /// Help and version go to stdout with 0; a usage error is one line on stderr with 64.
-fn clap_error(e: &clap::Error, args: &[OsString]) -> u8 {
+fn clap_error(e: &clap::Error, args: &[OsString]) -> exit::ExitStatus {
     use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = e.print();
-            exit::OK
+            exit::ExitStatus::Ok
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
-            exit::USAGE
+            exit::ExitStatus::Usage
         }
         _ => {
             let sub = subcommand_of(args);
             let msg = usage_line(&e.render().to_string(), sub.as_deref());
             Printer::new(false, false, output::ColorChoice::Never).error(&msg);
-            ErrorStream::of_args(args, sub.as_deref()).emit(&msg, exit::USAGE);
-            exit::USAGE
+            ErrorStream::of_args(args, sub.as_deref()).emit(&msg, exit::ExitStatus::Usage);
+            exit::ExitStatus::Usage
         }
     }
 }
@@ -222,36 +222,36 @@ fn backticks(s: &str) -> String {
     out
 }
 
-fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> u8 {
+fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> exit::ExitStatus {
     // A closed pipe (`headroom probe | head -1`) is not an error.
     if e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     }) {
-        return exit::OK;
+        return exit::ExitStatus::Ok;
     }
     if let Some(f) = e.downcast_ref::<exit::Failure>() {
         // An empty message: the command has said it all (and printed its report).
         let message = f.to_string();
         if !message.is_empty() {
             printer.error(&message);
-            stream.emit(&message, f.code());
+            stream.emit(&message, f.status());
         }
-        return f.code();
+        return f.status();
     }
     let message = said_once(e);
     printer.error(&message);
-    let code = if e.downcast_ref::<exit::UsageError>().is_some() {
-        exit::USAGE
+    let status = if e.downcast_ref::<exit::UsageError>().is_some() {
+        exit::ExitStatus::Usage
     } else if e.downcast_ref::<exit::Refused>().is_some()
         || e.downcast_ref::<core::parking::Refusal>().is_some()
     {
-        exit::REFUSED
+        exit::ExitStatus::Refused
     } else {
-        exit::ERROR
+        exit::ExitStatus::Error
     };
-    stream.emit(&message, code);
-    code
+    stream.emit(&message, status);
+    status
 }
 
 /// The cause chain joined with `: `, each cause said once: an error whose message already

@@ -32,16 +32,16 @@ unsafe extern "C" fn main(
             std::io::stderr(),
             "headroom: error: cannot start safely: {e}"
         );
-        return std::ffi::c_int::from(headroom::exit::REFUSED);
+        return std::ffi::c_int::from(headroom::exit::ExitStatus::Refused.code());
     }
     // SAFETY: the C runtime passes main its own argc and argv.
     let args = unsafe { start::args_from_c(argc, argv) };
-    let code = headroom::run(args);
+    let status = headroom::run(args);
     let _ = std::io::stdout().flush();
-    std::ffi::c_int::from(code)
+    std::ffi::c_int::from(status.code())
 }
 
 #[cfg(not(unix))]
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(headroom::run(std::env::args_os()))
+    headroom::run(std::env::args_os()).into()
 }

@@ -209,7 +209,11 @@ impl Printer {
             if self.captured(false, &s) {
                 return;
             }
-            let _ = writeln!(std::io::stderr().lock(), "{s}");
+            // One write, the newline with the record: stderr is unbuffered, and `writeln!`
+            // writes the newline apart, so a command sharing the terminal could write between.
+            let _ = std::io::stderr()
+                .lock()
+                .write_all(format!("{s}\n").as_bytes());
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::commands::Ctx;
 use crate::core::calibrate::{Peaks, TreePeak, suggested_limit};
 use crate::core::proc_tree::own_trees;
 use crate::core::snapshot::{Detail, MemoryTotals, ProcessTable};
-use crate::exit::{self, Failure};
+use crate::exit::{self, ExitStatus, Failure};
 use crate::output::{Printer, Style, human_bytes};
 use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
@@ -42,7 +42,7 @@ impl crate::schema::Document for CalibrateReport {
     const TYPE: Option<&'static str> = Some("calibrate");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     stop_flag::install().context("calibrate cannot handle SIGINT/SIGTERM")?;
     let every = (args.duration / SAMPLES).clamp(Duration::from_millis(100), Duration::from_secs(1));
@@ -105,7 +105,7 @@ pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<u8> {
     } else {
         ctx.printer.text(&human(&report, ctx.printer))?;
     }
-    Ok(exit::after_stop(stop_flag::requested(), exit::OK))
+    Ok(exit::after_stop(stop_flag::requested(), ExitStatus::Ok))
 }
 
 /// A bar on stderr when it is a terminal; a hidden one (nothing written) otherwise.

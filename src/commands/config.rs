@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::cli::ConfigArgs;
 use crate::commands::Ctx;
 use crate::config::Entry;
+use crate::exit::ExitStatus;
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ConfigReport {
@@ -23,7 +24,7 @@ impl crate::schema::Document for ConfigReport {
     const TYPE: Option<&'static str> = Some("config");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<ExitStatus> {
     let mut settings = ctx.settings.clone();
     (settings.probe, _) = settings
         .probe
@@ -38,7 +39,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
     };
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;
-        return Ok(crate::exit::OK);
+        return Ok(ExitStatus::Ok);
     }
     let mut s = String::new();
     match &report.file {
@@ -69,5 +70,5 @@ pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<u8> {
         );
     }
     ctx.printer.text(&s)?;
-    Ok(crate::exit::OK)
+    Ok(ExitStatus::Ok)
 }

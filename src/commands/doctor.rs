@@ -21,7 +21,7 @@ use crate::core::doctor::{self as dr, Check, Limit, Outcome};
 use crate::core::limits::{Ceiling, LimitSource};
 use crate::core::reading;
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
-use crate::exit;
+use crate::exit::{self, ExitStatus};
 use crate::output::{Printer, Style};
 use crate::platform::{self, ProcessSource};
 
@@ -44,7 +44,7 @@ impl crate::schema::Document for DoctorReport {
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.
 const COUNT_ATTEMPTS: usize = 3;
 
-pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     if args.burn_child {
         return burn_child();
     }

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::commands::doctor_tools::tool;
 use crate::core::doctor::{self as dr, Check};
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::platform::{self, ProcessSource};
 
 /// What the burn child allocates and touches, and how much CPU it burns.
@@ -72,7 +72,7 @@ pub fn child(source: &dyn ProcessSource) -> Vec<Check> {
 
 /// The burn child's side: touch CHILD_MIB, burn CHILD_CPU of CPU time, say `ready`, wait
 /// for stdin to close.
-pub fn burn_child() -> Result<u8> {
+pub fn burn_child() -> Result<ExitStatus> {
     let mut mem = vec![0u8; CHILD_MIB << 20];
     for (i, b) in mem.iter_mut().enumerate().step_by(4096) {
         *b = (i / 4096) as u8 | 1;
@@ -93,5 +93,5 @@ pub fn burn_child() -> Result<u8> {
     out.flush()?;
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     std::hint::black_box(&mem);
-    Ok(exit::OK)
+    Ok(ExitStatus::Ok)
 }

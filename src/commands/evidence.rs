@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::cli::EvidenceArgs;
 use crate::commands::{Ctx, evidence_chart, evidence_svg};
 use crate::core::chart::{Chart, anomaly_time};
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::output::{Printer, Style, human_duration, thousands};
 use crate::sanitize::sanitize;
 use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
@@ -46,7 +46,7 @@ impl crate::schema::Document for EvidenceReport {
     const TYPE: Option<&'static str> = Some("evidence");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
     let dir = match crate::store::paths::existing_state_dir()? {
         Some(dir) => dir,
         None => crate::store::paths::state_dir()?,
@@ -121,9 +121,9 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<u8> {
         ctx.printer.text(&out)?;
     }
     Ok(if report.anomalies.is_empty() {
-        exit::OK
+        ExitStatus::Ok
     } else {
-        exit::UNHAPPY
+        ExitStatus::Unhappy
     })
 }
 

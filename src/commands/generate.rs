@@ -9,23 +9,23 @@ use anyhow::{Context, Result};
 
 use crate::cli::{GenerateArgs, GenerateWhat, full_command};
 use crate::commands::Ctx;
-use crate::exit;
+use crate::exit::{self, ExitStatus};
 
-pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<ExitStatus> {
     match &args.what {
         GenerateWhat::Man { dir } => {
             man(dir)?;
-            Ok(exit::OK)
+            Ok(ExitStatus::Ok)
         }
         GenerateWhat::Schemas { dir } => {
             crate::commands::schema::write_all(dir)?;
-            Ok(exit::OK)
+            Ok(ExitStatus::Ok)
         }
         GenerateWhat::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(*shell, &mut visible(&full_command()), "headroom", &mut buf);
             ctx.printer.raw(&String::from_utf8_lossy(&buf))?;
-            Ok(exit::OK)
+            Ok(ExitStatus::Ok)
         }
     }
 }
@@ -84,7 +84,7 @@ pub fn man(dir: &Path) -> Result<()> {
     page.render_subcommands_section(w)?;
     let mut extra = String::new();
     let _ = writeln!(extra, ".SH \"EXIT STATUS\"");
-    for (code, meaning) in exit::TABLE {
+    for (code, meaning) in exit::table() {
         let _ = writeln!(extra, ".TP\n\\fB{}\\fR\n{}", roff(code), roff(meaning));
     }
     let _ = writeln!(extra, ".SH FILES");

@@ -17,7 +17,7 @@ use crate::commands::probe::rfc3339_ms;
 use crate::commands::sessions;
 use crate::core::liveness::SessionVerdict;
 use crate::core::snapshot::{Detail, ProcessTable};
-use crate::exit::UsageError;
+use crate::exit::{ExitStatus, UsageError};
 use crate::output::{Printer, human_duration, plural};
 use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
@@ -66,7 +66,7 @@ impl crate::schema::Document for Summary {
     const TYPE: Option<&'static str> = Some("summary");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
     if args.duration < args.every {
         return Err(UsageError(format!(
             "--duration `{}` is shorter than --interval `{}`: the guard needs two readings to say anything",
@@ -173,7 +173,7 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<u8> {
     }
     Ok(crate::exit::after_stop(
         stop_flag::requested(),
-        crate::exit::OK,
+        ExitStatus::Ok,
     ))
 }
 

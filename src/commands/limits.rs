@@ -13,6 +13,7 @@ use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource};
 use crate::core::reading::{self, Level, Reading};
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
+use crate::exit::ExitStatus;
 use crate::output::{Printer, Style, thousands};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -39,7 +40,7 @@ impl crate::schema::Document for LimitsReport {
     const TYPE: Option<&'static str> = Some("limits");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
     let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
     let snap = ctx
         .source()?
@@ -50,7 +51,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
     #[cfg(target_os = "linux")]
     let notes = {
         let mut notes = notes;
-        if crate::platform::signal_delivery() == "kill" {
+        if crate::platform::signal_delivery() == crate::platform::SignalPath::Kill {
             notes.push(
                 "pidfds are unavailable here (Linux before 5.3, or a seccomp filter): `reap` and the guards signal \
                  with a plain `kill` after the identity check, so a pid reused in the instant between cannot be excluded."
@@ -78,7 +79,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<u8> {
     } else {
         ctx.printer.text(&human(&report, ctx.printer))?;
     }
-    Ok(report.level.exit_code())
+    Ok(report.level.into())
 }
 
 fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {

@@ -16,7 +16,7 @@ use crate::core::session_log::{
     self, DirReport, DirVerdict, FileReport, FileVerdict, FutureLines, ReaderLimits, UnknownWhy,
 };
 use crate::core::time::{self, BadTime, format_secs};
-use crate::exit;
+use crate::exit::{self, ExitStatus};
 use crate::output::{Printer, Style, human_bytes, human_duration};
 use crate::sanitize::sanitize;
 
@@ -109,7 +109,7 @@ impl crate::schema::Document for LogProbeReport {
     const TYPE: Option<&'static str> = Some("log-probe");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<ExitStatus> {
     let plan = resolve(args)?;
     let dir =
         session_log::judge_dir(&plan.dir, plan.now, &plan.limits, Instant::now).map_err(|e| {
@@ -123,7 +123,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<u8> {
         ctx.printer.text(&human(&report, ctx.printer))?;
     }
     // The verdict is the output, not the exit status: unknown protects, it is not an error.
-    Ok(exit::OK)
+    Ok(ExitStatus::Ok)
 }
 
 fn resolve(args: &LogProbeArgs) -> Result<LogProbePlan> {

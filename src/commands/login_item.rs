@@ -9,11 +9,11 @@ use serde::Serialize;
 use crate::actions::login_item::{Backend, Launchd, RealExec, Status, Systemd, crontab_line};
 use crate::cli::{LoginItemAction, LoginItemArgs};
 use crate::commands::Ctx;
-use crate::exit::{self, Refused};
+use crate::exit::{ExitStatus, Refused};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LoginItemReport {
-    pub action: &'static str,
+    pub action: LoginItemAction,
     #[serde(flatten)]
     pub status: Status,
     pub message: String,
@@ -63,12 +63,8 @@ fn wording(s: &Status) -> String {
     parts.join(", ")
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<u8> {
-    let action = match args.action {
-        LoginItemAction::Register => "register",
-        LoginItemAction::Status => "status",
-        LoginItemAction::Unregister => "unregister",
-    };
+pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
+    let action = args.action;
     let exec = RealExec;
     let (status, message) = if cfg!(target_os = "macos") {
         let l = Launchd {
@@ -160,11 +156,16 @@ pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<u8> {
     finish(ctx, action, status, message)
 }
 
-fn finish(ctx: &Ctx<'_>, action: &'static str, status: Status, message: String) -> Result<u8> {
+fn finish(
+    ctx: &Ctx<'_>,
+    action: LoginItemAction,
+    status: Status,
+    message: String,
+) -> Result<ExitStatus> {
     let code = match action {
-        "unregister" => exit::OK,
-        _ if status.effective => exit::OK,
-        _ => exit::UNHAPPY,
+        LoginItemAction::Unregister => ExitStatus::Ok,
+        _ if status.effective => ExitStatus::Ok,
+        _ => ExitStatus::Unhappy,
     };
     let report = LoginItemReport {
         action,

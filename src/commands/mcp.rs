@@ -5,7 +5,8 @@ use anyhow::Result;
 
 use crate::cli::McpArgs;
 use crate::commands::Ctx;
+use crate::exit::ExitStatus;
 
-pub fn run(ctx: &Ctx<'_>, args: &McpArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &McpArgs) -> Result<ExitStatus> {
     crate::mcp::serve(ctx.global, args.read_only, ctx.printer)
 }

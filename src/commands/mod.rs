@@ -35,6 +35,7 @@ use anyhow::Result;
 
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::config::Settings;
+use crate::exit::ExitStatus;
 use crate::output::Printer;
 use crate::platform::replay::ReplaySource;
 use crate::platform::{self, ProcessSource};
@@ -89,7 +90,7 @@ impl Ctx<'_> {
     }
 }
 
-pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
+pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
     let settings = Settings::load(cli.global.config.as_deref())?;
     let mut global = cli.global.clone();
     global.snapshot = cli.command.snapshot().cloned();
@@ -127,7 +128,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<u8> {
 /// `probe` and `limits` speak the monitoring-plugin convention, where 2 is CRITICAL: an error
 /// that kept the reading from being produced (an unreadable `--snapshot`, the process table,
 /// the output file) is UNKNOWN, 3. A usage error stays 64 and a closed pipe stays quiet.
-fn unknown_on_error(r: Result<u8>) -> Result<u8> {
+fn unknown_on_error(r: Result<ExitStatus>) -> Result<ExitStatus> {
     r.map_err(|e| {
         let keep = e.downcast_ref::<crate::exit::UsageError>().is_some()
             || e.downcast_ref::<crate::exit::Failure>().is_some()

@@ -14,7 +14,7 @@ use crate::cli::PidArgs;
 use crate::commands::Ctx;
 use crate::core::parking::ParkPermission;
 use crate::core::snapshot::{Detail, ProcessTable};
-use crate::exit::{self, Failure, UsageError};
+use crate::exit::{ExitStatus, Failure, UsageError};
 use crate::sanitize::sanitize;
 
 /// Which of the four commands.
@@ -80,17 +80,17 @@ fn left_unchanged(steps: &[Step], tree: bool) -> Vec<i32> {
 }
 
 /// 2 when a signal failed, 1 when a tree was left half parked (or half woken), else 0.
-fn exit_code(r: &ParkReport) -> u8 {
+fn exit_code(r: &ParkReport) -> ExitStatus {
     if r.processes.iter().any(|s| s.outcome == Outcome::Failed) {
-        exit::ERROR
+        ExitStatus::Error
     } else if !r.left.is_empty() {
-        exit::UNHAPPY
+        ExitStatus::Unhappy
     } else {
-        exit::OK
+        ExitStatus::Ok
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<ExitStatus> {
     if let Some(flag) = ctx.redirected() {
         return Err(UsageError(format!(
             "`{}` signals real processes; it cannot run against `{flag}`",
@@ -345,13 +345,13 @@ mod tests {
         );
         assert_eq!(
             (half.left.clone(), exit_code(&half)),
-            (vec![41], exit::UNHAPPY)
+            (vec![41], ExitStatus::Unhappy)
         );
         let slow = report(
             vec![step(40, Outcome::Stopped), step(41, Outcome::Unconfirmed)],
             Action::WakeTree,
         );
-        assert_eq!(exit_code(&slow), exit::UNHAPPY);
+        assert_eq!(exit_code(&slow), ExitStatus::Unhappy);
         // Controls: the whole tree (gone members do not count), and a failed signal is 2.
         let whole = report(
             vec![
@@ -361,11 +361,11 @@ mod tests {
             ],
             Action::ParkTree,
         );
-        assert_eq!((whole.left.len(), exit_code(&whole)), (0, exit::OK));
+        assert_eq!((whole.left.len(), exit_code(&whole)), (0, ExitStatus::Ok));
         let failed = report(
             vec![step(40, Outcome::Failed), step(41, Outcome::Refused)],
             Action::ParkTree,
         );
-        assert_eq!(exit_code(&failed), exit::ERROR);
+        assert_eq!(exit_code(&failed), ExitStatus::Error);
     }
 }

@@ -13,6 +13,7 @@ use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
+use crate::exit::ExitStatus;
 use crate::output::{Printer, Style, bar, human_duration, thousands};
 use crate::sanitize::sanitize;
 use crate::store::evidence::{EvidenceLog, Row};
@@ -96,7 +97,7 @@ impl ProbeReport {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     let format = match (args.format, ctx.printer.is_json()) {
         (Some(f), _) => f,
         (None, true) => ProbeFormat::Json,
@@ -172,7 +173,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<u8> {
             path.display()
         ));
     }
-    Ok(reading.level.exit_code())
+    Ok(reading.level.into())
 }
 
 /// Keep the reading: in the trend history, and as a `poll` row of the evidence log.
@@ -352,7 +353,7 @@ pub fn prometheus(rep: &ProbeReport) -> String {
         "level",
         "0 normal, 1 warning, 2 critical, 3 unknown.",
         &uid,
-        Some(f64::from(r.level.exit_code())),
+        Some(f64::from(ExitStatus::from(r.level).code())),
     );
     gauge(
         "growth_per_minute",

@@ -20,7 +20,7 @@ use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{self, Policy, Selection, Situation, SkipReason};
 use crate::core::reading::{self, Reading};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
-use crate::exit::{self, UsageError};
+use crate::exit::{self, ExitStatus, UsageError};
 use crate::platform::{self, ProcessSource};
 use crate::store::evidence::{EvidenceLog, Row};
 
@@ -173,7 +173,7 @@ fn decide(
     Ok((policy::select(situation, &plan.policy), reading))
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
     let plan = plan(ctx, Some(args), args.dry_run)?;
     for w in &plan.warnings {
         ctx.printer.warn(w);
@@ -188,9 +188,9 @@ pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<u8> {
         ctx,
         &report,
         if all_verified {
-            exit::OK
+            ExitStatus::Ok
         } else {
-            exit::UNHAPPY
+            ExitStatus::Unhappy
         },
     )
 }
@@ -298,13 +298,13 @@ fn cleanup_lock() -> Result<(crate::store::fsio::Lock, bool)> {
     Ok((crate::store::fsio::Lock::acquire(&path)?, true))
 }
 
-fn finish(ctx: &Ctx<'_>, report: &ReapReport, code: u8) -> Result<u8> {
+fn finish(ctx: &Ctx<'_>, report: &ReapReport, status: ExitStatus) -> Result<ExitStatus> {
     if ctx.printer.is_json() {
         ctx.printer.json_value(report)?;
     } else {
         ctx.printer.text(&report.human_results())?;
     }
-    Ok(code)
+    Ok(status)
 }
 
 /// Re-sample until every killed parent's zombies are gone or the window closes. A zombie

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use crate::cli::RunArgs;
 use crate::commands::Ctx;
-use crate::exit::{Failure, UsageError};
+use crate::exit::{ExitStatus, Failure, UsageError};
 use crate::output::{Printer, human_bytes, plural};
 
 /// Polling faster than this buys nothing and costs CPU ...
@@ -53,13 +53,13 @@ fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
 }
 
 #[cfg(not(unix))]
-pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
     plan(ctx, args)?;
     Err(Failure::RunFailed(format!("run: unsupported on {}", std::env::consts::OS)).into())
 }
 
 #[cfg(unix)]
-pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
     use crate::actions::watchdog::{self, Config};
     use crate::platform::supervise::{SpawnError, Supervisor};
 
@@ -289,9 +289,10 @@ impl<'p> EventView<'p> {
                 ..
             } => {
                 use crate::actions::watchdog::EndReason;
+                use crate::platform::Signal;
                 if !pids.is_empty() {
                     let why = match (reason, *signal) {
-                        (_, "SIGKILL") => "still there after the grace".to_string(),
+                        (_, Signal::Kill) => "still there after the grace".to_string(),
                         (EndReason::Limit, _) => "over the limit".to_string(),
                         (EndReason::Signal, _) => {
                             "still running after the forwarded signal".to_string()
@@ -300,18 +301,19 @@ impl<'p> EventView<'p> {
                             "left running by the command, which has exited".to_string()
                         }
                     };
-                    let then = if *signal == "SIGTERM" && *reason == EndReason::Limit {
+                    let then = if *signal == Signal::Term && *reason == EndReason::Limit {
                         format!(
                             "; SIGKILL in {} to those left, if still over the limit",
                             humantime::format_duration(self.grace)
                         )
-                    } else if *signal == "SIGTERM" {
+                    } else if *signal == Signal::Term {
                         format!("; SIGKILL in {}", humantime::format_duration(self.grace))
                     } else {
                         String::new()
                     };
                     line(format!(
-                        "{signal} to {} process{} of the tree ({why}){then}",
+                        "{} to {} process{} of the tree ({why}){then}",
+                        signal.name(),
                         pids.len(),
                         if pids.len() == 1 { "" } else { "es" },
                     ));
@@ -390,7 +392,8 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -
     }
     let mut done: Vec<String> = Vec::new();
     if !s.forwarded.is_empty() {
-        done.push(format!("forwarded {}", s.forwarded.join(", ")));
+        let names: Vec<&str> = s.forwarded.iter().map(|s| s.name()).collect();
+        done.push(format!("forwarded {}", names.join(", ")));
     }
     if s.parked > 0 {
         done.push(format!(
@@ -448,7 +451,7 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -
     format!(
         "{peak}, limit {limit}; {}; {status}; exit {}",
         done.join("; "),
-        s.exit_code
+        s.exit_code.code()
     )
 }
 
@@ -459,7 +462,7 @@ mod tests {
 
     fn summary() -> Summary {
         Summary {
-            exit_code: 7,
+            exit_code: ExitStatus::Child(7),
             command_status: Some(CommandStatus {
                 exit_code: Some(7),
                 signal: None,
@@ -506,7 +509,7 @@ mod tests {
             "peak 12 MiB (1 process), limit 100 MiB; nothing done; the command exited 7; exit 7"
         );
         let mut s = summary();
-        s.exit_code = 137;
+        s.exit_code = ExitStatus::Signalled(9);
         s.command_status = Some(CommandStatus {
             exit_code: None,
             signal: Some(9),

@@ -17,17 +17,34 @@ pub enum RecordType {
     KernelOutcome,
 }
 
+/// Who holds the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Holder {
+    /// The kernel, in a cgroup of the command's own (headroom's watchdog runs too).
+    Kernel,
+    /// headroom's polling watchdog only.
+    Poll,
+}
+
+/// The cgroup hierarchy the kernel's cap is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupVersion {
+    V2,
+    V1,
+}
+
 /// Who holds the limit for this run, and why not the kernel when it does not.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Enforcement {
     #[serde(rename = "type")]
     #[schemars(extend("const" = "enforcement"))]
     pub kind: RecordType,
-    pub requested: &'static str,
-    /// `kernel` or `poll`.
-    pub by: &'static str,
+    pub requested: Enforce,
+    pub by: Holder,
     pub cgroup: Option<String>,
-    pub cgroup_version: Option<&'static str>,
+    pub cgroup_version: Option<CgroupVersion>,
     pub memory_max_bytes: Option<u64>,
     pub memory_high_bytes: Option<u64>,
     pub swap_capped: bool,
@@ -65,20 +82,12 @@ impl crate::schema::Document for KernelOutcome {
     const TYPE: Option<&'static str> = None;
 }
 
-fn requested(mode: Enforce) -> &'static str {
-    match mode {
-        Enforce::Auto => "auto",
-        Enforce::Kernel => "kernel",
-        Enforce::Poll => "poll",
-    }
-}
-
 impl Enforcement {
     pub fn poll(mode: Enforce, reason: Option<String>) -> Self {
         Self {
             kind: RecordType::Enforcement,
-            requested: requested(mode),
-            by: "poll",
+            requested: mode,
+            by: Holder::Poll,
             cgroup: None,
             cgroup_version: None,
             memory_max_bytes: None,
@@ -95,11 +104,11 @@ impl Enforcement {
     /// kernel cap exists at all (macOS).
     pub fn held(&self) -> Option<String> {
         match (self.by, self.cgroup_version) {
-            ("kernel", Some("v1")) => {
+            (Holder::Kernel, Some(CgroupVersion::V1)) => {
                 Some("held by the kernel, cgroup memory.limit_in_bytes".into())
             }
-            ("kernel", _) => Some("held by the kernel, cgroup memory.max".into()),
-            _ if self.requested == "auto" && cfg!(target_os = "linux") => {
+            (Holder::Kernel, _) => Some("held by the kernel, cgroup memory.max".into()),
+            _ if self.requested == Enforce::Auto && cfg!(target_os = "linux") => {
                 Some("polled: the kernel cannot hold it here, `--enforce kernel` says why".into())
             }
             _ => None,
@@ -140,12 +149,12 @@ pub fn prepare(
         Ok(cg) => {
             let e = Enforcement {
                 kind: RecordType::Enforcement,
-                requested: requested(mode),
-                by: "kernel",
+                requested: mode,
+                by: Holder::Kernel,
                 cgroup: Some(cg.dir.display().to_string()),
                 cgroup_version: Some(match cg.version {
-                    Version::V2 => "v2",
-                    Version::V1 => "v1",
+                    Version::V2 => CgroupVersion::V2,
+                    Version::V1 => CgroupVersion::V1,
                 }),
                 memory_max_bytes: Some(cg.max_bytes),
                 memory_high_bytes: cg.high_bytes,

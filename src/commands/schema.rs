@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::cli::SchemaArgs;
 use crate::commands::Ctx;
-use crate::exit::{self, UsageError};
+use crate::exit::{ExitStatus, UsageError};
 use crate::schema::{ALL, Entry, file_name, find};
 
 /// `headroom schema --json` without a name: every schema, in one object.
@@ -36,7 +36,7 @@ impl crate::schema::Document for Catalog {
     const TYPE: Option<&'static str> = Some("schemas");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<ExitStatus> {
     if let Some(name) = &args.name {
         let entry = find(name).ok_or_else(|| {
             UsageError(format!(
@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<u8> {
             ))
         })?;
         ctx.printer.raw(&pretty(entry)?)?;
-        return Ok(exit::OK);
+        return Ok(ExitStatus::Ok);
     }
     if ctx.printer.is_json() {
         let catalog = Catalog {
@@ -69,7 +69,7 @@ pub fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<u8> {
         out.push_str("\n`headroom schema NAME` prints one (NAME like `probe`).\n");
         ctx.printer.text(&out)?;
     }
-    Ok(exit::OK)
+    Ok(ExitStatus::Ok)
 }
 
 /// One schema as its committed file holds it: pretty JSON and a newline.

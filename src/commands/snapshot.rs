@@ -8,10 +8,11 @@ use crate::commands::Ctx;
 use crate::core::limits::Ceiling;
 use crate::core::snapshot::{Detail, MemoryTotals, ProcessRecord, SNAPSHOT_SCHEMA};
 use crate::core::snapshot::{ProcessTable, Snapshot};
+use crate::exit::ExitStatus;
 use crate::platform::ProcessSource;
 use crate::store::fsio::atomic_write;
 
-pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     let mut snap = source
         .snapshot(Detail::Full)
@@ -23,7 +24,7 @@ pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<u8> {
         Some(path) => atomic_write(path, &bytes)?,
         None => ctx.printer.raw(&String::from_utf8_lossy(&bytes))?,
     }
-    Ok(crate::exit::OK)
+    Ok(ExitStatus::Ok)
 }
 
 /// A snapshot as `headroom snapshot` and `probe --record` write it: the [`Snapshot`] with

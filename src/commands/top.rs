@@ -17,7 +17,7 @@ use crate::core::parking::ParkPermission;
 use crate::core::proc_tree::{self, Change, OwnTree, own_trees, tree_at};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::core::top::{Facts, GROWTH_KB_S, NotParkable, ReasonCode, TreeState, Verdict, judge};
-use crate::exit::{self, Failure};
+use crate::exit::{self, ExitStatus, Failure};
 use crate::output::{Printer, Style, human_bytes};
 use crate::platform::ProcessSource;
 use crate::sanitize::sanitize;
@@ -65,7 +65,7 @@ impl crate::schema::Document for TopReport {
     const TYPE: Option<&'static str> = Some("top");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     let read = |s: &dyn ProcessSource| -> Result<Snapshot> {
         s.snapshot(Detail::Full)
@@ -87,7 +87,7 @@ pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<u8> {
         } else {
             ctx.printer.text(&human(&report, ctx.printer))?;
         }
-        return Ok(exit::OK);
+        return Ok(ExitStatus::Ok);
     }
     if ctx.replaying() {
         return Err(exit::usage(
@@ -104,7 +104,7 @@ fn watch(
     args: &TopArgs,
     mut report: TopReport,
     mut last: Snapshot,
-) -> Result<u8> {
+) -> Result<ExitStatus> {
     use crate::platform::stop_flag;
     stop_flag::install().context("top --watch cannot handle SIGINT/SIGTERM")?;
     let interval = args.interval.unwrap_or(Duration::from_secs(2));
@@ -138,7 +138,7 @@ fn watch(
         )?;
         last = now;
     }
-    Ok(exit::after_stop(stop_flag::requested(), exit::OK))
+    Ok(exit::after_stop(stop_flag::requested(), ExitStatus::Ok))
 }
 
 fn build(

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::exit::ExitStatus;
+
 /// The verdict of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -65,11 +67,11 @@ impl Check {
 }
 
 /// Exit status: 0 when nothing mismatches, 1 otherwise.
-pub fn exit_code(checks: &[Check]) -> u8 {
+pub fn exit_code(checks: &[Check]) -> ExitStatus {
     if checks.iter().any(|c| c.outcome == Outcome::Mismatch) {
-        crate::exit::UNHAPPY
+        ExitStatus::Unhappy
     } else {
-        crate::exit::OK
+        ExitStatus::Ok
     }
 }
 
@@ -469,8 +471,8 @@ mod tests {
     fn exit_is_1_only_on_a_mismatch() {
         let ok = Check::new("a", Outcome::Ok, "1".into(), "1".into());
         let skip = Check::skipped("b", "no tool");
-        assert_eq!(exit_code(&[ok.clone(), skip.clone()]), 0);
+        assert_eq!(exit_code(&[ok.clone(), skip.clone()]), ExitStatus::Ok);
         let bad = Check::new("c", Outcome::Mismatch, "1".into(), "2".into());
-        assert_eq!(exit_code(&[ok, skip, bad]), 1);
+        assert_eq!(exit_code(&[ok, skip, bad]), ExitStatus::Unhappy);
     }
 }

@@ -69,16 +69,6 @@ impl Level {
             .into_iter()
             .find(|l| l.as_str() == s)
     }
-
-    /// Monitoring-plugin exit code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Self::Normal => 0,
-            Self::Warning => 1,
-            Self::Critical => 2,
-            Self::Unknown => 3,
-        }
-    }
 }
 
 pub fn level(usage_pct: Option<f64>, t: Thresholds) -> Level {

@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use crate::cli::GlobalArgs;
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::output::Printer;
 use rpc::{Incoming, RpcError};
 
@@ -229,7 +229,7 @@ pub fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
 }
 
 /// Serve stdin until it ends.
-pub fn serve(global: &GlobalArgs, read_only: bool, printer: &Printer) -> Result<u8> {
+pub fn serve(global: &GlobalArgs, read_only: bool, printer: &Printer) -> Result<ExitStatus> {
     let mut server = Server::new(global, read_only);
     let mut input = std::io::stdin().lock();
     printer.stderr_line(&format!(
@@ -239,7 +239,7 @@ pub fn serve(global: &GlobalArgs, read_only: bool, printer: &Printer) -> Result<
     ));
     loop {
         let reply = match read_line(&mut input, MAX_MESSAGE).context("cannot read stdin")? {
-            Line::Eof => return Ok(exit::OK),
+            Line::Eof => return Ok(ExitStatus::Ok),
             Line::TooLong => Some(rpc::error(
                 Value::Null,
                 RpcError::new(

@@ -17,9 +17,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::rpc::RpcError;
-use super::tools::{Effect, Spec, Tools, error_result, schema_of, tool_error};
+use super::tools::{Effect, ErrorKind, Spec, Tools, error_result, schema_of, tool_error};
 #[cfg(unix)]
 use crate::actions::watchdog::Summary;
+use crate::exit::ExitStatus;
 use crate::output::human_bytes;
 use crate::platform::Signal;
 
@@ -248,10 +249,10 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
     };
     if !cwd.is_dir() {
         return Ok(tool_error(
-            "usage",
+            ErrorKind::Usage,
             None,
             &format!("`cwd` `{}` is not a directory", cwd.display()),
-            crate::exit::USAGE,
+            ExitStatus::Usage,
         ));
     }
     let exe = match std::env::current_exe() {

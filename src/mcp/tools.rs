@@ -15,7 +15,7 @@ use super::rpc::RpcError;
 use crate::cli::{Cli, GlobalArgs};
 use crate::config::Settings;
 use crate::core::parking::Refusal;
-use crate::exit::{self, Failure, Refused, UsageError};
+use crate::exit::{ExitStatus, Failure, Refused, UsageError};
 use crate::output::{Printer, plural};
 
 /// What an agent may expect of a tool (MCP `annotations`).
@@ -430,25 +430,25 @@ impl Tools {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
-        let code = match outcome {
-            Ok(code) => code,
+        let status = match outcome {
+            Ok(status) => status,
             Err(e) => return Ok(error_result(&e)),
         };
         let report: Value = match serde_json::from_slice(&captured.stdout) {
             Ok(v @ Value::Object(_)) => v,
             _ => {
                 return Ok(tool_error(
-                    "internal",
+                    ErrorKind::Internal,
                     None,
-                    &format!("`{tool}` printed no JSON report (exit {code})"),
-                    code,
+                    &format!("`{tool}` printed no JSON report (exit {})", status.code()),
+                    status,
                 ));
             }
         };
         let level_exit = spec.is_some_and(|s| s.level_exit);
         let mut text = summary(tool, &report);
-        if code != exit::OK {
-            text += &format!(" (exit {code})");
+        if !status.is_success() {
+            text += &format!(" (exit {})", status.code());
         }
         for line in &captured.stderr {
             text += &format!("\n{line}");
@@ -456,7 +456,7 @@ impl Tools {
         Ok(json!({
             "content": [{"type": "text", "text": text}],
             "structuredContent": report,
-            "isError": !level_exit && code != exit::OK,
+            "isError": !level_exit && !status.is_success(),
         }))
     }
 }
@@ -499,21 +499,56 @@ fn describe(s: &Spec) -> Value {
 pub fn error_result(e: &anyhow::Error) -> Value {
     let message = format!("{e:#}");
     if let Some(r) = e.downcast_ref::<Refusal>() {
-        return tool_error("refused", Some(r.reason()), &message, exit::REFUSED);
+        return tool_error(
+            ErrorKind::Refused,
+            Some(r.reason()),
+            &message,
+            ExitStatus::Refused,
+        );
     }
     if e.downcast_ref::<Refused>().is_some() {
-        return tool_error("refused", None, &message, exit::REFUSED);
+        return tool_error(ErrorKind::Refused, None, &message, ExitStatus::Refused);
     }
     if e.downcast_ref::<UsageError>().is_some() {
-        return tool_error("usage", None, &message, exit::USAGE);
+        return tool_error(ErrorKind::Usage, None, &message, ExitStatus::Usage);
     }
     if let Some(f) = e.downcast_ref::<Failure>() {
-        return tool_error("failed", None, &f.to_string(), f.code());
+        return tool_error(ErrorKind::Failed, None, &f.to_string(), f.status());
     }
-    tool_error("failed", None, &message, exit::ERROR)
+    tool_error(ErrorKind::Failed, None, &message, ExitStatus::Error)
 }
 
-pub fn tool_error(kind: &str, reason: Option<&str>, message: &str, code: u8) -> Value {
+/// What kind of failure a tool result reports (`_meta.headroom.error`, a stable name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A safety rule refused it (`reason` names the rule when it has a stable name).
+    Refused,
+    /// The arguments make no valid command.
+    Usage,
+    /// The command ran and failed.
+    Failed,
+    /// The command gave no report to return.
+    Internal,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Refused => "refused",
+            Self::Usage => "usage",
+            Self::Failed => "failed",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+pub fn tool_error(
+    kind: ErrorKind,
+    reason: Option<&str>,
+    message: &str,
+    status: ExitStatus,
+) -> Value {
+    let kind = kind.as_str();
     let head = match reason {
         Some(r) => format!("{kind} ({r})"),
         None => kind.to_string(),
@@ -521,7 +556,7 @@ pub fn tool_error(kind: &str, reason: Option<&str>, message: &str, code: u8) -> 
     json!({
         "content": [{"type": "text", "text": format!("{head}: {message}")}],
         "isError": true,
-        "_meta": {"headroom": {"error": kind, "reason": reason, "exit_code": code}},
+        "_meta": {"headroom": {"error": kind, "reason": reason, "exit_code": status.code()}},
     })
 }
 

@@ -275,10 +275,18 @@ pub fn native() -> Box<dyn ProcessSource> {
     }
 }
 
-/// `pidfd` when signals go through a pidfd opened before the identity check (Linux 5.3+),
-/// `kill` where they fall back to `kill(2)`.
+/// How a signal reaches its process after the identity check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SignalPath {
+    /// Through a pidfd opened before the identity check (Linux 5.3+): no pid reuse between.
+    Pidfd,
+    /// A plain `kill(2)`: a pid reused in the instant between cannot be excluded.
+    Kill,
+}
+
 #[cfg(unix)]
-pub fn signal_delivery() -> &'static str {
+pub fn signal_delivery() -> SignalPath {
     signal::delivery()
 }
 

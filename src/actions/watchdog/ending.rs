@@ -12,7 +12,7 @@ use super::{CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summ
 use crate::actions::escalate::{Ended, Escalation, Outcome, Settings, Step};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcState, ProcessRecord};
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::platform::supervise::ChildEvent;
 use crate::platform::{Delivery, Signal};
 
@@ -202,7 +202,7 @@ impl Watch<'_, '_> {
         failed: &[(Identity, String)],
     ) {
         (self.emit)(&Event::Signal {
-            signal: sig.name(),
+            signal: sig,
             reason,
             pids: sent.iter().map(|id| id.pid).collect(),
             gone: asked.saturating_sub(sent.len() + failed.len()),
@@ -274,17 +274,21 @@ impl Watch<'_, '_> {
             _ => None,
         };
         self.summary.command_status = status;
-        let own = status.map_or(exit::RUN_FAILED, |s| match (s.exit_code, s.signal) {
-            (Some(c), _) => c.clamp(0, 255) as u8,
-            (_, Some(sig)) => (128 + sig).clamp(0, 255) as u8,
-            _ => exit::RUN_FAILED,
+        let own = status.map_or(ExitStatus::RunFailed, |s| match (s.exit_code, s.signal) {
+            (Some(c), _) => ExitStatus::Child(c.clamp(0, 255) as u8),
+            (_, Some(sig)) => ExitStatus::Signalled(sig),
+            _ => ExitStatus::RunFailed,
         });
         self.summary.exit_code = if !self.summary.survivors.is_empty() {
-            exit::RUN_FAILED
+            ExitStatus::RunFailed
         } else {
             match self.summary.ended_by {
-                Some(EndReason::Limit | EndReason::Signal) if self.kill_hit_live => 137,
-                Some(EndReason::Limit | EndReason::Signal) => 143,
+                Some(EndReason::Limit | EndReason::Signal) if self.kill_hit_live => {
+                    ExitStatus::Signalled(Signal::Kill.number())
+                }
+                Some(EndReason::Limit | EndReason::Signal) => {
+                    ExitStatus::Signalled(Signal::Term.number())
+                }
                 _ => own,
             }
         };

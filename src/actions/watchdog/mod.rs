@@ -19,13 +19,13 @@ pub mod report;
 mod sample;
 mod signals;
 
-pub use report::{CommandStatus, EndReason, Event, Summary};
+pub use report::{CommandStatus, EndReason, Event, JobAction, Summary};
 
 use crate::actions::escalate::Escalation;
 use crate::core::idle::{CpuHistory, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{TreeSpec, TreeTracker};
 use crate::core::snapshot::{Identity, ProcessRecord};
-use crate::exit;
+use crate::exit::ExitStatus;
 use crate::platform::supervise::{ChildEvent, SpawnError, Supervisor, Wake};
 use crate::platform::{ProcessControl, ProcessSource, Signal};
 
@@ -256,7 +256,7 @@ impl<'a, 'e> Watch<'a, 'e> {
             kill_hit_live: false,
             breach_footprint: 0,
             summary: Summary {
-                exit_code: exit::RUN_FAILED,
+                exit_code: ExitStatus::RunFailed,
                 command_status: None,
                 peak_footprint_bytes: 0,
                 peak_processes: 0,

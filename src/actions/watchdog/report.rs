@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::platform::Signal;
+
 /// Why the tree was ended by headroom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -13,6 +15,16 @@ pub enum EndReason {
     Signal,
     /// The command exited; these processes of its tree were still running.
     Leftovers,
+}
+
+/// What the terminal's job control did to the command's group (`headroom` follows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum JobAction {
+    /// Ctrl-Z or a background read/write stopped the group; headroom stops too.
+    Stopped,
+    /// Continued (`fg`, `bg`): headroom continues the group.
+    Continued,
 }
 
 /// Streamed while the tree runs: JSON Lines on stderr with `--json`, a few human lines
@@ -56,7 +68,7 @@ pub enum Event {
         effective_limit_bytes: u64,
     },
     Signal {
-        signal: &'static str,
+        signal: Signal,
         reason: EndReason,
         pids: Vec<i32>,
         gone: usize,
@@ -68,11 +80,11 @@ pub enum Event {
         pids: Vec<i32>,
     },
     Forward {
-        signal: &'static str,
+        signal: Signal,
         pids: Vec<i32>,
     },
     JobControl {
-        action: &'static str,
+        action: JobAction,
         signal: i32,
     },
     Warning {
@@ -96,7 +108,7 @@ pub struct CommandStatus {
 /// The one record `run` ends with.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
-    pub exit_code: u8,
+    pub exit_code: crate::exit::ExitStatus,
     pub command_status: Option<CommandStatus>,
     pub peak_footprint_bytes: u64,
     pub peak_processes: usize,
@@ -112,7 +124,7 @@ pub struct Summary {
     /// limit by then (caproom's rule: SIGKILL the breach's survivors only if still over).
     pub spared: Vec<i32>,
     /// Signals headroom received and forwarded to the command's group.
-    pub forwarded: Vec<&'static str>,
+    pub forwarded: Vec<Signal>,
     /// Processes of the tree that could not be ended.
     pub survivors: Vec<i32>,
     pub duration_ms: u64,

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::{EndReason, Event, Phase, Watch};
+use super::{EndReason, Event, JobAction, Phase, Watch};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcessRecord};
 use crate::platform::Signal;
@@ -19,7 +19,7 @@ impl Watch<'_, '_> {
             return; // SIGSTOP from `headroom park` or the like: the user's choice.
         }
         (self.emit)(&Event::JobControl {
-            action: "stopped",
+            action: JobAction::Stopped,
             signal: sig,
         });
         sup.suspend_with(self.cmd_pid);
@@ -39,7 +39,7 @@ impl Watch<'_, '_> {
             .unwrap_or_default();
         signal_each(self.control, &group, Signal::Cont);
         (self.emit)(&Event::JobControl {
-            action: "continued",
+            action: JobAction::Continued,
             signal: libc::SIGCONT,
         });
     }
@@ -47,28 +47,25 @@ impl Watch<'_, '_> {
     pub(super) fn on_signal(&mut self, sig: Signal) {
         match self.phase {
             Phase::Watching | Phase::Relief { .. } if !self.cmd_handled => {
-                self.summary.forwarded.push(sig.name());
+                self.summary.forwarded.push(sig);
                 // The group as it is now, not as last sampled: a child forked since then
                 // must get the signal too.
                 self.force_scan = true;
                 self.tick(Instant::now());
                 let targets: Vec<Identity> = self.group_members();
                 let pids = self.deliver(&targets, sig).0;
-                (self.emit)(&Event::Forward {
-                    signal: sig.name(),
-                    pids,
-                });
+                (self.emit)(&Event::Forward { signal: sig, pids });
                 self.phase = Phase::Forwarded {
                     deadline: super::after(Instant::now(), self.cfg.grace),
                 };
             }
             // A second signal: the user insists.
             Phase::Forwarded { .. } => {
-                self.summary.forwarded.push(sig.name());
+                self.summary.forwarded.push(sig);
                 self.begin_ending(EndReason::Signal);
             }
             Phase::Ending { ref esc, .. } if !esc.past_grace() => {
-                self.summary.forwarded.push(sig.name());
+                self.summary.forwarded.push(sig);
                 self.kill_now();
             }
             _ => {}

@@ -7,6 +7,7 @@ use super::*;
 use crate::actions::test_double::Table;
 use crate::core::snapshot::fixture::{MIB, member, proc, snapshot};
 use crate::core::snapshot::{MemoryTotals, ProcState};
+use crate::exit::ExitStatus;
 
 type World = Table;
 
@@ -135,7 +136,7 @@ fn a_signal_to_headroom_is_forwarded_to_the_group_and_a_second_one_ends_the_tree
         w.step();
         w.on_signal(Signal::Int);
         assert!(matches!(w.phase, Phase::Forwarded { .. }));
-        assert_eq!(w.summary.forwarded, ["SIGINT"]);
+        assert_eq!(w.summary.forwarded, [Signal::Int]);
         let forwarded: Vec<(i32, Signal)> = world.sent();
         assert_eq!(
             forwarded,
@@ -150,7 +151,7 @@ fn a_signal_to_headroom_is_forwarded_to_the_group_and_a_second_one_ends_the_tree
                 ..
             }
         ));
-        assert_eq!(w.summary.forwarded, ["SIGINT", "SIGTERM"]);
+        assert_eq!(w.summary.forwarded, [Signal::Int, Signal::Term]);
     });
     let after: Vec<(i32, Signal)> = world.sent()[2..].to_vec();
     let mut after_sorted = after.clone();
@@ -171,7 +172,7 @@ fn the_command_exiting_alone_is_done_and_keeps_its_code() {
         w.step();
         assert!(matches!(w.phase, Phase::Done));
         let s = w.finish();
-        assert_eq!(s.exit_code, 7);
+        assert_eq!(s.exit_code, ExitStatus::Child(7));
         assert_eq!(s.ended_by, None);
         assert!(world.sent().is_empty());
     });
@@ -205,7 +206,10 @@ fn a_leftover_after_the_command_exits_is_ended_and_the_command_code_kept() {
         }
         assert!(matches!(w.phase, Phase::Done));
         let s = w.finish();
-        assert_eq!((s.exit_code, s.ended_by), (3, Some(EndReason::Leftovers)));
+        assert_eq!(
+            (s.exit_code, s.ended_by),
+            (ExitStatus::Child(3), Some(EndReason::Leftovers))
+        );
         assert!(!world.has(101) && world.has(300));
     });
 }

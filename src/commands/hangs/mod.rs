@@ -29,7 +29,7 @@ use crate::commands::hangs::round::{Actor, LiveActor, Planner, persisted_round, 
 use crate::config::HangsSection;
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
 use crate::core::time::format_ms;
-use crate::exit::{self, usage};
+use crate::exit::{self, ExitStatus, usage};
 use crate::platform::{self, AppScan, ProcessSource, stop_flag};
 use crate::store::{self, hang_events};
 
@@ -147,7 +147,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
     })
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<ExitStatus> {
     let plan = resolve(ctx, args)?;
     match &plan.mode {
         Mode::Events(since) => events(ctx, *since),
@@ -168,7 +168,7 @@ fn print_round(ctx: &Ctx<'_>, r: &RoundReport) -> Result<()> {
     Ok(())
 }
 
-fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
+fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<ExitStatus> {
     let rounds = store::observations::load(path).map_err(exit::Failure::Failed)?;
     let dir = if plan.record_events {
         Some(crate::store::paths::ensure_state_dir()?)
@@ -203,9 +203,9 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<u8> {
     }
     // A dry run decides and reports: what it found is in the output, as for `reap --dry-run`.
     Ok(if unresolved && !plan.dry_run {
-        exit::UNHAPPY
+        ExitStatus::Unhappy
     } else {
-        exit::OK
+        ExitStatus::Ok
     })
 }
 
@@ -249,7 +249,7 @@ pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> 
     Ok(Some((report, warnings)))
 }
 
-fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
+fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<ExitStatus> {
     let Ok(apps) = platform::native_apps() else {
         return Err(exit::Failure::Failed(format!(
             "hangs: unsupported on {} (needs the macOS WindowServer)",
@@ -300,9 +300,9 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
                 .into());
             }
             return Ok(if report.unresolved() && !plan.dry_run {
-                exit::UNHAPPY
+                ExitStatus::Unhappy
             } else {
-                exit::OK
+                ExitStatus::Ok
             });
         }
         if let Some(e) = failure {
@@ -326,10 +326,10 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<u8> {
     } else {
         ctx.printer.stderr_line(&human_summary(&summary));
     }
-    Ok(exit::after_stop(sig, exit::OK))
+    Ok(exit::after_stop(sig, ExitStatus::Ok))
 }
 
-fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
+fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<ExitStatus> {
     let dir = crate::store::paths::state_dir()?;
     let since_ms = since.map(|d| {
         platform::now_ms().saturating_sub(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -351,7 +351,7 @@ fn events(ctx: &Ctx<'_>, since: Option<Duration>) -> Result<u8> {
     } else {
         ctx.printer.text(&human_events(&report))?;
     }
-    Ok(exit::OK)
+    Ok(ExitStatus::Ok)
 }
 
 #[cfg(test)]

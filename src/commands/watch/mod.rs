@@ -39,7 +39,7 @@ use crate::commands::watch::persist::Persisted;
 use crate::core::alerts::Crossing;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
-use crate::exit::UsageError;
+use crate::exit::{ExitStatus, UsageError};
 use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
 use crate::store::evidence::Row;
@@ -80,7 +80,7 @@ struct Watcher<'c, 'a> {
     warn_lines: crate::core::memory_warn::WarnLines,
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
+pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
     let interval = ctx.settings.watch.with_interval(args.interval)?.interval;
     if ctx.replaying() && !args.once {
@@ -169,7 +169,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<u8> {
     g.finish();
     Ok(crate::exit::after_stop(
         platform::stop_flag::requested(),
-        crate::exit::OK,
+        ExitStatus::Ok,
     ))
 }
 
@@ -238,7 +238,7 @@ impl Watcher<'_, '_> {
     }
 
     /// One round; returns probe's exit code for its reading.
-    fn round(&mut self) -> u8 {
+    fn round(&mut self) -> ExitStatus {
         self.rounds += 1;
         self.notifier.collect();
         let snap = match self.source.snapshot(Detail::Slots) {
@@ -248,7 +248,7 @@ impl Watcher<'_, '_> {
                     Severity::Error,
                     &format!("cannot read the process table: {e}; trying again next round"),
                 );
-                return Level::Unknown.exit_code();
+                return Level::Unknown.into();
             }
         };
         let r = reading::read(&snap, self.thresholds);
@@ -271,7 +271,7 @@ impl Watcher<'_, '_> {
             self.maybe_reap();
         }
         self.save_state();
-        r.level.exit_code()
+        r.level.into()
     }
 
     /// A full snapshot for `what`, or a notice and `None`.

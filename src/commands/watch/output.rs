@@ -79,8 +79,25 @@ pub struct Output {
     lost: u64,
     /// Whether the stream is JSON Lines (the dropped-lines notice is written in kind).
     json: bool,
-    /// `stdout` or `stderr`, for the dropped-lines notice.
-    stream: &'static str,
+    /// Which stream, for the dropped-lines notice.
+    stream: Stream,
+}
+
+/// The stream an `Output` writes: the notice of lost lines names it, and on stderr (plain
+/// text there) it is a `headroom: warning:` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Stdout => "stdout",
+            Self::Stderr => "stderr",
+        }
+    }
 }
 
 impl std::fmt::Debug for Output {
@@ -108,7 +125,7 @@ impl Output {
     pub fn stderr() -> Self {
         let mut o = Self::with_fallback(Box::new(RawFd(2)), QUEUE_LINES, 2);
         o.json = false;
-        o.stream = "stderr";
+        o.stream = Stream::Stderr;
         o
     }
 
@@ -147,7 +164,7 @@ impl Output {
                 dropped: 0,
                 lost: 0,
                 json: true,
-                stream: "stdout",
+                stream: Stream::Stdout,
             },
             // The closure (and the sink in it) is gone with the failed spawn: write to
             // the descriptor directly.
@@ -158,7 +175,7 @@ impl Output {
                 dropped: 0,
                 lost: 0,
                 json: true,
-                stream: "stdout",
+                stream: Stream::Stdout,
             },
         }
     }
@@ -203,12 +220,13 @@ impl Output {
 }
 
 /// The notice (a `watch` event line) that `n` lines were lost.
-fn dropped_notice(n: u64, json: bool, stream: &str) -> String {
+fn dropped_notice(n: u64, json: bool, stream: Stream) -> String {
     let message = format!(
-        "{} dropped: {stream} was not being read",
-        crate::output::plural_verb(n, "line", "was", "were")
+        "{} dropped: {} was not being read",
+        crate::output::plural_verb(n, "line", "was", "were"),
+        stream.name()
     );
-    if !json && stream == "stderr" {
+    if !json && stream == Stream::Stderr {
         return format!("headroom: warning: {message}\n");
     }
     if !json {
@@ -318,12 +336,12 @@ mod tests {
 
     #[test]
     fn the_loss_is_told_on_the_stream_that_lost_it() {
-        let n = dropped_notice(3, false, "stderr");
+        let n = dropped_notice(3, false, Stream::Stderr);
         assert_eq!(
             n,
             "headroom: warning: 3 lines were dropped: stderr was not being read\n"
         );
-        assert!(dropped_notice(3, true, "stdout").contains("stdout was not being read"));
+        assert!(dropped_notice(3, true, Stream::Stdout).contains("stdout was not being read"));
     }
 
     struct Closed;
