@@ -118,7 +118,7 @@ for l in open(sys.argv[1]):
         break' "$work/watch.out"
     fi
     rm -f "$work/ready" "$work/go"
-    python3 bench/pressure_monitor.py "$psi" "$cg" "$work/watch.out" "$work" 75 >"$work/monitor.out" &
+    python3 -B bench/pressure_monitor.py "$psi" "$cg" "$work/watch.out" "$work" 75 >"$work/monitor.out" &
     m=$!
     pids+=("$m")
     until [ -e "$work/ready" ]; do kill -0 "$m" 2>/dev/null || exit 1; sleep 0.01; done
