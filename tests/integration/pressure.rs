@@ -107,3 +107,37 @@ fn pressure_off_in_the_config_arms_nothing_and_says_so() {
         "poll (turned off by [memory] pressure = \"off\")"
     );
 }
+
+/// `run --limit` honours `[memory] pressure = "off"` as `watch` does: its enforcement record
+/// says the source was turned off. Control: the same run without the file arms one (PSI here,
+/// or a poll that names another reason), never "turned off".
+#[test]
+fn pressure_off_in_the_config_leaves_run_limit_on_its_timer() {
+    let env = Env::new();
+    let cfg = env.path("config.toml");
+    std::fs::write(&cfg, "[memory]\npressure = \"off\"\n").unwrap();
+    let pressure = |extra: &[&str]| {
+        let out = env
+            .cmd()
+            .args(extra)
+            .args(["--json", "run", "--limit", "100M", "--", "true"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        crate::schema::run_events(&stderr)
+            .into_iter()
+            .find_map(|e| match e {
+                crate::schema::RunEvent::Enforcement { pressure, .. } => Some(pressure),
+                _ => None,
+            })
+            .flatten()
+            .unwrap_or_else(|| panic!("no enforcement record naming the source: {stderr}"))
+    };
+    assert_eq!(
+        pressure(&["--config", cfg.to_str().unwrap()]),
+        "poll (turned off by [memory] pressure = \"off\")"
+    );
+    let armed = pressure(&[]);
+    assert!(!armed.contains("turned off"), "{armed}");
+}
