@@ -27,8 +27,9 @@
 # `some total`, which other load on the machine moves too), the thrasher's state (stopped:
 # parked; ended: SIGTERM), and watch's JSON lines (when the pressure round's notice and
 # the `memory` event came, its outcome and the pids it signalled). The action is timed
-# from the limit hit. Everything started here is ended here by pid (trap); the cgroup and
-# files are removed. Prints "skipped: <reason>" when the machine cannot do this.
+# from the limit hit. Everything started here is ended here by pid, as a job of this
+# script's (trap on exit, INT, TERM, HUP); the cgroup and files are removed (a cgroup that
+# cannot be is named). Prints "skipped: <reason>" when the machine cannot do this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -53,15 +54,28 @@ fi
 cargo build --release --quiet --bin headroom
 work=$(mktemp -d /tmp/headroom-react.XXXXXX)
 chmod 755 "$work"
-pids=()
+# Only this script's own background jobs are ever signalled, and only while bash still
+# holds them as jobs: once one has exited bash has reaped it, and its pid may by then be
+# another process's. (A list of pids kept by hand kept the reaped ones, and missed a job
+# started just before a signal interrupted the script, whose wait then never returned.)
+running() { jobs -p | grep -qx "$1"; }
+end() {
+  running "$1" || return 0
+  kill -CONT "$1" 2>/dev/null || true
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 cleanup() {
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  [ -d "$cg" ] && rmdir "$cg" 2>/dev/null || true
+  for p in $(jobs -p); do end "$p"; done
+  if [ -d "$cg" ] && ! rmdir "$cg" 2>/dev/null; then
+    echo "cgroup $cg not removed: $(cat "$cg/cgroup.procs" 2>/dev/null | wc -l) processes left in it" >&2
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 mkdir "$cg"
 echo 48M >"$cg/$limit_file"
 name=hrthrash$$
@@ -104,9 +118,8 @@ for mode in $modes; do
     HEADROOM_HOME=$work/home "${as_uid[@]}" "$work/headroom" watch --json --no-auto-reap --no-hangs \
       --interval 60s --config "$work/config.toml" >"$work/watch.out" 2>"$work/watch.err" &
     w=$!
-    pids+=("$w")
     until grep -q '"type":"reading"' "$work/watch.out" 2>/dev/null; do
-      kill -0 "$w" 2>/dev/null || { cat "$work/watch.err" >&2; exit 1; }
+      running "$w" || { cat "$work/watch.err" >&2; exit 1; }
       sleep 0.05
     done
     if [ "$i" = 1 ]; then
@@ -120,21 +133,15 @@ for l in open(sys.argv[1]):
     rm -f "$work/ready" "$work/go"
     python3 -B bench/pressure_monitor.py "$psi" "$cg" "$work/watch.out" "$work" 75 >"$work/monitor.out" &
     m=$!
-    pids+=("$m")
-    until [ -e "$work/ready" ]; do kill -0 "$m" 2>/dev/null || exit 1; sleep 0.01; done
+    until [ -e "$work/ready" ]; do running "$m" || exit 1; sleep 0.01; done
     t0=$(now_ns)
     sh -c "echo \$\$ >'$cg/cgroup.procs'; exec $(printf '%q ' "${as_uid[@]}") '$work/$name' '$work/thrash.py' '$work/ws.bin'" &
     t=$!
-    pids+=("$t")
     echo "$t $t0" >"$work/go.new"
     mv "$work/go.new" "$work/go"
     wait "$m" || true
     echo "  $mode run $i: $(cat "$work/monitor.out")"
-    kill -CONT "$t" 2>/dev/null || true
-    kill "$t" 2>/dev/null || true
-    wait "$t" 2>/dev/null || true
-    kill "$w" 2>/dev/null || true
-    wait "$w" 2>/dev/null || true
-    pids=()
+    end "$t"
+    end "$w"
   done
 done
