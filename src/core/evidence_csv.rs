@@ -220,7 +220,13 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
             (!s.is_empty()).then_some(s)
         };
         let num = |name: &str| get(name).and_then(|s| s.parse::<u64>().ok());
-        let float = |name: &str| get(name).and_then(|s| s.replace(',', ".").parse::<f64>().ok());
+        // Rust reads `inf`, `NaN` and `1e400` as floats; no row of ours holds one, and JSON
+        // has none (it would print null, yet win `peak_usage`): not a value.
+        let float = |name: &str| {
+            get(name)
+                .and_then(|s| s.replace(',', ".").parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+        };
         let at = get("at");
         let action = get("action").unwrap_or_default();
         let result = get("result").unwrap_or_default();
@@ -245,9 +251,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
                 growth_per_min: float("growth_per_min"),
                 // Older layouts wrote it with a fraction.
                 #[allow(clippy::cast_possible_truncation)]
-                eta_seconds: float("eta_seconds")
-                    .filter(|v| v.is_finite())
-                    .map(|v| v.round() as i64),
+                eta_seconds: float("eta_seconds").map(|v| v.round() as i64),
                 trend_samples: get("trend_samples").and_then(|s| s.parse().ok()),
                 partial,
             },
@@ -286,6 +290,32 @@ mod tests {
         assert_eq!((anomalies[0].line, anomalies[0].fields), (3, 5));
         let e = parse(p, b"name,pid,cpu\n1,2,3\n").unwrap_err().to_string();
         assert!(e.contains("`e.csv` is not a headroom evidence log"), "{e}");
+    }
+
+    #[test]
+    fn a_number_cell_that_is_not_finite_reads_as_null() {
+        let text = "timestamp,usage_pct,growth_per_min,eta_seconds,action,result\n\
+                    2026-08-29T22:42:41Z,inf,NaN,1e400,poll,\n\
+                    2026-08-29T22:43:41Z,-inf,infinity,-NaN,poll,\n\
+                    2026-08-29T22:44:41Z,96.7,-2.5,786.4,poll,\n";
+        let (rows, anomalies) = parse(Path::new("e.csv"), text.as_bytes()).unwrap();
+        assert!(anomalies.is_empty(), "{anomalies:?}");
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                let r = &r.reading;
+                (r.usage_pct, r.growth_per_min, r.eta_seconds)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, None, None),
+                (None, None, None),
+                (Some(96.7), Some(-2.5), Some(786)),
+            ],
+            "control: the finite row reads as written"
+        );
     }
 
     #[test]
