@@ -227,7 +227,9 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
                 .and_then(|s| s.replace(',', ".").parse::<f64>().ok())
                 .filter(|v| v.is_finite())
         };
-        let at = get("at");
+        // A time that does not parse is no time: null, as the schema's `date-time` allows.
+        let at_secs = get("at").and_then(|t| parse_secs(&t).ok());
+        let at = get("at").filter(|_| at_secs.is_some());
         let action = get("action").unwrap_or_default();
         let result = get("result").unwrap_or_default();
         // Before the `partial` column a partial table's poll row said so in `result`.
@@ -235,7 +237,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
             .and_then(|s| s.parse::<bool>().ok())
             .or_else(|| (action == "poll" && result == "partial").then_some(true));
         rows.push(ReadRow {
-            at_secs: at.as_deref().and_then(|t| parse_secs(t).ok()),
+            at_secs,
             reading: RecordedReading {
                 at,
                 uid: get("uid").and_then(|s| s.parse().ok()),
@@ -315,6 +317,32 @@ mod tests {
                 (Some(96.7), Some(-2.5), Some(786)),
             ],
             "control: the finite row reads as written"
+        );
+    }
+
+    #[test]
+    fn a_time_that_does_not_parse_reads_as_null() {
+        let text = "timestamp,zombies,action,result\n\
+                    yesterday,1,poll,\n\
+                    2026-08-29T22:42:41+02:00,2,poll,\n\
+                    2026-13-01T00:00:00Z,3,poll,\n";
+        let (rows, _) = parse(Path::new("e.csv"), text.as_bytes()).unwrap();
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.reading.at.as_deref(), r.at_secs, r.reading.zombies))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, None, Some(1)),
+                (
+                    Some("2026-08-29T22:42:41+02:00"),
+                    Some(1_788_036_161),
+                    Some(2)
+                ),
+                (None, None, Some(3)),
+            ],
+            "the row is kept; only its time is unknown (control: an offset time reads as written)"
         );
     }
 
