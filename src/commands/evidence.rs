@@ -257,10 +257,10 @@ pub fn human(r: &EvidenceReport, p: &Printer) -> String {
         for a in &r.anomalies {
             let _ = writeln!(
                 s,
-                "    {} line {}: {} fields where the header has {}: {}",
+                "    {} line {}: {} where the header has {}: {}",
                 a.file,
                 a.line,
-                a.fields,
+                crate::output::plural(a.fields as u64, "field"),
                 a.expected,
                 sanitize(&a.text.chars().take(120).collect::<String>())
             );
