@@ -159,8 +159,9 @@ pub fn summarise(files: Vec<String>, rows: &[ReadRow], anomalies: Vec<Anomaly>) 
     EvidenceReport {
         files,
         rows: rows.len(),
-        first: rows.first().and_then(|r| r.reading.at.clone()),
-        last: rows.last().and_then(|r| r.reading.at.clone()),
+        // The first and last rows with a time (a row whose time is unreadable has none).
+        first: rows.iter().find_map(|r| r.reading.at.clone()),
+        last: rows.iter().rev().find_map(|r| r.reading.at.clone()),
         peak_usage: best(rows, |r| r.reading.usage_pct, true),
         lowest_free: best(rows, |r| r.reading.free_slots, false),
         shortest_eta: best(rows, |r| r.reading.eta_seconds, false),
@@ -256,14 +257,43 @@ pub fn human(r: &EvidenceReport, p: &Printer) -> String {
         for a in &r.anomalies {
             let _ = writeln!(
                 s,
-                "    {} line {}: {} fields where the header has {}: {}",
+                "    {} line {}: {} where the header has {}: {}",
                 a.file,
                 a.line,
-                a.fields,
+                crate::output::plural(a.fields as u64, "field"),
                 a.expected,
                 sanitize(&a.text.chars().take(120).collect::<String>())
             );
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_range_is_that_of_the_rows_with_a_time() {
+        let text = "timestamp,zombies,action,result\n\
+                    yesterday,1,poll,\n\
+                    2026-08-29T22:42:41Z,2,poll,\n\
+                    2026-08-29T22:43:41Z,3,poll,\n\
+                    ,4,poll,\n";
+        let (rows, _) =
+            crate::core::evidence_csv::parse(std::path::Path::new("e.csv"), text.as_bytes())
+                .unwrap();
+        let r = summarise(vec![], &rows, vec![]);
+        assert_eq!(r.rows, 4, "every row is counted");
+        assert_eq!(
+            (r.first.as_deref(), r.last.as_deref()),
+            (Some("2026-08-29T22:42:41Z"), Some("2026-08-29T22:43:41Z"))
+        );
+        let none = summarise(vec![], &rows[..1], vec![]);
+        assert_eq!(
+            (none.first, none.last),
+            (None, None),
+            "control: no time, no range"
+        );
+    }
 }

@@ -168,7 +168,8 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
                 .join(", ")
         };
         ctx.printer.text(&format!(
-            "{polls} polls; released at least once: {released}; signals sent: 0\n"
+            "{}; released at least once: {released}; signals sent: 0\n",
+            plural(polls, "poll")
         ))?;
     }
     Ok(crate::exit::after_stop(

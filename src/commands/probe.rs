@@ -243,7 +243,7 @@ pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
     }
     let tasks = r
         .tasks
-        .map(|t| format!(", {} tasks", thousands(t)))
+        .map(|t| format!(", {}", crate::output::plural(t, "task")))
         .unwrap_or_default();
     let mut unreadable = match rep.unreadable {
         0 => String::new(),

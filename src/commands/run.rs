@@ -368,7 +368,8 @@ fn ended_notice(
             s.terminated, s.killed
         ),
         _ if kernel_kills > 0 => format!(
-            "the kernel ended {kernel_kills} process(es) at its cgroup memory limit of {limit}"
+            "the kernel ended {} at its cgroup memory limit of {limit}",
+            plural(kernel_kills, "process")
         ),
         _ => return None,
     };

@@ -220,8 +220,16 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
             (!s.is_empty()).then_some(s)
         };
         let num = |name: &str| get(name).and_then(|s| s.parse::<u64>().ok());
-        let float = |name: &str| get(name).and_then(|s| s.replace(',', ".").parse::<f64>().ok());
-        let at = get("at");
+        // Rust reads `inf`, `NaN` and `1e400` as floats; no row of ours holds one, and JSON
+        // has none (it would print null, yet win `peak_usage`): not a value.
+        let float = |name: &str| {
+            get(name)
+                .and_then(|s| s.replace(',', ".").parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+        };
+        // A time that does not parse is no time: null, as the schema's `date-time` allows.
+        let at_secs = get("at").and_then(|t| parse_secs(&t).ok());
+        let at = get("at").filter(|_| at_secs.is_some());
         let action = get("action").unwrap_or_default();
         let result = get("result").unwrap_or_default();
         // Before the `partial` column a partial table's poll row said so in `result`.
@@ -229,7 +237,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
             .and_then(|s| s.parse::<bool>().ok())
             .or_else(|| (action == "poll" && result == "partial").then_some(true));
         rows.push(ReadRow {
-            at_secs: at.as_deref().and_then(|t| parse_secs(t).ok()),
+            at_secs,
             reading: RecordedReading {
                 at,
                 uid: get("uid").and_then(|s| s.parse().ok()),
@@ -245,9 +253,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> 
                 growth_per_min: float("growth_per_min"),
                 // Older layouts wrote it with a fraction.
                 #[allow(clippy::cast_possible_truncation)]
-                eta_seconds: float("eta_seconds")
-                    .filter(|v| v.is_finite())
-                    .map(|v| v.round() as i64),
+                eta_seconds: float("eta_seconds").map(|v| v.round() as i64),
                 trend_samples: get("trend_samples").and_then(|s| s.parse().ok()),
                 partial,
             },
@@ -286,6 +292,58 @@ mod tests {
         assert_eq!((anomalies[0].line, anomalies[0].fields), (3, 5));
         let e = parse(p, b"name,pid,cpu\n1,2,3\n").unwrap_err().to_string();
         assert!(e.contains("`e.csv` is not a headroom evidence log"), "{e}");
+    }
+
+    #[test]
+    fn a_number_cell_that_is_not_finite_reads_as_null() {
+        let text = "timestamp,usage_pct,growth_per_min,eta_seconds,action,result\n\
+                    2026-08-29T22:42:41Z,inf,NaN,1e400,poll,\n\
+                    2026-08-29T22:43:41Z,-inf,infinity,-NaN,poll,\n\
+                    2026-08-29T22:44:41Z,96.7,-2.5,786.4,poll,\n";
+        let (rows, anomalies) = parse(Path::new("e.csv"), text.as_bytes()).unwrap();
+        assert!(anomalies.is_empty(), "{anomalies:?}");
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                let r = &r.reading;
+                (r.usage_pct, r.growth_per_min, r.eta_seconds)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, None, None),
+                (None, None, None),
+                (Some(96.7), Some(-2.5), Some(786)),
+            ],
+            "control: the finite row reads as written"
+        );
+    }
+
+    #[test]
+    fn a_time_that_does_not_parse_reads_as_null() {
+        let text = "timestamp,zombies,action,result\n\
+                    yesterday,1,poll,\n\
+                    2026-08-29T22:42:41+02:00,2,poll,\n\
+                    2026-13-01T00:00:00Z,3,poll,\n";
+        let (rows, _) = parse(Path::new("e.csv"), text.as_bytes()).unwrap();
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.reading.at.as_deref(), r.at_secs, r.reading.zombies))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, None, Some(1)),
+                (
+                    Some("2026-08-29T22:42:41+02:00"),
+                    Some(1_788_036_161),
+                    Some(2)
+                ),
+                (None, None, Some(3)),
+            ],
+            "the row is kept; only its time is unknown (control: an offset time reads as written)"
+        );
     }
 
     #[test]

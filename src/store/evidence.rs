@@ -100,8 +100,13 @@ impl EvidenceLog {
         let header = encode(&columns())?;
         if let Ok(meta) = std::fs::symlink_metadata(&path) {
             if meta.file_type().is_file() && meta.len() > 0 {
-                let first = first_line(&path)?;
-                if first.as_bytes() != header.strip_suffix(b"\n").unwrap_or(&header)
+                let (first, whole) = first_line(&path)?;
+                // The start of this header without its newline is a torn header (a writer
+                // killed creating the file): no row follows it, and the cut below empties
+                // the file, so there is nothing to rotate aside (rotating would push out
+                // the oldest archive). Any other first line is kept, rotated aside.
+                let torn = !whole && header.starts_with(first.as_bytes());
+                if !torn && first.as_bytes() != header.strip_suffix(b"\n").unwrap_or(&header)
                     || meta.len() >= self.max_bytes
                 {
                     self.rotate()?;
@@ -191,13 +196,17 @@ fn cut_torn_tail(f: &mut File) -> std::io::Result<u64> {
     Ok(keep)
 }
 
-fn first_line(path: &Path) -> Result<String> {
+/// The file's first line, and whether it ends in a newline (else it is all the file holds).
+fn first_line(path: &Path) -> Result<(String, bool)> {
     let f = File::open(path)
         .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
     let mut line = String::new();
     // A binary file is not a header we wrote: treat invalid UTF-8 as a mismatch.
-    let _ = BufReader::new(f).read_line(&mut line);
-    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+    if BufReader::new(f).read_line(&mut line).is_err() {
+        return Ok((String::new(), true));
+    }
+    let whole = line.ends_with('\n');
+    Ok((line.trim_end_matches(['\n', '\r']).to_string(), whole))
 }
 
 /// Read one file: its rows and its anomalies (`core::evidence_csv::parse`). A file whose
@@ -325,10 +334,26 @@ mod tests {
             rows.iter().map(|r| r.reading.processes).collect::<Vec<_>>(),
             vec![Some(3869), Some(3870), Some(3871)]
         );
-        // A torn header (killed while creating the file) is cut to nothing and rewritten.
+        // A torn header (killed while creating the file) is cut to nothing and rewritten,
+        // not rotated aside: that would push the oldest archive out for an empty file.
         std::fs::write(log.path(), b"at,uid,proc").unwrap();
         log.append(&[row(3)]).unwrap();
         assert_eq!(read_file(&log.path()).unwrap().0.len(), 1);
+        assert_eq!(log.files(), vec![log.path()], "nothing rotated");
+        // Controls: a line of one's own without a newline is not a torn header of ours, and
+        // a whole header of another layout: both are rotated aside, their text kept.
+        std::fs::write(log.path(), b"notes").unwrap();
+        log.append(&[row(5)]).unwrap();
+        assert_eq!(std::fs::read(&log.files()[0]).unwrap(), b"notes");
+        std::fs::remove_file(&log.files()[0]).unwrap();
+        std::fs::write(
+            log.path(),
+            b"timestamp,zombies,action,result\n2026-08-29T22:42:41Z,7,poll,\n",
+        )
+        .unwrap();
+        log.append(&[row(4)]).unwrap();
+        assert_eq!(log.files().len(), 2);
+        assert_eq!(read_file(&log.files()[0]).unwrap().0.len(), 1);
     }
 
     #[test]

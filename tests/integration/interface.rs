@@ -815,6 +815,9 @@ const COUNTED: &[&str] = &[
     "trees",
     "readings",
     "slots",
+    "polls",
+    "fields",
+    "tasks",
 ];
 
 /// The format strings in `text` that put a bare count before a plural noun (`"{} rows"`,
@@ -843,7 +846,15 @@ fn bare_counts(text: &str) -> Vec<String> {
             let rest = &line[i + 2..];
             let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
             let after = rest[word.len()..].chars().next();
-            if COUNTED.contains(&word.as_str()) && !matches!(after, Some('\'' | '/')) {
+            let singular = COUNTED
+                .iter()
+                .any(|c| c.strip_suffix('s').is_some_and(|one| word == one));
+            // `process(es)`, `row(s)`: the plural hedged instead of chosen.
+            let hedged = singular
+                && (rest[word.len()..].starts_with("(s)")
+                    || rest[word.len()..].starts_with("(es)"))
+                || word == "process" && rest[word.len()..].starts_with("(es)");
+            if (COUNTED.contains(&word.as_str()) && !matches!(after, Some('\'' | '/'))) || hedged {
                 found.push(line.trim().to_string());
             }
         }
@@ -879,6 +890,12 @@ fn counted_nouns_go_through_the_plural_helper() {
     assert_eq!(
         bare_counts(r#"format!("{}: {} rows ({})", a, b, c)"#).len(),
         1
+    );
+    assert_eq!(bare_counts(r#"format!("{n} process(es) ended")"#).len(), 1);
+    assert_eq!(bare_counts(r#"format!("{n} row(s)")"#).len(), 1);
+    assert_eq!(
+        bare_counts(r#"format!("{polls} polls; {} fields")"#).len(),
+        2
     );
     assert!(bare_counts(r#"format!("{MAX_TRACKED} apps were restarted")"#).is_empty());
     assert!(bare_counts(r#"format!("{used} of {limit} slots")"#).is_empty());
