@@ -14,7 +14,7 @@
 //!   `Threads:`).
 //!
 //! Measured on this 2-core VM under load (CPU time, 1,400 processes): `pread` of a kept
-//! `status` 17.7 µs, of `stat` 6.6 µs, of `statm` ~1.5 µs; the ioctl 1.4 µs, the `fstat` 1.1 µs, `poll` 0.1 µs
+//! `status` 17.7 µs, of `stat` 6.6 µs, of `statm` 1.6–2.5 µs; the ioctl 1.4 µs, the `fstat` 1.1 µs, `poll` 0.1 µs
 //! per descriptor.
 
 use std::fs::File;

@@ -20,7 +20,7 @@
 //! whether it exited. A multi-threaded process's main thread can also exit alone, leaving
 //! a zombie leader (`status` reads `Z`, the thread count unchanged, the pidfd quiet until
 //! the last thread) while the others run; its kept `statm` says so (all zeros once the
-//! leader's memory is gone, ~1.5 µs, against 6.6 for `stat`'s state). A process whose uid,
+//! leader's memory is gone, ~2 µs, against 6.6 for `stat`'s state). A process whose uid,
 //! parent and thread count match its last full read, which did not exit (or was a zombie
 //! already), and, when multi-threaded, whose main thread has exited if and only if that
 //! read was a zombie's, is served that read's record: 2.6 µs instead of 17.7 (~4 µs
