@@ -6,7 +6,8 @@
 #
 # EXTRA: start that many idle `sleep` processes first (this script's, ended by it), to see
 # the cost on a table as large as a busy desktop's: watch's round reads every process,
-# earlyoom reads /proc/meminfo.
+# earlyoom reads /proc/meminfo. EXTRA_THREADS=T (2 or more) makes each of them a
+# T-threaded `hr-fixture threads` instead (most of a desktop's processes are multi-threaded).
 #
 # Each runs for SECONDS after a 2 s settling time; its CPU is read from
 # /proc/PID/schedstat (ns on CPU, the process's own) and wakeups from
@@ -19,7 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 extra=${2:-0}
+threads=${EXTRA_THREADS:-1}
 cargo build --release --quiet --bin headroom
+if [ "$threads" -gt 1 ]; then cargo build --release --quiet --example hr-fixture; fi
 command -v earlyoom >/dev/null || { echo "earlyoom is not installed (apt-get install earlyoom)" >&2; exit 1; }
 home=$(mktemp -d /tmp/headroom-bench.XXXXXX)
 pids=()
@@ -30,7 +33,11 @@ cleanup() {
 }
 trap cleanup EXIT
 for _ in $(seq "$extra"); do
-  sleep 100000 &
+  if [ "$threads" -gt 1 ]; then
+    target/release/examples/hr-fixture threads --spawn $((threads - 2)) &
+  else
+    sleep 100000 &
+  fi
   pids+=($!)
 done
 printf '[notifications]\nenabled = false\n' >"$home/config.toml"
@@ -49,7 +56,7 @@ measure() { # measure LABEL PID
     "$(echo "($v1 - $v0) / $secs" | bc -l)"
 }
 
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg), $(find /proc -maxdepth 1 -name '[0-9]*' | wc -l) processes ($extra of them this script's sleepers)"
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg), $(find /proc -maxdepth 1 -name '[0-9]*' | wc -l) processes ($extra of them this script's sleepers, $threads thread(s) each)"
 HEADROOM_HOME=$home target/release/headroom watch --json --no-auto-reap --no-hangs >"$home/watch.out" 2>&1 &
 w=$!
 pids+=($w)

@@ -33,6 +33,11 @@
 //!       Append N rows to the evidence log in DIR through headroom's own writer.
 //!   idle
 //!       Sleep forever (a session child with arbitrary arguments).
+//!   threads [--spawn N] [--control FIFO]
+//!       A multi-threaded process: its main thread, a control thread and N idle ones (0 by
+//!       default); with FIFO, driven by the lines written to it: `spawn` starts one more (idle) thread, `end` ends the last
+//!       one started, `leader-exit` ends the main thread alone (the raw `exit` syscall, not
+//!       `exit_group`: the process lives on with a zombie leader); EOF on FIFO ends it.
 //!   churn
 //!       Fork children that exit at once and reap them, forever: pids that vanish between a
 //!       scanner's getdents and its read.
@@ -99,6 +104,7 @@ mod linux {
             "holder" => holder(rest),
             "evidence-writer" => evidence_writer(rest),
             "idle" => sleep_forever(),
+            "threads" => threads(rest),
             "churn" => loop {
                 // SAFETY: single-threaded; the child only calls _exit.
                 let pid = unsafe { libc::fork() };
@@ -119,7 +125,7 @@ mod linux {
     }
 
     fn usage() -> ! {
-        eprintln!("usage: hr-fixture supervise|leak|hog|tree|idle|spin|exit ...");
+        eprintln!("usage: hr-fixture supervise|leak|hog|tree|idle|threads|spin|exit ...");
         std::process::exit(2)
     }
 
@@ -128,6 +134,49 @@ mod linux {
             // SAFETY: pause has no preconditions.
             unsafe { libc::pause() };
         }
+    }
+
+    fn threads(args: &[String]) {
+        use std::io::BufRead;
+        use std::sync::mpsc;
+        let spawn: usize = opt(args, "--spawn").map_or(0, |n| n.parse().expect("--spawn"));
+        let control = opt(args, "--control");
+        let (leader_tx, leader_rx) = mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let idle_thread = || {
+                let (tx, rx) = mpsc::channel::<()>();
+                let h = std::thread::spawn(move || {
+                    let _ = rx.recv();
+                });
+                (tx, h)
+            };
+            let mut idle: Vec<(mpsc::Sender<()>, std::thread::JoinHandle<()>)> =
+                (0..spawn).map(|_| idle_thread()).collect();
+            let Some(path) = control else { sleep_forever() };
+            let f = std::fs::File::open(&path).expect("--control");
+            for line in std::io::BufReader::new(f).lines() {
+                match line.as_deref().map(str::trim) {
+                    Ok("spawn") => idle.push(idle_thread()),
+                    Ok("end") => {
+                        if let Some((tx, h)) = idle.pop() {
+                            drop(tx);
+                            let _ = h.join();
+                        }
+                    }
+                    Ok("leader-exit") => {
+                        let _ = leader_tx.send(());
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            std::process::exit(0);
+        });
+        let _ = leader_rx.recv();
+        // The calling thread only (no unwinding, no atexit): what `pthread_exit` in the main
+        // thread leaves, a zombie leader while the other threads run.
+        unsafe { libc::syscall(libc::SYS_exit, 0) };
+        unreachable!("SYS_exit returned");
     }
 
     /// `--flag VALUE` from args.

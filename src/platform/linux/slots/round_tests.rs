@@ -13,7 +13,7 @@ use crate::platform::linux::{LinuxSource, Roots};
 
 /// Says why and is true where the unchanged check cannot run: no `PIDFD_GET_INFO` (Linux
 /// before 6.13), or too few descriptors to keep.
-fn skipped() -> bool {
+pub(super) fn skipped() -> bool {
     let why = unavailable();
     if let Some(why) = &why {
         eprintln!("skipped: {why}");
@@ -33,7 +33,7 @@ fn unavailable() -> Option<String> {
 }
 
 /// One slot round: `pid`'s record, and whether it was served unchanged.
-fn round(src: &LinuxSource, pid: i32) -> (Option<ProcessRecord>, bool) {
+pub(super) fn round(src: &LinuxSource, pid: i32) -> (Option<ProcessRecord>, bool) {
     let snap = src.snapshot(Detail::Slots).unwrap();
     let rec = snap.processes.iter().find(|p| p.pid == pid).cloned();
     let served = src
@@ -47,7 +47,7 @@ fn round(src: &LinuxSource, pid: i32) -> (Option<ProcessRecord>, bool) {
 
 /// What `probe` finds once it finds something (10 s at most: a condition, not a nap); the
 /// failure names `what` and the last text `probe` read.
-fn until<T>(what: &str, mut probe: impl FnMut(&mut String) -> Option<T>) -> T {
+pub(super) fn until<T>(what: &str, mut probe: impl FnMut(&mut String) -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut text = String::new();
     loop {
@@ -60,7 +60,7 @@ fn until<T>(what: &str, mut probe: impl FnMut(&mut String) -> Option<T>) -> T {
 }
 
 /// Until `cond` holds for `/proc/PID/status`'s text.
-fn wait_status(pid: i32, cond: impl Fn(&str) -> bool) {
+pub(super) fn wait_status(pid: i32, cond: impl Fn(&str) -> bool) {
     until(&format!("pid {pid} never got there"), |text| {
         *text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
         cond(text).then_some(())
@@ -201,47 +201,45 @@ fn any_compared_change_means_a_full_read() {
         ppid: 1,
         ruid: rec.uid,
     };
-    assert!(still_unchanged(&rec, 100, info, Some(1), false));
+    let same = |rec: &ProcessRecord, i, threads, exited, leader| {
+        still_unchanged(rec, 100, i, Some(threads), exited, leader)
+    };
+    assert!(same(&rec, info, 1, false, None));
     let other = |f: fn(&mut pidfd_info::Info)| {
         let mut i = info;
         f(&mut i);
         i
     };
-    assert!(!still_unchanged(
-        &rec,
-        100,
-        other(|i| i.ruid += 1),
-        Some(1),
-        false
-    ));
-    assert!(!still_unchanged(
-        &rec,
-        100,
-        other(|i| i.ppid = 2),
-        Some(1),
-        false
-    ));
-    assert!(!still_unchanged(
-        &rec,
-        100,
-        other(|i| i.pid = 7),
-        Some(1),
-        false
-    ));
+    assert!(!same(&rec, other(|i| i.ruid += 1), 1, false, None));
+    assert!(!same(&rec, other(|i| i.ppid = 2), 1, false, None));
+    assert!(!same(&rec, other(|i| i.pid = 7), 1, false, None));
+    assert!(!same(&rec, info, 2, false, None), "a second thread");
     assert!(
-        !still_unchanged(&rec, 100, info, Some(2), false),
-        "a second thread"
+        !still_unchanged(&rec, 100, info, None, false, None),
+        "reaped"
     );
-    assert!(!still_unchanged(&rec, 100, info, None, false), "reaped");
-    assert!(!still_unchanged(&rec, 100, info, Some(1), true), "exited");
+    assert!(!same(&rec, info, 1, true, None), "exited");
+    // Multi-threaded: the main thread's exit (`statm`) must match the record's state.
+    rec.threads = Some(3);
+    assert!(same(&rec, info, 3, false, Some(false)), "the same count");
+    assert!(!same(&rec, info, 4, false, Some(false)), "a thread started");
+    assert!(!same(&rec, info, 2, false, Some(false)), "a thread ended");
+    assert!(!same(&rec, info, 3, false, None), "`statm` unread");
+    assert!(
+        !same(&rec, info, 3, false, Some(true)),
+        "its main thread exited"
+    );
+    assert!(!same(&rec, info, 3, true, Some(true)), "it exited");
     rec.state = crate::core::snapshot::ProcState::Zombie;
     assert!(
-        still_unchanged(&rec, 100, info, Some(1), true),
-        "a zombie stays one"
+        same(&rec, info, 3, false, Some(true)),
+        "a zombie leader stays one"
     );
-    rec.threads = Some(3);
+    assert!(same(&rec, info, 3, true, Some(true)), "a zombie stays one");
     assert!(
-        !still_unchanged(&rec, 100, info, Some(3), false),
-        "never multi-threaded"
+        !same(&rec, info, 3, false, Some(false)),
+        "a main thread with memory again (another thread's exec took its pid)"
     );
+    rec.threads = Some(1);
+    assert!(same(&rec, info, 1, true, None), "a single-threaded zombie");
 }
