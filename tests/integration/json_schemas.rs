@@ -131,7 +131,7 @@ fn every_json_output_validates_against_its_published_schema() {
             Out::Object,
             LEVEL,
         ),
-        case(&["limits"], "headroom.limits/1", Out::Object, LEVEL),
+        case(&["limits"], "headroom.limits/2", Out::Object, LEVEL),
         case(&["snapshot"], "headroom.snapshot/1", Out::Object, &[0]),
         case(&["reap", "--dry-run"], "headroom.reap/3", Out::Object, &[0]),
         case(
@@ -271,7 +271,7 @@ fn a_mangled_record_fails_validation() {
         ),
         (
             "another output's name",
-            mangle(&|m| drop(m.insert("schema".into(), "headroom.limits/1".into()))),
+            mangle(&|m| drop(m.insert("schema".into(), "headroom.limits/2".into()))),
         ),
         (
             "`used` a string",
