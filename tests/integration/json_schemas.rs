@@ -86,18 +86,10 @@ fn records(case: &Case, stdout: &[u8], stderr: &[u8]) -> Vec<Value> {
             serde_json::from_slice(stdout)
                 .unwrap_or_else(|e| panic!("{:?}: {e}: {}", case.args, text(stdout))),
         ],
-        Out::Lines | Out::StderrLines => {
-            let all = if case.out == Out::Lines {
-                text(stdout)
-            } else {
-                text(stderr)
-            };
-            all.lines()
-                .filter(|l| l.starts_with('{'))
-                .map(|l| {
-                    serde_json::from_str(l).unwrap_or_else(|e| panic!("{:?}: {e}: {l}", case.args))
-                })
-                .collect()
+        // stdout is all JSON; `run`'s stderr is shared with the command's own.
+        Out::Lines => crate::support::strict_json_lines(&format!("{:?}", case.args), &text(stdout)),
+        Out::StderrLines => {
+            crate::support::json_lines_among_text(&format!("{:?}", case.args), &text(stderr))
         }
     }
 }
@@ -330,11 +322,11 @@ fn a_replayed_hangs_round_validates_as_a_watch_hang_record() {
         .arg(&obs)
         .output()
         .unwrap();
-    let rounds: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["type"] == "round")
-        .collect();
+    let rounds: Vec<Value> =
+        crate::support::strict_json_lines("hangs stdout", &String::from_utf8_lossy(&out.stdout))
+            .into_iter()
+            .filter(|r| r["type"] == "round")
+            .collect();
     assert!(
         rounds
             .iter()

@@ -128,11 +128,7 @@ fn a_tree_over_its_limit_is_ended_and_nothing_survives() {
     assert!(s.terminated >= 1 && s.survivors.is_empty(), "{s:?}");
     assert!(events.iter().any(|e| matches!(e, RunEvent::Breach { .. })));
     // Every record, the breach and the signals among them, as published.
-    let records: Vec<serde_json::Value> = read(&err)
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = crate::support::json_lines_among_text("run stderr", &read(&err));
     // Each says when it happened, in the order it happened (to the second: equal may be).
     let mut last = i64::MIN;
     for kind in ["start", "breach", "signal", "summary"] {
