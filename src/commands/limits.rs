@@ -30,7 +30,7 @@ pub struct LimitsReport {
     /// Explanations of the traps that apply to this machine.
     pub notes: Vec<String>,
     /// The memory-pressure signal `watch` and `run --limit` wake on here (`psi (…)`,
-    /// `dispatch (…)`, `poll (why)`); armed to check that the OS accepts it. None in a replay.
+    /// `dispatch (…)`, `poll (why)`); armed to check that the OS accepts it. Null in a replay.
     pub memory_pressure: Option<String>,
 }
 

@@ -11,6 +11,7 @@ use crate::cli::Enforce;
 /// the command's stderr, learns a new one from this enum (its schema) with nothing else to
 /// keep in step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(description = "The `type` of a record `run` writes about its enforcement.")]
 #[serde(rename_all = "snake_case")]
 pub enum RecordType {
     Enforcement,

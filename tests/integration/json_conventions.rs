@@ -437,3 +437,81 @@ fn every_kind_of_stream_line_must_say_when() {
     let top = report("headroom.top/9");
     assert!(top.len() == 1 && top[0].contains("`at`"), "{top:?}");
 }
+
+/// Words of the Rust source, not of the output: a published description says `null`, not
+/// `None`, and names no module, type or trait of headroom's own.
+const JARGON: &[&str] = &[
+    "None",
+    "Some(",
+    "::",
+    "Option<",
+    "Vec<",
+    "ProcessControl",
+    "ProcessSource",
+    "enum",
+    "struct",
+    "crate",
+    "serde",
+    "schemars",
+    "`Err",
+    "`Ok",
+];
+
+/// Every description in `s` that uses a word of [`JARGON`], with the path to it.
+fn jargon(path: &str, s: &Value, out: &mut Vec<String>) {
+    match s {
+        Value::Object(m) => {
+            if let Some(Value::String(d)) = m.get("description") {
+                let words: Vec<&str> = d
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .collect();
+                for j in JARGON {
+                    let hit = if j.chars().all(char::is_alphanumeric) {
+                        words.contains(j)
+                    } else {
+                        d.contains(j)
+                    };
+                    if hit {
+                        out.push(format!("{path}: `{j}` in {d:?}"));
+                    }
+                }
+            }
+            for (k, v) in m {
+                jargon(&format!("{path}/{k}"), v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| jargon(path, v, out)),
+        _ => {}
+    }
+}
+
+/// Published descriptions are for the reader of the JSON (schemars takes them from the doc
+/// comments, which are also for the reader of the code): none speaks the source's language.
+#[test]
+fn published_descriptions_speak_the_output_s_language() {
+    let mut found = Vec::new();
+    for e in headroom::schema::ALL {
+        jargon(e.name, &e.schema(), &mut found);
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    // The control: the check sees a doc comment that leaked.
+    let leaked = serde_json::json!({"$defs": {"Signal": {
+        "description": "Signals understood by `ProcessControl`."}}});
+    let mut out = Vec::new();
+    jargon("x", &leaked, &mut out);
+    assert_eq!(out.len(), 1, "{out:?}");
+    let mut out = Vec::new();
+    jargon(
+        "x",
+        &serde_json::json!({"description": "`None` when unread."}),
+        &mut out,
+    );
+    assert_eq!(out.len(), 1, "{out:?}");
+    let mut out = Vec::new();
+    jargon(
+        "x",
+        &serde_json::json!({"description": "null when unread; none left."}),
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
+}

@@ -29,9 +29,10 @@ pub enum JobAction {
     Continued,
 }
 
-/// Streamed while the tree runs: JSON Lines on stderr with `--json`, a few human lines
-/// otherwise (see `commands::run`).
+/// Streamed while the tree runs: JSON Lines on stderr with `--json`; without it, a few of
+/// them as lines of text (`commands::run` words them).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[schemars(description = "A record `run --json` streams on stderr while the command's tree runs.")]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     Start {
@@ -150,7 +151,7 @@ pub struct Summary {
     pub terminated: usize,
     pub killed: usize,
     /// Grace survivors of a limit ending not sent SIGKILL: together they held less than the
-    /// limit by then (caproom's rule: SIGKILL the breach's survivors only if still over).
+    /// limit by then (the survivors of a breach are sent SIGKILL only if still over it).
     pub spared: Vec<i32>,
     /// Signals headroom received and forwarded to the command's group.
     pub forwarded: Vec<Signal>,
