@@ -62,6 +62,9 @@ pub enum GuardOutcome {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct GuardReport {
+    /// When the last step was taken (the last signal sent, or the re-read that decided
+    /// nothing was to be done), RFC 3339 UTC.
+    pub at: String,
     #[serde(flatten)]
     pub breach: Breach,
     pub outcome: GuardOutcome,
@@ -173,6 +176,7 @@ pub fn enforce(
     opts: &Options,
 ) -> Result<GuardReport> {
     let mut report = GuardReport {
+        at: String::new(),
         breach,
         outcome: GuardOutcome::RootChanged,
         acted_footprint_bytes: None,
@@ -192,6 +196,9 @@ pub fn enforce(
     if report.outcome == GuardOutcome::RootChanged {
         wake(control, &std::mem::take(&mut report.parked_ids));
     }
+    // Right after the last step (a signal, or the re-read that decided against one): when
+    // this report happened, not when `watch` prints it.
+    report.at = crate::core::time::format_ms(crate::platform::now_ms());
     Ok(report)
 }
 

@@ -55,6 +55,8 @@ impl crate::schema::Document for Poll {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
+    /// When the watch ended (RFC 3339, UTC).
+    pub at: String,
     pub polls: u32,
     /// Parents the guard released at least once: check each is really finished.
     pub released: Vec<i32>,
@@ -150,6 +152,7 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
         }
     }
     let summary = Summary {
+        at: crate::commands::probe::rfc3339_ms(crate::platform::now_ms()),
         polls,
         released,
         signals_sent: 0,

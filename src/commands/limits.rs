@@ -8,36 +8,52 @@ use serde::Serialize;
 
 use crate::cli::LimitsArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::{resolve_thresholds, rfc3339_ms};
+use crate::commands::probe::resolve_thresholds;
 use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource};
-use crate::core::reading::{self, Level, Reading};
+use crate::core::reading::{self, Reading};
+use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::exit::ExitStatus;
 use crate::output::{Printer, Style, thousands};
 
+/// The `headroom.limits/2` report: the reading the ceilings are judged against, then each
+/// ceiling and the traps.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LimitsReport {
-    pub at: String,
+    /// The reading, as `probe`, `watch`, `reap` and the evidence log print it too (no
+    /// trend: `limits` keeps no history).
+    #[serde(flatten)]
+    pub reading: SlotReading,
     pub os: String,
-    pub uid: u32,
-    pub used: u64,
-    pub processes: u64,
-    pub tasks: Option<u64>,
-    pub limit: Option<u64>,
-    pub limit_source: Option<LimitSource>,
-    pub level: Level,
     pub ceilings: Vec<CeilingEval>,
     /// Explanations of the traps that apply to this machine.
     pub notes: Vec<String>,
     /// The memory-pressure signal `watch` and `run --limit` wake on here (`psi (…)`,
-    /// `dispatch (…)`, `poll (why)`); armed to check that the OS accepts it. None in a replay.
+    /// `dispatch (…)`, `poll (why)`); armed to check that the OS accepts it. Null in a replay.
     pub memory_pressure: Option<String>,
 }
 
 impl crate::schema::Document for LimitsReport {
-    const SCHEMA: &'static str = "headroom.limits/1";
+    const SCHEMA: &'static str = "headroom.limits/2";
     const TYPE: Option<&'static str> = Some("limits");
+}
+
+impl LimitsReport {
+    pub fn new(
+        snap: &Snapshot,
+        r: &Reading,
+        notes: Vec<String>,
+        memory_pressure: Option<String>,
+    ) -> Self {
+        Self {
+            reading: SlotReading::new(r, None),
+            os: snap.os.clone(),
+            ceilings: r.limit.ceilings.clone(),
+            notes,
+            memory_pressure,
+        }
+    }
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
@@ -60,26 +76,13 @@ pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
         }
         notes
     };
-    let report = LimitsReport {
-        at: rfc3339_ms(r.at_ms),
-        os: snap.os.clone(),
-        uid: r.uid,
-        used: r.usage.used,
-        processes: r.usage.processes,
-        tasks: r.usage.tasks,
-        limit: r.limit.limit,
-        limit_source: r.limit.source,
-        level: r.level,
-        notes,
-        ceilings: r.limit.ceilings,
-        memory_pressure: memory_pressure(ctx),
-    };
+    let report = LimitsReport::new(&snap, &r, notes, memory_pressure(ctx));
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;
     } else {
         ctx.printer.text(&human(&report, ctx.printer))?;
     }
-    Ok(report.level.into())
+    Ok(report.reading.level.into())
 }
 
 fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {
@@ -175,7 +178,8 @@ fn describe(c: &CeilingEval) -> String {
     }
 }
 
-pub fn human(r: &LimitsReport, p: &Printer) -> String {
+pub fn human(report: &LimitsReport, p: &Printer) -> String {
+    let r = &report.reading;
     let mut s = String::new();
     let unit = if r.tasks.is_some() {
         "tasks"
@@ -187,10 +191,10 @@ pub fn human(r: &LimitsReport, p: &Printer) -> String {
         "{} for uid {} ({}): {} {unit} in use",
         p.paint("process-slot ceilings", Style::Bold),
         r.uid,
-        r.os,
+        report.os,
         thousands(r.used)
     );
-    for c in &r.ceilings {
+    for c in &report.ceilings {
         let mut line = format!(
             "  {:<13} {:<34} {}",
             c.ceiling.source.as_str(),
@@ -231,10 +235,10 @@ pub fn human(r: &LimitsReport, p: &Printer) -> String {
             let _ = writeln!(s, "effective limit: unknown, level unknown");
         }
     }
-    if let Some(m) = &r.memory_pressure {
+    if let Some(m) = &report.memory_pressure {
         let _ = writeln!(s, "memory pressure source: {m}");
     }
-    for n in &r.notes {
+    for n in &report.notes {
         let _ = writeln!(s, "note: {n}");
     }
     s

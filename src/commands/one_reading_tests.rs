@@ -1,5 +1,5 @@
-//! One reading, four printed shapes: `probe`'s report, `watch`'s `reading` line, `reap`'s
-//! `usage` and a row of `evidence --json` (through the CSV on disk) carry the reading's
+//! One reading, five printed shapes: `probe`'s report, `watch`'s `reading` line, `reap`'s
+//! `usage`, `limits`' report and a row of `evidence --json` (through the CSV on disk) carry the reading's
 //! fields under the same names with the same values, and nothing else of a reading's kind:
 //! each report's own fields are listed here, so a field one of them grows by itself (a
 //! `used_slots` beside `used`) fails until it is either moved into `SlotReading` or
@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use crate::commands::limits::LimitsReport;
 use crate::commands::probe::{ProbeReport, poll_row};
 use crate::commands::reap_report::ReapReport;
 use crate::commands::watch::events::{Event, ReadingEvent};
@@ -99,6 +100,12 @@ fn reap(snap: &Snapshot) -> Map<String, Value> {
     object(v["usage"].clone())
 }
 
+fn limits(snap: &Snapshot) -> Map<String, Value> {
+    let r = reading::read(snap, Thresholds::default());
+    let report = LimitsReport::new(snap, &r, vec![], None);
+    object(serde_json::from_str(&crate::schema::to_line(&report).unwrap()).unwrap())
+}
+
 /// The reading's `poll` row, written to CSV and read back as `evidence --json` prints it.
 fn evidence(snap: &Snapshot, trend: Option<&Trend>) -> Map<String, Value> {
     let r = reading::read(snap, Thresholds::default());
@@ -112,7 +119,7 @@ fn evidence(snap: &Snapshot, trend: Option<&Trend>) -> Map<String, Value> {
 }
 
 #[test]
-fn the_four_shapes_of_one_reading_carry_the_same_fields_and_values() {
+fn the_five_shapes_of_one_reading_carry_the_same_fields_and_values() {
     let snap = incident();
     let none = Trend::none(0);
     let trend = growing();
@@ -124,7 +131,7 @@ fn the_four_shapes_of_one_reading_carry_the_same_fields_and_values() {
         Map<String, Value>,
         &'a [&'a str],
     );
-    let cases: [Case<'_>; 4] = [
+    let cases: [Case<'_>; 5] = [
         (
             "probe",
             probe(&snap, None),
@@ -149,6 +156,20 @@ fn the_four_shapes_of_one_reading_carry_the_same_fields_and_values() {
         ),
         // `reap` keeps no history: its usage has no trend whatever the others had.
         ("reap usage", reap(&snap), reap(&snap), &[]),
+        // Nor does `limits`.
+        (
+            "limits",
+            limits(&snap),
+            limits(&snap),
+            &[
+                "schema",
+                "type",
+                "os",
+                "ceilings",
+                "notes",
+                "memory_pressure",
+            ],
+        ),
         (
             "evidence row",
             evidence(&snap, None),
@@ -181,18 +202,19 @@ fn the_four_shapes_of_one_reading_carry_the_same_fields_and_values() {
             let keys: BTreeSet<String> = reading.keys().cloned().collect();
             assert_eq!(keys, all, "{what}: the reading's fields");
             assert_eq!(&extra, &names(own), "{what}: its own fields");
-            if *what != "reap usage" || std::ptr::eq(m, plain) {
+            if !matches!(*what, "reap usage" | "limits") || std::ptr::eq(m, plain) {
                 assert_eq!(&reading, expected, "{what}");
             }
         }
     }
     assert_eq!(split(&cases[2].2).0, without, "reap: no trend");
+    assert_eq!(split(&cases[3].2).0, without, "limits: no trend");
 }
 
 /// The published schemas say the same: each report's properties are the reading's plus its
 /// own (what the instances above show could hide a field that is only sometimes printed).
 #[test]
-fn the_schemas_of_the_four_shapes_have_the_reading_s_properties() {
+fn the_schemas_of_the_five_shapes_have_the_reading_s_properties() {
     fn props<T: schemars::JsonSchema>() -> BTreeSet<String> {
         let s = schemars::schema_for!(T).to_value();
         s["properties"]
@@ -215,6 +237,10 @@ fn the_schemas_of_the_four_shapes_have_the_reading_s_properties() {
         ])
     );
     assert_eq!(props::<ReadingEvent>(), with(&["confirmed_level"]));
+    assert_eq!(
+        props::<LimitsReport>(),
+        with(&["os", "ceilings", "notes", "memory_pressure"])
+    );
     assert_eq!(props::<SlotReading>(), all);
     assert_eq!(
         props::<ReadRow>(),

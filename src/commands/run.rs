@@ -250,6 +250,7 @@ impl<'p> EventView<'p> {
                 effective_limit_bytes,
                 free_pct,
                 processes,
+                ..
             } => line(format!(
                 "the tree ({}) holds {}, at or over its limit of {}{}",
                 plural(*processes as u64, "process"),
@@ -263,6 +264,7 @@ impl<'p> EventView<'p> {
                 pids,
                 footprint_bytes,
                 cpu_pct,
+                ..
             } => line(format!(
                 "parked {} idle process{} under pid {root} (`{}`, {}, {cpu_pct:.1} % CPU); \
                  `headroom wake-tree {root}` continues {}",
@@ -276,6 +278,7 @@ impl<'p> EventView<'p> {
                 relieved: true,
                 footprint_bytes,
                 effective_limit_bytes,
+                ..
             } => line(format!(
                 "parking relieved the tree: {} < {}; still watching",
                 human_bytes(*footprint_bytes),
@@ -328,12 +331,13 @@ impl<'p> EventView<'p> {
                 pids.len(),
                 if pids.len() == 1 { "" } else { "es" },
             )),
-            Event::Warning { message } => self.printer.warn(message),
+            Event::Warning { message, .. } => self.printer.warn(message),
             Event::ApproachingLimit {
                 footprint_bytes,
                 limit_bytes,
                 pct,
                 warn_pct,
+                ..
             } => self.printer.warn(&format!(
                 "the tree holds {}, {pct:.0} % of its limit of {} (warning at {warn_pct:.0} %); \
                  at the limit idle subtrees are parked, then the tree is ended",
@@ -463,6 +467,7 @@ mod tests {
 
     fn summary() -> Summary {
         Summary {
+            at: "2026-12-01T00:00:00Z".into(),
             exit_code: ExitStatus::Child(7),
             command_status: Some(CommandStatus {
                 exit_code: Some(7),

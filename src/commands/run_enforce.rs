@@ -11,6 +11,7 @@ use crate::cli::Enforce;
 /// the command's stderr, learns a new one from this enum (its schema) with nothing else to
 /// keep in step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(description = "The `type` of a record `run` writes about its enforcement.")]
 #[serde(rename_all = "snake_case")]
 pub enum RecordType {
     Enforcement,
@@ -41,6 +42,8 @@ pub struct Enforcement {
     #[serde(rename = "type")]
     #[schemars(extend("const" = "enforcement"))]
     pub kind: RecordType,
+    /// When the enforcement was set up, before the command started (RFC 3339, UTC).
+    pub at: String,
     pub requested: Enforce,
     pub by: Holder,
     pub cgroup: Option<String>,
@@ -67,6 +70,8 @@ pub struct KernelOutcome {
     #[serde(rename = "type")]
     #[schemars(extend("const" = "kernel_outcome"))]
     pub kind: RecordType,
+    /// When the cgroup was read and removed, after the tree was gone (RFC 3339, UTC).
+    pub at: String,
     pub cgroup: String,
     /// Processes the kernel's OOM killer ended at the limit.
     pub oom_kills: u64,
@@ -86,6 +91,7 @@ impl Enforcement {
     pub fn poll(mode: Enforce, reason: Option<String>) -> Self {
         Self {
             kind: RecordType::Enforcement,
+            at: crate::actions::watchdog::now_at(),
             requested: mode,
             by: Holder::Poll,
             cgroup: None,
@@ -149,6 +155,7 @@ pub fn prepare(
         Ok(cg) => {
             let e = Enforcement {
                 kind: RecordType::Enforcement,
+                at: crate::actions::watchdog::now_at(),
                 requested: mode,
                 by: Holder::Kernel,
                 cgroup: Some(cg.dir.display().to_string()),
@@ -220,6 +227,7 @@ impl KernelCap {
             return None;
         }
         self.removed = true;
+        let at = crate::actions::watchdog::now_at();
         let o = self.cg.outcome();
         let (ended, err) = match self.cg.remove() {
             Ok(left) => (left, None),
@@ -227,6 +235,7 @@ impl KernelCap {
         };
         Some(KernelOutcome {
             kind: RecordType::KernelOutcome,
+            at,
             cgroup: self.cg.dir.display().to_string(),
             oom_kills: o.oom_kills,
             cgroup_peak_bytes: o.peak_bytes,

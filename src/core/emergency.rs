@@ -11,7 +11,8 @@ use std::cmp::Ordering;
 
 use serde::Serialize;
 
-/// Override settings.
+/// The emergency override (`[emergency]`): at the wall `reap` may relax
+/// `has-active-session`, until the projected usage is back under the recovery fraction.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Emergency {
     pub enabled: bool,

@@ -73,7 +73,7 @@ pub enum Scope {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ceiling {
     pub source: LimitSource,
-    /// The value read; `None` when it could not be read.
+    /// The value read; null when it could not be read.
     pub value: Option<i64>,
     /// The value is "unlimited" (RLIM_INFINITY, `max`).
     #[serde(default)]

@@ -1,7 +1,7 @@
-//! The one printed form of a slot reading. `probe`'s report, `watch`'s `reading` line, the
-//! `usage` of `reap`'s report and every row of the evidence log (its CSV columns and
-//! `evidence --json`) carry these fields under these names, flattened in (`reap`: as its
-//! `usage` object), so a field renamed here is renamed in all of them.
+//! The one printed form of a slot reading. `probe`'s and `limits`' reports, `watch`'s
+//! `reading` line, the `usage` of `reap`'s report and every row of the evidence log (its CSV
+//! columns and `evidence --json`) carry these fields under these names, flattened in
+//! (`reap`: as its `usage` object), so a field renamed here is renamed in all of them.
 
 use serde::Serialize;
 

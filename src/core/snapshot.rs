@@ -61,7 +61,7 @@ impl ProcState {
     }
 }
 
-/// One process as the kernel reported it. Fields that could not be read are `None`
+/// One process as the kernel reported it. Fields that could not be read are null
 /// ("unknown"), never zero: absence of evidence must not look like evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessRecord {
@@ -72,7 +72,7 @@ pub struct ProcessRecord {
     pub state: ProcState,
     /// Opaque, platform-specific start token (Linux: clock ticks since boot; macOS:
     /// microseconds since the epoch). Together with pid and uid it is the identity that
-    /// survives PID reuse; only ever compared for equality. `None` when not read (a
+    /// survives PID reuse; only ever compared for equality. Null when not read (a
     /// slot-detail snapshot): such a process has no identity and cannot be signalled.
     #[serde(default)]
     pub start_time: Option<u64>,
@@ -95,7 +95,7 @@ pub struct ProcessRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<String>>,
     /// Working directory, recorded only where a rule needs it (a relative `--log-dir` is
-    /// resolved against it). `None`: not read, and a relative log dir is then unknown.
+    /// resolved against it). Null: not read, and a relative log dir is then unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
 }

@@ -483,6 +483,7 @@ mod tests {
         }
         // Records as `run` serializes them are recognised.
         let spared = crate::actions::watchdog::Event::Spared {
+            at: "2026-12-01T00:00:00Z".into(),
             reason: crate::actions::watchdog::EndReason::Limit,
             pids: vec![7],
         };

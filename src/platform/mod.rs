@@ -135,7 +135,7 @@ pub trait ProcessSource {
     }
 }
 
-/// Signals understood by `ProcessControl`.
+/// A signal headroom sends or forwards, by its name (`SIGTERM`, `SIGKILL`…).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum Signal {
     #[serde(rename = "SIGTERM")]

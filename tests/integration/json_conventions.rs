@@ -8,6 +8,10 @@
 //!   its unit or that it is an instant;
 //! - every record (a one-shot report, each kind of line of a stream) requires `schema` and
 //!   a constant `type`;
+//! - every record of a stream (each kind of line of a JSON Lines output) requires `at`, the
+//!   instant the thing it reports happened, but for the kinds listed in [`UNDATED`] with
+//!   the reason. A summary reports the end of its stream and is dated by it (`at`): the
+//!   start is the first line's `at`, so no `started_at`/`ended_at` pair is needed;
 //! - an `Option` is required and nullable (unknown is `null`, never a missing key), but for
 //!   the few fields listed in [`EXCEPTIONS`] with the reason.
 //!
@@ -36,6 +40,16 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "snapshot input format: recorded only where a relative `--log-dir` needs it",
     ),
 ];
+
+/// Outputs printed as a stream of one kind of record (`top --watch` repeats its report):
+/// held to the stream rule like those whose schema lists several kinds of line.
+const REPEATED: &[&str] = &["headroom.top"];
+
+/// Kinds of stream record exempt from requiring `at` (`schema`, `type`, why). None today:
+/// every record of every stream reports something that happened, summaries included. A
+/// listed kind that is dated after all fails, so the list cannot outlive its reasons.
+type Undated = &'static [(&'static str, &'static str, &'static str)];
+const UNDATED: Undated = &[];
 
 /// Names that say neither a unit nor that they are an instant.
 const BARE: &[&str] = &[
@@ -229,6 +243,11 @@ impl Walk<'_> {
 
 /// The convention's breaches in one published schema.
 fn problems(name: &'static str, schema: &Value) -> Vec<String> {
+    problems_with(name, schema, UNDATED)
+}
+
+/// [`problems`], with `undated` the stream records exempt from `at`.
+fn problems_with(name: &'static str, schema: &Value, undated: Undated) -> Vec<String> {
     let mut w = Walk {
         name,
         root: schema,
@@ -251,6 +270,26 @@ fn problems(name: &'static str, schema: &Value) -> Vec<String> {
     }
     let mut records = Vec::new();
     w.records(schema, &mut records, 0);
+    let stream = records.len() > 1 || REPEATED.iter().any(|t| name.split('/').next() == Some(t));
+    for r in records.iter().filter(|_| stream) {
+        let kind = r["properties"]["type"]["const"].as_str().unwrap_or("?");
+        let dated = r["required"]
+            .as_array()
+            .is_some_and(|q| q.iter().any(|v| v == "at"));
+        let exempt = undated
+            .iter()
+            .find(|(s, k, _)| *s == name && *k == kind)
+            .map(|(_, _, why)| *why);
+        match (dated, exempt) {
+            (false, None) => w.problems.push(format!(
+                "the `{kind}` record of a stream does not require `at`, when it happened"
+            )),
+            (true, Some(why)) => w.problems.push(format!(
+                "the `{kind}` record is listed as undated ({why}) but requires `at`"
+            )),
+            _ => {}
+        }
+    }
     for r in &records {
         let requires = r["required"]
             .as_array()
@@ -353,4 +392,126 @@ fn the_convention_check_refuses_each_kind_of_breach() {
     ] {
         assert!(!found.is_empty(), "{what} passed the convention check");
     }
+}
+
+/// A stream of two kinds of line: each dated passes; one undated fails, unless it is
+/// listed (and a listed kind that is dated after all fails: the list cannot go stale).
+#[test]
+fn every_kind_of_stream_line_must_say_when() {
+    let line = |kind: &str, at: bool| {
+        let mut props = serde_json::json!({"type": {"const": kind, "type": "string"}});
+        let mut required = vec![serde_json::json!("type")];
+        if at {
+            props["at"] = serde_json::json!({"type": "string", "format": "date-time"});
+            required.push("at".into());
+        }
+        serde_json::json!({"type": "object", "properties": props, "required": required})
+    };
+    let stream = |b_dated: bool| {
+        serde_json::json!({
+            "type": "object",
+            "properties": {"schema": {"const": "headroom.x/1", "type": "string"}},
+            "required": ["schema"],
+            "anyOf": [line("a", true), line("b", b_dated)],
+        })
+    };
+    let found = |b_dated, undated| problems_with("headroom.x/1", &stream(b_dated), undated);
+    assert_eq!(found(true, &[]), Vec::<String>::new());
+    let undated = found(false, &[]);
+    assert!(
+        undated.len() == 1 && undated[0].contains("`b`") && undated[0].contains("`at`"),
+        "{undated:?}"
+    );
+    let listed: Undated = &[("headroom.x/1", "b", "reason")];
+    assert_eq!(found(false, listed), Vec::<String>::new());
+    assert!(!found(true, listed).is_empty(), "a stale listing passed");
+    // A one-shot report is not a stream: it need not say `at` (`limits` reads no instant);
+    // a repeated one (`top --watch`) is.
+    let report = |name: &'static str| {
+        let mut one = line("x", false);
+        one["properties"]["schema"] = serde_json::json!({"const": name, "type": "string"});
+        one["required"] = serde_json::json!(["schema", "type"]);
+        problems(name, &one)
+    };
+    assert_eq!(report("headroom.x/1"), Vec::<String>::new());
+    let top = report("headroom.top/9");
+    assert!(top.len() == 1 && top[0].contains("`at`"), "{top:?}");
+}
+
+/// Words of the Rust source, not of the output: a published description says `null`, not
+/// `None`, and names no module, type or trait of headroom's own.
+const JARGON: &[&str] = &[
+    "None",
+    "Some(",
+    "::",
+    "Option<",
+    "Vec<",
+    "ProcessControl",
+    "ProcessSource",
+    "enum",
+    "struct",
+    "crate",
+    "serde",
+    "schemars",
+    "`Err",
+    "`Ok",
+];
+
+/// Every description in `s` that uses a word of [`JARGON`], with the path to it.
+fn jargon(path: &str, s: &Value, out: &mut Vec<String>) {
+    match s {
+        Value::Object(m) => {
+            if let Some(Value::String(d)) = m.get("description") {
+                let words: Vec<&str> = d
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .collect();
+                for j in JARGON {
+                    let hit = if j.chars().all(char::is_alphanumeric) {
+                        words.contains(j)
+                    } else {
+                        d.contains(j)
+                    };
+                    if hit {
+                        out.push(format!("{path}: `{j}` in {d:?}"));
+                    }
+                }
+            }
+            for (k, v) in m {
+                jargon(&format!("{path}/{k}"), v, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| jargon(path, v, out)),
+        _ => {}
+    }
+}
+
+/// Published descriptions are for the reader of the JSON (schemars takes them from the doc
+/// comments, which are also for the reader of the code): none speaks the source's language.
+#[test]
+fn published_descriptions_speak_the_output_s_language() {
+    let mut found = Vec::new();
+    for e in headroom::schema::ALL {
+        jargon(e.name, &e.schema(), &mut found);
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    // The control: the check sees a doc comment that leaked.
+    let leaked = serde_json::json!({"$defs": {"Signal": {
+        "description": "Signals understood by `ProcessControl`."}}});
+    let mut out = Vec::new();
+    jargon("x", &leaked, &mut out);
+    assert_eq!(out.len(), 1, "{out:?}");
+    let mut out = Vec::new();
+    jargon(
+        "x",
+        &serde_json::json!({"description": "`None` when unread."}),
+        &mut out,
+    );
+    assert_eq!(out.len(), 1, "{out:?}");
+    let mut out = Vec::new();
+    jargon(
+        "x",
+        &serde_json::json!({"description": "null when unread; none left."}),
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
 }

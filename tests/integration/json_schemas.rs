@@ -86,18 +86,10 @@ fn records(case: &Case, stdout: &[u8], stderr: &[u8]) -> Vec<Value> {
             serde_json::from_slice(stdout)
                 .unwrap_or_else(|e| panic!("{:?}: {e}: {}", case.args, text(stdout))),
         ],
-        Out::Lines | Out::StderrLines => {
-            let all = if case.out == Out::Lines {
-                text(stdout)
-            } else {
-                text(stderr)
-            };
-            all.lines()
-                .filter(|l| l.starts_with('{'))
-                .map(|l| {
-                    serde_json::from_str(l).unwrap_or_else(|e| panic!("{:?}: {e}: {l}", case.args))
-                })
-                .collect()
+        // stdout is all JSON; `run`'s stderr is shared with the command's own.
+        Out::Lines => crate::support::strict_json_lines(&format!("{:?}", case.args), &text(stdout)),
+        Out::StderrLines => {
+            crate::support::json_lines_among_text(&format!("{:?}", case.args), &text(stderr))
         }
     }
 }
@@ -131,7 +123,7 @@ fn every_json_output_validates_against_its_published_schema() {
             Out::Object,
             LEVEL,
         ),
-        case(&["limits"], "headroom.limits/1", Out::Object, LEVEL),
+        case(&["limits"], "headroom.limits/2", Out::Object, LEVEL),
         case(&["snapshot"], "headroom.snapshot/1", Out::Object, &[0]),
         case(&["reap", "--dry-run"], "headroom.reap/3", Out::Object, &[0]),
         case(
@@ -271,7 +263,7 @@ fn a_mangled_record_fails_validation() {
         ),
         (
             "another output's name",
-            mangle(&|m| drop(m.insert("schema".into(), "headroom.limits/1".into()))),
+            mangle(&|m| drop(m.insert("schema".into(), "headroom.limits/2".into()))),
         ),
         (
             "`used` a string",
@@ -330,11 +322,11 @@ fn a_replayed_hangs_round_validates_as_a_watch_hang_record() {
         .arg(&obs)
         .output()
         .unwrap();
-    let rounds: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["type"] == "round")
-        .collect();
+    let rounds: Vec<Value> =
+        crate::support::strict_json_lines("hangs stdout", &String::from_utf8_lossy(&out.stdout))
+            .into_iter()
+            .filter(|r| r["type"] == "round")
+            .collect();
     assert!(
         rounds
             .iter()

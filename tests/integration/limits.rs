@@ -56,7 +56,7 @@ fn unreadable_ceilings_and_the_inherited_rlimit_trap() {
         .output()
         .unwrap();
     let l: schema::Limits = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(l.schema, "headroom.limits/1");
+    assert_eq!(l.schema, "headroom.limits/2");
     assert_eq!(
         (l.limit, l.limit_source.as_deref(), l.level.as_str()),
         (Some(2666), Some("rlimit-nproc"), "critical")

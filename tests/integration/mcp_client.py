@@ -192,7 +192,7 @@ async def stateless(cfg):
             check("2026-07-28" in d.supported_versions, f"{d.supported_versions}")
             tools = (await s.list_tools()).tools
             r, _ = await call(s, "limits", {})
-            check(r.structured_content["schema"] == "headroom.limits/1", "limits schema")
+            check(r.structured_content["schema"] == "headroom.limits/2", "limits schema")
             return len(tools)
 
 

@@ -128,16 +128,22 @@ fn a_tree_over_its_limit_is_ended_and_nothing_survives() {
     assert!(s.terminated >= 1 && s.survivors.is_empty(), "{s:?}");
     assert!(events.iter().any(|e| matches!(e, RunEvent::Breach { .. })));
     // Every record, the breach and the signals among them, as published.
-    let records: Vec<serde_json::Value> = read(&err)
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    for kind in ["breach", "signal", "summary"] {
+    let records = crate::support::json_lines_among_text("run stderr", &read(&err));
+    // Each says when it happened, in the order it happened (to the second: equal may be).
+    let mut last = i64::MIN;
+    for kind in ["start", "breach", "signal", "summary"] {
+        let r = records.iter().find(|r| r["type"] == kind);
+        let at = r
+            .and_then(|r| r["at"].as_str())
+            .and_then(|t| headroom::core::time::parse_ms(t).ok());
+        let Some(at) = at else {
+            panic!("no {kind} with an RFC 3339 `at`: {records:?}");
+        };
         assert!(
-            records.iter().any(|r| r["type"] == kind),
-            "no {kind}: {records:?}"
+            at >= last,
+            "{kind} is dated before the record it follows: {records:?}"
         );
+        last = at;
     }
     crate::json_schemas::assert_valid("headroom.run/1", &records);
     drop(t);
@@ -237,7 +243,10 @@ fn sigint_to_headroom_reaches_the_command_and_nothing_remains() {
         .filter(|e| matches!(e, RunEvent::Forward { .. }))
         .collect();
     assert_eq!(forwarded.len(), 1, "{events:?}");
-    if let RunEvent::Forward { signal, pids: to } = forwarded[0] {
+    if let RunEvent::Forward {
+        signal, pids: to, ..
+    } = forwarded[0]
+    {
         assert_eq!(signal, "SIGINT");
         assert!(
             pids.iter().all(|p| to.contains(p)),

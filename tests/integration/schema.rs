@@ -67,14 +67,21 @@ pub struct Limits {
     #[serde(rename = "type")]
     pub kind: String,
     pub at: String,
-    pub os: String,
     pub uid: u32,
-    pub used: u64,
     pub processes: u64,
     pub tasks: Option<u64>,
+    pub zombies: u64,
+    pub used: u64,
     pub limit: Option<u64>,
     pub limit_source: Option<String>,
+    pub usage_pct: Option<f64>,
+    pub free_slots: Option<u64>,
     pub level: String,
+    pub growth_per_min: Option<f64>,
+    pub eta_seconds: Option<i64>,
+    pub trend_samples: usize,
+    pub partial: bool,
+    pub os: String,
     pub ceilings: Vec<Ceiling>,
     pub notes: Vec<String>,
     pub memory_pressure: Option<String>,
@@ -436,6 +443,7 @@ pub struct HangsSummary {
     pub schema: String,
     #[serde(rename = "type")]
     pub kind: String,
+    pub at: String,
     pub rounds: u64,
     pub restarted: u64,
     pub restart_failed: u64,
@@ -564,6 +572,7 @@ pub struct CommandStatus {
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RunSummary {
+    pub at: String,
     pub exit_code: u8,
     pub command_status: Option<CommandStatus>,
     pub peak_footprint_bytes: u64,
@@ -587,6 +596,7 @@ pub struct RunSummary {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RunEvent {
     Start {
+        at: String,
         pid: i32,
         command_pid: i32,
         command: Vec<String>,
@@ -597,18 +607,21 @@ pub enum RunEvent {
         terminal: bool,
     },
     ApproachingLimit {
+        at: String,
         footprint_bytes: u64,
         limit_bytes: u64,
         pct: f64,
         warn_pct: f64,
     },
     Breach {
+        at: String,
         footprint_bytes: u64,
         effective_limit_bytes: u64,
         free_pct: Option<f64>,
         processes: usize,
     },
     Park {
+        at: String,
         root: i32,
         name: String,
         pids: Vec<i32>,
@@ -616,11 +629,13 @@ pub enum RunEvent {
         cpu_pct: f64,
     },
     ParkResult {
+        at: String,
         relieved: bool,
         footprint_bytes: u64,
         effective_limit_bytes: u64,
     },
     Signal {
+        at: String,
         signal: String,
         reason: String,
         pids: Vec<i32>,
@@ -628,22 +643,27 @@ pub enum RunEvent {
         failed: Vec<String>,
     },
     Spared {
+        at: String,
         reason: String,
         pids: Vec<i32>,
     },
     Forward {
+        at: String,
         signal: String,
         pids: Vec<i32>,
     },
     JobControl {
+        at: String,
         action: String,
         signal: i32,
     },
     Warning {
+        at: String,
         message: String,
     },
     /// Who holds the limit (`--enforce`), right after `start`.
     Enforcement {
+        at: String,
         requested: String,
         by: String,
         cgroup: Option<String>,
@@ -657,6 +677,7 @@ pub enum RunEvent {
     },
     /// What the kernel did in the command's cgroup, just before the summary.
     KernelOutcome {
+        at: String,
         cgroup: String,
         oom_kills: u64,
         cgroup_peak_bytes: Option<u64>,

@@ -513,11 +513,42 @@ impl Drop for Tree {
     }
 }
 
-/// JSON Lines written so far to `path` (a partial last line is ignored).
+/// JSON Lines written so far to `path`, a stream that is all JSON (`watch --json`'s
+/// stdout): every complete line must be a JSON object, or the test fails showing the line
+/// (a garbled record must not pass unnoticed). Only the text after the last newline, a line
+/// still being written, is left for the next read.
 pub fn json_lines(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
+    let complete = text.rfind('\n').map_or("", |end| &text[..=end]);
+    strict_json_lines(&path.display().to_string(), complete)
+}
+
+/// Every line of `text` (the whole output of a process that has exited, all JSON) as a JSON
+/// object; a line that is not one fails the test, shown with `what` it came from.
+pub fn strict_json_lines(what: &str, text: &str) -> Vec<serde_json::Value> {
     text.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .enumerate()
+        .map(
+            |(i, l)| match serde_json::from_str::<serde_json::Value>(l) {
+                Ok(v) if v.is_object() => v,
+                Ok(_) => panic!("{what}, line {}: not a JSON object: {l:?}", i + 1),
+                Err(e) => panic!("{what}, line {}: not JSON ({e}): {l:?}", i + 1),
+            },
+        )
+        .collect()
+}
+
+/// The JSON records of a stream where human text is legitimately interleaved (`run
+/// --json`'s stderr, which the command shares): a line that starts with `{` is a record and
+/// must parse (else the test fails, showing it); any other line is the command's own text.
+pub fn json_lines_among_text(what: &str, text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with('{'))
+        .map(|(i, l)| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{what}, line {}: not JSON ({e}): {l:?}", i + 1))
+        })
         .collect()
 }
 
@@ -664,4 +695,34 @@ pub fn test_only_files(src: &Path) -> std::collections::BTreeSet<PathBuf> {
         }
     }
     out
+}
+
+/// A stream that is all JSON is read strictly: a garbled line fails, shown; only a line
+/// still being written (no newline yet) waits. The lenient reader skips human text only.
+#[test]
+fn a_garbled_json_line_fails_the_read_and_says_which() {
+    let env = Env::new();
+    let f = env.path("stream.jsonl");
+    std::fs::write(&f, "{\"type\":\"reading\"}\n{\"type\":\"summ").unwrap();
+    assert_eq!(json_lines(&f).len(), 1, "the partial last line waits");
+    std::fs::write(&f, "{\"type\":\"reading\"}\n{\"type\":\"summary\"}\n").unwrap();
+    assert_eq!(json_lines(&f).len(), 2);
+    for garbled in [
+        "{\"type\":\"rea\n{\"type\":\"summary\"}\n",
+        "plain text\n",
+        "[1]\n",
+    ] {
+        std::fs::write(&f, garbled).unwrap();
+        let panic = std::panic::catch_unwind(|| json_lines(&f)).unwrap_err();
+        let said = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        let first = garbled.lines().next().unwrap();
+        assert!(
+            said.contains("line 1") && said.contains(&format!("{first:?}")),
+            "{said}"
+        );
+    }
+    let text = "headroom: a human line\n{\"type\":\"breach\"}\nthe command's own output\n";
+    assert_eq!(json_lines_among_text("stderr", text).len(), 1);
+    let broken = "a human line\n{\"type\":\"bre\n";
+    assert!(std::panic::catch_unwind(|| json_lines_among_text("stderr", broken)).is_err());
 }

@@ -175,12 +175,16 @@ fn grace_survivors_are_killed_only_while_still_over_the_limit() {
     // 101 ignores SIGTERM and holds 1.1 GB on its own: SIGKILL.
     let mut w = World::new(tree(10, 1100)).at_read(1, keep_busy);
     w.table.survives = vec![101];
+    let before = crate::platform::now_ms().div_euclid(1000) * 1000;
     let r = w.enforce(1000, true, vec![]);
     assert_eq!(r.outcome, GuardOutcome::Sigkill, "{r:?}");
     assert_eq!(r.killed, vec![101]);
     // The shared table's survivors outlive SIGINT too: what reached 101 is checked, so a
     // guard that sent SIGINT for SIGTERM cannot pass here.
     assert_eq!(to(&w, 101), [Signal::Term, Signal::Kill]);
+    // Dated by the enforcement itself (the SIGKILL was its last step), to the second.
+    let at = crate::core::time::parse_ms(&r.at).unwrap();
+    assert!((before..=crate::platform::now_ms()).contains(&at), "{r:?}");
     // It ignores SIGTERM but is small once the root has gone: spared, and said so.
     let mut w = World::new(tree(600, 500)).at_read(1, keep_busy);
     w.table.survives = vec![101];

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-/// One step of a sequence: planned (every `result` is `None`) or performed.
+/// One step of a sequence: planned (every `result` is null) or performed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "step", rename_all = "kebab-case")]
 pub enum Step {

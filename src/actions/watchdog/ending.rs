@@ -8,7 +8,9 @@
 
 use std::time::Instant;
 
-use super::{CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summary, Watch};
+use super::{
+    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summary, Watch, now_at,
+};
 use crate::actions::escalate::{Ended, Escalation, Outcome, Settings, Step};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcState, ProcessRecord};
@@ -163,6 +165,7 @@ impl Watch<'_, '_> {
         if !spared.is_empty() {
             self.summary.spared.extend(&spared);
             (self.emit)(&Event::Spared {
+                at: now_at(),
                 reason,
                 pids: spared,
             });
@@ -202,6 +205,7 @@ impl Watch<'_, '_> {
         failed: &[(Identity, String)],
     ) {
         (self.emit)(&Event::Signal {
+            at: now_at(),
             signal: sig,
             reason,
             pids: sent.iter().map(|id| id.pid).collect(),
@@ -293,6 +297,7 @@ impl Watch<'_, '_> {
             }
         };
         self.summary.duration_ms = self.started.elapsed().as_millis() as u64;
+        self.summary.at = super::now_at();
         let summary = self.summary.clone();
         (self.emit)(&Event::Summary(summary.clone()));
         summary

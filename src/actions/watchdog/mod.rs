@@ -19,7 +19,7 @@ pub mod report;
 mod sample;
 mod signals;
 
-pub use report::{CommandStatus, EndReason, Event, JobAction, Summary};
+pub use report::{CommandStatus, EndReason, Event, JobAction, Summary, now_at};
 
 use crate::actions::escalate::Escalation;
 use crate::core::idle::{CpuHistory, Leaders, PARK_MIN_BYTES, idle_subtrees};
@@ -107,6 +107,8 @@ enum Phase {
 }
 
 struct Sample {
+    /// When the tree was read (ms since the epoch): a breach happened then.
+    at_ms: i64,
     members: Vec<ProcessRecord>,
     footprint: u64,
     effective: u64,
@@ -126,6 +128,7 @@ pub fn run(
     let cmd_pid = sup.spawn(&cfg.command)?;
     let self_pid = std::process::id() as i32;
     emit(&Event::Start {
+        at: now_at(),
         pid: self_pid,
         command_pid: cmd_pid,
         command: cfg
@@ -256,6 +259,8 @@ impl<'a, 'e> Watch<'a, 'e> {
             kill_hit_live: false,
             breach_footprint: 0,
             summary: Summary {
+                // Set when the run ends (`finish`).
+                at: String::new(),
                 exit_code: ExitStatus::RunFailed,
                 command_status: None,
                 peak_footprint_bytes: 0,
@@ -397,6 +402,7 @@ impl Watch<'_, '_> {
                     .map_or((0, self.cfg.limit), |s| (s.footprint, s.effective));
                 let relieved = footprint < effective;
                 (self.emit)(&Event::ParkResult {
+                    at: now_at(),
                     relieved,
                     footprint_bytes: footprint,
                     effective_limit_bytes: effective,
@@ -422,6 +428,7 @@ impl Watch<'_, '_> {
         self.summary.breaches += 1;
         self.breach_footprint = s.footprint;
         (self.emit)(&Event::Breach {
+            at: crate::core::time::format_ms(s.at_ms),
             footprint_bytes: s.footprint,
             effective_limit_bytes: s.effective,
             free_pct: s.free_pct.map(|f| (f * 10.0).round() / 10.0),
@@ -443,6 +450,7 @@ impl Watch<'_, '_> {
             self.summary.parked += pids.len();
             self.parked.extend(sub.targets.iter().copied());
             (self.emit)(&Event::Park {
+                at: now_at(),
                 root: sub.root,
                 name: sub.name.clone(),
                 pids,

@@ -1,5 +1,7 @@
 //! What `run --limit`'s watchdog tells the world: the events it streams while the tree
 //! runs and the summary it ends with (`headroom.run/1`; JSON Lines on stderr with `--json`).
+//! Every event carries `at`, the instant it happened (taken where it happened, not when
+//! printed: a breach at the sample that found it).
 
 use serde::Serialize;
 
@@ -27,12 +29,15 @@ pub enum JobAction {
     Continued,
 }
 
-/// Streamed while the tree runs: JSON Lines on stderr with `--json`, a few human lines
-/// otherwise (see `commands::run`).
+/// Streamed while the tree runs: JSON Lines on stderr with `--json`; without it, a few of
+/// them as lines of text (`commands::run` words them).
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[schemars(description = "A record `run --json` streams on stderr while the command's tree runs.")]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     Start {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         pid: i32,
         command_pid: i32,
         command: Vec<String>,
@@ -44,18 +49,24 @@ pub enum Event {
     },
     /// The tree crossed the warning line (`--warn`, once per crossing).
     ApproachingLimit {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         footprint_bytes: u64,
         limit_bytes: u64,
         pct: f64,
         warn_pct: f64,
     },
     Breach {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         footprint_bytes: u64,
         effective_limit_bytes: u64,
         free_pct: Option<f64>,
         processes: usize,
     },
     Park {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         root: i32,
         name: String,
         pids: Vec<i32>,
@@ -63,11 +74,15 @@ pub enum Event {
         cpu_pct: f64,
     },
     ParkResult {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         relieved: bool,
         footprint_bytes: u64,
         effective_limit_bytes: u64,
     },
     Signal {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         signal: Signal,
         reason: EndReason,
         pids: Vec<i32>,
@@ -76,21 +91,34 @@ pub enum Event {
     },
     /// Grace survivors not sent SIGKILL: under the limit by then.
     Spared {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         reason: EndReason,
         pids: Vec<i32>,
     },
     Forward {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         signal: Signal,
         pids: Vec<i32>,
     },
     JobControl {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         action: JobAction,
         signal: i32,
     },
     Warning {
+        /// When it happened (RFC 3339, UTC).
+        at: String,
         message: String,
     },
     Summary(Summary),
+}
+
+/// The instant now, as every event's `at` is printed.
+pub fn now_at() -> String {
+    crate::core::time::format_ms(crate::platform::now_ms())
 }
 
 impl crate::schema::Document for Event {
@@ -108,6 +136,8 @@ pub struct CommandStatus {
 /// The one record `run` ends with.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
+    /// When the run ended: the command's tree was gone (RFC 3339, UTC).
+    pub at: String,
     pub exit_code: crate::exit::ExitStatus,
     pub command_status: Option<CommandStatus>,
     pub peak_footprint_bytes: u64,
@@ -121,7 +151,7 @@ pub struct Summary {
     pub terminated: usize,
     pub killed: usize,
     /// Grace survivors of a limit ending not sent SIGKILL: together they held less than the
-    /// limit by then (caproom's rule: SIGKILL the breach's survivors only if still over).
+    /// limit by then (the survivors of a breach are sent SIGKILL only if still over it).
     pub spared: Vec<i32>,
     /// Signals headroom received and forwarded to the command's group.
     pub forwarded: Vec<Signal>,

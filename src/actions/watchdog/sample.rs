@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::notify::{warn_body, without_helpers};
-use super::{Event, Sample, Watch, after};
+use super::{Event, Sample, Watch, after, now_at};
 use crate::core::memory::{effective_limit, tree_footprint};
 use crate::core::snapshot::ProcessRecord;
 use crate::platform::TreeQuery;
@@ -27,6 +27,7 @@ impl Watch<'_, '_> {
                 .observe(s.footprint, s.effective, self.cfg.warn_pct)
             {
                 (self.emit)(&Event::ApproachingLimit {
+                    at: crate::core::time::format_ms(s.at_ms),
                     footprint_bytes: a.footprint_bytes,
                     limit_bytes: a.limit_bytes,
                     pct: a.pct,
@@ -90,6 +91,7 @@ impl Watch<'_, '_> {
             }
         };
         Some(Sample {
+            at_ms: crate::platform::now_ms(),
             effective: effective_limit(self.cfg.limit, free_pct),
             members,
             footprint,
@@ -100,7 +102,10 @@ impl Watch<'_, '_> {
     pub(super) fn warn_once(&mut self, message: String) {
         if !self.warned {
             self.warned = true;
-            (self.emit)(&Event::Warning { message });
+            (self.emit)(&Event::Warning {
+                at: now_at(),
+                message,
+            });
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::{EndReason, Event, JobAction, Phase, Watch};
+use super::{EndReason, Event, JobAction, Phase, Watch, now_at};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcessRecord};
 use crate::platform::Signal;
@@ -19,6 +19,7 @@ impl Watch<'_, '_> {
             return; // SIGSTOP from `headroom park` or the like: the user's choice.
         }
         (self.emit)(&Event::JobControl {
+            at: now_at(),
             action: JobAction::Stopped,
             signal: sig,
         });
@@ -39,6 +40,7 @@ impl Watch<'_, '_> {
             .unwrap_or_default();
         signal_each(self.control, &group, Signal::Cont);
         (self.emit)(&Event::JobControl {
+            at: now_at(),
             action: JobAction::Continued,
             signal: libc::SIGCONT,
         });
@@ -54,7 +56,11 @@ impl Watch<'_, '_> {
                 self.tick(Instant::now());
                 let targets: Vec<Identity> = self.group_members();
                 let pids = self.deliver(&targets, sig).0;
-                (self.emit)(&Event::Forward { signal: sig, pids });
+                (self.emit)(&Event::Forward {
+                    at: now_at(),
+                    signal: sig,
+                    pids,
+                });
                 self.phase = Phase::Forwarded {
                     deadline: super::after(Instant::now(), self.cfg.grace),
                 };

@@ -153,6 +153,8 @@ impl RoundReport {
 /// The last line of `--watch`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
+    /// When the watch (or replay) ended (RFC 3339, UTC).
+    pub at: String,
     pub rounds: u64,
     pub restarted: u64,
     pub restart_failed: u64,

@@ -74,6 +74,8 @@ pub enum Event {
         message: String,
     },
     Summary {
+        /// When the watch ended (RFC 3339, UTC).
+        at: String,
         rounds: u64,
         cleanups: u64,
         errors: u64,
@@ -155,6 +157,7 @@ impl Event {
                 message,
             } => format!("{at}  {}: {message}", severity.as_str()),
             Self::Summary {
+                at: _,
                 rounds,
                 cleanups,
                 errors,

@@ -373,6 +373,7 @@ impl Watcher<'_, '_> {
             }
         }
         self.emit(&Event::Summary {
+            at: rfc3339_ms(platform::now_ms()),
             rounds: self.rounds,
             cleanups: self.cleanups,
             errors: self.errors,

@@ -90,6 +90,7 @@ mod tests {
 
     fn report(root: Option<Identity>, parked_ids: Vec<Identity>) -> GuardReport {
         GuardReport {
+            at: "2026-12-01T00:00:00Z".into(),
             breach: Breach {
                 root: 100,
                 identity: root,
