@@ -175,8 +175,20 @@ mod linux {
         let _ = leader_rx.recv();
         // The calling thread only (no unwinding, no atexit): what `pthread_exit` in the main
         // thread leaves, a zombie leader while the other threads run.
-        unsafe { libc::syscall(libc::SYS_exit, 0) };
-        unreachable!("SYS_exit returned");
+        #[cfg(target_os = "linux")]
+        unsafe {
+            libc::syscall(libc::SYS_exit, 0)
+        };
+        // Elsewhere (macOS has no raw `exit` syscall number in libc; the thread tests are
+        // Linux's) the POSIX call, which may unwind the calling thread first.
+        #[cfg(not(target_os = "linux"))]
+        unsafe {
+            libc::pthread_exit(std::ptr::null_mut())
+        };
+        #[allow(unreachable_code)]
+        {
+            unreachable!("the main thread's exit returned")
+        }
     }
 
     /// `--flag VALUE` from args.
