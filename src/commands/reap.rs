@@ -415,15 +415,7 @@ mod plan_tests {
     #[test]
     fn watch_without_flags_plans_what_reap_without_flags_plans() {
         let printer = crate::output::Printer::new(false, false, crate::output::ColorChoice::Never);
-        let global = crate::cli::GlobalArgs {
-            json: false,
-            snapshot: None,
-            config: None,
-            quiet: false,
-            color: crate::output::ColorChoice::Never,
-            proc_root: None,
-            sys_root: None,
-        };
+        let global = crate::cli::GlobalArgs::plain();
         let file = "[reap]\nallow = [\"agency\", \"claude\"]\ndeny = [\"keep\"]\nmin_zombies = 40\n\
                     max_targets = 3\ngrace = \"4s\"\nspare_active_sessions = false\n\
                     [liveness]\nidle_threshold = \"3h\"\ncpu_active_pct = 2\n\

@@ -75,15 +75,7 @@ fn args(argv: &[&str]) -> HangsArgs {
 #[test]
 fn conflicting_flags_are_usage_errors() {
     let printer = crate::output::Printer::new(false, false, crate::output::ColorChoice::Never);
-    let global = crate::cli::GlobalArgs {
-        json: false,
-        snapshot: None,
-        config: None,
-        quiet: false,
-        color: crate::output::ColorChoice::Never,
-        proc_root: None,
-        sys_root: None,
-    };
+    let global = crate::cli::GlobalArgs::plain();
     let ctx = Ctx {
         printer: &printer,
         global: &global,
@@ -106,13 +98,8 @@ fn conflicting_flags_are_usage_errors() {
         assert!(format!("{e}").contains(says), "{argv:?}: {e}");
     }
     let with_snapshot = crate::cli::GlobalArgs {
-        json: false,
         snapshot: Some("snap.json".into()),
-        config: None,
-        quiet: false,
-        color: crate::output::ColorChoice::Never,
-        proc_root: None,
-        sys_root: None,
+        ..crate::cli::GlobalArgs::plain()
     };
     let e = resolve(
         &Ctx {
