@@ -293,6 +293,9 @@ fn parked_trees_are_rejudged_woken_under_kept_near_ended_over() {
     // 10 + 600 + 500 = 1110 MiB: over, enforced again (it used to be skipped for good).
     assert_eq!(rejudge(&with(600), &p), Rejudge::Enforce);
     assert_eq!(rejudge(&with(440), &p), Rejudge::Keep, "950 MiB: 95 %");
+    // Exactly 90 % is not under it: kept (woken only below the line), and one MiB less wakes.
+    assert_eq!(rejudge(&with(390), &p), Rejudge::Keep, "900 MiB: 90 %");
+    assert_eq!(rejudge(&with(389), &p), Rejudge::Wake, "899 MiB");
     assert_eq!(
         rejudge(&with(300), &p),
         Rejudge::Wake,
