@@ -136,13 +136,14 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     };
     // The snapshot is evidence of the reading, not the reading: failing to keep it is said,
     // and the exit stays the reading's level.
-    let record_failure = plan.record.as_ref().and_then(|path| {
-        crate::commands::snapshot::to_json(&snap)
+    let record_failure = match plan.record.as_ref() {
+        Some(path) => crate::commands::snapshot::to_json(&snap)
             .context("cannot serialise the snapshot")
             .and_then(|bytes| atomic_write(path, &bytes))
             .err()
-            .map(|e| (path, e))
-    });
+            .map(|e| (path, e)),
+        None => None,
+    };
 
     let report = ProbeReport::new(&snap, &reading, plan.thresholds, trend.as_ref());
     let text = match plan.format {

@@ -406,8 +406,7 @@ fn kinfo_all() -> Result<Vec<KinfoProc>, io::Error> {
         v.truncate(bytes / KINFO_PROC_SIZE);
         return Ok(v);
     }
-    Err(io::Error::new(
-        io::ErrorKind::Other,
+    Err(io::Error::other(
         "process table kept growing across 5 attempts",
     ))
 }
