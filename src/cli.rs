@@ -319,9 +319,12 @@ pub struct EvidenceArgs {
     pub svg: Option<PathBuf>,
 }
 
-/// A chart width: at least `MIN_WIDTH` columns, at most 1000.
+/// The narrowest chart that still has room for labels and a readable plot.
+pub const MIN_CHART_WIDTH: usize = 30;
+
+/// A chart width: at least `MIN_CHART_WIDTH` columns, at most 1000.
 pub fn parse_chart_width(s: &str) -> Result<usize, String> {
-    let min = crate::commands::evidence_chart::MIN_WIDTH;
+    let min = MIN_CHART_WIDTH;
     let v: usize = s
         .trim()
         .parse()

@@ -254,6 +254,24 @@ impl crate::schema::Document for ErrorDocument {
     const TYPE: Option<&'static str> = Some("error");
 }
 
+/// The cause chain joined with `: `, each cause said once: an error whose message already
+/// ends with its source's (`cannot read `x`: No such file…`, then the io::Error itself) would
+/// otherwise print the OS error twice.
+pub fn said_once(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || msg.ends_with(&text) || msg.contains(&format!("{text}: ")) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,6 +402,18 @@ mod tests {
         assert_eq!(after_stop(Some(libc::SIGHUP), own), ExitStatus::Ok);
         assert_eq!(after_stop(None, own), own);
         assert_eq!(after_stop(None, ExitStatus::Ok), ExitStatus::Ok);
+    }
+
+    #[test]
+    fn a_cause_already_in_its_context_is_said_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e: anyhow::Error =
+            crate::platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
+        let msg = said_once(&e);
+        assert_eq!(msg.matches("not found").count(), 1, "{msg}");
+        // Control: causes that differ are all said, outermost first.
+        let e = anyhow::anyhow!("inner").context("middle").context("outer");
+        assert_eq!(said_once(&e), "outer: middle: inner");
     }
 
     #[test]

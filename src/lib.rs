@@ -19,6 +19,8 @@ pub mod exit;
 pub mod mcp;
 pub mod output;
 pub mod platform;
+/// Where it was before `exit` held it; `crate::exit::said_once` is the path to use.
+pub use exit::said_once;
 pub use headroom_core::sanitize;
 pub mod schema;
 pub mod store;
@@ -40,7 +42,12 @@ where
     };
     let printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
     let stream = ErrorStream::of(&cli.command, cli.global.json);
-    match commands::dispatch(cli, &printer) {
+    let result = match &cli.command {
+        // The second front end beside the CLI: it runs the commands as MCP tools.
+        cli::Command::Mcp(a) => commands::with_ctx(&cli, &printer, |ctx| mcp::run(&ctx, a)),
+        _ => commands::dispatch(cli, &printer),
+    };
+    match result {
         Ok(status) => status,
         Err(e) => report_error(&e, &printer, stream),
     }
@@ -256,39 +263,9 @@ fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> ex
     status
 }
 
-/// The cause chain joined with `: `, each cause said once: an error whose message already
-/// ends with its source's (`cannot read `x`: No such file…`, then the io::Error itself) would
-/// otherwise print the OS error twice.
-pub fn said_once(e: &anyhow::Error) -> String {
-    let mut msg = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if text.is_empty() || msg.ends_with(&text) || msg.contains(&format!("{text}: ")) {
-            continue;
-        }
-        if !msg.is_empty() {
-            msg.push_str(": ");
-        }
-        msg.push_str(&text);
-    }
-    msg
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_cause_already_in_its_context_is_said_once() {
-        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
-        let e: anyhow::Error =
-            platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
-        let msg = said_once(&e);
-        assert_eq!(msg.matches("not found").count(), 1, "{msg}");
-        // Control: causes that differ are all said, outermost first.
-        let e = anyhow::anyhow!("inner").context("middle").context("outer");
-        assert_eq!(said_once(&e), "outer: middle: inner");
-    }
 
     fn usage_error(argv: &[&str]) -> String {
         let args: Vec<OsString> = argv.iter().map(OsString::from).collect();

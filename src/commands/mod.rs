@@ -15,13 +15,13 @@ pub mod idle_watch;
 pub mod limits;
 pub mod log_probe;
 pub mod login_item;
-pub mod mcp;
 pub mod park;
 pub mod probe;
 pub mod reap;
 pub mod reap_report;
 pub mod run;
 pub mod run_enforce;
+pub mod run_limited_report;
 pub mod schema;
 pub mod sessions;
 pub mod snapshot;
@@ -90,7 +90,19 @@ impl Ctx<'_> {
     }
 }
 
+/// Run the command `cli` names (`headroom mcp` is a front end beside the CLI, started by
+/// `headroom::run`; its tools come back here, one command each).
 pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
+    with_ctx(&cli, printer, |ctx| command(ctx, &cli.command))
+}
+
+/// `f` in the context of `cli`: the settings loaded (a bad config file refuses every
+/// command, exit 64) and the global flags with the command's own `--snapshot`.
+pub fn with_ctx<R>(
+    cli: &Cli,
+    printer: &Printer,
+    f: impl FnOnce(Ctx<'_>) -> Result<R>,
+) -> Result<R> {
     let settings = Settings::load(cli.global.config.as_deref())?;
     let mut global = cli.global.clone();
     global.snapshot = cli.command.snapshot().cloned();
@@ -99,7 +111,11 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
         global: &global,
         settings,
     };
-    match &cli.command {
+    f(ctx)
+}
+
+fn command(ctx: Ctx<'_>, command: &Command) -> Result<ExitStatus> {
+    match command {
         Command::Probe(a) => unknown_on_error(probe::run(&ctx, a)),
         Command::Limits(a) => unknown_on_error(limits::run(&ctx, a)),
         Command::LogProbe(a) => log_probe::run(&ctx, a),
@@ -121,7 +137,10 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
         Command::ParkTree(a) => park::run(&ctx, a, park::Action::ParkTree),
         Command::WakeTree(a) => park::run(&ctx, a, park::Action::WakeTree),
         Command::Calibrate(a) => calibrate::run(&ctx, a),
-        Command::Mcp(a) => mcp::run(&ctx, a),
+        // A front end, not a command: `headroom::run` serves it (`mcp::run`).
+        Command::Mcp(_) => Err(anyhow::anyhow!(
+            "`mcp` is not a command an MCP tool or a command can run"
+        )),
     }
 }
 
@@ -139,7 +158,10 @@ fn unknown_on_error(r: Result<ExitStatus>) -> Result<ExitStatus> {
         if keep {
             return e;
         }
-        crate::exit::Failure::NoReading(format!("{}; no reading (UNKNOWN)", crate::said_once(&e)))
-            .into()
+        crate::exit::Failure::NoReading(format!(
+            "{}; no reading (UNKNOWN)",
+            crate::exit::said_once(&e)
+        ))
+        .into()
     })
 }

@@ -9,8 +9,9 @@
 //! one tool that starts a process.
 
 pub mod rpc;
-pub mod run_limited;
 pub mod tools;
+
+pub use tools::run_limited;
 
 use std::io::BufRead;
 
@@ -226,6 +227,12 @@ pub fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
             });
         }
     }
+}
+
+/// `headroom mcp`: the toolbox as a Model Context Protocol server on stdio; every tool runs
+/// the command of the same name (`tools`).
+pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result<ExitStatus> {
+    serve(ctx.global, args.read_only, ctx.printer)
 }
 
 /// Serve stdin until it ends.

@@ -18,6 +18,9 @@ use crate::core::parking::Refusal;
 use crate::exit::{ExitStatus, Failure, Refused, UsageError};
 use crate::output::{Printer, plural};
 
+/// The one tool that is not a command: `headroom run` under a timeout, as a child process.
+pub mod run_limited;
+
 /// What an agent may expect of a tool (MCP `annotations`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
@@ -326,7 +329,7 @@ park.",
         output: crate::schema::of::<crate::commands::park::ParkReport>,
         call: |t, a| t.run::<PidArgs>("wake_tree", a, |a, _| Ok(pid_argv("wake-tree", &a))),
     },
-    super::run_limited::SPEC,
+    run_limited::SPEC,
 ];
 
 fn pid_argv(cmd: &str, a: &PidArgs) -> Vec<String> {

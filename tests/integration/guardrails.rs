@@ -155,7 +155,7 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
         // The MCP tool ends the `headroom run` it spawned if that ignores its SIGTERM; the
         // run supervisor then ends the tree through the one escalation.
         (
-            "src/mcp/run_limited.rs",
+            "src/mcp/tools/run_limited.rs",
             "SIGKILL to its own headroom-run child",
         ),
     ];
@@ -276,7 +276,10 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
             &["MonitorState::", "process_round("],
         ),
         // Signals only the `headroom run` it spawned, by the identity read from its pid.
-        ("src/mcp/run_limited.rs", &["child.id()", ".identity()"]),
+        (
+            "src/mcp/tools/run_limited.rs",
+            &["child.id()", ".identity()"],
+        ),
         // watch's memory round; its cleanup goes through `reap::execute` (reap.rs's entry).
         (
             "src/commands/watch/memory.rs",

@@ -17,7 +17,6 @@
 mod cleanup;
 pub mod events;
 mod memory;
-pub mod output;
 pub mod parked;
 mod persist;
 pub mod pressure;
@@ -33,13 +32,13 @@ use crate::commands::probe::{resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch::events::Severity;
 use crate::commands::watch::events::{Event, ReadingEvent, status_line};
-use crate::commands::watch::output::{DRAIN_AT_EXIT, Output};
 use crate::commands::watch::parked::ParkedTrees;
 use crate::commands::watch::persist::Persisted;
 use crate::core::alerts::Crossing;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::exit::{ExitStatus, UsageError};
+use crate::output::queue::{DRAIN_AT_EXIT, JsonNotice, Output};
 use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
 use crate::store::evidence::Row;
@@ -128,7 +127,11 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         saved: None,
         parked: ParkedTrees::default(),
         once: args.once,
-        out: Output::stdout(ctx.printer.is_json()),
+        out: Output::stdout(
+            ctx.printer
+                .is_json()
+                .then_some(events::lost_lines as JsonNotice),
+        ),
         last_cleanup: None,
         clock: Box::new(RealClock),
         warn_lines: Default::default(),

@@ -13,14 +13,12 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::rpc::RpcError;
-use super::tools::{Effect, ErrorKind, Spec, Tools, error_result, schema_of, tool_error};
-#[cfg(unix)]
-use crate::actions::watchdog::Summary;
+use super::{Effect, ErrorKind, Spec, Tools, error_result, schema_of, tool_error};
 use crate::exit::ExitStatus;
+use crate::mcp::rpc::{self, RpcError};
 use crate::output::human_bytes;
 use crate::platform::Signal;
 
@@ -58,39 +56,7 @@ pub struct RunLimitedArgs {
     pub tail_bytes: Option<usize>,
 }
 
-/// The `headroom.run-limited/1` report.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RunLimitedReport {
-    pub command: Vec<String>,
-    pub cwd: String,
-    pub limit_bytes: u64,
-    pub timeout_ms: u64,
-    /// `run`'s exit code: the command's own, 143/137 when headroom ended the tree, 125 to
-    /// 127 when it could not start it; null if `run` itself was killed.
-    pub exit_code: Option<i32>,
-    /// headroom ended the tree for being over its limit.
-    pub capped: bool,
-    /// The timeout passed and the tree was ended.
-    pub timed_out: bool,
-    /// `run` did not end within two graces of the timeout's SIGTERM and was killed.
-    pub killed_after_timeout: bool,
-    pub peak_footprint_bytes: Option<u64>,
-    pub duration_ms: u64,
-    pub stdout_tail: String,
-    pub stdout_bytes: u64,
-    /// The command's stderr, without `run`'s own records.
-    pub stderr_tail: String,
-    pub stderr_bytes: u64,
-    /// `run`'s final `headroom.run/1` record, as it wrote it; null when it could not start
-    /// the command.
-    #[cfg_attr(unix, schemars(with = "Option<Summary>"))]
-    pub summary: Option<Value>,
-}
-
-impl crate::schema::Document for RunLimitedReport {
-    const SCHEMA: &'static str = "headroom.run-limited/1";
-    const TYPE: Option<&'static str> = Some("run-limited");
-}
+pub use crate::commands::run_limited_report::RunLimitedReport;
 
 pub const SPEC: Spec = Spec {
     name: "run_limited",
@@ -429,7 +395,7 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
     let failed = report.summary.is_none();
     let value = crate::schema::to_line(&report)
         .and_then(|line| serde_json::from_str::<Value>(&line))
-        .map_err(|e| RpcError::new(super::rpc::INTERNAL_ERROR, e.to_string()))?;
+        .map_err(|e| RpcError::new(rpc::INTERNAL_ERROR, e.to_string()))?;
     Ok(json!({
         "content": [{"type": "text", "text": text}],
         "structuredContent": value,
