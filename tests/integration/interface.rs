@@ -868,17 +868,18 @@ fn bare_counts(text: &str) -> Vec<String> {
 
 #[test]
 fn counted_nouns_go_through_the_plural_helper() {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let tests = crate::support::test_only_files(&src);
     let mut bad = Vec::new();
-    for f in crate::support::files_under(&src) {
-        if f.extension().is_none_or(|x| x != "rs") || tests.contains(&f) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&f).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        for l in bare_counts(code) {
-            bad.push(format!("{}: {l}", f.display()));
+    for src in crate::support::source_roots() {
+        let tests = crate::support::test_only_files(&src);
+        for f in crate::support::files_under(&src) {
+            if f.extension().is_none_or(|x| x != "rs") || tests.contains(&f) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for l in bare_counts(code) {
+                bad.push(format!("{}: {l}", f.display()));
+            }
         }
     }
     assert!(
