@@ -387,15 +387,22 @@ spared); a process born during the grace is not signalled until it outlives the 
 When the command exits, what is left of its tree gets SIGTERM, the grace, SIGKILL. \
 SIGINT, SIGTERM and SIGHUP sent to headroom are passed on to the command's process group; if \
 the command still runs --grace later (or at a second signal), headroom ends the tree. \
-headroom writes only to stderr: one line at the end, JSON Lines with --json.\n\n\
+headroom writes only to stderr (or to --records-fd): one line at the end, JSON Lines with \
+--json.\n\n\
+--timeout ends the tree when it passes, the same way (SIGTERM to the whole tree, --grace, \
+SIGKILL to what is left); `ended_by` reads `timeout`. --die-with-parent does the same when the \
+process that started headroom exits (`parent-exited`), for a program that starts `run` and \
+may die without ending it (an agent's tool server, a script killed by its supervisor); \
+without it `run` outlives its parent, as a command under `nohup` should.\n\n\
 --enforce auto (the default) also has the kernel hold the limit where it can (Linux): the \
 command runs in a cgroup of its own, made in a subtree this user may write to with the memory \
 controller delegated (cgroup v2 memory.max, memory.high a sixteenth below, swap 0; v1 \
 memory.limit_in_bytes), joined before exec, read back, removed at the end. The watchdog still \
 parks and reports beside it. Where that is impossible auto polls and says why; --enforce \
 kernel refuses (exit 125).\n\n\
-Exit status: the command's own code; 143 when headroom ended the tree with SIGTERM, 137 when \
-it needed SIGKILL; 125 headroom failed; 126 not executable; 127 not found."
+Exit status: the command's own code; 143 when headroom ended the tree with SIGTERM (over the \
+limit, a forwarded signal, --timeout, the parent's exit), 137 when it needed SIGKILL; 125 \
+headroom failed; 126 not executable; 127 not found."
 )]
 pub struct RunArgs {
     /// Memory limit for the whole tree: MiB, or with a unit (512M, 2G).
@@ -415,6 +422,18 @@ pub struct RunArgs {
     /// dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90].
     #[arg(long, value_name = "PCT", value_parser = parse_pct, allow_hyphen_values = true)]
     pub warn: Option<f64>,
+    /// End the tree once this long has passed (SIGTERM, --grace, SIGKILL), like `90s` or
+    /// `2h`.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub timeout: Option<Duration>,
+    /// End the tree when the process that started headroom exits.
+    #[arg(long)]
+    pub die_with_parent: bool,
+    /// Write headroom's own lines (the records with --json) to this inherited file
+    /// descriptor, open for writing, instead of stderr: stdout and stderr are then the
+    /// command's alone. The command does not inherit it.
+    #[arg(long, value_name = "FD", value_parser = clap::value_parser!(i32).range(3..))]
+    pub records_fd: Option<i32>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,

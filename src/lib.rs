@@ -36,8 +36,22 @@ where
         Ok(c) => c,
         Err(e) => return clap_error(&e, &args),
     };
-    let printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
+    let mut printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
     let stream = ErrorStream::of(&cli.command, cli.global.json);
+    #[cfg(unix)]
+    if let cli::Command::Run(a) = &cli.command {
+        if let Some(fd) = a.records_fd {
+            match platform::adopt_records_fd(fd) {
+                Ok(f) => printer = printer.with_stderr_to(f),
+                Err(e) => {
+                    let msg = format!("--records-fd `{fd}`: {e}");
+                    printer.error(&msg);
+                    stream.emit(&msg, exit::ExitStatus::Usage, &printer);
+                    return exit::ExitStatus::Usage;
+                }
+            }
+        }
+    }
     match commands::dispatch(cli, &printer) {
         Ok(status) => status,
         Err(e) => report_error(&e, &printer, stream),
@@ -82,7 +96,8 @@ impl ErrorStream {
     }
 
     /// The error object, after the stderr line. A closed stdout is no worse than the exit.
-    fn emit(self, message: &str, status: exit::ExitStatus) {
+    /// `printer`'s stderr is where `run`'s records go (`--records-fd`).
+    fn emit(self, message: &str, status: exit::ExitStatus, printer: &Printer) {
         let doc = exit::ErrorDocument::new(message, status.code());
         let p = Printer::new(true, false, output::ColorChoice::Never);
         match self {
@@ -90,7 +105,7 @@ impl ErrorStream {
             Self::Stdout => {
                 let _ = p.json_value(&doc);
             }
-            Self::Stderr => p.stderr_json(&doc),
+            Self::Stderr => printer.stderr_json(&doc),
         }
     }
 }
@@ -123,8 +138,9 @@ fn clap_error(e: &clap::Error, args: &[OsString]) -> exit::ExitStatus {
         _ => {
             let sub = subcommand_of(args);
             let msg = usage_line(&e.render().to_string(), sub.as_deref());
-            Printer::new(false, false, output::ColorChoice::Never).error(&msg);
-            ErrorStream::of_args(args, sub.as_deref()).emit(&msg, exit::ExitStatus::Usage);
+            let p = Printer::new(false, false, output::ColorChoice::Never);
+            p.error(&msg);
+            ErrorStream::of_args(args, sub.as_deref()).emit(&msg, exit::ExitStatus::Usage, &p);
             exit::ExitStatus::Usage
         }
     }
@@ -235,7 +251,7 @@ fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> ex
         let message = f.to_string();
         if !message.is_empty() {
             printer.error(&message);
-            stream.emit(&message, f.status());
+            stream.emit(&message, f.status(), printer);
         }
         return f.status();
     }
@@ -250,7 +266,7 @@ fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> ex
     } else {
         exit::ExitStatus::Error
     };
-    stream.emit(&message, status);
+    stream.emit(&message, status, printer);
     status
 }
 

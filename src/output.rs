@@ -49,6 +49,9 @@ pub struct Printer {
     /// Set when a command runs inside `headroom mcp`: what it would print is kept here
     /// instead (stdout there carries only protocol messages).
     capture: Option<Arc<Mutex<Captured>>>,
+    /// `run --records-fd`: where what would go to stderr goes instead (stderr is then the
+    /// command's alone).
+    records: Option<Arc<std::fs::File>>,
 }
 
 /// What a capturing Printer was given: the bytes meant for stdout, the lines for stderr.
@@ -70,6 +73,26 @@ impl Printer {
             stdout_tty,
             stderr_tty,
             capture: None,
+            records: None,
+        }
+    }
+
+    /// This printer with every stderr line going to `file` instead (`run --records-fd`).
+    #[must_use]
+    pub fn with_stderr_to(mut self, file: std::fs::File) -> Self {
+        self.stderr_tty = false;
+        self.records = Some(Arc::new(file));
+        self
+    }
+
+    /// One whole line on stderr, or on the records descriptor when there is one.
+    fn to_stderr(&self, line: String) {
+        match &self.records {
+            // One write per line, so the reader never sees half a record.
+            Some(f) => {
+                let _ = (&**f).write_all(line.as_bytes());
+            }
+            None => write_stderr(line),
         }
     }
 
@@ -89,6 +112,7 @@ impl Printer {
             stdout_tty: false,
             stderr_tty: false,
             capture: Some(Arc::clone(&sink)),
+            records: None,
         };
         (p, sink)
     }
@@ -183,7 +207,7 @@ impl Printer {
         if self.captured(false, &format!("warning: {msg}")) {
             return;
         }
-        write_stderr(format!("headroom: warning: {msg}\n"));
+        self.to_stderr(format!("headroom: warning: {msg}\n"));
     }
 
     /// An error line on stderr.
@@ -192,7 +216,7 @@ impl Printer {
         if self.captured(false, &format!("error: {msg}")) {
             return;
         }
-        write_stderr(format!("headroom: error: {msg}\n"));
+        self.to_stderr(format!("headroom: error: {msg}\n"));
     }
 
     /// Free-form diagnostics on stderr (progress summaries, `run`'s final line).
@@ -200,7 +224,7 @@ impl Printer {
         if self.captured(false, msg) {
             return;
         }
-        write_stderr(format!("{msg}\n"));
+        self.to_stderr(format!("{msg}\n"));
     }
 
     /// A JSON Lines record on stderr (`run --json`, where stdout belongs to the command).
@@ -211,9 +235,15 @@ impl Printer {
             }
             // One write, the newline with the record: stderr is unbuffered, and `writeln!`
             // writes the newline apart, so a command sharing the terminal could write between.
-            let _ = std::io::stderr()
-                .lock()
-                .write_all(format!("{s}\n").as_bytes());
+            let line = format!("{s}\n");
+            match &self.records {
+                Some(f) => {
+                    let _ = (&**f).write_all(line.as_bytes());
+                }
+                None => {
+                    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+                }
+            }
         }
     }
 }

@@ -11,6 +11,8 @@ mod fd;
 pub mod linux;
 pub mod macos;
 #[cfg(unix)]
+pub mod parent_watch;
+#[cfg(unix)]
 pub mod path_lookup;
 #[cfg(unix)]
 pub mod pressure;
@@ -51,6 +53,13 @@ pub enum PlatformError {
     },
     #[error("{0}")]
     Invalid(String),
+}
+
+/// `run --records-fd FD`: the inherited descriptor as a file to write to (open, writable,
+/// 3 or above), made close-on-exec so the command does not inherit it.
+#[cfg(unix)]
+pub fn adopt_records_fd(fd: i32) -> std::io::Result<std::fs::File> {
+    fd::adopt_for_writing(fd)
 }
 
 impl PlatformError {
