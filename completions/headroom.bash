@@ -955,7 +955,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__run)
-            opts="-l -i -q -h --limit --interval --grace --enforce --warn --json --config --quiet --color --help"
+            opts="-l -i -q -h --limit --interval --grace --enforce --warn --timeout --die-with-parent --records-fd --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -986,6 +986,14 @@ _headroom() {
                     return 0
                     ;;
                 --warn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --records-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

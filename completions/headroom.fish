@@ -142,10 +142,13 @@ complete -c headroom -n "__fish_headroom_using_subcommand run" -l enforce -d 'Wh
 kernel\t'The kernel, or refuse to run (exit 125) saying why it cannot'
 poll\t'headroom\'s polling watchdog only'"
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l warn -d 'Warn once when the tree reaches this percentage of the limit (again only after it dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l timeout -d 'End the tree once this long has passed (SIGTERM, --grace, SIGKILL), like `90s` or `2h`' -r
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l records-fd -d 'Write headroom\'s own lines (the records with --json) to this inherited file descriptor, open for writing, instead of stderr: stdout and stderr are then the command\'s alone. The command does not inherit it' -r
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l die-with-parent -d 'End the tree when the process that started headroom exits'
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand run" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -45,7 +45,13 @@ impl ParentWatch {
         {
             // SAFETY: prctl(PR_SET_PDEATHSIG, sig) takes integer arguments only.
             super::fd::cvt(unsafe {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGCHLD as libc::c_ulong, 0, 0, 0)
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGCHLD as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                )
             })?;
             Ok(Self { parent })
         }

@@ -148,8 +148,8 @@ impl Supervisor {
     /// exited (`parent_watch`): the parent noted at start-up, else the one now. Reported at
     /// the first `wait` if it is gone already.
     pub fn watch_parent(&mut self) -> io::Result<()> {
-        let parent = super::start::parent_at_start()
-            .unwrap_or_else(super::parent_watch::current_parent);
+        let parent =
+            super::start::parent_at_start().unwrap_or_else(super::parent_watch::current_parent);
         self.parent = Some(super::parent_watch::ParentWatch::new(parent)?);
         Ok(())
     }
