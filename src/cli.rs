@@ -493,8 +493,17 @@ writable); the login item and brew service; whether notifications can be posted;
 whether the WindowServer interface answers. Each line is ok, mismatch or skipped (why), with \
 both values.
 
+With --no-exec only the checks that start no process are made (the ceilings read from the \
+kernel's files, the cgroup, the state directory, the WindowServer interface); every other is \
+skipped and says so. `headroom mcp` runs it so unless its tools may start processes.
+
 Exit status: 0 nothing mismatches; 1 something does; 2 the process table cannot be read.")]
 pub struct DoctorArgs {
+    /// Start no process: skip the checks that ask another tool (`ps`, a login shell's
+    /// `ulimit -u`, `sysctl`, `launchctl`, `systemctl`, the notification helper) or burn
+    /// CPU in a child.
+    #[arg(long)]
+    pub no_exec: bool,
     /// Internal: be the child doctor measures.
     #[arg(long, hide = true)]
     pub burn_child: bool,
@@ -619,22 +628,38 @@ pub struct ConfigArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Newline-delimited JSON-RPC 2.0 on stdin and stdout (MCP 2025-11-25, and the stateless \
-2026-07-28 style with `server/discover`); diagnostics go to stderr; no network listener. \
-Tools: probe, limits, top, evidence, log_probe, hangs_events, explain_reap (read-only); \
-reap, park, wake, park_tree, wake_tree, run_limited (acting). Each calls the command of the \
-same name and returns its `--json` report as structuredContent; a refusal (pid 1 or lower, \
-another user's process, headroom and its ancestors, which include the agent that started \
-the server) is a result with isError and the rule's name. `reap`'s arguments can only narrow \
-the configured policy.
+Newline-delimited JSON-RPC 2.0 on stdin and stdout (MCP 2025-11-25, 2025-06-18, 2025-03-26 with \
+its batches, 2024-11-05, and the stateless 2026-07-28 style with `server/discover`); \
+diagnostics go to stderr; no network listener. Calls run concurrently (8 at a time); `ping` \
+is answered at once; a cancelled call is ended and not answered; a request with a \
+progressToken gets progress notifications.
+
+Tools, by group (--tools, or `[mcp] tools` in the config): read: probe, limits, top, evidence, \
+log_probe, hangs_events, doctor, explain_reap; act: reap, park, wake, park_tree, wake_tree; \
+run: run_limited, which starts any program the user could (`[mcp] run_allow` lists the only \
+ones it may start). Each calls the command of the same name and returns its `--json` report \
+as structuredContent and as text; a refusal (pid 1 or lower, another user's process, \
+headroom and its ancestors, which include the agent that started the server) is a result \
+with isError and the rule's name. `reap`'s arguments can only narrow the configured policy. \
+Without `run`, nothing the server does starts a process (doctor skips the checks that \
+would). Resources: the current reading, the evidence log's recent rows, the hang events and \
+the effective config, with updates while subscribed; prompts: `out-of-slots`.
+
+When stdin closes or SIGTERM arrives, every run the server started is ended (its tree: \
+SIGTERM, grace, SIGKILL) before it exits; each run also ends its tree if the server dies.
 
 Register it with an agent as the command `headroom mcp` (see the README).
 
-Exit status: 0 when stdin ends; 2 stdin or stdout failed.")]
+Exit status: 0 when stdin ends or SIGTERM arrives; 2 stdin or stdout failed.")]
 pub struct McpArgs {
-    /// Offer only the read-only tools: nothing the agent calls can signal or start a process.
-    #[arg(long)]
+    /// Offer only the read tools (`--tools read`): nothing the agent calls can signal or
+    /// start a process.
+    #[arg(long, conflicts_with = "tools")]
     pub read_only: bool,
+    /// The groups of tools to offer, comma-separated [default: `[mcp] tools`, else
+    /// read,act,run].
+    #[arg(long, value_name = "GROUPS", value_enum, value_delimiter = ',')]
+    pub tools: Option<Vec<crate::config::ToolGroup>>,
 }
 
 #[derive(Debug, Args)]

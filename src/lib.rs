@@ -239,54 +239,19 @@ fn backticks(s: &str) -> String {
 }
 
 fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> exit::ExitStatus {
-    // A closed pipe (`headroom probe | head -1`) is not an error.
-    if e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    }) {
+    let r = exit::report(e);
+    if r.broken_pipe {
         return exit::ExitStatus::Ok;
     }
-    if let Some(f) = e.downcast_ref::<exit::Failure>() {
-        // An empty message: the command has said it all (and printed its report).
-        let message = f.to_string();
-        if !message.is_empty() {
-            printer.error(&message);
-            stream.emit(&message, f.status(), printer);
-        }
-        return f.status();
+    // An empty message: the command has said it all (and printed its report).
+    if !r.message.is_empty() {
+        printer.error(&r.message);
+        stream.emit(&r.message, r.status, printer);
     }
-    let message = said_once(e);
-    printer.error(&message);
-    let status = if e.downcast_ref::<exit::UsageError>().is_some() {
-        exit::ExitStatus::Usage
-    } else if e.downcast_ref::<exit::Refused>().is_some()
-        || e.downcast_ref::<core::parking::Refusal>().is_some()
-    {
-        exit::ExitStatus::Refused
-    } else {
-        exit::ExitStatus::Error
-    };
-    stream.emit(&message, status, printer);
-    status
+    r.status
 }
 
-/// The cause chain joined with `: `, each cause said once: an error whose message already
-/// ends with its source's (`cannot read `x`: No such file…`, then the io::Error itself) would
-/// otherwise print the OS error twice.
-pub fn said_once(e: &anyhow::Error) -> String {
-    let mut msg = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if text.is_empty() || msg.ends_with(&text) || msg.contains(&format!("{text}: ")) {
-            continue;
-        }
-        if !msg.is_empty() {
-            msg.push_str(": ");
-        }
-        msg.push_str(&text);
-    }
-    msg
-}
+pub use exit::said_once;
 
 #[cfg(test)]
 mod tests {
@@ -299,6 +264,16 @@ mod tests {
             platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
         let msg = said_once(&e);
         assert_eq!(msg.matches("not found").count(), 1, "{msg}");
+        // Every front end says it the same way, and once: the CLI, probe's UNKNOWN and MCP
+        // read `exit::report`, and `{:#}` (anyhow's own chain) agrees now too.
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e: anyhow::Error =
+            platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
+        let r = exit::report(&e);
+        assert_eq!(r.message, msg);
+        assert_eq!(r.status, exit::ExitStatus::Error);
+        let chained = format!("{e:#}");
+        assert_eq!(chained.matches("not found").count(), 1, "{chained}");
         // Control: causes that differ are all said, outermost first.
         let e = anyhow::anyhow!("inner").context("middle").context("outer");
         assert_eq!(said_once(&e), "outer: middle: inner");

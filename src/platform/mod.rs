@@ -45,11 +45,12 @@ pub enum PlatformError {
     PermissionDenied { pid: i32 },
     #[error("no such process `{pid}`")]
     NoSuchProcess { pid: i32 },
-    #[error("{context}: {source}")]
+    /// Says its cause itself and so does not also return it as `source()`: a front end
+    /// walking the chain would say the OS error twice (`exit::report`).
+    #[error("{context}: {cause}")]
     Io {
         context: String,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{0}")]
     Invalid(String),
@@ -62,11 +63,35 @@ pub fn adopt_records_fd(fd: i32) -> std::io::Result<std::fs::File> {
     fd::adopt_for_writing(fd)
 }
 
+/// Have `cmd`'s child find `fd` (open in this process) at `target` (3 or above), inherited
+/// across exec: how `headroom mcp` hands `run` its `--records-fd`. Every other descriptor
+/// stays close-on-exec, so a concurrent spawn never holds this one. `dup2` between fork and
+/// exec is async-signal-safe.
+#[cfg(unix)]
+pub fn pass_fd(cmd: &mut std::process::Command, fd: std::os::fd::RawFd, target: std::os::fd::RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure calls only dup2 and fcntl, async-signal-safe, on descriptors this
+    // process owns; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if fd == target {
+                let fl = libc::fcntl(fd, libc::F_GETFD);
+                if fl < 0 || libc::fcntl(fd, libc::F_SETFD, fl & !libc::FD_CLOEXEC) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(fd, target) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+}
+
 impl PlatformError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io {
             context: context.into(),
-            source,
+            cause: source,
         }
     }
 }
