@@ -204,7 +204,10 @@ fn ceilings(snap: &Snapshot, exec: bool) -> Vec<Check> {
     let (ulimit, shell) = if exec {
         shell_ulimit()
     } else {
-        (Err(NOT_RUN.to_string()), "ulimit -u in a login shell".into())
+        (
+            Err(NOT_RUN.to_string()),
+            "ulimit -u in a login shell".into(),
+        )
     };
     out.push(dr::ceiling(
         "ceiling.rlimit-nproc",

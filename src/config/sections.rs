@@ -241,10 +241,14 @@ fn tool_groups(list: Vec<String>) -> Result<Vec<ToolGroup>, String> {
 fn programs(list: Vec<String>) -> Result<Option<Vec<String>>, String> {
     for p in &list {
         if p.trim().is_empty() || p.trim() != p {
-            return Err(format!("entry `{p}` must be a program name or an absolute path"));
+            return Err(format!(
+                "entry `{p}` must be a program name or an absolute path"
+            ));
         }
         if p.contains('/') && !p.starts_with('/') {
-            return Err(format!("entry `{p}` is a relative path; use a name or an absolute path"));
+            return Err(format!(
+                "entry `{p}` is a relative path; use a name or an absolute path"
+            ));
         }
     }
     Ok(Some(list))

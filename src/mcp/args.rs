@@ -39,8 +39,7 @@ const STANDARD_FORMATS: &[&str] = &[
 pub fn clean(schema: &mut Value, input: bool) {
     match schema {
         Value::Object(o) => {
-            if o
-                .get("format")
+            if o.get("format")
                 .and_then(Value::as_str)
                 .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
             {
@@ -210,8 +209,15 @@ mod tests {
         assert_eq!((a.pid, a.park_min_mb), (Some(Int(42)), Some(Int(7))));
         let a: TopArgs = serde_json::from_value(json!({})).unwrap();
         assert_eq!((a.pid, a.park_min_mb), (None, None));
-        for bad in [json!({"pid": "4x"}), json!({"pid": 1.5}), json!({"pid": true})] {
-            assert!(serde_json::from_value::<TopArgs>(bad.clone()).is_err(), "{bad}");
+        for bad in [
+            json!({"pid": "4x"}),
+            json!({"pid": 1.5}),
+            json!({"pid": true}),
+        ] {
+            assert!(
+                serde_json::from_value::<TopArgs>(bad.clone()).is_err(),
+                "{bad}"
+            );
         }
         // Out of range for the type is refused, not wrapped.
         assert!(serde_json::from_value::<TopArgs>(json!({"pid": 1_u64 << 40})).is_err());

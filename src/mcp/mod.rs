@@ -76,7 +76,9 @@ pub fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
         if !too_long {
             if line.len() + chunk.len() > max {
                 too_long = true;
-                line.extend_from_slice(&chunk[..chunk.len().min(ID_PREFIX.saturating_sub(line.len()))]);
+                line.extend_from_slice(
+                    &chunk[..chunk.len().min(ID_PREFIX.saturating_sub(line.len()))],
+                );
                 line.truncate(ID_PREFIX);
             } else {
                 line.extend_from_slice(chunk);

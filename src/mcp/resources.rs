@@ -99,7 +99,18 @@ impl Resources {
         json!({ "resources": list })
     }
 
-    fn find(&self, params: &Map<String, Value>) -> Result<&'static (&'static str, &'static str, &'static str, &'static [&'static str]), RpcError> {
+    fn find(
+        &self,
+        params: &Map<String, Value>,
+    ) -> Result<
+        &'static (
+            &'static str,
+            &'static str,
+            &'static str,
+            &'static [&'static str],
+        ),
+        RpcError,
+    > {
         let uri = params
             .get("uri")
             .and_then(Value::as_str)
@@ -126,7 +137,10 @@ impl Resources {
     pub fn subscribe(&self, params: &Map<String, Value>, on: bool) -> Result<Value, RpcError> {
         let (uri, ..) = self.find(params)?;
         {
-            let mut s = self.subscribed.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut s = self
+                .subscribed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             if on {
                 s.insert(uri.to_string());
             } else {
@@ -156,7 +170,11 @@ impl Resources {
 
     pub fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
-        let h = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let h = self
+            .thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         if let Some(h) = h {
             let _ = h.join();
         }

@@ -144,6 +144,10 @@ pub fn id_in_prefix(prefix: &[u8]) -> Value {
                     _ => Value::Null,
                 };
             }
+            b' ' | b'\t' | b'\r' | b'\n' => {
+                i += 1;
+                continue;
+            }
             _ => {}
         }
         key_is_id = false;
@@ -222,12 +226,23 @@ mod tests {
     fn the_id_of_a_message_too_long_to_read_is_found_in_its_start() {
         let long = |head: &str| format!("{head}{}", "x".repeat(100));
         let id = |s: &str| id_in_prefix(s.as_bytes());
-        assert_eq!(id(&long(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"a":""#)), json!(8));
-        assert_eq!(id(&long(r#"{"id" : "req-1", "method":"x","#)), json!("req-1"));
+        assert_eq!(
+            id(&long(
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"a":""#
+            )),
+            json!(8)
+        );
+        assert_eq!(
+            id(&long(r#"{"id" : "req-1", "method":"x","#)),
+            json!("req-1")
+        );
         // An `id` deeper down, or inside a string, is not the message's.
         assert_eq!(id(&long(r#"{"params":{"id":5},"x":""#)), Value::Null);
         assert_eq!(id(&long(r#"{"method":"\"id\":7","#)), Value::Null);
         // Control: nothing readable gives null.
-        assert_eq!(id(&long(r#"{"method":"tools/call","params":{"deny":[""#)), Value::Null);
+        assert_eq!(
+            id(&long(r#"{"method":"tools/call","params":{"deny":[""#)),
+            Value::Null
+        );
     }
 }

@@ -176,7 +176,9 @@ impl Tail {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Record {
     Summary(Outcome),
-    Error { error: String },
+    Error {
+        error: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -295,7 +297,12 @@ fn plan(tools: &Tools, args: Value) -> Result<Plan, Value> {
     }
     if let Some(allowed) = &tools.selection.run_allow {
         allowlisted(&a.command[0], &cwd, allowed).map_err(|why| {
-            results::failure("refused", Some("not-in-run-allow"), &why, ExitStatus::Refused)
+            results::failure(
+                "refused",
+                Some("not-in-run-allow"),
+                &why,
+                ExitStatus::Refused,
+            )
         })?;
     }
     Ok(Plan {
@@ -552,7 +559,10 @@ not json\n\
 {\"schema\":\"headroom.run/1\",\"type\":\"summary\",\"ended_by\":\"limit\",\"peak_footprint_bytes\":7,\"exit_code\":143}\n";
         let r = read_records(&text[..]);
         let (v, o) = r.summary.unwrap();
-        assert_eq!((o.ended_by.as_deref(), o.peak_footprint_bytes), (Some("limit"), 7));
+        assert_eq!(
+            (o.ended_by.as_deref(), o.peak_footprint_bytes),
+            (Some("limit"), 7)
+        );
         assert_eq!(v["exit_code"], 143);
         let r = read_records(&b"{\"type\":\"error\",\"error\":\"`x`: command not found\"}\n"[..]);
         assert!(r.summary.is_none());

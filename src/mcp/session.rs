@@ -21,8 +21,8 @@ pub const HANDSHAKE_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-2
 pub const STATELESS_VERSION: &str = "2026-07-28";
 /// The one revision whose clients may send JSON-RPC batches.
 const BATCH_VERSION: &str = "2025-03-26";
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// How long a client may keep `server/discover` and `tools/list`: they change only with
 /// the binary (or the selection).

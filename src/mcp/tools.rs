@@ -357,10 +357,16 @@ pub fn reap_argv(a: ReapArgs, s: &Settings, dry_run: bool) -> Vec<String> {
         v.push(format!("--deny={p}"));
     }
     if let Some(m) = a.max_targets {
-        v.push(format!("--max-targets={}", m.0.min(s.reap.max_targets.value)));
+        v.push(format!(
+            "--max-targets={}",
+            m.0.min(s.reap.max_targets.value)
+        ));
     }
     if let Some(m) = a.min_zombies {
-        v.push(format!("--min-zombies={}", m.0.max(s.reap.min_zombies.value)));
+        v.push(format!(
+            "--min-zombies={}",
+            m.0.max(s.reap.min_zombies.value)
+        ));
     }
     if a.no_emergency {
         v.push("--no-emergency".into());

@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn a_capturing_printer_keeps_what_it_would_print() {
-    let (p, sink) = Printer::capturing();
+    let (p, sink) = Printer::capturing(None);
     assert!(p.is_json());
     p.json_value(&crate::exit::ErrorDocument::new("x", 2))
         .unwrap();

@@ -68,7 +68,11 @@ pub fn adopt_records_fd(fd: i32) -> std::io::Result<std::fs::File> {
 /// stays close-on-exec, so a concurrent spawn never holds this one. `dup2` between fork and
 /// exec is async-signal-safe.
 #[cfg(unix)]
-pub fn pass_fd(cmd: &mut std::process::Command, fd: std::os::fd::RawFd, target: std::os::fd::RawFd) {
+pub fn pass_fd(
+    cmd: &mut std::process::Command,
+    fd: std::os::fd::RawFd,
+    target: std::os::fd::RawFd,
+) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure calls only dup2 and fcntl, async-signal-safe, on descriptors this
     // process owns; it allocates nothing.

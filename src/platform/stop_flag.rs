@@ -67,7 +67,10 @@ pub fn wake_fd() -> std::io::Result<std::os::fd::RawFd> {
 /// requested first: `Ok(None)` then. For a server that reads its input and must also stop
 /// on SIGTERM (`headroom mcp`): the wait is a `poll` on `fd` and the self-pipe together.
 #[cfg(unix)]
-pub fn read_unless_stopped(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<Option<usize>> {
+pub fn read_unless_stopped(
+    fd: std::os::fd::RawFd,
+    buf: &mut [u8],
+) -> std::io::Result<Option<usize>> {
     use super::signal_handlers;
     let wake = signal_handlers::wake_fd()?;
     loop {
