@@ -77,7 +77,10 @@ pub struct CapturedReport {
 /// Reads a report where it is still typed: the Printer passes it as `Any`, the front end
 /// downcasts it to the report type it expects (`headroom mcp`'s summary line).
 #[derive(Clone)]
-pub struct ReportHook(pub Arc<dyn Fn(&dyn std::any::Any) -> Option<String> + Send + Sync>);
+pub struct ReportHook(pub Arc<ReadReport>);
+
+/// The hook's function: the typed report in, its summary out.
+pub type ReadReport = dyn Fn(&dyn std::any::Any) -> Option<String> + Send + Sync;
 
 impl std::fmt::Debug for ReportHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

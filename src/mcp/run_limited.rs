@@ -366,7 +366,7 @@ fn run(tools: &Tools, call: &Call, p: Plan) -> Value {
             ));
         }
     };
-    let (records_r, records_w) = match std::io::pipe() {
+    let (records_r, records_w) = match crate::platform::pipe_pair() {
         Ok(p) => p,
         Err(e) => return results::error(&anyhow::anyhow!("cannot make a pipe: {e}")),
     };

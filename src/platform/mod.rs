@@ -91,6 +91,22 @@ pub fn pass_fd(
     };
 }
 
+/// A blocking, close-on-exec pipe: (read end as a file, write end), for `pass_fd`.
+#[cfg(unix)]
+pub fn pipe_pair() -> std::io::Result<(std::fs::File, std::os::fd::OwnedFd)> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0 as std::ffi::c_int; 2];
+    // SAFETY: fds is an array of two ints, as pipe(2) requires.
+    fd::cvt(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    for f in [fds[0], fds[1]] {
+        // SAFETY: fcntl on descriptors owned above.
+        fd::cvt(unsafe { libc::fcntl(f, libc::F_SETFD, libc::FD_CLOEXEC) })?;
+    }
+    Ok((std::fs::File::from(r), w))
+}
+
 impl PlatformError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io {
