@@ -226,6 +226,9 @@ fn parse_duration(what: &str, s: Option<&str>, default: Duration) -> Result<Dura
 fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
     let a: RunLimitedArgs = serde_json::from_value(args)
         .map_err(|e| RpcError::invalid_params(format!("arguments of `run_limited`: {e}")))?;
+    if let Some(refusal) = tools.refuse_acting() {
+        return Ok(refusal);
+    }
     if a.command.first().is_none_or(String::is_empty) {
         return Err(RpcError::invalid_params(
             "`command` of `run_limited` needs a program",

@@ -369,6 +369,19 @@ impl Tools {
         &self.global
     }
 
+    /// An acting tool's refusal while the server's config file is one someone else could
+    /// have written (`Settings::trusted_for_action`), or an unreadable config's error: the
+    /// tool result to return instead of acting.
+    pub fn refuse_acting(&self) -> Option<Value> {
+        match Settings::load(self.global.config.as_deref()) {
+            Ok(s) => s
+                .trusted_for_action()
+                .err()
+                .map(|f| error_result(&f.into())),
+            Err(e) => Some(error_result(&e)),
+        }
+    }
+
     fn offered(&self) -> impl Iterator<Item = &'static Spec> {
         ALL.iter()
             .filter(move |s| !self.read_only || s.effect == Effect::Reads)
@@ -416,6 +429,11 @@ impl Tools {
             Ok(s) => s,
             Err(e) => return Ok(error_result(&e)),
         };
+        if spec.is_some_and(|s| matches!(s.effect, Effect::Acts { .. })) {
+            if let Err(f) = settings.trusted_for_action() {
+                return Ok(error_result(&f.into()));
+            }
+        }
         let argv = argv(a, &settings)?;
         let mut cli = Cli::try_parse_from(std::iter::once("headroom".to_string()).chain(argv))
             .map_err(|e| {

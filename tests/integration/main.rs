@@ -13,6 +13,8 @@
 )]
 
 mod cli;
+#[cfg(target_os = "linux")]
+mod config_trust;
 mod doctor;
 mod evidence;
 mod evidence_chart;
