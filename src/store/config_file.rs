@@ -79,12 +79,11 @@ mod tests {
 
     use super::*;
 
-    fn chmod(p: &Path, mode: u32) {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-
     #[test]
     fn the_file_and_the_directories_on_disk_are_judged() {
+        let chmod = |p: &Path, mode: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("headroom");
         std::fs::create_dir(&dir).unwrap();
