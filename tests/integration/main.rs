@@ -20,6 +20,8 @@ mod evidence;
 mod evidence_chart;
 mod faults;
 mod generated;
+#[cfg(target_os = "linux")]
+mod guard_chain;
 mod guardrails;
 mod hangs;
 mod interface;
