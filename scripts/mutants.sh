@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing of the code that decides whom to signal and how (issue 16), against the
 # unit tests only (`--lib`): core/policy.rs, core/liveness.rs, core/emergency.rs,
-# core/patterns.rs, actions/terminate.rs and actions/escalate.rs.
+# core/patterns.rs, core/memory_guard.rs, actions/terminate.rs, actions/escalate.rs and
+# actions/memory_guard.rs.
 #
 # Every mutant must be caught, or listed in scripts/mutants-equivalent.txt as equivalent (a
 # change of code that cannot change behaviour), with a `# why` comment above it. An entry is
@@ -11,7 +12,7 @@
 # names several (ambiguous: make the code or the list say which), and on a listed mutant
 # that is now caught (the list must stay true).
 #
-#   scripts/mutants.sh                    # all six files (slow on 2 cores: hours)
+#   scripts/mutants.sh                    # all eight files (slow on 2 cores: hours)
 #   scripts/mutants.sh src/core/patterns.rs   # one file
 #   MUTANTS_IN_PLACE=1 scripts/mutants.sh ... # mutate this tree in place (fast, see below)
 #   scripts/mutants.sh --check-list       # only check the list names mutants (seconds)
@@ -30,7 +31,8 @@ case "${1:-}" in --check-list | --judge) mode=$1; shift ;; esac
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
     files=(src/core/policy.rs src/core/liveness.rs src/core/emergency.rs src/core/patterns.rs
-           src/actions/terminate.rs src/actions/escalate.rs)
+           src/core/memory_guard.rs src/actions/terminate.rs src/actions/escalate.rs
+           src/actions/memory_guard.rs)
 fi
 args=()
 for f in "${files[@]}"; do args+=(--file "$f"); done
