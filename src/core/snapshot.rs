@@ -85,8 +85,8 @@ pub struct ProcessRecord {
     pub sid: Option<i32>,
     /// The foreground process group of the process's controlling terminal (Linux
     /// `/proc/PID/stat` field 8, macOS `kp_eproc.e_tpgid`): 0 or less when it has no
-    /// controlling terminal; null when not read. With `pgid` it tells the shell a person
-    /// is typing into (it leads that group) from a job running in it (`core::memory_guard`).
+    /// controlling terminal; null when not read. With `pgid` it tells a shell at its prompt
+    /// (it leads that group) from a job the shell runs, which memory guards may hold.
     #[serde(default)]
     pub tpgid: Option<i32>,
     #[serde(default)]
