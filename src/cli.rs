@@ -593,6 +593,28 @@ pub struct LoginItemArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Memory guards ([[memory.guard]] in the config file): a guard holds the topmost process of \
+each chain whose name matches its pattern, with everything below it, not the root of your \
+tree. With pattern = \"cargo\" and the chain sshd → bash → cargo → (rustc, and cargo → \
+build-script), the first cargo is held with the three processes below it (the nested cargo \
+is inside it, not a tree of its own). \
+Never held (counted, parked or ended), whatever matches: a session leader (a login or \
+terminal shell, a tmux pane's shell, a service's main process), a shell at its terminal's \
+prompt (it leads the terminal's foreground process group; a job it runs in the foreground \
+is held, and so is the shell once the job holds the terminal), headroom and its \
+ancestors, other users' processes. A held tree stops at them; a match below one of them \
+is a held tree of its own.
+
+Patterns are plain substrings, held to one rule everywhere (guards, reap's allow and deny, \
+[hangs] entries, flags, MCP arguments): only `/`, one character, no letter or digit, or a \
+glob or regex character (* ? [ ] | ^ $ \\) is refused, exit 64.
+
+watch acts only on settings from a file that you (or root) own, that group and others \
+cannot write, in directories they cannot write (a sticky one such as /tmp excepted): \
+otherwise it prints one line naming the file and the rule and exits 2, signalling nothing; \
+so do reap and live hangs rounds, and headroom mcp's acting tools. Read-only commands use \
+such a file with a warning.")]
 pub struct WatchArgs {
     #[command(flatten)]
     pub replay: SnapshotArg,

@@ -99,6 +99,10 @@ struct FileConfig {
 pub struct Settings {
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
+    /// Why that file may not steer a command that signals (someone else could have written
+    /// it), one line; `None` when it may, or no file was read.
+    #[serde(skip)]
+    pub untrusted: Option<String>,
     pub probe: ProbeSection,
     pub reap: ReapSection,
     pub liveness: LivenessSection,
@@ -118,7 +122,7 @@ impl Settings {
             Some(p) => (p.to_path_buf(), true),
             None => (crate::store::paths::config_file()?, false),
         };
-        let text = match std::fs::read_to_string(&path) {
+        let read = match crate::store::config_file::read(&path) {
             Ok(t) => t,
             // The default location may be absent, or under something that is not a directory.
             Err(e)
@@ -135,7 +139,22 @@ impl Settings {
                     .with_context(|| format!("cannot read config file `{}`", path.display()));
             }
         };
-        Self::parse(&text, &path)
+        Ok(Self {
+            untrusted: read.untrusted,
+            ..Self::parse(&read.text, &path)?
+        })
+    }
+
+    /// Refuse (exit 2) when the file read is not one the user alone controls
+    /// (`core::state_rules::config_rule`): what a command that signals calls before it
+    /// acts on these settings. `Ok` when no file was read or it is trusted.
+    pub fn trusted_for_action(&self) -> Result<(), crate::exit::Failure> {
+        match &self.untrusted {
+            Some(why) => Err(crate::exit::Failure::Failed(format!(
+                "{why}; nothing was signalled"
+            ))),
+            None => Ok(()),
+        }
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
@@ -172,6 +191,7 @@ impl Settings {
     fn from_file(f: FileConfig) -> Result<Self, Refusal> {
         Ok(Self {
             file: None,
+            untrusted: None,
             probe: ProbeSection::from_file(f.probe)?,
             reap: ReapSection::from_file(f.reap)?,
             liveness: LivenessSection::from_file(f.liveness)?,

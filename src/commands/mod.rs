@@ -98,6 +98,13 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
 /// `dispatch` with the settings already loaded (`headroom mcp` loads them once per call,
 /// for the tool's own use and the command's).
 pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<ExitStatus> {
+    if steered_by_settings(&cli.command) {
+        settings.trusted_for_action()?;
+    } else if let Some(why) = &settings.untrusted {
+        printer.warn(&format!(
+            "{why}; read here only because this command signals nothing"
+        ));
+    }
     let mut global = cli.global.clone();
     global.snapshot = cli.command.snapshot().cloned();
     let ctx = Ctx {
@@ -128,6 +135,19 @@ pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<
         Command::WakeTree(a) => park::run(&ctx, a, park::Action::WakeTree),
         Command::Calibrate(a) => calibrate::run(&ctx, a),
         Command::Mcp(a) => mcp::run(&ctx, a),
+    }
+}
+
+/// Whether `cmd` signals on what the config says (whom `reap` ends, what `watch` guards and
+/// reaps, which apps `hangs` restarts): such a command refuses a config file someone else
+/// could have written (`Settings::trusted_for_action`). Dry runs, replays and the commands
+/// that take no target or limit from the file read it with a warning.
+fn steered_by_settings(cmd: &Command) -> bool {
+    match cmd {
+        Command::Reap(a) => !a.dry_run,
+        Command::Watch(a) => a.replay.snapshot.is_none(),
+        Command::Hangs(a) => !a.dry_run && !a.events && a.observations.is_none(),
+        _ => false,
     }
 }
 

@@ -62,8 +62,10 @@ pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<Re
         allow: Patterns::new(&allow.value),
         deny: Patterns::new(&deny.value),
     };
-    if let Some((p, why)) = allow_deny.allow.too_broad() {
-        return Err(UsageError(format!("allow pattern `{p}` is refused: {why}")).into());
+    // The one pattern rule (`core::patterns::check`), for the flags and MCP's arguments;
+    // the config file's lists were held to it when read.
+    for (list, raw) in [("allow", &allow.value), ("deny", &deny.value)] {
+        crate::core::patterns::check_all(raw).map_err(|e| UsageError(format!("{list} {e}")))?;
     }
     if allow_deny.allow.is_empty() {
         warnings.push("the allowlist is empty, so it matches nothing: no parent will be selected (fail-closed)".into());

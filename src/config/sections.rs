@@ -262,17 +262,35 @@ fn pressure_mode(text: String) -> Result<PressureMode, String> {
     }
 }
 
-/// `[hangs] allow/deny`: bundle ids or absolute bundle paths.
+/// `[reap] allow/deny`: plain substrings, held to the one pattern rule.
+fn patterns(list: Vec<String>) -> Result<Vec<String>, String> {
+    crate::core::patterns::check_all(&list)?;
+    Ok(list)
+}
+
+/// `[hangs] allow/deny`: bundle ids or absolute bundle paths, each matching one app exactly,
+/// held to the one pattern rule too (`/`, `*`, `com.*` would match nothing here, and as a
+/// deny entry deny nothing).
 fn bundles(list: Vec<String>) -> Result<Vec<String>, String> {
     for entry in &list {
+        let e = crate::sanitize::sanitize(entry);
         if entry.trim().is_empty() || entry.trim() != entry {
             return Err(format!(
-                "entry `{entry}` must be a bundle id or an absolute bundle path"
+                "entry `{e}` must be a bundle id or an absolute bundle path"
             ));
         }
         if entry.contains('/') && !entry.starts_with('/') {
             return Err(format!(
-                "entry `{entry}` is a relative path; use an absolute bundle path"
+                "entry `{e}` is a relative path; use an absolute bundle path"
+            ));
+        }
+        if let Err(why) = crate::core::patterns::check(entry) {
+            return Err(format!("entry `{e}` is refused: {why}"));
+        }
+        if entry.starts_with('/') && !crate::core::hangs::eligibility::is_app_bundle_path(entry) {
+            return Err(format!(
+                "entry `{e}` is not an app bundle path (`/Applications/Name.app`): an entry \
+                 matches one app exactly, never a folder"
             ));
         }
     }
@@ -293,6 +311,12 @@ fn guards(list: Vec<GuardFile>) -> Result<Vec<Rule>, String> {
         if g.pattern.trim().is_empty() {
             return Err(format!(
                 "[{i}] has an empty `pattern`, which would match nothing"
+            ));
+        }
+        if let Err(why) = crate::core::patterns::check(&g.pattern) {
+            return Err(format!(
+                "[{i}] `pattern` `{}` is refused: {why}",
+                crate::sanitize::sanitize(g.pattern.trim())
             ));
         }
         let limit_bytes =
@@ -341,8 +365,8 @@ section! {
 section! {
     /// `[reap]`: which parents `reap` (and `watch`'s cleanup) may end, and how.
     ReapSection, ReapFile, "reap" {
-        allow: Vec<String> = vec!["agency".to_string()], file Vec<String> => any;
-        deny: Vec<String> = Vec::new(), file Vec<String> => any;
+        allow: Vec<String> = vec!["agency".to_string()], file Vec<String> => patterns;
+        deny: Vec<String> = Vec::new(), file Vec<String> => patterns;
         min_zombies: u64 = 100, file u64 => at_least_one;
         max_targets: u64 = 10, file u64 => at_least_one;
         /// Wait between SIGTERM and SIGKILL.

@@ -270,6 +270,9 @@ struct Plan {
 fn plan(tools: &Tools, args: Value) -> Result<Plan, Value> {
     let a: RunLimitedArgs = serde_json::from_value(args)
         .map_err(|e| results::usage(&format!("arguments of `run_limited`: {e}")))?;
+    if let Some(refusal) = tools.refuse_acting() {
+        return Err(refusal);
+    }
     if a.command.first().is_none_or(String::is_empty) {
         return Err(results::usage("`command` of `run_limited` needs a program"));
     }

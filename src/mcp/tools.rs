@@ -394,6 +394,19 @@ impl Tools {
         ALL.iter().filter(|s| self.selection.has(s.group))
     }
 
+    /// An acting tool's refusal while the server's config file is one someone else could
+    /// have written (`Settings::trusted_for_action`), or an unreadable config's error: the
+    /// tool result to return instead of acting.
+    pub fn refuse_acting(&self) -> Option<Value> {
+        match Settings::load(self.global.config.as_deref()) {
+            Ok(s) => s
+                .trusted_for_action()
+                .err()
+                .map(|f| results::error(&f.into())),
+            Err(e) => Some(results::error(&e)),
+        }
+    }
+
     /// The `tools/list` result.
     pub fn list(&self) -> Value {
         let tools: Vec<Value> = self.offered().map(describe).collect();
@@ -445,6 +458,13 @@ impl Tools {
             Ok(s) => s,
             Err(e) => return results::error(&e),
         };
+        // Acting tools refuse a config someone else could have written, as the CLI's
+        // acting commands do; park and wake too, which take nothing from the file.
+        if matches!(spec.effect, Effect::Acts { .. }) {
+            if let Err(f) = settings.trusted_for_action() {
+                return results::error(&f.into());
+            }
+        }
         let argv = argv(a, &settings, &self.selection);
         let mut cli = match Cli::try_parse_from(std::iter::once("headroom".to_string()).chain(argv))
         {

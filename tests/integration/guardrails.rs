@@ -300,10 +300,17 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     assert!(parking.contains("ancestors") && parking.contains("pid <= 1"));
     let watchdog = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/watchdog/mod.rs"));
     assert!(watchdog.contains("core::memory"));
+    // The memory guards take every member from `Holding`, which checks each one against
+    // `ParkPermission` and the guards' own protections.
     let guard = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/memory_guard.rs"));
     assert!(
-        guard.contains("permission.check("),
-        "memory guards check every member"
+        guard.contains("Holding::new(") && guard.contains(".members("),
+        "memory guards take their members from Holding"
+    );
+    let holding = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core/memory_guard.rs"));
+    assert!(
+        holding.contains("permission.check(") && holding.contains("protection("),
+        "Holding checks every member"
     );
 }
 

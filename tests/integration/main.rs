@@ -13,11 +13,15 @@
 )]
 
 mod cli;
+#[cfg(target_os = "linux")]
+mod config_trust;
 mod doctor;
 mod evidence;
 mod evidence_chart;
 mod faults;
 mod generated;
+#[cfg(target_os = "linux")]
+mod guard_chain;
 mod guardrails;
 mod hangs;
 mod interface;

@@ -109,8 +109,13 @@ struct Server {
 impl Server {
     fn start(env: &Env) -> Self {
         let mut c = env.cmd_via(&[]);
-        c.arg("mcp")
-            .stdin(Stdio::piped())
+        c.arg("mcp");
+        Self::spawn(c)
+    }
+
+    /// The server `c` (a command line ending in `mcp`) starts.
+    fn spawn(mut c: std::process::Command) -> Self {
+        c.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = spawn_retrying(&mut c);
@@ -373,4 +378,145 @@ fn a_closed_stdout_exits_2() {
         String::from_utf8_lossy(&out.stderr).contains("cannot write to stdout"),
         "{out:?}"
     );
+}
+
+/// A server whose protocol is initialized.
+fn ready_server(env: &Env) -> Server {
+    ready(Server::start(env))
+}
+
+fn ready(mut s: Server) -> Server {
+    let r = s.ask(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}));
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+    s.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    s
+}
+
+fn call(s: &mut Server, id: u64, tool: &str, args: Value) -> Value {
+    let r = s.ask(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}}));
+    r["result"].clone()
+}
+
+/// Issue 25 item 1: while the config file is one others can write, every acting tool is a
+/// tool error (exit 2, nothing signalled) and the read tools answer with the warning; with
+/// the same file private, the same calls act.
+#[test]
+fn acting_tools_refuse_a_config_others_can_write_and_read_tools_warn() {
+    let env = Env::new();
+    let exe = env.named_fixture("agency-mcpt");
+    let mut leaker = env.spawn(&exe, &["leak", "--zombies", "120"]);
+    let leaker_pid = leaker.ready()["pid"].as_i64().unwrap() as i32;
+    let mut tree = env.spawn(env.fixture(), &["tree", "--depth", "1", "--fanout", "1"]);
+    let root = tree.ready()["pids"][0].as_i64().unwrap();
+    std::fs::set_permissions(
+        &env.home,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let cfg = env.home.join("config.toml");
+    std::fs::write(
+        &cfg,
+        "[reap]\nallow = [\"agency-mcpt\"]\ngrace = \"200ms\"\n[notifications]\nenabled = false\n",
+    )
+    .unwrap();
+    chown(&cfg, env.uid);
+    let mode = |m: u32| {
+        std::fs::set_permissions(&cfg, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap();
+    };
+    mode(0o666);
+    let mut s = ready_server(&env);
+    for (id, tool, args) in [
+        (2, "reap", json!({})),
+        (3, "park", json!({"pid": root})),
+        (4, "park_tree", json!({"pid": root})),
+        (
+            5,
+            "run_limited",
+            json!({"command": ["true"], "limit": "64M"}),
+        ),
+    ] {
+        let r = call(&mut s, id, tool, args);
+        assert_eq!(r["isError"], true, "{tool}: {r}");
+        assert_eq!(r["_meta"]["headroom"]["exit_code"], 2, "{tool}: {r}");
+        let text = r["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.contains("is not trusted: it has mode 0666"),
+            "{tool}: {text}"
+        );
+    }
+    assert_eq!(zombie_children(leaker_pid), 120, "reap signalled nothing");
+    assert_ne!(proc_state(root as i32), Some('T'), "park signalled nothing");
+    let r = call(&mut s, 6, "explain_reap", json!({}));
+    assert_eq!(r["isError"], false, "{r}");
+    let text = r["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("not trusted") && text.contains("signals nothing"),
+        "{text}"
+    );
+    let (code, err) = s.finish();
+    assert_eq!(code, 0, "{err}");
+    // Control: the same file, private: the same calls act.
+    mode(0o600);
+    let mut s = ready_server(&env);
+    let r = call(&mut s, 2, "park", json!({"pid": root}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(proc_state(root as i32), Some('T'));
+    let r = call(&mut s, 3, "wake", json!({"pid": root}));
+    assert_eq!(r["isError"], false, "{r}");
+    let r = call(&mut s, 4, "reap", json!({}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(leaker.exit_code(), 128 + 15);
+    let (code, err) = s.finish();
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Issue 25 item 2: a pattern argument is held to the one rule (a tool error naming the
+/// pattern and the rule, nothing decided); a real pattern is an argument like any other.
+#[test]
+fn a_bad_deny_pattern_is_a_tool_error_a_real_one_is_used() {
+    let env = Env::new();
+    let exe = env.named_fixture("agency-mcpp");
+    let mut leaker = env.spawn(&exe, &["leak", "--zombies", "120"]);
+    let leaker_pid = leaker.ready()["pid"].as_i64().unwrap() as i32;
+    let cfg = env.path("mcpp.toml");
+    std::fs::write(
+        &cfg,
+        "[reap]\nallow = [\"agency-mcpp\"]\ngrace = \"200ms\"\n",
+    )
+    .unwrap();
+    let mut c = env.cmd_via(&[]);
+    c.arg("--config").arg(&cfg).arg("mcp");
+    let mut s = ready(Server::spawn(c));
+    for (id, tool, bad) in [
+        (2, "reap", "*"),
+        (3, "reap", "/"),
+        (4, "explain_reap", "."),
+        (5, "explain_reap", "agency*"),
+    ] {
+        let r = call(&mut s, id, tool, json!({"deny": [bad]}));
+        assert_eq!(r["isError"], true, "{tool} {bad}: {r}");
+        assert_eq!(r["_meta"]["headroom"]["error"], "usage", "{r}");
+        let text = r["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(
+            text.contains(&format!("deny pattern `{bad}` is refused")),
+            "{text}"
+        );
+    }
+    assert_eq!(zombie_children(leaker_pid), 120, "nothing was signalled");
+    // Controls: a real deny pattern that matches denies; one that does not lets reap act.
+    let r = call(&mut s, 6, "explain_reap", json!({"deny": ["agency-mcpp"]}));
+    assert_eq!(r["isError"], false, "{r}");
+    let p = r["structuredContent"]["parents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pid"] == leaker_pid)
+        .cloned()
+        .unwrap();
+    assert_eq!(p["reason"], "not-permitted-by-policy", "{p}");
+    let r = call(&mut s, 7, "reap", json!({"deny": ["unrelated"]}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(leaker.exit_code(), 128 + 15);
+    let (code, err) = s.finish();
+    assert_eq!(code, 0, "{err}");
 }

@@ -100,6 +100,7 @@ pub struct SnapshotProcess {
     pub exe: Option<String>,
     pub pgid: Option<i32>,
     pub sid: Option<i32>,
+    pub tpgid: Option<i32>,
     pub threads: Option<u32>,
     pub cpu_ns: Option<u64>,
     pub footprint_bytes: Option<u64>,
