@@ -307,7 +307,9 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
         guard.contains("Holding::new(") && guard.contains(".members("),
         "memory guards take their members from Holding"
     );
-    let holding = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core/memory_guard.rs"));
+    let holding = code(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-core/src/memory_guard.rs"),
+    );
     assert!(
         holding.contains("permission.check(") && holding.contains("protection("),
         "Holding checks every member"

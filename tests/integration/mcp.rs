@@ -448,7 +448,8 @@ fn acting_tools_refuse_a_config_others_can_write_and_read_tools_warn() {
     assert_ne!(proc_state(root as i32), Some('T'), "park signalled nothing");
     let r = call(&mut s, 6, "explain_reap", json!({}));
     assert_eq!(r["isError"], false, "{r}");
-    let text = r["content"][0]["text"].as_str().unwrap_or_default();
+    // The JSON is the first text block; the summary, with what the command warned, the second.
+    let text = r["content"][1]["text"].as_str().unwrap_or_default();
     assert!(
         text.contains("not trusted") && text.contains("signals nothing"),
         "{text}"
