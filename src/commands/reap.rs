@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::actions::escalate::RealClock;
-use crate::actions::terminate::terminate_all;
+use crate::actions::terminate::{Outcome, terminate_all};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
 use crate::commands::probe::rfc3339_ms;
@@ -334,12 +334,20 @@ pub fn execute(
         };
         terminate_all(control.as_ref(), &ids, plan.grace, &RealClock, &mut gate)
     };
-    if let Some(e) = unread_at_gate {
-        ctx.printer.warn(&format!(
-            "{}; no SIGKILL was sent to the parents that survived SIGTERM (their selection \
-             could not be made again)",
+    // A gate that could not read the table sent no SIGKILL (absence of evidence protects);
+    // those survivors are not "no longer targets": each carries the reason, and the exit
+    // says the cleanup is not done.
+    let unread_at_gate = unread_at_gate.map(|e| {
+        format!(
+            "{}: the selection could not be made again at the end of the grace, so no SIGKILL",
             crate::said_once(&e)
-        ));
+        )
+    });
+    let mut ended = ended;
+    for t in ended.iter_mut().filter(|t| t.outcome == Outcome::Spared) {
+        if let Some(why) = &unread_at_gate {
+            t.error = Some(why.clone());
+        }
     }
     for ((d, _), t) in targets.iter().zip(&ended) {
         if let Some(e) = &t.error {

@@ -106,9 +106,14 @@ impl TargetReport {
         self.verified || self.stood_down()
     }
 
-    /// It stopped being a target before headroom ended it.
+    /// It stopped being a target before headroom ended it (a survivor left alone because
+    /// its selection could not be made again carries that error, and did not).
     pub fn stood_down(&self) -> bool {
-        matches!(self.outcome, Outcome::AlreadyGone | Outcome::Spared)
+        match self.outcome {
+            Outcome::AlreadyGone => true,
+            Outcome::Spared => self.error.is_none(),
+            _ => false,
+        }
     }
 }
 
@@ -448,14 +453,15 @@ pub fn evidence_rows(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::actions::terminate::Termination;
     use crate::core::emergency::Emergency;
     use crate::core::liveness::Session;
     use crate::core::patterns::{AllowDeny, Patterns};
 
-    fn decision(pid: i32, zombies: u64, override_: Option<&'static str>) -> Decision {
+    /// A target `agency` with no session (shared with `reap_verify`'s tests).
+    pub(crate) fn decision(pid: i32, zombies: u64, override_: Option<&'static str>) -> Decision {
         Decision {
             pid,
             name: "agency".into(),

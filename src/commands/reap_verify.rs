@@ -110,24 +110,11 @@ mod tests {
     use super::*;
     use crate::actions::terminate::{Outcome, Termination};
     use crate::commands::reap_report::TargetReport;
-    use crate::core::liveness::{Session, SessionVerdict};
-    use crate::core::policy::{Decision, Verdict};
     use crate::core::snapshot::fixture::{proc, snapshot, zombie};
     use crate::platform::Signal;
 
     fn target(pid: i32, outcome: Outcome, zombies: u64) -> TargetReport {
-        let d = Decision {
-            pid,
-            name: "agency".into(),
-            exe: None,
-            zombies,
-            verdict: Verdict::Target,
-            reason: None,
-            session: Session::none(),
-            session_verdict: SessionVerdict::NoSession,
-            override_: None,
-            identity: None,
-        };
+        let d = crate::commands::reap_report::tests::decision(pid, zombies, None);
         let t = Termination {
             outcome,
             signals: vec![Signal::Term],
@@ -244,5 +231,17 @@ mod tests {
         assert_eq!(settle(&after, &zombies_of, &mut r), 0);
         assert_eq!(r.targets[0].zombies_left, 1);
         assert!(!r.targets[0].settled());
+    }
+
+    /// A survivor left alone because the table could not be read again at the end of the
+    /// grace was not "no longer a target": not settled (exit 1); the control, one the fresh
+    /// selection no longer chose, is.
+    #[test]
+    fn a_survivor_spared_for_want_of_a_reading_is_not_settled() {
+        let chosen_no_more = target(100, Outcome::Spared, 5);
+        assert!(chosen_no_more.settled());
+        let mut unread = target(200, Outcome::Spared, 5);
+        unread.error = Some("cannot read the process table again".into());
+        assert!(!unread.settled());
     }
 }
