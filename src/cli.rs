@@ -396,15 +396,22 @@ spared); a process born during the grace is not signalled until it outlives the 
 When the command exits, what is left of its tree gets SIGTERM, the grace, SIGKILL. \
 SIGINT, SIGTERM and SIGHUP sent to headroom are passed on to the command's process group; if \
 the command still runs --grace later (or at a second signal), headroom ends the tree. \
-headroom writes only to stderr: one line at the end, JSON Lines with --json.\n\n\
+headroom writes only to stderr (or to --records-fd): one line at the end, JSON Lines with \
+--json.\n\n\
+--timeout ends the tree when it passes, the same way (SIGTERM to the whole tree, --grace, \
+SIGKILL to what is left); `ended_by` reads `timeout`. --die-with-parent does the same when the \
+process that started headroom exits (`parent-exited`), for a program that starts `run` and \
+may die without ending it (an agent's tool server, a script killed by its supervisor); \
+without it `run` outlives its parent, as a command under `nohup` should.\n\n\
 --enforce auto (the default) also has the kernel hold the limit where it can (Linux): the \
 command runs in a cgroup of its own, made in a subtree this user may write to with the memory \
 controller delegated (cgroup v2 memory.max, memory.high a sixteenth below, swap 0; v1 \
 memory.limit_in_bytes), joined before exec, read back, removed at the end. The watchdog still \
 parks and reports beside it. Where that is impossible auto polls and says why; --enforce \
 kernel refuses (exit 125).\n\n\
-Exit status: the command's own code; 143 when headroom ended the tree with SIGTERM, 137 when \
-it needed SIGKILL; 125 headroom failed; 126 not executable; 127 not found."
+Exit status: the command's own code; 143 when headroom ended the tree with SIGTERM (over the \
+limit, a forwarded signal, --timeout, the parent's exit), 137 when it needed SIGKILL; 125 \
+headroom failed; 126 not executable; 127 not found."
 )]
 pub struct RunArgs {
     /// Memory limit for the whole tree: MiB, or with a unit (512M, 2G).
@@ -424,6 +431,18 @@ pub struct RunArgs {
     /// dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90].
     #[arg(long, value_name = "PCT", value_parser = parse_pct, allow_hyphen_values = true)]
     pub warn: Option<f64>,
+    /// End the tree once this long has passed (SIGTERM, --grace, SIGKILL), like `90s` or
+    /// `2h`.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub timeout: Option<Duration>,
+    /// End the tree when the process that started headroom exits.
+    #[arg(long)]
+    pub die_with_parent: bool,
+    /// Write headroom's own lines (the records with --json) to this inherited file
+    /// descriptor, open for writing, instead of stderr: stdout and stderr are then the
+    /// command's alone. The command does not inherit it.
+    #[arg(long, value_name = "FD", value_parser = clap::value_parser!(i32).range(3..))]
+    pub records_fd: Option<i32>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
@@ -483,8 +502,17 @@ writable); the login item and brew service; whether notifications can be posted;
 whether the WindowServer interface answers. Each line is ok, mismatch or skipped (why), with \
 both values.
 
+With --no-exec only the checks that start no process are made (the ceilings read from the \
+kernel's files, the cgroup, the state directory, the WindowServer interface); every other is \
+skipped and says so. `headroom mcp` runs it so unless its tools may start processes.
+
 Exit status: 0 nothing mismatches; 1 something does; 2 the process table cannot be read.")]
 pub struct DoctorArgs {
+    /// Start no process: skip the checks that ask another tool (`ps`, a login shell's
+    /// `ulimit -u`, `sysctl`, `launchctl`, `systemctl`, the notification helper) or burn
+    /// CPU in a child.
+    #[arg(long)]
+    pub no_exec: bool,
     /// Internal: be the child doctor measures.
     #[arg(long, hide = true)]
     pub burn_child: bool,
@@ -610,22 +638,38 @@ pub struct ConfigArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Newline-delimited JSON-RPC 2.0 on stdin and stdout (MCP 2025-11-25, and the stateless \
-2026-07-28 style with `server/discover`); diagnostics go to stderr; no network listener. \
-Tools: probe, limits, top, evidence, log_probe, hangs_events, explain_reap (read-only); \
-reap, park, wake, park_tree, wake_tree, run_limited (acting). Each calls the command of the \
-same name and returns its `--json` report as structuredContent; a refusal (pid 1 or lower, \
-another user's process, headroom and its ancestors, which include the agent that started \
-the server) is a result with isError and the rule's name. `reap`'s arguments can only narrow \
-the configured policy.
+Newline-delimited JSON-RPC 2.0 on stdin and stdout (MCP 2025-11-25, 2025-06-18, 2025-03-26 with \
+its batches, 2024-11-05, and the stateless 2026-07-28 style with `server/discover`); \
+diagnostics go to stderr; no network listener. Calls run concurrently (8 at a time); `ping` \
+is answered at once; a cancelled call is ended and not answered; a request with a \
+progressToken gets progress notifications.
+
+Tools, by group (--tools, or `[mcp] tools` in the config): read: probe, limits, top, evidence, \
+log_probe, hangs_events, doctor, explain_reap; act: reap, park, wake, park_tree, wake_tree; \
+run: run_limited, which starts any program the user could (`[mcp] run_allow` lists the only \
+ones it may start). Each calls the command of the same name and returns its `--json` report \
+as structuredContent and as text; a refusal (pid 1 or lower, another user's process, \
+headroom and its ancestors, which include the agent that started the server) is a result \
+with isError and the rule's name. `reap`'s arguments can only narrow the configured policy. \
+Without `run`, nothing the server does starts a process (doctor skips the checks that \
+would). Resources: the current reading, the evidence log's recent rows, the hang events and \
+the effective config, with updates while subscribed; prompts: `out-of-slots`.
+
+When stdin closes or SIGTERM arrives, every run the server started is ended (its tree: \
+SIGTERM, grace, SIGKILL) before it exits; each run also ends its tree if the server dies.
 
 Register it with an agent as the command `headroom mcp` (see the README).
 
-Exit status: 0 when stdin ends; 2 stdin or stdout failed.")]
+Exit status: 0 when stdin ends or SIGTERM arrives; 2 stdin or stdout failed.")]
 pub struct McpArgs {
-    /// Offer only the read-only tools: nothing the agent calls can signal or start a process.
-    #[arg(long)]
+    /// Offer only the read tools (`--tools read`): nothing the agent calls can signal or
+    /// start a process.
+    #[arg(long, conflicts_with = "tools")]
     pub read_only: bool,
+    /// The groups of tools to offer, comma-separated [default: `[mcp] tools`, else
+    /// read,act,run].
+    #[arg(long, value_name = "GROUPS", value_enum, value_delimiter = ',')]
+    pub tools: Option<Vec<crate::config::ToolGroup>>,
 }
 
 #[derive(Debug, Args)]

@@ -20,8 +20,8 @@ mod sections;
 
 pub use sections::{
     EmergencySection, GRACE_MAX, HANGS_COOLDOWN_MAX, HANGS_COOLDOWN_MIN, HANGS_GRACE_MAX,
-    HangsSection, LivenessSection, MemorySection, NotificationsSection, PressureMode, ProbeSection,
-    ReapSection, Refusal, WatchSection,
+    HangsSection, LivenessSection, McpSection, MemorySection, NotificationsSection, PressureMode,
+    ProbeSection, ReapSection, Refusal, ToolGroup, WatchSection,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -91,6 +91,7 @@ struct FileConfig {
     notifications: sections::NotificationsFile,
     hangs: sections::HangsFile,
     memory: sections::MemoryFile,
+    mcp: sections::McpFile,
 }
 
 /// Every setting, resolved: one section per command, in file order.
@@ -106,6 +107,7 @@ pub struct Settings {
     pub notifications: NotificationsSection,
     pub hangs: HangsSection,
     pub memory: MemorySection,
+    pub mcp: McpSection,
 }
 
 impl Settings {
@@ -178,6 +180,7 @@ impl Settings {
             notifications: NotificationsSection::from_file(f.notifications)?,
             hangs: HangsSection::from_file(f.hangs)?,
             memory: MemorySection::from_file(f.memory)?,
+            mcp: McpSection::from_file(f.mcp)?,
         })
     }
 
@@ -192,6 +195,7 @@ impl Settings {
         self.notifications.entries(&mut out);
         self.hangs.entries(&mut out);
         self.memory.entries(&mut out);
+        self.mcp.entries(&mut out);
         out
     }
 }

@@ -93,6 +93,12 @@ impl Ctx<'_> {
 
 pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
     let settings = Settings::load(cli.global.config.as_deref())?;
+    dispatch_with(cli, printer, settings)
+}
+
+/// `dispatch` with the settings already loaded (`headroom mcp` loads them once per call,
+/// for the tool's own use and the command's).
+pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<ExitStatus> {
     let mut global = cli.global.clone();
     global.snapshot = cli.command.snapshot().cloned();
     let ctx = Ctx {
@@ -131,16 +137,13 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
 /// the output file) is UNKNOWN, 3. A usage error stays 64 and a closed pipe stays quiet.
 fn unknown_on_error(r: Result<ExitStatus>) -> Result<ExitStatus> {
     r.map_err(|e| {
-        let keep = e.downcast_ref::<crate::exit::UsageError>().is_some()
-            || e.downcast_ref::<crate::exit::Failure>().is_some()
-            || e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            });
+        let said = crate::exit::report(&e);
+        let keep = said.broken_pipe
+            || e.downcast_ref::<crate::exit::UsageError>().is_some()
+            || e.downcast_ref::<crate::exit::Failure>().is_some();
         if keep {
             return e;
         }
-        crate::exit::Failure::NoReading(format!("{}; no reading (UNKNOWN)", crate::said_once(&e)))
-            .into()
+        crate::exit::Failure::NoReading(format!("{}; no reading (UNKNOWN)", said.message)).into()
     })
 }

@@ -33,7 +33,16 @@ macro_rules! show_as_json {
         }
     )*};
 }
-show_as_json!(f64, u64, bool, Vec<String>, Vec<Rule>, PressureMode);
+show_as_json!(
+    f64,
+    u64,
+    bool,
+    Vec<String>,
+    Vec<Rule>,
+    PressureMode,
+    Vec<ToolGroup>,
+    Option<Vec<String>>
+);
 
 /// `[memory] pressure`: whether `watch` and `run --limit` wait on the OS's memory-pressure
 /// signal (PSI, dispatch) beside their timer. `off` leaves the timer only: for a kernel whose
@@ -45,6 +54,30 @@ pub enum PressureMode {
     Auto,
     /// The timer only.
     Off,
+}
+
+/// A group of `headroom mcp`'s tools (`--tools`, `[mcp] tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolGroup {
+    /// The tools that read: probe, limits, top, evidence, log_probe, hangs_events, doctor,
+    /// explain_reap.
+    Read,
+    /// The tools that signal processes under the safety rules: reap, park, wake, park_tree,
+    /// wake_tree.
+    Act,
+    /// run_limited: start any program the user could (within `[mcp] run_allow`).
+    Run,
+}
+
+impl ToolGroup {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Act => "act",
+            Self::Run => "run",
+        }
+    }
 }
 
 /// A refused file value: the key and what is wrong with the value.
@@ -186,6 +219,39 @@ fn interval(text: String) -> Result<Duration, String> {
     let d = duration(text)?;
     super::check_interval(d)?;
     Ok(d)
+}
+
+fn tool_groups(list: Vec<String>) -> Result<Vec<ToolGroup>, String> {
+    let mut out = Vec::new();
+    for t in &list {
+        let g = match t.as_str() {
+            "read" => ToolGroup::Read,
+            "act" => ToolGroup::Act,
+            "run" => ToolGroup::Run,
+            _ => return Err(format!("entry `{t}` must be \"read\", \"act\" or \"run\"")),
+        };
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    Ok(out)
+}
+
+/// `[mcp] run_allow`: program names (looked up in PATH) or absolute paths.
+fn programs(list: Vec<String>) -> Result<Option<Vec<String>>, String> {
+    for p in &list {
+        if p.trim().is_empty() || p.trim() != p {
+            return Err(format!(
+                "entry `{p}` must be a program name or an absolute path"
+            ));
+        }
+        if p.contains('/') && !p.starts_with('/') {
+            return Err(format!(
+                "entry `{p}` is a relative path; use a name or an absolute path"
+            ));
+        }
+    }
+    Ok(Some(list))
 }
 
 fn pressure_mode(text: String) -> Result<PressureMode, String> {
@@ -357,5 +423,17 @@ section! {
         warn_pct: f64 = crate::core::memory_warn::DEFAULT_WARN_PCT, file f64 => pct_below_limit;
         /// Wait on the OS's memory-pressure signal (`auto`) or on the timer only (`off`).
         pressure: PressureMode = PressureMode::Auto, file String => pressure_mode;
+    }
+}
+
+section! {
+    /// `[mcp]`: what `headroom mcp` offers an agent.
+    McpSection, McpFile, "mcp" {
+        /// The groups of tools offered (`--tools` overrides it): read, act, run.
+        tools: Vec<ToolGroup> = vec![ToolGroup::Read, ToolGroup::Act, ToolGroup::Run],
+            file Vec<String> => tool_groups;
+        /// The only programs run_limited may start, by name (looked up in PATH) or absolute
+        /// path; unset: any program.
+        run_allow: Option<Vec<String>> = None, file Vec<String> => programs;
     }
 }

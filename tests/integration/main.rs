@@ -47,6 +47,8 @@ mod run;
 #[cfg(target_os = "linux")]
 mod run_kernel;
 #[cfg(target_os = "linux")]
+mod run_lifetime;
+#[cfg(target_os = "linux")]
 mod run_warn;
 mod schema;
 #[cfg(target_os = "linux")]

@@ -215,24 +215,22 @@ fn protocol_errors_get_their_codes_and_the_server_keeps_serving() {
     // A notification is not answered: the next line read is the ping's.
     s.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
     s.alive();
-    let r = s.ask(json!({"jsonrpc":"2.0","id":4,"method":"prompts/get"}));
+    let r = s.ask(json!({"jsonrpc":"2.0","id":4,"method":"sampling/createMessage"}));
     assert_eq!(code(&r), -32601, "{r}");
     let r = s.ask(json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"kill_everything","arguments":{}}}));
-    assert_eq!(code(&r), -32602, "{r}");
+    assert_eq!(code(&r), -32602, "an unknown tool: {r}");
+    // A bad argument value is a tool error the model can read (SEP-1303), not -32602.
     let r = s.ask(json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"park","arguments":{"pid":"1; rm -rf /"}}}));
-    assert_eq!(code(&r), -32602, "{r}");
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["_meta"]["headroom"]["error"], "usage", "{r}");
     let r = s.ask(json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"top","arguments":{"pid":-1,"park_min_mb":0}}}));
-    assert_eq!(code(&r), -32602, "{r}");
+    assert_eq!(r["result"]["isError"], true, "{r}");
     s.alive();
-    // A huge argument: a message over the 1 MiB bound is refused whole, not buffered.
+    // A huge argument: a message over the 1 MiB bound is refused whole, not buffered, and
+    // answered with its id so the client's request resolves.
     let huge = "x".repeat(2 << 20);
     let r = s.ask(json!({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"explain_reap","arguments":{"deny":[huge]}}}));
-    assert_eq!(
-        (code(&r), &r["id"]),
-        (-32600, &Value::Null),
-        "{}",
-        r["error"]
-    );
+    assert_eq!((code(&r), &r["id"]), (-32600, &json!(8)), "{}", r["error"]);
     s.alive();
     // A large one within the bound is just an argument.
     let big = "y".repeat(200 << 10);
@@ -300,4 +298,94 @@ fn run_limited_results_validate_against_the_published_schema() {
     crate::json_schemas::assert_valid("headroom.run-limited/1", &results);
     let (code, err) = s.finish();
     assert_eq!(code, 0, "{err}");
+}
+
+/// The official SDK on long calls and the session's end (`mcp_session.py`): a normal run
+/// completes with its output (the control); ping and another tool answer while a long run
+/// holds its call; progress arrives; a cancelled call's tree (a command that ignores
+/// SIGTERM) ends; a hang recorded while subscribed is an update; the SDK's shutdown (close
+/// stdin, SIGTERM, SIGKILL to the server's group) and a SIGKILL of the server mid-call each
+/// leave nothing running; `--tools read` offers and starts nothing that acts; `[mcp]
+/// run_allow` refuses `kill -STOP <agent>` and runs an allowed program. Afterwards nothing
+/// the test uid runs survives.
+#[test]
+fn long_calls_end_with_the_session_and_nothing_outlives_it() {
+    let Some(python) = sdk_python() else { return };
+    let env = Env::new();
+    let script = env.path("mcp_session.py");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/integration/mcp_session.py"
+        ),
+        &script,
+    )
+    .unwrap();
+    let allow = env.path("allow.toml");
+    std::fs::write(&allow, "[mcp]\nrun_allow = [\"sh\"]\n").unwrap();
+    let cfg = env.path("mcp_session.json");
+    std::fs::write(
+        &cfg,
+        json!({
+            "server": [env.headroom_path(), "mcp"],
+            "env": {"HEADROOM_HOME": env.home, "PATH": std::env::var("PATH").unwrap_or_default()},
+            "work": env.path(""),
+            "state": env.home,
+            "allow_config": allow,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    if env.private {
+        for p in [&script, &cfg, &allow] {
+            chown(p, env.uid);
+        }
+    }
+    let mut argv = env.as_test_user();
+    argv.extend(["timeout", "--kill-after=5", "170"].map(Into::into));
+    argv.push(python.into());
+    argv.push(script.into());
+    argv.push(cfg.into());
+    let out = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l == "ok"),
+        "the SDK client failed: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    if env.private {
+        crate::support::wait_until("nothing the test uid started survives", || {
+            crate::support::live_pids_of_uid(env.uid).is_empty()
+        });
+    }
+}
+
+/// A closed stdout is an error the man page names: exit 2, said on stderr. Control: the
+/// same server with stdout open exits 0 at the end of stdin
+/// (`the_server_exits_cleanly_on_eof_and_writes_nothing_but_protocol`).
+#[test]
+fn a_closed_stdout_exits_2() {
+    let env = Env::new();
+    let mut c = env.cmd_via(&[]);
+    c.arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = spawn_retrying(&mut c);
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot write to stdout"),
+        "{out:?}"
+    );
 }
