@@ -92,7 +92,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand reap" -l snapshot -d '
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l allow -d 'Allow pattern (repeatable; plain case-insensitive substring; with `/` it matches the full path, else the name or the executable\'s file name); replaces the configured allowlist [default: agency]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l deny -d 'Deny pattern (repeatable; matches name and full path; always wins); added to the configured denylist, never replacing it' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l min-zombies -d 'Zombies a parent must hold to be a candidate [default: 100]' -r
-complete -c headroom -n "__fish_headroom_using_subcommand reap" -l grace -d 'Wait between SIGTERM and SIGKILL [default: 2s]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand reap" -l grace -d 'Wait between SIGTERM and SIGKILL, 100ms to 60s [default: 2s]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l max-targets -d 'Most parents terminated in one run [default: 10]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l idle-threshold -d 'A session idle this long counts as finished [default: 2h]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l config -d 'Read settings from FILE instead of the default config file' -r -F
@@ -230,7 +230,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand watch" -l color -d 'Wh
 always\t''
 never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l once -d 'Run one round and exit with probe\'s exit code (memory guards do not park in it: the exit would wake them at once; a tree over its guard goes straight to SIGTERM)'
-complete -c headroom -n "__fish_headroom_using_subcommand watch" -l no-auto-reap -d 'Never reap automatically'
+complete -c headroom -n "__fish_headroom_using_subcommand watch" -l no-auto-reap -d 'Never reap automatically. (The automatic cleanup runs beside the rounds: readings and memory guards go on while its escalation waits out the grace.)'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l no-hangs -d 'Skip the hangs round'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'

@@ -223,8 +223,10 @@ pub struct ThresholdArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit status: 0 normal, 1 warning, 2 critical, 3 unknown (no ceiling \
-readable) — the monitoring-plugin convention.\n\nThe trend needs 3 readings from the last 10 \
-minutes; run probe from cron every minute to build it."
+readable) — the monitoring-plugin convention.\n\nThe trend is fitted over the readings of \
+the last 10 minutes after the last drop (a fall of at least 5 slots and 2 %, as a cleanup \
+makes); it needs 3 readings spanning a minute, and gives an ETA only while usage rose over \
+the newest minute. Run probe from cron every minute to build it."
 )]
 pub struct ProbeArgs {
     #[command(flatten)]
@@ -264,8 +266,15 @@ pub struct SnapshotArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 nothing needed doing or every target verified; 1 a \
-target survived or verification failed; 2 error; 64 usage error (nothing is signalled)."
+    after_help = "Every target is sent SIGTERM at once and the grace is shared; when it ends the \
+table is read again and the selection made again for the survivors, and only those it still \
+chooses get SIGKILL (a parent that reaped its own zombies meanwhile is spared). Only the \
+zombies of parents headroom ended count as reaped. Verification waits up to 10 s for \
+whoever inherits them (init, a container's pid 1, a subreaper) to reap them, and names it \
+when it has not.\n\nExit status: 0 nothing needed doing, or every target verified or no \
+longer a target at its signal; 1 a target survived, or its zombies were not reaped within \
+10 s; 2 error; 64 usage error (nothing is signalled). An evidence row that cannot be written \
+is a warning, never the exit code."
 )]
 pub struct ReapArgs {
     #[command(flatten)]
@@ -285,7 +294,7 @@ pub struct ReapArgs {
     /// Zombies a parent must hold to be a candidate [default: 100].
     #[arg(long, value_name = "N", value_parser = parse_positive, allow_hyphen_values = true)]
     pub min_zombies: Option<u64>,
-    /// Wait between SIGTERM and SIGKILL [default: 2s].
+    /// Wait between SIGTERM and SIGKILL, 100ms to 60s [default: 2s].
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub grace: Option<Duration>,
     /// Most parents terminated in one run [default: 10].
@@ -627,7 +636,8 @@ pub struct WatchArgs {
     /// exit would wake them at once; a tree over its guard goes straight to SIGTERM).
     #[arg(long)]
     pub once: bool,
-    /// Never reap automatically.
+    /// Never reap automatically. (The automatic cleanup runs beside the rounds: readings and
+    /// memory guards go on while its escalation waits out the grace.)
     #[arg(long)]
     pub no_auto_reap: bool,
     /// Skip the hangs round.

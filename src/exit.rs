@@ -145,7 +145,7 @@ pub const TABLE: &[(ExitStatus, &str)] = &[
     ),
     (
         ExitStatus::Unhappy,
-        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, or replay); park-tree/wake-tree: members left unchanged",
+        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived, or its zombies were not reaped within 10 s; hangs: a confirmed hang was left (blocked, restart failed, or replay); park-tree/wake-tree: members left unchanged",
     ),
     (
         ExitStatus::Error,

@@ -20,6 +20,7 @@ pub mod park;
 pub mod probe;
 pub mod reap;
 pub mod reap_report;
+pub mod reap_verify;
 pub mod run;
 pub mod run_enforce;
 pub mod schema;

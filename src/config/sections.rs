@@ -329,8 +329,10 @@ fn guards(list: Vec<GuardFile>) -> Result<Vec<Rule>, String> {
     Ok(rules)
 }
 
-/// `[memory] grace` at most: a guard's grace holds `watch`'s round.
-pub const MEMORY_GRACE_MAX: Duration = Duration::from_secs(60);
+/// The longest grace between SIGTERM and SIGKILL, one bound for `[reap] grace` (and
+/// `reap --grace`, checked in its plan) and `[memory] grace`: a guard's grace holds
+/// `watch`'s round, and a cleanup's keeps slots a SIGKILL would free taken at the wall.
+pub const GRACE_MAX: Duration = Duration::from_secs(60);
 /// `[hangs] grace` bounds: a restart must not stall a round for long.
 pub const HANGS_GRACE_MAX: Duration = Duration::from_secs(60);
 /// `[hangs] cooldown` bounds: at least the hour the seed requires, at most the 24 h that
@@ -369,7 +371,8 @@ section! {
         deny: Vec<String> = Vec::new(), file Vec<String> => patterns;
         min_zombies: u64 = 100, file u64 => at_least_one;
         max_targets: u64 = 10, file u64 => at_least_one;
-        /// Wait between SIGTERM and SIGKILL.
+        /// Wait between SIGTERM and SIGKILL (100 ms to 60 s, checked with `--grace` in
+        /// `reap`'s plan).
         grace: Duration = secs(2), file String => duration;
         spare_active_sessions: bool = true, file bool => any;
     }
@@ -439,7 +442,7 @@ section! {
         guard: Vec<Rule> = Vec::new(), file Vec<GuardFile> => guards;
         /// Wait between SIGTERM and SIGKILL when a guard ends a tree (it holds the round).
         grace: Duration = secs(5),
-            file String => duration_within(Duration::from_millis(1), MEMORY_GRACE_MAX);
+            file String => duration_within(Duration::from_millis(1), GRACE_MAX);
         /// Warn once at this percentage of a memory limit, before anything is done.
         warn_pct: f64 = crate::core::memory_warn::DEFAULT_WARN_PCT, file f64 => pct_below_limit;
         /// Wait on the OS's memory-pressure signal (`auto`) or on the timer only (`off`).

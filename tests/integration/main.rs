@@ -12,6 +12,8 @@
     unreachable_pub
 )]
 
+#[cfg(target_os = "linux")]
+mod cleanup_reporting;
 mod cli;
 #[cfg(target_os = "linux")]
 mod config_trust;
@@ -41,6 +43,8 @@ mod pressure;
 mod probe;
 #[cfg(target_os = "linux")]
 mod reap;
+#[cfg(target_os = "linux")]
+mod reap_decisions;
 #[cfg(target_os = "linux")]
 mod reap_safety;
 mod run;

@@ -100,14 +100,14 @@ fn an_agent_with_the_official_sdk_lists_calls_and_is_refused_where_a_person_woul
 }
 
 /// `headroom mcp` as the test user, read line by line.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
 }
 
 impl Server {
-    fn start(env: &Env) -> Self {
+    pub(crate) fn start(env: &Env) -> Self {
         let mut c = env.cmd_via(&[]);
         c.arg("mcp");
         Self::spawn(c)
@@ -137,6 +137,21 @@ impl Server {
         }
     }
 
+    /// Started and initialized, ready for `tools/call`.
+    pub(crate) fn ready(env: &Env) -> Self {
+        let mut s = Self::start(env);
+        let r = s.ask(json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}));
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+        s.send_raw(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+        s
+    }
+
+    /// The result of calling `tool` with `args`.
+    pub(crate) fn call(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.ask(json!({"jsonrpc":"2.0","id":tool,"method":"tools/call","params":{"name":tool,"arguments":args}}));
+        r["result"].clone()
+    }
+
     fn send_raw(&mut self, bytes: &[u8]) {
         let w = self.stdin.as_mut().unwrap();
         w.write_all(bytes).unwrap();
@@ -155,7 +170,7 @@ impl Server {
         v
     }
 
-    fn ask(&mut self, msg: Value) -> Value {
+    pub(crate) fn ask(&mut self, msg: Value) -> Value {
         self.send_raw(format!("{msg}\n").as_bytes());
         self.recv()
     }
@@ -170,7 +185,7 @@ impl Server {
     }
 
     /// Close stdin; the exit code.
-    fn finish(mut self) -> (i32, String) {
+    pub(crate) fn finish(mut self) -> (i32, String) {
         drop(self.stdin.take());
         let out = self.child.wait_with_output().unwrap();
         (

@@ -221,10 +221,19 @@ pub struct ReapTarget {
     pub signals: Vec<String>,
     pub zombies_before: u64,
     pub zombies_reaped: u64,
+    pub zombies_left: u64,
+    pub held_by: Option<ReapHolder>,
     pub verified: bool,
     #[serde(rename = "override")]
     pub override_: Option<String>,
     pub error: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapHolder {
+    pub pid: i32,
+    pub name: String,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -243,6 +252,7 @@ pub struct Reap {
     pub parents: Vec<ReapParent>,
     pub targets: Vec<ReapTarget>,
     pub slots_freed: u64,
+    pub verify_ms: u64,
     pub already_handled: Vec<i32>,
     pub summary: String,
 }
