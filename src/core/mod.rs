@@ -19,6 +19,7 @@ pub mod observations;
 pub mod parking;
 pub mod patterns;
 pub mod policy;
+pub mod program_path;
 pub mod proc_tree;
 pub mod reading;
 pub mod session_log;

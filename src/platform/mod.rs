@@ -10,6 +10,7 @@
 mod fd;
 pub mod linux;
 pub mod macos;
+pub mod own_program;
 #[cfg(unix)]
 pub mod path_lookup;
 #[cfg(unix)]

@@ -6,6 +6,7 @@
 
 pub mod evidence;
 pub mod fsio;
+pub mod guard;
 pub mod hang_events;
 pub mod observations;
 pub mod paths;
