@@ -239,10 +239,11 @@ pub fn check_plist(path: &Path) -> Result<(), String> {
         .flat_map(|w| w.iter())
         .filter(|(k, v)| d.get(k) != Some(*v))
         .map(|(k, _)| k.as_str())
-        .chain(d.keys().map(String::as_str).filter(|k| {
-            want.as_dictionary()
-                .is_some_and(|w| !w.contains_key(k))
-        }))
+        .chain(
+            d.keys()
+                .map(String::as_str)
+                .filter(|k| want.as_dictionary().is_some_and(|w| !w.contains_key(k))),
+        )
         .collect();
     if differ.is_empty() {
         Ok(())

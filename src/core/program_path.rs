@@ -213,7 +213,10 @@ mod tests {
     fn a_keg_program_is_registered_by_its_opt_link_however_it_was_invoked() {
         let opt = [(p(OPT), Some(p(KEG)))];
         for invoked in [
-            Some((Path::new("/opt/homebrew/bin/headroom"), Some(Path::new(KEG)))),
+            Some((
+                Path::new("/opt/homebrew/bin/headroom"),
+                Some(Path::new(KEG)),
+            )),
             Some((Path::new(KEG), Some(Path::new(KEG)))),
             Some((Path::new(OPT), Some(Path::new(KEG)))),
             None,
@@ -223,7 +226,14 @@ mod tests {
                 real: Path::new(KEG),
                 opt_links: &opt,
             });
-            assert_eq!(c, Choice { path: p(OPT), reason: Reason::HomebrewOpt }, "{invoked:?}");
+            assert_eq!(
+                c,
+                Choice {
+                    path: p(OPT),
+                    reason: Reason::HomebrewOpt
+                },
+                "{invoked:?}"
+            );
         }
     }
 
@@ -236,7 +246,10 @@ mod tests {
             vec![],
         ] {
             let via_bin = choose(&Facts {
-                invoked: Some((Path::new("/opt/homebrew/bin/headroom"), Some(Path::new(KEG)))),
+                invoked: Some((
+                    Path::new("/opt/homebrew/bin/headroom"),
+                    Some(Path::new(KEG)),
+                )),
                 real: Path::new(KEG),
                 opt_links: &opt,
             });
@@ -247,7 +260,13 @@ mod tests {
                 real: Path::new(KEG),
                 opt_links: &opt,
             });
-            assert_eq!(direct, Choice { path: p(KEG), reason: Reason::Keg });
+            assert_eq!(
+                direct,
+                Choice {
+                    path: p(KEG),
+                    reason: Reason::Keg
+                }
+            );
         }
     }
 
@@ -255,22 +274,37 @@ mod tests {
     fn another_package_managers_link_is_kept_and_a_plain_file_is_itself() {
         let store = "/nix/store/abc-headroom-0.2.0/bin/headroom";
         let link = choose(&Facts {
-            invoked: Some((Path::new("/home/u/.nix-profile/bin/headroom"), Some(Path::new(store)))),
+            invoked: Some((
+                Path::new("/home/u/.nix-profile/bin/headroom"),
+                Some(Path::new(store)),
+            )),
             real: Path::new(store),
             opt_links: &[],
         });
         assert_eq!(
             link,
-            Choice { path: p("/home/u/.nix-profile/bin/headroom"), reason: Reason::InvokedLink }
+            Choice {
+                path: p("/home/u/.nix-profile/bin/headroom"),
+                reason: Reason::InvokedLink
+            }
         );
         // Control: a link that resolves elsewhere than the running program (replaced since
         // it started, say) is not trusted; the program's own file is.
         let moved = choose(&Facts {
-            invoked: Some((Path::new("/home/u/bin/headroom"), Some(Path::new("/elsewhere")))),
+            invoked: Some((
+                Path::new("/home/u/bin/headroom"),
+                Some(Path::new("/elsewhere")),
+            )),
             real: Path::new(store),
             opt_links: &[],
         });
-        assert_eq!(moved, Choice { path: p(store), reason: Reason::Real });
+        assert_eq!(
+            moved,
+            Choice {
+                path: p(store),
+                reason: Reason::Real
+            }
+        );
         let plain = choose(&Facts {
             invoked: Some((
                 Path::new("/home/u/.cargo/bin/headroom"),

@@ -85,7 +85,11 @@ mod tests {
         let new = d.path().join("new");
         std::fs::write(&new, b"one").unwrap();
         std::fs::rename(&new, &f).unwrap();
-        assert_ne!(file_id(&f).unwrap().ino, first.ino, "renamed over: another inode");
+        assert_ne!(
+            file_id(&f).unwrap().ino,
+            first.ino,
+            "renamed over: another inode"
+        );
         assert!(file_id(&d.path().join("gone")).is_err());
     }
 

@@ -35,13 +35,13 @@ pub struct Holder {
 }
 
 impl Holder {
-    /// How a message names it: `homebrew.mxcl.headroom (pid 812)`, or `pid 812, started
-    /// by hand`.
+    /// How a message names it: `` `homebrew.mxcl.headroom` (pid 812) ``, `a guard started
+    /// by hand (pid 812)`, `` a `watch --once` (pid 7) ``.
     pub fn describe(&self) -> String {
-        let what = if self.once { "a `watch --once`, " } else { "" };
-        match &self.label {
-            Some(l) => format!("{what}`{l}` (pid {})", self.pid),
-            None => format!("{what}pid {}, started by hand", self.pid),
+        match (&self.label, self.once) {
+            (_, true) => format!("a `watch --once` (pid {})", self.pid),
+            (Some(l), false) => format!("`{l}` (pid {})", self.pid),
+            (None, false) => format!("a guard started by hand (pid {})", self.pid),
         }
     }
 }
@@ -134,8 +134,12 @@ mod tests {
             "`homebrew.mxcl.headroom` (pid 812)"
         );
         assert_eq!(
-            me(7, None, true).describe(),
-            "a `watch --once`, pid 7, started by hand"
+            me(812, None, false).describe(),
+            "a guard started by hand (pid 812)"
+        );
+        assert_eq!(
+            me(7, Some("x"), true).describe(),
+            "a `watch --once` (pid 7)"
         );
     }
 }

@@ -46,6 +46,8 @@ mod run_kernel;
 mod run_warn;
 mod schema;
 #[cfg(target_os = "linux")]
+mod service;
+#[cfg(target_os = "linux")]
 mod snapshot;
 mod support;
 #[cfg(target_os = "linux")]

@@ -185,7 +185,8 @@ fn a_registered_program_that_is_gone_or_in_a_keg_or_an_older_agent_asks_for_regi
     let log = d.path().join("watch.log");
     // Control: what register writes, for a program that exists, is trusted.
     let program = exe(d.path());
-    l.register(&program, &log).unwrap_or_else(|e| panic!("{e:#}"));
+    l.register(&program, &log)
+        .unwrap_or_else(|e| panic!("{e:#}"));
     assert_eq!(l.status().problem, None);
     // The program deleted (`brew upgrade` removed the keg it was in).
     std::fs::remove_file(&program).unwrap_or_else(|e| panic!("{e}"));
@@ -219,7 +220,8 @@ fn a_registered_program_that_is_gone_or_in_a_keg_or_an_older_agent_asks_for_regi
         dict.insert("ProcessType".into(), "Background".into());
         dict.remove("EnvironmentVariables");
     }
-    old.to_file_xml(l.plist_path()).unwrap_or_else(|e| panic!("{e}"));
+    old.to_file_xml(l.plist_path())
+        .unwrap_or_else(|e| panic!("{e}"));
     let p = l.status().problem.unwrap_or_default();
     assert_eq!(
         p,
@@ -248,7 +250,8 @@ fn a_unit_with_a_gone_program_or_written_by_an_older_headroom_asks_for_register_
     );
     std::fs::remove_file(&program).unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        unit_problem(Path::new("u"), &unit).is_some_and(|p| p.contains("is gone: run `headroom login-item register` again"))
+        unit_problem(Path::new("u"), &unit)
+            .is_some_and(|p| p.contains("is gone: run `headroom login-item register` again"))
     );
     assert!(
         unit_problem(Path::new("u"), "[Service]\nExecStart=/bin/true\n")

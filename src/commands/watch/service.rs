@@ -42,8 +42,7 @@ fn label_from(v: Option<&std::ffi::OsStr>) -> Option<String> {
     let v = v?.to_str()?;
     let ok = !v.is_empty()
         && v.len() <= 255
-        && v
-            .chars()
+        && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || ".-_@:".contains(c));
     ok.then(|| v.to_string())
 }
@@ -63,12 +62,12 @@ pub enum WhenBusy {
 pub fn when_busy(own: Option<&str>, holder: Option<&Holder>, lock: &Path) -> WhenBusy {
     let who = holder.map_or_else(
         || "another `headroom watch` (one that does not say who it is)".to_string(),
-        |h| format!("another `headroom watch`, {},", h.describe()),
+        Holder::describe,
     );
     match (own, holder) {
         (None, _) => WhenBusy::Refuse(format!(
-            "{who} is running for this user (it holds `{}`); one guard at a time: stop it, \
-             or run `headroom probe`/`reap` for a one-off",
+            "another `headroom watch` is running for this user: {who} holds `{}`; one guard \
+             at a time: stop it, or run `headroom probe`/`reap` for a one-off",
             lock.display()
         )),
         (Some(me), Some(h)) if h.label.is_some() && !h.once => WhenBusy::Leave(format!(
@@ -299,10 +298,7 @@ mod tests {
             ),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(
-            when_busy(None, None, lock),
-            WhenBusy::Refuse(_)
-        ));
+        assert!(matches!(when_busy(None, None, lock), WhenBusy::Refuse(_)));
     }
 
     #[test]
