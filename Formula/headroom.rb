@@ -21,22 +21,44 @@ class Headroom < Formula
     fish_completion.install "completions/headroom.fish"
   end
 
+  # What this starts: an acting guard (auto-reap; on macOS, the kill-and-relaunch of an app
+  # unresponsive for two rounds a minute apart). `headroom doctor` lists what it will do and
+  # how to turn each part off.
   service do
     run [opt_bin/"headroom", "watch"]
-    keep_alive true
-    process_type :background
+    # Restarted on a non-zero exit or a crash, never on exit 0: `watch` exits 0 when stopped
+    # or when another service's guard already runs (so two registered guards do not respawn
+    # each other), and 75 to be restarted (SIGHUP, an upgraded program). Homebrew writes
+    # `KeepAlive = {SuccessfulExit = false}` for the first on macOS; on Linux it writes no
+    # `Restart=` at all for it, and `Restart=on-failure` for `keep_alive true` (service.rb).
+    on_macos do
+      keep_alive successful_exit: false
+      environment_variables HEADROOM_SERVICE: plist_name
+    end
+    on_linux do
+      keep_alive true
+      environment_variables HEADROOM_SERVICE: service_name
+    end
+    # Not :background (launchd's lowest CPU and I/O tier): the guard must act when a runaway
+    # build saturates the machine, and costs about 12 ms of CPU a minute.
+    process_type :interactive
     log_path var/"log/headroom.log"
     error_log_path var/"log/headroom.log"
   end
 
   test do
     ENV["HEADROOM_HOME"] = testpath/"state"
+    # The schema names come from the binary itself, never typed here.
+    schemas = JSON.parse(shell_output("#{bin}/headroom schema --json"))["schemas"].map { |s| s["name"] }
+    probe_schema = schemas.find { |n| n.start_with?("headroom.probe/") }
+    refute_nil probe_schema
     # probe exits 0-3 by level (monitoring-plugin convention): check what it says instead.
     output = shell_output("#{bin}/headroom probe --json --no-history || true")
     reading = JSON.parse(output)
-    assert_equal "headroom.probe/1", reading["schema"]
+    assert_equal probe_schema, reading["schema"]
     assert_operator reading["processes"], :>, 0
     assert_includes %w[normal warning critical unknown], reading["level"]
     assert_match "EXIT STATUS", (man1/"headroom.1").read
+    assert_path_exists man1/"headroom-watch.1"
   end
 end
