@@ -34,7 +34,7 @@ class Formula
     attr_reader :test_block, :service_block
 
     %i[desc homepage license head url sha256 version revision depends_on uses_from_macos
-       livecheck bottle].each do |m|
+       livecheck bottle on_macos on_linux on_arm on_intel].each do |m|
       define_method(m) { |*_args, **_kw, &_blk| nil }
     end
 
