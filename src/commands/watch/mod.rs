@@ -5,7 +5,7 @@
 //!
 //! The polling path does not fork or exec. A transient error is reported as a `notice` and the
 //! next round tries again. SIGTERM/SIGINT/SIGHUP only set a flag: an in-flight cleanup,
-//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 for SIGTERM,
+//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 for SIGTERM, 130 for SIGINT,
 //! 75 for SIGHUP (it does not reload: it exits to be started afresh, and the service
 //! managers headroom registers with restart a non-zero exit, so the new guard reads the
 //! config again). A closed stdout ends it the same way; a stdout nobody reads never stalls
