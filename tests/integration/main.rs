@@ -53,7 +53,7 @@ mod support;
 #[cfg(target_os = "linux")]
 mod top;
 mod watch;
-#[cfg(unix)]
-mod workflows;
 #[cfg(target_os = "linux")]
 mod watch_terminal;
+#[cfg(unix)]
+mod workflows;

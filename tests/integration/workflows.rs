@@ -15,7 +15,12 @@ fn repo() -> PathBuf {
 
 fn workflow(name: &str) -> serde_json::Value {
     let o = Command::new("ruby")
-        .args(["-ryaml", "-rjson", "-e", "puts JSON.generate(YAML.safe_load(File.read(ARGV[0])))"])
+        .args([
+            "-ryaml",
+            "-rjson",
+            "-e",
+            "puts JSON.generate(YAML.safe_load(File.read(ARGV[0])))",
+        ])
         .arg(repo().join(".github/workflows").join(name))
         .output()
         .unwrap();
@@ -74,7 +79,10 @@ fn the_linux_job_runs_what_ci_run_runs_and_no_more() {
     );
     let job: BTreeSet<String> = runs(linux).into_iter().collect();
     for r in &job {
-        assert!(!r.contains('\n'), "one command a step in the linux job: {r}");
+        assert!(
+            !r.contains('\n'),
+            "one command a step in the linux job: {r}"
+        );
     }
     let (every, portable) = ci_run_portable();
     let missing_here: Vec<&String> = job.difference(&every).collect();
@@ -87,7 +95,10 @@ fn the_linux_job_runs_what_ci_run_runs_and_no_more() {
         missing_there.is_empty(),
         ".ci/run runs what the linux job does not: {missing_there:?}"
     );
-    assert!(job.contains("cargo test --locked") && job.len() >= 4, "{job:?}");
+    assert!(
+        job.contains("cargo test --locked") && job.len() >= 4,
+        "{job:?}"
+    );
 }
 
 #[test]
@@ -117,7 +128,11 @@ fn the_macos_jobs_run_on_the_runners_that_exist_and_the_release_builds_four_targ
     }
     let release = workflow("release.yml");
     // YAML 1.1 reads the key `on` as `true`.
-    let on = if release["on"].is_null() { &release["true"] } else { &release["on"] };
+    let on = if release["on"].is_null() {
+        &release["true"]
+    } else {
+        &release["on"]
+    };
     assert_eq!(on["push"]["tags"], serde_json::json!(["v*"]));
     let targets: BTreeSet<&str> = release["jobs"]["archive"]["strategy"]["matrix"]["include"]
         .as_array()
@@ -135,5 +150,8 @@ fn the_macos_jobs_run_on_the_runners_that_exist_and_the_release_builds_four_targ
         ])
     );
     let publish = runs(&release["jobs"]["publish"]).join("\n");
-    assert!(publish.contains("scripts/release.sh formula dist/SHA256SUMS"), "{publish}");
+    assert!(
+        publish.contains("scripts/release.sh formula dist/SHA256SUMS"),
+        "{publish}"
+    );
 }
