@@ -32,7 +32,10 @@ archive() {
   local target=$1 out=$2 v name stage
   v=$(version)
   name=headroom-$v-$target
-  cargo build --release --locked --target "$target" --bin headroom
+  # Each step checked by hand: `set -e` does not reach into a function a caller runs in
+  # `$(...)`, and a Mac's bash 3.2 has no `inherit_errexit`.
+  cargo build --release --locked --target "$target" --bin headroom || die "cargo build --target $target failed"
+  [[ -x target/$target/release/headroom ]] || die "no target/$target/release/headroom"
   stage=$(mktemp -d)
   mkdir -p "$stage/$name/man" "$stage/$name/completions" "$out"
   cp "target/$target/release/headroom" "$stage/$name/"
@@ -101,7 +104,9 @@ case ${1:-} in
     target=${2:-$(host)}
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    tarball=$(archive "$target" "$tmp" | tail -1)
+    archive "$target" "$tmp" >/dev/null
+    tarball=$tmp/headroom-$(version)-$target.tar.gz
+    [[ -f $tarball ]] || die "no $tarball"
     (cd "$tmp" && sha256 -c "$(basename "$tarball").sha256" >/dev/null) || die "the sum does not match"
     tar -C "$tmp" -xzf "$tarball"
     dir=$tmp/$(basename "$tarball" .tar.gz)
