@@ -23,13 +23,14 @@ pub struct RunLimitedReport {
     pub capped: bool,
     /// The timeout passed and the tree was ended.
     pub timed_out: bool,
-    /// `run` did not end within two graces of the timeout's SIGTERM and was killed.
+    /// `run` did not end within two graces of the SIGTERM the server sent it (past its
+    /// timeout) and was killed.
     pub killed_after_timeout: bool,
     pub peak_footprint_bytes: Option<u64>,
     pub duration_ms: u64,
     pub stdout_tail: String,
     pub stdout_bytes: u64,
-    /// The command's stderr, without `run`'s own records.
+    /// The command's stderr, byte for byte (`run`'s records come on a pipe of their own).
     pub stderr_tail: String,
     pub stderr_bytes: u64,
     /// `run`'s final `headroom.run/1` record, as it wrote it; null when it could not start

@@ -17,7 +17,8 @@
 //! checks every decision against it both ways: no protected parent is a target, and a parent
 //! nothing protects is a target unless the run limit or the projected relief says otherwise.
 //!
-//! Mutations of `select` tried by hand against this test alone (README, "Mutation testing"):
+//! Mutations of `select` tried by hand against this test alone (CONTRIBUTING.md, "Mutation
+//! testing"):
 //! caught: dropping the foreign-uid, zombie-parent, identity, unreadable-session,
 //! active-session, policy or directly-read-ancestor check; a parent missing from the session
 //! map read as "no session"; the unclamped emergency; dropping the relief-reached check;
