@@ -124,6 +124,12 @@ pub trait ProcessSource {
     /// Physical memory totals.
     fn memory(&self) -> Result<MemoryTotals, PlatformError>;
 
+    /// The caller takes slot snapshots again and again (`watch`): from now on a backend may
+    /// keep between snapshots what makes the next one cheaper (Linux keeps descriptors,
+    /// within a raised soft RLIMIT_NOFILE). Until then every snapshot reads each process
+    /// once and keeps nothing: a one-shot reading pays for no cache.
+    fn keep_between_rounds(&self) {}
+
     /// Every process below `query.roots` by live parent links, every process in
     /// `query.pgid`, and every pid in `query.extra` with everything below it, read with full
     /// detail except the executable path (the roots themselves are not read).

@@ -102,11 +102,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     } else {
         single_watch()?
     };
-    // The slot round keeps every process's `status` open between rounds (a quarter of its
-    // cost was opening and closing them); the usual soft limit of 1,024 would leave no room.
-    #[cfg(target_os = "linux")]
-    platform::linux::slots::raise_nofile();
     let source = ctx.source()?;
+    // Rounds repeat: the slot round may keep descriptors between them (on Linux each
+    // process's `status` and pidfd, within a raised soft RLIMIT_NOFILE).
+    source.keep_between_rounds();
     platform::stop_flag::install()
         .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
     let mut g = Watcher {

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use super::Roots;
 use super::ceilings;
+use super::one_shot::{Asked, Scan};
 use super::procfs;
 use super::read::{gone, parse_pid, read_into};
 use super::records::ProcReader;
@@ -34,23 +35,23 @@ impl LinuxSource {
 }
 
 impl LinuxSource {
-    /// A process served unchanged in a slot round carries its name as last read in full
-    /// (an `exec` changes no value the check compares); slot counting names the parents
-    /// of zombies, so those are read in full again now.
+    /// Slot counting names the parents of zombies, but a process served unchanged in a
+    /// repeated round carries its name as last read in full (an `exec` changes no value the
+    /// check compares), and one read by pidfd (`one_shot.rs`) none: those parents (`partial`,
+    /// sorted) are read in full again now.
     fn refresh_zombie_parents(
         &self,
         processes: &mut Vec<ProcessRecord>,
+        partial: &[i32],
         uid: u32,
         buf: &mut String,
     ) {
-        if !processes.iter().any(|p| p.is_zombie()) {
+        if partial.is_empty() || !processes.iter().any(|p| p.is_zombie()) {
             return;
         }
-        let mut served = self.reader.kept_status.borrow().served_unchanged().to_vec();
-        served.sort_unstable();
         let mut parents: Vec<i32> = processes
             .iter()
-            .filter(|p| p.is_zombie() && served.binary_search(&p.ppid).is_ok())
+            .filter(|p| p.is_zombie() && partial.binary_search(&p.ppid).is_ok())
             .map(|p| p.ppid)
             .collect();
         parents.sort_unstable();
@@ -69,6 +70,65 @@ impl LinuxSource {
                 Err(_) => {}
             }
         }
+    }
+
+    /// A slot snapshot's processes, each read once (`one_shot.rs`, by pidfd, where the
+    /// kernel can; otherwise, and for a fake `--proc-root`, its `status`), or through the
+    /// kept descriptors of a repeated round (`slots.rs`). Returns the pids whose records
+    /// were not read in full (`refresh_zombie_parents`), and counts the unreadable.
+    fn slot_processes(
+        &self,
+        dir: fs::ReadDir,
+        uid: u32,
+        processes: &mut Vec<ProcessRecord>,
+        unreadable: &mut u64,
+        buf: &mut String,
+    ) -> Vec<i32> {
+        let repeated = self.reader.repeated.get();
+        let mut scan = (!repeated && self.reader.real_proc)
+            .then(|| Scan::new(&self.reader.roots.proc))
+            .flatten();
+        let mut by_pidfd = Vec::new();
+        let mut by_status = Vec::new();
+        for entry in dir {
+            let Ok(entry) = entry else { continue };
+            let Some(pid) = parse_pid(&entry.file_name()) else {
+                continue;
+            };
+            if let Some(s) = scan.as_mut() {
+                match s.ask(pid) {
+                    Asked::Pending if s.full() => by_status.extend(s.flush(&mut by_pidfd)),
+                    Asked::Pending | Asked::Gone => {}
+                    Asked::Read(r) => by_pidfd.push(r),
+                    Asked::Status => by_status.push(pid),
+                    Asked::Unsupported => {
+                        by_status.extend(s.flush(&mut by_pidfd));
+                        by_status.push(pid);
+                        scan = None;
+                    }
+                }
+                continue;
+            }
+            by_status.push(pid);
+        }
+        if let Some(s) = scan.as_mut() {
+            by_status.extend(s.flush(&mut by_pidfd));
+        }
+        for pid in by_status {
+            match self.reader.read_process(pid, uid, Detail::Slots, true, buf) {
+                Ok(Some(p)) => processes.push(p),
+                Ok(None) => {}
+                // As in `snapshot`: cannot be judged, so counted as unreadable.
+                Err(_) => *unreadable += 1,
+            }
+        }
+        let mut partial: Vec<i32> = by_pidfd.iter().map(|p| p.pid).collect();
+        processes.append(&mut by_pidfd);
+        if repeated {
+            partial.extend_from_slice(self.reader.kept_status.borrow().served_unchanged());
+        }
+        partial.sort_unstable();
+        partial
     }
 }
 
@@ -90,25 +150,30 @@ impl ProcessSource for LinuxSource {
         let mut buf = String::with_capacity(4096);
         let mut unreadable = 0;
         if detail == Detail::Slots {
-            self.reader.kept_status.borrow_mut().begin();
-        }
-        for entry in dir {
-            let Ok(entry) = entry else { continue };
-            let Some(pid) = parse_pid(&entry.file_name()) else {
-                continue;
-            };
-            match self.reader.read_process(pid, uid, detail, true, &mut buf) {
-                Ok(Some(p)) => processes.push(p),
-                Ok(None) => {}
-                // Unreadable mid-scan (EACCES under hidepid, a torn read): it cannot be
-                // judged, so it cannot be acted on; counted, because it may be a session
-                // child or an ancestor (`Snapshot::unreadable`).
-                Err(_) => unreadable += 1,
+            let repeated = self.reader.repeated.get();
+            if repeated {
+                self.reader.kept_status.borrow_mut().begin();
             }
-        }
-        if detail == Detail::Slots {
-            self.refresh_zombie_parents(&mut processes, uid, &mut buf);
-            self.reader.kept_status.borrow_mut().end();
+            let partial = self.slot_processes(dir, uid, &mut processes, &mut unreadable, &mut buf);
+            self.refresh_zombie_parents(&mut processes, &partial, uid, &mut buf);
+            if repeated {
+                self.reader.kept_status.borrow_mut().end();
+            }
+        } else {
+            for entry in dir {
+                let Ok(entry) = entry else { continue };
+                let Some(pid) = parse_pid(&entry.file_name()) else {
+                    continue;
+                };
+                match self.reader.read_process(pid, uid, detail, true, &mut buf) {
+                    Ok(Some(p)) => processes.push(p),
+                    Ok(None) => {}
+                    // Unreadable mid-scan (EACCES under hidepid, a torn read): it cannot be
+                    // judged, so it cannot be acted on; counted, because it may be a session
+                    // child or an ancestor (`Snapshot::unreadable`).
+                    Err(_) => unreadable += 1,
+                }
+            }
         }
         processes.sort_by_key(|p| p.pid);
         Ok(Snapshot {
@@ -133,6 +198,11 @@ impl ProcessSource for LinuxSource {
         let mut buf = String::with_capacity(2048);
         self.reader
             .read_process(pid, current_uid(), Detail::Full, false, &mut buf)
+    }
+
+    fn keep_between_rounds(&self) {
+        super::slots::raise_nofile();
+        self.reader.keep_between_rounds();
     }
 
     fn tree_sample(&self, query: &TreeQuery<'_>) -> Result<Vec<ProcessRecord>, PlatformError> {
@@ -254,6 +324,8 @@ mod tests {
         assert_eq!(leader.start_time, Some(5000));
         let slots = src.snapshot(Detail::Slots).unwrap();
         assert_eq!(slots.processes.len(), 2);
+        // A fake tree's pids are not this machine's: read from its `status`, never by pidfd.
+        assert_eq!(slots.processes[0].name, "agency");
         assert_eq!(
             (slots.processes[1].ppid, slots.processes[1].start_time),
             (100, None)
