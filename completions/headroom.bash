@@ -1143,7 +1143,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__watch)
-            opts="-i -q -h --snapshot --warn --crit --interval --once --no-auto-reap --no-hangs --json --config --quiet --color --help"
+            opts="-i -q -h --snapshot --warn --crit --interval --once --no-auto-reap --no-hangs --table-every --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1166,6 +1166,10 @@ _headroom() {
                     return 0
                     ;;
                 -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --table-every)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

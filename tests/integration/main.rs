@@ -52,4 +52,6 @@ mod support;
 mod top;
 mod watch;
 #[cfg(target_os = "linux")]
+mod watch_rounds;
+#[cfg(target_os = "linux")]
 mod watch_terminal;

@@ -28,6 +28,7 @@ pub mod patterns;
 pub mod policy;
 pub mod proc_tree;
 pub mod reading;
+pub mod round_plan;
 pub mod sanitize;
 pub mod serialize;
 pub mod session_log;

@@ -21,6 +21,7 @@ pub mod output;
 pub mod parked;
 mod persist;
 pub mod pressure;
+mod schedule;
 
 use std::time::{Duration, Instant};
 
@@ -78,6 +79,8 @@ struct Watcher<'c, 'a> {
     clock: Box<dyn Clock>,
     /// The guarded trees' warning lines (`[memory] warn_pct`).
     warn_lines: crate::core::memory_warn::WarnLines,
+    /// Which rounds read the whole table (`schedule.rs`).
+    schedule: schedule::Schedule,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
@@ -131,6 +134,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         last_cleanup: None,
         clock: Box::new(RealClock),
         warn_lines: Default::default(),
+        schedule: schedule::Schedule::new(args.table_every),
     };
     crate::output::queue_stderr();
     g.load_state();
@@ -238,11 +242,16 @@ impl Watcher<'_, '_> {
 
     /// One round; returns probe's exit code for its reading.
     fn round(&mut self) -> ExitStatus {
-        self.rounds += 1;
         self.notifier.collect();
+        // The wall is far: nothing to read, report or record (`schedule.rs`).
+        if self.quiet_round() {
+            return Level::Normal.into();
+        }
+        self.rounds += 1;
         let snap = match self.source.snapshot(Detail::Slots) {
             Ok(s) => s,
             Err(e) => {
+                self.read_the_table(Level::Unknown);
                 self.notice(
                     Severity::Error,
                     &format!("cannot read the process table: {e}; trying again next round"),
@@ -251,6 +260,7 @@ impl Watcher<'_, '_> {
             }
         };
         let r = reading::read(&snap, self.thresholds);
+        self.read_the_table(r.level);
         let trend = self.record(&r);
         let crossing = self
             .persisted
@@ -374,6 +384,7 @@ impl Watcher<'_, '_> {
         self.emit(&Event::Summary {
             at: rfc3339_ms(platform::now_ms()),
             rounds: self.rounds,
+            quiet_rounds: self.schedule.quiet,
             cleanups: self.cleanups,
             errors: self.errors,
             pending_rows: self.pending.len(),

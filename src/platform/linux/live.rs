@@ -4,17 +4,19 @@
 //! walk of `tree.rs`. The parts live by job: `records.rs` (one process's record),
 //! `ceilings.rs` (the slot ceilings), `read.rs` (the shared read helpers).
 
+use std::cell::RefCell;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 
 use super::Roots;
-use super::ceilings;
+use super::ceilings::{self, KeptCeilings};
 use super::one_shot::{Asked, Scan};
 use super::procfs;
 use super::read::{gone, parse_pid, read_into};
 use super::records::ProcReader;
 use super::tree::KeptOpen;
+use crate::core::round_plan::Bound;
 use crate::core::snapshot::{Detail, MemoryTotals, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot};
 use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms};
 
@@ -23,6 +25,9 @@ pub struct LinuxSource {
     pub(super) reader: ProcReader,
     /// `/proc` files of the last tree sampled, kept open between samples (see `tree.rs`).
     open: KeptOpen,
+    /// The ceilings' moving parts, kept open after each slot snapshot of a repeated round
+    /// (`slot_bound`).
+    ceilings: RefCell<Option<KeptCeilings>>,
 }
 
 impl LinuxSource {
@@ -30,6 +35,7 @@ impl LinuxSource {
         Self {
             reader: ProcReader::new(roots),
             open: KeptOpen::default(),
+            ceilings: RefCell::new(None),
         }
     }
 }
@@ -176,6 +182,10 @@ impl ProcessSource for LinuxSource {
             }
         }
         processes.sort_by_key(|p| p.pid);
+        let ceilings = ceilings::ceilings(&self.reader.roots, uid);
+        if detail == Detail::Slots && self.reader.repeated.get() && self.reader.real_proc {
+            *self.ceilings.borrow_mut() = KeptCeilings::open(&self.reader.roots, &ceilings);
+        }
         Ok(Snapshot {
             schema: SNAPSHOT_SCHEMA.to_string(),
             detail,
@@ -185,7 +195,7 @@ impl ProcessSource for LinuxSource {
             uid,
             unreadable,
             others_hidden: super::hidepid::others_hidden(&self.reader.roots.proc),
-            ceilings: ceilings::ceilings(&self.reader.roots, uid),
+            ceilings,
             memory: self.memory().ok(),
             processes,
         })
@@ -198,6 +208,10 @@ impl ProcessSource for LinuxSource {
         let mut buf = String::with_capacity(2048);
         self.reader
             .read_process(pid, current_uid(), Detail::Full, false, &mut buf)
+    }
+
+    fn slot_bound(&self) -> Option<Bound> {
+        self.ceilings.borrow().as_ref().map(KeptCeilings::read)
     }
 
     fn keep_between_rounds(&self) {
