@@ -12,12 +12,18 @@
     unreachable_pub
 )]
 
+#[cfg(target_os = "linux")]
+mod cleanup_reporting;
 mod cli;
+#[cfg(target_os = "linux")]
+mod config_trust;
 mod doctor;
 mod evidence;
 mod evidence_chart;
 mod faults;
 mod generated;
+#[cfg(target_os = "linux")]
+mod guard_chain;
 mod guardrails;
 mod hangs;
 mod interface;
@@ -38,13 +44,19 @@ mod probe;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
+mod reap_decisions;
+#[cfg(target_os = "linux")]
 mod reap_safety;
 mod run;
 #[cfg(target_os = "linux")]
 mod run_kernel;
 #[cfg(target_os = "linux")]
+mod run_lifetime;
+#[cfg(target_os = "linux")]
 mod run_warn;
 mod schema;
+#[cfg(target_os = "linux")]
+mod service;
 #[cfg(target_os = "linux")]
 mod snapshot;
 mod support;
@@ -55,3 +67,5 @@ mod watch;
 mod watch_rounds;
 #[cfg(target_os = "linux")]
 mod watch_terminal;
+#[cfg(unix)]
+mod workflows;

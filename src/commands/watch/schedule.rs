@@ -7,7 +7,7 @@
 //! round once the bound nears the threshold (so the reaction at the wall is unchanged: the
 //! bound is above the user's count, and crosses the margin first), every round while the last
 //! reading or the confirmed alert is above normal, every round with memory guards or parked
-//! trees (their own full read runs anyway), and one at least every `--table-every` (by
+//! trees (their own full read runs anyway) or a cleanup in flight, and one at least every `--table-every` (by
 //! default `core::round_plan::EXACT_EVERY_MS`) for the trend and the evidence row. `--once` and a
 //! table that is not the live one (`--snapshot`, `--proc-root`) always read it.
 
@@ -48,8 +48,10 @@ impl Watcher<'_, '_> {
             return false;
         }
         let now = self.clock.now();
-        let table_needed =
-            !self.ctx.settings.memory.guard.value.is_empty() || !self.parked.is_empty();
+        // Memory guards read the table anyway; a cleanup in flight reports in the round.
+        let table_needed = !self.ctx.settings.memory.guard.value.is_empty()
+            || !self.parked.is_empty()
+            || self.cleaner.busy();
         let mut facts = Facts {
             bound: None,
             thresholds: self.thresholds,

@@ -215,6 +215,7 @@ fn record(info: Info, threads: u32, state: ProcState) -> ProcessRecord {
         exe: None,
         pgid: None,
         sid: None,
+        tpgid: None,
         threads: Some(threads),
         cpu_ns: None,
         footprint_bytes: None,
