@@ -13,7 +13,7 @@ use super::Roots;
 use super::ceilings::{self, KeptCeilings};
 use super::one_shot::{Asked, Scan};
 use super::procfs;
-use super::read::{gone, parse_pid, read_into};
+use super::read::{gone, parse_pid, read_whole};
 use super::records::ProcReader;
 use super::tree::KeptOpen;
 use crate::core::round_plan::Bound;
@@ -28,6 +28,9 @@ pub struct LinuxSource {
     /// The ceilings' moving parts, kept open after each slot snapshot of a repeated round
     /// (`slot_bound`).
     ceilings: RefCell<Option<KeptCeilings>>,
+    /// `/proc/meminfo`, kept open once read: `run --limit` reads it every sample, and a
+    /// `pread` of the open file saves its open and close.
+    meminfo: RefCell<Option<fs::File>>,
 }
 
 impl LinuxSource {
@@ -36,6 +39,7 @@ impl LinuxSource {
             reader: ProcReader::new(roots),
             open: KeptOpen::default(),
             ceilings: RefCell::new(None),
+            meminfo: RefCell::new(None),
         }
     }
 }
@@ -259,14 +263,32 @@ impl ProcessSource for LinuxSource {
     }
 
     fn memory(&self) -> Result<MemoryTotals, PlatformError> {
-        // Read every interval by `run`: open, one read, close (no size query first).
+        // Read every interval by `run`: one `pread` of the kept file (opened on the first
+        // call, or again after a read of it failed).
         let path = self.reader.proc_path("meminfo");
-        let mut text = String::with_capacity(2048);
-        if read_into(&path, &mut text)?.is_none() {
-            return Err(PlatformError::Invalid(format!(
-                "`{}` does not exist",
-                path.display()
-            )));
+        let mut text = String::with_capacity(4096);
+        let mut kept = self.meminfo.borrow_mut();
+        let read = kept
+            .as_ref()
+            .is_some_and(|f| read_whole(f, &mut text).is_ok());
+        if !read {
+            *kept = None;
+            let cannot = |e| PlatformError::io(format!("cannot read `{}`", path.display()), e);
+            let f = match fs::File::open(&path) {
+                Ok(f) => f,
+                Err(e) if gone(&e) => {
+                    return Err(PlatformError::Invalid(format!(
+                        "`{}` does not exist",
+                        path.display()
+                    )));
+                }
+                Err(e) => return Err(cannot(e)),
+            };
+            read_whole(&f, &mut text).map_err(cannot)?;
+            // Only procfs regenerates a file in place; a fake root's may be replaced.
+            if self.reader.real_proc {
+                *kept = Some(f);
+            }
         }
         let (total_bytes, available_bytes) = procfs::parse_meminfo(&text).ok_or_else(|| {
             PlatformError::Invalid(format!(
@@ -318,6 +340,33 @@ mod tests {
         fs::write(p.join("sys/kernel/threads-max"), "5000\n").unwrap();
         fs::write(p.join("sys/kernel/pid_max"), "garbage\n").unwrap();
         d
+    }
+
+    /// `meminfo` is read through the file kept open after the first call on the real
+    /// `/proc` (procfs regenerates it at each read); a fake root's is opened at every call,
+    /// so a file replaced there is seen.
+    #[test]
+    fn free_memory_is_read_again_through_the_kept_file_on_procfs_only() {
+        let real = LinuxSource::new(Roots::default());
+        let first = real.memory().unwrap();
+        assert!(real.meminfo.borrow().is_some(), "kept open");
+        let again = real.memory().unwrap();
+        assert_eq!(first.total_bytes, again.total_bytes);
+        let d = fake_proc();
+        let src = LinuxSource::new(Roots {
+            proc: d.path().to_path_buf(),
+            sys: d.path().join("nosys"),
+        });
+        assert_eq!(src.memory().unwrap().available_bytes, 250 * 1024);
+        let path = d.path().join("meminfo");
+        fs::write(
+            d.path().join("new"),
+            "MemTotal: 1000 kB\nMemAvailable: 100 kB\n",
+        )
+        .unwrap();
+        fs::rename(d.path().join("new"), &path).unwrap();
+        assert_eq!(src.memory().unwrap().available_bytes, 100 * 1024);
+        assert!(src.meminfo.borrow().is_none());
     }
 
     #[test]
