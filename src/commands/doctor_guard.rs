@@ -134,7 +134,7 @@ pub fn human(g: &GuardReport, out: &mut String) {
                 "the running guard is {}, headroom {}, since {}",
                 h.describe(),
                 h.version,
-                h.since
+                h.locked_at
             )
         },
     );

@@ -27,7 +27,7 @@ pub struct Holder {
     /// A one-round `watch --once`, which lets go within seconds.
     pub once: bool,
     /// When it took the lock (RFC 3339).
-    pub since: String,
+    pub locked_at: String,
     /// headroom's version.
     pub version: String,
     /// The program it runs, as started (what its service manager would start again).
@@ -88,7 +88,7 @@ mod tests {
             pid,
             label: label.map(str::to_string),
             once,
-            since: "2026-12-02T10:00:00Z".into(),
+            locked_at: "2026-12-02T10:00:00Z".into(),
             version: "0.1.0".into(),
             program: Some("/opt/homebrew/opt/headroom/bin/headroom".into()),
         }

@@ -113,7 +113,7 @@ pub fn single(ctx: &Ctx<'_>, once: bool, label: Option<&str>) -> Result<Single> 
             pid: std::process::id(),
             label: label.map(str::to_string),
             once,
-            since: crate::commands::probe::rfc3339_ms(crate::platform::now_ms()),
+            locked_at: crate::commands::probe::rfc3339_ms(crate::platform::now_ms()),
             version: env!("CARGO_PKG_VERSION").to_string(),
             program: program.clone(),
         };
@@ -242,7 +242,7 @@ mod tests {
             pid: 812,
             label: label.map(str::to_string),
             once,
-            since: "2026-12-02T10:00:00Z".into(),
+            locked_at: "2026-12-02T10:00:00Z".into(),
             version: "0.1.0".into(),
             program: None,
         }
