@@ -1155,7 +1155,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__watch)
-            opts="-i -q -h --snapshot --warn --crit --interval --once --no-auto-reap --no-hangs --json --config --quiet --color --help"
+            opts="-i -q -h --snapshot --warn --crit --interval --once --no-auto-reap --no-hangs --table-every --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1178,6 +1178,10 @@ _headroom() {
                     return 0
                     ;;
                 -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --table-every)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -225,6 +225,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand watch" -l snapshot -d 
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l warn -d 'Warning threshold, percent of the effective limit (inclusive) [default: 50]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l crit -d 'Critical threshold, percent of the effective limit (inclusive) [default: 75]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -s i -l interval -d 'Time between rounds [default: 60s]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand watch" -l table-every -d 'Read the whole process table at least this often [default: 2m]. Between such rounds, while every task on the machine together is below 80 % of the warning threshold of the effective limit (so the user\'s own slots are too), a round reads only that count and the ceilings, and prints and records nothing; every round reads the table once the count nears the threshold, while a reading is above normal, and with memory guards. `0s`: every round reads the table' -r
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

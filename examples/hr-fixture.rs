@@ -14,6 +14,7 @@
 //!       newline), `fg?` (answered `fg-pgid N`: the terminal's foreground process group).
 //!   leak --zombies N [--ignore-term] [--count-term FILE] [--reap-on-term] [--reap-on-usr1]
 //!       [--comm-hex HEX] [--session PROG ARGS... --] [--exec-child PROG ARGS... --]
+//!       [--pace-ms MS]
 //!       Fork N children that exit at once and are never waited for (N zombies), optionally
 //!       append a line to FILE for every SIGTERM received (and otherwise ignore it), reap
 //!       every zombie child on SIGTERM (surviving it) or on SIGUSR1 (a parent that stops
@@ -21,6 +22,9 @@
 //!       itself (comm) with the bytes HEX encodes (any bytes: `)`, newlines, invalid UTF-8),
 //!       start a live session child running another executable, optionally run one command
 //!       as a child and report `child-exited CODE`; print `ready {json}` and sleep forever.
+//!       With --pace-ms the N children are forked after `ready`, one every MS ms (a leak at
+//!       a rate, toward a wall); a fork that fails prints `fork-failed after K ERROR` and the
+//!       leaker sleeps on, holding its zombies.
 //!   hog --mib N [--children K] [--depth D] [--grow-mib-per-s R] [--grow-step-ms S]
 //!       [--grow-delay-ms W] [--report-growth]
 //!       Allocate and touch N MiB (optionally in a tree of processes), print `ready PID`,
@@ -625,8 +629,9 @@ mod linux {
             name.push(0);
             set_comm(&name);
         }
+        let pace: Option<u64> = opt(args, "--pace-ms").and_then(|v| v.parse().ok());
         let mut zombies = Vec::with_capacity(n);
-        for _ in 0..n {
+        for _ in 0..if pace.is_some() { 0 } else { n } {
             // SAFETY: single-threaded process; the child only calls _exit.
             let pid = unsafe { libc::fork() };
             match pid {
@@ -674,6 +679,21 @@ mod linux {
             // SAFETY: status is a valid out-pointer.
             unsafe { libc::waitpid(child.id() as i32, &mut status, 0) };
             say(&format!("child-exited {}", libc::WEXITSTATUS(status)));
+        }
+        if let Some(ms) = pace {
+            for k in 0..n {
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                // SAFETY: single-threaded process; the child only calls _exit.
+                match unsafe { libc::fork() } {
+                    0 => unsafe { libc::_exit(0) },
+                    p if p > 0 => {}
+                    _ => {
+                        let e = std::io::Error::last_os_error();
+                        say(&format!("fork-failed after {k} {e}"));
+                        break;
+                    }
+                }
+            }
         }
         sleep_forever();
     }

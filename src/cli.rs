@@ -666,6 +666,14 @@ pub struct WatchArgs {
     /// Skip the hangs round.
     #[arg(long)]
     pub no_hangs: bool,
+    /// Read the whole process table at least this often [default: 2m]. Between such rounds,
+    /// while every task on the machine together is below 80 % of the warning threshold of
+    /// the effective limit (so the user's own slots are too), a round reads only that count
+    /// and the ceilings, and prints and records nothing; every round reads the table once the
+    /// count nears the threshold, while a reading is above normal, and with memory guards.
+    /// `0s`: every round reads the table.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration_or_zero, allow_hyphen_values = true)]
+    pub table_every: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -774,6 +782,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("`{s}` is too long: at most 3650 days"));
     }
     Ok(d)
+}
+
+/// As `parse_duration`, where zero means "every time".
+pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(s.trim()) {
+        Ok(d) if d.is_zero() => Ok(d),
+        _ => parse_duration(s),
+    }
 }
 
 /// `d` within `[min, max]`, else a message naming the bound broken.

@@ -179,6 +179,21 @@ pub trait ProcessSource {
     /// Physical memory totals.
     fn memory(&self) -> Result<MemoryTotals, PlatformError>;
 
+    /// The caller takes slot snapshots again and again (`watch`): from now on a backend may
+    /// keep between snapshots what makes the next one cheaper (Linux keeps descriptors,
+    /// within a raised soft RLIMIT_NOFILE). Until then every snapshot reads each process
+    /// once and keeps nothing: a one-shot reading pays for no cache.
+    fn keep_between_rounds(&self) {}
+
+    /// An upper bound of the user's slots and the ceilings as they stand, read without
+    /// listing a process (`core::round_plan`): what `watch` reads in a round the wall is
+    /// provably far from. `None` when this backend has none (a replay, a fake
+    /// `--proc-root`, another OS, or before the first slot snapshot of a repeated round on
+    /// Linux): every round reads the table.
+    fn slot_bound(&self) -> Option<crate::core::round_plan::Bound> {
+        None
+    }
+
     /// Every process below `query.roots` by live parent links, every process in
     /// `query.pgid`, and every pid in `query.extra` with everything below it, read with full
     /// detail except the executable path (the roots themselves are not read).

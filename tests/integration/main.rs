@@ -64,6 +64,8 @@ mod support;
 mod top;
 mod watch;
 #[cfg(target_os = "linux")]
+mod watch_rounds;
+#[cfg(target_os = "linux")]
 mod watch_terminal;
 #[cfg(unix)]
 mod workflows;

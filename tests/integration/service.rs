@@ -42,6 +42,9 @@ fn service_watch(
         "--json",
         "--no-hangs",
         "--no-auto-reap",
+        // Every round reads the table: the tests count rounds by their readings.
+        "--table-every",
+        "0s",
     ]);
     let t = env.spawn_with(Path::new("/usr/bin/env"), &args, Some((&out, &err)));
     (t, out, err)

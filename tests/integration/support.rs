@@ -489,6 +489,16 @@ impl Tree {
         assert_eq!(rc, 0, "kill {} {sig}", self.pid);
     }
 
+    /// Whether a line starting with `prefix` has come so far (without waiting; the lines
+    /// stay for `expect`).
+    pub fn saw(&mut self, prefix: &str) -> bool {
+        while let Ok(line) = self.lines.try_recv() {
+            self.seen.push(line.clone());
+            self.pending.push_back(line);
+        }
+        self.pending.iter().any(|l| l.starts_with(prefix))
+    }
+
     /// Send one command line to the supervisor (see `Env::spawn_pty`).
     pub fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("the supervisor's stdin is open");

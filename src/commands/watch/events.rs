@@ -76,7 +76,11 @@ pub enum Event {
     Summary {
         /// When the watch ended (RFC 3339, UTC).
         at: String,
+        /// Rounds that read the process table (each with its `reading`, or a notice).
         rounds: u64,
+        /// Rounds that read only an upper bound of the user's slots (every task on the
+        /// machine) and the ceilings, because the bound was far below the warning threshold.
+        quiet_rounds: u64,
         cleanups: u64,
         errors: u64,
         /// Evidence rows still waiting for a writable state directory.
@@ -169,11 +173,17 @@ impl Event {
             Self::Summary {
                 at: _,
                 rounds,
+                quiet_rounds,
                 cleanups,
                 errors,
                 pending_rows,
                 stderr_dropped,
             } => {
+                let quiet = if *quiet_rounds > 0 {
+                    format!(", {quiet_rounds} quiet (the wall was far)")
+                } else {
+                    String::new()
+                };
                 let mut pending = if *pending_rows > 0 {
                     format!(
                         ", {} not written",
@@ -189,7 +199,7 @@ impl Event {
                     ));
                 }
                 format!(
-                    "watch: {}, {}, {}{pending}",
+                    "watch: {}{quiet}, {}, {}{pending}",
                     plural(*rounds, "round"),
                     plural(*cleanups, "cleanup"),
                     plural(*errors, "error")

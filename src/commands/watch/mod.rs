@@ -24,6 +24,7 @@ mod memory;
 pub mod parked;
 mod persist;
 pub mod pressure;
+mod schedule;
 pub mod service;
 
 use std::time::{Duration, Instant};
@@ -82,6 +83,8 @@ struct Watcher<'c, 'a> {
     clock: Box<dyn Clock>,
     /// The guarded trees' warning lines (`[memory] warn_pct`).
     warn_lines: crate::core::memory_warn::WarnLines,
+    /// Which rounds read the whole table (`schedule.rs`).
+    schedule: schedule::Schedule,
     /// Where the automatic cleanups run (`cleanup.rs`).
     cleaner: cleanup::Cleaner,
 }
@@ -130,11 +133,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     } else {
         service::ProgramWatch::at_start()
     };
-    // The slot round keeps every process's `status` open between rounds (a quarter of its
-    // cost was opening and closing them); the usual soft limit of 1,024 would leave no room.
-    #[cfg(target_os = "linux")]
-    platform::linux::slots::raise_nofile();
     let source = ctx.source()?;
+    // Rounds repeat: the slot round may keep descriptors between them (on Linux each
+    // process's `status` and pidfd, within a raised soft RLIMIT_NOFILE).
+    source.keep_between_rounds();
     let mut g = Watcher {
         ctx,
         source,
@@ -162,6 +164,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         last_cleanup: None,
         clock: Box::new(RealClock),
         warn_lines: Default::default(),
+        schedule: schedule::Schedule::new(args.table_every),
         cleaner: cleanup::Cleaner::default(),
     };
     crate::output::queue_stderr();
@@ -280,11 +283,16 @@ impl Watcher<'_, '_> {
 
     /// One round; returns probe's exit code for its reading.
     fn round(&mut self) -> ExitStatus {
-        self.rounds += 1;
         self.notifier.collect();
+        // The wall is far: nothing to read, report or record (`schedule.rs`).
+        if self.quiet_round() {
+            return Level::Normal.into();
+        }
+        self.rounds += 1;
         let snap = match self.source.snapshot(Detail::Slots) {
             Ok(s) => s,
             Err(e) => {
+                self.read_the_table(Level::Unknown);
                 self.notice(
                     Severity::Error,
                     &format!("cannot read the process table: {e}; trying again next round"),
@@ -293,6 +301,7 @@ impl Watcher<'_, '_> {
             }
         };
         let r = reading::read(&snap, self.thresholds);
+        self.read_the_table(r.level);
         let trend = self.record(&r);
         let crossing = self
             .persisted
@@ -421,6 +430,7 @@ impl Watcher<'_, '_> {
         self.emit(&Event::Summary {
             at: rfc3339_ms(platform::now_ms()),
             rounds: self.rounds,
+            quiet_rounds: self.schedule.quiet,
             cleanups: self.cleanups,
             errors: self.errors,
             pending_rows: self.pending.len(),

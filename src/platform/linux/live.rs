@@ -4,16 +4,19 @@
 //! walk of `tree.rs`. The parts live by job: `records.rs` (one process's record),
 //! `ceilings.rs` (the slot ceilings), `read.rs` (the shared read helpers).
 
+use std::cell::RefCell;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 
 use super::Roots;
-use super::ceilings;
+use super::ceilings::{self, KeptCeilings};
+use super::one_shot::{Asked, Scan};
 use super::procfs;
-use super::read::{gone, parse_pid, read_into};
+use super::read::{gone, parse_pid, read_whole};
 use super::records::ProcReader;
 use super::tree::KeptOpen;
+use crate::core::round_plan::Bound;
 use crate::core::snapshot::{Detail, MemoryTotals, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot};
 use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms};
 
@@ -22,6 +25,12 @@ pub struct LinuxSource {
     pub(super) reader: ProcReader,
     /// `/proc` files of the last tree sampled, kept open between samples (see `tree.rs`).
     open: KeptOpen,
+    /// The ceilings' moving parts, kept open after each slot snapshot of a repeated round
+    /// (`slot_bound`).
+    ceilings: RefCell<Option<KeptCeilings>>,
+    /// `/proc/meminfo`, kept open once read: `run --limit` reads it every sample, and a
+    /// `pread` of the open file saves its open and close.
+    meminfo: RefCell<Option<fs::File>>,
 }
 
 impl LinuxSource {
@@ -29,28 +38,30 @@ impl LinuxSource {
         Self {
             reader: ProcReader::new(roots),
             open: KeptOpen::default(),
+            ceilings: RefCell::new(None),
+            meminfo: RefCell::new(None),
         }
     }
 }
 
 impl LinuxSource {
-    /// A process served unchanged in a slot round carries its name as last read in full
-    /// (an `exec` changes no value the check compares); slot counting names the parents
-    /// of zombies, so those are read in full again now.
+    /// Slot counting names the parents of zombies, but a process served unchanged in a
+    /// repeated round carries its name as last read in full (an `exec` changes no value the
+    /// check compares), and one read by pidfd (`one_shot.rs`) none: those parents (`partial`,
+    /// sorted) are read in full again now.
     fn refresh_zombie_parents(
         &self,
         processes: &mut Vec<ProcessRecord>,
+        partial: &[i32],
         uid: u32,
         buf: &mut String,
     ) {
-        if !processes.iter().any(|p| p.is_zombie()) {
+        if partial.is_empty() || !processes.iter().any(|p| p.is_zombie()) {
             return;
         }
-        let mut served = self.reader.kept_status.borrow().served_unchanged().to_vec();
-        served.sort_unstable();
         let mut parents: Vec<i32> = processes
             .iter()
-            .filter(|p| p.is_zombie() && served.binary_search(&p.ppid).is_ok())
+            .filter(|p| p.is_zombie() && partial.binary_search(&p.ppid).is_ok())
             .map(|p| p.ppid)
             .collect();
         parents.sort_unstable();
@@ -69,6 +80,65 @@ impl LinuxSource {
                 Err(_) => {}
             }
         }
+    }
+
+    /// A slot snapshot's processes, each read once (`one_shot.rs`, by pidfd, where the
+    /// kernel can; otherwise, and for a fake `--proc-root`, its `status`), or through the
+    /// kept descriptors of a repeated round (`slots.rs`). Returns the pids whose records
+    /// were not read in full (`refresh_zombie_parents`), and counts the unreadable.
+    fn slot_processes(
+        &self,
+        dir: fs::ReadDir,
+        uid: u32,
+        processes: &mut Vec<ProcessRecord>,
+        unreadable: &mut u64,
+        buf: &mut String,
+    ) -> Vec<i32> {
+        let repeated = self.reader.repeated.get();
+        let mut scan = (!repeated && self.reader.real_proc)
+            .then(|| Scan::new(&self.reader.roots.proc))
+            .flatten();
+        let mut by_pidfd = Vec::new();
+        let mut by_status = Vec::new();
+        for entry in dir {
+            let Ok(entry) = entry else { continue };
+            let Some(pid) = parse_pid(&entry.file_name()) else {
+                continue;
+            };
+            if let Some(s) = scan.as_mut() {
+                match s.ask(pid) {
+                    Asked::Pending if s.full() => by_status.extend(s.flush(&mut by_pidfd)),
+                    Asked::Pending | Asked::Gone => {}
+                    Asked::Read(r) => by_pidfd.push(r),
+                    Asked::Status => by_status.push(pid),
+                    Asked::Unsupported => {
+                        by_status.extend(s.flush(&mut by_pidfd));
+                        by_status.push(pid);
+                        scan = None;
+                    }
+                }
+                continue;
+            }
+            by_status.push(pid);
+        }
+        if let Some(s) = scan.as_mut() {
+            by_status.extend(s.flush(&mut by_pidfd));
+        }
+        for pid in by_status {
+            match self.reader.read_process(pid, uid, Detail::Slots, true, buf) {
+                Ok(Some(p)) => processes.push(p),
+                Ok(None) => {}
+                // As in `snapshot`: cannot be judged, so counted as unreadable.
+                Err(_) => *unreadable += 1,
+            }
+        }
+        let mut partial: Vec<i32> = by_pidfd.iter().map(|p| p.pid).collect();
+        processes.append(&mut by_pidfd);
+        if repeated {
+            partial.extend_from_slice(self.reader.kept_status.borrow().served_unchanged());
+        }
+        partial.sort_unstable();
+        partial
     }
 }
 
@@ -90,27 +160,36 @@ impl ProcessSource for LinuxSource {
         let mut buf = String::with_capacity(4096);
         let mut unreadable = 0;
         if detail == Detail::Slots {
-            self.reader.kept_status.borrow_mut().begin();
-        }
-        for entry in dir {
-            let Ok(entry) = entry else { continue };
-            let Some(pid) = parse_pid(&entry.file_name()) else {
-                continue;
-            };
-            match self.reader.read_process(pid, uid, detail, true, &mut buf) {
-                Ok(Some(p)) => processes.push(p),
-                Ok(None) => {}
-                // Unreadable mid-scan (EACCES under hidepid, a torn read): it cannot be
-                // judged, so it cannot be acted on; counted, because it may be a session
-                // child or an ancestor (`Snapshot::unreadable`).
-                Err(_) => unreadable += 1,
+            let repeated = self.reader.repeated.get();
+            if repeated {
+                self.reader.kept_status.borrow_mut().begin();
+            }
+            let partial = self.slot_processes(dir, uid, &mut processes, &mut unreadable, &mut buf);
+            self.refresh_zombie_parents(&mut processes, &partial, uid, &mut buf);
+            if repeated {
+                self.reader.kept_status.borrow_mut().end();
+            }
+        } else {
+            for entry in dir {
+                let Ok(entry) = entry else { continue };
+                let Some(pid) = parse_pid(&entry.file_name()) else {
+                    continue;
+                };
+                match self.reader.read_process(pid, uid, detail, true, &mut buf) {
+                    Ok(Some(p)) => processes.push(p),
+                    Ok(None) => {}
+                    // Unreadable mid-scan (EACCES under hidepid, a torn read): it cannot be
+                    // judged, so it cannot be acted on; counted, because it may be a session
+                    // child or an ancestor (`Snapshot::unreadable`).
+                    Err(_) => unreadable += 1,
+                }
             }
         }
-        if detail == Detail::Slots {
-            self.refresh_zombie_parents(&mut processes, uid, &mut buf);
-            self.reader.kept_status.borrow_mut().end();
-        }
         processes.sort_by_key(|p| p.pid);
+        let ceilings = ceilings::ceilings(&self.reader.roots, uid);
+        if detail == Detail::Slots && self.reader.repeated.get() && self.reader.real_proc {
+            *self.ceilings.borrow_mut() = KeptCeilings::open(&self.reader.roots, &ceilings);
+        }
         Ok(Snapshot {
             schema: SNAPSHOT_SCHEMA.to_string(),
             detail,
@@ -120,7 +199,7 @@ impl ProcessSource for LinuxSource {
             uid,
             unreadable,
             others_hidden: super::hidepid::others_hidden(&self.reader.roots.proc),
-            ceilings: ceilings::ceilings(&self.reader.roots, uid),
+            ceilings,
             memory: self.memory().ok(),
             processes,
         })
@@ -133,6 +212,15 @@ impl ProcessSource for LinuxSource {
         let mut buf = String::with_capacity(2048);
         self.reader
             .read_process(pid, current_uid(), Detail::Full, false, &mut buf)
+    }
+
+    fn slot_bound(&self) -> Option<Bound> {
+        self.ceilings.borrow().as_ref().map(KeptCeilings::read)
+    }
+
+    fn keep_between_rounds(&self) {
+        super::slots::raise_nofile();
+        self.reader.keep_between_rounds();
     }
 
     fn tree_sample(&self, query: &TreeQuery<'_>) -> Result<Vec<ProcessRecord>, PlatformError> {
@@ -175,14 +263,32 @@ impl ProcessSource for LinuxSource {
     }
 
     fn memory(&self) -> Result<MemoryTotals, PlatformError> {
-        // Read every interval by `run`: open, one read, close (no size query first).
+        // Read every interval by `run`: one `pread` of the kept file (opened on the first
+        // call, or again after a read of it failed).
         let path = self.reader.proc_path("meminfo");
-        let mut text = String::with_capacity(2048);
-        if read_into(&path, &mut text)?.is_none() {
-            return Err(PlatformError::Invalid(format!(
-                "`{}` does not exist",
-                path.display()
-            )));
+        let mut text = String::with_capacity(4096);
+        let mut kept = self.meminfo.borrow_mut();
+        let read = kept
+            .as_ref()
+            .is_some_and(|f| read_whole(f, &mut text).is_ok());
+        if !read {
+            *kept = None;
+            let cannot = |e| PlatformError::io(format!("cannot read `{}`", path.display()), e);
+            let f = match fs::File::open(&path) {
+                Ok(f) => f,
+                Err(e) if gone(&e) => {
+                    return Err(PlatformError::Invalid(format!(
+                        "`{}` does not exist",
+                        path.display()
+                    )));
+                }
+                Err(e) => return Err(cannot(e)),
+            };
+            read_whole(&f, &mut text).map_err(cannot)?;
+            // Only procfs regenerates a file in place; a fake root's may be replaced.
+            if self.reader.real_proc {
+                *kept = Some(f);
+            }
         }
         let (total_bytes, available_bytes) = procfs::parse_meminfo(&text).ok_or_else(|| {
             PlatformError::Invalid(format!(
@@ -236,6 +342,33 @@ mod tests {
         d
     }
 
+    /// `meminfo` is read through the file kept open after the first call on the real
+    /// `/proc` (procfs regenerates it at each read); a fake root's is opened at every call,
+    /// so a file replaced there is seen.
+    #[test]
+    fn free_memory_is_read_again_through_the_kept_file_on_procfs_only() {
+        let real = LinuxSource::new(Roots::default());
+        let first = real.memory().unwrap();
+        assert!(real.meminfo.borrow().is_some(), "kept open");
+        let again = real.memory().unwrap();
+        assert_eq!(first.total_bytes, again.total_bytes);
+        let d = fake_proc();
+        let src = LinuxSource::new(Roots {
+            proc: d.path().to_path_buf(),
+            sys: d.path().join("nosys"),
+        });
+        assert_eq!(src.memory().unwrap().available_bytes, 250 * 1024);
+        let path = d.path().join("meminfo");
+        fs::write(
+            d.path().join("new"),
+            "MemTotal: 1000 kB\nMemAvailable: 100 kB\n",
+        )
+        .unwrap();
+        fs::rename(d.path().join("new"), &path).unwrap();
+        assert_eq!(src.memory().unwrap().available_bytes, 100 * 1024);
+        assert!(src.meminfo.borrow().is_none());
+    }
+
     #[test]
     fn snapshot_of_a_fake_proc_skips_torn_and_vanished_entries() {
         let d = fake_proc();
@@ -254,6 +387,8 @@ mod tests {
         assert_eq!(leader.start_time, Some(5000));
         let slots = src.snapshot(Detail::Slots).unwrap();
         assert_eq!(slots.processes.len(), 2);
+        // A fake tree's pids are not this machine's: read from its `status`, never by pidfd.
+        assert_eq!(slots.processes[0].name, "agency");
         assert_eq!(
             (slots.processes[1].ppid, slots.processes[1].start_time),
             (100, None)

@@ -13,6 +13,8 @@ mod hidepid;
 #[cfg(target_os = "linux")]
 mod live;
 #[cfg(target_os = "linux")]
+mod one_shot;
+#[cfg(target_os = "linux")]
 mod pidfd_info;
 #[cfg(target_os = "linux")]
 mod read;

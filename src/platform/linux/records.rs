@@ -17,8 +17,13 @@ use crate::platform::PlatformError;
 pub(super) struct ProcReader {
     pub(super) roots: Roots,
     ns_per_tick: u64,
-    /// `status` of every process, kept open between slot snapshots (see `slots.rs`).
+    /// `status` of every process, kept open between slot snapshots (see `slots.rs`) once
+    /// the caller said it repeats them (`keep_between_rounds`); until then nothing is kept.
     pub(super) kept_status: RefCell<super::slots::KeptStatus>,
+    /// `roots.proc` is this machine's `/proc`: the pids it lists are the ones pidfds open.
+    pub(super) real_proc: bool,
+    /// Set by `keep_between_rounds`: slot snapshots are repeated, and worth a cache.
+    pub(super) repeated: std::cell::Cell<bool>,
 }
 
 impl ProcReader {
@@ -31,7 +36,16 @@ impl ProcReader {
         Self {
             roots,
             ns_per_tick: 1_000_000_000 / hz,
-            kept_status: RefCell::new(super::slots::KeptStatus::new(real_proc)),
+            kept_status: RefCell::new(super::slots::KeptStatus::with_budget(0)),
+            real_proc,
+            repeated: std::cell::Cell::new(false),
+        }
+    }
+
+    /// From now on slot snapshots keep descriptors between rounds (`watch`).
+    pub(super) fn keep_between_rounds(&self) {
+        if !self.repeated.replace(true) {
+            *self.kept_status.borrow_mut() = super::slots::KeptStatus::new(self.real_proc);
         }
     }
 

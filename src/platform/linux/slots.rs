@@ -463,7 +463,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod round_tests;
+pub(crate) mod round_tests;
 
 #[cfg(test)]
 mod thread_tests;

@@ -163,6 +163,21 @@ impl ProcessSource for MacSource {
         "macos"
     }
 
+    /// `proc_listallpids` without a buffer answers how many pids a buffer would need:
+    /// xnu's `proc_listpids` returns `nprocs + 20` (bsd/kern/proc_info.c), the count of
+    /// every process, zombies included, with room to spare: at least any user's count
+    /// `kern.maxprocperuid` charges. One call, and the three ceilings (two sysctls, one
+    /// `getrlimit`).
+    fn slot_bound(&self) -> Option<crate::core::round_plan::Bound> {
+        // SAFETY: a null buffer of size 0 asks only for the count.
+        let n = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
+        let slots = u64::try_from(n).ok().filter(|&n| n > 0);
+        Some(crate::core::round_plan::Bound {
+            slots,
+            ceilings: self.ceilings(current_uid(), slots.unwrap_or(0)),
+        })
+    }
+
     fn snapshot(&self, detail: Detail) -> Result<Snapshot, PlatformError> {
         let uid = current_uid();
         let taken_at_ms = now_ms();

@@ -25,6 +25,9 @@ fn a_full_disk_loses_no_reading_and_tears_no_file() {
             "--json",
             "--no-auto-reap",
             "--no-hangs",
+            // Every round reads the table: these rounds are what is under test.
+            "--table-every",
+            "0s",
         ];
         let mut watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
         let events = || json_lines(&out);

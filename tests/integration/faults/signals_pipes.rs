@@ -49,6 +49,9 @@ fn watch(env: &Env, stdout: Stdio) -> Ours {
             "100ms",
             "--json",
             "--no-hangs",
+            // Every round reads the table: these rounds are what is under test.
+            "--table-every",
+            "0s",
             "--no-auto-reap",
         ])
         .env("HEADROOM_HOME", &env.home)

@@ -83,6 +83,9 @@ fn a_vanished_state_dir_is_made_again_and_no_reading_is_lost() {
         "--json",
         "--no-auto-reap",
         "--no-hangs",
+        // Every round reads the table: these rounds are what is under test.
+        "--table-every",
+        "0s",
     ];
     let mut watch = env.spawn_with(
         std::path::Path::new("/usr/bin/env"),

@@ -13,7 +13,7 @@ use crate::platform::linux::{LinuxSource, Roots};
 
 /// Says why and is true where the unchanged check cannot run: no `PIDFD_GET_INFO` (Linux
 /// before 6.13), or too few descriptors to keep.
-pub(super) fn skipped() -> bool {
+pub(crate) fn skipped() -> bool {
     let why = unavailable();
     if let Some(why) = &why {
         eprintln!("skipped: {why}");
@@ -30,6 +30,20 @@ fn unavailable() -> Option<String> {
     pidfd_info::info(&me)
         .err()
         .map(|e| format!("no PIDFD_GET_INFO here (Linux before 6.13?): {e}"))
+}
+
+/// A source whose slot rounds keep descriptors between them, as `watch`'s do.
+pub(crate) fn repeating() -> LinuxSource {
+    let src = LinuxSource::new(Roots::default());
+    src.keep_between_rounds();
+    src
+}
+
+/// A source that never serves a process unchanged: every round reads every `status`.
+pub(crate) fn full_reads() -> LinuxSource {
+    let src = repeating();
+    src.reader.kept_status.borrow_mut().check = Some(false);
+    src
 }
 
 /// One slot round: `pid`'s record, and whether it was served unchanged.
@@ -60,7 +74,7 @@ pub(super) fn until<T>(what: &str, mut probe: impl FnMut(&mut String) -> Option<
 }
 
 /// Until `cond` holds for `/proc/PID/status`'s text.
-pub(super) fn wait_status(pid: i32, cond: impl Fn(&str) -> bool) {
+pub(crate) fn wait_status(pid: i32, cond: impl Fn(&str) -> bool) {
     until(&format!("pid {pid} never got there"), |text| {
         *text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
         cond(text).then_some(())
@@ -84,7 +98,7 @@ fn start_served(script: &str) -> (Started, i32, LinuxSource, ProcessRecord) {
     let c = start(script);
     let pid = c.0.id() as i32;
     wait_status(pid, |s| s.starts_with("Name:\tsh\n"));
-    let src = LinuxSource::new(Roots::default());
+    let src = repeating();
     round(&src, pid);
     let (before, served) = round(&src, pid);
     assert!(served);
@@ -116,7 +130,7 @@ fn an_unchanged_process_is_served_and_its_exit_is_read_in_full() {
     let mut c = start("exec cat");
     let pid = c.0.id() as i32;
     wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
-    let src = LinuxSource::new(Roots::default());
+    let src = repeating();
     let (first, served) = round(&src, pid);
     let first = first.unwrap();
     assert!(!served, "the first round reads in full");

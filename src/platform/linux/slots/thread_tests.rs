@@ -13,7 +13,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use super::round_tests::{round, skipped, until, wait_status};
+use super::round_tests::{full_reads, repeating, round, skipped, until, wait_status};
 use crate::platform::linux::{LinuxSource, Roots};
 
 /// `hr-fixture`, which `cargo test` builds next to the test binary's directory.
@@ -132,13 +132,6 @@ fn step(src: &LinuxSource, full: &LinuxSource, pid: i32, want: (u32, bool)) -> b
     served
 }
 
-/// A source that never serves a process unchanged: every round reads every `status`.
-fn full_reads() -> LinuxSource {
-    let src = LinuxSource::new(Roots::default());
-    src.reader.kept_status.borrow_mut().check = Some(false);
-    src
-}
-
 /// The steps, through `src`; with `fast`, which rounds must be served unchanged (the
 /// first after a change reads in full, the next is served).
 fn threads_leader_exit_and_zombie_leader(src: &LinuxSource, fast: bool) {
@@ -188,7 +181,19 @@ fn a_multi_threaded_process_is_counted_as_a_full_read_counts_it() {
     if skipped() {
         return;
     }
-    threads_leader_exit_and_zombie_leader(&LinuxSource::new(Roots::default()), true);
+    threads_leader_exit_and_zombie_leader(&repeating(), true);
+}
+
+/// A one-shot reading (`one_shot.rs`: pidfd, task link count, `statm`; never `status`)
+/// counts each step as the full read does: threads, the zombie leader (which only `statm`
+/// shows), uid, parent. Breaking the `statm` check (a multi-threaded process read as never
+/// a zombie) fails at the `leader-exit` step.
+#[test]
+fn a_one_shot_reading_counts_a_multi_threaded_process_as_a_full_read_does() {
+    if skipped() {
+        return;
+    }
+    threads_leader_exit_and_zombie_leader(&LinuxSource::new(Roots::default()), false);
 }
 
 /// The control: the same steps, every round read in full, count the same.

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""One entry point for headroom's side-by-side benchmarks (issue 31 item 4).
+
+    bench/all.py [--runs N] [--secs S] [--sizes 100,1400,6000] [--earlyoom PATH] [--only NAME]
+
+Every comparison runs headroom and its peer interleaved, in the same run on the same table
+and load, N times each, and prints min / median / max of each and the ratio of the medians
+(peer / headroom: above 1 is headroom cheaper or faster). The machine (cores, load, task
+count) is printed first: on a shared machine compare ratios, not absolute figures.
+
+Comparisons (Linux):
+  probe   `probe --json --no-history` vs `ps -e -o pid,ppid,stat,uid,comm` on a table with
+          3,000 zombies of a fixture (wall time per run, ms).
+  watch   `watch --interval 1s` idle vs `earlyoom --dryrun` (its default 1 s), CPU ms over S
+          seconds (schedstat), with 100, 1,400 or 6,000 extra processes of the benchmark's
+          (sleeping fixtures up to 1,400, zombies above: a zombie costs watch's scan the same
+          and the machine no memory).
+  run     `run --limit 1G` vs the `ps` loop a user would write (bench/ps_watchdog.sh) around
+          an idle 20-process tree, CPU ms over S seconds (headroom: its own schedstat; the
+          loop: its ticks and its reaped children's, as bench/run_limit.sh counts them).
+
+Not here yet (their own scripts, in BENCHMARKS.md): log-probe vs grep (bench/log_probe.sh),
+run's overshoot (bench/run_limit.sh), PSI reaction (bench/pressure_reaction.sh), MCP
+(bench/mcp_roundtrip.py). Every process it starts runs under the fixture's supervisor,
+which kills all of them when this script closes its stdin (or dies).
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REL = os.path.join(ROOT, "target", "release")
+HR = os.path.join(REL, "headroom")
+FIX = os.path.join(REL, "examples", "hr-fixture")
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def machine():
+    with open("/proc/loadavg") as f:
+        la = f.read().split()
+    return f"{os.cpu_count()} cores, load {' '.join(la[:3])}, {la[3].split('/')[1]} tasks"
+
+
+class Supervised:
+    """PROG under `hr-fixture supervise`: ended with everything below it on close()."""
+
+    def __init__(self, argv, ready=True):
+        self.p = subprocess.Popen(
+            [FIX, "supervise", "--", *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        # The program's own lines can come before the supervisor's `started`.
+        self.pid, seen_ready = None, not ready
+        while self.pid is None or not seen_ready:
+            line = self.p.stdout.readline()
+            if not line:
+                raise SystemExit(f"the supervisor of {argv[0]} ended early")
+            if line.startswith("started "):
+                self.pid = int(line.split()[1])
+            seen_ready = seen_ready or line.startswith("ready")
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def schedstat_ns(pid):
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0])
+
+
+def ticks_ms(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in rest[11:15]) * 1000 // HZ
+
+
+def spread(xs):
+    return min(xs), statistics.median(xs), max(xs)
+
+
+def row(label, unit, ours, peer, peer_label):
+    a, b = spread(ours), spread(peer)
+    ratio = b[1] / a[1] if a[1] else float("inf")
+    fmt = lambda t: "/".join(f"{v:.2f}" for v in t)  # noqa: E731
+    print(
+        f"{label:<34} headroom {fmt(a)} {unit}   {peer_label} {fmt(b)} {unit}   "
+        f"ratio {ratio:.2f}x   (min/median/max of {len(ours)})"
+    )
+    sys.stdout.flush()
+
+
+def timed(argv, env=None):
+    t = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return (time.perf_counter() - t) * 1000
+
+
+def bench_probe(args, env):
+    leak = Supervised([FIX, "leak", "--zombies", "3000"])
+    try:
+        ours, peer = [], []
+        for _ in range(args.runs):
+            ours.append(timed([HR, "probe", "--json", "--no-history"], env))
+            peer.append(timed(["ps", "-e", "-o", "pid,ppid,stat,uid,comm"]))
+        row(f"probe, 3,000 zombies ({machine()})", "ms", ours, peer, "ps")
+    finally:
+        leak.close()
+
+
+def cpu_over(pid, secs, own=True):
+    read = schedstat_ns if own else (lambda p: ticks_ms(p) * 1_000_000)
+    c0, t0 = read(pid), time.monotonic()
+    time.sleep(secs)
+    c1, t1 = read(pid), time.monotonic()
+    return (c1 - c0) / 1e6 * secs / (t1 - t0)
+
+
+def extra_processes(n):
+    if n <= 1400:
+        # A tree of sleeping processes: depth 3, fanout f gives 1 + f + f*f.
+        f = 1
+        while 1 + f + f * f < n:
+            f += 1
+        return Supervised([FIX, "tree", "--depth", "3", "--fanout", str(f)])
+    return Supervised([FIX, "leak", "--zombies", str(n)])
+
+
+def bench_watch(args, env):
+    if not args.earlyoom:
+        print("watch: skipped (no earlyoom: --earlyoom PATH, or apt-get install earlyoom)")
+        return
+    for n in args.sizes:
+        extra = extra_processes(n)
+        try:
+            ours, peer, first = [], [], []
+            for _ in range(args.runs):
+                s = Supervised([HR, "watch", "--interval", "1s", "--no-auto-reap", "--no-hangs", "--json"], ready=False)
+                # Start-up and the first round, which reads the whole table (as one round in
+                # every `--table-every`, 2 min, does): counted apart.
+                for line in s.p.stdout:
+                    if '"type":"reading"' in line:
+                        break
+                first.append(schedstat_ns(s.pid) / 1e6)
+                ours.append(cpu_over(s.pid, args.secs))
+                s.close()
+                s = Supervised([args.earlyoom, "--dryrun"], ready=False)
+                time.sleep(2)  # its start-up
+                peer.append(cpu_over(s.pid, args.secs))
+                s.close()
+            row(f"watch 1s idle, +{n} processes ({machine()})", f"ms/{args.secs}s", ours, peer, "earlyoom")
+            lo, mid, hi = spread(first)
+            print(f"{'':<34} watch's start-up and first (whole-table) round: {lo:.2f}/{mid:.2f}/{hi:.2f} ms")
+        finally:
+            extra.close()
+
+
+def bench_run(args, env):
+    tree = [FIX, "tree", "--depth", "2", "--fanout", "19"]
+    ours, peer = [], []
+    for _ in range(args.runs):
+        s = Supervised([HR, "run", "--limit", "1G", "--", *tree])
+        ours.append(cpu_over(s.pid, args.secs))
+        s.close()
+        s = Supervised(["bash", os.path.join(ROOT, "bench", "ps_watchdog.sh"), "1024", "0.2", "5", "--", *tree])
+        peer.append(cpu_over(s.pid, args.secs, own=False))
+        s.close()
+    row(f"run --limit, idle 20-process tree ({machine()})", f"ms/{args.secs}s", ours, peer, "ps loop")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--secs", type=float, default=20)
+    ap.add_argument("--sizes", default="100,1400,6000")
+    ap.add_argument("--earlyoom", default=shutil.which("earlyoom"))
+    ap.add_argument("--only", choices=["probe", "watch", "run"])
+    args = ap.parse_args()
+    args.sizes = [int(x) for x in args.sizes.split(",") if x]
+    subprocess.run(
+        ["cargo", "build", "--release", "--quiet", "--locked", "--bin", "headroom", "--example", "hr-fixture"],
+        cwd=ROOT,
+        check=True,
+    )
+    home = tempfile.mkdtemp(prefix="headroom-bench-")
+    env = dict(os.environ, HEADROOM_HOME=home)
+    os.environ["HEADROOM_HOME"] = home
+    print(f"machine: {machine()}; headroom {subprocess.run([HR, '--version'], capture_output=True, text=True).stdout.strip()}")
+    try:
+        for name, f in (("probe", bench_probe), ("watch", bench_watch), ("run", bench_run)):
+            if args.only in (None, name):
+                f(args, env)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
