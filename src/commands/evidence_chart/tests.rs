@@ -179,6 +179,9 @@ fn one_reading_and_an_unread_row_are_drawn_and_named() {
         fields: 14,
         expected: 13,
         text: "1970-01-01T00:00:50Z,801,239".into(),
+        reason: crate::core::evidence_csv::AnomalyKind::FieldCount,
+        column: None,
+        through_line: None,
     };
     let c = Chart::build(&[poll(30, 801, 4000)], &[broken], 50.0, 75.0);
     let out = render(&c, 40, false);

@@ -299,6 +299,9 @@ fn rows_without_a_readable_time_are_unread_without_a_place() {
         fields: 0,
         expected: 16,
         text: "CSV error: invalid UTF-8".into(),
+        reason: crate::core::evidence_csv::AnomalyKind::FieldCount,
+        column: None,
+        through_line: None,
     };
     let c = Chart::build(&[r, poll(T0, 5, 10, "per-uid")], &[broken], 50.0, 75.0);
     assert_eq!(c.points.len(), 1);
