@@ -110,6 +110,11 @@ fn neutralise(s: &str) -> String {
     crate::sanitize::sanitize(&s).into_owned()
 }
 
+/// A cleanup row: `kill:…` per terminated parent, `cleanup` for a run with nothing to do.
+pub fn is_cleanup(action: &str) -> bool {
+    action.starts_with("kill:") || action == "cleanup"
+}
+
 /// The first line of a file as the writer judges it, against the header of its own layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FirstLine {

@@ -236,6 +236,12 @@ impl<'a> RowView<'a> {
         parse_secs(std::str::from_utf8(self.cell(Col::At)?).ok()?).ok()
     }
 
+    /// `at` as logged, when it parses.
+    pub fn to_row_at(&self) -> Option<String> {
+        self.at_secs()?;
+        self.text(Col::At).map(Cow::into_owned)
+    }
+
     /// The slots compared with the limit; a row written before the `used` column has only
     /// its process count.
     pub fn used(&self) -> Option<u64> {
@@ -334,8 +340,18 @@ impl<'a> RowView<'a> {
         }
     }
 
-    /// The first whole-number column whose cell is not one, with its name in this header.
+    /// The first whole-number column whose cell is not one, with its name in this header;
+    /// or, for a reading, the count it lacks (every layout with a count column writes it).
     fn unreadable(&self) -> Option<String> {
+        let name = |c: Col| self.layout.index(c).map(|i| self.layout.names[i].clone());
+        if !super::is_cleanup(&self.action())
+            && self.cell(Col::Used).is_none()
+            && self.cell(Col::Processes).is_none()
+        {
+            if let Some(n) = name(Col::Used).or_else(|| name(Col::Processes)) {
+                return Some(n);
+            }
+        }
         WHOLE.iter().find_map(|&(c, kind)| {
             let s = std::str::from_utf8(self.cell(c)?).ok();
             let ok = s.is_some_and(|s| match kind {
