@@ -16,6 +16,7 @@ mod cli;
 mod doctor;
 mod evidence;
 mod evidence_chart;
+mod evidence_svg_out;
 mod faults;
 mod generated;
 mod guardrails;
