@@ -1,5 +1,5 @@
 use super::*;
-use crate::core::chart::tests::{HEADER, T0, chart, kill, poll, survey};
+use crate::core::chart::fixture::{HEADER, T0, chart, kill, poll, survey};
 
 const UTC: Zone = Zone::UTC;
 

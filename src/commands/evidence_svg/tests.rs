@@ -1,6 +1,6 @@
 use super::*;
 use crate::commands::evidence_chart::tests::fixture;
-use crate::core::chart::tests::{HEADER, T0, chart, kill, poll, survey};
+use crate::core::chart::fixture::{HEADER, T0, chart, kill, poll, survey};
 
 const UTC: Zone = Zone::UTC;
 

@@ -1,6 +1,6 @@
 use super::*;
 use crate::core::evidence_csv::{AnomalyKind, Item};
-use crate::core::slot_reading::tests::sample;
+use crate::core::slot_reading::fixture::sample;
 
 fn row(n: u64) -> Row {
     let mut reading = sample();
@@ -397,7 +397,12 @@ fn size_rotation_keeps_three() {
 #[test]
 fn the_archived_over_long_final_row_is_reported_not_dropped_silently() {
     let d = tempfile::tempdir().unwrap();
-    let p = crate::core::evidence_csv::fixture::archived_14_field_row(d.path());
+    let p = d.path().join("evidence.1.csv");
+    std::fs::write(
+        &p,
+        crate::core::evidence_csv::fixture::archived_14_field_row(),
+    )
+    .unwrap();
     let (rows, anomalies) = read_file(&p).unwrap();
     assert_eq!(rows.len(), 86);
     assert_eq!(anomalies.len(), 1);
