@@ -288,3 +288,69 @@ fn anomaly_line(a: &Anomaly) -> String {
         AnomalyKind::FileUnreadable => format!("{file}: {text}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::ColorChoice;
+
+    /// A poll and a cleanup row of today's layout, with `text` in every text field the
+    /// summary prints (limit_source, top_parent_name, action, result, override).
+    fn log(text: &str) -> String {
+        let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        let t = q(text);
+        // A cleanup's action starts `kill:`; what follows is the log's.
+        let a = q(&format!("kill:{text}"));
+        format!(
+            "{}\n\
+             2026-08-29T22:43:06Z,501,2744,,2000,2744,2666,{t},102.9,0,critical,,,,false,7,{t},5,,poll,,\n\
+             2026-08-29T22:44:00Z,501,2744,,2000,2744,2666,per-uid,102.9,0,critical,,,,false,7,{t},5,,{a},{t},{t}\n",
+            crate::store::evidence::columns().join(",")
+        )
+    }
+
+    fn summary(text: &str) -> (EvidenceReport, String) {
+        let (rows, anomalies) =
+            crate::core::evidence_csv::parse(std::path::Path::new("e.csv"), text.as_bytes());
+        assert!(anomalies.is_empty(), "{anomalies:?}");
+        let r = summarise(vec!["e.csv".into()], &rows, vec![]);
+        let out = human(&r, &Printer::new(false, false, ColorChoice::Never));
+        (r, out)
+    }
+
+    #[test]
+    fn log_text_reaches_the_summary_escaped_and_the_json_exact() {
+        let hostile = "x\u{1b}[2J\u{1b}]8;;https://evil.example\u{7}y\u{202e}z\n  peak usage     1.0 % forged";
+        let (r, out) = summary(&log(hostile));
+        for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(!out.contains(raw), "{raw:?} in {out:?}");
+        }
+        assert_eq!(
+            out.lines()
+                .filter(|l| l.starts_with("  peak usage"))
+                .count(),
+            1,
+            "a newline in limit_source forges no summary line: {out}"
+        );
+        let cleanup = out
+            .lines()
+            .find(|l| l.starts_with("    2026-08-29T22:44:00Z"))
+            .unwrap();
+        // action, result, override and the parent's name, each escaped on the one line.
+        assert_eq!(cleanup.matches("x\\u{1b}[2J").count(), 4, "{cleanup}");
+        // JSON is the log's text exactly.
+        let peak = r.peak_usage.as_ref().unwrap();
+        assert_eq!(peak.reading.limit_source.as_deref(), Some(hostile));
+        assert_eq!(r.cleanups[0].result, hostile);
+        // Control: plain text prints as it is.
+        let (_, plain) = summary(&log("agency"));
+        assert!(
+            plain.contains("102.9 % at 2026-08-29T22:43:06Z (agency)"),
+            "{plain}"
+        );
+        assert!(
+            plain.contains("kill:agency 7 agency (5)") && plain.contains("agency  [agency]"),
+            "{plain}"
+        );
+    }
+}
