@@ -123,7 +123,10 @@ fn a_file_that_is_not_csv_is_skipped_and_reported_and_the_rest_reads() {
         text.contains("evidence.csv line 1: no evidence-log header before them, skipped"),
         "{text}"
     );
-    assert!(!text.contains('\u{7f}'), "the line is shown escaped: {text}");
+    assert!(
+        !text.contains('\u{7f}'),
+        "the line is shown escaped: {text}"
+    );
     let (r, code) = evidence_json(&env, &[]);
     assert_eq!((code, r.rows, r.anomalies.len()), (1, 1, 1));
     assert_eq!(r.anomalies[0].reason, "no_header");
@@ -144,13 +147,23 @@ fn an_unreadable_count_is_marked_and_is_the_unhappy_answer() {
     std::fs::write(env.home.join("evidence.csv"), text).unwrap();
     let (r, code) = evidence_json(&env, &[]);
     assert_eq!((code, r.rows, r.anomalies.len()), (1, 2, 3));
-    assert!(r.anomalies.iter().all(|a| a.reason == "unreadable_value"
-        && a.column.as_deref() == Some("total_procs")));
-    let out = env.cmd().args(["evidence", "--chart", "--width", "60"]).output().unwrap();
+    assert!(
+        r.anomalies
+            .iter()
+            .all(|a| a.reason == "unreadable_value" && a.column.as_deref() == Some("total_procs"))
+    );
+    let out = env
+        .cmd()
+        .args(["evidence", "--chart", "--width", "60"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let chart = String::from_utf8(out.stdout).unwrap();
     assert!(chart.contains("? row not interpreted (3)"), "{chart}");
-    assert!(chart.contains("`total_procs` is not a whole number"), "{chart}");
+    assert!(
+        chart.contains("`total_procs` is not a whole number"),
+        "{chart}"
+    );
 }
 
 #[test]

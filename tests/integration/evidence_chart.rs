@@ -135,7 +135,10 @@ fn the_archived_row_is_a_mark_on_the_chart_and_in_the_svg() {
     assert_eq!(code, 1);
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("row not interpreted (1)"), "{text}");
-    assert!(text.contains("<text class=\"unread\""), "the mark on the axis");
+    assert!(
+        text.contains("<text class=\"unread\""),
+        "the mark on the axis"
+    );
     assert!(
         text.contains("limit (unknown source)"),
         "an old layout has no source"
@@ -193,10 +196,17 @@ fn the_2026_08_29_replay_as_svg_has_every_series_mark_and_label() {
     }
     // An opaque ground, so a dark viewer does not show dark ink on black.
     assert!(text.contains(r##"fill="#FFFFFF""##));
-    let count = |class: &str| text.matches(&format!("<polyline class=\"{class}\"")).count();
+    let count = |class: &str| {
+        text.matches(&format!("<polyline class=\"{class}\""))
+            .count()
+    };
     assert_eq!(count("used"), 2, "used slots, broken at the gap");
     assert_eq!(count("zombies"), 2, "zombies, broken at the gap");
-    assert_eq!(count("limit"), 3, "per-uid; rlimit-nproc before and after the gap");
+    assert_eq!(
+        count("limit"),
+        3,
+        "per-uid; rlimit-nproc before and after the gap"
+    );
     assert_eq!(count("projection"), 1);
     for label in [
         "headroom evidence: process slots, 2026-08-29 13:00 → 08-30 01:30 UTC",

@@ -107,11 +107,19 @@ fn a_fifo_receives_the_svg_and_stays_a_fifo() {
     };
     let (_, err, code) = run(&env, &["--svg", fifo.to_str().unwrap()]);
     // Should headroom not have opened it, open it here so the reader sees its end.
-    let _ = std::fs::OpenOptions::new().write(true).custom_flags_nonblock().open(&fifo);
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags_nonblock()
+        .open(&fifo);
     let got = reader.join().unwrap();
     assert_eq!(code, 0, "{err}");
     assert!(is_svg(&got), "{got}");
-    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
 }
 
 trait NonBlock {
@@ -146,7 +154,12 @@ fn a_link_is_written_through_when_it_is_the_user_s_or_root_s_and_refused_otherwi
     let own = link(&env, "own.svg", &target, is_root().then_some(env.uid));
     let (_, err, code) = run(&env, &["--svg", own.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(std::fs::symlink_metadata(&own).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&own)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert!(is_svg(&std::fs::read_to_string(&target).unwrap()));
     if !is_root() {
         return;
@@ -164,7 +177,12 @@ fn a_link_is_written_through_when_it_is_the_user_s_or_root_s_and_refused_otherwi
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("owned by uid 65534"), "{err}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
-    assert!(std::fs::symlink_metadata(&planted).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(&planted)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 #[test]
@@ -181,15 +199,24 @@ fn tz_local_names_the_offset_and_ticks_on_the_local_hours() {
         String::from_utf8(out.stdout).unwrap()
     };
     let local = chart(&["--tz", "local"]);
-    assert!(local.contains("2026-08-29 18:30 → 08-30 07:00 UTC+05:30"), "{local}");
+    assert!(
+        local.contains("2026-08-29 18:30 → 08-30 07:00 UTC+05:30"),
+        "{local}"
+    );
     let labels = |out: &str| {
         let i = out.lines().position(|l| l.contains('└')).unwrap();
         out.lines().nth(i + 2).unwrap().to_string()
     };
     let ticks = labels(&local);
-    assert!(ticks.contains("20:00") && ticks.contains("00:00"), "{ticks}");
+    assert!(
+        ticks.contains("20:00") && ticks.contains("00:00"),
+        "{ticks}"
+    );
     let utc = chart(&[]);
-    assert!(utc.contains("2026-08-29 13:00 → 08-30 01:30 UTC,"), "control: {utc}");
+    assert!(
+        utc.contains("2026-08-29 13:00 → 08-30 01:30 UTC,"),
+        "control: {utc}"
+    );
     assert!(labels(&utc).contains("14:00"));
 }
 
@@ -206,7 +233,10 @@ fn columns_from_the_environment_are_clamped_like_width() {
         assert_eq!(out.status.code(), Some(0), "{cols}");
         let text = String::from_utf8(out.stdout).unwrap();
         let plot: Vec<&str> = text.lines().filter(|l| l.contains('┤')).collect();
-        assert!(plot.iter().all(|l| l.chars().count() == max), "{cols}: {text}");
+        assert!(
+            plot.iter().all(|l| l.chars().count() == max),
+            "{cols}: {text}"
+        );
     }
 }
 
@@ -218,9 +248,14 @@ fn a_hostile_log_makes_an_svg_librsvg_reads() {
     let env = Env::new();
     let header = headroom::store::evidence::columns().join(",");
     let mut text = format!("{header}\n");
-    for (i, source) in ["x\u{FFFE}\u{FFFF}", "<b>&amp;", "\u{1b}]8;;x\u{7}y", "per-uid"]
-        .iter()
-        .enumerate()
+    for (i, source) in [
+        "x\u{FFFE}\u{FFFF}",
+        "<b>&amp;",
+        "\u{1b}]8;;x\u{7}y",
+        "per-uid",
+    ]
+    .iter()
+    .enumerate()
     {
         text.push_str(&format!(
             "2026-08-29T22:4{i}:41Z,501,3869,,3326,3869,{},\"{source}\",96.73,131,critical,10.0,786,4,false,87537,\"a\u{FFFE}\",600,no-session,poll,,\n",
@@ -234,7 +269,12 @@ fn a_hostile_log_makes_an_svg_librsvg_reads() {
         .args(["evidence", "--svg", svg.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let png = env.path("hostile.png");
     let r = std::process::Command::new("rsvg-convert")
         .arg(&svg)

@@ -44,4 +44,3 @@ pub fn survey(text: &str) -> Survey {
     }
     s
 }
-

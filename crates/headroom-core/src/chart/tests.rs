@@ -260,10 +260,7 @@ fn a_shared_ceiling_moving_at_every_reading_is_named_once() {
 fn readings_without_a_limit_are_readings_with_a_hole_in_the_limit() {
     let c = chart(&[
         poll(T0, 5, 10, "per-uid"),
-        format!(
-            "{},5,2,,,,,,,,poll,,",
-            crate::time::format_secs(T0 + 60)
-        ),
+        format!("{},5,2,,,,,,,,poll,,", crate::time::format_secs(T0 + 60)),
         poll(T0 + 120, 5, 10, "per-uid"),
     ]);
     assert_eq!(c.points.len(), 3, "the reading still counts");
