@@ -204,7 +204,7 @@ fn column(col: &Column, c: &Chart, scale: Scale, g: &Glyphs) -> [char; HEIGHT] {
     if col.kind == Kind::Empty {
         // After the last reading: the projection, if one runs through this column.
         if let Some(p) = c
-            .projection
+            .drawn_projection()
             .filter(|p| col.from > p.from_at && col.from <= p.at)
         {
             let mid = col.from + (col.to - col.from) / 2;
@@ -444,7 +444,7 @@ fn legend(
     if !c.axis.gaps.is_empty() {
         items.push(format!("{} no readings", g.gap_word));
     }
-    if c.projection.is_some() {
+    if c.drawn_projection().is_some() {
         items.push(format!("{} projection", g.projection));
     }
     let mut s = String::new();
@@ -531,7 +531,11 @@ fn legend(
         wrap(
             g,
             &mut s,
-            &[projection_sentence(c, zone, g.projection)],
+            &[projection_sentence(
+                c,
+                zone,
+                c.drawn_projection().map(|_| g.projection),
+            )],
             width,
             "",
         );
@@ -600,7 +604,8 @@ pub fn gap_sentence(c: &Chart, zone: &Zone, style: Style) -> String {
 
 /// "fork fails ≈ 01:30 at 94 slots/min from the last reading (01:28, 2,520 of 2,666
 /// rlimit-nproc)".
-pub fn projection_sentence(c: &Chart, zone: &Zone, glyph: char) -> String {
+/// `glyph` leads it where the line is drawn.
+pub fn projection_sentence(c: &Chart, zone: &Zone, glyph: Option<char>) -> String {
     let Some(p) = c.projection else {
         return String::new();
     };
@@ -608,14 +613,15 @@ pub fn projection_sentence(c: &Chart, zone: &Zone, glyph: char) -> String {
     let when = if p.at > c.axis.end {
         format!(
             "{} (in {})",
-            zone.clock(p.at, Style::Day),
+            zone.clock(p.at, Style::Full),
             span(p.at - p.from_at)
         )
     } else {
         zone.clock(p.at, style)
     };
     format!(
-        "{glyph} projection: fork fails ≈ {when} at {} slots/min from the last reading ({}, {} of {} {})",
+        "{}projection: fork fails ≈ {when} at {} slots/min from the last reading ({}, {} of {} {})",
+        glyph.map(|g| format!("{g} ")).unwrap_or_default(),
         format_rate(p.per_min),
         zone.clock(p.from_at, style),
         thousands(p.from_used),

@@ -512,21 +512,18 @@ fn draw_projection(
     f: &Frame,
     zone: &Zone,
 ) -> Option<(f64, f64, String)> {
-    let p = c.projection?;
-    let end = p.at.min(c.axis.end);
+    let p = c.drawn_projection()?;
     let a = (f.x_of(c.axis.x(p.from_at)), f.y(p.from_used));
-    let b = (f.x_of(c.axis.x(end)), f.y(p.value_at(end)));
+    let b = (f.x_of(c.axis.x(p.at)), f.y(p.limit));
     d.polyline(&[a, b], PROJECTION_LINE, "projection");
     occ.line(&[a, b], 3.0);
-    if p.at <= c.axis.end {
-        d.circle(b, 4.0, PROJECTION_LINE.colour, "projection-end");
-        occ.rect(Box2 {
-            x0: b.0 - 6.0,
-            y0: b.1 - 6.0,
-            x1: b.0 + 6.0,
-            y1: b.1 + 6.0,
-        });
-    }
+    d.circle(b, 4.0, PROJECTION_LINE.colour, "projection-end");
+    occ.rect(Box2 {
+        x0: b.0 - 6.0,
+        y0: b.1 - 6.0,
+        x1: b.0 + 6.0,
+        y1: b.1 + 6.0,
+    });
     Some((
         b.0,
         b.1,
@@ -641,7 +638,7 @@ fn projected_time(c: &Chart, zone: &Zone) -> String {
         return String::new();
     };
     if p.at > c.axis.end {
-        zone.clock(p.at, Style::Day)
+        zone.clock(p.at, Style::Full)
     } else {
         zone.clock(p.at, zone.axis_style(c))
     }
@@ -754,7 +751,7 @@ fn panel_lines(c: &Chart, zone: &Zone, cols: &[Column], notes: &[Footnote<'_>]) 
     if cols.iter().any(|c| c.over) {
         v.push(Line::Key(Key::Over, "at or over the limit".into()));
     }
-    if c.projection.is_some() {
+    if c.drawn_projection().is_some() {
         v.push(Line::Key(
             Key::Stroke(PROJECTION_LINE),
             "projection to the limit".into(),
@@ -793,8 +790,8 @@ fn panel_lines(c: &Chart, zone: &Zone, cols: &[Column], notes: &[Footnote<'_>]) 
     };
     if c.projection.is_some() {
         v.push(Line::Heading("Projection".into()));
-        let s = projection_sentence(c, zone, ' ');
-        text(&mut v, s.trim_start().trim_start_matches("projection: "));
+        let s = projection_sentence(c, zone, None);
+        text(&mut v, s.trim_start_matches("projection: "));
     }
     if !c.cleanups.is_empty() {
         v.push(Line::Heading("Cleanups".into()));

@@ -170,6 +170,7 @@ pub fn span(secs: i64) -> String {
         }
         _ => {
             let (d, h) = (s / 86_400, s % 86_400 / 3600);
+            let d = crate::output::thousands(d as u64);
             if h == 0 {
                 format!("{d} days")
             } else {
@@ -191,6 +192,7 @@ mod tests {
         assert_eq!(span(47 * 3600), "47 h");
         assert_eq!(span(45), "45 s");
         assert_eq!(span(-5), "0 s");
+        assert_eq!(span(1246 * 86_400 + 16 * 3600), "1,246 days 16 h");
     }
 
     #[test]

@@ -330,6 +330,8 @@ pub fn now_ms() -> i64 {
 pub fn utc_offset_secs(t: i64) -> Option<i32> {
     #[cfg(unix)]
     {
+        // time_t is 64 bits on the targets built today, 32 on others.
+        #[allow(clippy::useless_conversion)]
         let t: libc::time_t = t.try_into().ok()?;
         // SAFETY: tm is plain old data; zeroed is a valid value.
         let mut tm: libc::tm = unsafe { std::mem::zeroed() };

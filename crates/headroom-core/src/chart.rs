@@ -188,7 +188,7 @@ const GAP_MIN_SECS: i64 = 15 * 60;
 /// top edge by both drawings.
 pub const MAX_TOP: u64 = 1 << 52;
 /// How far past the last time the axis grows to show where the projection reaches the limit
-/// (a share of the axis), rather than squeeze the record.
+/// (a share of the axis); a projection reaching it later is not drawn.
 const PROJECTION_ROOM: f64 = 0.25;
 /// The most distinct source names told apart (a hostile log could hold a million).
 const MAX_SOURCES: usize = 64;
@@ -374,8 +374,13 @@ impl Survey {
         }
         let projection = self.projection();
         if let Some(p) = projection {
+            // The axis reaches the projected time when it is near; a limit reached much
+            // later is said in words only, so the axis (and the title's range) stays the
+            // record's instead of running on for weeks of nothing.
             let room = ((end - start).max(60) as f64 * PROJECTION_ROOM) as i64;
-            end = end.max(p.at.min(end.saturating_add(room)));
+            if p.at <= end.saturating_add(room) {
+                end = end.max(p.at);
+            }
         }
         let (changes, changes_left_out) = changes(&self.points, &self.sources);
         let worst = self
@@ -440,6 +445,12 @@ impl Survey {
 }
 
 impl Chart {
+    /// The projection when the axis reaches its time: the one both drawings draw (a later
+    /// one is said in words only).
+    pub fn drawn_projection(&self) -> Option<Projection> {
+        self.projection.filter(|p| p.at <= self.axis.end)
+    }
+
     /// Nothing to draw and nothing to mark.
     pub fn is_empty(&self) -> bool {
         self.points.is_empty() && self.cleanups.is_empty() && self.unread.is_empty()

@@ -371,3 +371,40 @@ fn an_off_scale_limit_is_at_the_top_in_both_drawings() {
     let first_row = term.lines().find(|l| l.contains('┤')).unwrap();
     assert!(first_row.contains('━'), "{term}");
 }
+
+#[test]
+fn a_projection_far_past_the_record_is_said_with_its_year_and_not_drawn() {
+    let g = |at: i64, used: u64, growth: &str| {
+        format!(
+            "{},{used},1,4194304,pid-max,{growth},,,,,poll,,",
+            crate::core::time::format_secs(at)
+        )
+    };
+    // A day of readings growing 1.5 slots a minute: the limit is years away.
+    let mut rows: Vec<String> = (0..1440)
+        .map(|i| g(T0 + i * 60, 1_500_000 + i as u64, ""))
+        .collect();
+    rows.push(g(T0 + 1440 * 60, 1_501_440, "1.50"));
+    let far = chart(&rows);
+    let term = crate::commands::evidence_chart::render(&far, 100, false, &UTC);
+    let text = svg(&far);
+    assert!(
+        term.contains("\nprojection: fork fails ≈ 2030-01-28 02:42 (in 1,246 days 16 h) at 1.5"),
+        "the year and how long, no glyph of a line not drawn: {term}"
+    );
+    assert!(!term.contains('·'), "{term}");
+    assert_eq!(far.axis.end, T0 + 1440 * 60, "the axis is the record's");
+    assert_eq!(polylines(&text, "projection").len(), 0);
+    assert!(
+        text.contains("fork fails ≈ 2030-"),
+        "said in the SVG's words"
+    );
+    assert!(!text.contains("projection to the limit"), "no key for it");
+    // Control: growing 300 a minute, it is reached within the picture and drawn in both.
+    let last = rows.len() - 1;
+    rows[last] = g(T0 + 1440 * 60, 4_100_000, "300");
+    let near = chart(&rows);
+    let term = crate::commands::evidence_chart::render(&near, 100, false, &UTC);
+    assert!(term.contains("· projection: fork fails"), "{term}");
+    assert_eq!(polylines(&svg(&near), "projection").len(), 1);
+}

@@ -513,12 +513,21 @@ fn the_projection_runs_from_the_last_reading_to_the_limit() {
     let mut r = rows.clone();
     r.push(kill(T0 + 130, 2488, "sigkill;reaped=3;freed=4", false));
     assert_eq!(chart(&r).projection, None);
-    // Far away: the axis grows by a quarter at most.
-    let mut r = rows;
+    assert_eq!(c.drawn_projection(), c.projection, "near: drawn");
+    // Far away (beyond a quarter of the record past its end): said, not drawn, and the
+    // axis (the title's range) stays the record's instead of running on past it.
+    let mut r = rows.clone();
     r[3] = g(T0 + 120, 2488, "0.01", "");
     let c = chart(&r);
     assert!(c.projection.unwrap().at > T0 + 100_000);
-    assert_eq!(c.axis.end, T0 + 120 + 180, "a quarter of the 12 minutes");
+    assert_eq!(c.axis.end, T0 + 120, "the record's end");
+    assert_eq!(c.drawn_projection(), None);
+    // Control: just inside the quarter (12 min of record: 3 min of room), drawn whole.
+    let mut r = rows;
+    r[3] = g(T0 + 120, 2488, "94.00", "180");
+    let c = chart(&r);
+    assert_eq!(c.axis.end, T0 + 300);
+    assert!(c.drawn_projection().is_some());
 }
 
 #[test]
