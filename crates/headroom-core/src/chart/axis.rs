@@ -156,16 +156,4 @@ impl Axis {
     pub fn stretch(&self, at: i64) -> usize {
         self.gaps.partition_point(|g| g.to <= at)
     }
-
-    /// The stretches of the record between gaps, as `(from, to)` times.
-    pub fn stretches(&self) -> Vec<(i64, i64)> {
-        let mut out = Vec::with_capacity(self.gaps.len() + 1);
-        let mut t = self.start;
-        for g in &self.gaps {
-            out.push((t, g.from));
-            t = g.to;
-        }
-        out.push((t, self.end));
-        out
-    }
 }

@@ -574,3 +574,35 @@ fn two_hour_ticks_fall_on_even_hours_in_the_reader_s_clock() {
         assert_eq!((month - 1) % 3, 0, "{s}");
     }
 }
+
+#[test]
+fn a_laptop_asleep_every_night_still_has_its_dates_on_the_axis() {
+    // 90 days of readings from 08:00 to 22:00, asleep every night: every midnight, and
+    // so every day, week and month tick, falls in a gap.
+    let day0 = T0 - 2 * 3600; // 2026-08-29T08:00:00Z
+    let awake: Vec<String> = (0..90)
+        .flat_map(|d| (0..29).map(move |h| poll(day0 + d * 86_400 + h * 1800, 5, 10, "per-uid")))
+        .collect();
+    let c = chart(&awake);
+    assert_eq!(c.axis.gaps.len(), 89);
+    let step = step_for(&c.axis, 0.1);
+    let t = ticks(&c.axis, step, 0.1, &utc);
+    assert!(t.len() >= 5, "{step:?}: {t:?}");
+    assert!(t[0].x < 0.2 && t[t.len() - 1].x > 0.8, "{t:?}");
+    for w in t.windows(2) {
+        assert!(w[1].x - w[0].x >= 0.1 && w[1].at > w[0].at, "{t:?}");
+    }
+    for tick in &t {
+        assert!(
+            crate::time::format_secs(tick.at).ends_with("T00:00:00Z"),
+            "round: {t:?}"
+        );
+    }
+    // Control: awake day and night (no gaps; 90 days drawn, not 66: monthly ticks).
+    let always: Vec<String> = (0..90 * 48)
+        .map(|i| poll(day0 + i * 1800, 5, 10, "per-uid"))
+        .collect();
+    let c = chart(&always);
+    let t2 = ticks(&c.axis, step_for(&c.axis, 0.1), 0.1, &utc);
+    assert!(t2.len() >= 3 && t2[0].x < 0.2, "{t2:?}");
+}

@@ -2,8 +2,10 @@
 //! 1-2-5 ladder over calendar units (seconds, minutes, hours, days, weeks, months, years)
 //! that leaves room for a label, and ticks fall on its multiples in the reader's clock
 //! (UTC, or local time by the offset the caller gives for each instant): two-hour ticks at
-//! 12:00, 14:00 …, never 15:08, 17:17. Ticks inside a gap are left out (the gap's stretch
-//! of the axis is too short to carry them) and so is one that would crowd the last kept.
+//! 12:00, 14:00 …, never 15:08, 17:17. A tick inside a gap stays, where the axis draws its
+//! instant in the gap's narrower stretch (a laptop asleep every night has every midnight
+//! in a gap: leaving those out left a 90-day chart without a date); one that would crowd
+//! the last kept is left out.
 
 use super::axis::Axis;
 use crate::time::{civil_from_days, days_from_civil};
@@ -104,22 +106,26 @@ pub fn step_for(axis: &Axis, spacing: f64) -> Step {
 /// `offset(t)` the clock's offset from UTC in seconds at instant `t`.
 pub fn ticks(axis: &Axis, step: Step, spacing: f64, offset: &dyn Fn(i64) -> i32) -> Vec<Tick> {
     let mut out: Vec<Tick> = Vec::new();
-    for (from, to) in axis.stretches() {
-        let mut t = first_at_or_after(from, step, offset);
-        // At most one label a `spacing` fits, however the step compares with the stretch.
-        let mut guard = 0;
-        while t <= to && guard < 100_000 {
-            guard += 1;
-            let x = axis.x(t);
-            if out.last().is_none_or(|l| x - l.x >= spacing) {
-                out.push(Tick { at: t, x });
+    let mut t = first_at_or_after(axis.start, step, offset);
+    // Each round either keeps a tick or jumps to the first round instant that could be
+    // kept (past a long gap drawn narrow, that skips its many steps at once): the rounds
+    // are bounded by the labels that fit, however long the gaps.
+    let mut guard = 0;
+    while t <= axis.end && guard < 100_000 {
+        guard += 1;
+        let x = axis.x(t);
+        let mut next = after(t, step, offset);
+        match out.last() {
+            Some(l) if x - l.x < spacing => {
+                let room = axis.time_at((l.x + spacing).min(1.0));
+                next = next.max(first_at_or_after(room, step, offset));
             }
-            let next = after(t, step, offset);
-            if next <= t {
-                break;
-            }
-            t = next;
+            _ => out.push(Tick { at: t, x }),
         }
+        if next <= t {
+            break;
+        }
+        t = next;
     }
     out
 }
