@@ -408,3 +408,55 @@ fn a_projection_far_past_the_record_is_said_with_its_year_and_not_drawn() {
     assert!(term.contains("· projection: fork fails"), "{term}");
     assert_eq!(polylines(&svg(&near), "projection").len(), 1);
 }
+
+#[test]
+fn a_shared_ceiling_s_jitter_labels_its_line_once() {
+    // A day of per-minute readings under pid-max less what other users hold.
+    let jitter = |i: i64| 4_190_000 + (i as u64 * 37 % 101) * 30;
+    let rows: Vec<String> = (0..1440)
+        .map(|i| poll(T0 + i * 60, 800, jitter(i), "pid-max"))
+        .collect();
+    let text = svg(&chart(&rows));
+    assert_eq!(texts(&text, "limit-label").len(), 1, "one label, not 1,399");
+    // Control: a per-user ceiling that really changes, twice, is labelled at each change.
+    let rows: Vec<String> = (0..1440)
+        .map(|i| {
+            poll(
+                T0 + i * 60,
+                800,
+                [2666, 4000, 2666][i as usize / 480],
+                "per-uid",
+            )
+        })
+        .collect();
+    assert_eq!(texts(&svg(&chart(&rows)), "limit-label").len(), 3);
+}
+
+#[test]
+fn seven_digit_and_longer_y_labels_keep_clear_of_the_axis_title() {
+    let title = |text: &str| {
+        let l = text
+            .lines()
+            .find(|l| l.starts_with("<text class=\"y-title\""))
+            .unwrap();
+        // Turned a quarter: its glyphs stand within a font-size of x.
+        let x: f64 = attr(l, "x").unwrap().parse().unwrap();
+        x + 14.0 * 0.3
+    };
+    for limit in [2_666, 4_194_304, 4_000_000_000_000] {
+        let rows: Vec<String> = (0..60)
+            .map(|i| poll(T0 + i * 60, limit / 2, limit, "pid-max"))
+            .collect();
+        let text = svg(&chart(&rows));
+        let labels = texts(&text, "y-label");
+        assert!(
+            labels.iter().any(|(_, s)| s.len() >= 9) || limit < 10_000_000,
+            "{labels:?}"
+        );
+        let left = labels.iter().map(|(b, _)| b.x0).fold(f64::MAX, f64::min);
+        assert!(left >= title(&text) + 4.0, "{limit}: {left} vs {labels:?}");
+        let (x0, ..) = plot(&text);
+        let right = labels.iter().map(|(b, _)| b.x1).fold(f64::MIN, f64::max);
+        assert!(right <= x0 - 4.0, "{limit}: into the plot: {right} vs {x0}");
+    }
+}
