@@ -68,21 +68,21 @@ pub(super) const PROJECTION_LINE: Stroke = Stroke {
     dash: Some("7 4"),
 };
 
-/// The limit's line for `source`: a colour per name; shared ceilings (what other users
-/// leave) dashed. Sources of one OS may share a colour with those of the other, which
-/// never meet them: per-uid and system-wide are macOS's, cgroup-pids, threads-max and
-/// pid-max Linux's; rlimit-nproc is both's.
+/// The limit's line for `source`: a colour and a dash pattern per name, neither shared
+/// with a series it can meet (the used line alone is solid). Sources of one OS may share
+/// both with those of the other, which never meet them: per-uid and system-wide are
+/// macOS's, cgroup-pids, threads-max and pid-max Linux's; rlimit-nproc is both's.
 pub(super) fn limit_line(source: Option<&str>) -> Stroke {
-    const SHARED: Option<&str> = Some("10 3");
     let (colour, dash) = match source {
-        Some("per-uid") => (BLACK, None),
-        Some("rlimit-nproc") => (VERMILLION, None),
-        Some("system-wide") => (SKY_BLUE, SHARED),
-        Some("cgroup-pids") => (BLACK, SHARED),
-        Some("threads-max") => (SKY_BLUE, SHARED),
-        Some("pid-max") => (REDDISH_PURPLE, SHARED),
-        _ => (UNKNOWN_LIMIT, Some("6 2 2 2")),
+        Some("per-uid") => (BLACK, "16 3"),
+        Some("rlimit-nproc") => (VERMILLION, "12 3 3 3"),
+        Some("system-wide") => (SKY_BLUE, "10 3 3 3 3 3"),
+        Some("cgroup-pids") => (BLACK, "10 3 3 3 3 3"),
+        Some("threads-max") => (SKY_BLUE, "2 3"),
+        Some("pid-max") => (REDDISH_PURPLE, "16 3"),
+        _ => (UNKNOWN_LIMIT, "6 2 2 2 2 2"),
     };
+    let dash = Some(dash);
     Stroke {
         colour,
         width: 3.0,
@@ -220,11 +220,45 @@ mod tests {
         assert!(d > 10.0, "{d}: apart for normal vision");
     }
 
+    /// The line style of each series `meeting()` names (cleanups are shapes: none).
+    fn style(name: &str) -> Option<Option<&'static str>> {
+        Some(match name {
+            "used" => USED_LINE.dash,
+            "zombies" => ZOMBIES_LINE.dash,
+            "critical" => CRITICAL_LINE.dash,
+            "warning" => WARNING_LINE.dash,
+            "cleanup" | "emergency" => return None,
+            limit => limit_line(limit.strip_prefix("limit ").filter(|s| *s != "?")).dash,
+        })
+    }
+
+    #[test]
+    fn every_two_lines_that_can_meet_differ_in_style_as_well() {
+        let all = meeting();
+        let mut same = Vec::new();
+        for (i, (a, _)) in all.iter().enumerate() {
+            for (b, _) in &all[i + 1..] {
+                if other_os(a, b) {
+                    continue;
+                }
+                if let (Some(sa), Some(sb)) = (style(a), style(b)) {
+                    if sa == sb {
+                        same.push(format!("{a} / {b}: {sa:?}"));
+                    }
+                }
+            }
+        }
+        assert!(same.is_empty(), "told apart by colour alone: {same:#?}");
+        // Control: across the two OSes, a style may repeat (they never meet).
+        assert_eq!(style("limit per-uid"), style("limit pid-max"));
+        assert!(other_os("limit per-uid", "limit pid-max"));
+    }
+
     #[test]
     fn a_source_s_colour_is_its_name_s() {
         assert_eq!(limit_line(Some("rlimit-nproc")).colour, VERMILLION);
-        assert_eq!(limit_line(Some("per-uid")).dash, None);
-        assert_eq!(limit_line(Some("pid-max")).dash, Some("10 3"));
+        assert_eq!(limit_line(Some("per-uid")).dash, Some("16 3"));
+        assert_eq!(limit_line(Some("pid-max")).dash, Some("16 3"));
         assert_eq!(limit_line(None).colour, UNKNOWN_LIMIT);
         assert_eq!(limit_line(Some("bogus")).colour, UNKNOWN_LIMIT);
     }
