@@ -40,7 +40,7 @@ impl SummaryRow for RowView<'_> {
         RowView::eta_seconds(self)
     }
     fn cleanup(&self) -> bool {
-        is_cleanup(&self.action())
+        RowView::is_cleanup(self)
     }
     fn whole(&self) -> ReadRow {
         self.to_row()

@@ -303,8 +303,8 @@ impl Survey {
             });
             return;
         };
-        let action = v.action();
-        if is_cleanup(&action) {
+        if v.is_cleanup() {
+            let action = v.action();
             let result = v.result();
             let (pid, name, zombies) = v.top_parent();
             self.cleanup(CleanupMark {

@@ -197,6 +197,46 @@ pub struct RowView<'a> {
     layout: &'a Layout,
     rec: &'a csv::ByteRecord,
     line: u64,
+    /// `at` in Unix seconds, parsed once: the summary, the chart and `--since` all ask.
+    at: Option<i64>,
+}
+
+/// A whole number without a sign (`+` allowed), as `str::parse::<u64>` reads it, straight
+/// from the cell's bytes: a million rows × ten columns must not each pay for a UTF-8
+/// check and a `str` parse.
+fn unsigned(b: &[u8]) -> Option<u64> {
+    let d = b.strip_prefix(b"+").unwrap_or(b);
+    if d.is_empty() {
+        return None;
+    }
+    d.iter().try_fold(0u64, |acc, &c| {
+        if c.is_ascii_digit() {
+            acc.checked_mul(10)?.checked_add(u64::from(c - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
+/// A whole number with an optional sign, as `str::parse::<i64>` reads it.
+fn signed(b: &[u8]) -> Option<i64> {
+    match b.first() {
+        Some(b'-') => {
+            let v = unsigned(&b[1..]).filter(|_| b.get(1) != Some(&b'+'))?;
+            0i64.checked_sub_unsigned(v)
+        }
+        _ => i64::try_from(unsigned(b)?).ok(),
+    }
+}
+
+/// The cell is a whole number of the column's kind.
+fn is_whole(b: &[u8], kind: Whole) -> bool {
+    match kind {
+        Whole::U64 => unsigned(b).is_some(),
+        Whole::U32 => unsigned(b).is_some_and(|v| u32::try_from(v).is_ok()),
+        Whole::Usize => unsigned(b).is_some_and(|v| usize::try_from(v).is_ok()),
+        Whole::I32 => signed(b).is_some_and(|v| i32::try_from(v).is_ok()),
+    }
 }
 
 impl<'a> RowView<'a> {
@@ -211,6 +251,10 @@ impl<'a> RowView<'a> {
 
     fn parsed<T: std::str::FromStr>(&self, c: Col) -> Option<T> {
         std::str::from_utf8(self.cell(c)?).ok()?.parse().ok()
+    }
+
+    fn count(&self, c: Col) -> Option<u64> {
+        unsigned(self.cell(c)?)
     }
 
     /// Rust reads `inf`, `NaN` and `1e400` as floats; no row of ours holds one, and JSON
@@ -233,7 +277,12 @@ impl<'a> RowView<'a> {
     /// Unix seconds of `at`; None when it does not parse (a time that does not parse is no
     /// time: null, as the schema's `date-time` allows).
     pub fn at_secs(&self) -> Option<i64> {
-        parse_secs(std::str::from_utf8(self.cell(Col::At)?).ok()?).ok()
+        self.at
+    }
+
+    fn parse_at(layout: &Layout, rec: &csv::ByteRecord) -> Option<i64> {
+        let f = rec.get(layout.index(Col::At)?)?;
+        parse_secs(std::str::from_utf8(f).ok()?).ok()
     }
 
     /// `at` as logged, when it parses.
@@ -245,16 +294,15 @@ impl<'a> RowView<'a> {
     /// The slots compared with the limit; a row written before the `used` column has only
     /// its process count.
     pub fn used(&self) -> Option<u64> {
-        self.parsed(Col::Used)
-            .or_else(|| self.parsed(Col::Processes))
+        self.count(Col::Used).or_else(|| self.count(Col::Processes))
     }
 
     pub fn zombies(&self) -> Option<u64> {
-        self.parsed(Col::Zombies)
+        self.count(Col::Zombies)
     }
 
     pub fn limit(&self) -> Option<u64> {
-        self.parsed(Col::Limit)
+        self.count(Col::Limit)
     }
 
     pub fn limit_source(&self) -> Option<Cow<'a, str>> {
@@ -266,7 +314,7 @@ impl<'a> RowView<'a> {
     }
 
     pub fn free_slots(&self) -> Option<u64> {
-        self.parsed(Col::FreeSlots)
+        self.count(Col::FreeSlots)
     }
 
     pub fn growth_per_min(&self) -> Option<f64> {
@@ -281,6 +329,12 @@ impl<'a> RowView<'a> {
 
     pub fn action(&self) -> Cow<'a, str> {
         self.text(Col::Action).unwrap_or_default()
+    }
+
+    /// The row records a cleanup ([`super::is_cleanup`], on the cell's bytes).
+    pub fn is_cleanup(&self) -> bool {
+        self.cell(Col::Action)
+            .is_some_and(|a| a.starts_with(b"kill:") || a == b"cleanup")
     }
 
     pub fn result(&self) -> Cow<'a, str> {
@@ -344,7 +398,7 @@ impl<'a> RowView<'a> {
     /// or, for a reading, the count it lacks (every layout with a count column writes it).
     fn unreadable(&self) -> Option<String> {
         let name = |c: Col| self.layout.index(c).map(|i| self.layout.names[i].clone());
-        if !super::is_cleanup(&self.action())
+        if !self.is_cleanup()
             && self.cell(Col::Used).is_none()
             && self.cell(Col::Processes).is_none()
         {
@@ -353,13 +407,7 @@ impl<'a> RowView<'a> {
             }
         }
         WHOLE.iter().find_map(|&(c, kind)| {
-            let s = std::str::from_utf8(self.cell(c)?).ok();
-            let ok = s.is_some_and(|s| match kind {
-                Whole::U64 => s.parse::<u64>().is_ok(),
-                Whole::U32 => s.parse::<u32>().is_ok(),
-                Whole::I32 => s.parse::<i32>().is_ok(),
-                Whole::Usize => s.parse::<usize>().is_ok(),
-            });
+            let ok = is_whole(self.cell(c)?, kind);
             (!ok).then(|| self.layout.names[self.layout.index(c).unwrap_or(0)].clone())
         })
     }
@@ -505,10 +553,12 @@ impl<R: Read> Reader<R> {
                     None,
                 )));
             }
+            let at = RowView::parse_at(layout, &self.rec);
             let view = RowView {
                 layout,
                 rec: &self.rec,
                 line,
+                at,
             };
             if let Some(column) = view.unreadable() {
                 let a = self.anomaly(line, AnomalyKind::UnreadableValue, Some(column));
@@ -520,6 +570,7 @@ impl<R: Read> Reader<R> {
                 layout,
                 rec: &self.rec,
                 line,
+                at,
             }));
         }
     }
@@ -536,4 +587,65 @@ pub fn parse(path: &Path, bytes: &[u8]) -> (Vec<ReadRow>, Vec<Anomaly>) {
         }
     }
     (rows, anomalies)
+}
+
+#[cfg(test)]
+mod whole_tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_read_from_bytes_as_str_parse_reads_them() {
+        let cases = [
+            "0",
+            "7",
+            "+7",
+            "-7",
+            "-0",
+            "+",
+            "-",
+            "-+7",
+            "+-7",
+            "++7",
+            "07",
+            "1e3",
+            "2.5",
+            "NaN",
+            "inf",
+            "0x10",
+            " 7",
+            "7 ",
+            "4294967295",
+            "4294967296",
+            "2147483647",
+            "2147483648",
+            "-2147483648",
+            "-2147483649",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999999",
+            "-9223372036854775808",
+            "١٢",
+            "7\u{0}",
+        ];
+        for c in cases {
+            let b = c.as_bytes();
+            assert_eq!(unsigned(b), c.parse::<u64>().ok(), "u64 `{c}`");
+            assert_eq!(signed(b), c.parse::<i64>().ok(), "i64 `{c}`");
+            assert_eq!(
+                is_whole(b, Whole::U32),
+                c.parse::<u32>().is_ok(),
+                "u32 `{c}`"
+            );
+            assert_eq!(
+                is_whole(b, Whole::I32),
+                c.parse::<i32>().is_ok(),
+                "i32 `{c}`"
+            );
+            assert_eq!(
+                is_whole(b, Whole::Usize),
+                c.parse::<usize>().is_ok(),
+                "usize `{c}`"
+            );
+        }
+    }
 }
