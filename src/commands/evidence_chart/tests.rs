@@ -1,5 +1,5 @@
 use super::*;
-use crate::core::chart::fixture::{HEADER, T0, chart, kill, poll, survey};
+use crate::core::chart::fixture::{HEADER, T0, chart, poll, polls_then_a_late_cleanup, survey};
 
 const UTC: Zone = Zone::UTC;
 
@@ -385,15 +385,7 @@ fn wrapping_breaks_between_items_and_words() {
 
 #[test]
 fn nothing_is_drawn_after_the_last_reading() {
-    let mut rows: Vec<String> = (0..10)
-        .map(|i| poll(T0 + i * 60, 2000, 2666, "rlimit-nproc"))
-        .collect();
-    rows.push(kill(
-        T0 + 9 * 60 + 3600,
-        1900,
-        "sigkill;reaped=5;freed=6",
-        false,
-    ));
+    let rows = polls_then_a_late_cleanup();
     let c = chart(&rows);
     let out = draw(&c, 70);
     let rows_ = plot_rows(&out);

@@ -186,24 +186,32 @@ mod tests {
         os(a) * os(b) == 2
     }
 
+    /// Every two of `meeting()` that can meet: of one OS, or of either.
+    fn pairs() -> Vec<((String, Rgb), (String, Rgb))> {
+        let all = meeting();
+        let mut v = Vec::new();
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                if !other_os(&a.0, &b.0) {
+                    v.push((a.clone(), b.clone()));
+                }
+            }
+        }
+        v
+    }
+
     #[test]
     fn every_two_colours_that_can_meet_stay_apart_for_colour_blind_readers() {
-        let all = meeting();
         let mut close = Vec::new();
-        for (i, (a, ca)) in all.iter().enumerate() {
-            for (b, cb) in &all[i + 1..] {
-                if other_os(a, b) {
-                    continue;
-                }
-                for (vision, m) in [
-                    ("normal", &NORMAL),
-                    ("deuteranopia", &DEUTERANOPIA),
-                    ("protanopia", &PROTANOPIA),
-                ] {
-                    let d = delta_e(*ca, *cb, m);
-                    if d < 10.0 {
-                        close.push(format!("{a} / {b} under {vision}: ΔE {d:.1}"));
-                    }
+        for ((a, ca), (b, cb)) in pairs() {
+            for (vision, m) in [
+                ("normal", &NORMAL),
+                ("deuteranopia", &DEUTERANOPIA),
+                ("protanopia", &PROTANOPIA),
+            ] {
+                let d = delta_e(ca, cb, m);
+                if d < 10.0 {
+                    close.push(format!("{a} / {b} under {vision}: ΔE {d:.1}"));
                 }
             }
         }
@@ -234,17 +242,11 @@ mod tests {
 
     #[test]
     fn every_two_lines_that_can_meet_differ_in_style_as_well() {
-        let all = meeting();
         let mut same = Vec::new();
-        for (i, (a, _)) in all.iter().enumerate() {
-            for (b, _) in &all[i + 1..] {
-                if other_os(a, b) {
-                    continue;
-                }
-                if let (Some(sa), Some(sb)) = (style(a), style(b)) {
-                    if sa == sb {
-                        same.push(format!("{a} / {b}: {sa:?}"));
-                    }
+        for ((a, _), (b, _)) in pairs() {
+            if let (Some(sa), Some(sb)) = (style(&a), style(&b)) {
+                if sa == sb {
+                    same.push(format!("{a} / {b}: {sa:?}"));
                 }
             }
         }

@@ -27,6 +27,21 @@ pub fn kill(at: i64, used: u64, result: &str, emergency: bool) -> String {
     )
 }
 
+/// Ten polls a minute apart from `T0` and a cleanup logged an hour after the last: the log
+/// after which nothing may be drawn up to the cleanup.
+pub fn polls_then_a_late_cleanup() -> Vec<String> {
+    let mut rows: Vec<String> = (0..10)
+        .map(|i| poll(T0 + i * 60, 2000, 2666, "rlimit-nproc"))
+        .collect();
+    rows.push(kill(
+        T0 + 9 * 60 + 3600,
+        1900,
+        "sigkill;reaped=5;freed=6",
+        false,
+    ));
+    rows
+}
+
 /// The chart of `rows` (lines of `HEADER`) read as `evidence` reads a file.
 pub fn chart(rows: &[String]) -> Chart {
     let text = format!("{HEADER}\n{}\n", rows.join("\n"));

@@ -1,4 +1,4 @@
-use super::fixture::{T0, chart, kill, poll, survey};
+use super::fixture::{T0, chart, kill, poll, polls_then_a_late_cleanup, survey};
 use super::ticks::{Step, Unit, step_for, ticks};
 use super::*;
 
@@ -154,15 +154,7 @@ fn a_few_missed_polls_are_not_a_gap_and_between_columns_hold_the_last_value() {
 #[test]
 fn nothing_is_drawn_after_the_last_reading_up_to_a_later_cleanup() {
     // Polls end at T0 + 9 min; a cleanup is logged an hour later.
-    let mut rows: Vec<String> = (0..10)
-        .map(|i| poll(T0 + i * 60, 2000, 2666, "rlimit-nproc"))
-        .collect();
-    rows.push(kill(
-        T0 + 9 * 60 + 3600,
-        1900,
-        "sigkill;reaped=5;freed=6",
-        false,
-    ));
+    let rows = polls_then_a_late_cleanup();
     let c = chart(&rows);
     let cols = c.columns(60);
     let last = c.column_of(T0 + 9 * 60, 60);
