@@ -460,3 +460,37 @@ fn seven_digit_and_longer_y_labels_keep_clear_of_the_axis_title() {
         assert!(right <= x0 - 4.0, "{limit}: into the plot: {right} vs {x0}");
     }
 }
+
+#[test]
+fn a_laptop_asleep_every_night_has_no_pile_of_gap_labels() {
+    // 90 days awake 08:00-22:00: 89 nights without readings.
+    let day0 = T0 - 2 * 3600;
+    let rows: Vec<String> = (0..90)
+        .flat_map(|d| (0..29).map(move |h| poll(day0 + d * 86_400 + h * 1800, 5, 10, "per-uid")))
+        .collect();
+    let c = chart(&rows);
+    assert_eq!(c.axis.gaps.len(), 89);
+    let text = svg(&c);
+    let labels = texts(&text, "gap-label");
+    // Turned a quarter, each stands in a column about its font size wide.
+    let cols: Vec<f64> = labels.iter().map(|(b, _)| b.x0).collect();
+    for (i, a) in cols.iter().enumerate() {
+        for b in &cols[i + 1..] {
+            assert!(
+                (a - b).abs() >= 14.0,
+                "gap labels on top of each other: {cols:?}"
+            );
+        }
+    }
+    assert!(labels.len() <= 10, "{}", labels.len());
+    assert!(
+        text.contains("no readings: 89 gaps"),
+        "said once, in the panel"
+    );
+    // Control: one long gap is labelled on the plot.
+    let mut one: Vec<String> = (0..60)
+        .map(|i| poll(T0 + i * 60, 5, 10, "per-uid"))
+        .collect();
+    one.extend((0..60).map(|i| poll(T0 + 6 * 3600 + i * 60, 5, 10, "per-uid")));
+    assert_eq!(texts(&svg(&chart(&one)), "gap-label").len(), 1);
+}
