@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark (issue 28, item 15): `headroom evidence --chart` and `--svg` on a log of ROWS
 # readings (default 1,000,000) with GAPS gaps of two hours (default 400) and a cleanup every
-# 10,000 readings, RUNS times each (default 5): wall seconds and peak RSS, min / median /
-# max, and the SVG's size.
+# 10,000 readings, RUNS times each (default 5): wall seconds, CPU seconds and peak RSS,
+# min / median / max, and the SVG's size.
 #
 #   bench/evidence.sh [ROWS] [GAPS] [RUNS]        (Linux; python3 and GNU time)
 #
@@ -48,10 +48,11 @@ PY
 size=$(du -m "$work/evidence.csv" | cut -f1)
 echo "log: ${rows} readings, ${gaps} gaps, ${size} MB ($("$HEADROOM_BIN" --version))"
 
-# One run: wall seconds and peak RSS in kB, by GNU time.
+# One run: wall seconds, peak RSS in kB, CPU seconds (user + system), by GNU time. On a
+# shared machine the wall time is mostly waiting for a core; the CPU time is the cost.
 measure() {
-  /usr/bin/time -f '%e %M' -o "$work/time" "$HEADROOM_BIN" evidence "$@" >/dev/null
-  cat "$work/time"
+  /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$HEADROOM_BIN" evidence "$@" >/dev/null
+  awk '{print $1, $2, $3 + $4}' "$work/time"
 }
 
 # min / median / max of a column of numbers.
@@ -70,6 +71,7 @@ for what in chart svg; do
   done
   echo "--$what, $runs runs:"
   echo "  seconds  $(cut -d' ' -f1 "$work/runs" | stats)"
+  echo "  CPU s    $(cut -d' ' -f3 "$work/runs" | stats)"
   echo "  MB RSS   $(awk '{print $2 / 1024}' "$work/runs" | stats)"
 done
 echo "SVG: $(( $(stat -c %s "$work/out.svg") / 1024 )) KB (target < 500 KB)"
