@@ -30,6 +30,11 @@ pub enum ExitStatus {
     Signalled(i32),
     /// Interrupted by Ctrl-C (SIGINT).
     Interrupted,
+    /// A loop stopped so that it is started afresh: SIGHUP, or `watch` under a service
+    /// manager found its own program replaced. Non-zero, so a manager that restarts on
+    /// failure (launchd `KeepAlive = {SuccessfulExit = false}`, systemd `Restart=on-failure`)
+    /// restarts it; 75 is sysexits' EX_TEMPFAIL ("try again").
+    Restart,
 }
 
 impl ExitStatus {
@@ -47,6 +52,7 @@ impl ExitStatus {
             Self::Child(c) => c,
             Self::Signalled(n) => u8::try_from(128_i32.saturating_add(n)).unwrap_or(u8::MAX),
             Self::Interrupted => 130,
+            Self::Restart => 75,
         }
     }
 
@@ -69,6 +75,7 @@ impl ExitStatus {
             Self::Child(_) => "0-255",
             Self::Signalled(_) => "128+N",
             Self::Interrupted => "130",
+            Self::Restart => "75",
         }
     }
 }
@@ -127,10 +134,14 @@ impl schemars::JsonSchema for ExitStatus {
 
 /// How a long-running loop (`watch`, `hangs --watch`, `idle-watch`, `calibrate`) ends when a
 /// signal asked it to stop after the round in flight: 130 for SIGINT (Ctrl-C), 0 for SIGTERM
-/// or SIGHUP (a supervisor's ordinary stop), its own status when nothing asked.
+/// (a supervisor's ordinary stop, which it does not undo), 75 for SIGHUP (start me afresh:
+/// the guard reads its config only at start, and a service manager that restarts on failure
+/// restarts it; an exit 0 here left a systemd unit with `Restart=on-failure` stopped for
+/// good), its own status when nothing asked.
 pub fn after_stop(sig: Option<i32>, otherwise: ExitStatus) -> ExitStatus {
     match sig {
         Some(s) if crate::platform::stop_flag::is_interrupt(s) => ExitStatus::Interrupted,
+        Some(s) if crate::platform::stop_flag::is_hangup(s) => ExitStatus::Restart,
         Some(_) => ExitStatus::Ok,
         None => otherwise,
     }
@@ -141,11 +152,11 @@ pub fn after_stop(sig: Option<i32>, otherwise: ExitStatus) -> ExitStatus {
 pub const TABLE: &[(ExitStatus, &str)] = &[
     (
         ExitStatus::Ok,
-        "ok; probe/limits: level normal; a dry run (reap, hangs), whatever it found; a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) stopped by SIGTERM",
+        "ok; probe/limits: level normal; a dry run (reap, hangs), whatever it found; a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) stopped by SIGTERM; watch under a service manager that found another service's guard running (not restarted)",
     ),
     (
         ExitStatus::Unhappy,
-        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, or replay); park-tree/wake-tree: members left unchanged",
+        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived, or its zombies were not reaped within 10 s; hangs: a confirmed hang was left (blocked, restart failed, or replay); park-tree/wake-tree: members left unchanged",
     ),
     (
         ExitStatus::Error,
@@ -158,6 +169,10 @@ pub const TABLE: &[(ExitStatus, &str)] = &[
     (
         ExitStatus::Usage,
         "usage error: bad flag, value or config; nothing was done",
+    ),
+    (
+        ExitStatus::Restart,
+        "stopped to be started afresh: a loop stopped by SIGHUP, or watch under a service manager whose program was replaced (an upgrade); the service manager restarts it",
     ),
     (ExitStatus::RunFailed, "run: headroom itself failed"),
     (ExitStatus::NotExecutable, "run: command not executable"),
@@ -225,6 +240,93 @@ impl Failure {
     }
 }
 
+/// What kind of failure an error is, as every front end names it (`headroom mcp`'s
+/// `_meta.headroom.error`, a stable name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A safety rule refused it (`Reported::reason` names the rule when it has a name).
+    Refused,
+    /// The arguments or the config make no valid request.
+    Usage,
+    /// It ran and failed.
+    Failed,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Refused => "refused",
+            Self::Usage => "usage",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// An error as it is said: the one mapping from an error to its message and exit status,
+/// shared by the command line (`lib::run`), probe's UNKNOWN (`commands::unknown_on_error`)
+/// and `headroom mcp`'s tool errors, so none of them says a cause twice or picks another
+/// status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    /// The cause chain, each cause said once (`said_once`); a `Failure`'s own words.
+    pub message: String,
+    pub status: ExitStatus,
+    pub kind: ErrorKind,
+    /// The refusing rule's stable name (`core::parking::Refusal`).
+    pub reason: Option<&'static str>,
+    /// A closed pipe (`headroom probe | head -1`): not an error, said nowhere.
+    pub broken_pipe: bool,
+}
+
+/// Map `e` onto the exit-code table.
+pub fn report(e: &anyhow::Error) -> Reported {
+    let broken_pipe = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    let (status, kind, reason, message) = if let Some(f) = e.downcast_ref::<Failure>() {
+        let kind = match f.status() {
+            ExitStatus::Refused => ErrorKind::Refused,
+            _ => ErrorKind::Failed,
+        };
+        (f.status(), kind, None, f.to_string())
+    } else if let Some(r) = e.downcast_ref::<crate::core::parking::Refusal>() {
+        let m = said_once(e);
+        (ExitStatus::Refused, ErrorKind::Refused, Some(r.reason()), m)
+    } else if e.downcast_ref::<Refused>().is_some() {
+        (ExitStatus::Refused, ErrorKind::Refused, None, said_once(e))
+    } else if e.downcast_ref::<UsageError>().is_some() {
+        (ExitStatus::Usage, ErrorKind::Usage, None, said_once(e))
+    } else {
+        (ExitStatus::Error, ErrorKind::Failed, None, said_once(e))
+    };
+    Reported {
+        message,
+        status,
+        kind,
+        reason,
+        broken_pipe,
+    }
+}
+
+/// The cause chain joined with `: `, each cause said once: an error whose message already
+/// ends with its source's (`cannot read `x`: No such file…`, then the io::Error itself) would
+/// otherwise print the OS error twice.
+pub fn said_once(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || msg.ends_with(&text) || msg.contains(&format!("{text}: ")) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
+}
+
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
@@ -274,6 +376,7 @@ mod tests {
             ExitStatus::Child(42),
             ExitStatus::Signalled(15),
             ExitStatus::Interrupted,
+            ExitStatus::Restart,
         ]
     }
 
@@ -291,7 +394,8 @@ mod tests {
                 | ExitStatus::NotFound
                 | ExitStatus::Child(_)
                 | ExitStatus::Signalled(_)
-                | ExitStatus::Interrupted => {}
+                | ExitStatus::Interrupted
+                | ExitStatus::Restart => {}
             }
         }
     }
@@ -311,7 +415,7 @@ mod tests {
         assert_eq!(
             codes,
             [
-                "0", "1", "2", "3", "64", "125", "126", "127", "0-255", "128+N", "130"
+                "0", "1", "2", "3", "64", "75", "125", "126", "127", "0-255", "128+N", "130"
             ]
         );
         // A fixed code is its row's number; the passthrough rows are the ranges they say.
@@ -326,7 +430,7 @@ mod tests {
     #[test]
     fn fixed_codes_are_the_documented_ones() {
         let codes: Vec<u8> = one_of_each().into_iter().map(ExitStatus::code).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 64, 125, 126, 127, 42, 143, 130]);
+        assert_eq!(codes, [0, 1, 2, 3, 64, 125, 126, 127, 42, 143, 130, 75]);
     }
 
     #[test]
@@ -376,12 +480,13 @@ mod tests {
     }
 
     #[test]
-    fn a_loop_stopped_by_sigint_is_interrupted_by_sigterm_ok_and_else_its_own() {
+    fn a_loop_stopped_by_sigint_is_interrupted_by_sigterm_ok_by_sighup_restarted_else_its_own() {
         let own = ExitStatus::Unhappy;
         assert_eq!(after_stop(Some(libc::SIGINT), own), ExitStatus::Interrupted);
         assert_eq!(after_stop(Some(libc::SIGINT), own).code(), 130);
         assert_eq!(after_stop(Some(libc::SIGTERM), own), ExitStatus::Ok);
-        assert_eq!(after_stop(Some(libc::SIGHUP), own), ExitStatus::Ok);
+        assert_eq!(after_stop(Some(libc::SIGHUP), own), ExitStatus::Restart);
+        assert_eq!(after_stop(Some(libc::SIGHUP), own).code(), 75);
         assert_eq!(after_stop(None, own), own);
         assert_eq!(after_stop(None, ExitStatus::Ok), ExitStatus::Ok);
     }

@@ -34,12 +34,18 @@ pub struct DoctorReport {
     pub mismatches: usize,
     pub skipped: usize,
     pub checks: Vec<Check>,
+    /// What the guard (`watch`, as `brew services` and the login item run it) does on its
+    /// own with the effective config, and which guard runs.
+    pub guard: crate::commands::doctor_guard::GuardReport,
 }
 
 impl crate::schema::Document for DoctorReport {
     const SCHEMA: &'static str = "headroom.doctor/1";
     const TYPE: Option<&'static str> = Some("doctor");
 }
+
+/// Why a check that starts a process was not made (`--no-exec`).
+const NOT_RUN: &str = "not run: --no-exec starts no process";
 
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.
 const COUNT_ATTEMPTS: usize = 3;
@@ -55,15 +61,31 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     }
     let source = platform::native();
     let uid = platform::current_uid();
-    let mut checks = counts(source.as_ref(), uid);
+    let exec = !args.no_exec;
+    let not_run = |names: &[&str]| -> Vec<Check> {
+        names.iter().map(|n| Check::skipped(n, NOT_RUN)).collect()
+    };
+    let mut checks = if exec {
+        counts(source.as_ref(), uid)
+    } else {
+        not_run(&["processes", "zombies"])
+    };
     let snap = source
         .snapshot(Detail::Slots)
         .context("cannot read the process table")?;
-    checks.extend(ceilings(&snap));
-    checks.extend(child(source.as_ref()));
+    checks.extend(ceilings(&snap, exec));
+    if exec {
+        checks.extend(child(source.as_ref()));
+    } else {
+        checks.extend(not_run(&["child.cpu", "child.footprint"]));
+    }
     checks.push(state_dir(uid));
-    checks.extend(services());
-    checks.push(notification_check());
+    if exec {
+        checks.extend(services());
+        checks.push(notification_check());
+    } else {
+        checks.extend(not_run(&["login-item", "notifications"]));
+    }
     checks.push(window_server());
     let count = |o: Outcome| checks.iter().filter(|c| c.outcome == o).count();
     let report = DoctorReport {
@@ -74,6 +96,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
         mismatches: count(Outcome::Mismatch),
         skipped: count(Outcome::Skipped),
         checks,
+        guard: guard_report(ctx, source.as_ref()),
     };
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;
@@ -115,7 +138,33 @@ pub fn human(r: &DoctorReport, p: &Printer) -> String {
         "{} ok, {} mismatch, {} skipped",
         r.ok, r.mismatches, r.skipped
     );
+    s.push('\n');
+    crate::commands::doctor_guard::human(&r.guard, &mut s);
     s
+}
+
+/// What the guard does unasked, and the guard the lock's record names when its pid still
+/// runs headroom (a record under a lock nobody holds is an old one).
+fn guard_report(
+    ctx: &Ctx<'_>,
+    source: &dyn ProcessSource,
+) -> crate::commands::doctor_guard::GuardReport {
+    let running = crate::store::paths::existing_state_dir()
+        .ok()
+        .flatten()
+        .and_then(|d| crate::store::guard::read_holder(&d))
+        .filter(|h| {
+            i32::try_from(h.pid).is_ok_and(|pid| {
+                source
+                    .process(pid)
+                    .is_ok_and(|p| p.is_some_and(|p| p.name.starts_with("headroom")))
+            })
+        });
+    crate::commands::doctor_guard::GuardReport {
+        running,
+        config: ctx.settings.file.as_ref().map(|p| p.display().to_string()),
+        acts: crate::commands::doctor_guard::acts(&ctx.settings, cfg!(target_os = "macos")),
+    }
 }
 
 /// Processes and zombies: `ps`, headroom, `ps` again; headroom must lie between the two.
@@ -171,11 +220,25 @@ fn headroom_limit(c: Option<&Ceiling>) -> Option<Limit> {
     }
 }
 
-fn ceilings(snap: &Snapshot) -> Vec<Check> {
+fn ceilings(snap: &Snapshot, exec: bool) -> Vec<Check> {
     let find = |s: LimitSource| snap.ceilings.iter().find(|c| c.source == s);
     let ours = |s: LimitSource| headroom_limit(find(s));
+    let tool = |p: &str, a: &[&str]| {
+        if exec {
+            tool(p, a)
+        } else {
+            Err(NOT_RUN.to_string())
+        }
+    };
     let mut out = Vec::new();
-    let (ulimit, shell) = shell_ulimit();
+    let (ulimit, shell) = if exec {
+        shell_ulimit()
+    } else {
+        (
+            Err(NOT_RUN.to_string()),
+            "ulimit -u in a login shell".into(),
+        )
+    };
     out.push(dr::ceiling(
         "ceiling.rlimit-nproc",
         ours(LimitSource::RlimitNproc),

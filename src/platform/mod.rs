@@ -10,6 +10,9 @@
 mod fd;
 pub mod linux;
 pub mod macos;
+pub mod own_program;
+#[cfg(unix)]
+pub mod parent_watch;
 #[cfg(unix)]
 pub mod path_lookup;
 #[cfg(unix)]
@@ -43,21 +46,73 @@ pub enum PlatformError {
     PermissionDenied { pid: i32 },
     #[error("no such process `{pid}`")]
     NoSuchProcess { pid: i32 },
-    #[error("{context}: {source}")]
+    /// Says its cause itself and so does not also return it as `source()`: a front end
+    /// walking the chain would say the OS error twice (`exit::report`).
+    #[error("{context}: {cause}")]
     Io {
         context: String,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{0}")]
     Invalid(String),
+}
+
+/// `run --records-fd FD`: the inherited descriptor as a file to write to (open, writable,
+/// 3 or above), made close-on-exec so the command does not inherit it.
+#[cfg(unix)]
+pub fn adopt_records_fd(fd: i32) -> std::io::Result<std::fs::File> {
+    fd::adopt_for_writing(fd)
+}
+
+/// Have `cmd`'s child find `fd` (open in this process) at `target` (3 or above), inherited
+/// across exec: how `headroom mcp` hands `run` its `--records-fd`. Every other descriptor
+/// stays close-on-exec, so a concurrent spawn never holds this one. `dup2` between fork and
+/// exec is async-signal-safe.
+#[cfg(unix)]
+pub fn pass_fd(
+    cmd: &mut std::process::Command,
+    fd: std::os::fd::RawFd,
+    target: std::os::fd::RawFd,
+) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure calls only dup2 and fcntl, async-signal-safe, on descriptors this
+    // process owns; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if fd == target {
+                let fl = libc::fcntl(fd, libc::F_GETFD);
+                if fl < 0 || libc::fcntl(fd, libc::F_SETFD, fl & !libc::FD_CLOEXEC) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(fd, target) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+}
+
+/// A blocking, close-on-exec pipe: (read end as a file, write end), for `pass_fd`.
+#[cfg(unix)]
+pub fn pipe_pair() -> std::io::Result<(std::fs::File, std::os::fd::OwnedFd)> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0 as std::ffi::c_int; 2];
+    // SAFETY: fds is an array of two ints, as pipe(2) requires.
+    fd::cvt(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    for f in [fds[0], fds[1]] {
+        // SAFETY: fcntl on descriptors owned above.
+        fd::cvt(unsafe { libc::fcntl(f, libc::F_SETFD, libc::FD_CLOEXEC) })?;
+    }
+    Ok((std::fs::File::from(r), w))
 }
 
 impl PlatformError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io {
             context: context.into(),
-            source,
+            cause: source,
         }
     }
 }
@@ -400,21 +455,19 @@ pub fn awake_ms() -> Result<i64, PlatformError> {
 
 /// What identifies the current boot, so that CPU history (pids, start times, awake-clock
 /// readings) from an earlier boot is discarded: Linux `/proc/sys/kernel/random/boot_id`,
-/// macOS `kern.boottime` (seconds.microseconds). Always the live OS, never a replay root.
+/// macOS `kern.bootsessionuuid` (not `kern.boottime`, which every clock step moves:
+/// `macos::boot`). Always the live OS, never a replay root.
 pub fn boot_id() -> Result<String, PlatformError> {
     #[cfg(target_os = "macos")]
     {
-        let mut tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        };
-        let mut len = std::mem::size_of::<libc::timeval>();
-        // SAFETY: the name is NUL-terminated; the out-buffer is one writable timeval and
-        // `len` says so.
+        // A `uuid_string_t` is 37 bytes; room to spare, and the parser stops at the NUL.
+        let mut buf = [0u8; 64];
+        let mut len = buf.len();
+        // SAFETY: the name is NUL-terminated; the out-buffer is `len` writable bytes.
         let rc = unsafe {
             libc::sysctlbyname(
-                c"kern.boottime".as_ptr(),
-                (&mut tv as *mut libc::timeval).cast::<libc::c_void>(),
+                c"kern.bootsessionuuid".as_ptr(),
+                buf.as_mut_ptr().cast::<libc::c_void>(),
                 &mut len,
                 std::ptr::null_mut(),
                 0,
@@ -422,17 +475,11 @@ pub fn boot_id() -> Result<String, PlatformError> {
         };
         if rc != 0 {
             return Err(PlatformError::io(
-                "cannot read kern.boottime",
+                "cannot read kern.bootsessionuuid",
                 std::io::Error::last_os_error(),
             ));
         }
-        if len != std::mem::size_of::<libc::timeval>() || tv.tv_sec <= 0 {
-            return Err(PlatformError::Invalid(format!(
-                "kern.boottime is not a boot time ({len} bytes, {} s)",
-                tv.tv_sec
-            )));
-        }
-        Ok(format!("{}.{:06}", tv.tv_sec, tv.tv_usec))
+        macos::boot::parse_session_uuid(&buf[..len.min(buf.len())]).map_err(PlatformError::Invalid)
     }
     #[cfg(target_os = "linux")]
     {

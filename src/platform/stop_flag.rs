@@ -1,5 +1,5 @@
 //! A stop request for long-running loops (`hangs --watch`, `watch`): SIGINT, SIGTERM and
-//! SIGHUP (the terminal closed; a guard does not reload on it) set a flag
+//! SIGHUP (the terminal closed; a guard does not reload on it, it exits to be restarted) set a flag
 //! instead of ending the process, so the loop finishes the round it is in (never leaving a
 //! restart half done), saves its state and exits with its own code.
 //!
@@ -55,12 +55,77 @@ pub fn is_interrupt(sig: i32) -> bool {
     }
 }
 
+/// Whether the stop came from SIGHUP (a terminal closed, or `kill -HUP`: start afresh).
+pub fn is_hangup(sig: i32) -> bool {
+    #[cfg(unix)]
+    {
+        sig == libc::SIGHUP
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = sig;
+        false
+    }
+}
+
 /// The descriptor that becomes readable when a stop is requested after `install`, for a
 /// loop that polls other descriptors too (it may be readable for other caught signals:
 /// look at `requested` when it is).
 #[cfg(unix)]
 pub fn wake_fd() -> std::io::Result<std::os::fd::RawFd> {
     super::signal_handlers::wake_fd()
+}
+
+/// Read what is there on `fd` (blocking until something is, or it ends), unless a stop is
+/// requested first: `Ok(None)` then. For a server that reads its input and must also stop
+/// on SIGTERM (`headroom mcp`): the wait is a `poll` on `fd` and the self-pipe together.
+#[cfg(unix)]
+pub fn read_unless_stopped(
+    fd: std::os::fd::RawFd,
+    buf: &mut [u8],
+) -> std::io::Result<Option<usize>> {
+    use super::signal_handlers;
+    let wake = signal_handlers::wake_fd()?;
+    loop {
+        if requested().is_some() {
+            return Ok(None);
+        }
+        let mut pfds = [
+            libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: wake,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds for the duration of the call; no timeout.
+        let n = unsafe { libc::poll(pfds.as_mut_ptr(), 2, -1) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if pfds[1].revents != 0 {
+            signal_handlers::take_arrived();
+        }
+        if pfds[0].revents != 0 {
+            // SAFETY: buf is writable for its length; poll said a read will not block.
+            let r = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if r >= 0 {
+                return Ok(Some(r as usize));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
 }
 
 /// Sleep up to `d`, waking at once when a stop is requested.

@@ -5,8 +5,10 @@
 //! `core`, which does no file I/O; the store may use `core`'s types and `platform`'s
 //! clocks and uid, never `actions`, `commands`, `mcp`, `output` or `cli`.
 
+pub mod config_file;
 pub mod evidence;
 pub mod fsio;
+pub mod guard;
 pub mod hang_events;
 pub mod log_files;
 pub mod observations;

@@ -12,13 +12,19 @@
     unreachable_pub
 )]
 
+#[cfg(target_os = "linux")]
+mod cleanup_reporting;
 mod cli;
+#[cfg(target_os = "linux")]
+mod config_trust;
 mod doctor;
 mod evidence;
 mod evidence_chart;
 mod evidence_svg_out;
 mod faults;
 mod generated;
+#[cfg(target_os = "linux")]
+mod guard_chain;
 mod guardrails;
 mod hangs;
 mod interface;
@@ -39,13 +45,19 @@ mod probe;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
+mod reap_decisions;
+#[cfg(target_os = "linux")]
 mod reap_safety;
 mod run;
 #[cfg(target_os = "linux")]
 mod run_kernel;
 #[cfg(target_os = "linux")]
+mod run_lifetime;
+#[cfg(target_os = "linux")]
 mod run_warn;
 mod schema;
+#[cfg(target_os = "linux")]
+mod service;
 #[cfg(target_os = "linux")]
 mod snapshot;
 mod support;
@@ -54,3 +66,5 @@ mod top;
 mod watch;
 #[cfg(target_os = "linux")]
 mod watch_terminal;
+#[cfg(unix)]
+mod workflows;

@@ -1,18 +1,22 @@
 //! `headroom watch`: the long-lived guard started at login. Each round takes a probe reading
 //! (appended to the evidence log), confirms threshold crossings with hysteresis, runs `reap`
 //! when the level has been critical in two consecutive readings, and notifies — never on the
-//! polling path, never when free slots are at or below 1 %.
+//! polling path, never when free slots are at or below 1 %. The cleanup runs on a worker
+//! thread (`cleanup.rs`): the rounds go on while its escalation runs.
 //!
 //! The polling path does not fork or exec. A transient error is reported as a `notice` and the
 //! next round tries again. SIGTERM/SIGINT/SIGHUP only set a flag: an in-flight cleanup,
-//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 (130 after
-//! SIGINT: `exit::after_stop`; SIGHUP does not reload: the service manager restarts the guard, which reads the config afresh). A
-//! closed stdout ends it the same way; a stdout nobody reads never stalls a round
-//! (`output.rs`).
+//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 for SIGTERM, 130 for SIGINT,
+//! 75 for SIGHUP (it does not reload: it exits to be started afresh, and the service
+//! managers headroom registers with restart a non-zero exit, so the new guard reads the
+//! config again). A closed stdout ends it the same way; a stdout nobody reads never stalls
+//! a round (`output.rs`).
 //!
-//! One `watch` per user: it holds `watch.lock` in the state directory for its lifetime and a
-//! second one refuses (exit 3). A cleanup, here or from `reap`, holds `cleanup.lock` while
-//! it signals and verifies, so the two never act on the same parent twice.
+//! One `watch` per user: it holds `watch.lock` in the state directory for its lifetime, with
+//! who it is written in; a second one refuses (exit 3), or under a service manager leaves or
+//! waits (`service.rs`, which also notices the guard's own program replaced by an upgrade).
+//! A cleanup, here or from `reap`, holds `cleanup.lock` while it signals and verifies, so
+//! the two never act on the same parent twice.
 
 mod cleanup;
 pub mod events;
@@ -21,6 +25,7 @@ pub mod output;
 pub mod parked;
 mod persist;
 pub mod pressure;
+pub mod service;
 
 use std::time::{Duration, Instant};
 
@@ -78,6 +83,8 @@ struct Watcher<'c, 'a> {
     clock: Box<dyn Clock>,
     /// The guarded trees' warning lines (`[memory] warn_pct`).
     warn_lines: crate::core::memory_warn::WarnLines,
+    /// Where the automatic cleanups run (`cleanup.rs`).
+    cleaner: cleanup::Cleaner,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
@@ -91,24 +98,44 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     }
     // watch's cleanup is `reap` without flags. A recorded or redirected table is never
     // acted on (and never reaches the reap step); planning must not refuse it.
-    let reap_plan = reap::plan(ctx, None, ctx.redirected().is_some())?;
+    let mut reap_plan = reap::plan(ctx, None, ctx.redirected().is_some())?;
+    // One reading: the cleanup judges (and records) the level by the thresholds this watch
+    // reads with, its flags included.
+    reap_plan.thresholds = thresholds;
     for w in &reap_plan.warnings {
         ctx.printer.warn(w);
     }
+    // Before the lock: a guard waiting for it stops on SIGTERM like one that guards.
+    platform::stop_flag::install()
+        .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
     // One guard per user: a second `watch` (a LaunchAgent and `brew services`, or a
-    // `watch --once` from cron beside the service) refuses rather than double every action.
+    // `watch --once` from cron beside the service) refuses, leaves or waits rather than
+    // double every action.
+    let label = service::own_label();
     let _single = if ctx.replaying() {
         None
     } else {
-        single_watch()?
+        match service::single(ctx, args.once, label.as_deref())? {
+            service::Single::Guard(lock) => lock,
+            service::Single::Leave => return Ok(ExitStatus::Ok),
+            service::Single::Stopped => {
+                return Ok(crate::exit::after_stop(
+                    platform::stop_flag::requested(),
+                    ExitStatus::Ok,
+                ));
+            }
+        }
+    };
+    let mut program = if args.once || ctx.replaying() {
+        None
+    } else {
+        service::ProgramWatch::at_start()
     };
     // The slot round keeps every process's `status` open between rounds (a quarter of its
     // cost was opening and closing them); the usual soft limit of 1,024 would leave no room.
     #[cfg(target_os = "linux")]
     platform::linux::slots::raise_nofile();
     let source = ctx.source()?;
-    platform::stop_flag::install()
-        .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
     let mut g = Watcher {
         ctx,
         source,
@@ -132,8 +159,18 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         last_cleanup: None,
         clock: Box::new(RealClock),
         warn_lines: Default::default(),
+        cleaner: cleanup::Cleaner::default(),
     };
     crate::output::queue_stderr();
+    if g.auto_reap && !args.once && ctx.redirected().is_none() {
+        match cleanup::Cleaner::start(ctx, &g.reap_plan) {
+            Ok(c) => g.cleaner = c,
+            Err(e) => g.notice(
+                Severity::Warning,
+                &format!("cannot start the cleanup worker ({e}); cleanups run in the round"),
+            ),
+        }
+    }
     g.load_state();
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
         g.notice(
@@ -160,7 +197,28 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
             // The reader went away (`watch --json | head`): nobody to guard for.
             break;
         }
-        pressure.sleep_until(started + interval.value, &mut |f| g.on_pressure(f));
+        if let Some(change) = program.as_mut().and_then(service::ProgramWatch::check) {
+            let (message, restart) = service::on_change(&change, label.as_deref());
+            g.notice(Severity::Warning, &message);
+            if restart {
+                g.finish();
+                return Ok(ExitStatus::Restart);
+            }
+        }
+        let next = started + interval.value;
+        // While a cleanup is in flight, look for its end every `CLEANUP_POLL`, so its
+        // report (and the cooldown) come when it ends, not a round later.
+        while g.cleaner.busy() && platform::stop_flag::requested().is_none() {
+            let now = Instant::now();
+            if now >= next {
+                break;
+            }
+            pressure.sleep_until(next.min(now + cleanup::CLEANUP_POLL), &mut |f| {
+                g.on_pressure(f)
+            });
+            g.collect_cleanup(false);
+        }
+        pressure.sleep_until(next, &mut |f| g.on_pressure(f));
         if let Some(sig) = platform::stop_flag::requested() {
             g.notice(Severity::Info, &format!("stopping on signal {sig}"));
             break;
@@ -171,26 +229,6 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         platform::stop_flag::requested(),
         ExitStatus::Ok,
     ))
-}
-
-/// `watch.lock` in the state directory, held for the life of the process; a refusal naming
-/// it when another `watch` holds it. A state directory that cannot be made is no reason not
-/// to guard: that is reported by the first round, and the guard runs unlocked.
-fn single_watch() -> Result<Option<crate::store::fsio::Lock>> {
-    let Ok(dir) = crate::store::paths::ensure_state_dir() else {
-        return Ok(None);
-    };
-    let path = dir.join("watch");
-    match crate::store::fsio::Lock::try_acquire(&path) {
-        Ok(Some(l)) => Ok(Some(l)),
-        Ok(None) => Err(crate::exit::Refused(format!(
-            "another `headroom watch` is running for this user (it holds `{}.lock`); one guard \
-             at a time: stop it, or run `headroom probe`/`reap` for a one-off",
-            path.display()
-        ))
-        .into()),
-        Err(_) => Ok(None),
-    }
 }
 
 impl Watcher<'_, '_> {
@@ -267,6 +305,7 @@ impl Watcher<'_, '_> {
         if live {
             self.memory_guards();
         }
+        self.collect_cleanup(false);
         if self.persisted.alerts.confirmed == Level::Critical && self.auto_reap && live {
             self.maybe_reap();
         }
@@ -364,6 +403,10 @@ impl Watcher<'_, '_> {
     }
 
     fn finish(&mut self) {
+        // The cleanup in flight ends first (its SIGKILL escalation included), and its report
+        // is emitted before the summary.
+        self.stop_cleaner();
+        self.save_state();
         self.notifier.finish();
         // Never leave anything stopped behind.
         if !self.parked.is_empty() {
