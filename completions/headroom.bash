@@ -267,7 +267,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__evidence)
-            opts="-q -h --since --chart --ascii --width --svg --json --config --quiet --color --help"
+            opts="-q -h --since --chart --ascii --width --svg --tz --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -283,6 +283,10 @@ _headroom() {
                     ;;
                 --svg)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tz)
+                    COMPREPLY=($(compgen -W "utc local" -- "${cur}"))
                     return 0
                     ;;
                 --config)

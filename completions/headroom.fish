@@ -106,7 +106,9 @@ complete -c headroom -n "__fish_headroom_using_subcommand reap" -s q -l quiet -d
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -s h -l help -d 'Print help'
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l since -d 'Only rows from the last DUR' -r
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l width -d 'Chart width in columns [default: the terminal\'s, else $COLUMNS, else 80]' -r
-complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l svg -d 'Also write the chart as a self-contained SVG to FILE' -r -F
+complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l svg -d 'Also write the chart as a self-contained SVG to FILE (`-`: standard output, which then carries the SVG alone). A regular file (or a new one) is replaced atomically; a device, a FIFO or `/dev/stdout` is opened and written, and stays what it is. A symbolic link is written through when it is yours or root\'s, refused otherwise' -r -F
+complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l tz -d 'The clock the chart\'s times are in: `utc`, or `local` (the offset is shown)' -r -f -a "utc\t''
+local\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand evidence" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

@@ -323,24 +323,40 @@ pub struct EvidenceArgs {
     /// Chart width in columns [default: the terminal's, else $COLUMNS, else 80].
     #[arg(long, value_name = "N", value_parser = parse_chart_width, allow_hyphen_values = true)]
     pub width: Option<usize>,
-    /// Also write the chart as a self-contained SVG to FILE.
+    /// Also write the chart as a self-contained SVG to FILE (`-`: standard output, which
+    /// then carries the SVG alone). A regular file (or a new one) is replaced atomically;
+    /// a device, a FIFO or `/dev/stdout` is opened and written, and stays what it is. A
+    /// symbolic link is written through when it is yours or root's, refused otherwise.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// The clock the chart's times are in: `utc`, or `local` (the offset is shown).
+    #[arg(long, value_enum, value_name = "ZONE", default_value = "utc")]
+    pub tz: ChartZone,
+}
+
+/// `evidence --tz`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChartZone {
+    Utc,
+    Local,
 }
 
 /// The narrowest chart that still has room for labels and a readable plot.
 pub const MIN_CHART_WIDTH: usize = 30;
+/// The widest chart `--width` allows.
+pub const MAX_CHART_WIDTH: usize = 1000;
 
-/// A chart width: at least `MIN_CHART_WIDTH` columns, at most 1000.
+/// A chart width: at least `MIN_CHART_WIDTH` columns, at most `MAX_CHART_WIDTH`.
 pub fn parse_chart_width(s: &str) -> Result<usize, String> {
     let min = MIN_CHART_WIDTH;
     let v: usize = s
         .trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a whole number of columns"))?;
-    if !(min..=1000).contains(&v) {
+    let max = MAX_CHART_WIDTH;
+    if !(min..=max).contains(&v) {
         return Err(format!(
-            "`{s}` is out of range: a chart is {min} to 1000 columns wide"
+            "`{s}` is out of range: a chart is {min} to {max} columns wide"
         ));
     }
     Ok(v)

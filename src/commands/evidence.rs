@@ -1,21 +1,27 @@
 //! `headroom evidence`: summarise the evidence log (peak usage and when, lowest free slots,
-//! the shortest ETA, every cleanup with its outcome), and report every row it could not
-//! interpret instead of dropping it. On a terminal (or with `--chart`) a chart of used
-//! slots against the limit comes first (evidence_chart.rs); `--svg FILE` writes the same as
-//! an SVG (evidence_svg.rs).
-
-use std::fmt::Write as _;
+//! the shortest ETA, every cleanup with its outcome, evidence_summary.rs), and report every
+//! row it could not interpret instead of dropping it. On a terminal (or with `--chart`) a
+//! chart of used slots against the limit comes first (evidence_chart.rs); `--svg PATH`
+//! writes the same as an SVG (evidence_svg.rs) where PATH says (evidence_out.rs).
+//!
+//! The files are read as one consistent set (`store::evidence::EvidenceLog::open_all`) and
+//! streamed: a row is looked at in place, and only what the summary and the chart keep is
+//! copied (40 bytes a reading for the chart).
 
 use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::EvidenceArgs;
-use crate::commands::{Ctx, evidence_chart, evidence_svg};
-use crate::core::chart::{Chart, anomaly_time};
+use crate::commands::evidence_out::Target;
+use crate::commands::evidence_time::Zone;
+use crate::commands::{Ctx, evidence_chart, evidence_out, evidence_svg};
+use crate::core::chart::{Survey, anomaly_time};
+use crate::core::evidence_csv::Item;
 use crate::exit::ExitStatus;
-use crate::output::{Printer, Style, human_duration, thousands};
-use crate::sanitize::sanitize;
-use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
+use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow};
+
+use crate::commands::evidence_summary::Summary;
+pub use crate::commands::evidence_summary::{human, summarise};
 
 /// The `headroom.evidence/3` report. Each row it names is printed whole: the reading's
 /// fields as `probe` prints them (null where the row's file predates the column), then the
@@ -24,7 +30,7 @@ use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow, read_file};
 pub struct EvidenceReport {
     pub files: Vec<String>,
     pub rows: usize,
-    /// The first and the last row's instant.
+    /// The earliest and the latest row's instant (by time, whatever the files' order).
     #[serde(rename = "first_at")]
     pub first: Option<String>,
     #[serde(rename = "last_at")]
@@ -35,8 +41,8 @@ pub struct EvidenceReport {
     pub lowest_free: Option<ReadRow>,
     /// The row of the shortest `eta_seconds`.
     pub shortest_eta: Option<ReadRow>,
-    /// Every cleanup row: one per terminated parent (`kill:15+9`), or `cleanup` for a run
-    /// that had nothing to do.
+    /// Every cleanup row, by time: one per terminated parent (`kill:15+9`), or `cleanup`
+    /// for a run that had nothing to do.
     pub cleanups: Vec<ReadRow>,
     pub anomalies: Vec<Anomaly>,
 }
@@ -51,34 +57,65 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
         Some(dir) => dir,
         None => crate::store::paths::state_dir()?,
     };
-    let log = EvidenceLog::new(&dir);
-    let files = log.files();
-    let mut rows: Vec<ReadRow> = Vec::new();
-    let mut anomalies = Vec::new();
-    for f in &files {
-        let (r, a) = read_file(f)?;
-        rows.extend(r);
-        anomalies.extend(a);
+    let json = ctx.printer.is_json();
+    let target = args
+        .svg
+        .as_deref()
+        .map(|p| evidence_out::target(p, crate::platform::current_uid()))
+        .transpose()?;
+    let svg_on_stdout = target == Some(Target::Stdout);
+    if svg_on_stdout && json {
+        return Err(crate::exit::usage(
+            "`--svg -` writes the SVG to standard output, which `--json` needs too: give \
+             `--svg` a file",
+        ));
     }
+    if svg_on_stdout && args.chart {
+        return Err(crate::exit::usage(
+            "`--svg -` writes the SVG to standard output, where `--chart` would draw too: \
+             give `--svg` a file",
+        ));
+    }
+    let log = EvidenceLog::new(&dir);
+    let files = log.open_all();
+    let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
     let cutoff = args
         .since
         .map(|since| crate::platform::now_ms() / 1000 - since.as_secs() as i64);
-    if let Some(cutoff) = cutoff {
-        rows.retain(|r| r.at_secs.is_some_and(|at| at >= cutoff));
+    let draw = !json
+        && !svg_on_stdout
+        && !files.is_empty()
+        && (args.chart || ctx.printer.stdout_is_terminal());
+    let mut survey = (draw || target.is_some()).then(Survey::new);
+    let mut summary = Summary::new();
+    for f in files {
+        let name = f.path.display().to_string();
+        f.read(&mut |item| match item {
+            Item::Row(v) => {
+                if cutoff.is_some_and(|c| v.at_secs().is_none_or(|at| at < c)) {
+                    return;
+                }
+                summary.row(&v);
+                if let Some(s) = survey.as_mut() {
+                    s.row(&name, &v);
+                }
+            }
+            Item::Anomaly(a) => {
+                // An unread row older than the window stays in the summary, off the axis.
+                if let Some(s) = survey.as_mut() {
+                    if cutoff.is_none_or(|c| anomaly_time(&a).is_none_or(|at| at >= c)) {
+                        s.anomaly(&a);
+                    }
+                }
+                summary.anomaly(a);
+            }
+        });
     }
-    let json = ctx.printer.is_json();
-    let draw = !json && !files.is_empty() && (args.chart || ctx.printer.stdout_is_terminal());
-    let chart = (draw || args.svg.is_some()).then(|| {
-        // An unread row older than the window stays in the summary, off the chart's axis.
-        let shown: Vec<Anomaly> = anomalies
-            .iter()
-            .filter(|a| cutoff.is_none_or(|c| anomaly_time(a).is_none_or(|at| at >= c)))
-            .cloned()
-            .collect();
-        let s = &ctx.settings;
-        Chart::build(&rows, &shown, s.probe.warn.value, s.probe.crit.value)
-    });
-    if let (Some(path), Some(chart)) = (&args.svg, &chart) {
+    let unhappy = summary.has_anomalies();
+    let zone = Zone::new(args.tz);
+    let s = &ctx.settings;
+    let chart = survey.map(|sv| sv.finish(s.probe.warn.value, s.probe.crit.value));
+    if let (Some(t), Some(chart)) = (&target, &chart) {
         if chart.points.is_empty() {
             anyhow::bail!(
                 "nothing to draw: the evidence log in `{}` has no readings{}; `{}` was not written",
@@ -86,19 +123,31 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
                 args.since
                     .map(|d| format!(" in the last {}", humantime::format_duration(d)))
                     .unwrap_or_default(),
-                path.display()
+                args.svg
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("-"))
+                    .display()
             );
         }
-        crate::store::fsio::atomic_write(path, evidence_svg::render(chart)?.as_bytes())?;
+        let svg = evidence_svg::render(chart, &zone)?;
+        if *t == Target::Stdout {
+            ctx.printer.raw(&svg)?;
+        } else {
+            evidence_out::write(t, svg.as_bytes())?;
+        }
     }
-    let report = summarise(
-        files.iter().map(|f| f.display().to_string()).collect(),
-        &rows,
-        anomalies,
-    );
+    let report = summary.finish(names);
     if json {
         ctx.printer.json_value(&report)?;
-    } else if files.is_empty() {
+    } else if svg_on_stdout {
+        // Standard output carries the SVG alone; what could not be read is still said.
+        if unhappy {
+            ctx.printer.warn(&format!(
+                "{} could not be interpreted (`headroom evidence` lists them)",
+                crate::output::plural(report.anomalies.len() as u64, "row")
+            ));
+        }
+    } else if report.files.is_empty() {
         ctx.printer.text(&format!(
             "no evidence log yet at `{}`\n",
             log.path().display()
@@ -110,163 +159,46 @@ pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
                 "no readings to chart\n".to_string()
             } else {
                 let ascii = args.ascii || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-                evidence_chart::render(chart, chart_width(args), ascii)
+                evidence_chart::render(chart, chart_width(args), ascii, &zone)
             };
             out.push('\n');
         }
         out.push_str(&human(&report, ctx.printer));
-        if let Some(path) = &args.svg {
-            let _ = writeln!(out, "  chart written to {}", path.display());
+        if let (Some(path), Some(_)) = (&args.svg, &target) {
+            out.push_str(&format!(
+                "  chart written to {}\n",
+                crate::sanitize::sanitize(&path.display().to_string())
+            ));
         }
         ctx.printer.text(&out)?;
     }
-    Ok(if report.anomalies.is_empty() {
-        ExitStatus::Ok
-    } else {
+    Ok(if unhappy {
         ExitStatus::Unhappy
+    } else {
+        ExitStatus::Ok
     })
 }
 
-/// `--width`, else the terminal's, else `$COLUMNS`, else 80; never below the minimum.
+/// `--width`, else the terminal's, else `$COLUMNS`, else 80; the last two clamped to what
+/// `--width` accepts (a huge `$COLUMNS` must not make a huge chart).
 fn chart_width(args: &EvidenceArgs) -> usize {
-    args.width
-        .or_else(crate::platform::terminal_columns)
-        .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
-        .unwrap_or(80)
-        .max(evidence_chart::MIN_WIDTH)
+    args.width.unwrap_or_else(|| {
+        crate::platform::terminal_columns()
+            .or_else(|| columns_env(std::env::var("COLUMNS").ok().as_deref()))
+            .unwrap_or(80)
+            .clamp(evidence_chart::MIN_WIDTH, evidence_chart::MAX_WIDTH)
+    })
 }
 
-fn best<T: Copy + PartialOrd>(
-    rows: &[ReadRow],
-    key: impl Fn(&ReadRow) -> Option<T>,
-    max: bool,
-) -> Option<ReadRow> {
-    let mut best: Option<(T, &ReadRow)> = None;
-    for r in rows {
-        if let Some(v) = key(r) {
-            let better = best
-                .as_ref()
-                .is_none_or(|(b, _)| if max { v > *b } else { v < *b });
-            if better {
-                best = Some((v, r));
-            }
-        }
+/// `$COLUMNS` as a width, when it is a number.
+fn columns_env(v: Option<&str>) -> Option<usize> {
+    let v = v?.trim();
+    match v.parse::<usize>() {
+        Ok(n) => Some(n),
+        // More digits than any width: as wide as allowed.
+        Err(_) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => Some(usize::MAX),
+        Err(_) => None,
     }
-    best.map(|(_, r)| r.clone())
-}
-
-pub fn summarise(files: Vec<String>, rows: &[ReadRow], anomalies: Vec<Anomaly>) -> EvidenceReport {
-    EvidenceReport {
-        files,
-        rows: rows.len(),
-        // The first and last rows with a time (a row whose time is unreadable has none).
-        first: rows.iter().find_map(|r| r.reading.at.clone()),
-        last: rows.iter().rev().find_map(|r| r.reading.at.clone()),
-        peak_usage: best(rows, |r| r.reading.usage_pct, true),
-        lowest_free: best(rows, |r| r.reading.free_slots, false),
-        shortest_eta: best(rows, |r| r.reading.eta_seconds, false),
-        cleanups: rows
-            .iter()
-            .filter(|r| r.action.starts_with("kill:") || r.action == "cleanup")
-            .cloned()
-            .collect(),
-        anomalies,
-    }
-}
-
-pub fn human(r: &EvidenceReport, p: &Printer) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{}: {}{} ({})",
-        p.paint("evidence", Style::Bold),
-        crate::output::plural(r.rows as u64, "row"),
-        match (&r.first, &r.last) {
-            (Some(a), Some(b)) => format!(" from {a} to {b}"),
-            _ => String::new(),
-        },
-        crate::output::plural(r.files.len() as u64, "file")
-    );
-    let at = |row: &ReadRow| row.reading.at.clone().unwrap_or_else(|| "?".into());
-    if let Some((pct, row)) = r
-        .peak_usage
-        .as_ref()
-        .and_then(|row| Some((row.reading.usage_pct?, row)))
-    {
-        let src = row
-            .reading
-            .limit_source
-            .as_deref()
-            .map(|x| format!(" ({x})"))
-            .unwrap_or_default();
-        let _ = writeln!(s, "  peak usage     {pct:.1} % at {}{src}", at(row));
-    }
-    if let Some((free, row)) = r
-        .lowest_free
-        .as_ref()
-        .and_then(|row| Some((row.reading.free_slots?, row)))
-    {
-        let _ = writeln!(
-            s,
-            "  lowest free    {} at {}",
-            crate::output::plural(free, "slot"),
-            at(row)
-        );
-    }
-    if let Some((eta, row)) = r
-        .shortest_eta
-        .as_ref()
-        .and_then(|row| Some((row.reading.eta_seconds?, row)))
-    {
-        let _ = writeln!(
-            s,
-            "  shortest ETA   {} at {}",
-            human_duration(eta as f64),
-            at(row)
-        );
-    }
-    let _ = writeln!(s, "  cleanups: {}", r.cleanups.len());
-    for c in &r.cleanups {
-        let parent = match (c.top_parent_pid, &c.top_parent_name) {
-            (Some(pid), Some(name)) => format!(
-                "{pid} {} ({})",
-                sanitize(name),
-                c.top_parent_zombies.map_or("?".into(), thousands)
-            ),
-            _ => String::new(),
-        };
-        let ov = c
-            .override_
-            .as_deref()
-            .map(|o| format!("  [{o}]"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "    {}  {:<10} {parent:<28} {}{ov}",
-            at(c),
-            c.action,
-            c.result
-        );
-    }
-    if !r.anomalies.is_empty() {
-        let _ = writeln!(
-            s,
-            "  {} could not be interpreted (kept in the file, left out of the summary):",
-            crate::output::plural(r.anomalies.len() as u64, "row")
-        );
-        for a in &r.anomalies {
-            let _ = writeln!(
-                s,
-                "    {} line {}: {} where the header has {}: {}",
-                a.file,
-                a.line,
-                crate::output::plural(a.fields as u64, "field"),
-                a.expected,
-                sanitize(&a.text.chars().take(120).collect::<String>())
-            );
-        }
-    }
-    s
 }
 
 #[cfg(test)]
@@ -274,26 +206,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_range_is_that_of_the_rows_with_a_time() {
+    fn the_range_is_that_of_the_rows_with_a_time_in_time_order() {
         let text = "timestamp,zombies,action,result\n\
                     yesterday,1,poll,\n\
-                    2026-08-29T22:42:41Z,2,poll,\n\
+                    2026-08-30T03:00:00Z,2,poll,\n\
+                    2026-08-29T22:04:00Z,3,poll,\n\
                     2026-08-29T22:43:41Z,3,poll,\n\
                     ,4,poll,\n";
         let (rows, _) =
-            crate::core::evidence_csv::parse(std::path::Path::new("e.csv"), text.as_bytes())
-                .unwrap();
+            crate::core::evidence_csv::parse(std::path::Path::new("e.csv"), text.as_bytes());
         let r = summarise(vec![], &rows, vec![]);
-        assert_eq!(r.rows, 4, "every row is counted");
+        assert_eq!(r.rows, 5, "every row is counted");
+        // After a clock step the file's first timed row is the latest: the range still
+        // reads forward.
         assert_eq!(
             (r.first.as_deref(), r.last.as_deref()),
-            (Some("2026-08-29T22:42:41Z"), Some("2026-08-29T22:43:41Z"))
+            (Some("2026-08-29T22:04:00Z"), Some("2026-08-30T03:00:00Z"))
         );
         let none = summarise(vec![], &rows[..1], vec![]);
         assert_eq!(
             (none.first, none.last),
             (None, None),
             "control: no time, no range"
+        );
+        let ordered = summarise(vec![], &rows[2..4], vec![]);
+        assert_eq!(
+            (ordered.first.as_deref(), ordered.last.as_deref()),
+            (Some("2026-08-29T22:04:00Z"), Some("2026-08-29T22:43:41Z")),
+            "control: rows in order read the same"
+        );
+    }
+
+    #[test]
+    fn columns_from_the_environment_are_clamped_like_width() {
+        let width = |v: &str| {
+            columns_env(Some(v))
+                .unwrap_or(80)
+                .clamp(evidence_chart::MIN_WIDTH, evidence_chart::MAX_WIDTH)
+        };
+        assert_eq!(width("99999999999999999999999999"), 1000);
+        assert_eq!(width("5000"), 1000);
+        assert_eq!(width("3"), 30);
+        assert_eq!(width("wide"), 80);
+        assert_eq!(
+            width("120"),
+            120,
+            "control: a width in range is used as it is"
         );
     }
 }

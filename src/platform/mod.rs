@@ -395,6 +395,30 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// The local clock's offset from UTC at instant `t` (Unix seconds), in seconds east, as
+/// the C library's time zone rules (`TZ`, `/etc/localtime`) give it; None where it cannot say.
+pub fn utc_offset_secs(t: i64) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        // time_t is 64 bits on the targets built today, 32 on others.
+        #[allow(clippy::useless_conversion)]
+        let t: libc::time_t = t.try_into().ok()?;
+        // SAFETY: tm is plain old data; zeroed is a valid value.
+        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+        // SAFETY: both pointers are valid for the call; localtime_r is the reentrant form.
+        let r = unsafe { libc::localtime_r(&t, &mut tm) };
+        if r.is_null() {
+            return None;
+        }
+        i32::try_from(tm.tm_gmtoff).ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = t;
+        None
+    }
+}
+
 /// The width of the terminal on stdout in columns, None when stdout is not a terminal.
 pub fn terminal_columns() -> Option<usize> {
     #[cfg(unix)]

@@ -3,44 +3,94 @@
 //! their CSV (escaping, formula neutralising, the reader by column name) are
 //! `core::evidence_csv`'s; this file writes and reads the files.
 //!
-//! The header is written when the file is created. A file whose header differs (a newer
-//! version added a column) is rotated aside to `evidence.1.csv` rather than appended to
-//! under a narrower header — a check OpenZombr added one row too late, leaving a 14-field row
-//! under a 13-column header in its archive. Files also rotate at 4 MiB, keeping 3. Two
-//! writers never tear or interleave a row: every append holds an advisory lock, and each row
-//! is one `write` on an O_APPEND descriptor. A row that could be written only in part (a full
-//! disk) or was torn by a SIGKILL mid-`write` is cut off, so the file always ends after a
-//! whole row.
+//! **Who writes which file.** A writer appends to `evidence.csv` when its first line is the
+//! writer's own header (or the file is missing, empty, or holds a torn start of that
+//! header). When it holds anything else — the header of another layout, whose writer may
+//! still be running (a `watch` started before `brew upgrade` keeps the old binary), or a
+//! line of no layout (a power cut's zero-filled block, a user's notes) — the writer appends
+//! to its own layout's file, `evidence-<id>.csv` (`core::evidence_csv::layout_id`), and
+//! leaves `evidence.csv` as it is. A writer never renames, rotates or cuts a file whose first
+//! line it does not own, so two versions share the directory without either pushing the
+//! other's history out; the reader reads every family and orders rows by time. (Writers
+//! before this rule rotated any header not their own to `evidence.1.csv`; against them this
+//! one loses nothing, as it never writes the file they rotate.)
+//!
+//! Files rotate at 4 MiB, 3 kept per family (`evidence.N.csv`, `evidence-<id>.N.csv`). Two
+//! writers never tear or interleave a row: every append holds one advisory lock for the
+//! directory (`evidence.csv.lock`, whichever file it writes), and each row is one `write` on
+//! an O_APPEND descriptor. A row that could be written only in part (a full disk) or was
+//! torn by a SIGKILL mid-`write` is cut off, so the file always ends after a whole row.
+//!
+//! **Reading while writers rotate.** The reader takes the same lock just long enough to list
+//! and open every file and note its length, then reads the open files up to those lengths
+//! (a rename does not move an open file, an unlinked one stays readable), so a rotation can
+//! neither hide a file nor show one twice. Where the lock cannot be taken (a directory it
+//! may not write) it lists, opens and lists again until both listings name the same files,
+//! and reads each file (by device and inode) once.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 pub use crate::core::evidence_csv::{Anomaly, ReadRow, Row, columns};
-use crate::core::evidence_csv::{encode, parse};
+use crate::core::evidence_csv::{
+    AnomalyKind, FirstLine, Item, Reader, encode, judge_first_line, layout_id,
+};
 use crate::store::fsio::{Lock, open_append};
 
 pub const FILE: &str = "evidence.csv";
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
 pub const KEEP: usize = 3;
+/// The stem every file of the log starts with.
+const STEM: &str = "evidence";
 
-/// The log in one directory.
+/// The log in one directory, written in one layout (this version's columns).
 #[derive(Debug, Clone)]
 pub struct EvidenceLog {
     dir: PathBuf,
     max_bytes: u64,
     keep: usize,
+    /// This writer's header, newline included.
+    header: Vec<u8>,
+}
+
+/// One rotating series of files: `<stem>.csv`, `<stem>.1.csv` … `<stem>.<keep>.csv`.
+#[derive(Debug, Clone)]
+struct Family {
+    dir: PathBuf,
+    stem: String,
+}
+
+impl Family {
+    fn live(&self) -> PathBuf {
+        self.dir.join(format!("{}.csv", self.stem))
+    }
+
+    fn rotated(&self, n: usize) -> PathBuf {
+        self.dir.join(format!("{}.{n}.csv", self.stem))
+    }
+
+    /// Shift `.1 → .2 → … → .keep` (the oldest drops out) and move the live file to `.1`.
+    fn rotate(&self, keep: usize) -> Result<()> {
+        let _ = std::fs::remove_file(self.rotated(keep));
+        for n in (1..keep).rev() {
+            let from = self.rotated(n);
+            if from.exists() {
+                std::fs::rename(&from, self.rotated(n + 1))
+                    .with_context(|| format!("cannot rotate `{}`", from.display()))?;
+            }
+        }
+        let live = self.live();
+        std::fs::rename(&live, self.rotated(1))
+            .with_context(|| format!("cannot rotate `{}`", live.display()))
+    }
 }
 
 impl EvidenceLog {
     pub fn new(dir: &Path) -> Self {
-        Self {
-            dir: dir.to_path_buf(),
-            max_bytes: MAX_BYTES,
-            keep: KEEP,
-        }
+        Self::with_limits(dir, MAX_BYTES, KEEP)
     }
 
     /// A log that rotates at `max_bytes` (tests).
@@ -49,33 +99,56 @@ impl EvidenceLog {
             dir: dir.to_path_buf(),
             max_bytes,
             keep: keep.max(1),
+            // The header of the columns this version writes: a fixed list, which encodes.
+            header: encode(&columns()).unwrap_or_default(),
         }
     }
 
+    /// The same log written by a writer of another layout, whose header names `columns`
+    /// (tests: a future or an older version beside this one).
+    #[cfg(test)]
+    pub(crate) fn with_layout(dir: &Path, max_bytes: u64, columns: &[&str]) -> Self {
+        Self {
+            header: encode(columns).unwrap_or_default(),
+            ..Self::with_limits(dir, max_bytes, KEEP)
+        }
+    }
+
+    /// `evidence.csv`: the file every version looks at first.
     pub fn path(&self) -> PathBuf {
         self.dir.join(FILE)
     }
 
-    fn rotated(&self, n: usize) -> PathBuf {
-        self.dir.join(format!("evidence.{n}.csv"))
-    }
-
-    /// Shift `.1 → .2 → … → .keep` (the oldest drops out) and move the live file to `.1`.
-    fn rotate(&self) -> Result<()> {
-        let _ = std::fs::remove_file(self.rotated(self.keep));
-        for n in (1..self.keep).rev() {
-            let from = self.rotated(n);
-            if from.exists() {
-                std::fs::rename(&from, self.rotated(n + 1))
-                    .with_context(|| format!("cannot rotate `{}`", from.display()))?;
-            }
+    fn primary(&self) -> Family {
+        Family {
+            dir: self.dir.clone(),
+            stem: STEM.into(),
         }
-        std::fs::rename(self.path(), self.rotated(1))
-            .with_context(|| format!("cannot rotate `{}`", self.path().display()))
     }
 
-    /// Append `rows` (one write per row), rotating first when the header differs or the file
-    /// reached its size limit. All or an error; see `append_some` for how many went in.
+    /// The file this layout writes while `evidence.csv` belongs to another.
+    fn own(&self) -> Family {
+        Family {
+            dir: self.dir.clone(),
+            stem: format!("{STEM}-{}", layout_id(&self.header)),
+        }
+    }
+
+    /// What `path`'s first line is to this writer; None for a missing or empty file, or
+    /// one that is not a regular file (`open_append` then says what it is).
+    fn judge(&self, path: &Path) -> Result<Option<FirstLine>> {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return Ok(None);
+        };
+        if !meta.file_type().is_file() || meta.len() == 0 {
+            return Ok(None);
+        }
+        let (first, whole) = first_line(path, self.header.len() + 1)?;
+        Ok(Some(judge_first_line(&first, whole, &self.header)))
+    }
+
+    /// Append `rows` (one write per row). All or an error; see `append_some` for how many
+    /// went in.
     pub fn append(&self, rows: &[Row]) -> Result<()> {
         let done = self.append_some(rows);
         match done.error {
@@ -90,31 +163,37 @@ impl EvidenceLog {
     /// caller keeps the rows after `written` and offers them again.
     pub fn append_some(&self, rows: &[Row]) -> Appended {
         let mut written = 0;
-        let error = self.append_inner(rows, &mut written).err();
+        let lines = rows.iter().map(|r| encode(&r.csv_fields()?));
+        let error = self.append_lines(lines, &mut written).err();
         Appended { written, error }
     }
 
-    fn append_inner(&self, rows: &[Row], written: &mut usize) -> Result<()> {
-        let path = self.path();
-        let _lock = Lock::acquire(&path)?;
-        let header = encode(&columns())?;
-        if let Ok(meta) = std::fs::symlink_metadata(&path) {
-            if meta.file_type().is_file() && meta.len() > 0 {
-                let (first, whole) = first_line(&path)?;
-                // The start of this header without its newline is a torn header (a writer
-                // killed creating the file): no row follows it, and the cut below empties
-                // the file, so there is nothing to rotate aside (rotating would push out
-                // the oldest archive). Any other first line is kept, rotated aside.
-                let torn = !whole && header.starts_with(first.as_bytes());
-                if !torn && first.as_bytes() != header.strip_suffix(b"\n").unwrap_or(&header)
-                    || meta.len() >= self.max_bytes
-                {
-                    self.rotate()?;
-                }
+    /// Append encoded rows of this layout (`written` counts those that went in).
+    pub(crate) fn append_lines(
+        &self,
+        lines: impl Iterator<Item = Result<Vec<u8>>>,
+        written: &mut usize,
+    ) -> Result<()> {
+        let _lock = Lock::acquire(&self.path())?;
+        let family = match self.judge(&self.path())? {
+            None | Some(FirstLine::Own | FirstLine::TornOwn) => self.primary(),
+            Some(FirstLine::OtherLayout | FirstLine::Foreign) => self.own(),
+        };
+        let path = family.live();
+        match self.judge(&path)? {
+            Some(FirstLine::Own) if file_len(&path) >= self.max_bytes => {
+                family.rotate(self.keep)?;
             }
+            // Only this layout's own file can get here with a line not its header (its name
+            // is this header's): it is this writer's to set aside, where the reader reports
+            // what it cannot read.
+            Some(FirstLine::OtherLayout | FirstLine::Foreign) => family.rotate(self.keep)?,
+            _ => {}
         }
         let mut f = open_append(&path)
             .with_context(|| format!("cannot open evidence log `{}`", path.display()))?;
+        // A torn start of this header (a writer killed creating the file) is cut to nothing
+        // here: no row follows it, and nothing is rotated for it.
         let mut len = cut_torn_tail(&mut f)
             .with_context(|| format!("cannot repair evidence log `{}`", path.display()))?;
         let empty = len == 0;
@@ -134,27 +213,196 @@ impl EvidenceLog {
             }
         };
         if empty {
-            write(&mut f, &header)?;
+            write(&mut f, &self.header)?;
         }
-        for row in rows {
-            write(&mut f, &encode(&row.csv_fields()?)?)?;
+        for line in lines {
+            write(&mut f, &line?)?;
             *written += 1;
         }
         Ok(())
     }
 
-    /// Every file of the log, oldest first.
+    /// Every file of the log now: each family's rotated files, oldest first, then its live
+    /// one; `evidence.csv`'s family first.
     pub fn files(&self) -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = (1..=self.keep.max(KEEP))
-            .rev()
-            .map(|n| self.rotated(n))
-            .filter(|p| p.exists())
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return vec![];
+        };
+        let mut found: Vec<(String, usize, PathBuf)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let (stem, n) = log_name(&name)?;
+                Some((stem.to_string(), n, e.path()))
+            })
             .collect();
-        if self.path().exists() {
-            v.push(self.path());
-        }
-        v
+        // Families by stem (`evidence` sorts before `evidence-…`), and in each the highest
+        // number (the oldest) first, the live file (0) last.
+        found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        found.into_iter().map(|(_, _, p)| p).collect()
     }
+
+    /// Every file of the log, open, with the length it had: a consistent set while writers
+    /// append and rotate (see the module's doc). A file that cannot be opened (a symbolic
+    /// link, no permission) is there with its error, to be reported.
+    pub fn open_all(&self) -> Vec<OpenFile> {
+        match take_lock_briefly(&self.path()) {
+            Some(_lock) => dedupe(self.files().into_iter().map(OpenFile::open).collect()),
+            None => self.open_stable(),
+        }
+    }
+
+    /// Without the lock: open what one listing names until the next listing names the same
+    /// files, each still under the name it was opened by.
+    pub(crate) fn open_stable(&self) -> Vec<OpenFile> {
+        let mut opened = Vec::new();
+        for _ in 0..20 {
+            let names = self.files();
+            opened = names.iter().cloned().map(OpenFile::open).collect();
+            if self.files() == names && opened.iter().all(OpenFile::still_named) {
+                break;
+            }
+        }
+        dedupe(opened)
+    }
+}
+
+/// The writers' lock, if it can be had within a second (a writer holds it for one append);
+/// None when no writer has made the lock file yet (a reader never makes it: root reading a
+/// user's directory would leave a lock file the user's writers cannot open), when it cannot
+/// be opened, or when it stays held.
+fn take_lock_briefly(path: &Path) -> Option<Lock> {
+    let mut lock_file = path.as_os_str().to_owned();
+    lock_file.push(".lock");
+    if !std::fs::symlink_metadata(&lock_file).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    for _ in 0..100 {
+        match Lock::try_acquire(path) {
+            Ok(Some(l)) => return Some(l),
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// `(stem, n)` of a file of the log: `evidence.csv` is `("evidence", 0)`,
+/// `evidence.2.csv` `("evidence", 2)`, `evidence-0a1b2c3d.1.csv` `("evidence-0a1b2c3d", 1)`.
+fn log_name(name: &str) -> Option<(&str, usize)> {
+    let base = name.strip_suffix(".csv")?;
+    let (stem, n) = match base.rsplit_once('.') {
+        Some((stem, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            (stem, n.parse().ok()?)
+        }
+        _ => (base, 0),
+    };
+    let ok = stem == STEM
+        || stem.strip_prefix("evidence-").is_some_and(|id| {
+            id.len() == 8
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        });
+    ok.then_some((stem, n))
+}
+
+/// One file of the log, opened for reading.
+#[derive(Debug)]
+pub struct OpenFile {
+    pub path: PathBuf,
+    file: std::io::Result<(File, u64)>,
+}
+
+impl OpenFile {
+    fn open(path: PathBuf) -> Self {
+        let file = open_no_follow(&path).and_then(|f| {
+            let len = f.metadata()?.len();
+            Ok((f, len))
+        });
+        Self { path, file }
+    }
+
+    #[cfg(unix)]
+    fn id(&self) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        let m = self.file.as_ref().ok()?.0.metadata().ok()?;
+        Some((m.dev(), m.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn id(&self) -> Option<(u64, u64)> {
+        None
+    }
+
+    /// The name still leads to the file opened under it.
+    #[cfg(unix)]
+    fn still_named(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let now = std::fs::symlink_metadata(&self.path)
+            .ok()
+            .map(|m| (m.dev(), m.ino()));
+        now == self.id()
+    }
+
+    #[cfg(not(unix))]
+    fn still_named(&self) -> bool {
+        true
+    }
+
+    /// Read the file's rows and anomalies up to the length it had when opened, giving each
+    /// to `each`; a file that could not be opened is one anomaly.
+    pub fn read(self, each: &mut dyn FnMut(Item<'_>)) {
+        let name = self.path.display().to_string();
+        match self.file {
+            Err(e) => each(Item::Anomaly(Anomaly {
+                file: name,
+                line: 0,
+                fields: 0,
+                expected: 0,
+                text: format!("cannot read it: {e}"),
+                reason: AnomalyKind::FileUnreadable,
+                column: None,
+                through_line: None,
+            })),
+            Ok((f, len)) => {
+                let mut r = Reader::new(&name, f.take(len));
+                while let Some(item) = r.next_item() {
+                    each(item);
+                }
+            }
+        }
+    }
+}
+
+/// Each file once, however many names led to it during a rotation.
+fn dedupe(files: Vec<OpenFile>) -> Vec<OpenFile> {
+    let mut seen = std::collections::HashSet::new();
+    files
+        .into_iter()
+        .filter(|f| f.id().is_none_or(|id| seen.insert(id)))
+        .collect()
+}
+
+/// Open for reading, never through a symbolic link (a planted link could point the
+/// reader, and the text of its anomalies, at another user's file).
+fn open_no_follow(path: &Path) -> std::io::Result<File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let f = o.open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(f)
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
 /// How much of a batch `append_some` wrote.
@@ -182,7 +430,7 @@ fn cut_torn_tail(f: &mut File) -> std::io::Result<u64> {
         let start = end.saturating_sub(buf.len() as u64);
         let chunk = &mut buf[..(end - start) as usize];
         f.seek(SeekFrom::Start(start))?;
-        std::io::Read::read_exact(f, chunk)?;
+        f.read_exact(chunk)?;
         if end == len && chunk.last() == Some(&b'\n') {
             return Ok(len);
         }
@@ -196,251 +444,33 @@ fn cut_torn_tail(f: &mut File) -> std::io::Result<u64> {
     Ok(keep)
 }
 
-/// The file's first line, and whether it ends in a newline (else it is all the file holds).
-fn first_line(path: &Path) -> Result<(String, bool)> {
-    let f = File::open(path)
+/// The file's first line (at most `max` bytes of it, without its newline), and whether a
+/// newline ended it within them.
+fn first_line(path: &Path, max: usize) -> Result<(Vec<u8>, bool)> {
+    let f = open_no_follow(path)
         .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
-    let mut line = String::new();
-    // A binary file is not a header we wrote: treat invalid UTF-8 as a mismatch.
-    if BufReader::new(f).read_line(&mut line).is_err() {
-        return Ok((String::new(), true));
-    }
-    let whole = line.ends_with('\n');
-    Ok((line.trim_end_matches(['\n', '\r']).to_string(), whole))
+    let mut buf = Vec::with_capacity(max);
+    f.take(max as u64)
+        .read_to_end(&mut buf)
+        .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
+    Ok(match memchr::memchr(b'\n', &buf) {
+        Some(i) => {
+            buf.truncate(i);
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            (buf, true)
+        }
+        None => (buf, false),
+    })
 }
 
-/// Read one file: its rows and its anomalies (`core::evidence_csv::parse`). A file whose
-/// header does not begin with `at` (`timestamp` before) is not an evidence log: an error naming it.
+/// Read one file whole: its rows and its anomalies (tests and tools; `evidence` streams).
 pub fn read_file(path: &Path) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read evidence log `{}`", path.display()))?;
-    parse(path, &bytes)
+    Ok(crate::core::evidence_csv::parse(path, &bytes))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::slot_reading::fixture::sample;
-
-    fn row(n: u64) -> Row {
-        let mut reading = sample();
-        reading.processes += n;
-        Row {
-            top_parent: Some((87537, "agency".into(), 600)),
-            session_signal: "no-session".into(),
-            ..Row::new(reading, "poll")
-        }
-    }
-
-    #[test]
-    fn header_and_rows_in_the_documented_format() {
-        let d = tempfile::tempdir().unwrap();
-        let log = EvidenceLog::new(d.path());
-        log.append(&[row(0), row(1)]).unwrap();
-        let text = std::fs::read_to_string(log.path()).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], columns().join(","));
-        assert_eq!(
-            lines[0],
-            "at,uid,processes,tasks,zombies,used,limit,limit_source,usage_pct,free_slots,level,\
-             growth_per_min,eta_seconds,trend_samples,partial,top_parent_pid,top_parent_name,\
-             top_parent_zombies,session_signal,action,result,override"
-        );
-        assert_eq!(
-            lines[1],
-            "2026-08-29T22:42:41Z,501,3869,,3326,3869,4000,per-uid,96.73,131,critical,10.0,786,4,false,87537,agency,600,no-session,poll,,"
-        );
-        assert_eq!(lines.len(), 3);
-    }
-
-    #[test]
-    fn names_with_commas_and_newlines_stay_one_row() {
-        let d = tempfile::tempdir().unwrap();
-        let log = EvidenceLog::new(d.path());
-        let mut r = row(0);
-        r.top_parent = Some((1, "we,ird\nname".into(), 3));
-        log.append(&[r]).unwrap();
-        let (rows, anomalies) = read_file(&log.path()).unwrap();
-        assert!(anomalies.is_empty());
-        // Escaped as on a terminal: one row is one line, whatever the name holds.
-        assert_eq!(rows[0].top_parent_name.as_deref(), Some("we,ird\\nname"));
-        assert_eq!(
-            std::fs::read_to_string(log.path()).unwrap().lines().count(),
-            2
-        );
-    }
-
-    #[test]
-    fn formula_names_are_neutralised_but_numbers_are_not() {
-        let d = tempfile::tempdir().unwrap();
-        let log = EvidenceLog::new(d.path());
-        let names = [
-            "=cmd|' /C calc'!A0",
-            "+1",
-            "-2+3",
-            "@SUM(A1)",
-            "\tx",
-            "\rx",
-            "agency",
-        ];
-        let rows: Vec<Row> = names
-            .iter()
-            .map(|n| {
-                let mut r = row(0);
-                r.top_parent = Some((1, (*n).into(), 3));
-                r.reading.growth_per_min = Some(-1.5);
-                r
-            })
-            .collect();
-        log.append(&rows).unwrap();
-        let (back, anomalies) = read_file(&log.path()).unwrap();
-        assert!(anomalies.is_empty());
-        let got: Vec<String> = back
-            .iter()
-            .map(|r| r.top_parent_name.clone().unwrap())
-            .collect();
-        assert_eq!(
-            got,
-            [
-                "'=cmd|' /C calc'!A0",
-                "'+1",
-                "'-2+3",
-                "'@SUM(A1)",
-                "'\\tx",
-                "'\\rx",
-                "agency"
-            ]
-        );
-        let text = std::fs::read_to_string(log.path()).unwrap();
-        assert!(text.lines().nth(1).unwrap().contains(",-1.5,"), "{text}");
-    }
-
-    #[test]
-    fn a_torn_last_row_is_cut_off_before_appending() {
-        let d = tempfile::tempdir().unwrap();
-        let log = EvidenceLog::new(d.path());
-        log.append(&[row(0)]).unwrap();
-        let whole = std::fs::read(log.path()).unwrap();
-        // A writer killed mid-row left half of one.
-        let mut torn = whole.clone();
-        torn.extend_from_slice(b"2026-08-29T22:42:41Z,3869,33");
-        std::fs::write(log.path(), &torn).unwrap();
-        let done = log.append_some(&[row(1), row(2)]);
-        assert!(done.error.is_none());
-        assert_eq!(done.written, 2);
-        let (rows, anomalies) = read_file(&log.path()).unwrap();
-        assert!(anomalies.is_empty(), "{anomalies:?}");
-        assert_eq!(
-            rows.iter().map(|r| r.reading.processes).collect::<Vec<_>>(),
-            vec![Some(3869), Some(3870), Some(3871)]
-        );
-        // A torn header (killed while creating the file) is cut to nothing and rewritten,
-        // not rotated aside: that would push the oldest archive out for an empty file.
-        std::fs::write(log.path(), b"at,uid,proc").unwrap();
-        log.append(&[row(3)]).unwrap();
-        assert_eq!(read_file(&log.path()).unwrap().0.len(), 1);
-        assert_eq!(log.files(), vec![log.path()], "nothing rotated");
-        // Controls: a line of one's own without a newline is not a torn header of ours, and
-        // a whole header of another layout: both are rotated aside, their text kept.
-        std::fs::write(log.path(), b"notes").unwrap();
-        log.append(&[row(5)]).unwrap();
-        assert_eq!(std::fs::read(&log.files()[0]).unwrap(), b"notes");
-        std::fs::remove_file(&log.files()[0]).unwrap();
-        std::fs::write(
-            log.path(),
-            b"timestamp,zombies,action,result\n2026-08-29T22:42:41Z,7,poll,\n",
-        )
-        .unwrap();
-        log.append(&[row(4)]).unwrap();
-        assert_eq!(log.files().len(), 2);
-        assert_eq!(read_file(&log.files()[0]).unwrap().0.len(), 1);
-    }
-
-    #[test]
-    fn a_different_header_is_rotated_aside_and_kept() {
-        let d = tempfile::tempdir().unwrap();
-        let old = "timestamp,total_procs,zombies\n2026-08-28T18:09:53Z,801,239\n";
-        std::fs::write(d.path().join(FILE), old).unwrap();
-        let log = EvidenceLog::new(d.path());
-        log.append(&[row(0)]).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(d.path().join("evidence.1.csv")).unwrap(),
-            old
-        );
-        assert!(
-            std::fs::read_to_string(log.path())
-                .unwrap()
-                .starts_with("at,uid,processes,tasks,")
-        );
-        // A matching header is left alone.
-        log.append(&[row(1)]).unwrap();
-        assert_eq!(read_file(&log.path()).unwrap().0.len(), 2);
-        assert!(!d.path().join("evidence.2.csv").exists());
-    }
-
-    #[test]
-    fn size_rotation_keeps_three() {
-        let d = tempfile::tempdir().unwrap();
-        let log = EvidenceLog::with_limits(d.path(), 512, 3);
-        for i in 0..40 {
-            log.append(&[row(i)]).unwrap();
-        }
-        assert!(d.path().join("evidence.1.csv").exists());
-        assert!(d.path().join("evidence.3.csv").exists());
-        assert!(!d.path().join("evidence.4.csv").exists());
-        assert!(std::fs::metadata(log.path()).unwrap().len() < 1024);
-        for f in log.files() {
-            let (rows, anomalies) = read_file(&f).unwrap();
-            assert!(anomalies.is_empty() && !rows.is_empty(), "{}", f.display());
-        }
-        assert_eq!(log.files().last(), Some(&log.path()));
-    }
-
-    #[test]
-    fn the_archived_over_long_final_row_is_reported_not_dropped_silently() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("evidence.1.csv");
-        std::fs::write(
-            &p,
-            crate::core::evidence_csv::fixture::archived_14_field_row(),
-        )
-        .unwrap();
-        let (rows, anomalies) = read_file(&p).unwrap();
-        assert_eq!(rows.len(), 86);
-        assert_eq!(anomalies.len(), 1);
-        assert_eq!(
-            (
-                anomalies[0].line,
-                anomalies[0].fields,
-                anomalies[0].expected
-            ),
-            (88, 14, 13)
-        );
-        assert_eq!(rows[0].reading.zombies, Some(239));
-        assert_eq!(
-            rows[0].reading.processes,
-            Some(801),
-            "read under its new name"
-        );
-        assert_eq!(
-            rows[0].reading.limit_source, None,
-            "an old layout lacks the column"
-        );
-    }
-
-    #[test]
-    fn a_file_that_is_not_evidence_is_an_error_naming_it() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("evidence.csv");
-        std::fs::write(&p, b"\x00\x01\x02garbage\xff\nmore").unwrap();
-        let e = read_file(&p).unwrap_err();
-        assert!(
-            format!("{e:#}").contains("not a headroom evidence log"),
-            "{e:#}"
-        );
-        // And appending to it rotates it aside instead of writing under a foreign header.
-        EvidenceLog::new(d.path()).append(&[row(0)]).unwrap();
-        assert!(d.path().join("evidence.1.csv").exists());
-        assert_eq!(read_file(&p).unwrap().0.len(), 1);
-    }
-}
+mod tests;

@@ -100,19 +100,69 @@ fn an_over_long_final_row_is_summarised_and_reported() {
 }
 
 #[test]
-fn a_file_that_is_not_csv_is_a_clear_error() {
+fn a_file_that_is_not_csv_is_skipped_and_reported_and_the_rest_reads() {
     let env = Env::new();
     std::fs::write(
         env.home.join("evidence.csv"),
         b"\x7fELF\x02\x01\x01\x00garbage\n",
     )
     .unwrap();
+    // The rows written since (a writer appends to its own file beside the foreign one).
+    let header = headroom::store::evidence::columns().join(",");
+    let row = "2026-08-29T22:42:41Z,501,3869,,3326,3869,4000,per-uid,96.73,131,critical,10.0,786,4,false,87537,agency,600,no-session,poll,,";
+    std::fs::write(
+        env.home.join("evidence.1.csv"),
+        format!("{header}\n{row}\n"),
+    )
+    .unwrap();
     let out = env.cmd().arg("evidence").output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "reported, the unhappy answer");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("evidence: 1 row"), "{text}");
     assert!(
-        err.contains("not a headroom evidence log") && err.contains("evidence.csv"),
-        "{err}"
+        text.contains("evidence.csv line 1: no evidence-log header before them, skipped"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{7f}'),
+        "the line is shown escaped: {text}"
+    );
+    let (r, code) = evidence_json(&env, &[]);
+    assert_eq!((code, r.rows, r.anomalies.len()), (1, 1, 1));
+    assert_eq!(r.anomalies[0].reason, "no_header");
+    // Control: without the foreign file the same log reads clean.
+    std::fs::remove_file(env.home.join("evidence.csv")).unwrap();
+    let (r, code) = evidence_json(&env, &[]);
+    assert_eq!((code, r.rows, r.anomalies.len()), (0, 1, 0));
+}
+
+#[test]
+fn an_unreadable_count_is_marked_and_is_the_unhappy_answer() {
+    let env = Env::new();
+    let header = "timestamp,total_procs,zombies,limit,action,result";
+    let mut text = format!("{header}\n");
+    for (i, used) in ["2700", "NaN", "-1", "1e3", "2710"].iter().enumerate() {
+        text.push_str(&format!("2026-08-29T22:4{i}:00Z,{used},2000,4000,poll,\n"));
+    }
+    std::fs::write(env.home.join("evidence.csv"), text).unwrap();
+    let (r, code) = evidence_json(&env, &[]);
+    assert_eq!((code, r.rows, r.anomalies.len()), (1, 2, 3));
+    assert!(
+        r.anomalies
+            .iter()
+            .all(|a| a.reason == "unreadable_value" && a.column.as_deref() == Some("total_procs"))
+    );
+    let out = env
+        .cmd()
+        .args(["evidence", "--chart", "--width", "60"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let chart = String::from_utf8(out.stdout).unwrap();
+    assert!(chart.contains("? row not interpreted (3)"), "{chart}");
+    assert!(
+        chart.contains("`total_procs` is not a whole number"),
+        "{chart}"
     );
 }
 

@@ -20,6 +20,7 @@ mod config_trust;
 mod doctor;
 mod evidence;
 mod evidence_chart;
+mod evidence_svg_out;
 mod faults;
 mod generated;
 #[cfg(target_os = "linux")]

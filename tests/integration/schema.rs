@@ -295,6 +295,10 @@ pub struct Anomaly {
     pub fields: usize,
     pub expected: usize,
     pub text: String,
+    /// `field_count`, `unreadable_value`, `no_header`, `csv`, `file_unreadable`.
+    pub reason: String,
+    pub column: Option<String>,
+    pub through_line: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]

@@ -1,51 +1,97 @@
-//! The evidence log as a picture, before any picture is drawn (all OSes, pure): readings,
-//! the effective limit as a step series with its `limit_source`, thresholds, cleanups
-//! (emergency apart) with the slots they freed, gaps in the record, and the rows the reader
-//! could not interpret — placed on one time axis, bucketed into columns and scaled.
+//! The evidence log as a picture, before any picture is drawn (all OSes, pure): readings
+//! (used slots, zombies, the effective limit and its `limit_source`), cleanups with what
+//! they ended, rows the reader could not interpret, gaps in the record, the changes of the
+//! limit worth naming, and the projection to the limit from the last reading — placed on
+//! one time axis (`axis.rs`) and cut into columns (`columns.rs`), with round time ticks
+//! (`ticks.rs`).
 //!
 //! The terminal chart and the SVG are two drawings of this one model (commands/
 //! evidence_chart.rs, commands/evidence_svg.rs), so they cannot disagree about what the log
-//! says. No file, no clock, no glyph here.
+//! says. The rows come one at a time (`Survey`); a reading is kept as 40 bytes of numbers,
+//! nothing else of a row is. No file, no clock, no glyph here.
 
-use crate::evidence_csv::{Anomaly, ReadRow};
-use crate::time::parse_secs;
+pub mod axis;
+pub mod columns;
+pub mod ticks;
 
-/// One reading (a `poll` row, or a row of an older layout that is not a cleanup).
-#[derive(Debug, Clone, PartialEq)]
+pub use axis::{Axis, Gap, Shortened};
+pub use columns::{Column, Envelope, Held, Kind};
+
+use crate::evidence_csv::{Anomaly, RowView};
+use crate::limits::LimitSource;
+
+/// Absent, in the packed fields of a [`Point`].
+const NONE: u64 = u64::MAX;
+const HAS_LIMIT: u8 = 1;
+const HAS_SOURCE: u8 = 2;
+
+/// One reading (a `poll` row, or a row of an older layout that is not a cleanup), packed:
+/// a million of them are 40 MB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Point {
     /// Unix seconds.
     pub at: i64,
     /// The slots compared with the limit (the `used` column; a row of an older layout has
     /// only `processes`, the processes the uid holds, zombies included).
     pub used: u64,
-    pub zombies: Option<u64>,
-    pub limit: Option<u64>,
-    pub source: Option<String>,
+    zombies: u64,
+    limit: u64,
+    source: u16,
+    flags: u8,
 }
 
-/// The effective limit held from `from` to `to` (Unix seconds, `to` ≥ `from`). Steps are
-/// split where the limit or its source changes and where the record has a gap.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LimitStep {
-    pub from: i64,
-    pub to: i64,
-    pub limit: u64,
-    /// `per-uid`, `rlimit-nproc`, …; None for a layout older than the column.
-    pub source: Option<String>,
+impl Point {
+    pub fn new(
+        at: i64,
+        used: u64,
+        zombies: Option<u64>,
+        limit: Option<u64>,
+        source: Option<u16>,
+    ) -> Self {
+        Self {
+            at,
+            used,
+            zombies: zombies.map_or(NONE, |z| z.min(NONE - 1)),
+            limit: limit.unwrap_or(0),
+            source: source.unwrap_or(0),
+            flags: if limit.is_some() { HAS_LIMIT } else { 0 }
+                | if source.is_some() { HAS_SOURCE } else { 0 },
+        }
+    }
+
+    pub fn zombies(&self) -> Option<u64> {
+        (self.zombies != NONE).then_some(self.zombies)
+    }
+
+    pub fn limit(&self) -> Option<u64> {
+        (self.flags & HAS_LIMIT != 0).then_some(self.limit)
+    }
+
+    /// The index of its `limit_source` in [`Chart::sources`].
+    pub fn source(&self) -> Option<u16> {
+        (self.flags & HAS_SOURCE != 0).then_some(self.source)
+    }
 }
 
 /// A cleanup row: one per terminated parent, or one `cleanup,no-targets`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CleanupMark {
     pub at: i64,
     /// The usage the row recorded (the reading the cleanup acted on), when it has one.
     pub used: Option<u64>,
     /// The `override=emergency` column: the session guard was relaxed at the wall.
     pub emergency: bool,
-    /// `freed=N` of the result; None when nothing was terminated or the result lacks it.
+    /// A parent was terminated (`kill:…`); otherwise the run found nothing to do.
+    pub killed: bool,
+    /// `freed=N` and `reaped=N` of the result, when it says.
     pub freed: Option<u64>,
-    /// A run that found nothing to do (`no-targets`).
-    pub no_targets: bool,
+    pub reaped: Option<u64>,
+    /// The terminated parent (the top parent a run without targets looked at), as logged.
+    pub pid: Option<i32>,
+    pub name: Option<String>,
+    pub zombies: Option<u64>,
+    /// The `result` column as logged.
+    pub result: String,
 }
 
 /// A row the reader could not interpret, at the time its first field names when that
@@ -57,25 +103,77 @@ pub struct Unread {
     pub line: u64,
 }
 
-/// A stretch with no readings much longer than the usual interval (the machine was off,
-/// asleep, or nothing polled): drawn as a break, never as a line across it.
+/// A change of the limit worth naming: its source changed, a per-user ceiling's value
+/// changed, or a shared ceiling (what is left of `pid_max`, `threads-max`, `kern.maxproc`
+/// or a pids cgroup after everybody else) moved more than `SHARED_STEP_PCT` from the value
+/// last named — a shared ceiling moves at almost every reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Gap {
-    pub from: i64,
-    pub to: i64,
+pub struct LimitChange {
+    pub at: i64,
+    pub limit: u64,
+    pub source: Option<u16>,
+}
+
+/// How far a shared ceiling must move from the value last named to be named again.
+pub const SHARED_STEP_PCT: f64 = 5.0;
+/// The most limit changes kept (a log whose source flips at every row names the first).
+const MAX_CHANGES: usize = 1000;
+
+/// The dashed line from the last reading to the limit it is heading for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Projection {
+    /// The last reading.
+    pub from_at: i64,
+    pub from_used: u64,
+    /// When the limit is reached at `per_min` (the growth the reading recorded).
+    pub at: i64,
+    pub limit: u64,
+    pub source: Option<u16>,
+    pub per_min: f64,
+}
+
+impl Projection {
+    /// The projected usage at `t` (between `from_at` and `at`).
+    pub fn value_at(&self, t: i64) -> u64 {
+        if t <= self.from_at {
+            return self.from_used;
+        }
+        let v = self.from_used as f64 + self.per_min * (t - self.from_at) as f64 / 60.0;
+        (v.round() as u64).min(self.limit)
+    }
+}
+
+/// The worst moment: the reading nearest to (or furthest past) its limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Worst {
+    pub at: i64,
+    pub used: u64,
+    pub limit: u64,
+    pub source: Option<u16>,
+}
+
+impl Worst {
+    pub fn pct(&self) -> f64 {
+        self.used as f64 * 100.0 / self.limit.max(1) as f64
+    }
 }
 
 /// Everything a chart draws, on one time axis.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
-    /// The time axis, `end` > `start` (a single instant is widened to a minute).
-    pub start: i64,
-    pub end: i64,
+    pub axis: Axis,
+    /// By time.
     pub points: Vec<Point>,
-    pub limits: Vec<LimitStep>,
+    /// The `limit_source` names the points refer to, as logged.
+    pub sources: Vec<String>,
+    pub changes: Vec<LimitChange>,
+    /// Changes past `MAX_CHANGES`, counted only.
+    pub changes_left_out: usize,
+    /// By time.
     pub cleanups: Vec<CleanupMark>,
     pub unread: Vec<Unread>,
-    pub gaps: Vec<Gap>,
+    pub projection: Option<Projection>,
+    pub worst: Option<Worst>,
     /// Warning and critical thresholds in percent of the effective limit.
     pub warn_pct: f64,
     pub crit_pct: f64,
@@ -85,27 +183,30 @@ pub struct Chart {
 const GAP_FACTOR: i64 = 5;
 /// …and at least this long: a few missed polls are not a gap worth drawing.
 const GAP_MIN_SECS: i64 = 15 * 60;
-/// The most of the axis one gap takes, as a share of the time with readings.
-const GAP_SHARE: f64 = 0.05;
-/// The highest value axis: a corrupt row with a 20-digit count must not overflow it.
+/// The highest value axis: a corrupt row with a 20-digit count must not overflow it, and a
+/// limit at or above it (an `unlimited` written as a number) is off the scale, drawn at the
+/// top edge by both drawings.
 pub const MAX_TOP: u64 = 1 << 52;
+/// How far past the last time the axis grows to show where the projection reaches the limit
+/// (a share of the axis); a projection reaching it later is not drawn.
+const PROJECTION_ROOM: f64 = 0.25;
+/// The most distinct source names told apart (a hostile log could hold a million).
+const MAX_SOURCES: usize = 64;
 
-pub fn is_cleanup(action: &str) -> bool {
-    action.starts_with("kill:") || action == "cleanup"
+pub use crate::evidence_csv::is_cleanup;
+
+/// The time the first field of an uninterpretable row names (the time column comes first in
+/// every layout).
+pub fn anomaly_time(a: &Anomaly) -> Option<i64> {
+    let first = a.text.split(',').next()?;
+    crate::time::parse_secs(first.trim()).ok()
 }
 
 /// The `key=N` field of a `;`-separated result.
-fn result_field(result: &str, key: &str) -> Option<u64> {
+pub fn result_field(result: &str, key: &str) -> Option<u64> {
     result
         .split(';')
         .find_map(|f| f.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
-}
-
-/// The time the first field of an uninterpretable row names (the timestamp column comes
-/// first in every layout).
-pub fn anomaly_time(a: &Anomaly) -> Option<i64> {
-    let first = a.text.split(',').next()?;
-    parse_secs(first.trim()).ok()
 }
 
 /// The slots `marks` freed, added up (saturating: a corrupt row must not wrap the total).
@@ -116,262 +217,265 @@ pub fn freed_total<'a>(marks: impl IntoIterator<Item = &'a CleanupMark>) -> u64 
         .fold(0, u64::saturating_add)
 }
 
-impl Chart {
-    /// The model of `rows` (any order; sorted here) and `anomalies`. Rows whose timestamp
-    /// does not parse cannot be placed: they join the uninterpretable ones.
-    pub fn build(rows: &[ReadRow], anomalies: &[Anomaly], warn_pct: f64, crit_pct: f64) -> Self {
-        let mut points = Vec::new();
-        let mut cleanups = Vec::new();
-        let mut unread: Vec<Unread> = anomalies
-            .iter()
-            .map(|a| Unread {
-                at: anomaly_time(a),
-                file: a.file.clone(),
-                line: a.line,
-            })
-            .collect();
-        for r in rows {
-            let Some(at) = r.at_secs else {
-                unread.push(Unread {
-                    at: None,
-                    file: String::new(),
-                    line: 0,
-                });
-                continue;
-            };
-            if is_cleanup(&r.action) {
-                cleanups.push(CleanupMark {
-                    at,
-                    used: r.reading.used_or_processes(),
-                    emergency: r.override_.as_deref() == Some("emergency"),
-                    freed: result_field(&r.result, "freed"),
-                    no_targets: r.result.starts_with("no-targets"),
-                });
-            } else if let Some(used) = r.reading.used_or_processes() {
-                points.push(Point {
-                    at,
-                    used,
-                    zombies: r.reading.zombies,
-                    limit: r.reading.limit,
-                    source: r.reading.limit_source.clone(),
-                });
-            }
+/// Whether a limit of `source` is shared with other users (its effective value is what
+/// everybody else leaves, so it moves at almost every reading). Unknown names count as
+/// shared; a layout without the column (None) recorded the per-user ceiling.
+fn shared(source: Option<&str>) -> bool {
+    match source.map(LimitSource::parse) {
+        None => false,
+        Some(None) => true,
+        Some(Some(s)) => match s {
+            LimitSource::PerUid | LimitSource::RlimitNproc => false,
+            LimitSource::CgroupPids
+            | LimitSource::SystemWide
+            | LimitSource::ThreadsMax
+            | LimitSource::PidMax => true,
+        },
+    }
+}
+
+/// The last reading by time, with the growth it recorded.
+#[derive(Debug, Clone, Copy)]
+struct Last {
+    point: Point,
+    growth_per_min: Option<f64>,
+    eta_seconds: Option<i64>,
+}
+
+/// The rows of a log, given one at a time, becoming a [`Chart`].
+#[derive(Debug, Default)]
+pub struct Survey {
+    points: Vec<Point>,
+    cleanups: Vec<CleanupMark>,
+    unread: Vec<Unread>,
+    sources: Vec<String>,
+    last: Option<Last>,
+}
+
+impl Survey {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn source_index(&mut self, name: &str) -> u16 {
+        if let Some(i) = self.sources.iter().position(|s| s == name) {
+            return i as u16;
         }
-        points.sort_by_key(|p| p.at);
-        cleanups.sort_by_key(|c| c.at);
-        unread.sort_by_key(|u| u.at);
-        let gaps = gaps(&points);
-        let limits = limit_steps(&points, &gaps);
-        let times = points
-            .iter()
+        if self.sources.len() >= MAX_SOURCES {
+            // Past the cap every further name is "other".
+            return self.source_index("other");
+        }
+        self.sources.push(name.to_string());
+        (self.sources.len() - 1) as u16
+    }
+
+    /// One reading.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reading(
+        &mut self,
+        at: i64,
+        used: u64,
+        zombies: Option<u64>,
+        limit: Option<u64>,
+        source: Option<&str>,
+        growth_per_min: Option<f64>,
+        eta_seconds: Option<i64>,
+    ) {
+        let source = source.map(|s| self.source_index(s));
+        let point = Point::new(at, used, zombies, limit, source);
+        self.points.push(point);
+        if self.last.is_none_or(|l| at >= l.point.at) {
+            self.last = Some(Last {
+                point,
+                growth_per_min,
+                eta_seconds,
+            });
+        }
+    }
+
+    /// A row as the reader gives it (`file` names its file for an unread mark).
+    pub fn row(&mut self, file: &str, v: &RowView<'_>) {
+        let Some(at) = v.at_secs() else {
+            self.unread(Unread {
+                at: None,
+                file: file.to_string(),
+                line: v.line(),
+            });
+            return;
+        };
+        if v.is_cleanup() {
+            let action = v.action();
+            let result = v.result();
+            let (pid, name, zombies) = v.top_parent();
+            self.cleanup(CleanupMark {
+                at,
+                used: v.used(),
+                emergency: v.is_emergency(),
+                killed: action.starts_with("kill:"),
+                freed: result_field(&result, "freed"),
+                reaped: result_field(&result, "reaped"),
+                pid,
+                name: name.map(|n| n.into_owned()),
+                zombies,
+                result: result.into_owned(),
+            });
+        } else if let Some(used) = v.used() {
+            let source = v.limit_source();
+            self.reading(
+                at,
+                used,
+                v.zombies(),
+                v.limit(),
+                source.as_deref(),
+                v.growth_per_min(),
+                v.eta_seconds(),
+            );
+        }
+    }
+
+    /// A row the reader could not interpret: a mark at its time when it names one.
+    pub fn anomaly(&mut self, a: &Anomaly) {
+        self.unread(Unread {
+            at: anomaly_time(a),
+            file: a.file.clone(),
+            line: a.line,
+        });
+    }
+
+    pub fn cleanup(&mut self, mark: CleanupMark) {
+        self.cleanups.push(mark);
+    }
+
+    pub fn unread(&mut self, u: Unread) {
+        self.unread.push(u);
+    }
+
+    /// The model, with the thresholds in percent of the limit.
+    pub fn finish(mut self, warn_pct: f64, crit_pct: f64) -> Chart {
+        if !self.points.is_sorted_by_key(|p| p.at) {
+            // Stable: readings of one instant keep the order they were logged in.
+            self.points.sort_by_key(|p| p.at);
+        }
+        self.cleanups.sort_by_key(|c| c.at);
+        self.unread.sort_by_key(|u| u.at);
+        let gaps = gaps(&self.points);
+        let times = self
+            .points
+            .first()
             .map(|p| p.at)
-            .chain(cleanups.iter().map(|c| c.at))
-            .chain(unread.iter().filter_map(|u| u.at));
+            .into_iter()
+            .chain(self.points.last().map(|p| p.at))
+            .chain(self.cleanups.iter().map(|c| c.at))
+            .chain(self.unread.iter().filter_map(|u| u.at));
         let (mut start, mut end) =
             times.fold((i64::MAX, i64::MIN), |(lo, hi), t| (lo.min(t), hi.max(t)));
         if start > end {
             (start, end) = (0, 60);
-        } else if end - start < 60 {
-            let mid = start + (end - start) / 2;
-            (start, end) = (mid - 30, mid + 30);
         }
-        Self {
-            start,
-            end,
-            points,
-            limits,
-            cleanups,
-            unread,
-            gaps,
+        let projection = self.projection();
+        if let Some(p) = projection {
+            // The axis reaches the projected time when it is near; a limit reached much
+            // later is said in words only, so the axis (and the title's range) stays the
+            // record's instead of running on for weeks of nothing.
+            let room = ((end - start).max(60) as f64 * PROJECTION_ROOM) as i64;
+            if p.at <= end.saturating_add(room) {
+                end = end.max(p.at);
+            }
+        }
+        let (changes, changes_left_out) = changes(&self.points, &self.sources);
+        let worst = self
+            .points
+            .iter()
+            .filter_map(|p| {
+                Some(Worst {
+                    at: p.at,
+                    used: p.used,
+                    limit: p.limit().filter(|&l| l > 0)?,
+                    source: p.source(),
+                })
+            })
+            .fold(None::<Worst>, |best, w| match best {
+                // used/limit compared without division: u128 cannot overflow.
+                Some(b)
+                    if u128::from(w.used) * u128::from(b.limit)
+                        <= u128::from(b.used) * u128::from(w.limit) =>
+                {
+                    Some(b)
+                }
+                _ => Some(w),
+            });
+        Chart {
+            axis: Axis::new(start, end, gaps),
+            points: self.points,
+            sources: self.sources,
+            changes,
+            changes_left_out,
+            cleanups: self.cleanups,
+            unread: self.unread,
+            projection,
+            worst,
             warn_pct,
             crit_pct,
         }
     }
 
+    /// From the last reading to its limit at the growth it recorded, when it is below the
+    /// limit and growing, and no cleanup came after it (that changed the course).
+    fn projection(&self) -> Option<Projection> {
+        let last = self.last?;
+        let p = last.point;
+        let limit = p.limit()?;
+        let per_min = last.growth_per_min.filter(|g| *g > 0.0)?;
+        if p.used >= limit || limit >= MAX_TOP || self.cleanups.iter().any(|c| c.at > p.at) {
+            return None;
+        }
+        let secs = match last.eta_seconds.filter(|e| *e > 0) {
+            Some(e) => e,
+            None => ((limit - p.used) as f64 / per_min * 60.0).ceil() as i64,
+        };
+        Some(Projection {
+            from_at: p.at,
+            from_used: p.used,
+            at: p.at.saturating_add(secs),
+            limit,
+            source: p.source(),
+            per_min,
+        })
+    }
+}
+
+impl Chart {
+    /// The projection when the axis reaches its time: the one both drawings draw (a later
+    /// one is said in words only).
+    pub fn drawn_projection(&self) -> Option<Projection> {
+        self.projection.filter(|p| p.at <= self.axis.end)
+    }
+
+    /// Nothing to draw and nothing to mark.
     pub fn is_empty(&self) -> bool {
         self.points.is_empty() && self.cleanups.is_empty() && self.unread.is_empty()
     }
 
-    /// The top of the value axis: above every reading, limit and cleanup, rounded up (see
-    /// `nice_ceiling`) so its labels read as round numbers.
+    /// The name of source `i`.
+    pub fn source_name(&self, i: Option<u16>) -> Option<&str> {
+        self.sources.get(usize::from(i?)).map(String::as_str)
+    }
+
+    /// The top of the value axis: above every reading, limit below `MAX_TOP` and cleanup,
+    /// rounded up (see `nice_ceiling`) so its labels read as round numbers.
     pub fn y_top(&self) -> u64 {
         let max = self
             .points
             .iter()
-            .map(|p| p.used.max(p.limit.unwrap_or(0)))
+            .map(|p| {
+                let l = p.limit().filter(|&l| l < MAX_TOP).unwrap_or(0);
+                p.used.max(l).max(p.zombies().unwrap_or(0))
+            })
             .chain(self.cleanups.iter().filter_map(|c| c.used))
             .max()
-            .unwrap_or(0);
-        // Capped where f64 (the SVG's coordinates) still counts exactly.
+            .unwrap_or(0)
+            .min(MAX_TOP);
         nice_ceiling(max.saturating_add(max / 20)).min(MAX_TOP)
-    }
-
-    /// The limit in force at `at` (the step that covers it), if any.
-    pub fn limit_at(&self, at: i64) -> Option<&LimitStep> {
-        self.limits.iter().find(|s| s.from <= at && at <= s.to)
-    }
-
-    /// Whether `at` falls inside a gap of the record.
-    pub fn in_gap(&self, at: i64) -> bool {
-        self.gaps.iter().any(|g| g.from < at && at < g.to)
-    }
-
-    /// Where time `at` falls on the axis, 0 at `start` to 1 at `end`: real time, except
-    /// that each gap is shrunk to at most `GAP_SHARE` of the time with readings, so that
-    /// hours with the machine off do not squeeze the incident into a sliver.
-    pub fn x(&self, at: i64) -> f64 {
-        let at = at.clamp(self.start, self.end);
-        let mut x = 0.0;
-        let mut t = self.start;
-        for g in &self.gaps {
-            if at <= g.from {
-                break;
-            }
-            x += (g.from - t) as f64;
-            let shown = self.gap_shown(g);
-            if at < g.to {
-                return (x + shown * (at - g.from) as f64 / (g.to - g.from) as f64)
-                    / self.axis_len();
-            }
-            x += shown;
-            t = g.to;
-        }
-        (x + (at - t) as f64) / self.axis_len()
-    }
-
-    /// The time at axis position `x` (0..=1), the inverse of `x()`.
-    pub fn time_at(&self, x: f64) -> i64 {
-        let mut left = x.clamp(0.0, 1.0) * self.axis_len();
-        let mut t = self.start;
-        for g in &self.gaps {
-            let before = (g.from - t) as f64;
-            if left <= before {
-                break;
-            }
-            left -= before;
-            let shown = self.gap_shown(g);
-            if left < shown {
-                return g.from + ((g.to - g.from) as f64 * left / shown).round() as i64;
-            }
-            left -= shown;
-            t = g.to;
-        }
-        (t + left.round() as i64).min(self.end)
-    }
-
-    fn gap_shown(&self, g: &Gap) -> f64 {
-        let gaps: i64 = self.gaps.iter().map(|g| g.to - g.from).sum();
-        let with_readings = (self.end - self.start - gaps).max(60) as f64;
-        ((g.to - g.from) as f64).min(with_readings * GAP_SHARE)
-    }
-
-    /// The axis length in displayed seconds (gaps shrunk).
-    pub fn axis_len(&self) -> f64 {
-        let gaps: i64 = self.gaps.iter().map(|g| g.to - g.from).sum();
-        let shown: f64 = self.gaps.iter().map(|g| self.gap_shown(g)).sum();
-        ((self.end - self.start - gaps) as f64 + shown).max(1.0)
-    }
-
-    /// The column (of `n`) that time `at` falls in.
-    pub fn column(&self, at: i64, n: usize) -> usize {
-        let n = n.max(1);
-        let x = (self.x(at) * n as f64).floor();
-        (x.max(0.0) as usize).min(n - 1)
-    }
-
-    /// The axis cut into `n` equal columns.
-    pub fn buckets(&self, n: usize) -> Vec<Bucket> {
-        let n = n.max(1);
-        let mut out: Vec<Bucket> = (0..n)
-            .map(|i| Bucket {
-                from: self.time_at(i as f64 / n as f64),
-                to: self.time_at((i + 1) as f64 / n as f64),
-                ..Bucket::default()
-            })
-            .collect();
-        // The points are sorted: the last one written to a column is its latest.
-        let mut latest: Vec<Option<u64>> = vec![None; n];
-        for p in &self.points {
-            let i = self.column(p.at, n);
-            latest[i] = Some(p.used);
-            let b = &mut out[i];
-            b.readings += 1;
-            b.used_max = b.used_max.max(Some(p.used));
-            b.used_min = Some(b.used_min.map_or(p.used, |m| m.min(p.used)));
-            if let Some(z) = p.zombies {
-                b.zombies_max = b.zombies_max.max(Some(z));
-            }
-        }
-        for c in &self.cleanups {
-            let b = &mut out[self.column(c.at, n)];
-            if c.emergency {
-                b.emergency += 1;
-            } else {
-                b.cleanups += 1;
-            }
-            if let Some(f) = c.freed {
-                b.freed = b.freed.saturating_add(f);
-            }
-        }
-        for u in &self.unread {
-            if let Some(at) = u.at {
-                out[self.column(at, n)].unread += 1;
-            }
-        }
-        // The limit of a column is the lowest in force during it: the binding one wins.
-        for s in &self.limits {
-            let (a, b) = (self.column(s.from, n), self.column(s.to, n));
-            for bucket in &mut out[a..=b] {
-                if bucket.limit.is_none_or(|l| s.limit < l) {
-                    bucket.limit = Some(s.limit);
-                    bucket.source = s.source.clone();
-                }
-            }
-        }
-        // A column between two readings (more columns than readings) holds the last value,
-        // as the machine did; in a gap nothing is held.
-        let mut last: Option<u64> = None;
-        for (b, latest) in out.iter_mut().zip(latest) {
-            let mid = b.from + (b.to - b.from) / 2;
-            b.gap = b.readings == 0 && self.in_gap(mid);
-            if latest.is_some() {
-                last = latest;
-            } else if b.gap {
-                last = None;
-            } else {
-                b.held = last;
-            }
-        }
-        out
-    }
-}
-
-/// One column of the time axis.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Bucket {
-    pub from: i64,
-    pub to: i64,
-    pub readings: usize,
-    pub used_max: Option<u64>,
-    pub used_min: Option<u64>,
-    pub zombies_max: Option<u64>,
-    /// The lowest limit in force during the column, and its source.
-    pub limit: Option<u64>,
-    pub source: Option<String>,
-    pub cleanups: usize,
-    pub emergency: usize,
-    pub freed: u64,
-    pub unread: usize,
-    /// No reading and inside a gap of the record (draw as a break).
-    pub gap: bool,
-    /// No reading, not in a gap, after a reading: the last value read before it.
-    pub held: Option<u64>,
-}
-
-impl Bucket {
-    /// The height to draw: the column's peak, else the value it holds.
-    pub fn value(&self) -> Option<u64> {
-        self.used_max.or(self.held)
     }
 }
 
@@ -400,6 +504,11 @@ impl Scale {
     pub fn level_pct(self, limit: u64, pct: f64) -> u32 {
         self.level((limit as f64 * pct / 100.0).round() as u64)
     }
+
+    /// `v` as a share of the height, 0..=1 (clamped to the top).
+    pub fn frac(self, v: u64) -> f64 {
+        v.min(self.top) as f64 / self.top as f64
+    }
 }
 
 /// The smallest 1, 2, 3, 4, 5, 6 or 8 × 10^k at or above `v` (at least 10): round labels
@@ -418,15 +527,15 @@ pub fn nice_ceiling(v: u64) -> u64 {
 }
 
 /// Intervals between readings longer than both `GAP_FACTOR` median intervals and
-/// `GAP_MIN_SECS`.
+/// `GAP_MIN_SECS` (`points` sorted).
 fn gaps(points: &[Point]) -> Vec<Gap> {
-    let mut steps: Vec<i64> = points.windows(2).map(|w| w[1].at - w[0].at).collect();
-    if steps.is_empty() {
+    if points.len() < 2 {
         return vec![];
     }
-    steps.sort_unstable();
-    let median = steps[steps.len() / 2].max(1);
-    let threshold = (median * GAP_FACTOR).max(GAP_MIN_SECS);
+    let mut steps: Vec<i64> = points.windows(2).map(|w| w[1].at - w[0].at).collect();
+    let mid = steps.len() / 2;
+    let median = (*steps.select_nth_unstable(mid).1).max(1);
+    let threshold = median.saturating_mul(GAP_FACTOR).max(GAP_MIN_SECS);
     points
         .windows(2)
         .filter(|w| w[1].at - w[0].at > threshold)
@@ -437,27 +546,43 @@ fn gaps(points: &[Point]) -> Vec<Gap> {
         .collect()
 }
 
-/// Runs of readings with one limit and one source; each step lasts until the next reading
-/// (where the new value takes over) unless a gap comes first.
-fn limit_steps(points: &[Point], gaps: &[Gap]) -> Vec<LimitStep> {
-    let mut out: Vec<LimitStep> = Vec::new();
-    for (i, p) in points.iter().enumerate() {
-        let next = points.get(i + 1).map(|n| n.at);
-        let broken = next.is_none_or(|n| gaps.iter().any(|g| g.from == p.at && g.to == n));
-        let to = if broken { p.at } else { next.unwrap_or(p.at) };
-        let Some(limit) = p.limit else { continue };
-        match out.last_mut() {
-            Some(s) if s.limit == limit && s.source == p.source && s.to == p.at => s.to = to,
-            _ => out.push(LimitStep {
-                from: p.at,
-                to,
+/// The limit changes worth naming, in time order (`points` sorted), and how many more there
+/// were past `MAX_CHANGES`.
+fn changes(points: &[Point], sources: &[String]) -> (Vec<LimitChange>, usize) {
+    let mut out: Vec<LimitChange> = Vec::new();
+    let mut left_out = 0;
+    let mut last: Option<LimitChange> = None;
+    for p in points {
+        let Some(limit) = p.limit() else { continue };
+        let source = p.source();
+        let name = source.and_then(|i| sources.get(usize::from(i)).map(String::as_str));
+        let new = match last {
+            None => true,
+            Some(l) if l.source != source => true,
+            Some(l) if shared(name) => {
+                let step = l.limit as f64 * SHARED_STEP_PCT / 100.0;
+                (limit as f64 - l.limit as f64).abs() > step
+            }
+            Some(l) => l.limit != limit,
+        };
+        if new {
+            let c = LimitChange {
+                at: p.at,
                 limit,
-                source: p.source.clone(),
-            }),
+                source,
+            };
+            last = Some(c);
+            if out.len() < MAX_CHANGES {
+                out.push(c);
+            } else {
+                left_out += 1;
+            }
         }
     }
-    out
+    (out, left_out)
 }
 
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixture;
 #[cfg(test)]
 mod tests;

@@ -1,18 +1,14 @@
 //! The evidence log's rows (`store::evidence` keeps the files): the columns, a row's cells
 //! as written — names escaped so that each row is one line, and neutralised against
-//! spreadsheet formulas (the file is opened in Numbers or Excel for bug reports) — and the
-//! reader, which tolerates old layouts (columns are found by name) and reports, never
-//! silently drops, a row whose field count differs from its header.
-
-use std::path::Path;
+//! spreadsheet formulas (the file is opened in Numbers or Excel for bug reports) — what a
+//! file's first line says about who may write it, and the reader (`read.rs`), which
+//! tolerates every layout (columns are found by name) and reports, never silently drops,
+//! what it cannot interpret.
 
 use anyhow::{Context, Result};
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::reading::Level;
-use crate::slot_reading::{RecordedReading, SlotReading};
-use crate::time::parse_secs;
+use crate::slot_reading::SlotReading;
 
 /// The columns after the reading's ([`SlotReading::FIELDS`]): the top zombie parent and
 /// what was done.
@@ -31,9 +27,6 @@ pub const OWN_COLUMNS: [&str; 7] = [
 pub fn columns() -> Vec<&'static str> {
     SlotReading::FIELDS.into_iter().chain(OWN_COLUMNS).collect()
 }
-
-/// Names an older layout gave a reading's column (the 13-, 14- and 16-column files).
-const OLD_NAMES: [(&str, &str); 2] = [("at", "timestamp"), ("processes", "total_procs")];
 
 /// One row. Unknown values are empty cells, never 0.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,269 +110,69 @@ fn neutralise(s: &str) -> String {
     crate::sanitize::sanitize(&s).into_owned()
 }
 
-/// A row as read back, by column name (old layouts lack some columns, which read as null):
-/// one row of `evidence --json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct ReadRow {
-    /// Unix seconds of `at`, when it parses (not printed: `at` says it).
-    #[serde(skip)]
-    pub at_secs: Option<i64>,
-    #[serde(flatten)]
-    pub reading: RecordedReading,
-    pub top_parent_pid: Option<i32>,
-    pub top_parent_name: Option<String>,
-    pub top_parent_zombies: Option<u64>,
-    pub session_signal: Option<String>,
-    pub action: String,
-    pub result: String,
-    #[serde(rename = "override")]
-    pub override_: Option<String>,
+/// A cleanup row: `kill:…` per terminated parent, `cleanup` for a run with nothing to do.
+pub fn is_cleanup(action: &str) -> bool {
+    action.starts_with("kill:") || action == "cleanup"
 }
 
-/// A row that could not be interpreted: reported, never silently dropped.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Anomaly {
-    pub file: String,
-    /// 1-based line number.
-    pub line: u64,
-    pub fields: usize,
-    pub expected: usize,
-    pub text: String,
+/// The first line of a file as the writer judges it, against the header of its own layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstLine {
+    /// This layout's header: the file is this writer's to append to (and to rotate).
+    Own,
+    /// The start of this layout's header and nothing after it: a writer killed while
+    /// creating the file. No row follows; the file is cut to nothing and written afresh.
+    TornOwn,
+    /// The header of another layout (older or newer: its first column is `at`, or
+    /// `timestamp` before), whose writer may still be running.
+    OtherLayout,
+    /// Not a header of any layout: a zero-filled block, a user's notes, another program's
+    /// file.
+    Foreign,
 }
 
-/// The rows and anomalies of one file's `bytes` (`path` names it in messages). A file whose
-/// header does not begin with `at` (`timestamp` in older layouts) is not an evidence log:
-/// an error naming it.
-pub fn parse(path: &Path, bytes: &[u8]) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(bytes);
-    let mut records = rdr.byte_records();
-    let header: Vec<String> = match records.next() {
-        None => return Ok((vec![], vec![])),
-        Some(Err(e)) => anyhow::bail!("`{}` is not a headroom evidence log: {e}", path.display()),
-        Some(Ok(h)) => h
-            .iter()
-            .map(|f| String::from_utf8_lossy(f).into_owned())
-            .collect(),
-    };
-    if !matches!(header.first().map(String::as_str), Some("at" | "timestamp")) || header.len() < 3 {
-        let shown: String = header.join(",").chars().take(60).collect();
-        anyhow::bail!(
-            "`{}` is not a headroom evidence log: its first line is `{}`",
-            path.display(),
-            crate::sanitize::sanitize(&shown)
-        );
+/// What `first` (the first line without its newline; `whole` when a newline ended it) is
+/// to the writer of `own` (its encoded header, newline included).
+pub fn judge_first_line(first: &[u8], whole: bool, own: &[u8]) -> FirstLine {
+    let own_line = own.strip_suffix(b"\n").unwrap_or(own);
+    if first == own_line && whole {
+        FirstLine::Own
+    } else if !whole && own_line.starts_with(first) {
+        FirstLine::TornOwn
+    } else if is_header(first) {
+        FirstLine::OtherLayout
+    } else {
+        FirstLine::Foreign
     }
-    // Columns are found by name, so a file written by an older layout still reads.
-    let idx: std::collections::HashMap<&str, usize> = header
-        .iter()
-        .enumerate()
-        .map(|(i, h)| (h.as_str(), i))
-        .collect();
-    let mut rows = Vec::new();
-    let mut anomalies = Vec::new();
-    for rec in records {
-        let rec = match rec {
-            Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                anomalies.push(Anomaly {
-                    file: path.display().to_string(),
-                    line,
-                    fields: 0,
-                    expected: header.len(),
-                    text: e.to_string(),
-                });
-                continue;
-            }
-        };
-        let line = rec.position().map_or(0, |p| p.line());
-        if rec.len() != header.len() {
-            let text: Vec<String> = rec
-                .iter()
-                .map(|f| String::from_utf8_lossy(f).into_owned())
-                .collect();
-            anomalies.push(Anomaly {
-                file: path.display().to_string(),
-                line,
-                fields: rec.len(),
-                expected: header.len(),
-                text: text.join(","),
-            });
-            continue;
-        }
-        let get = |name: &str| -> Option<String> {
-            let old = OLD_NAMES.iter().find(|(new, _)| *new == name).map(|o| o.1);
-            let s = idx
-                .get(name)
-                .or_else(|| old.and_then(|o| idx.get(o)))
-                .and_then(|&c| rec.get(c))
-                .map(|f| String::from_utf8_lossy(f).into_owned())?;
-            (!s.is_empty()).then_some(s)
-        };
-        let num = |name: &str| get(name).and_then(|s| s.parse::<u64>().ok());
-        // Rust reads `inf`, `NaN` and `1e400` as floats; no row of ours holds one, and JSON
-        // has none (it would print null, yet win `peak_usage`): not a value.
-        let float = |name: &str| {
-            get(name)
-                .and_then(|s| s.replace(',', ".").parse::<f64>().ok())
-                .filter(|v| v.is_finite())
-        };
-        // A time that does not parse is no time: null, as the schema's `date-time` allows.
-        let at_secs = get("at").and_then(|t| parse_secs(&t).ok());
-        let at = get("at").filter(|_| at_secs.is_some());
-        let action = get("action").unwrap_or_default();
-        let result = get("result").unwrap_or_default();
-        // Before the `partial` column a partial table's poll row said so in `result`.
-        let partial = get("partial")
-            .and_then(|s| s.parse::<bool>().ok())
-            .or_else(|| (action == "poll" && result == "partial").then_some(true));
-        rows.push(ReadRow {
-            at_secs,
-            reading: RecordedReading {
-                at,
-                uid: get("uid").and_then(|s| s.parse().ok()),
-                processes: num("processes"),
-                tasks: num("tasks"),
-                zombies: num("zombies"),
-                used: num("used"),
-                limit: num("limit"),
-                limit_source: get("limit_source"),
-                usage_pct: float("usage_pct"),
-                free_slots: num("free_slots"),
-                level: get("level").and_then(|s| Level::parse(&s)),
-                growth_per_min: float("growth_per_min"),
-                // Older layouts wrote it with a fraction.
-                #[allow(clippy::cast_possible_truncation)]
-                eta_seconds: float("eta_seconds").map(|v| v.round() as i64),
-                trend_samples: get("trend_samples").and_then(|s| s.parse().ok()),
-                partial,
-            },
-            top_parent_pid: get("top_parent_pid").and_then(|s| s.parse().ok()),
-            top_parent_name: get("top_parent_name"),
-            top_parent_zombies: num("top_parent_zombies"),
-            session_signal: get("session_signal"),
-            action,
-            result,
-            override_: get("override"),
-        });
-    }
-    Ok((rows, anomalies))
 }
+
+/// Whether `line` is the header of some layout of the evidence log: its first column is
+/// `at` (`timestamp` in the layouts before it) and it names at least three. Every layout
+/// from this one on keeps `at` first and adds columns by name, so each reader from this
+/// one on reads the rows of every later writer.
+pub fn is_header(line: &[u8]) -> bool {
+    let mut fields = line.split(|&b| b == b',');
+    matches!(fields.next(), Some(b"at" | b"timestamp")) && fields.count() >= 2
+}
+
+/// A short name of the layout whose header is `header` (FNV-1a of its bytes, newline
+/// excluded): the name of the file a writer of that layout appends to when `evidence.csv`
+/// belongs to another (`evidence-<id>.csv`), so that two layouts never write one file.
+pub fn layout_id(header: &[u8]) -> String {
+    let header = header.strip_suffix(b"\n").unwrap_or(header);
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in header {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
+}
+
+mod read;
+pub use read::{Anomaly, AnomalyKind, Item, ReadRow, Reader, RowView, parse};
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::slot_reading::fixture::sample;
-
-    #[test]
-    fn parse_reads_columns_by_name_and_reports_a_row_of_the_wrong_width() {
-        let p = Path::new("e.csv");
-        let text = "timestamp,zombies,action,result\n\
-                    2026-08-29T22:42:41Z,7,poll,\n\
-                    2026-08-29T22:43:41Z,8,poll,,extra\n";
-        let (rows, anomalies) = parse(p, text.as_bytes()).unwrap();
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].reading.zombies, Some(7));
-        assert_eq!(rows[0].reading.processes, None, "a column the layout lacks");
-        assert_eq!(rows[0].at_secs, Some(1_788_043_361));
-        assert_eq!(rows[0].reading.at.as_deref(), Some("2026-08-29T22:42:41Z"));
-        assert_eq!((anomalies[0].line, anomalies[0].fields), (3, 5));
-        let e = parse(p, b"name,pid,cpu\n1,2,3\n").unwrap_err().to_string();
-        assert!(e.contains("`e.csv` is not a headroom evidence log"), "{e}");
-    }
-
-    #[test]
-    fn a_number_cell_that_is_not_finite_reads_as_null() {
-        let text = "timestamp,usage_pct,growth_per_min,eta_seconds,action,result\n\
-                    2026-08-29T22:42:41Z,inf,NaN,1e400,poll,\n\
-                    2026-08-29T22:43:41Z,-inf,infinity,-NaN,poll,\n\
-                    2026-08-29T22:44:41Z,96.7,-2.5,786.4,poll,\n";
-        let (rows, anomalies) = parse(Path::new("e.csv"), text.as_bytes()).unwrap();
-        assert!(anomalies.is_empty(), "{anomalies:?}");
-        let got: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                let r = &r.reading;
-                (r.usage_pct, r.growth_per_min, r.eta_seconds)
-            })
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (None, None, None),
-                (None, None, None),
-                (Some(96.7), Some(-2.5), Some(786)),
-            ],
-            "control: the finite row reads as written"
-        );
-    }
-
-    #[test]
-    fn a_time_that_does_not_parse_reads_as_null() {
-        let text = "timestamp,zombies,action,result\n\
-                    yesterday,1,poll,\n\
-                    2026-08-29T22:42:41+02:00,2,poll,\n\
-                    2026-13-01T00:00:00Z,3,poll,\n";
-        let (rows, _) = parse(Path::new("e.csv"), text.as_bytes()).unwrap();
-        let got: Vec<_> = rows
-            .iter()
-            .map(|r| (r.reading.at.as_deref(), r.at_secs, r.reading.zombies))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (None, None, Some(1)),
-                (
-                    Some("2026-08-29T22:42:41+02:00"),
-                    Some(1_788_036_161),
-                    Some(2)
-                ),
-                (None, None, Some(3)),
-            ],
-            "the row is kept; only its time is unknown (control: an offset time reads as written)"
-        );
-    }
-
-    #[test]
-    fn the_16_column_layout_reads_under_the_new_names() {
-        let text = "timestamp,total_procs,zombies,limit,limit_source,usage_pct,free_slots,growth_per_min,eta_seconds,top_parent_pid,top_parent_name,top_parent_zombies,session_signal,action,result,override\n\
-                    2026-08-29T22:42:41Z,3869,3326,4000,per-uid,96.7,131,10.00,786.4,87537,agency,600,no-session,poll,partial,\n";
-        let (rows, anomalies) = parse(Path::new("e.csv"), text.as_bytes()).unwrap();
-        assert!(anomalies.is_empty());
-        let r = &rows[0].reading;
-        assert_eq!(
-            (r.processes, r.used, r.used_or_processes(), r.eta_seconds),
-            (Some(3869), None, Some(3869), Some(786))
-        );
-        assert_eq!((r.partial, r.level, r.uid), (Some(true), None, None));
-        assert_eq!(rows[0].top_parent_name.as_deref(), Some("agency"));
-    }
-
-    #[test]
-    fn cells_a_spreadsheet_would_run_are_neutralised_and_numbers_are_not() {
-        let mut reading = sample();
-        reading.growth_per_min = Some(-2.0);
-        let row = Row {
-            top_parent: Some((7, "=cmd|x".into(), 1)),
-            ..Row::new(reading, "poll")
-        };
-        let f = row.csv_fields().unwrap();
-        let col = |name: &str| columns().iter().position(|c| *c == name).unwrap();
-        assert_eq!(f[col("top_parent_name")], "'=cmd|x");
-        assert_eq!(
-            f[col("growth_per_min")],
-            "-2.0",
-            "control: a negative number is not a formula"
-        );
-        assert_eq!(
-            encode(&f).unwrap().iter().filter(|&&b| b == b'\n').count(),
-            1
-        );
-    }
-}
+mod tests;

@@ -1,90 +1,79 @@
+use super::fixture::{T0, chart, kill, poll, polls_then_a_late_cleanup, survey};
+use super::ticks::{Step, Unit, step_for, ticks};
 use super::*;
-use crate::slot_reading::RecordedReading;
 
-const T0: i64 = 1_787_997_600; // 2026-08-29T10:00:00Z
-
-fn poll(at: i64, used: u64, limit: u64, source: &str) -> ReadRow {
-    ReadRow {
-        at_secs: Some(at),
-        reading: RecordedReading {
-            used: Some(used),
-            zombies: Some(used / 2),
-            limit: Some(limit),
-            limit_source: Some(source.into()),
-            ..RecordedReading::default()
-        },
-        action: "poll".into(),
-        ..ReadRow::default()
-    }
-}
-
-fn kill_row(at: i64, used: u64, result: &str, emergency: bool) -> ReadRow {
-    ReadRow {
-        action: "kill:15+9".into(),
-        result: result.into(),
-        override_: emergency.then(|| "emergency".into()),
-        ..poll(at, used, 2666, "rlimit-nproc")
-    }
-}
-
-fn chart(rows: &[ReadRow]) -> Chart {
-    Chart::build(rows, &[], 50.0, 75.0)
+fn utc(_: i64) -> i32 {
+    0
 }
 
 #[test]
 fn no_rows_make_an_empty_chart_with_a_usable_axis() {
     let c = chart(&[]);
     assert!(c.is_empty());
-    assert!(c.end > c.start, "a zero-width axis would divide by zero");
-    assert_eq!(c.y_top(), 10);
-    let b = c.buckets(40);
-    assert_eq!(b.len(), 40);
     assert!(
-        b.iter()
-            .all(|b| b.readings == 0 && !b.gap && b.limit.is_none())
+        c.axis.end > c.axis.start,
+        "a zero-width axis would divide by zero"
+    );
+    assert_eq!(c.y_top(), 10);
+    let cols = c.columns(40);
+    assert_eq!(cols.len(), 40);
+    assert!(
+        cols.iter()
+            .all(|c| c.kind == Kind::Empty && c.readings == 0)
     );
 }
 
 #[test]
-fn one_row_sits_mid_axis_with_its_limit() {
+fn one_row_sits_mid_axis_with_its_limit_and_round_second_ticks() {
     let c = chart(&[poll(T0, 801, 4000, "per-uid")]);
-    assert_eq!((c.start, c.end), (T0 - 30, T0 + 30));
+    assert_eq!((c.axis.start, c.axis.end), (T0 - 30, T0 + 30));
+    let cols = c.columns(10);
+    assert_eq!(cols[5].readings, 1);
+    assert_eq!(cols[5].used.map(|e| e.max), Some(801));
+    assert_eq!(cols[5].binding_limit(), Some((4000, Some(0))));
     assert_eq!(
-        c.limits,
-        vec![LimitStep {
-            from: T0,
-            to: T0,
-            limit: 4000,
-            source: Some("per-uid".into())
-        }]
+        cols.iter().filter(|c| c.kind != Kind::Empty).count(),
+        1,
+        "one reading is one column: nothing held either side"
     );
-    let b = c.buckets(10);
-    assert_eq!(b[5].readings, 1);
-    assert_eq!(b[5].used_max, Some(801));
-    assert_eq!(b[5].limit, Some(4000));
-    assert_eq!(b.iter().filter(|b| b.limit.is_some()).count(), 1);
-    assert!(c.gaps.is_empty());
+    assert_eq!(c.changes.len(), 1);
+    // A minute of axis: ticks at round seconds, each a different instant.
+    let step = step_for(&c.axis, 0.2);
+    assert_eq!(
+        step,
+        Step {
+            unit: Unit::Second,
+            n: 15
+        }
+    );
+    let t = ticks(&c.axis, step, 0.2, &utc);
+    assert!(t.len() >= 3, "{t:?}");
+    assert!(t.iter().all(|t| t.at % 15 == 0));
+    assert!(t.windows(2).all(|w| w[0].at < w[1].at));
 }
 
 #[test]
-fn buckets_keep_the_peak_and_the_trough_of_each_column() {
-    let rows: Vec<ReadRow> = (0..60)
+fn columns_keep_the_envelope_of_each_column() {
+    let rows: Vec<String> = (0..60)
         .map(|i| poll(T0 + i * 60, 1000 + (i as u64 % 7) * 100, 4000, "per-uid"))
         .collect();
     let c = chart(&rows);
-    let b = c.buckets(6);
-    assert_eq!(b.iter().map(|b| b.readings).sum::<usize>(), 60);
-    assert_eq!(b[0].readings, 10);
-    // Minutes 0..9 hold 1000..1600 and 1000..1200.
-    assert_eq!((b[0].used_min, b[0].used_max), (Some(1000), Some(1600)));
-    assert_eq!(b[0].zombies_max, Some(800));
-    assert_eq!(b[0].from, T0);
-    assert_eq!(b[5].to, T0 + 59 * 60);
-    // Adjacent buckets tile the axis.
-    assert!(b.windows(2).all(|w| w[0].to == w[1].from));
-    // The last reading lands in the last column, not past it.
-    assert_eq!(c.column(c.end, 6), 5);
-    assert_eq!(c.column(c.start - 1000, 6), 0);
+    let cols = c.columns(6);
+    assert_eq!(cols.iter().map(|c| c.readings).sum::<u32>(), 60);
+    assert_eq!(cols[0].readings, 10);
+    // Minutes 0..9 hold 1000..1600 then 1000..1200: low, high, first, last.
+    let e = cols[0].used.unwrap();
+    assert_eq!((e.min, e.max, e.first, e.last), (1000, 1600, 1000, 1200));
+    assert!(e.min_first);
+    assert_eq!(cols[0].zombies.map(|e| e.max), Some(800));
+    assert_eq!(cols[0].from, T0);
+    assert_eq!(cols[5].to, T0 + 59 * 60);
+    assert!(
+        cols.windows(2).all(|w| w[0].to == w[1].from),
+        "columns tile the axis"
+    );
+    assert_eq!(c.column_of(c.axis.end, 6), 5);
+    assert_eq!(c.column_of(c.axis.start - 1000, 6), 0);
 }
 
 #[test]
@@ -98,310 +87,514 @@ fn rows_out_of_order_are_placed_by_time() {
         c.points.iter().map(|p| p.used).collect::<Vec<_>>(),
         [1, 2, 3]
     );
-    assert_eq!(c.limits.len(), 1);
-    assert_eq!((c.limits[0].from, c.limits[0].to), (T0, T0 + 120));
+    assert_eq!((c.axis.start, c.axis.end), (T0, T0 + 120));
 }
 
 #[test]
-fn a_gap_of_hours_breaks_the_series_and_the_limit() {
-    let mut rows: Vec<ReadRow> = (0..10)
+fn a_gap_of_hours_breaks_the_series_and_is_drawn_shorter() {
+    let mut rows: Vec<String> = (0..10)
         .map(|i| poll(T0 + i * 60, 2000, 2666, "per-uid"))
         .collect();
     let later = T0 + 4 * 3600;
     rows.extend((0..10).map(|i| poll(later + i * 60, 2100, 2666, "per-uid")));
     let c = chart(&rows);
     assert_eq!(
-        c.gaps,
+        c.axis.gaps,
         vec![Gap {
             from: T0 + 9 * 60,
             to: later
         }]
     );
-    assert_eq!(c.limits.len(), 2, "no limit is drawn across the gap");
-    assert_eq!(c.limits[0].to, T0 + 9 * 60);
-    assert_eq!(c.limits[1].from, later);
-    // Four hours shown as 5 % of the ten minutes with readings: about 4 of 80 columns.
-    let b = c.buckets(80);
-    let gap_cols = b.iter().filter(|b| b.gap).count();
-    assert!((2..=4).contains(&gap_cols), "{gap_cols}");
-    assert!(b[0].readings > 0 && !b[0].gap && b[79].readings > 0);
-    assert!(b.iter().filter(|b| b.gap).all(|b| b.limit.is_none()));
-    assert!(c.in_gap(T0 + 3600) && !c.in_gap(T0 + 60));
-}
-
-#[test]
-fn a_few_missed_polls_are_not_a_gap() {
-    let mut rows: Vec<ReadRow> = (0..10)
-        .map(|i| poll(T0 + i * 60, 2000, 2666, "per-uid"))
-        .collect();
-    rows.push(poll(T0 + 9 * 60 + 600, 2000, 2666, "per-uid"));
-    assert!(chart(&rows).gaps.is_empty());
-}
-
-#[test]
-fn a_limit_changing_mid_series_is_two_adjacent_steps_with_their_sources() {
-    let mut rows: Vec<ReadRow> = (0..5)
-        .map(|i| poll(T0 + i * 60, 2701, 4000, "per-uid"))
-        .collect();
-    rows.extend((5..10).map(|i| poll(T0 + i * 60, 2744, 2666, "rlimit-nproc")));
-    let c = chart(&rows);
+    // Four hours drawn as 5 % of the 18 minutes with readings: 54 s.
     assert_eq!(
-        c.limits,
-        vec![
-            LimitStep {
-                from: T0,
-                to: T0 + 5 * 60,
-                limit: 4000,
-                source: Some("per-uid".into())
-            },
-            LimitStep {
-                from: T0 + 5 * 60,
-                to: T0 + 9 * 60,
-                limit: 2666,
-                source: Some("rlimit-nproc".into())
-            },
+        c.axis.shortened(),
+        Shortened {
+            gaps: 1,
+            real_secs: 4 * 3600 - 9 * 60,
+            shown_secs: 54
+        }
+    );
+    let cols = c.columns(80);
+    let gap_cols = cols.iter().filter(|c| c.kind == Kind::Gap).count();
+    assert!((2..=5).contains(&gap_cols), "{gap_cols}");
+    assert!(
+        cols.iter()
+            .filter(|c| c.kind == Kind::Gap)
+            .all(|c| c.binding_limit().is_none())
+    );
+    assert_eq!(
+        (cols[0].kind, cols[79].kind),
+        (Kind::Readings, Kind::Readings)
+    );
+    // Control: the same limit after the gap is no change to name.
+    assert_eq!(c.changes.len(), 1);
+    assert!(c.axis.gap_at(T0 + 3600).is_some() && c.axis.gap_at(T0 + 60).is_none());
+}
+
+#[test]
+fn a_few_missed_polls_are_not_a_gap_and_between_columns_hold_the_last_value() {
+    let mut rows: Vec<String> = (0..10)
+        .map(|i| poll(T0 + i * 60, 2000 + i as u64, 2666, "per-uid"))
+        .collect();
+    rows.push(poll(T0 + 9 * 60 + 600, 2500, 2666, "per-uid"));
+    let c = chart(&rows);
+    assert!(c.axis.gaps.is_empty());
+    let cols = c.columns(40);
+    let between: Vec<&Column> = cols
+        .iter()
+        .filter(|c| c.kind == Kind::Between && c.from > T0 + 9 * 60)
+        .collect();
+    assert!(between.len() > 5, "{cols:?}");
+    assert!(
+        between.iter().all(|c| c.used_peak() == Some(2009)),
+        "the machine held 2,009 until the next reading"
+    );
+}
+
+#[test]
+fn nothing_is_drawn_after_the_last_reading_up_to_a_later_cleanup() {
+    // Polls end at T0 + 9 min; a cleanup is logged an hour later.
+    let rows = polls_then_a_late_cleanup();
+    let c = chart(&rows);
+    let cols = c.columns(60);
+    let last = c.column_of(T0 + 9 * 60, 60);
+    assert!(last < 20, "{last}");
+    assert!(
+        cols[last + 1..]
+            .iter()
+            .all(|c| c.used_peak().is_none() && c.kind == Kind::Empty),
+        "an hour of bars that never happened"
+    );
+    assert_eq!(cols[59].cleanups, 1, "the cleanup is still marked");
+    // Control: before the last reading, every column is a reading (one a minute, 10 cols).
+    assert!(cols[..=last].iter().all(|c| c.used_peak() == Some(2000)));
+}
+
+#[test]
+fn a_reading_at_or_over_its_limit_marks_its_column() {
+    let c = chart(&[
+        poll(T0, 3999, 4000, "per-uid"),
+        poll(T0 + 60, 4000, 4000, "per-uid"),
+        poll(T0 + 120, 4500, 4000, "per-uid"),
+        poll(T0 + 180, 3000, 4000, "per-uid"),
+    ]);
+    let cols = c.columns(4);
+    assert_eq!(
+        cols.iter().map(|c| c.over).collect::<Vec<_>>(),
+        [false, true, true, false],
+        "control: 3,999 of 4,000 is not over"
+    );
+    let w = c.worst.unwrap();
+    assert_eq!((w.used, w.limit, w.at), (4500, 4000, T0 + 120));
+    assert!((w.pct() - 112.5).abs() < 1e-9);
+}
+
+#[test]
+fn a_limit_changing_source_or_per_user_value_is_named() {
+    let mut rows: Vec<String> = (0..5)
+        .map(|i| poll(T0 + i * 60, 2701, 2666, "per-uid"))
+        .collect();
+    rows.extend((5..10).map(|i| poll(T0 + i * 60, 2701, 4000, "per-uid")));
+    rows.extend((10..15).map(|i| poll(T0 + i * 60, 2744, 2666, "rlimit-nproc")));
+    let c = chart(&rows);
+    let got: Vec<(i64, u64, Option<&str>)> = c
+        .changes
+        .iter()
+        .map(|ch| (ch.at - T0, ch.limit, c.source_name(ch.source)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (0, 2666, Some("per-uid")),
+            (300, 4000, Some("per-uid")),
+            (600, 2666, Some("rlimit-nproc"))
         ]
     );
-    assert_eq!(c.limit_at(T0 + 60).map(|s| s.limit), Some(4000));
-    assert_eq!(c.limit_at(T0 + 8 * 60).map(|s| s.limit), Some(2666));
-    // The column holding the change shows the binding (lower) limit.
-    let b = c.buckets(3);
-    assert_eq!(b[0].limit, Some(4000));
+    // The column holding the change shows the binding (lower) limit and its source.
+    let cols = c.columns(3);
+    assert_eq!(cols[0].binding_limit(), Some((2666, Some(0))));
+    assert_eq!(cols[1].binding_limit().map(|l| l.0), Some(4000));
     assert_eq!(
-        (b[1].limit, b[1].source.as_deref()),
-        (Some(2666), Some("rlimit-nproc"))
+        c.source_name(cols[2].binding_limit().unwrap().1),
+        Some("rlimit-nproc")
     );
-    // Usage above the limit stays above it: the axis is not clipped to the limit.
-    assert!(c.y_top() >= 4000);
 }
 
 #[test]
-fn the_same_limit_from_another_source_is_a_new_step() {
-    let c = chart(&[
-        poll(T0, 2000, 2666, "per-uid"),
-        poll(T0 + 60, 2000, 2666, "rlimit-nproc"),
-    ]);
-    assert_eq!(c.limits.len(), 2);
+fn a_shared_ceiling_moving_at_every_reading_is_named_once() {
+    // pid-max less what other users hold: a day of per-minute readings, each a little off.
+    let rows: Vec<String> = (0..1440)
+        .map(|i| {
+            let jitter = (i * 37 % 101) as u64;
+            poll(T0 + i * 60, 800, 4_190_000 + jitter * 30, "pid-max")
+        })
+        .collect();
+    let c = chart(&rows);
+    assert_eq!(
+        c.changes.len(),
+        1,
+        "{:?}",
+        &c.changes[..c.changes.len().min(5)]
+    );
+    // Control: a move of more than 5 % is named; a per-user ceiling's smallest change too.
+    let mut rows = rows[..10].to_vec();
+    rows.push(poll(T0 + 3600, 800, 3_700_000, "pid-max"));
+    rows.push(poll(T0 + 3660, 800, 2666, "rlimit-nproc"));
+    rows.push(poll(T0 + 3720, 800, 2667, "rlimit-nproc"));
+    let c = chart(&rows);
+    assert_eq!(
+        c.changes.iter().map(|ch| ch.limit).collect::<Vec<_>>(),
+        [c.changes[0].limit, 3_700_000, 2666, 2667]
+    );
 }
 
 #[test]
-fn readings_without_a_limit_leave_a_hole_in_the_step_line() {
-    let mut no_limit = poll(T0 + 60, 5, 0, "");
-    no_limit.reading.limit = None;
-    no_limit.reading.limit_source = None;
+fn readings_without_a_limit_are_readings_with_a_hole_in_the_limit() {
     let c = chart(&[
         poll(T0, 5, 10, "per-uid"),
-        no_limit,
+        format!("{},5,2,,,,,,,,poll,,", crate::time::format_secs(T0 + 60)),
         poll(T0 + 120, 5, 10, "per-uid"),
     ]);
-    assert_eq!(c.limits.len(), 2);
-    assert_eq!((c.limits[0].from, c.limits[0].to), (T0, T0 + 60));
-    assert_eq!(c.limits[1].from, T0 + 120);
     assert_eq!(c.points.len(), 3, "the reading still counts");
+    let cols = c.columns(3);
+    assert_eq!(cols[1].binding_limit(), None);
+    assert_eq!(
+        c.changes.len(),
+        1,
+        "the same limit after the hole is no change"
+    );
 }
 
 #[test]
-fn cleanups_are_marks_with_freed_slots_and_emergency_apart() {
+fn cleanups_are_marks_naming_what_they_ended() {
     let c = chart(&[
         poll(T0, 2744, 2666, "rlimit-nproc"),
-        kill_row(
+        kill(
             T0 + 60,
             2744,
             "sigkill;reaped=526;freed=527;verified=true",
             true,
         ),
-        kill_row(
+        kill(
             T0 + 61,
             2744,
             "sigkill;reaped=264;freed=265;verified=true",
             false,
         ),
-        ReadRow {
-            action: "cleanup".into(),
-            result: "no-targets;unreadable=2".into(),
-            ..poll(T0 + 120, 2038, 2666, "rlimit-nproc")
-        },
+        format!(
+            "{},2038,1000,2666,rlimit-nproc,,,28979,agency,526,cleanup,no-targets;unreadable=2,",
+            crate::time::format_secs(T0 + 120)
+        ),
         poll(T0 + 180, 1900, 2666, "rlimit-nproc"),
     ]);
     assert_eq!(c.points.len(), 2, "cleanup rows are not readings");
+    let m = &c.cleanups[0];
     assert_eq!(
-        c.cleanups,
-        vec![
-            CleanupMark {
-                at: T0 + 60,
-                used: Some(2744),
-                emergency: true,
-                freed: Some(527),
-                no_targets: false
-            },
-            CleanupMark {
-                at: T0 + 61,
-                used: Some(2744),
-                emergency: false,
-                freed: Some(265),
-                no_targets: false
-            },
-            CleanupMark {
-                at: T0 + 120,
-                used: Some(2038),
-                emergency: false,
-                freed: None,
-                no_targets: true
-            },
-        ]
+        (
+            m.at,
+            m.emergency,
+            m.killed,
+            m.freed,
+            m.reaped,
+            m.pid,
+            m.name.as_deref(),
+            m.zombies
+        ),
+        (
+            T0 + 60,
+            true,
+            true,
+            Some(527),
+            Some(526),
+            Some(9126),
+            Some("agency"),
+            Some(265)
+        )
     );
-    let b = c.buckets(3);
-    assert_eq!((b[1].emergency, b[1].cleanups, b[1].freed), (1, 1, 792));
-    assert_eq!((b[2].emergency, b[2].cleanups, b[2].freed), (0, 1, 0));
+    let none = &c.cleanups[2];
+    assert_eq!(
+        (none.killed, none.freed, none.pid, none.result.as_str()),
+        (false, None, Some(28979), "no-targets;unreadable=2")
+    );
+    assert_eq!(freed_total(&c.cleanups), 792);
+    let cols = c.columns(3);
+    assert_eq!((cols[1].emergency, cols[1].cleanups), (1, 1));
+    assert_eq!((cols[2].emergency, cols[2].cleanups), (0, 1));
 }
 
 #[test]
 fn a_result_without_freed_or_with_garbage_has_no_freed_figure() {
     assert_eq!(result_field("sigterm;reaped=3;freed=4", "freed"), Some(4));
-    assert_eq!(result_field("sigterm;freed=x", "freed"), None);
-    assert_eq!(result_field("no-targets", "freed"), None);
-    assert_eq!(result_field("unfreed=3", "freed"), None);
+    assert_eq!(result_field("sigterm;reaped=3", "freed"), None);
+    assert_eq!(result_field("freed=lots", "freed"), None);
+    assert_eq!(result_field("unfreed=4", "freed"), None);
 }
 
 #[test]
 fn the_archived_14_field_row_is_a_mark_at_its_own_time() {
-    // The file's bytes as the store reads them (`store::evidence::read_file` is `parse`
-    // over the file's content).
-    let p = std::path::Path::new("evidence.1.csv");
     let text = crate::evidence_csv::fixture::archived_14_field_row();
-    let (rows, anomalies) = crate::evidence_csv::parse(p, text.as_bytes()).unwrap();
-    let c = Chart::build(&rows, &anomalies, 50.0, 75.0);
+    let c = survey(&text).finish(50.0, 75.0);
     assert_eq!(c.points.len(), 86);
-    let at = 1_787_940_593; // 2026-08-28T18:09:53Z
+    assert_eq!(c.unread.len(), 1);
     assert_eq!(
-        c.unread,
-        vec![Unread {
-            at: Some(at),
-            file: p.display().to_string(),
-            line: 88
-        }]
+        c.unread[0].at,
+        crate::time::parse_secs("2026-08-28T18:09:53Z").ok()
     );
-    // It extends the axis to its time and is counted in the last column.
-    assert_eq!(c.end, at);
-    let b = c.buckets(20);
-    assert_eq!(b[19].unread, 1);
-    assert_eq!(b.iter().map(|b| b.unread).sum::<usize>(), 1);
-    // The old layout has no limit_source: the step is there, without a source.
-    assert_eq!(c.limits[0].source, None);
-    assert_eq!(c.limits[0].limit, 4000);
+    assert_eq!(
+        c.axis.end,
+        c.unread[0].at.unwrap(),
+        "the mark extends the axis"
+    );
+    let cols = c.columns(20);
+    assert_eq!(cols[19].unread, 1);
 }
 
 #[test]
 fn rows_without_a_readable_time_are_unread_without_a_place() {
-    let mut r = poll(T0, 5, 10, "per-uid");
-    r.at_secs = None;
-    let broken = Anomaly {
-        file: "f".into(),
-        line: 3,
-        fields: 0,
-        expected: 16,
-        text: "CSV error: invalid UTF-8".into(),
-    };
-    let c = Chart::build(&[r, poll(T0, 5, 10, "per-uid")], &[broken], 50.0, 75.0);
+    let c = chart(&[
+        poll(T0, 5, 10, "per-uid"),
+        "yesterday,5,2,10,per-uid,,,,,,poll,,".into(),
+    ]);
     assert_eq!(c.points.len(), 1);
-    assert_eq!(c.unread.len(), 2);
-    assert!(c.unread.iter().all(|u| u.at.is_none()));
-    assert_eq!(c.buckets(4).iter().map(|b| b.unread).sum::<usize>(), 0);
+    assert_eq!(c.unread.len(), 1);
+    assert_eq!(c.unread[0].at, None);
+    assert!(c.columns(10).iter().all(|c| c.unread == 0));
+}
+
+#[test]
+fn an_unreadable_count_is_a_mark_not_a_silent_hole() {
+    let c = chart(&[
+        poll(T0, 5, 10, "per-uid"),
+        format!(
+            "{},NaN,2,10,per-uid,,,,,,poll,,",
+            crate::time::format_secs(T0 + 60)
+        ),
+        poll(T0 + 120, 5, 10, "per-uid"),
+    ]);
+    assert_eq!(c.points.len(), 2);
+    assert_eq!(
+        c.unread.iter().map(|u| u.at).collect::<Vec<_>>(),
+        [Some(T0 + 60)]
+    );
+    assert_eq!(c.columns(3)[1].unread, 1);
 }
 
 #[test]
 fn scale_maps_values_to_levels_and_clamps() {
-    let s = Scale::new(3000, 80);
+    let s = Scale::new(4000, 80);
     assert_eq!(s.level(0), 0);
-    assert_eq!(s.level(3000), 80);
-    assert_eq!(s.level(9999), 80, "above the top is clamped, not wrapped");
-    assert_eq!(s.level(1500), 40);
-    assert_eq!(s.level(2666), 71);
-    assert_eq!(s.level_pct(2666, 75.0), 53);
-    assert_eq!(s.level_pct(4000, 50.0), 53);
+    assert_eq!(s.level(2000), 40);
+    assert_eq!(s.level(4000), 80);
+    assert_eq!(s.level(u64::MAX), 80, "clamped, never overflowing");
+    assert_eq!(s.level_pct(4000, 75.0), 60);
+    assert_eq!(Scale::new(0, 10).level(5), 10, "a zero top is treated as 1");
+    assert!((s.frac(1000) - 0.25).abs() < 1e-12);
+}
+
+#[test]
+fn the_axis_top_is_a_round_number_above_everything_but_an_off_scale_limit() {
+    assert_eq!(nice_ceiling(0), 10);
+    assert_eq!(nice_ceiling(2744), 3000);
+    assert_eq!(nice_ceiling(4001), 5000);
+    assert_eq!(nice_ceiling(u64::MAX), u64::MAX);
+    let c = chart(&[poll(T0, 2744, 2666, "rlimit-nproc")]);
+    assert_eq!(c.y_top(), 3000);
+    // RLIMIT_INFINITY written as a number does not flatten the readings to the axis.
+    let c = chart(&[
+        poll(T0, 2744, u64::MAX, "rlimit-nproc"),
+        poll(T0 + 60, 2750, 4000, "per-uid"),
+    ]);
+    assert_eq!(c.y_top(), 5000);
+    let c = chart(&[poll(T0, 99_999_999_999_999_999, 10, "pid-max")]);
+    assert_eq!(c.y_top(), MAX_TOP, "a corrupt count is capped");
+}
+
+#[test]
+fn many_gaps_take_a_quarter_of_the_axis_at_most_and_say_so_exactly() {
+    // A laptop asleep every night: 8 h awake at a reading a minute, 16 h asleep, 90 nights.
+    let mut rows = Vec::new();
+    for day in 0..90 {
+        for m in (0..8 * 60).step_by(10) {
+            rows.push(poll(T0 + day * 86_400 + m * 60, 100, 4000, "per-uid"));
+        }
+    }
+    let c = chart(&rows);
+    assert_eq!(c.axis.gaps.len(), 89);
+    let with_readings = 90.0 * (8 * 3600 - 600) as f64;
+    let s = c.axis.shortened();
+    assert_eq!(s.gaps, 89);
+    assert_eq!(s.real_secs, 89 * (16 * 3600 + 600));
+    assert!(
+        (s.shown_secs as f64 - with_readings * 0.25).abs() < 100.0,
+        "{s:?}"
+    );
+    // Control: one short gap below the cap is drawn as it lasted, and said to be so.
+    let mut rows: Vec<String> = (0..600)
+        .map(|i| poll(T0 + i * 60, 5, 10, "per-uid"))
+        .collect();
+    rows.push(poll(T0 + 599 * 60 + 1200, 5, 10, "per-uid"));
+    let c = chart(&rows);
+    assert_eq!(c.axis.gaps.len(), 1);
+    assert_eq!(c.axis.shortened(), Shortened::default());
+}
+
+#[test]
+fn the_axis_inverts_and_places_by_binary_search() {
+    let mut rows: Vec<String> = Vec::new();
+    for k in 0..40 {
+        for i in 0..10 {
+            rows.push(poll(T0 + k * 7200 + i * 60, 5, 10, "per-uid"));
+        }
+    }
+    let c = chart(&rows);
+    assert_eq!(c.axis.gaps.len(), 39);
+    let a = &c.axis;
+    let mut prev = -1.0;
+    for t in (a.start..=a.end).step_by(97) {
+        let x = a.x(t);
+        assert!(x >= prev, "monotonic at {t}");
+        prev = x;
+        if a.gap_at(t).is_none() {
+            assert!((a.time_at(x) - t).abs() <= 1, "{t}");
+        }
+    }
+    assert_eq!((a.x(a.start), a.x(a.end)), (0.0, 1.0));
+    assert_eq!(a.stretch(T0 + 9 * 60), 0);
     assert_eq!(
-        Scale::new(0, 8).level(0),
-        0,
-        "a zero top does not divide by zero"
+        a.stretch(T0 + 7200),
+        1,
+        "a reading at a gap's end starts the next stretch"
     );
 }
 
 #[test]
-fn the_axis_top_is_a_round_number_above_everything() {
-    assert_eq!(nice_ceiling(0), 10);
-    assert_eq!(nice_ceiling(10), 10);
-    assert_eq!(nice_ceiling(11), 20);
-    assert_eq!(nice_ceiling(2881), 3000);
-    assert_eq!(nice_ceiling(4200), 5000);
-    assert_eq!(nice_ceiling(7000), 8000);
-    assert_eq!(nice_ceiling(8001), 10_000);
-    assert_eq!(nice_ceiling(u64::MAX), u64::MAX);
-    let c = chart(&[poll(T0, 2744, 2666, "rlimit-nproc")]);
-    assert_eq!(c.y_top(), 3000);
-}
-
-#[test]
-fn columns_between_readings_hold_the_last_value_but_not_across_a_gap() {
-    let c = chart(&[
-        poll(T0, 100, 4000, "per-uid"),
-        poll(T0 + 60, 300, 4000, "per-uid"),
-        poll(T0 + 120, 200, 4000, "per-uid"),
-    ]);
-    let b = c.buckets(12);
-    assert_eq!(b[0].value(), Some(100));
-    assert_eq!(b[3].held, Some(100));
-    assert_eq!(b[6].used_max, Some(300));
-    assert_eq!(b[8].value(), Some(300));
-    assert_eq!(b[11].value(), Some(200));
-    assert!(b.iter().all(|b| b.value().is_some()));
-
-    let mut rows: Vec<ReadRow> = (0..10)
-        .map(|i| poll(T0 + i * 60, 2000, 2666, "per-uid"))
-        .collect();
-    rows.extend((0..10).map(|i| poll(T0 + 4 * 3600 + i * 60, 2100, 2666, "per-uid")));
-    let b = chart(&rows).buckets(40);
-    assert!(b.iter().filter(|b| b.gap).all(|b| b.value().is_none()));
-    assert!(b.iter().filter(|b| !b.gap).all(|b| b.value().is_some()));
-}
-
-#[test]
-fn a_gap_of_hours_is_shrunk_on_the_axis_and_the_axis_inverts() {
-    let mut rows: Vec<ReadRow> = (0..=60)
-        .map(|i| poll(T0 + i * 60, 2000, 2666, "per-uid"))
-        .collect();
-    let later = T0 + 10 * 3600;
-    rows.extend((0..=60).map(|i| poll(later + i * 60, 2100, 2666, "per-uid")));
+fn the_projection_runs_from_the_last_reading_to_the_limit() {
+    let g = |at: i64, used: u64, growth: &str, eta: &str| {
+        format!(
+            "{},{used},1,2666,rlimit-nproc,{growth},{eta},,,,poll,,",
+            crate::time::format_secs(at)
+        )
+    };
+    let rows = vec![
+        g(T0 - 600, 2200, "", ""),
+        g(T0, 2300, "", ""),
+        g(T0 + 60, 2394, "94.00", "173"),
+        g(T0 + 120, 2488, "94.00", "114"),
+    ];
     let c = chart(&rows);
-    // Two hours of readings and a 9-hour gap shown as 5 % of them.
-    let len = 7200.0 + 7200.0 * 0.05;
-    assert!((c.x(T0 + 3600) - 3600.0 / len).abs() < 1e-9);
-    assert!((c.x(later) - (3600.0 + 360.0) / len).abs() < 1e-9);
-    assert_eq!(c.x(c.start), 0.0);
-    assert_eq!(c.x(c.end), 1.0);
-    assert_eq!(c.x(c.end + 999), 1.0, "outside the axis is clamped");
-    for t in [
-        T0,
-        T0 + 1800,
-        T0 + 3600,
-        T0 + 5 * 3600,
-        later,
-        later + 1800,
-        c.end,
+    let p = c.projection.unwrap();
+    assert_eq!(
+        (p.from_at, p.from_used, p.at, p.limit),
+        (T0 + 120, 2488, T0 + 234, 2666)
+    );
+    assert_eq!(p.value_at(T0 + 234), 2666);
+    assert_eq!(c.axis.end, T0 + 234, "the axis reaches the projected time");
+    // Without a recorded ETA it is worked out from the growth.
+    let mut r2 = rows.clone();
+    r2[3] = g(T0 + 120, 2488, "89.00", "");
+    assert_eq!(chart(&r2).projection.unwrap().at, T0 + 120 + 120);
+    // Controls: not growing, at the limit, or a cleanup after the last reading: none.
+    for last in [
+        g(T0 + 120, 2488, "-3.00", ""),
+        g(T0 + 120, 2666, "94.00", "0"),
     ] {
-        assert!((c.time_at(c.x(t)) - t).abs() <= 1, "{t}");
+        let mut r = rows.clone();
+        r[3] = last;
+        assert_eq!(chart(&r).projection, None);
     }
-    // Monotonic across the gap.
-    let xs: Vec<f64> = (0..100).map(|i| c.x(T0 + i * 660)).collect();
-    assert!(xs.windows(2).all(|w| w[0] <= w[1]));
-    let b = c.buckets(80);
-    let gap_cols = b.iter().filter(|b| b.gap).count();
-    assert!((2..=4).contains(&gap_cols), "{gap_cols}");
-    assert_eq!(b.iter().map(|b| b.readings).sum::<usize>(), 122);
+    let mut r = rows.clone();
+    r.push(kill(T0 + 130, 2488, "sigkill;reaped=3;freed=4", false));
+    assert_eq!(chart(&r).projection, None);
+    assert_eq!(c.drawn_projection(), c.projection, "near: drawn");
+    // Far away (beyond a quarter of the record past its end): said, not drawn, and the
+    // axis (the title's range) stays the record's instead of running on past it.
+    let mut r = rows.clone();
+    r[3] = g(T0 + 120, 2488, "0.01", "");
+    let c = chart(&r);
+    assert!(c.projection.unwrap().at > T0 + 100_000);
+    assert_eq!(c.axis.end, T0 + 120, "the record's end");
+    assert_eq!(c.drawn_projection(), None);
+    // Control: just inside the quarter (12 min of record: 3 min of room), drawn whole.
+    let mut r = rows;
+    r[3] = g(T0 + 120, 2488, "94.00", "180");
+    let c = chart(&r);
+    assert_eq!(c.axis.end, T0 + 300);
+    assert!(c.drawn_projection().is_some());
 }
 
 #[test]
-fn without_gaps_the_axis_is_plain_time() {
-    let c = chart(&[poll(T0, 1, 10, "per-uid"), poll(T0 + 100, 1, 10, "per-uid")]);
-    assert!((c.x(T0 + 25) - 0.25).abs() < 1e-9);
-    assert_eq!(c.time_at(0.5), T0 + 50);
+fn two_hour_ticks_fall_on_even_hours_in_the_reader_s_clock() {
+    // 13:00 to 01:28 the next day, as the README incident.
+    let start = T0 + 3 * 3600;
+    let rows: Vec<String> = (0..150)
+        .map(|i| poll(start + i * 300, 2700, 4000, "per-uid"))
+        .collect();
+    let c = chart(&rows);
+    let step = step_for(&c.axis, 0.13);
+    assert_eq!(
+        step,
+        Step {
+            unit: Unit::Hour,
+            n: 2
+        }
+    );
+    let t = ticks(&c.axis, step, 0.13, &utc);
+    assert!(t.iter().all(|t| t.at % 7200 == 0), "{t:?}");
+    assert_eq!(t[0].at, start + 3600, "14:00, not 13:00 + a step");
+    // Local time five and a half hours ahead: ticks on the local even hours.
+    let ist = |_: i64| 5 * 3600 + 1800;
+    let t = ticks(&c.axis, step, 0.13, &ist);
+    assert!(t.iter().all(|t| (t.at + 19_800) % 7200 == 0), "{t:?}");
+    // Days and months.
+    let long: Vec<String> = (0..400)
+        .map(|d| poll(T0 + d * 86_400, 5, 10, "per-uid"))
+        .collect();
+    let c = chart(&long);
+    let step = step_for(&c.axis, 0.1);
+    assert_eq!(
+        step,
+        Step {
+            unit: Unit::Month,
+            n: 3
+        }
+    );
+    let t = ticks(&c.axis, step, 0.1, &utc);
+    for tick in &t {
+        let s = crate::time::format_secs(tick.at);
+        assert!(s.ends_with("-01T00:00:00Z"), "{s}");
+        let month: u32 = s[5..7].parse().unwrap();
+        assert_eq!((month - 1) % 3, 0, "{s}");
+    }
+}
+
+#[test]
+fn a_laptop_asleep_every_night_still_has_its_dates_on_the_axis() {
+    // 90 days of readings from 08:00 to 22:00, asleep every night: every midnight, and
+    // so every day, week and month tick, falls in a gap.
+    let day0 = T0 - 2 * 3600; // 2026-08-29T08:00:00Z
+    let awake: Vec<String> = (0..90)
+        .flat_map(|d| (0..29).map(move |h| poll(day0 + d * 86_400 + h * 1800, 5, 10, "per-uid")))
+        .collect();
+    let c = chart(&awake);
+    assert_eq!(c.axis.gaps.len(), 89);
+    let step = step_for(&c.axis, 0.1);
+    let t = ticks(&c.axis, step, 0.1, &utc);
+    assert!(t.len() >= 5, "{step:?}: {t:?}");
+    assert!(t[0].x < 0.2 && t[t.len() - 1].x > 0.8, "{t:?}");
+    for w in t.windows(2) {
+        assert!(w[1].x - w[0].x >= 0.1 && w[1].at > w[0].at, "{t:?}");
+    }
+    for tick in &t {
+        assert!(
+            crate::time::format_secs(tick.at).ends_with("T00:00:00Z"),
+            "round: {t:?}"
+        );
+    }
+    // Control: awake day and night (no gaps; 90 days drawn, not 66: monthly ticks).
+    let always: Vec<String> = (0..90 * 48)
+        .map(|i| poll(day0 + i * 1800, 5, 10, "per-uid"))
+        .collect();
+    let c = chart(&always);
+    let t2 = ticks(&c.axis, step_for(&c.axis, 0.1), 0.1, &utc);
+    assert!(t2.len() >= 3 && t2[0].x < 0.2, "{t2:?}");
 }
