@@ -54,6 +54,17 @@ pub(super) fn unavailable(at_ms: i64) -> Round {
     }
 }
 
+/// One round in which every restart decided is performed and recorded (`record_restart`),
+/// as the round pipeline records a restart that signalled the app. Tests of a restart that
+/// performed nothing call [`round`] and leave the record out.
+pub(super) fn performed(state: &mut MonitorState, r: &Round, cfg: &MonitorConfig) -> RoundOutcome {
+    let o = round(state, r, cfg);
+    for d in o.decisions.iter().filter(|d| d.restart) {
+        record_restart(state, &d.identity, r);
+    }
+    o
+}
+
 /// Run `rounds` (one list of apps each, `EVERY` apart from `T0`) and return the outcomes.
 pub(super) fn rounds(
     state: &mut MonitorState,
@@ -63,7 +74,7 @@ pub(super) fn rounds(
     rounds_
         .into_iter()
         .enumerate()
-        .map(|(i, apps)| round(state, &live(T0 + i as i64 * EVERY, apps), cfg))
+        .map(|(i, apps)| performed(state, &live(T0 + i as i64 * EVERY, apps), cfg))
         .collect()
 }
 
@@ -96,7 +107,7 @@ fn fresh(rounds_: Vec<Vec<AppObservation>>) -> (Vec<RoundOutcome>, MonitorState)
 #[test]
 fn b01_the_round_judges_each_app_by_the_windowserver_responsiveness_it_was_given() {
     let mut s = MonitorState::default();
-    let o = round(
+    let o = performed(
         &mut s,
         &live(T0, vec![hung(501), app("com.example.Mail", 502, true)]),
         &MonitorConfig::default(),
@@ -116,15 +127,15 @@ fn b01_the_round_judges_each_app_by_the_windowserver_responsiveness_it_was_given
 fn b02_interface_unavailable_clears_pending_and_takes_no_action() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
-    round(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
     assert_eq!(s.observations.len(), 1);
-    let o = round(&mut s, &unavailable(T0 + EVERY), &cfg);
+    let o = performed(&mut s, &unavailable(T0 + EVERY), &cfg);
     assert!(!o.available);
     assert_eq!(o.cleared_pending, 1);
     assert!(o.decisions.is_empty());
     assert!(s.observations.is_empty());
     // The next unresponsive round starts over: pending, not confirmed.
-    let o = round(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
+    let o = performed(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
     assert_eq!(only(&o).state, HangState::Pending);
     assert!(!only(&o).restart);
 }
@@ -135,7 +146,7 @@ fn interface_unavailable_keeps_restart_times_and_blocked() {
     let mut s = MonitorState::default();
     s.restarts.insert(ED.into(), T0 - 60_000);
     s.blocked.insert(ED.into(), T0 - 30_000);
-    round(&mut s, &unavailable(T0), &cfg);
+    performed(&mut s, &unavailable(T0), &cfg);
     assert_eq!(s.restarts.len(), 1);
     assert_eq!(s.blocked.len(), 1);
 }
@@ -198,17 +209,17 @@ fn another_process_under_the_same_identity_starts_over() {
 fn rounds_further_apart_than_the_gap_are_not_consecutive() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
-    round(&mut s, &live(T0, vec![hung(501)]), &cfg);
-    let o = round(
+    performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    let o = performed(
         &mut s,
         &live(T0 + MAX_ROUND_GAP_MS + 1, vec![hung(501)]),
         &cfg,
     );
     assert_eq!(only(&o).state, HangState::Pending);
     // A clock that went backwards is a gap too.
-    let o = round(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    let o = performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
     assert_eq!(only(&o).state, HangState::Pending);
-    let o = round(&mut s, &live(T0 + MAX_ROUND_GAP_MS, vec![hung(501)]), &cfg);
+    let o = performed(&mut s, &live(T0 + MAX_ROUND_GAP_MS, vec![hung(501)]), &cfg);
     assert_eq!(
         only(&o).state,
         HangState::Confirmed,
@@ -354,11 +365,11 @@ fn blocked_survives_a_gap_between_rounds_and_is_not_notified_again() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
     s.restarts.insert(ED.into(), T0 - 60_000);
-    round(&mut s, &live(T0, vec![hung(900)]), &cfg);
-    let o = round(&mut s, &live(T0 + EVERY, vec![hung(900)]), &cfg);
+    performed(&mut s, &live(T0, vec![hung(900)]), &cfg);
+    let o = performed(&mut s, &live(T0 + EVERY, vec![hung(900)]), &cfg);
     assert!(only(&o).newly_blocked);
     // The machine slept: the next round is not consecutive, but the app never responded.
-    let o = round(&mut s, &live(T0 + 3_600_000, vec![hung(900)]), &cfg);
+    let o = performed(&mut s, &live(T0 + 3_600_000, vec![hung(900)]), &cfg);
     assert_eq!(only(&o).state, HangState::Blocked);
     assert!(!only(&o).newly_blocked && !only(&o).restart);
 }
@@ -392,4 +403,35 @@ fn bdd01_given_it_is_unresponsive_in_two_consecutive_rounds_when_the_second_is_e
     assert_eq!(d.kind, Some(Kind::Service));
     assert_eq!(d.state, HangState::Confirmed);
     assert!(d.restart);
+}
+
+/// Issue 25 item 14, in the core: a restart decided but not recorded (it performed nothing)
+/// leaves no cooldown. The next counted round decides it again, as a retry (not a second
+/// detection); a look within the minimum gap does not. Control: recorded, the next round
+/// blocks.
+#[test]
+fn an_unrecorded_restart_is_retried_at_the_next_counted_round_only() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    round(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    let o = round(&mut s, &live(T0 + EVERY, vec![hung(501)]), &cfg);
+    assert!(only(&o).restart && only(&o).detected);
+    assert!(s.restarts.is_empty(), "decided, not recorded");
+    let soon = round(&mut s, &live(T0 + EVERY + 1_000, vec![hung(501)]), &cfg);
+    let d = only(&soon);
+    assert!(!d.restart && d.state == HangState::Confirmed, "{d:?}");
+    let o = round(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
+    let d = only(&o);
+    assert!(
+        d.restart && !d.detected && d.cooldown_until_ms.is_none(),
+        "{d:?}"
+    );
+    assert_eq!(s.observations[ED].attempts, 2);
+    // Control: the restart recorded (performed) starts the cooldown.
+    let mut s = MonitorState::default();
+    performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    performed(&mut s, &live(T0 + EVERY, vec![hung(501)]), &cfg);
+    let o = round(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
+    assert_eq!(only(&o).state, HangState::Blocked);
+    assert!(only(&o).newly_blocked && !only(&o).restart);
 }
