@@ -504,9 +504,13 @@ pub struct CalibrateArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 One check round: which GUI apps the WindowServer marks unresponsive now, and each one's \
-state (pending, cooling-down, confirmed, blocked, ignored). A hang is confirmed by two \
-consecutive rounds at least [hangs] min_interval (5s) apart, then restarted (at most once an hour per app); an app unresponsive \
-again during that hour is blocked and you are notified once. State is kept in the state \
+state (pending, cooling-down, confirmed, blocked, ignored, stopped, traced). A hang is \
+confirmed by two consecutive rounds at least [hangs] min_interval (5s) apart, then restarted \
+(at most once an hour per app; only a restart that signalled the app counts, so one that \
+did nothing is tried again next round); an app unresponsive again during that hour is \
+blocked and you are notified once. An app that is stopped (parked, SIGSTOP) or traced (a \
+debugger holds it) cannot answer and is never restarted: it is reported as such and its \
+pending and blocked state cleared. State is kept in the state \
 directory, so rounds from cron or --watch are consecutive. macOS only, except \
 --observations and --events.
 
@@ -514,7 +518,8 @@ directory, so rounds from cron or --watch are consecutive. macOS only, except \
 \"2026-11-30T10:00:00Z\", \"available\": true, \"apps\": [{\"pid\": 501, \"bundle_id\": \
 \"com.example.Editor\" (or null), \"bundle_path\": \"/Applications/Editor.app\", \"name\": \
 \"Editor\", \"policy\": \"regular\" | \"accessory\" | \"prohibited\", \"responsive\": \
-false}]}]}. Decisions are made as live; actions are only listed, step by step; nothing is \
+false}]}]}; optional per app: \"start_time\", \"uid\", \"state\" (\"stopped\", \"traced\", \
+\"running\", ...). Decisions are made as live; actions are only listed, step by step; nothing is \
 written unless --record-events.
 
 Exit status: 0 nothing hung, or every confirmed hang was restarted, or a --dry-run (whatever \

@@ -61,6 +61,7 @@ pub(super) fn editor(pid: i32, responsive: bool) -> AppObservation {
         name: "Editor".into(),
         policy: Policy::Regular,
         responsive,
+        state: None,
     }
 }
 
@@ -74,6 +75,7 @@ pub(super) fn cursor(pid: i32, responsive: bool) -> AppObservation {
         name: "CursorUIViewService".into(),
         policy: Policy::Prohibited,
         responsive,
+        state: None,
     }
 }
 

@@ -7,6 +7,11 @@
 //! Lifecycle of an app identity (bundle id, else absolute bundle path):
 //! - the first unresponsive observation creates a *pending* observation;
 //! - responsive, or gone from the list, clears pending and blocked;
+//! - stopped (SIGSTOP: parked by `park`, `top`'s suggestion, a shell's Ctrl-Z) or traced
+//!   (a debugger attached, at a breakpoint) clears pending and blocked too, and is never
+//!   recovered, however long it lasts: such a process cannot drain its event queue, so the
+//!   WindowServer calls it not responding, and a restart would end the parked app and its
+//!   unsaved work (seed 002: "a responsive or stopped app clears its pending observation");
 //! - a second consecutive unresponsive round of the same process *confirms* the hang;
 //! - confirmed and the cooldown permits (one automatic restart per identity per hour) →
 //!   restart. Only a performed restart starts the cooldown: whoever acted records it
@@ -38,6 +43,7 @@ use crate::core::hangs::cooldown::{prune_restarts, since_restart};
 pub use crate::core::hangs::eligibility::{
     Ineligible, Resolve, eligibility, is_app_bundle_path, lexical_only,
 };
+use crate::core::snapshot::ProcState;
 
 /// The one system service that is restarted automatically (seed 002, Behavior 5).
 pub const CURSOR_SERVICE_ID: &str = "com.apple.TextInputUI.xpc.CursorUIViewService";
@@ -99,9 +105,21 @@ pub struct AppObservation {
     pub name: String,
     pub policy: Policy,
     pub responsive: bool,
+    /// The process's scheduling state, when read (the live round reads it from the process
+    /// table, a recorded round may carry it): `Stopped` or `Traced` is never recovered.
+    pub state: Option<ProcState>,
 }
 
 impl AppObservation {
+    /// Held by a stop signal or a debugger: it cannot answer, and must not be restarted.
+    pub fn held(&self) -> Option<HangState> {
+        match self.state {
+            Some(ProcState::Stopped) => Some(HangState::Stopped),
+            Some(ProcState::Traced) => Some(HangState::Traced),
+            _ => None,
+        }
+    }
+
     /// The app identity: the bundle identifier when there is one, else the bundle path.
     pub fn identity(&self) -> &str {
         match self.bundle_id.as_deref() {
@@ -232,6 +250,11 @@ pub enum HangState {
     Blocked,
     /// Not eligible (see `reason`): never acted on.
     Ignored,
+    /// Stopped (SIGSTOP, parked): not responding because it cannot run; never recovered, and
+    /// its pending and blocked state is cleared.
+    Stopped,
+    /// A debugger holds it (traced, at a breakpoint): the same as stopped.
+    Traced,
 }
 
 impl HangState {
@@ -242,6 +265,8 @@ impl HangState {
             Self::Confirmed => "confirmed",
             Self::Blocked => "blocked",
             Self::Ignored => "ignored",
+            Self::Stopped => "stopped",
+            Self::Traced => "traced",
         }
     }
 }
@@ -354,6 +379,22 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
                 continue;
             }
         };
+        if let Some(held) = app.held() {
+            // Neither pending nor blocked is carried on: both maps are rebuilt from this
+            // round, and a held app enters neither.
+            d.kind = Some(kind);
+            d.state = held;
+            d.reason = Some(match held {
+                HangState::Traced => {
+                    "a debugger holds it (traced): it cannot answer until released; never restarted"
+                        .into()
+                }
+                _ => "stopped (parked, SIGSTOP): it cannot answer until continued; never restarted"
+                    .into(),
+            });
+            decisions.push(d);
+            continue;
+        }
         d.kind = Some(kind);
         let prev = state
             .observations
@@ -451,7 +492,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         let still = round
             .apps
             .iter()
-            .any(|a| !a.responsive && a.identity() == identity.as_str());
+            .any(|a| !a.responsive && a.held().is_none() && a.identity() == identity.as_str());
         if still && !blocked.contains_key(identity) && blocked.len() < MAX_TRACKED {
             blocked.insert(identity.clone(), *since);
         }

@@ -18,6 +18,7 @@ pub(super) fn app(id: &str, pid: i32, responsive: bool) -> AppObservation {
         name: short,
         policy: Policy::Regular,
         responsive,
+        state: None,
     }
 }
 
@@ -31,6 +32,7 @@ pub(super) fn service(pid: i32, responsive: bool) -> AppObservation {
         name: "CursorUIViewService".into(),
         policy: Policy::Prohibited,
         responsive,
+        state: None,
     }
 }
 
@@ -434,4 +436,107 @@ fn an_unrecorded_restart_is_retried_at_the_next_counted_round_only() {
     let o = round(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
     assert_eq!(only(&o).state, HangState::Blocked);
     assert!(only(&o).newly_blocked && !only(&o).restart);
+}
+
+// --- Issue 25 item 13: a stopped or traced app is never recovered.
+
+/// The editor at `pid`, not responding, in scheduling state `state`.
+fn hung_in(pid: i32, state: ProcState) -> AppObservation {
+    AppObservation {
+        state: Some(state),
+        ..hung(pid)
+    }
+}
+
+/// Parked (SIGSTOP) or at a breakpoint, the editor stays unresponsive round after round:
+/// it is reported as such, never confirmed, never restarted, and the pending observation of
+/// the round before it was parked is cleared (seed 002: "a responsive or stopped app clears
+/// its pending observation"). Control: the same app in the same rounds, unresponsive and
+/// running (or sleeping, or with no state read), is confirmed and restarted at round two.
+#[test]
+fn a_stopped_or_traced_app_is_never_recovered_and_clears_its_pending_observation() {
+    for (held, state) in [
+        (ProcState::Stopped, HangState::Stopped),
+        (ProcState::Traced, HangState::Traced),
+    ] {
+        let (o, s) = fresh(vec![
+            vec![hung(501)],
+            vec![hung_in(501, held)],
+            vec![hung_in(501, held)],
+            vec![hung_in(501, held)],
+        ]);
+        assert_eq!(only(&o[0]).state, HangState::Pending);
+        for r in &o[1..] {
+            let d = only(r);
+            assert_eq!(d.state, state, "{d:?}");
+            assert!(!d.restart && !d.detected && !d.newly_blocked, "{d:?}");
+            assert!(d.reason.as_deref().unwrap().contains("never restarted"));
+        }
+        assert!(s.observations.is_empty(), "pending cleared");
+        assert!(s.restarts.is_empty());
+        // Continued and still hung: it starts over, one round pending.
+        let mut s = s;
+        let o = performed(
+            &mut s,
+            &live(T0 + 4 * EVERY, vec![hung(501)]),
+            &MonitorConfig::default(),
+        );
+        assert_eq!((only(&o).state, only(&o).rounds), (HangState::Pending, 1));
+    }
+    for running in [
+        Some(ProcState::Running),
+        Some(ProcState::Sleeping),
+        Some(ProcState::Unknown),
+        None,
+    ] {
+        let app = AppObservation {
+            state: running,
+            ..hung(501)
+        };
+        let (o, _) = fresh(twice(vec![app]));
+        assert!(only(&o[1]).restart, "{running:?}");
+    }
+}
+
+/// A blocked app that is then parked loses its blocked state, like one that responds.
+#[test]
+fn a_stopped_app_clears_its_blocked_state() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0 - 60_000);
+    s.blocked.insert(ED.into(), T0 - 30_000);
+    let o = performed(
+        &mut s,
+        &live(T0, vec![hung_in(501, ProcState::Stopped)]),
+        &cfg,
+    );
+    assert_eq!(only(&o).state, HangState::Stopped);
+    assert!(s.blocked.is_empty(), "blocked cleared");
+    // Control: running and still unresponsive, it stays blocked (and is not notified again).
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0 - 60_000);
+    s.blocked.insert(ED.into(), T0 - 30_000);
+    let o = performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    assert_eq!(only(&o).state, HangState::Blocked);
+    assert!(!only(&o).newly_blocked);
+    assert!(s.blocked.contains_key(ED));
+}
+
+/// The held states come from either OS's reading: Linux's `T` (stopped) and `t` (tracing
+/// stop) as macOS's SSTOP and P_TRACED (`platform::macos::kinfo::state`); every other
+/// letter is not held.
+#[test]
+fn held_states_from_the_linux_letters() {
+    let held = |c| {
+        AppObservation {
+            state: Some(ProcState::from_linux(c)),
+            ..hung(501)
+        }
+        .held()
+    };
+    assert_eq!(held('T'), Some(HangState::Stopped));
+    assert_eq!(held('t'), Some(HangState::Traced));
+    for c in ['R', 'S', 'D', 'I', 'Z', '?'] {
+        assert_eq!(held(c), None, "{c}");
+    }
 }

@@ -59,7 +59,7 @@ impl MacSource {
             ppid: k.ppid,
             uid: k.ruid,
             // Until libproc says otherwise: SRUN alone is no answer (see kinfo::state).
-            state: kinfo::state(k.stat, None),
+            state: kinfo::state(k.stat, k.flag, None),
             start_time: Some(k.start_us),
             name: k.comm.clone(),
             exe: None,
@@ -88,7 +88,7 @@ impl MacSource {
             rec.threads = u32::try_from(ti.pti_threadnum).ok();
             let ticks = ti.pti_total_user.saturating_add(ti.pti_total_system);
             rec.cpu_ns = Some((ticks as f64 * self.ns_per_tick) as u64);
-            rec.state = kinfo::state(k.stat, Some(ti.pti_numrunning));
+            rec.state = kinfo::state(k.stat, k.flag, Some(ti.pti_numrunning));
         }
         rec.footprint_bytes = phys_footprint(k.pid);
         let path = (with_exe || cut).then(|| pid_path(k.pid)).flatten();
