@@ -122,12 +122,12 @@ impl MacSource {
                 scope: Scope::User,
                 in_use: None,
                 origin: "sysctl kern.maxprocperuid".into(),
-                enforced: uid != 0,
-                note: if uid == 0 {
-                    Some("not enforced for root".into())
-                } else {
-                    pnote
-                },
+                // fork never checks it (core::limits): information and the trap note.
+                enforced: false,
+                note: Some(match pnote {
+                    Some(e) => format!("{e}; {}", crate::core::limits::PER_UID_NOTE),
+                    None => crate::core::limits::PER_UID_NOTE.into(),
+                }),
             },
             Ceiling {
                 source: LimitSource::RlimitNproc,
