@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Mutation testing of the code that decides whom to signal and how (issue 16), against the
-# unit tests only (`--lib`): core/policy.rs, core/liveness.rs, core/emergency.rs,
-# core/patterns.rs, actions/terminate.rs and actions/escalate.rs.
+# unit tests only (`--lib`): the core's policy.rs, liveness.rs, emergency.rs and patterns.rs
+# (crates/headroom-core/src), and src/actions/terminate.rs and src/actions/escalate.rs.
+# Every mutant runs the unit tests of the whole workspace (`--test-workspace=true`): the
+# core's rules are also tested from the main crate (actions, commands), as they were when
+# the core was a module of it.
 #
 # Every mutant must be caught, or listed in scripts/mutants-equivalent.txt as equivalent (a
 # change of code that cannot change behaviour), with a `# why` comment above it. An entry is
@@ -12,7 +15,7 @@
 # that is now caught (the list must stay true).
 #
 #   scripts/mutants.sh                    # all six files (slow on 2 cores: hours)
-#   scripts/mutants.sh src/core/patterns.rs   # one file
+#   scripts/mutants.sh crates/headroom-core/src/patterns.rs   # one file
 #   MUTANTS_IN_PLACE=1 scripts/mutants.sh ... # mutate this tree in place (fast, see below)
 #   scripts/mutants.sh --check-list       # only check the list names mutants (seconds)
 #   scripts/mutants.sh --judge FILE...    # judge the finished run in MUTANTS_OUT again
@@ -29,10 +32,12 @@ mode=
 case "${1:-}" in --check-list | --judge) mode=$1; shift ;; esac
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
-    files=(src/core/policy.rs src/core/liveness.rs src/core/emergency.rs src/core/patterns.rs
+    core=crates/headroom-core/src
+    files=("$core/policy.rs" "$core/liveness.rs" "$core/emergency.rs" "$core/patterns.rs"
            src/actions/terminate.rs src/actions/escalate.rs)
 fi
-args=()
+# Both packages hold files to mutate (the root's alone would be chosen from here).
+args=(--workspace --test-workspace=true)
 for f in "${files[@]}"; do args+=(--file "$f"); done
 # `file:line:col: text` -> `file: text`, the form the list uses.
 name() { sed -E '/^$/d; s/^([^:]+):[0-9]+:[0-9]+: /\1: /'; }

@@ -14,8 +14,10 @@ if git rev-parse -q --verify "refs/tags/$tag" >/dev/null; then die "tag $tag exi
 grep -q '^## Unreleased$' CHANGELOG.md || die "CHANGELOG.md has no '## Unreleased' section"
 today=$(date -u +%Y-%m-%d)
 
-# The package's own version (the first `version =` line, in [package]), then the lock file.
+# The packages' own versions (the first `version =` line, in [package]), then the lock file.
 perl -0pi -e 's/^version = "[^"]*"/version = "'"$version"'"/m' Cargo.toml
+# The core crate is released with it, at the same version.
+perl -0pi -e 's/^version = "[^"]*"/version = "'"$version"'"/m' crates/headroom-core/Cargo.toml
 cargo update --workspace --offline --quiet 2>/dev/null || cargo update --workspace --quiet
 # The date on the man pages' title lines.
 perl -pi -e 's/^(pub const MAN_DATE: &str = )"[^"]*";/$1"'"$today"'";/' src/commands/generate.rs

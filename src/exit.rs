@@ -87,6 +87,17 @@ impl From<crate::core::reading::Level> for ExitStatus {
     }
 }
 
+/// `doctor`: 0 when headroom agrees with the system's tools, 1 on a mismatch.
+impl From<crate::core::doctor::Verdict> for ExitStatus {
+    fn from(v: crate::core::doctor::Verdict) -> Self {
+        use crate::core::doctor::Verdict;
+        match v {
+            Verdict::Agrees => Self::Ok,
+            Verdict::Mismatch => Self::Unhappy,
+        }
+    }
+}
+
 impl From<ExitStatus> for std::process::ExitCode {
     fn from(s: ExitStatus) -> Self {
         Self::from(s.code())
@@ -338,6 +349,13 @@ mod tests {
                 (Level::Unknown, 3)
             ]
         );
+    }
+
+    #[test]
+    fn doctor_exits_1_only_on_a_mismatch() {
+        use crate::core::doctor::Verdict;
+        assert_eq!(ExitStatus::from(Verdict::Agrees).code(), 0);
+        assert_eq!(ExitStatus::from(Verdict::Mismatch).code(), 1);
     }
 
     #[test]

@@ -12,12 +12,14 @@ pub mod cli;
 pub mod cli_help;
 pub mod commands;
 pub mod config;
-pub mod core;
+/// The pure rules, a crate of their own (`crates/headroom-core`): `crate::core::…` paths
+/// are that crate's.
+pub use headroom_core as core;
 pub mod exit;
 pub mod mcp;
 pub mod output;
 pub mod platform;
-pub mod sanitize;
+pub use headroom_core::sanitize;
 pub mod schema;
 pub mod store;
 

@@ -80,7 +80,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     } else {
         ctx.printer.text(&human(&report, ctx.printer))?;
     }
-    Ok(dr::exit_code(&report.checks))
+    Ok(dr::verdict(&report.checks).into())
 }
 
 pub fn human(r: &DoctorReport, p: &Printer) -> String {

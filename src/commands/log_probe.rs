@@ -13,12 +13,13 @@ use serde::Serialize;
 use crate::cli::LogProbeArgs;
 use crate::commands::Ctx;
 use crate::core::session_log::{
-    self, DirReport, DirVerdict, FileReport, FileVerdict, FutureLines, ReaderLimits, UnknownWhy,
+    DirReport, DirVerdict, FileReport, FileVerdict, FutureLines, ReaderLimits, UnknownWhy,
 };
 use crate::core::time::{self, BadTime, format_secs};
 use crate::exit::{self, ExitStatus};
 use crate::output::{Printer, Style, human_bytes, human_duration};
 use crate::sanitize::sanitize;
+use crate::store::log_files;
 
 /// The arguments resolved: the directory, the instant judged, and the reader's limits.
 #[derive(Debug)]
@@ -112,7 +113,7 @@ impl crate::schema::Document for LogProbeReport {
 pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<ExitStatus> {
     let plan = resolve(args)?;
     let dir =
-        session_log::judge_dir(&plan.dir, plan.now, &plan.limits, Instant::now).map_err(|e| {
+        log_files::judge_dir(&plan.dir, plan.now, &plan.limits, Instant::now).map_err(|e| {
             // One line naming the path and what is wrong (the path may hold anything).
             anyhow!("{}", sanitize(&format!("{:#}", anyhow::Error::new(e))))
         })?;

@@ -15,7 +15,7 @@ use crate::commands::reap_report::ReapReport;
 use crate::commands::watch::events::{Event, ReadingEvent};
 use crate::core::emergency::Emergency;
 use crate::core::evidence_csv::{ReadRow, columns, encode, parse};
-use crate::core::limits::tests::mac;
+use crate::core::limits::fixture::mac;
 use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{Policy, Selection};
 use crate::core::reading::{self, Level, Thresholds, Trend};

@@ -349,7 +349,7 @@ mod tests {
             uid: 501,
             dry_run: false,
             pressure: sel.pressure,
-            usage: crate::core::slot_reading::tests::sample(),
+            usage: crate::core::slot_reading::fixture::sample(),
             policy: Policy {
                 allow_deny: AllowDeny {
                     allow: Patterns::new(["agency"]),

@@ -11,7 +11,7 @@ use crate::config::Settings;
 use crate::core::liveness::{
     self, ChildReader, Clocks, CpuTracker, DEFAULT_ACTIVE_FRACTION, LogJudge, Session,
 };
-use crate::core::session_log::{self, ReaderLimits};
+use crate::core::session_log::ReaderLimits;
 use crate::core::snapshot::{ProcessTable, Snapshot};
 use crate::platform::{self, ProcessSource};
 use crate::store::state::CpuHistory;
@@ -33,7 +33,7 @@ pub struct ContentJudge {
 
 impl LogJudge for ContentJudge {
     fn last_activity(&self, dir: &Path, now: i64) -> Option<i64> {
-        session_log::judge_dir(dir, now, &self.limits, std::time::Instant::now)
+        crate::store::log_files::judge_dir(dir, now, &self.limits, std::time::Instant::now)
             .ok()?
             .last_activity
     }

@@ -220,7 +220,7 @@ pub fn read_file(path: &Path) -> Result<(Vec<ReadRow>, Vec<Anomaly>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::slot_reading::tests::sample;
+    use crate::core::slot_reading::fixture::sample;
 
     fn row(n: u64) -> Row {
         let mut reading = sample();
@@ -399,7 +399,12 @@ mod tests {
     #[test]
     fn the_archived_over_long_final_row_is_reported_not_dropped_silently() {
         let d = tempfile::tempdir().unwrap();
-        let p = crate::core::evidence_csv::fixture::archived_14_field_row(d.path());
+        let p = d.path().join("evidence.1.csv");
+        std::fs::write(
+            &p,
+            crate::core::evidence_csv::fixture::archived_14_field_row(),
+        )
+        .unwrap();
         let (rows, anomalies) = read_file(&p).unwrap();
         assert_eq!(rows.len(), 86);
         assert_eq!(anomalies.len(), 1);

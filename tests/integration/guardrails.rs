@@ -7,10 +7,13 @@ use std::path::{Path, PathBuf};
 /// `#[cfg(test)] mod x;` in their parent): `code` cuts an inline test module at its marker,
 /// a test file has no marker of its own.
 fn sources() -> Vec<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let tests = crate::support::test_only_files(&src);
-    let mut files = crate::support::files_under(&src);
-    files.retain(|p| p.extension().is_some_and(|x| x == "rs") && !tests.contains(p));
+    let mut files = Vec::new();
+    for src in crate::support::source_roots() {
+        let tests = crate::support::test_only_files(&src);
+        let mut under = crate::support::files_under(&src);
+        under.retain(|p| p.extension().is_some_and(|x| x == "rs") && !tests.contains(p));
+        files.extend(under);
+    }
     files
 }
 
@@ -297,7 +300,8 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
         }
     }
     // The core decisions themselves refuse what must never be touched.
-    let parking = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/core/parking.rs"));
+    let parking =
+        code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-core/src/parking.rs"));
     assert!(parking.contains("ancestors") && parking.contains("pid <= 1"));
     let watchdog = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/watchdog/mod.rs"));
     assert!(watchdog.contains("core::memory"));

@@ -650,6 +650,13 @@ pub fn zombie_children(pid: i32) -> usize {
     n
 }
 
+/// The source directories of the workspace's crates: the main crate's `src/` and the
+/// core's (`crates/headroom-core/src`). Source scans read both.
+pub fn source_roots() -> [PathBuf; 2] {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    [root.join("src"), root.join("crates/headroom-core/src")]
+}
+
 /// Files of `src/` compiled only for tests: declared as `mod x;` right after
 /// `#[cfg(test)]` (and perhaps a `#[path]`) in their parent.
 pub fn test_only_files(src: &Path) -> std::collections::BTreeSet<PathBuf> {
@@ -660,7 +667,9 @@ pub fn test_only_files(src: &Path) -> std::collections::BTreeSet<PathBuf> {
         };
         let lines: Vec<&str> = text.lines().map(str::trim).collect();
         for (i, l) in lines.iter().enumerate() {
-            if *l != "#[cfg(test)]" {
+            // The core's shared builders are compiled for its tests and for the main
+            // crate's (its `fixtures` feature): test code too.
+            if *l != "#[cfg(test)]" && *l != "#[cfg(any(test, feature = \"fixtures\"))]" {
                 continue;
             }
             let mut path_attr = None;

@@ -5,8 +5,8 @@
 //!
 //! The polling path does not fork or exec. A transient error is reported as a `notice` and the
 //! next round tries again. SIGTERM/SIGINT/SIGHUP only set a flag: an in-flight cleanup,
-//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 (SIGHUP does
-//! not reload: the service manager restarts the guard, which reads the config afresh). A
+//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 (130 after
+//! SIGINT: `exit::after_stop`; SIGHUP does not reload: the service manager restarts the guard, which reads the config afresh). A
 //! closed stdout ends it the same way; a stdout nobody reads never stalls a round
 //! (`output.rs`).
 //!

@@ -1,6 +1,6 @@
 //! The fault suite: each assumption headroom's guarantees rest on is broken on purpose, on
 //! real processes and real file systems, in a sandbox the test owns, and the guarantee is
-//! checked (README, "What survives what").
+//! checked (docs/GUIDE.md, "What survives what").
 //!
 //! Sandboxes: a private mount namespace per test (`unshare(CLONE_NEWNS)` on a thread of the
 //! test's own, with every mount made private, so nothing mounted here is seen outside it

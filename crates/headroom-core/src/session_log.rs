@@ -1,0 +1,511 @@
+//! The liveness guard's second signal: whether a coding-agent session is still doing work,
+//! judged from the CONTENT of its log directory (the session child's `--log-dir`), never
+//! from mtimes. The leak this guard exists to stop refreshed its own log every 30 s with
+//! telemetry flushes, so "newest write" read a session dead for 17 h as alive forever
+//! (seed: "The log signal reads content, not mtime"; reference A.7).
+//!
+//! Pure rules over what a [`LogFiles`] answers: which files to open, how far back and how
+//! much to read are decided here, file by file as it reads; the file system itself is the
+//! caller's (`headroom::store::log_files::Disk`, or a test's). It reads no clock: `now` is
+//! an argument, and the time each file cost is measured on the caller's [`Clock`]. `line`
+//! holds the timestamp parser and the heartbeat denylist, `backwards` the chunked reader;
+//! this file holds the file and directory rules and the public types.
+//!
+//! Rules where the reference is silent, decided here (all err towards "active"):
+//! - A line stamped after `now` is a clock running ahead of ours; it was written no later
+//!   than now, so live it counts as now ([`FutureLines::CountAsNow`]). A replay
+//!   (`log-probe --at`) ignores such lines: they did not exist yet ([`FutureLines::Ignore`]).
+//! - The upper bound reported when the budget or the file runs out is the timestamp of the
+//!   earliest heartbeat read *by position*, not the smallest timestamp: the unread part was
+//!   written before it, and with out-of-order lines this is the later bound.
+//! - The line the byte budget cuts is not judged (its timestamp was not read), so a file
+//!   whose last 4 MiB hold no whole timestamped line (one 10 MB line without a newline, a
+//!   binary blob, a huge continuation after the last entry) is unknown, never idle.
+//! - The timestamp's fraction may have any number of digits (the reference looked at 40
+//!   bytes only): a longer one would otherwise turn a work line into a continuation.
+//! - A file whose mtime is older than the horizon is not opened; its mtime bounds its last
+//!   activity (a write can only make an mtime newer than the content, never older).
+//! - At most [`ReaderLimits::max_files`] recently written files are read (default 32, so at
+//!   most 128 MiB per directory per poll); more makes the directory unknown, unread.
+//! - Directories, sockets, pipes and devices in the log directory are skipped (a pipe would
+//!   block the reader: files are opened non-blocking and re-checked after opening), and so
+//!   are dangling symlinks (persistent junk must not protect forever). A file that vanishes
+//!   between listing and reading, or cannot be opened, is unknown: that protects once, and
+//!   the next poll sees the directory as it now is.
+
+mod backwards;
+mod bytes;
+mod line;
+
+use std::ffi::OsString;
+use std::io::{self, Read, Seek};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub use backwards::{Scan, judge_reader};
+pub use line::{HEARTBEATS, is_heartbeat, parse_timestamp};
+
+/// The file system the reader judges, as the rules below need it. The core opens nothing
+/// itself: `headroom::store::log_files::Disk` answers from the OS.
+pub trait LogFiles {
+    /// An opened file, read from its end backwards.
+    type File: Read + Seek;
+    /// The metadata of `path`, a symlink followed to its target.
+    fn metadata(&self, path: &Path) -> io::Result<FileMeta>;
+    /// Whether `path` itself is a symlink (not followed).
+    fn is_symlink(&self, path: &Path) -> bool;
+    /// The names in `dir`, in any order. An entry that cannot be read fails the listing: a
+    /// listing cut short may have lost the one file that shows work.
+    fn list(&self, dir: &Path) -> io::Result<Vec<OsString>>;
+    /// `path` opened for reading without blocking (the name may have become a pipe since
+    /// it was examined), and the metadata of what was opened.
+    fn open(&self, path: &Path) -> io::Result<(Self::File, FileMeta)>;
+}
+
+/// What the reader looks at in a file's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMeta {
+    pub kind: FileKind,
+    /// Bytes.
+    pub len: u64,
+    /// The last modification, unix seconds; `None` when the OS did not say.
+    pub mtime: Option<i64>,
+}
+
+impl FileMeta {
+    pub fn is_dir(&self) -> bool {
+        self.kind == FileKind::Directory
+    }
+
+    pub fn is_file(&self) -> bool {
+        self.kind == FileKind::File
+    }
+}
+
+/// A file's type, as far as the reader cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    File,
+    Directory,
+    /// A socket, pipe or device.
+    Other,
+}
+
+/// How much one file may cost, and how far back the reader looks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReaderLimits {
+    /// Bytes per read, from the end backwards (64 KiB; at least 1).
+    pub chunk: usize,
+    /// Bytes one file may cost per judgement (4 MiB; at least one chunk).
+    pub budget: u64,
+    /// A heartbeat this many seconds old ends the scan: nothing newer was work (6 h).
+    pub horizon_secs: i64,
+    /// Most files judged in one directory; more recently written files make it unknown.
+    pub max_files: usize,
+    /// What a line stamped after `now` means.
+    pub future: FutureLines,
+}
+
+impl Default for ReaderLimits {
+    fn default() -> Self {
+        Self {
+            chunk: 64 * 1024,
+            budget: 4 * 1024 * 1024,
+            horizon_secs: 6 * 3600,
+            max_files: 32,
+            future: FutureLines::CountAsNow,
+        }
+    }
+}
+
+/// Lines whose timestamp is after `now`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FutureLines {
+    /// Live: the writer's clock runs ahead; the line was written by now and counts as now.
+    CountAsNow,
+    /// Replay as of an instant: the line did not exist yet and is ignored.
+    Ignore,
+}
+
+/// What one file says about the session. Times are unix seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileVerdict {
+    /// The newest line that is not a heartbeat.
+    Work { at: i64 },
+    /// Only heartbeats back to the horizon, the budget or the file's start: the last work
+    /// was no later than `since_at_least`.
+    HeartbeatOnly { since_at_least: i64 },
+    /// No timestamped line read, or the file could not be read: protects.
+    Unknown,
+    /// Not evidence either way; left out of the directory's verdict.
+    Skipped(SkipReason),
+}
+
+impl FileVerdict {
+    /// The latest time the session can have worked, by this file; `None` when unknown or
+    /// skipped.
+    pub fn activity_bound(&self) -> Option<i64> {
+        match *self {
+            Self::Work { at } => Some(at),
+            Self::HeartbeatOnly { since_at_least } => Some(since_at_least),
+            Self::Unknown | Self::Skipped(_) => None,
+        }
+    }
+}
+
+/// Why a file was not judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// Its name contains `telemetry`: the leaking children write their queue files here,
+    /// and a fresh `telemetry_queue….jsonl.delivered` once kept a finished session alive.
+    Telemetry,
+    /// Zero bytes: otherwise a forgotten empty file would protect its wrapper forever.
+    Empty,
+    Directory,
+    /// A socket, pipe or device.
+    NotRegular,
+    /// A symlink to nothing.
+    DanglingLink,
+    /// More recently written files than [`ReaderLimits::max_files`]; none was read.
+    TooManyFiles,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Telemetry => "telemetry",
+            Self::Empty => "empty",
+            Self::Directory => "directory",
+            Self::NotRegular => "not-a-regular-file",
+            Self::DanglingLink => "dangling-symlink",
+            Self::TooManyFiles => "too-many-files",
+        }
+    }
+}
+
+/// One file's verdict and what it cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileReport {
+    /// The file name (lossy UTF-8; not escaped for a terminal).
+    pub name: String,
+    pub size: u64,
+    /// Unix seconds; `None` when the OS did not say.
+    pub mtime: Option<i64>,
+    pub verdict: FileVerdict,
+    pub bytes_read: u64,
+    pub micros: u64,
+    /// Judged by its mtime alone, older than the horizon, without being opened.
+    pub stale: bool,
+    /// The I/O error behind an `Unknown`, if there was one.
+    pub error: Option<String>,
+}
+
+/// The directory's verdict: the latest activity over its files, or why it is unknown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirVerdict {
+    Work { at: i64 },
+    HeartbeatOnly { since_at_least: i64 },
+    Unknown(UnknownWhy),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnknownWhy {
+    /// Nothing left to judge once skipped files are set aside.
+    NoUsableFiles,
+    /// This file (the first by name) could not be interpreted.
+    FileUnknown { name: String },
+    /// `recent` recently written files, over the cap.
+    TooManyFiles { recent: usize, cap: usize },
+}
+
+/// Every file of one log directory, sorted by name, and the verdict over them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirReport {
+    pub files: Vec<FileReport>,
+    /// The latest time the session can have worked; `None` = unknown, which protects.
+    pub last_activity: Option<i64>,
+    pub verdict: DirVerdict,
+    /// What judging the whole directory cost, listing included.
+    pub micros: u64,
+}
+
+impl DirReport {
+    /// Seconds since the last activity as of `now` (never negative); `None` when unknown.
+    pub fn age(&self, now: i64) -> Option<i64> {
+        self.last_activity.map(|t| now.saturating_sub(t).max(0))
+    }
+}
+
+/// The log directory itself could not be listed.
+#[derive(Debug, thiserror::Error)]
+pub enum LogDirError {
+    #[error("log directory `{}` does not exist", .0.display())]
+    Missing(PathBuf),
+    #[error("`{}` is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("cannot read log directory `{}`", path.display())]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// The session child's log directory from its argv: `--log-dir DIR` or `--log-dir=DIR`,
+/// first occurrence only (as the session itself would parse it). An empty or missing value
+/// is `None`.
+pub fn log_dir_from_argv(argv: &[String]) -> Option<PathBuf> {
+    let mut args = argv.iter();
+    while let Some(a) = args.next() {
+        let value = if a == "--log-dir" {
+            args.next().map(String::as_str)
+        } else if let Some(v) = a.strip_prefix("--log-dir=") {
+            Some(v)
+        } else {
+            continue;
+        };
+        return value.filter(|v| !v.is_empty()).map(PathBuf::from);
+    }
+    None
+}
+
+/// The monotonic clock a judgement times itself by (`micros` in the reports): the caller's
+/// (commands pass `Instant`'s `now`), since the core reads no clock of its own.
+pub type Clock = fn() -> Instant;
+
+/// Judge one file as of `now` (unix seconds), by the same rules as a file in a directory.
+pub fn judge_file(
+    fs: &impl LogFiles,
+    path: &Path,
+    now: i64,
+    limits: &ReaderLimits,
+    clock: Clock,
+) -> FileReport {
+    let started = clock();
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut report = match examine(fs, path, name, now, limits) {
+        Examined::Done(r) => r,
+        Examined::Read(r) => read(fs, path, r, now, limits),
+    };
+    report.micros = micros_since(clock, started);
+    report
+}
+
+/// Judge every file of `dir` as of `now` and aggregate: any file showing work makes the
+/// directory active (the latest activity wins), one unknown file makes it unknown, and no
+/// usable file leaves it unknown. `Err` only when the directory itself cannot be listed.
+pub fn judge_dir(
+    fs: &impl LogFiles,
+    dir: &Path,
+    now: i64,
+    limits: &ReaderLimits,
+    clock: Clock,
+) -> Result<DirReport, LogDirError> {
+    let started = clock();
+    match fs.metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(LogDirError::NotADirectory(dir.to_path_buf())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(LogDirError::Missing(dir.to_path_buf()));
+        }
+        Err(source) => {
+            return Err(LogDirError::Unreadable {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    }
+    let unreadable = |source| LogDirError::Unreadable {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut entries = fs.list(dir).map_err(unreadable)?;
+    entries.sort();
+
+    let mut examined = Vec::with_capacity(entries.len());
+    for name in entries {
+        let started = clock();
+        let path = dir.join(&name);
+        let ex = examine(fs, &path, name.to_string_lossy().into_owned(), now, limits);
+        examined.push((path, ex, micros_since(clock, started)));
+    }
+    let recent = examined
+        .iter()
+        .filter(|(_, ex, _)| matches!(ex, Examined::Read(_)))
+        .count();
+    let over_cap = recent > limits.max_files;
+
+    let mut files = Vec::with_capacity(examined.len());
+    for (path, ex, examining) in examined {
+        let started = clock();
+        let mut report = match ex {
+            Examined::Done(r) => r,
+            Examined::Read(mut r) if over_cap => {
+                r.verdict = FileVerdict::Skipped(SkipReason::TooManyFiles);
+                r
+            }
+            Examined::Read(r) => read(fs, &path, r, now, limits),
+        };
+        report.micros = examining.saturating_add(micros_since(clock, started));
+        files.push(report);
+    }
+    let verdict = if over_cap {
+        DirVerdict::Unknown(UnknownWhy::TooManyFiles {
+            recent,
+            cap: limits.max_files,
+        })
+    } else {
+        aggregate(&files)
+    };
+    let last_activity = match verdict {
+        DirVerdict::Work { at } => Some(at),
+        DirVerdict::HeartbeatOnly { since_at_least } => Some(since_at_least),
+        DirVerdict::Unknown(_) => None,
+    };
+    Ok(DirReport {
+        files,
+        last_activity,
+        verdict,
+        micros: micros_since(clock, started),
+    })
+}
+
+/// Max over the files' bounds (work wins a tie); any unknown file makes it unknown.
+fn aggregate(files: &[FileReport]) -> DirVerdict {
+    let mut best: Option<(i64, bool)> = None;
+    for f in files {
+        let candidate = match f.verdict {
+            FileVerdict::Unknown => {
+                return DirVerdict::Unknown(UnknownWhy::FileUnknown {
+                    name: f.name.clone(),
+                });
+            }
+            FileVerdict::Skipped(_) => continue,
+            FileVerdict::Work { at } => (at, true),
+            FileVerdict::HeartbeatOnly { since_at_least } => (since_at_least, false),
+        };
+        best = best.max(Some(candidate));
+    }
+    match best {
+        None => DirVerdict::Unknown(UnknownWhy::NoUsableFiles),
+        Some((at, true)) => DirVerdict::Work { at },
+        Some((t, false)) => DirVerdict::HeartbeatOnly { since_at_least: t },
+    }
+}
+
+/// What a look at a file's metadata settles.
+#[derive(Debug)]
+enum Examined {
+    /// Skipped, stale by mtime, or unknown: no need to open it.
+    Done(FileReport),
+    /// Recently written: its content decides (the report holds name, size and mtime).
+    Read(FileReport),
+}
+
+fn examine(
+    fs: &impl LogFiles,
+    path: &Path,
+    name: String,
+    now: i64,
+    limits: &ReaderLimits,
+) -> Examined {
+    let mut report = FileReport {
+        name,
+        size: 0,
+        mtime: None,
+        verdict: FileVerdict::Unknown,
+        bytes_read: 0,
+        micros: 0,
+        stale: false,
+        error: None,
+    };
+    let skip = |mut r: FileReport, why| {
+        r.verdict = FileVerdict::Skipped(why);
+        Examined::Done(r)
+    };
+    if line::contains_ignore_ascii_case(report.name.as_bytes(), b"telemetry") {
+        // Shown, never read, and never a reason for unknown (not even when it vanished).
+        if let Ok(m) = fs.metadata(path) {
+            report.size = m.len;
+            report.mtime = m.mtime;
+        }
+        return skip(report, SkipReason::Telemetry);
+    }
+    let meta = match fs.metadata(path) {
+        Ok(m) => m,
+        Err(e) => {
+            let dangling = e.kind() == io::ErrorKind::NotFound && fs.is_symlink(path);
+            if dangling {
+                return skip(report, SkipReason::DanglingLink);
+            }
+            report.error = Some(e.to_string());
+            return Examined::Done(report);
+        }
+    };
+    report.size = meta.len;
+    report.mtime = meta.mtime;
+    if meta.is_dir() {
+        return skip(report, SkipReason::Directory);
+    }
+    if !meta.is_file() {
+        return skip(report, SkipReason::NotRegular);
+    }
+    if meta.len == 0 {
+        return skip(report, SkipReason::Empty);
+    }
+    if let Some(m) = report.mtime {
+        if m < now.saturating_sub(limits.horizon_secs.max(0)) {
+            report.stale = true;
+            report.verdict = FileVerdict::HeartbeatOnly { since_at_least: m };
+            return Examined::Done(report);
+        }
+    }
+    Examined::Read(report)
+}
+
+/// Open (never blocking: the name may have become a pipe since it was examined), re-check
+/// what was opened, and scan it backwards.
+fn read<F: LogFiles>(
+    fs: &F,
+    path: &Path,
+    mut report: FileReport,
+    now: i64,
+    limits: &ReaderLimits,
+) -> FileReport {
+    let opened = fs.open(path);
+    let (mut file, meta): (F::File, FileMeta) = match opened {
+        Ok(x) => x,
+        Err(e) => {
+            report.verdict = FileVerdict::Unknown;
+            report.error = Some(e.to_string());
+            return report;
+        }
+    };
+    if !meta.is_file() {
+        report.verdict = FileVerdict::Skipped(SkipReason::NotRegular);
+        return report;
+    }
+    report.size = meta.len;
+    report.mtime = meta.mtime.or(report.mtime);
+    if meta.len == 0 {
+        report.verdict = FileVerdict::Skipped(SkipReason::Empty);
+        return report;
+    }
+    let scan = judge_reader(&mut file, meta.len, now, limits);
+    report.verdict = scan.verdict;
+    report.bytes_read = scan.bytes_read;
+    report.error = scan.error.map(|e| e.to_string());
+    report
+}
+
+fn micros_since(clock: Clock, t: Instant) -> u64 {
+    u64::try_from(clock().saturating_duration_since(t).as_micros()).unwrap_or(u64::MAX)
+}
+
+// The tests time the reader on the real clock, as the callers do.
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod proptests;
