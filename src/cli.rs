@@ -356,7 +356,11 @@ pub struct IdleWatchArgs {
 the 6 h horizon, the 4 MiB budget or the start of the file), `unknown` (no timestamped line, or \
 unreadable), or `skipped` (a name containing `telemetry`, an empty file, a directory). The \
 directory is active if any file shows work, unknown if any file is unknown; unknown protects. \
-Content decides, never the mtime.\n\n\
+Content decides, never the mtime: every file is read, however old its mtime (which `touch`, \
+`cp -p`, `rsync -a` or `tar x` can set behind its content); the mtime only picks which 32 \
+files get the full budget when there are more, the rest are read at their end (16 KiB, \
+`heartbeat only … (its end only)`), and a directory of more than 1,024 such files is \
+unknown without reading any.\n\n\
 Exit status: 0 whenever the directory was judged, whatever the verdict (read it from the \
 output or `--json`); 2 DIR is missing, not a directory or unreadable; 64 usage error (`--at` \
 not RFC 3339, or in the future)."
