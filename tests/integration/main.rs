@@ -50,6 +50,8 @@ mod snapshot;
 mod support;
 #[cfg(target_os = "linux")]
 mod top;
+#[cfg(target_os = "linux")]
+mod unwritable_state;
 mod watch;
 #[cfg(target_os = "linux")]
 mod watch_terminal;

@@ -379,6 +379,7 @@ impl Watcher<'_, '_> {
             errors: self.errors,
             pending_rows: self.pending.len(),
             stderr_dropped: crate::output::stderr_lost(),
+            history_writes_lost: crate::commands::sessions::lost_history_writes(),
         });
         self.out.finish(DRAIN_AT_EXIT);
         crate::output::finish_stderr(DRAIN_AT_EXIT);
