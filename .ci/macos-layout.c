@@ -214,6 +214,8 @@ _Static_assert(offsetof(struct kinfo_proc, kp_eproc.e_ppid) == 560, "offset stru
 _Static_assert(sizeof(((struct kinfo_proc *)0)->kp_eproc.e_ppid) == 4, "width struct kinfo_proc.kp_eproc.e_ppid");
 _Static_assert(offsetof(struct kinfo_proc, kp_eproc.e_pgid) == 564, "offset struct kinfo_proc.kp_eproc.e_pgid");
 _Static_assert(sizeof(((struct kinfo_proc *)0)->kp_eproc.e_pgid) == 4, "width struct kinfo_proc.kp_eproc.e_pgid");
+_Static_assert(offsetof(struct kinfo_proc, kp_eproc.e_tpgid) == 576, "offset struct kinfo_proc.kp_eproc.e_tpgid");
+_Static_assert(sizeof(((struct kinfo_proc *)0)->kp_eproc.e_tpgid) == 4, "width struct kinfo_proc.kp_eproc.e_tpgid");
 _Static_assert(offsetof(struct kinfo_proc, kp_eproc.e_pcred.p_ruid) == 392, "offset struct kinfo_proc.kp_eproc.e_pcred.p_ruid");
 _Static_assert(sizeof(((struct kinfo_proc *)0)->kp_eproc.e_pcred.p_ruid) == 4, "width struct kinfo_proc.kp_eproc.e_pcred.p_ruid");
 _Static_assert(offsetof(struct kinfo_proc, kp_eproc.e_ucred.cr_uid) == 420, "offset struct kinfo_proc.kp_eproc.e_ucred.cr_uid");

@@ -245,7 +245,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__doctor)
-            opts="-q -h --json --config --quiet --color --help"
+            opts="-q -h --no-exec --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -789,12 +789,16 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__mcp)
-            opts="-q -h --read-only --json --config --quiet --color --help"
+            opts="-q -h --read-only --tools --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --tools)
+                    COMPREPLY=($(compgen -W "read act run" -- "${cur}"))
+                    return 0
+                    ;;
                 --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -955,7 +959,7 @@ _headroom() {
             return 0
             ;;
         headroom__subcmd__run)
-            opts="-l -i -q -h --limit --interval --grace --enforce --warn --json --config --quiet --color --help"
+            opts="-l -i -q -h --limit --interval --grace --enforce --warn --timeout --die-with-parent --records-fd --json --config --quiet --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -986,6 +990,14 @@ _headroom() {
                     return 0
                     ;;
                 --warn)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --records-fd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -92,7 +92,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand reap" -l snapshot -d '
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l allow -d 'Allow pattern (repeatable; plain case-insensitive substring; with `/` it matches the full path, else the name or the executable\'s file name); replaces the configured allowlist [default: agency]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l deny -d 'Deny pattern (repeatable; matches name and full path; always wins); added to the configured denylist, never replacing it' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l min-zombies -d 'Zombies a parent must hold to be a candidate [default: 100]' -r
-complete -c headroom -n "__fish_headroom_using_subcommand reap" -l grace -d 'Wait between SIGTERM and SIGKILL [default: 2s]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand reap" -l grace -d 'Wait between SIGTERM and SIGKILL, 100ms to 60s [default: 2s]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l max-targets -d 'Most parents terminated in one run [default: 10]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l idle-threshold -d 'A session idle this long counts as finished [default: 2h]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand reap" -l config -d 'Read settings from FILE instead of the default config file' -r -F
@@ -142,10 +142,13 @@ complete -c headroom -n "__fish_headroom_using_subcommand run" -l enforce -d 'Wh
 kernel\t'The kernel, or refuse to run (exit 125) saying why it cannot'
 poll\t'headroom\'s polling watchdog only'"
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l warn -d 'Warn once when the tree reaches this percentage of the limit (again only after it dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90]' -r
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l timeout -d 'End the tree once this long has passed (SIGTERM, --grace, SIGKILL), like `90s` or `2h`' -r
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l records-fd -d 'Write headroom\'s own lines (the records with --json) to this inherited file descriptor, open for writing, instead of stderr: stdout and stderr are then the command\'s alone. The command does not inherit it' -r
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c headroom -n "__fish_headroom_using_subcommand run" -l die-with-parent -d 'End the tree when the process that started headroom exits'
 complete -c headroom -n "__fish_headroom_using_subcommand run" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand run" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -227,7 +230,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand watch" -l color -d 'Wh
 always\t''
 never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l once -d 'Run one round and exit with probe\'s exit code (memory guards do not park in it: the exit would wake them at once; a tree over its guard goes straight to SIGTERM)'
-complete -c headroom -n "__fish_headroom_using_subcommand watch" -l no-auto-reap -d 'Never reap automatically'
+complete -c headroom -n "__fish_headroom_using_subcommand watch" -l no-auto-reap -d 'Never reap automatically. (The automatic cleanup runs beside the rounds: readings and memory guards go on while its escalation waits out the grace.)'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l no-hangs -d 'Skip the hangs round'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand watch" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
@@ -246,6 +249,7 @@ complete -c headroom -n "__fish_headroom_using_subcommand doctor" -l config -d '
 complete -c headroom -n "__fish_headroom_using_subcommand doctor" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c headroom -n "__fish_headroom_using_subcommand doctor" -l no-exec -d 'Start no process: skip the checks that ask another tool (`ps`, a login shell\'s `ulimit -u`, `sysctl`, `launchctl`, `systemctl`, the notification helper) or burn CPU in a child'
 complete -c headroom -n "__fish_headroom_using_subcommand doctor" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand doctor" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand doctor" -s h -l help -d 'Print help'
@@ -256,14 +260,17 @@ never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand schema" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand schema" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand schema" -s h -l help -d 'Print help'
+complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l tools -d 'The groups of tools to offer, comma-separated [default: `[mcp] tools`, else read,act,run]' -r -f -a "read\t'The tools that read: probe, limits, top, evidence, log_probe, hangs_events, doctor, explain_reap'
+act\t'The tools that signal processes under the safety rules: reap, park, wake, park_tree, wake_tree'
+run\t'run_limited: start any program the user could (within `[mcp] run_allow`)'"
 complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l read-only -d 'Offer only the read-only tools: nothing the agent calls can signal or start a process'
+complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l read-only -d 'Offer only the read tools (`--tools read`): nothing the agent calls can signal or start a process'
 complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand mcp" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
-complete -c headroom -n "__fish_headroom_using_subcommand mcp" -s h -l help -d 'Print help'
+complete -c headroom -n "__fish_headroom_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c headroom -n "__fish_headroom_using_subcommand help; and not __fish_seen_subcommand_from probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor schema mcp help" -f -a "probe" -d '`--snapshot`, offered by the commands that honour it'
 complete -c headroom -n "__fish_headroom_using_subcommand help; and not __fish_seen_subcommand_from probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor schema mcp help" -f -a "limits" -d '`--snapshot`, offered by the commands that honour it'
 complete -c headroom -n "__fish_headroom_using_subcommand help; and not __fish_seen_subcommand_from probe limits snapshot reap evidence idle-watch log-probe run top park wake park-tree wake-tree calibrate hangs login-item watch config doctor schema mcp help" -f -a "snapshot" -d 'Record the process table, the ceilings and memory totals as JSON'

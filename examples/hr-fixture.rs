@@ -12,10 +12,12 @@
 //!       controlling terminal and stdio; what it writes there is reported as `tty LINE`, and
 //!       lines on stdin drive the terminal: `ctrl-c`, `ctrl-z`, `type TEXT` (TEXT and a
 //!       newline), `fg?` (answered `fg-pgid N`: the terminal's foreground process group).
-//!   leak --zombies N [--ignore-term] [--count-term FILE] [--comm-hex HEX] [--session PROG ARGS... --]
-//!       [--exec-child PROG ARGS... --]
+//!   leak --zombies N [--ignore-term] [--count-term FILE] [--reap-on-term] [--reap-on-usr1]
+//!       [--comm-hex HEX] [--session PROG ARGS... --] [--exec-child PROG ARGS... --]
 //!       Fork N children that exit at once and are never waited for (N zombies), optionally
-//!       append a line to FILE for every SIGTERM received (and otherwise ignore it), name
+//!       append a line to FILE for every SIGTERM received (and otherwise ignore it), reap
+//!       every zombie child on SIGTERM (surviving it) or on SIGUSR1 (a parent that stops
+//!       leaking on cue), name
 //!       itself (comm) with the bytes HEX encodes (any bytes: `)`, newlines, invalid UTF-8),
 //!       start a live session child running another executable, optionally run one command
 //!       as a child and report `child-exited CODE`; print `ready {json}` and sleep forever.
@@ -26,9 +28,10 @@
 //!       100; with --report-growth print `grew TOTAL_MIB UNIX_NS` after each step).
 //!   tree --depth D --fanout F
 //!       A tree of sleeping processes; prints `ready {json}` from the root.
-//!   holder PROG ARGS...
+//!   holder [--reap-after-ms MS] PROG ARGS...
 //!       Become a child subreaper that never waits, start PROG, sleep forever: zombies
-//!       orphaned below it stay zombies (verification failures).
+//!       orphaned below it stay zombies (verification failures). With --reap-after-ms, a
+//!       slow one: MS after it first sees a zombie child it reaps every one it has.
 //!   evidence-writer DIR N
 //!       Append N rows to the evidence log in DIR through headroom's own writer.
 //!   idle
@@ -547,23 +550,43 @@ mod linux {
     }
 
     static TERM_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+    static REAP_ON_TERM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
     extern "C" fn on_term(_: libc::c_int) {
         let fd = TERM_FD.load(std::sync::atomic::Ordering::SeqCst);
-        // SAFETY: write(2) is async-signal-safe; the buffer is static.
-        unsafe { libc::write(fd, b"term\n".as_ptr().cast(), 5) };
+        if fd >= 0 {
+            // SAFETY: write(2) is async-signal-safe; the buffer is static.
+            unsafe { libc::write(fd, b"term\n".as_ptr().cast(), 5) };
+        }
+        if REAP_ON_TERM.load(std::sync::atomic::Ordering::SeqCst) {
+            reap_children();
+        }
     }
 
-    /// Count SIGTERMs in `file` (one line each; O_APPEND), and survive them.
-    fn count_term(file: &str) {
+    extern "C" fn on_usr1(_: libc::c_int) {
+        reap_children();
+    }
+
+    /// Reap every child that has exited (async-signal-safe: waitpid only).
+    fn reap_children() {
+        // SAFETY: WNOHANG waits for any exited child; a null status is allowed.
+        while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+    }
+
+    /// Catch SIGTERM (and survive it): count it in `file` (one line each; O_APPEND) if
+    /// given, reap every zombie child if `reap`.
+    fn catch_term(file: Option<&str>, reap: bool) {
         use std::os::fd::IntoRawFd;
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(file)
-            .expect("--count-term");
-        TERM_FD.store(f.into_raw_fd(), std::sync::atomic::Ordering::SeqCst);
-        // SAFETY: the handler only calls write(2) on an fd that stays open.
+        if let Some(file) = file {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+                .expect("--count-term");
+            TERM_FD.store(f.into_raw_fd(), std::sync::atomic::Ordering::SeqCst);
+        }
+        REAP_ON_TERM.store(reap, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: the handler only calls write(2) on an fd that stays open, and waitpid.
         unsafe {
             libc::signal(
                 libc::SIGTERM,
@@ -580,8 +603,19 @@ mod linux {
             // SAFETY: installing SIG_IGN for SIGTERM.
             unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
         }
-        if let Some(file) = opt(args, "--count-term") {
-            count_term(&file);
+        let count = opt(args, "--count-term");
+        let reap_on_term = args.iter().any(|a| a == "--reap-on-term");
+        if count.is_some() || reap_on_term {
+            catch_term(count.as_deref(), reap_on_term);
+        }
+        if args.iter().any(|a| a == "--reap-on-usr1") {
+            // SAFETY: the handler only calls waitpid.
+            unsafe {
+                libc::signal(
+                    libc::SIGUSR1,
+                    on_usr1 as extern "C" fn(libc::c_int) as libc::sighandler_t,
+                )
+            };
         }
         if let Some(hex) = opt(args, "--comm-hex") {
             let mut name: Vec<u8> = (0..hex.len() / 2)
@@ -785,6 +819,15 @@ mod linux {
             eprintln!("hr-fixture: PR_SET_CHILD_SUBREAPER: {e}");
             std::process::exit(2);
         }
+        let (delay, args) = match args.split_first() {
+            Some((flag, rest)) if flag == "--reap-after-ms" => {
+                let Some((ms, rest)) = rest.split_first() else {
+                    usage()
+                };
+                (Some(ms.parse::<u64>().expect("--reap-after-ms")), rest)
+            }
+            _ => (None, args),
+        };
         let Some((prog, rest)) = args.split_first() else {
             usage()
         };
@@ -794,7 +837,37 @@ mod linux {
             .spawn()
             .expect("holder child");
         say(&format!("holding {}", child.id()));
-        sleep_forever();
+        let Some(delay) = delay else { sleep_forever() };
+        let delay = std::time::Duration::from_millis(delay);
+        let mut first_seen: Option<std::time::Instant> = None;
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            match first_seen {
+                None if has_zombie_child() => first_seen = Some(std::time::Instant::now()),
+                Some(t) if t.elapsed() >= delay => {
+                    reap_children();
+                    first_seen = None;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether a child of ours has exited and waits to be reaped (left as it is: WNOWAIT).
+    /// Linux only, as `holder` is.
+    #[cfg(not(target_os = "linux"))]
+    fn has_zombie_child() -> bool {
+        false
+    }
+
+    #[cfg(target_os = "linux")]
+    fn has_zombie_child() -> bool {
+        // SAFETY: info is a valid out-pointer; P_ALL with WNOHANG|WNOWAIT only looks.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        let r = unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) };
+        // SAFETY: si_pid is set by waitid (0 when no child has exited).
+        r == 0 && unsafe { info.si_pid() } != 0
     }
 
     fn evidence_writer(args: &[String]) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing of the code that decides whom to signal and how (issue 16), against the
-# unit tests only (`--lib`): the core's policy.rs, liveness.rs, emergency.rs and patterns.rs
-# (crates/headroom-core/src), and src/actions/terminate.rs and src/actions/escalate.rs.
+# unit tests only (`--lib`): the core's policy.rs, liveness.rs, emergency.rs, patterns.rs and
+# memory_guard.rs (crates/headroom-core/src), and src/actions/terminate.rs,
+# src/actions/escalate.rs and src/actions/memory_guard.rs.
 # Every mutant runs the unit tests of the whole workspace (`--test-workspace=true`): the
 # core's rules are also tested from the main crate (actions, commands), as they were when
 # the core was a module of it.
@@ -14,7 +15,7 @@
 # names several (ambiguous: make the code or the list say which), and on a listed mutant
 # that is now caught (the list must stay true).
 #
-#   scripts/mutants.sh                    # all six files (slow on 2 cores: hours)
+#   scripts/mutants.sh                    # all eight files (slow on 2 cores: hours)
 #   scripts/mutants.sh crates/headroom-core/src/patterns.rs   # one file
 #   MUTANTS_IN_PLACE=1 scripts/mutants.sh ... # mutate this tree in place (fast, see below)
 #   scripts/mutants.sh --check-list       # only check the list names mutants (seconds)
@@ -34,7 +35,8 @@ files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
     core=crates/headroom-core/src
     files=("$core/policy.rs" "$core/liveness.rs" "$core/emergency.rs" "$core/patterns.rs"
-           src/actions/terminate.rs src/actions/escalate.rs)
+           "$core/memory_guard.rs" src/actions/terminate.rs src/actions/escalate.rs
+           src/actions/memory_guard.rs)
 fi
 # Both packages hold files to mutate (the root's alone would be chosen from here).
 args=(--workspace --test-workspace=true)

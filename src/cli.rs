@@ -223,8 +223,10 @@ pub struct ThresholdArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit status: 0 normal, 1 warning, 2 critical, 3 unknown (no ceiling \
-readable) — the monitoring-plugin convention.\n\nThe trend needs 3 readings from the last 10 \
-minutes; run probe from cron every minute to build it."
+readable) — the monitoring-plugin convention.\n\nThe trend is fitted over the readings of \
+the last 10 minutes after the last drop (a fall of at least 5 slots and 2 %, as a cleanup \
+makes); it needs 3 readings spanning a minute, and gives an ETA only while usage rose over \
+the newest minute. Run probe from cron every minute to build it."
 )]
 pub struct ProbeArgs {
     #[command(flatten)]
@@ -264,8 +266,15 @@ pub struct SnapshotArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 nothing needed doing or every target verified; 1 a \
-target survived or verification failed; 2 error; 64 usage error (nothing is signalled)."
+    after_help = "Every target is sent SIGTERM at once and the grace is shared; when it ends the \
+table is read again and the selection made again for the survivors, and only those it still \
+chooses get SIGKILL (a parent that reaped its own zombies meanwhile is spared). Only the \
+zombies of parents headroom ended count as reaped. Verification waits up to 10 s for \
+whoever inherits them (init, a container's pid 1, a subreaper) to reap them, and names it \
+when it has not.\n\nExit status: 0 nothing needed doing, or every target verified or no \
+longer a target at its signal; 1 a target survived, or its zombies were not reaped within \
+10 s; 2 error; 64 usage error (nothing is signalled). An evidence row that cannot be written \
+is a warning, never the exit code."
 )]
 pub struct ReapArgs {
     #[command(flatten)]
@@ -285,7 +294,7 @@ pub struct ReapArgs {
     /// Zombies a parent must hold to be a candidate [default: 100].
     #[arg(long, value_name = "N", value_parser = parse_positive, allow_hyphen_values = true)]
     pub min_zombies: Option<u64>,
-    /// Wait between SIGTERM and SIGKILL [default: 2s].
+    /// Wait between SIGTERM and SIGKILL, 100ms to 60s [default: 2s].
     #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
     pub grace: Option<Duration>,
     /// Most parents terminated in one run [default: 10].
@@ -391,15 +400,22 @@ spared); a process born during the grace is not signalled until it outlives the 
 When the command exits, what is left of its tree gets SIGTERM, the grace, SIGKILL. \
 SIGINT, SIGTERM and SIGHUP sent to headroom are passed on to the command's process group; if \
 the command still runs --grace later (or at a second signal), headroom ends the tree. \
-headroom writes only to stderr: one line at the end, JSON Lines with --json.\n\n\
+headroom writes only to stderr (or to --records-fd): one line at the end, JSON Lines with \
+--json.\n\n\
+--timeout ends the tree when it passes, the same way (SIGTERM to the whole tree, --grace, \
+SIGKILL to what is left); `ended_by` reads `timeout`. --die-with-parent does the same when the \
+process that started headroom exits (`parent-exited`), for a program that starts `run` and \
+may die without ending it (an agent's tool server, a script killed by its supervisor); \
+without it `run` outlives its parent, as a command under `nohup` should.\n\n\
 --enforce auto (the default) also has the kernel hold the limit where it can (Linux): the \
 command runs in a cgroup of its own, made in a subtree this user may write to with the memory \
 controller delegated (cgroup v2 memory.max, memory.high a sixteenth below, swap 0; v1 \
 memory.limit_in_bytes), joined before exec, read back, removed at the end. The watchdog still \
 parks and reports beside it. Where that is impossible auto polls and says why; --enforce \
 kernel refuses (exit 125).\n\n\
-Exit status: the command's own code; 143 when headroom ended the tree with SIGTERM, 137 when \
-it needed SIGKILL; 125 headroom failed; 126 not executable; 127 not found."
+Exit status: the command's own code; 143 when headroom ended the tree with SIGTERM (over the \
+limit, a forwarded signal, --timeout, the parent's exit), 137 when it needed SIGKILL; 125 \
+headroom failed; 126 not executable; 127 not found."
 )]
 pub struct RunArgs {
     /// Memory limit for the whole tree: MiB, or with a unit (512M, 2G).
@@ -419,6 +435,18 @@ pub struct RunArgs {
     /// dropped 5 points below); 100 turns it off [default: [memory] warn_pct, else 90].
     #[arg(long, value_name = "PCT", value_parser = parse_pct, allow_hyphen_values = true)]
     pub warn: Option<f64>,
+    /// End the tree once this long has passed (SIGTERM, --grace, SIGKILL), like `90s` or
+    /// `2h`.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, allow_hyphen_values = true)]
+    pub timeout: Option<Duration>,
+    /// End the tree when the process that started headroom exits.
+    #[arg(long)]
+    pub die_with_parent: bool,
+    /// Write headroom's own lines (the records with --json) to this inherited file
+    /// descriptor, open for writing, instead of stderr: stdout and stderr are then the
+    /// command's alone. The command does not inherit it.
+    #[arg(long, value_name = "FD", value_parser = clap::value_parser!(i32).range(3..))]
+    pub records_fd: Option<i32>,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
@@ -478,8 +506,17 @@ writable); the login item and brew service; whether notifications can be posted;
 whether the WindowServer interface answers. Each line is ok, mismatch or skipped (why), with \
 both values.
 
+With --no-exec only the checks that start no process are made (the ceilings read from the \
+kernel's files, the cgroup, the state directory, the WindowServer interface); every other is \
+skipped and says so. `headroom mcp` runs it so unless its tools may start processes.
+
 Exit status: 0 nothing mismatches; 1 something does; 2 the process table cannot be read.")]
 pub struct DoctorArgs {
+    /// Start no process: skip the checks that ask another tool (`ps`, a login shell's
+    /// `ulimit -u`, `sysctl`, `launchctl`, `systemctl`, the notification helper) or burn
+    /// CPU in a child.
+    #[arg(long)]
+    pub no_exec: bool,
     /// Internal: be the child doctor measures.
     #[arg(long, hide = true)]
     pub burn_child: bool,
@@ -574,6 +611,28 @@ pub struct LoginItemArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Memory guards ([[memory.guard]] in the config file): a guard holds the topmost process of \
+each chain whose name matches its pattern, with everything below it, not the root of your \
+tree. With pattern = \"cargo\" and the chain sshd → bash → cargo → (rustc, and cargo → \
+build-script), the first cargo is held with the three processes below it (the nested cargo \
+is inside it, not a tree of its own). \
+Never held (counted, parked or ended), whatever matches: a session leader (a login or \
+terminal shell, a tmux pane's shell, a service's main process), a shell at its terminal's \
+prompt (it leads the terminal's foreground process group; a job it runs in the foreground \
+is held, and so is the shell once the job holds the terminal), headroom and its \
+ancestors, other users' processes. A held tree stops at them; a match below one of them \
+is a held tree of its own.
+
+Patterns are plain substrings, held to one rule everywhere (guards, reap's allow and deny, \
+[hangs] entries, flags, MCP arguments): only `/`, one character, no letter or digit, or a \
+glob or regex character (* ? [ ] | ^ $ \\) is refused, exit 64.
+
+watch acts only on settings from a file that you (or root) own, that group and others \
+cannot write, in directories they cannot write (a sticky one such as /tmp excepted): \
+otherwise it prints one line naming the file and the rule and exits 2, signalling nothing; \
+so do reap and live hangs rounds, and headroom mcp's acting tools. Read-only commands use \
+such a file with a warning.")]
 pub struct WatchArgs {
     #[command(flatten)]
     pub replay: SnapshotArg,
@@ -586,7 +645,8 @@ pub struct WatchArgs {
     /// exit would wake them at once; a tree over its guard goes straight to SIGTERM).
     #[arg(long)]
     pub once: bool,
-    /// Never reap automatically.
+    /// Never reap automatically. (The automatic cleanup runs beside the rounds: readings and
+    /// memory guards go on while its escalation waits out the grace.)
     #[arg(long)]
     pub no_auto_reap: bool,
     /// Skip the hangs round.
@@ -609,22 +669,38 @@ pub struct ConfigArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Newline-delimited JSON-RPC 2.0 on stdin and stdout (MCP 2025-11-25, and the stateless \
-2026-07-28 style with `server/discover`); diagnostics go to stderr; no network listener. \
-Tools: probe, limits, top, evidence, log_probe, hangs_events, explain_reap (read-only); \
-reap, park, wake, park_tree, wake_tree, run_limited (acting). Each calls the command of the \
-same name and returns its `--json` report as structuredContent; a refusal (pid 1 or lower, \
-another user's process, headroom and its ancestors, which include the agent that started \
-the server) is a result with isError and the rule's name. `reap`'s arguments can only narrow \
-the configured policy.
+Newline-delimited JSON-RPC 2.0 on stdin and stdout (MCP 2025-11-25, 2025-06-18, 2025-03-26 with \
+its batches, 2024-11-05, and the stateless 2026-07-28 style with `server/discover`); \
+diagnostics go to stderr; no network listener. Calls run concurrently (8 at a time); `ping` \
+is answered at once; a cancelled call is ended and not answered; a request with a \
+progressToken gets progress notifications.
+
+Tools, by group (--tools, or `[mcp] tools` in the config): read: probe, limits, top, evidence, \
+log_probe, hangs_events, doctor, explain_reap; act: reap, park, wake, park_tree, wake_tree; \
+run: run_limited, which starts any program the user could (`[mcp] run_allow` lists the only \
+ones it may start). Each calls the command of the same name and returns its `--json` report \
+as structuredContent and as text; a refusal (pid 1 or lower, another user's process, \
+headroom and its ancestors, which include the agent that started the server) is a result \
+with isError and the rule's name. `reap`'s arguments can only narrow the configured policy. \
+Without `run`, nothing the server does starts a process (doctor skips the checks that \
+would). Resources: the current reading, the evidence log's recent rows, the hang events and \
+the effective config, with updates while subscribed; prompts: `out-of-slots`.
+
+When stdin closes or SIGTERM arrives, every run the server started is ended (its tree: \
+SIGTERM, grace, SIGKILL) before it exits; each run also ends its tree if the server dies.
 
 Register it with an agent as the command `headroom mcp` (see the README).
 
-Exit status: 0 when stdin ends; 2 stdin or stdout failed.")]
+Exit status: 0 when stdin ends or SIGTERM arrives; 2 stdin or stdout failed.")]
 pub struct McpArgs {
-    /// Offer only the read-only tools: nothing the agent calls can signal or start a process.
-    #[arg(long)]
+    /// Offer only the read tools (`--tools read`): nothing the agent calls can signal or
+    /// start a process.
+    #[arg(long, conflicts_with = "tools")]
     pub read_only: bool,
+    /// The groups of tools to offer, comma-separated [default: `[mcp] tools`, else
+    /// read,act,run].
+    #[arg(long, value_name = "GROUPS", value_enum, value_delimiter = ',')]
+    pub tools: Option<Vec<crate::config::ToolGroup>>,
 }
 
 #[derive(Debug, Args)]

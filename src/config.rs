@@ -19,9 +19,9 @@ use crate::exit::UsageError;
 mod sections;
 
 pub use sections::{
-    EmergencySection, HANGS_COOLDOWN_MAX, HANGS_COOLDOWN_MIN, HANGS_GRACE_MAX, HangsSection,
-    LivenessSection, MEMORY_GRACE_MAX, MemorySection, NotificationsSection, PressureMode,
-    ProbeSection, ReapSection, Refusal, WatchSection,
+    EmergencySection, GRACE_MAX, HANGS_COOLDOWN_MAX, HANGS_COOLDOWN_MIN, HANGS_GRACE_MAX,
+    HangsSection, LivenessSection, McpSection, MemorySection, NotificationsSection, PressureMode,
+    ProbeSection, ReapSection, Refusal, ToolGroup, WatchSection,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -91,6 +91,7 @@ struct FileConfig {
     notifications: sections::NotificationsFile,
     hangs: sections::HangsFile,
     memory: sections::MemoryFile,
+    mcp: sections::McpFile,
 }
 
 /// Every setting, resolved: one section per command, in file order.
@@ -98,6 +99,10 @@ struct FileConfig {
 pub struct Settings {
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
+    /// Why that file may not steer a command that signals (someone else could have written
+    /// it), one line; `None` when it may, or no file was read.
+    #[serde(skip)]
+    pub untrusted: Option<String>,
     pub probe: ProbeSection,
     pub reap: ReapSection,
     pub liveness: LivenessSection,
@@ -106,6 +111,7 @@ pub struct Settings {
     pub notifications: NotificationsSection,
     pub hangs: HangsSection,
     pub memory: MemorySection,
+    pub mcp: McpSection,
 }
 
 impl Settings {
@@ -116,7 +122,7 @@ impl Settings {
             Some(p) => (p.to_path_buf(), true),
             None => (crate::store::paths::config_file()?, false),
         };
-        let text = match std::fs::read_to_string(&path) {
+        let read = match crate::store::config_file::read(&path) {
             Ok(t) => t,
             // The default location may be absent, or under something that is not a directory.
             Err(e)
@@ -133,7 +139,22 @@ impl Settings {
                     .with_context(|| format!("cannot read config file `{}`", path.display()));
             }
         };
-        Self::parse(&text, &path)
+        Ok(Self {
+            untrusted: read.untrusted,
+            ..Self::parse(&read.text, &path)?
+        })
+    }
+
+    /// Refuse (exit 2) when the file read is not one the user alone controls
+    /// (`core::state_rules::config_rule`): what a command that signals calls before it
+    /// acts on these settings. `Ok` when no file was read or it is trusted.
+    pub fn trusted_for_action(&self) -> Result<(), crate::exit::Failure> {
+        match &self.untrusted {
+            Some(why) => Err(crate::exit::Failure::Failed(format!(
+                "{why}; nothing was signalled"
+            ))),
+            None => Ok(()),
+        }
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
@@ -170,6 +191,7 @@ impl Settings {
     fn from_file(f: FileConfig) -> Result<Self, Refusal> {
         Ok(Self {
             file: None,
+            untrusted: None,
             probe: ProbeSection::from_file(f.probe)?,
             reap: ReapSection::from_file(f.reap)?,
             liveness: LivenessSection::from_file(f.liveness)?,
@@ -178,6 +200,7 @@ impl Settings {
             notifications: NotificationsSection::from_file(f.notifications)?,
             hangs: HangsSection::from_file(f.hangs)?,
             memory: MemorySection::from_file(f.memory)?,
+            mcp: McpSection::from_file(f.mcp)?,
         })
     }
 
@@ -192,6 +215,7 @@ impl Settings {
         self.notifications.entries(&mut out);
         self.hangs.entries(&mut out);
         self.memory.entries(&mut out);
+        self.mcp.entries(&mut out);
         out
     }
 }

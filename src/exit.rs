@@ -145,7 +145,7 @@ pub const TABLE: &[(ExitStatus, &str)] = &[
     ),
     (
         ExitStatus::Unhappy,
-        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived or was not verified; hangs: a confirmed hang was left (blocked, restart failed, or replay); park-tree/wake-tree: members left unchanged",
+        "the unhappy answer the command is about; probe/limits: level warning; reap: a target survived, or its zombies were not reaped within 10 s; hangs: a confirmed hang was left (blocked, restart failed, or replay); park-tree/wake-tree: members left unchanged",
     ),
     (
         ExitStatus::Error,
@@ -223,6 +223,93 @@ impl Failure {
             Self::NotFound(_) => ExitStatus::NotFound,
         }
     }
+}
+
+/// What kind of failure an error is, as every front end names it (`headroom mcp`'s
+/// `_meta.headroom.error`, a stable name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A safety rule refused it (`Reported::reason` names the rule when it has a name).
+    Refused,
+    /// The arguments or the config make no valid request.
+    Usage,
+    /// It ran and failed.
+    Failed,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Refused => "refused",
+            Self::Usage => "usage",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// An error as it is said: the one mapping from an error to its message and exit status,
+/// shared by the command line (`lib::run`), probe's UNKNOWN (`commands::unknown_on_error`)
+/// and `headroom mcp`'s tool errors, so none of them says a cause twice or picks another
+/// status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    /// The cause chain, each cause said once (`said_once`); a `Failure`'s own words.
+    pub message: String,
+    pub status: ExitStatus,
+    pub kind: ErrorKind,
+    /// The refusing rule's stable name (`core::parking::Refusal`).
+    pub reason: Option<&'static str>,
+    /// A closed pipe (`headroom probe | head -1`): not an error, said nowhere.
+    pub broken_pipe: bool,
+}
+
+/// Map `e` onto the exit-code table.
+pub fn report(e: &anyhow::Error) -> Reported {
+    let broken_pipe = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    let (status, kind, reason, message) = if let Some(f) = e.downcast_ref::<Failure>() {
+        let kind = match f.status() {
+            ExitStatus::Refused => ErrorKind::Refused,
+            _ => ErrorKind::Failed,
+        };
+        (f.status(), kind, None, f.to_string())
+    } else if let Some(r) = e.downcast_ref::<crate::core::parking::Refusal>() {
+        let m = said_once(e);
+        (ExitStatus::Refused, ErrorKind::Refused, Some(r.reason()), m)
+    } else if e.downcast_ref::<Refused>().is_some() {
+        (ExitStatus::Refused, ErrorKind::Refused, None, said_once(e))
+    } else if e.downcast_ref::<UsageError>().is_some() {
+        (ExitStatus::Usage, ErrorKind::Usage, None, said_once(e))
+    } else {
+        (ExitStatus::Error, ErrorKind::Failed, None, said_once(e))
+    };
+    Reported {
+        message,
+        status,
+        kind,
+        reason,
+        broken_pipe,
+    }
+}
+
+/// The cause chain joined with `: `, each cause said once: an error whose message already
+/// ends with its source's (`cannot read `x`: No such file…`, then the io::Error itself) would
+/// otherwise print the OS error twice.
+pub fn said_once(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || msg.ends_with(&text) || msg.contains(&format!("{text}: ")) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&text);
+    }
+    msg
 }
 
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {

@@ -38,8 +38,22 @@ where
         Ok(c) => c,
         Err(e) => return clap_error(&e, &args),
     };
-    let printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
+    let mut printer = Printer::new(cli.global.json, cli.global.quiet, cli.global.color);
     let stream = ErrorStream::of(&cli.command, cli.global.json);
+    #[cfg(unix)]
+    if let cli::Command::Run(a) = &cli.command {
+        if let Some(fd) = a.records_fd {
+            match platform::adopt_records_fd(fd) {
+                Ok(f) => printer = printer.with_stderr_to(f),
+                Err(e) => {
+                    let msg = format!("--records-fd `{fd}`: {e}");
+                    printer.error(&msg);
+                    stream.emit(&msg, exit::ExitStatus::Usage, &printer);
+                    return exit::ExitStatus::Usage;
+                }
+            }
+        }
+    }
     match commands::dispatch(cli, &printer) {
         Ok(status) => status,
         Err(e) => report_error(&e, &printer, stream),
@@ -84,7 +98,8 @@ impl ErrorStream {
     }
 
     /// The error object, after the stderr line. A closed stdout is no worse than the exit.
-    fn emit(self, message: &str, status: exit::ExitStatus) {
+    /// `printer`'s stderr is where `run`'s records go (`--records-fd`).
+    fn emit(self, message: &str, status: exit::ExitStatus, printer: &Printer) {
         let doc = exit::ErrorDocument::new(message, status.code());
         let p = Printer::new(true, false, output::ColorChoice::Never);
         match self {
@@ -92,7 +107,7 @@ impl ErrorStream {
             Self::Stdout => {
                 let _ = p.json_value(&doc);
             }
-            Self::Stderr => p.stderr_json(&doc),
+            Self::Stderr => printer.stderr_json(&doc),
         }
     }
 }
@@ -125,8 +140,9 @@ fn clap_error(e: &clap::Error, args: &[OsString]) -> exit::ExitStatus {
         _ => {
             let sub = subcommand_of(args);
             let msg = usage_line(&e.render().to_string(), sub.as_deref());
-            Printer::new(false, false, output::ColorChoice::Never).error(&msg);
-            ErrorStream::of_args(args, sub.as_deref()).emit(&msg, exit::ExitStatus::Usage);
+            let p = Printer::new(false, false, output::ColorChoice::Never);
+            p.error(&msg);
+            ErrorStream::of_args(args, sub.as_deref()).emit(&msg, exit::ExitStatus::Usage, &p);
             exit::ExitStatus::Usage
         }
     }
@@ -225,54 +241,19 @@ fn backticks(s: &str) -> String {
 }
 
 fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> exit::ExitStatus {
-    // A closed pipe (`headroom probe | head -1`) is not an error.
-    if e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    }) {
+    let r = exit::report(e);
+    if r.broken_pipe {
         return exit::ExitStatus::Ok;
     }
-    if let Some(f) = e.downcast_ref::<exit::Failure>() {
-        // An empty message: the command has said it all (and printed its report).
-        let message = f.to_string();
-        if !message.is_empty() {
-            printer.error(&message);
-            stream.emit(&message, f.status());
-        }
-        return f.status();
+    // An empty message: the command has said it all (and printed its report).
+    if !r.message.is_empty() {
+        printer.error(&r.message);
+        stream.emit(&r.message, r.status, printer);
     }
-    let message = said_once(e);
-    printer.error(&message);
-    let status = if e.downcast_ref::<exit::UsageError>().is_some() {
-        exit::ExitStatus::Usage
-    } else if e.downcast_ref::<exit::Refused>().is_some()
-        || e.downcast_ref::<core::parking::Refusal>().is_some()
-    {
-        exit::ExitStatus::Refused
-    } else {
-        exit::ExitStatus::Error
-    };
-    stream.emit(&message, status);
-    status
+    r.status
 }
 
-/// The cause chain joined with `: `, each cause said once: an error whose message already
-/// ends with its source's (`cannot read `x`: No such file…`, then the io::Error itself) would
-/// otherwise print the OS error twice.
-pub fn said_once(e: &anyhow::Error) -> String {
-    let mut msg = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if text.is_empty() || msg.ends_with(&text) || msg.contains(&format!("{text}: ")) {
-            continue;
-        }
-        if !msg.is_empty() {
-            msg.push_str(": ");
-        }
-        msg.push_str(&text);
-    }
-    msg
-}
+pub use exit::said_once;
 
 #[cfg(test)]
 mod tests {
@@ -285,6 +266,16 @@ mod tests {
             platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
         let msg = said_once(&e);
         assert_eq!(msg.matches("not found").count(), 1, "{msg}");
+        // Every front end says it the same way, and once: the CLI, probe's UNKNOWN and MCP
+        // read `exit::report`, and `{:#}` (anyhow's own chain) agrees now too.
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e: anyhow::Error =
+            platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
+        let r = exit::report(&e);
+        assert_eq!(r.message, msg);
+        assert_eq!(r.status, exit::ExitStatus::Error);
+        let chained = format!("{e:#}");
+        assert_eq!(chained.matches("not found").count(), 1, "{chained}");
         // Control: causes that differ are all said, outermost first.
         let e = anyhow::anyhow!("inner").context("middle").context("outer");
         assert_eq!(said_once(&e), "outer: middle: inner");

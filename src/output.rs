@@ -49,13 +49,43 @@ pub struct Printer {
     /// Set when a command runs inside `headroom mcp`: what it would print is kept here
     /// instead (stdout there carries only protocol messages).
     capture: Option<Arc<Mutex<Captured>>>,
+    hook: Option<ReportHook>,
+    /// `run --records-fd`: where what would go to stderr goes instead (stderr is then the
+    /// command's alone).
+    records: Option<Arc<std::fs::File>>,
 }
 
-/// What a capturing Printer was given: the bytes meant for stdout, the lines for stderr.
+/// What a capturing Printer was given: the bytes meant for stdout, the lines for stderr,
+/// and the report handed to `json_value`, as the value it serializes to and what the
+/// front end's hook (`capturing`) read from the typed report.
 #[derive(Debug, Default)]
 pub struct Captured {
     pub stdout: Vec<u8>,
     pub stderr: Vec<String>,
+    pub report: Option<CapturedReport>,
+}
+
+/// A report a command handed to a capturing Printer.
+#[derive(Debug)]
+pub struct CapturedReport {
+    /// The object `--json` prints (`schema` first).
+    pub value: serde_json::Value,
+    /// What the hook made of the typed report (`None` when it was not the type it reads).
+    pub summary: Option<String>,
+}
+
+/// Reads a report where it is still typed: the Printer passes it as `Any`, the front end
+/// downcasts it to the report type it expects (`headroom mcp`'s summary line).
+#[derive(Clone)]
+pub struct ReportHook(pub Arc<ReadReport>);
+
+/// The hook's function: the typed report in, its summary out.
+pub type ReadReport = dyn Fn(&dyn std::any::Any) -> Option<String> + Send + Sync;
+
+impl std::fmt::Debug for ReportHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReportHook")
+    }
 }
 
 impl Printer {
@@ -70,6 +100,27 @@ impl Printer {
             stdout_tty,
             stderr_tty,
             capture: None,
+            hook: None,
+            records: None,
+        }
+    }
+
+    /// This printer with every stderr line going to `file` instead (`run --records-fd`).
+    #[must_use]
+    pub fn with_stderr_to(mut self, file: std::fs::File) -> Self {
+        self.stderr_tty = false;
+        self.records = Some(Arc::new(file));
+        self
+    }
+
+    /// One whole line on stderr, or on the records descriptor when there is one.
+    fn to_stderr(&self, line: String) {
+        match &self.records {
+            // One write per line, so the reader never sees half a record.
+            Some(f) => {
+                let _ = (&**f).write_all(line.as_bytes());
+            }
+            None => write_stderr(line),
         }
     }
 
@@ -79,8 +130,8 @@ impl Printer {
     }
 
     /// A JSON printer whose output is kept for the caller (the MCP server's tools), with
-    /// the handle to read it back.
-    pub fn capturing() -> (Self, Arc<Mutex<Captured>>) {
+    /// the handle to read it back; `hook` reads the report while it is typed.
+    pub fn capturing(hook: Option<ReportHook>) -> (Self, Arc<Mutex<Captured>>) {
         let sink = Arc::new(Mutex::new(Captured::default()));
         let p = Self {
             json: true,
@@ -89,6 +140,8 @@ impl Printer {
             stdout_tty: false,
             stderr_tty: false,
             capture: Some(Arc::clone(&sink)),
+            hook,
+            records: None,
         };
         (p, sink)
     }
@@ -135,8 +188,18 @@ impl Printer {
         }
     }
 
-    /// One JSON object (a one-shot report, or one JSON Lines record), flushed.
-    pub fn json_value<T: Document + ?Sized>(&self, value: &T) -> std::io::Result<()> {
+    /// One JSON object (a one-shot report, or one JSON Lines record), flushed. A capturing
+    /// Printer keeps it as a value, and its hook reads the typed report.
+    pub fn json_value<T: Document + 'static>(&self, value: &T) -> std::io::Result<()> {
+        if let Some(sink) = &self.capture {
+            let v = crate::schema::to_value(value).map_err(std::io::Error::other)?;
+            let summary = self.hook.as_ref().and_then(|h| (h.0)(value));
+            let mut c = sink
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            c.report = Some(CapturedReport { value: v, summary });
+            return Ok(());
+        }
         // Serialise first, so a closed pipe surfaces as the io::Error it is (BrokenPipe,
         // which `lib::run` treats as success) rather than wrapped in a serde error.
         let text = crate::schema::to_line(value).map_err(std::io::Error::other)?;
@@ -183,7 +246,7 @@ impl Printer {
         if self.captured(false, &format!("warning: {msg}")) {
             return;
         }
-        write_stderr(format!("headroom: warning: {msg}\n"));
+        self.to_stderr(format!("headroom: warning: {msg}\n"));
     }
 
     /// An error line on stderr.
@@ -192,7 +255,7 @@ impl Printer {
         if self.captured(false, &format!("error: {msg}")) {
             return;
         }
-        write_stderr(format!("headroom: error: {msg}\n"));
+        self.to_stderr(format!("headroom: error: {msg}\n"));
     }
 
     /// Free-form diagnostics on stderr (progress summaries, `run`'s final line).
@@ -200,7 +263,7 @@ impl Printer {
         if self.captured(false, msg) {
             return;
         }
-        write_stderr(format!("{msg}\n"));
+        self.to_stderr(format!("{msg}\n"));
     }
 
     /// A JSON Lines record on stderr (`run --json`, where stdout belongs to the command).
@@ -211,9 +274,15 @@ impl Printer {
             }
             // One write, the newline with the record: stderr is unbuffered, and `writeln!`
             // writes the newline apart, so a command sharing the terminal could write between.
-            let _ = std::io::stderr()
-                .lock()
-                .write_all(format!("{s}\n").as_bytes());
+            let line = format!("{s}\n");
+            match &self.records {
+                Some(f) => {
+                    let _ = (&**f).write_all(line.as_bytes());
+                }
+                None => {
+                    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+                }
+            }
         }
     }
 }

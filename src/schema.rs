@@ -44,6 +44,16 @@ pub fn to_line<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
     })
 }
 
+/// `doc` as a JSON value, `schema` and `type` first: what `headroom mcp` returns as a
+/// tool's `structuredContent`, the same object `to_line` prints.
+pub fn to_value<T: Document + ?Sized>(doc: &T) -> serde_json::Result<serde_json::Value> {
+    serde_json::to_value(Stamped {
+        schema: T::SCHEMA,
+        kind: T::TYPE,
+        doc,
+    })
+}
+
 /// `doc` as indented JSON (a file a person may read: `headroom snapshot`).
 pub fn to_pretty<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
     serde_json::to_string_pretty(&Stamped {

@@ -1,6 +1,7 @@
 //! The one escalation: SIGTERM → grace → SIGKILL for a set of identities (one process or a
 //! whole tree at once), with the identity re-read through `ProcessControl` before every
-//! signal and every verdict, on one injected clock.
+//! signal (once: by the signal path itself, just before `kill`) and every verdict, on one
+//! injected clock.
 //!
 //! Two ways to drive it, one state machine:
 //! - blocking (`run`): reap, the memory guards, hang recovery; the clock is injected so
@@ -382,14 +383,9 @@ fn later(now: Instant, d: Duration) -> Instant {
         .unwrap_or(now)
 }
 
-/// Check, then SIGTERM (and SIGCONT if asked).
+/// SIGTERM (and SIGCONT if asked). The signal path re-reads the identity just before the
+/// signal (`ProcessControl::signal`): that one read is the check, none is made before it.
 fn send_term(ctl: &dyn ProcessControl, e: &mut Entry) {
-    match ctl.presence(&e.id) {
-        Ok(Presence::Alive) => {}
-        Ok(Presence::Gone) => return e.finish(Outcome::AlreadyGone),
-        Ok(Presence::Changed) => return e.finish(Outcome::IdentityChanged),
-        Err(err) => return e.fail(Outcome::IdentityChanged, err),
-    }
     match ctl.signal(&e.id, Signal::Term) {
         Ok(Delivery::Sent) => {
             e.signals.push(Signal::Term);
@@ -400,18 +396,12 @@ fn send_term(ctl: &dyn ProcessControl, e: &mut Entry) {
         }
         Ok(Delivery::Gone) => e.finish(Outcome::AlreadyGone),
         Ok(Delivery::IdentityChanged) => e.finish(Outcome::IdentityChanged),
-        Err(err) => e.fail(Outcome::SignalFailed, err),
+        Err(err) => failed(ctl, e, err),
     }
 }
 
-/// Check again (the grace is the widest reuse window), then SIGKILL.
+/// SIGKILL, identity re-read by the signal path (the grace is the widest reuse window).
 fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
-    match ctl.presence(&e.id) {
-        Ok(Presence::Alive) => {}
-        Ok(Presence::Gone) => return e.finish(Outcome::ExitedAfterTerm),
-        Ok(Presence::Changed) => return e.finish(Outcome::IdentityChanged),
-        Err(err) => return e.fail(Outcome::IdentityChanged, err),
-    }
     match ctl.signal(&e.id, Signal::Kill) {
         Ok(Delivery::Sent) => {
             e.signals.push(Signal::Kill);
@@ -420,7 +410,17 @@ fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
         // It went at the very end of the grace period: SIGTERM did it.
         Ok(Delivery::Gone) => e.finish(Outcome::ExitedAfterTerm),
         Ok(Delivery::IdentityChanged) => e.finish(Outcome::IdentityChanged),
-        Err(err) => e.fail(Outcome::SignalFailed, err),
+        Err(err) => failed(ctl, e, err),
+    }
+}
+
+/// A signal that errored: the kernel refused it (`signal-failed`), or the identity could not
+/// be read to check it (`identity-changed`: absence of evidence never reads as "same
+/// process"). Only this rare path reads the identity a second time, to tell the two apart.
+fn failed(ctl: &dyn ProcessControl, e: &mut Entry, err: crate::platform::PlatformError) {
+    match ctl.presence(&e.id) {
+        Ok(_) => e.fail(Outcome::SignalFailed, err),
+        Err(_) => e.fail(Outcome::IdentityChanged, err),
     }
 }
 

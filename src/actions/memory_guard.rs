@@ -1,15 +1,23 @@
-//! Enforcing a `watch` memory guard on one breaching tree, like `run --limit`: park the idle
-//! subtrees first (SIGSTOP; idle = under 2 % of a core over one second, at least 512 MiB, no
-//! session or group leader inside, not the root), re-sample after a second; still over,
-//! SIGTERM the tree (continuing what is stopped so it can act on it), wait the grace, and
-//! SIGKILL the grace survivors only if they are still over the limit. The escalation is
-//! `actions::escalate`'s.
+//! Enforcing `watch`'s memory guards on a round's breaching trees, like `run --limit`: park
+//! the idle subtrees first (SIGSTOP; idle = under 2 % of a core over one second, at least
+//! 512 MiB, no session or group leader inside, not the root), re-sample after a second;
+//! still over, SIGTERM the tree (continuing what is stopped so it can act on it), wait the
+//! grace, and SIGKILL the grace survivors only if they are still over the limit. The
+//! escalation is `actions::escalate`'s.
+//!
+//! All the round's breaching trees go through each step together (one pass): one idle
+//! window, one re-read after it, one relief wait and re-read after parking, one escalation
+//! with one grace, and one re-read for the kill gate, whatever the number of trees; a
+//! one-shot round acts on the round's own table and reads again only for the gate. Each
+//! signal is identity-checked once, by the signal path itself.
 //!
 //! The breach names the root's identity (pid, start time, uid). Before every step (park,
-//! SIGTERM) the tree is read again: the root must still be that process and still match the
-//! guard's pattern (a pid handed to another process is not the guarded tree), and the tree
-//! must still be over its pressure-aware limit (a spike that has passed is not ended). The
-//! footprint reported with the action is the one read just before it.
+//! SIGTERM) the tree is judged on the newest table: the root must still be that process,
+//! still match the guard's pattern (a pid handed to another process is not the guarded
+//! tree) and still be one a guard may hold, its members are those `core::memory_guard::
+//! Holding` allows (never a session leader, a shell at its prompt, headroom or an ancestor),
+//! and the tree must still be over its pressure-aware limit (a spike that has passed is not
+//! ended). The footprint reported with the action is the one read just before it.
 //!
 //! Parked subtrees are remembered by `watch` as a `ParkedTree` and re-judged every round
 //! (`rejudge`): woken once the tree is under 90 % of its limit, or its root is gone or
@@ -26,10 +34,8 @@ use crate::actions::escalate::{self, Clock, Escalation, Outcome, Settings};
 use crate::actions::park::signal_each;
 use crate::core::idle::{CpuHistory, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{effective_limit, tree_footprint};
-use crate::core::memory_guard::{Breach, matches};
-use crate::core::parking::ParkPermission;
-use crate::core::proc_tree::tree_at;
-use crate::core::snapshot::{Detail, Identity, ProcessRecord, ProcessTable, Snapshot};
+use crate::core::memory_guard::{Breach, Holding, matches};
+use crate::core::snapshot::{Detail, Identity, ProcState, ProcessRecord, ProcessTable, Snapshot};
 use crate::platform::{Delivery, ProcessControl, ProcessSource, Signal};
 
 /// After parking, look again this much later.
@@ -106,24 +112,32 @@ pub enum Rejudge {
 }
 
 /// How `enforce` may act.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Park idle subtrees before ending anything (not in a one-shot round, whose exit would
     /// wake them at once).
     pub park: bool,
-    /// Members parked in earlier rounds: continued with their SIGTERM, or still parked.
+    /// The wait between SIGTERM and SIGKILL.
+    pub grace: Duration,
+}
+
+/// One breaching tree to enforce: the breach, and the members of its tree earlier rounds
+/// parked (continued with their SIGTERM, or still parked).
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub breach: Breach,
     pub parked_before: Vec<Identity>,
 }
 
-/// The guarded tree as `snap` shows it.
+/// The guarded tree as a table shows it.
 struct Sample {
     members: Vec<ProcessRecord>,
     footprint: u64,
     effective: u64,
 }
 
-/// The tree of `root` in `snap`, if the root is still that process and still matches
-/// `pattern`; else why not.
+/// The tree of `root` in `snap`, if the root is still that process, still matches
+/// `pattern` and is still one a guard may hold; else why not.
 fn sample(snap: &Snapshot, root: &Identity, pattern: &str, limit: u64) -> Result<Sample, String> {
     let table = ProcessTable::new(snap);
     let Some(r) = table.get(root.pid) else {
@@ -141,8 +155,13 @@ fn sample(snap: &Snapshot, root: &Identity, pattern: &str, limit: u64) -> Result
             root.pid, r.name
         ));
     }
-    let members: Vec<ProcessRecord> = tree_at(&table, root.pid, snap.uid, snap.self_pid)
-        .map(|t| t.members.into_iter().cloned().collect())
+    let holding = Holding::new(&table);
+    if let Some(why) = holding.refusal(r) {
+        return Err(format!("{why}: a guard never holds it"));
+    }
+    let members: Vec<ProcessRecord> = holding
+        .members(root.pid)
+        .map(|m| m.into_iter().cloned().collect())
         .unwrap_or_default();
     let footprint = tree_footprint(&members.iter().collect::<Vec<_>>()).0;
     Ok(Sample {
@@ -162,216 +181,329 @@ pub fn rejudge(snap: &Snapshot, p: &ParkedTree) -> Rejudge {
     }
 }
 
-/// Enforce `breach`, found in `a` (full detail, the first CPU sample); `grace` is the wait
-/// between SIGTERM and SIGKILL. Nothing this call stopped is left stopped unless it is
-/// returned in `parked_ids` (a read failing after parking wakes what it parked; a root that
-/// changed wakes every parked member of its tree).
+/// One tree through the pass: its report so far and, while it is still to be acted on, the
+/// tree as last read.
+struct Tree {
+    report: GuardReport,
+    /// `report.parked_ids[..before]` were parked in earlier rounds.
+    before: usize,
+    now: Option<Sample>,
+}
+
+impl Tree {
+    fn new(t: Target) -> Self {
+        let before = t.parked_before.len();
+        Self {
+            report: GuardReport {
+                at: String::new(),
+                breach: t.breach,
+                outcome: GuardOutcome::RootChanged,
+                acted_footprint_bytes: None,
+                acted_effective_bytes: None,
+                parked: vec![],
+                terminated: vec![],
+                killed: vec![],
+                spared: vec![],
+                note: None,
+                parked_ids: t.parked_before,
+            },
+            before,
+            now: None,
+        }
+    }
+
+    /// Judge the tree on `snap`: still the guarded one (then it is `now`), or why not.
+    fn judge(&mut self, snap: &Snapshot) {
+        let b = &self.report.breach;
+        let Some(root) = b.identity else {
+            self.report.note = Some(format!(
+                "the start time of pid `{}` was not read, so its identity cannot be checked; \
+                 nothing was signalled",
+                b.root
+            ));
+            self.now = None;
+            return;
+        };
+        match sample(snap, &root, &b.pattern, b.limit_bytes) {
+            Ok(s) => {
+                self.report.acted_footprint_bytes = Some(s.footprint);
+                self.report.acted_effective_bytes = Some(s.effective);
+                self.now = Some(s);
+            }
+            Err(why) => {
+                self.report.outcome = GuardOutcome::RootChanged;
+                self.report.note = Some(why);
+                self.now = None;
+            }
+        }
+    }
+
+    /// Judge on `snap` a tree still to be acted on; one under its limit there is done with
+    /// `under` (nothing more to do, or parking brought it there).
+    fn rejudge(&mut self, snap: &Snapshot, under: GuardOutcome) {
+        if self.now.is_none() {
+            return;
+        }
+        self.judge(snap);
+        if self.now.as_ref().is_some_and(|s| s.footprint < s.effective) {
+            self.report.outcome = under;
+            self.now = None;
+        }
+    }
+
+    /// The members of the tree as last read, while it is still to be acted on.
+    fn members(&self) -> &[ProcessRecord] {
+        self.now.as_ref().map_or(&[], |s| s.members.as_slice())
+    }
+}
+
+/// Enforce the round's breaching `targets`, found in `a` (full detail, the first CPU
+/// sample): one report per target, in order. Nothing this call stopped is left stopped
+/// unless it is returned in a report's `parked_ids` (a read failing after parking wakes
+/// what this call parked; a root that changed wakes every parked member of its tree).
 pub fn enforce(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     a: &Snapshot,
-    breach: Breach,
-    grace: Duration,
+    targets: Vec<Target>,
     clock: &dyn Clock,
-    opts: &Options,
-) -> Result<GuardReport> {
-    let mut report = GuardReport {
-        at: String::new(),
-        breach,
-        outcome: GuardOutcome::RootChanged,
-        acted_footprint_bytes: None,
-        acted_effective_bytes: None,
-        parked: vec![],
-        terminated: vec![],
-        killed: vec![],
-        spared: vec![],
-        note: None,
-        parked_ids: opts.parked_before.clone(),
-    };
-    let before = opts.parked_before.len();
-    if let Err(e) = steps(source, control, a, grace, clock, opts, &mut report) {
-        wake(control, report.parked_ids.get(before..).unwrap_or_default());
+    opts: Options,
+) -> Result<Vec<GuardReport>> {
+    let mut trees: Vec<Tree> = targets.into_iter().map(Tree::new).collect();
+    if let Err(e) = pass(source, control, a, clock, opts, &mut trees) {
+        for t in &trees {
+            wake(
+                control,
+                t.report.parked_ids.get(t.before..).unwrap_or_default(),
+            );
+        }
         return Err(e);
-    }
-    if report.outcome == GuardOutcome::RootChanged {
-        wake(control, &std::mem::take(&mut report.parked_ids));
     }
     // Right after the last step (a signal, or the re-read that decided against one): when
     // this report happened, not when `watch` prints it.
-    report.at = crate::core::time::format_ms(crate::platform::now_ms());
-    Ok(report)
+    let at = crate::core::time::format_ms(crate::platform::now_ms());
+    Ok(trees
+        .into_iter()
+        .map(|mut t| {
+            if t.report.outcome == GuardOutcome::RootChanged {
+                wake(control, &std::mem::take(&mut t.report.parked_ids));
+            }
+            t.report.at = at.clone();
+            t.report
+        })
+        .collect())
 }
 
-fn steps(
+fn read(source: &dyn ProcessSource) -> Result<Snapshot> {
+    source
+        .snapshot(Detail::Full)
+        .context("cannot read the process table")
+}
+
+fn pass(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     a: &Snapshot,
-    grace: Duration,
     clock: &dyn Clock,
-    opts: &Options,
-    report: &mut GuardReport,
+    opts: Options,
+    trees: &mut [Tree],
 ) -> Result<()> {
-    let read = || {
-        source
-            .snapshot(Detail::Full)
-            .context("cannot read the process table")
-    };
-    let Some(root) = report.breach.identity else {
-        report.note = Some(format!(
-            "the start time of pid `{}` was not read, so its identity cannot be checked; \
-             nothing was signalled",
-            report.breach.root
-        ));
+    for t in trees.iter_mut() {
+        t.judge(a);
+    }
+    if trees.iter().all(|t| t.now.is_none()) {
         return Ok(());
-    };
-    let pattern = report.breach.pattern.clone();
-    let limit = report.breach.limit_bytes;
-    let now_of = |snap: &Snapshot, report: &mut GuardReport| -> Option<Sample> {
-        match sample(snap, &root, &pattern, limit) {
-            Ok(s) => {
-                report.acted_footprint_bytes = Some(s.footprint);
-                report.acted_effective_bytes = Some(s.effective);
-                Some(s)
-            }
-            Err(why) => {
-                report.outcome = GuardOutcome::RootChanged;
-                report.note = Some(why);
-                None
-            }
-        }
-    };
-    let Some(sa) = now_of(a, report) else {
-        return Ok(());
-    };
+    }
     // Two samples a second apart tell which subtrees are idle.
     let start = clock.now();
     let mut cpu = CpuHistory::default();
     if opts.park {
-        cpu.record(0, &sa.members.iter().collect::<Vec<_>>());
+        let all: Vec<&ProcessRecord> = trees.iter().flat_map(|t| t.members()).collect();
+        cpu.record(0, &all);
         clock.sleep(Duration::from_millis(IDLE_WINDOW_MS));
     }
-    // Re-sampled before any step: the breach may have been a spike that has passed.
-    let b = read()?;
-    let Some(mut current) = now_of(&b, report) else {
-        return Ok(());
-    };
-    if current.footprint < current.effective {
-        report.outcome = GuardOutcome::UnderLimit;
-        return Ok(());
-    }
-    let permission = ParkPermission::new(&ProcessTable::new(&b));
+    // Re-read after the idle window, before any step: the breach may have been a spike that
+    // has passed. A one-shot round steps at once, on the table the round just read.
+    let b_read;
+    let mut latest: &Snapshot = a;
     if opts.park {
-        let refs: Vec<&ProcessRecord> = current.members.iter().collect();
-        let elapsed = clock.now().saturating_duration_since(start).as_millis();
-        cpu.record(
-            u64::try_from(elapsed)
-                .unwrap_or(u64::MAX)
-                .max(IDLE_WINDOW_MS),
-            &refs,
-        );
+        b_read = read(source)?;
+        latest = &b_read;
+    }
+    for t in trees.iter_mut() {
+        t.rejudge(latest, GuardOutcome::UnderLimit);
+    }
+    let c_read;
+    if opts.park
+        && park(
+            control,
+            trees,
+            &mut cpu,
+            clock.now().saturating_duration_since(start),
+        )
+    {
+        clock.sleep(RELIEF_WAIT);
+        c_read = read(source)?;
+        latest = &c_read;
+        for t in trees.iter_mut() {
+            let under = if t.report.parked.is_empty() {
+                GuardOutcome::UnderLimit
+            } else {
+                GuardOutcome::Parked
+            };
+            t.rejudge(latest, under);
+        }
+    }
+    end(source, control, clock, opts.grace, trees);
+    Ok(())
+}
+
+/// Park the idle subtrees of every tree still over its limit; whether anything was parked.
+fn park(
+    control: &dyn ProcessControl,
+    trees: &mut [Tree],
+    cpu: &mut CpuHistory,
+    elapsed: Duration,
+) -> bool {
+    let all: Vec<&ProcessRecord> = trees.iter().flat_map(|t| t.members()).collect();
+    let ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    cpu.record(ms.max(IDLE_WINDOW_MS), &all);
+    let mut any = false;
+    for t in trees.iter_mut() {
+        let Some(now) = &t.now else { continue };
+        let refs: Vec<&ProcessRecord> = now.members.iter().collect();
         // The root heads the tree: protected whether or not it leads its group.
         let leaders = Leaders {
-            pgid: root.pid,
-            sid: current.members.first().and_then(|m| m.sid),
+            pgid: t.report.breach.root,
+            sid: refs.first().and_then(|m| m.sid),
         };
-        let allowed = |id: &Identity| {
-            refs.iter()
-                .any(|m| m.pid == id.pid && permission.check(m).is_ok())
-        };
-        let stop: Vec<Identity> = idle_subtrees(&refs, &leaders, &cpu, PARK_MIN_BYTES)
+        let stop: Vec<Identity> = idle_subtrees(&refs, &leaders, cpu, PARK_MIN_BYTES)
             .iter()
             .flat_map(|s| s.targets.iter().copied())
-            .filter(allowed)
             .collect();
         for (id, r) in signal_each(control, &stop, Signal::Stop) {
             if matches!(r, Ok(Delivery::Sent)) {
-                report.parked.push(id.pid);
-                report.parked_ids.push(id);
-            }
-        }
-        if !report.parked.is_empty() {
-            clock.sleep(RELIEF_WAIT);
-            let c = read()?;
-            match now_of(&c, report) {
-                Some(s) if s.footprint < s.effective => {
-                    report.outcome = GuardOutcome::Parked;
-                    return Ok(());
-                }
-                Some(s) => current = s,
-                // Not the guarded tree any more: `enforce` wakes what was parked.
-                None => return Ok(()),
+                t.report.parked.push(id.pid);
+                t.report.parked_ids.push(id);
+                any = true;
             }
         }
     }
-    // Still over, as just read: end the tree.
-    let live: Vec<Identity> = current
-        .members
+    any
+}
+
+/// End every tree still over its limit, as just read: one escalation, one grace; SIGKILL
+/// only the grace survivors of a tree still over its limit when re-read.
+fn end(
+    source: &dyn ProcessSource,
+    control: &dyn ProcessControl,
+    clock: &dyn Clock,
+    grace: Duration,
+    trees: &mut [Tree],
+) {
+    // Per tree still to end: its live members' identities and its limit.
+    let over: Vec<(usize, Vec<Identity>, u64)> = trees
         .iter()
-        .filter(|m| !m.is_zombie() && permission.check(m).is_ok())
-        .filter_map(ProcessRecord::identity)
+        .enumerate()
+        .filter(|(_, t)| t.now.is_some())
+        .map(|(i, t)| {
+            let ids = t
+                .members()
+                .iter()
+                .filter(|m| !m.is_zombie())
+                .filter_map(ProcessRecord::identity)
+                .collect();
+            (i, ids, t.report.breach.limit_bytes)
+        })
         .collect();
-    let stopped: Vec<Identity> = current
-        .members
+    if over.is_empty() {
+        return;
+    }
+    let live: Vec<Identity> = over.iter().flat_map(|(_, ids, _)| ids.clone()).collect();
+    let stopped: Vec<Identity> = over
         .iter()
-        .filter(|m| m.state == crate::core::snapshot::ProcState::Stopped)
-        .filter_map(ProcessRecord::identity)
-        .chain(report.parked_ids.iter().copied())
+        .flat_map(|(i, _, _)| {
+            let t = &trees[*i];
+            t.members()
+                .iter()
+                .filter(|m| m.state == ProcState::Stopped)
+                .filter_map(ProcessRecord::identity)
+                .chain(t.report.parked_ids.iter().copied())
+                .collect::<Vec<_>>()
+        })
         .collect();
     let esc = Escalation::new(&live, Settings::with_grace(grace)).continue_after_term(&stopped);
-    // SIGKILL only the grace survivors, and only if they are still over the limit.
-    let mut gate_note = None;
+    let mut notes: Vec<Option<String>> = vec![None; over.len()];
     let mut gate = |survivors: &[Identity]| -> Vec<Identity> {
-        let snap = match read() {
+        let snap = match read(source) {
             Ok(s) => s,
             Err(e) => {
-                gate_note = Some(format!("{e:#}: the survivors were not SIGKILLed"));
+                for n in &mut notes {
+                    *n = Some(format!("{e:#}: the survivors were not SIGKILLed"));
+                }
                 return Vec::new();
             }
         };
-        let held: u64 = snap
-            .processes
-            .iter()
-            .filter(|p| p.identity().is_some_and(|id| survivors.contains(&id)))
-            .filter_map(|p| p.footprint_bytes)
-            .sum();
-        let effective = effective_limit(limit, snap.memory.map(|m| m.free_pct()));
-        if held >= effective {
-            survivors.to_vec()
-        } else {
-            gate_note = Some(format!(
-                "the grace survivors held {held} bytes, under the {effective}-byte limit: \
-                 not SIGKILLed"
-            ));
-            Vec::new()
+        let free = snap.memory.map(|m| m.free_pct());
+        let mut kill = Vec::new();
+        for (k, (_, ids, limit)) in over.iter().enumerate() {
+            let mine: Vec<Identity> = survivors
+                .iter()
+                .filter(|s| ids.contains(s))
+                .copied()
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let held: u64 = snap
+                .processes
+                .iter()
+                .filter(|p| p.identity().is_some_and(|id| mine.contains(&id)))
+                .filter_map(|p| p.footprint_bytes)
+                .sum();
+            let effective = effective_limit(*limit, free);
+            if held >= effective {
+                kill.extend(mine);
+            } else {
+                notes[k] = Some(format!(
+                    "the grace survivors held {held} bytes, under the {effective}-byte limit: \
+                     not SIGKILLed"
+                ));
+            }
         }
+        kill
     };
     let ended = escalate::run_escalation(control, esc, clock, &mut gate);
-    report.note = gate_note;
-    report.parked_ids.clear();
-    for e in &ended {
-        if e.signals.contains(&Signal::Term) {
-            report.terminated.push(e.identity.pid);
+    for ((i, ids, _), note) in over.iter().zip(notes) {
+        let r = &mut trees[*i].report;
+        r.note = note;
+        r.parked_ids.clear();
+        let mine: Vec<&escalate::Ended> =
+            ended.iter().filter(|e| ids.contains(&e.identity)).collect();
+        for e in &mine {
+            if e.signals.contains(&Signal::Term) {
+                r.terminated.push(e.identity.pid);
+            }
+            if e.signals.contains(&Signal::Kill) {
+                r.killed.push(e.identity.pid);
+            }
+            if e.outcome == Outcome::Spared {
+                r.spared.push(e.identity.pid);
+            }
         }
-        if e.signals.contains(&Signal::Kill) {
-            report.killed.push(e.identity.pid);
-        }
-        if e.outcome == Outcome::Spared {
-            report.spared.push(e.identity.pid);
-        }
+        let any = |o: &[Outcome]| mine.iter().any(|e| o.contains(&e.outcome));
+        r.outcome = if any(&[Outcome::Survived, Outcome::SignalFailed]) {
+            GuardOutcome::Survived
+        } else if any(&[Outcome::Spared]) {
+            GuardOutcome::Spared
+        } else if any(&[Outcome::Killed]) {
+            GuardOutcome::Sigkill
+        } else if r.terminated.is_empty() {
+            GuardOutcome::Gone
+        } else {
+            GuardOutcome::Sigterm
+        };
     }
-    let any = |o: &[Outcome]| ended.iter().any(|e| o.contains(&e.outcome));
-    report.outcome = if any(&[Outcome::Survived, Outcome::SignalFailed]) {
-        GuardOutcome::Survived
-    } else if any(&[Outcome::Spared]) {
-        GuardOutcome::Spared
-    } else if any(&[Outcome::Killed]) {
-        GuardOutcome::Sigkill
-    } else if report.terminated.is_empty() {
-        GuardOutcome::Gone
-    } else {
-        GuardOutcome::Sigterm
-    };
-    Ok(())
 }
 
 /// Continue parked processes, leaves first (the reverse of the order they were stopped in).

@@ -1,8 +1,9 @@
-//! Identity-checked termination of one approved process for `reap`: SIGTERM, a grace
-//! period, SIGKILL only if the same process is still there, and a record of which signal
-//! worked. The sequence itself is `actions::escalate` (the one escalation); this module
-//! keeps reap's outcome tokens, which the evidence CSV has always used (`sigterm`,
-//! `sigkill`, ...; reference A.12).
+//! Identity-checked termination of the processes `reap` approved: SIGTERM to all of them at
+//! once, one shared grace, SIGKILL only to the survivors the caller's gate still approves
+//! (and only if each is the same process), and a record of which signal worked. The
+//! sequence itself is `actions::escalate` (the one escalation); this module keeps reap's
+//! outcome tokens, which the evidence CSV has always used (`sigterm`, `sigkill`, ...;
+//! reference A.12).
 //!
 //! The known offender ignores SIGTERM, so escalation is required, but SIGTERM is always tried
 //! first. The identity (pid + start time + uid) is re-read before each signal by
@@ -29,6 +30,10 @@ pub enum Outcome {
     AlreadyGone,
     IdentityChanged,
     SignalFailed,
+    /// SIGTERM was delivered, and at the end of the grace the selection made again on a
+    /// fresh table no longer chose it (it reaped its own zombies, its session woke, the
+    /// emergency relief was already reached): no SIGKILL; it is still there.
+    Spared,
 }
 
 impl Outcome {
@@ -40,12 +45,18 @@ impl Outcome {
             Self::AlreadyGone => "already-gone",
             Self::IdentityChanged => "identity-changed",
             Self::SignalFailed => "signal-failed",
+            Self::Spared => "spared",
         }
     }
 
     /// The process is gone (whether or not we ended it).
     pub fn succeeded(self) -> bool {
         matches!(self, Self::Sigterm | Self::Sigkill | Self::AlreadyGone)
+    }
+
+    /// headroom's signal ended it (not a process that went by itself).
+    pub fn ended(self) -> bool {
+        matches!(self, Self::Sigterm | Self::Sigkill)
     }
 
     fn of(o: escalate::Outcome) -> Self {
@@ -55,9 +66,8 @@ impl Outcome {
             escalate::Outcome::AlreadyGone => Self::AlreadyGone,
             escalate::Outcome::IdentityChanged => Self::IdentityChanged,
             escalate::Outcome::SignalFailed => Self::SignalFailed,
-            // reap's gate kills every survivor, so nothing is spared; were it, the
-            // process is still there after the escalation, which is what `survived` says.
-            escalate::Outcome::Survived | escalate::Outcome::Spared => Self::Survived,
+            escalate::Outcome::Survived => Self::Survived,
+            escalate::Outcome::Spared => Self::Spared,
         }
     }
 }
@@ -90,25 +100,49 @@ pub fn terminate(
     grace: Duration,
     clock: &dyn Clock,
 ) -> Termination {
-    let ended = escalate::run(
+    let mut all = terminate_all(
         ctl,
         std::slice::from_ref(target),
-        Settings::with_grace(grace),
+        grace,
         clock,
         &mut escalate::kill_all,
     );
-    match ended.into_iter().next() {
-        Some(e) => Termination {
-            outcome: Outcome::of(e.outcome),
-            signals: e.signals,
-            error: e.error,
-        },
-        // One identity in, one outcome out; were it not, nothing is known to be gone.
-        None => Termination {
-            outcome: Outcome::Survived,
-            signals: vec![],
-            error: Some("the escalation returned no outcome".into()),
-        },
+    all.pop().unwrap_or_else(no_outcome)
+}
+
+/// Terminate every one of `targets` in one escalation: each is checked and sent SIGTERM at
+/// once, the grace is shared (n targets that ignore SIGTERM cost one grace, not n), and
+/// when it ends `gate` says which survivors still need SIGKILL (it can only narrow the
+/// set). One termination per target, in their order.
+pub fn terminate_all(
+    ctl: &dyn ProcessControl,
+    targets: &[Identity],
+    grace: Duration,
+    clock: &dyn Clock,
+    gate: &mut escalate::KillGate<'_>,
+) -> Vec<Termination> {
+    let ended = escalate::run(ctl, targets, Settings::with_grace(grace), clock, gate);
+    targets
+        .iter()
+        .map(|id| {
+            ended
+                .iter()
+                .find(|e| e.identity == *id)
+                .map_or_else(no_outcome, |e| Termination {
+                    outcome: Outcome::of(e.outcome),
+                    signals: e.signals.clone(),
+                    error: e.error.clone(),
+                })
+        })
+        .collect()
+}
+
+/// One identity in, one outcome out; were it not, nothing is known to be gone.
+fn no_outcome() -> Termination {
+    Termination {
+        outcome: Outcome::Survived,
+        signals: vec![],
+        error: Some("the escalation returned no outcome".into()),
     }
 }
 
@@ -224,6 +258,7 @@ mod tests {
             Outcome::AlreadyGone,
             Outcome::IdentityChanged,
             Outcome::SignalFailed,
+            Outcome::Spared,
         ]
         .iter()
         .map(|o| o.as_str())
@@ -236,8 +271,43 @@ mod tests {
                 "survived",
                 "already-gone",
                 "identity-changed",
-                "signal-failed"
+                "signal-failed",
+                "spared"
             ]
         );
+    }
+
+    /// Two targets that ignore SIGTERM share one grace (one escalation, not one each), and
+    /// the gate decides each SIGKILL: the survivor it no longer approves is spared, with
+    /// SIGTERM only; the one it approves is killed (the control).
+    #[test]
+    fn targets_share_one_grace_and_the_gate_spares_what_it_no_longer_approves() {
+        let ignores = Script {
+            ignores_term: true,
+            ..Script::default()
+        };
+        let w = World::new(&[(4242, ignores), (4343, ignores)]);
+        let mut asked = Vec::new();
+        let mut gate = |s: &[Identity]| {
+            asked.push(s.to_vec());
+            s.iter().copied().filter(|i| i.pid == 4242).collect()
+        };
+        let t = terminate_all(&w, &[id(4242), id(4343)], GRACE, &w, &mut gate);
+        assert_eq!(
+            asked,
+            vec![vec![id(4242), id(4343)]],
+            "asked once, both survivors"
+        );
+        assert_eq!(
+            (t[0].outcome, t[0].signal_list()),
+            (Outcome::Sigkill, "15+9".into())
+        );
+        assert_eq!(
+            (t[1].outcome, t[1].signal_list()),
+            (Outcome::Spared, "15".into())
+        );
+        assert!(!t[1].outcome.succeeded(), "a spared parent is still there");
+        assert!(w.elapsed() >= GRACE);
+        assert!(w.elapsed() < GRACE * 2, "one grace: {:?}", w.elapsed());
     }
 }

@@ -19,6 +19,9 @@ pub(crate) struct Table {
     /// Applied just before the n-th read of the table (1 = the first `snapshot` call).
     changes: RefCell<Vec<(usize, Change)>>,
     reads: Cell<usize>,
+    /// Identity reads: one per `signal` (its own check, as the live path's), one per
+    /// `presence`.
+    identity_reads: Cell<usize>,
 }
 
 impl Table {
@@ -30,6 +33,7 @@ impl Table {
             memory: None,
             changes: RefCell::new(Vec::new()),
             reads: Cell::new(0),
+            identity_reads: Cell::new(0),
         }
     }
     pub(crate) fn at_read(self, n: usize, f: impl Fn(&mut Snapshot) + 'static) -> Self {
@@ -38,6 +42,14 @@ impl Table {
     }
     pub(crate) fn sent(&self) -> Vec<(i32, Signal)> {
         self.sent.borrow().clone()
+    }
+    /// Full reads of the table so far (`snapshot` calls).
+    pub(crate) fn reads(&self) -> usize {
+        self.reads.get()
+    }
+    /// Identity reads so far (see the field).
+    pub(crate) fn identity_reads(&self) -> usize {
+        self.identity_reads.get()
     }
     pub(crate) fn has(&self, pid: i32) -> bool {
         self.snap.borrow().processes.iter().any(|p| p.pid == pid)
@@ -79,12 +91,17 @@ impl ProcessSource for Table {
 
 impl ProcessControl for Table {
     fn signal(&self, t: &Identity, sig: Signal) -> Result<Delivery, PlatformError> {
+        self.identity_reads.set(self.identity_reads.get() + 1);
         let mut snap = self.snap.borrow_mut();
         let Some(i) = snap.processes.iter().position(|p| p.pid == t.pid) else {
             return Ok(Delivery::Gone);
         };
         if snap.processes[i].identity() != Some(*t) {
             return Ok(Delivery::IdentityChanged);
+        }
+        // As the live check: a zombie of that identity is gone, never signalled.
+        if snap.processes[i].is_zombie() {
+            return Ok(Delivery::Gone);
         }
         self.sent.borrow_mut().push((t.pid, sig));
         match sig {
@@ -101,6 +118,7 @@ impl ProcessControl for Table {
         Ok(self.presence(t)? == Presence::Alive)
     }
     fn presence(&self, t: &Identity) -> Result<Presence, PlatformError> {
+        self.identity_reads.set(self.identity_reads.get() + 1);
         let snap = self.snap.borrow();
         Ok(match snap.processes.iter().find(|p| p.pid == t.pid) {
             None => Presence::Gone,

@@ -41,6 +41,9 @@ impl crate::schema::Document for DoctorReport {
     const TYPE: Option<&'static str> = Some("doctor");
 }
 
+/// Why a check that starts a process was not made (`--no-exec`).
+const NOT_RUN: &str = "not run: --no-exec starts no process";
+
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.
 const COUNT_ATTEMPTS: usize = 3;
 
@@ -55,15 +58,31 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     }
     let source = platform::native();
     let uid = platform::current_uid();
-    let mut checks = counts(source.as_ref(), uid);
+    let exec = !args.no_exec;
+    let not_run = |names: &[&str]| -> Vec<Check> {
+        names.iter().map(|n| Check::skipped(n, NOT_RUN)).collect()
+    };
+    let mut checks = if exec {
+        counts(source.as_ref(), uid)
+    } else {
+        not_run(&["processes", "zombies"])
+    };
     let snap = source
         .snapshot(Detail::Slots)
         .context("cannot read the process table")?;
-    checks.extend(ceilings(&snap));
-    checks.extend(child(source.as_ref()));
+    checks.extend(ceilings(&snap, exec));
+    if exec {
+        checks.extend(child(source.as_ref()));
+    } else {
+        checks.extend(not_run(&["child.cpu", "child.footprint"]));
+    }
     checks.push(state_dir(uid));
-    checks.extend(services());
-    checks.push(notification_check());
+    if exec {
+        checks.extend(services());
+        checks.push(notification_check());
+    } else {
+        checks.extend(not_run(&["login-item", "notifications"]));
+    }
     checks.push(window_server());
     let count = |o: Outcome| checks.iter().filter(|c| c.outcome == o).count();
     let report = DoctorReport {
@@ -171,11 +190,25 @@ fn headroom_limit(c: Option<&Ceiling>) -> Option<Limit> {
     }
 }
 
-fn ceilings(snap: &Snapshot) -> Vec<Check> {
+fn ceilings(snap: &Snapshot, exec: bool) -> Vec<Check> {
     let find = |s: LimitSource| snap.ceilings.iter().find(|c| c.source == s);
     let ours = |s: LimitSource| headroom_limit(find(s));
+    let tool = |p: &str, a: &[&str]| {
+        if exec {
+            tool(p, a)
+        } else {
+            Err(NOT_RUN.to_string())
+        }
+    };
     let mut out = Vec::new();
-    let (ulimit, shell) = shell_ulimit();
+    let (ulimit, shell) = if exec {
+        shell_ulimit()
+    } else {
+        (
+            Err(NOT_RUN.to_string()),
+            "ulimit -u in a login shell".into(),
+        )
+    };
     out.push(dr::ceiling(
         "ceiling.rlimit-nproc",
         ours(LimitSource::RlimitNproc),

@@ -8,5 +8,17 @@ use crate::commands::Ctx;
 use crate::exit::ExitStatus;
 
 pub fn run(ctx: &Ctx<'_>, args: &McpArgs) -> Result<ExitStatus> {
-    crate::mcp::serve(ctx.global, args.read_only, ctx.printer)
+    use crate::config::ToolGroup;
+    let groups = if args.read_only {
+        vec![ToolGroup::Read]
+    } else {
+        args.tools
+            .clone()
+            .unwrap_or_else(|| ctx.settings.mcp.tools.value.clone())
+    };
+    let selection = crate::mcp::Selection {
+        groups,
+        run_allow: ctx.settings.mcp.run_allow.value.clone(),
+    };
+    crate::mcp::serve(ctx.global, selection, ctx.printer)
 }

@@ -20,6 +20,7 @@ pub mod park;
 pub mod probe;
 pub mod reap;
 pub mod reap_report;
+pub mod reap_verify;
 pub mod run;
 pub mod run_enforce;
 pub mod schema;
@@ -92,6 +93,19 @@ impl Ctx<'_> {
 
 pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
     let settings = Settings::load(cli.global.config.as_deref())?;
+    dispatch_with(cli, printer, settings)
+}
+
+/// `dispatch` with the settings already loaded (`headroom mcp` loads them once per call,
+/// for the tool's own use and the command's).
+pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<ExitStatus> {
+    if steered_by_settings(&cli.command) {
+        settings.trusted_for_action()?;
+    } else if let Some(why) = &settings.untrusted {
+        printer.warn(&format!(
+            "{why}; read here only because this command signals nothing"
+        ));
+    }
     let mut global = cli.global.clone();
     global.snapshot = cli.command.snapshot().cloned();
     let ctx = Ctx {
@@ -125,21 +139,31 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
     }
 }
 
+/// Whether `cmd` signals on what the config says (whom `reap` ends, what `watch` guards and
+/// reaps, which apps `hangs` restarts): such a command refuses a config file someone else
+/// could have written (`Settings::trusted_for_action`). Dry runs, replays and the commands
+/// that take no target or limit from the file read it with a warning.
+fn steered_by_settings(cmd: &Command) -> bool {
+    match cmd {
+        Command::Reap(a) => !a.dry_run,
+        Command::Watch(a) => a.replay.snapshot.is_none(),
+        Command::Hangs(a) => !a.dry_run && !a.events && a.observations.is_none(),
+        _ => false,
+    }
+}
+
 /// `probe` and `limits` speak the monitoring-plugin convention, where 2 is CRITICAL: an error
 /// that kept the reading from being produced (an unreadable `--snapshot`, the process table,
 /// the output file) is UNKNOWN, 3. A usage error stays 64 and a closed pipe stays quiet.
 fn unknown_on_error(r: Result<ExitStatus>) -> Result<ExitStatus> {
     r.map_err(|e| {
-        let keep = e.downcast_ref::<crate::exit::UsageError>().is_some()
-            || e.downcast_ref::<crate::exit::Failure>().is_some()
-            || e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            });
+        let said = crate::exit::report(&e);
+        let keep = said.broken_pipe
+            || e.downcast_ref::<crate::exit::UsageError>().is_some()
+            || e.downcast_ref::<crate::exit::Failure>().is_some();
         if keep {
             return e;
         }
-        crate::exit::Failure::NoReading(format!("{}; no reading (UNKNOWN)", crate::said_once(&e)))
-            .into()
+        crate::exit::Failure::NoReading(format!("{}; no reading (UNKNOWN)", said.message)).into()
     })
 }

@@ -155,6 +155,8 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     };
     match &plan.output {
         Some(path) => atomic_write(path, text.as_bytes())?,
+        // The same bytes as `text`, handed over typed (`headroom mcp` reads the report).
+        None if plan.format == ProbeFormat::Json => ctx.printer.json_value(&report)?,
         None if plan.format == ProbeFormat::Human => ctx.printer.text(&text)?,
         None => ctx.printer.raw(&text)?,
     }

@@ -1,49 +1,62 @@
 //! `headroom reap`: decide about every parent holding the user's zombies, terminate the
 //! approved ones, re-sample, and verify that their zombies are gone. Safe enough to run
 //! unattended: every decision is `core::policy`'s, every signal identity-checked.
+//!
+//! Every decision is still true at its signal. The targets are ended in one escalation:
+//! SIGTERM to all of them at once, right after the decision, and one shared grace (n
+//! parents that ignore SIGTERM cost one grace, not n, which is what the emergency relief
+//! projection assumes: it chose them together, in the seed's order, and working through
+//! them one grace at a time is what lost the race on 2026-08-30). At the end of the grace
+//! the table is read again and the selection made again for the survivors alone: only
+//! those it still chooses get SIGKILL (a parent that reaped its own zombies meanwhile, or
+//! whose session woke, is `spared`). Only the zombies of parents headroom ended are
+//! credited as reaped.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use crate::actions::escalate::RealClock;
-use crate::actions::terminate::{Outcome, terminate};
+use crate::actions::terminate::{Outcome, terminate_all};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::{poll_row, rfc3339_ms};
-use crate::commands::reap_report::{ReapReport, TargetReport, summary};
+use crate::commands::probe::rfc3339_ms;
+use crate::commands::reap_report::{ReapReport, TargetReport, evidence_rows, summary};
+use crate::commands::reap_verify::verify;
 use crate::commands::sessions;
+use crate::config::GRACE_MAX;
 use crate::core::emergency::Emergency;
 use crate::core::liveness::RECKLESS_THRESHOLD_S;
 use crate::core::patterns::{AllowDeny, Patterns};
-use crate::core::policy::{self, Policy, Selection, Situation, SkipReason};
-use crate::core::reading::{self, Reading};
-use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
+use crate::core::policy::{self, Policy, Selection, Situation};
+use crate::core::reading::{self, Reading, Thresholds};
+use crate::core::snapshot::{Detail, Identity, ProcessTable, Snapshot};
 use crate::exit::{self, ExitStatus, UsageError};
 use crate::platform::{self, ProcessSource};
 use crate::store::evidence::{EvidenceLog, Row};
 
-/// How long verification waits for the zombies of the killed parents to be reaped by
-/// whoever inherits them (launchd, init, a subreaper).
-pub const VERIFY_WINDOW: Duration = Duration::from_secs(1);
+pub use crate::commands::reap_verify::VERIFY_BOUND;
 /// The shortest idle threshold `reap` and `watch` accept.
 pub const MIN_IDLE_THRESHOLD: Duration = Duration::from_secs(60);
 /// The shortest grace between SIGTERM and SIGKILL.
 pub const MIN_GRACE: Duration = Duration::from_millis(100);
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ReapPlan {
     pub policy: Policy,
     pub grace: Duration,
     pub dry_run: bool,
     pub active_fraction: f64,
+    /// What the reading is judged by: `[probe]`'s thresholds (for `watch`'s cleanup, its own,
+    /// flags included), so the level `reap` reports and records is the one `probe` reads.
+    pub thresholds: Thresholds,
     pub warnings: Vec<String>,
 }
 
 /// `reap`'s plan: its flags (`None` for `watch`'s cleanup, which has none) over the `[reap]`,
-/// `[liveness]` and `[emergency]` sections. `dry_run` decides nothing here but whether a
-/// redirected process table is refused.
+/// `[liveness]`, `[emergency]` and `[probe]` sections. `dry_run` decides nothing here but
+/// whether a redirected process table is refused.
 pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<ReapPlan> {
     let s = &ctx.settings;
     let mut warnings = Vec::new();
@@ -62,8 +75,10 @@ pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<Re
         allow: Patterns::new(&allow.value),
         deny: Patterns::new(&deny.value),
     };
-    if let Some((p, why)) = allow_deny.allow.too_broad() {
-        return Err(UsageError(format!("allow pattern `{p}` is refused: {why}")).into());
+    // The one pattern rule (`core::patterns::check`), for the flags and MCP's arguments;
+    // the config file's lists were held to it when read.
+    for (list, raw) in [("allow", &allow.value), ("deny", &deny.value)] {
+        crate::core::patterns::check_all(raw).map_err(|e| UsageError(format!("{list} {e}")))?;
     }
     if allow_deny.allow.is_empty() {
         warnings.push("the allowlist is empty, so it matches nothing: no parent will be selected (fail-closed)".into());
@@ -95,6 +110,15 @@ pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<Re
         ))
         .into());
     }
+    if grace.value > GRACE_MAX {
+        return Err(UsageError(format!(
+            "grace `{}` is refused: at most {} (as `[memory] grace`), or the slots a SIGKILL \
+             would free stay taken that long at the wall",
+            humantime::format_duration(grace.value),
+            humantime::format_duration(GRACE_MAX)
+        ))
+        .into());
+    }
     let idle_s = idle.value.as_secs_f64();
     if idle_s < RECKLESS_THRESHOLD_S {
         warnings.push(format!(
@@ -113,6 +137,7 @@ pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<Re
         ))
         .into());
     }
+    let (_, thresholds) = s.probe.with_flags(None, None)?;
     Ok(ReapPlan {
         policy: Policy {
             allow_deny,
@@ -125,20 +150,23 @@ pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<Re
         grace: grace.value,
         dry_run,
         active_fraction: sessions::active_fraction(s),
+        thresholds,
         warnings,
     })
 }
 
 /// The decision table for `snap` (indexed as `table`), assessing sessions (and recording
-/// CPU readings unless replaying).
+/// CPU readings unless replaying); with `only`, about those parents alone (the gate before
+/// SIGKILL). With `warn`, the assessment's warnings are printed.
 fn decide(
     ctx: &Ctx<'_>,
     source: &dyn ProcessSource,
-    snap: &Snapshot,
-    table: &ProcessTable<'_>,
+    (snap, table): (&Snapshot, &ProcessTable<'_>),
     plan: &ReapPlan,
+    only: Option<&[Identity]>,
+    warn: bool,
 ) -> Result<(Selection, Reading)> {
-    let reading = reading::read(snap, crate::core::reading::Thresholds::default());
+    let reading = reading::read(snap, plan.thresholds);
     let history = if ctx.replaying() {
         sessions::History::None
     } else {
@@ -148,7 +176,7 @@ fn decide(
         anyhow::bail!("{why}; nothing was signalled");
     }
     let assessment = sessions::assess(source, snap, table, plan.active_fraction, &history)?;
-    for w in &assessment.warnings {
+    for w in assessment.warnings.iter().filter(|_| warn) {
         ctx.printer.warn(w);
     }
     let ancestry = table
@@ -170,7 +198,7 @@ fn decide(
         limit: reading.limit.limit,
         sessions: &assessment.sessions,
     };
-    Ok((policy::select(situation, &plan.policy), reading))
+    Ok((policy::select_among(situation, &plan.policy, only), reading))
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
@@ -182,39 +210,64 @@ pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
     let snap = source
         .snapshot(Detail::Full)
         .context("cannot read the process table")?;
-    let report = execute(ctx, source.as_ref(), &snap, &plan, !ctx.printer.is_json())?;
-    let all_verified = report.targets.iter().all(|t| t.verified);
-    finish(
-        ctx,
-        &report,
-        if all_verified {
-            ExitStatus::Ok
-        } else {
-            ExitStatus::Unhappy
-        },
-    )
+    let Cleanup { report, rows } =
+        execute(ctx, source.as_ref(), &snap, &plan, !ctx.printer.is_json())?;
+    // The evidence row is evidence of the cleanup, not the cleanup: failing to keep it is
+    // said, and the report and the exit stay the action's.
+    if let Err(e) = record(&rows) {
+        ctx.printer.warn(&format!(
+            "{}; this cleanup is not in the evidence log",
+            crate::said_once(&e)
+        ));
+    }
+    let status = if report.targets.iter().all(TargetReport::settled) {
+        ExitStatus::Ok
+    } else {
+        ExitStatus::Unhappy
+    };
+    finish(ctx, &report, status)
 }
 
-/// Decide about `snap`; unless it is a dry run, terminate the targets, verify, and record
-/// the evidence. With `show_table` the decision table is printed before anything is signalled.
+/// What a cleanup did, and its evidence rows, not yet written (`reap` writes them; `watch`
+/// keeps them with its own rows while they cannot be written). No rows for a dry run or a
+/// replay.
+#[derive(Debug)]
+pub struct Cleanup {
+    pub report: ReapReport,
+    pub rows: Vec<Row>,
+}
+
+/// Append `rows` to the evidence log (nothing to do for none).
+pub fn record(rows: &[Row]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let dir = crate::store::paths::ensure_state_dir()?;
+    EvidenceLog::new(&dir).append(rows)
+}
+
+/// Decide about `snap`; unless it is a dry run, terminate the targets in one escalation and
+/// verify. With `show_table` the decision table is printed before anything is signalled.
+/// Past the first signal nothing fails the call: what went wrong is a warning and the report
+/// says what is known.
 pub fn execute(
     ctx: &Ctx<'_>,
     source: &dyn ProcessSource,
     snap: &Snapshot,
     plan: &ReapPlan,
     show_table: bool,
-) -> Result<ReapReport> {
+) -> Result<Cleanup> {
     let first = ProcessTable::new(snap);
-    let (mut selection, mut reading) = decide(ctx, source, snap, &first, plan)?;
+    let (mut selection, mut reading) = decide(ctx, source, (snap, &first), plan, None, true)?;
     // One cleanup at a time per user: `watch` and a `reap` from cron never signal the same
-    // parent twice. A cleanup that had to wait reads the table again, and the targets the
-    // other one handled meanwhile are reported as such instead of being signalled.
+    // parent twice. A cleanup that had to wait reads the table again and decides again; the
+    // targets of its first reading that are no longer targets are reported, not signalled.
     let mut _cleanup = None;
     let mut handled = Vec::new();
     let fresh;
     let mut snap = snap;
     if !plan.dry_run && !ctx.replaying() && selection.targets().next().is_some() {
-        match cleanup_lock() {
+        match cleanup_lock(ctx) {
             Ok((lock, waited)) => {
                 _cleanup = Some(lock);
                 if waited {
@@ -224,7 +277,7 @@ pub fn execute(
                     snap = &fresh;
                     let before: Vec<i32> = selection.targets().map(|d| d.pid).collect();
                     let again = ProcessTable::new(snap);
-                    (selection, reading) = decide(ctx, source, snap, &again, plan)?;
+                    (selection, reading) = decide(ctx, source, (snap, &again), plan, None, false)?;
                     handled = before
                         .into_iter()
                         .filter(|pid| selection.targets().all(|d| d.pid != *pid))
@@ -249,52 +302,123 @@ pub fn execute(
     if show_table {
         ctx.printer.text(&report.human_table(ctx.printer))?;
     }
+    let stamp = || rfc3339_ms(platform::now_ms());
     if plan.dry_run || selection.targets().next().is_none() {
         report.summary = summary(&report, &selection);
-        if !plan.dry_run && !ctx.replaying() {
-            record_evidence(&reading, &selection, &report)?;
-        }
-        return Ok(report);
+        let rows = if plan.dry_run || ctx.replaying() {
+            Vec::new()
+        } else {
+            evidence_rows(&reading, &selection, &report, stamp())
+        };
+        return Ok(Cleanup { report, rows });
     }
+    let targets: Vec<_> = selection
+        .targets()
+        .filter_map(|d| Some((d, d.identity?)))
+        .collect();
+    let ids: Vec<Identity> = targets.iter().map(|(_, id)| *id).collect();
+    let mut zombies_of: ZombiesOf = ids
+        .iter()
+        .map(|i| (i.pid, zombie_pids(&table, i.pid)))
+        .collect();
     let control = platform::native_control(source);
-    let mut zombies_of: HashMap<i32, Vec<i32>> = HashMap::new();
-    for d in selection.targets() {
-        zombies_of.insert(
-            d.pid,
-            table
-                .children(d.pid)
-                .filter(|c| c.is_zombie())
-                .map(|c| c.pid)
-                .collect(),
-        );
+    let mut unread_at_gate = None;
+    let ended = {
+        let mut gate = |survivors: &[Identity]| match still_targets(ctx, source, plan, survivors) {
+            Ok((still, zombies)) => {
+                zombies_of.extend(zombies);
+                still
+            }
+            Err(e) => {
+                unread_at_gate = Some(e);
+                Vec::new()
+            }
+        };
+        terminate_all(control.as_ref(), &ids, plan.grace, &RealClock, &mut gate)
+    };
+    // A gate that could not read the table sent no SIGKILL (absence of evidence protects);
+    // those survivors are not "no longer targets": each carries the reason, and the exit
+    // says the cleanup is not done.
+    let unread_at_gate = unread_at_gate.map(|e| {
+        format!(
+            "{}: the selection could not be made again at the end of the grace, so no SIGKILL",
+            crate::said_once(&e)
+        )
+    });
+    let mut ended = ended;
+    for t in ended.iter_mut().filter(|t| t.outcome == Outcome::Spared) {
+        if let Some(why) = &unread_at_gate {
+            t.error = Some(why.clone());
+        }
     }
-    for d in selection.targets() {
-        let Some(identity) = d.identity else { continue };
-        let t = terminate(control.as_ref(), &identity, plan.grace, &RealClock);
+    for ((d, _), t) in targets.iter().zip(&ended) {
         if let Some(e) = &t.error {
             ctx.printer
                 .warn(&format!("pid `{}` ({}): {e}", d.pid, d.name));
         }
-        report.targets.push(TargetReport::new(
-            d,
-            &t,
-            zombies_of.get(&d.pid).map_or(0, Vec::len) as u64,
-        ));
+        let before = zombies_of.get(&d.pid).map_or(0, Vec::len) as u64;
+        report.targets.push(TargetReport::new(d, t, before));
     }
     let used_before = table.usage(snap.uid).processes;
-    verify(source, used_before, &zombies_of, &mut report)?;
+    if let Err(e) = verify(source, used_before, &zombies_of, &mut report) {
+        ctx.printer.warn(&format!(
+            "{}; the cleanup is reported as far as it was verified",
+            crate::said_once(&e)
+        ));
+    }
     report.summary = summary(&report, &selection);
-    record_evidence(&reading, &selection, &report)?;
-    Ok(report)
+    let rows = evidence_rows(&reading, &selection, &report, stamp());
+    Ok(Cleanup { report, rows })
+}
+
+/// The pids of `parent`'s zombie children in `table`.
+fn zombie_pids(table: &ProcessTable<'_>, parent: i32) -> Vec<i32> {
+    table
+        .children(parent)
+        .filter(|c| c.is_zombie())
+        .map(|c| c.pid)
+        .collect()
+}
+
+/// Each parent's zombie pids.
+type ZombiesOf = HashMap<i32, Vec<i32>>;
+
+/// The gate before SIGKILL: read the table again and make the selection again for the
+/// grace `survivors` alone; the ones it still chooses, and their zombies now.
+fn still_targets(
+    ctx: &Ctx<'_>,
+    source: &dyn ProcessSource,
+    plan: &ReapPlan,
+    survivors: &[Identity],
+) -> Result<(Vec<Identity>, ZombiesOf)> {
+    let snap = source
+        .snapshot(Detail::Full)
+        .context("cannot read the process table again at the end of the grace")?;
+    let table = ProcessTable::new(&snap);
+    let (selection, _) = decide(ctx, source, (&snap, &table), plan, Some(survivors), false)?;
+    let still: Vec<Identity> = selection
+        .targets()
+        .filter_map(|d| d.identity)
+        .filter(|i| survivors.contains(i))
+        .collect();
+    let zombies = still
+        .iter()
+        .map(|i| (i.pid, zombie_pids(&table, i.pid)))
+        .collect();
+    Ok((still, zombies))
 }
 
 /// The per-user cleanup lock (`cleanup.lock` in the state directory) and whether another
-/// cleanup held it, so that this one waited.
-fn cleanup_lock() -> Result<(crate::store::fsio::Lock, bool)> {
+/// cleanup held it, so that this one waited (and said so).
+fn cleanup_lock(ctx: &Ctx<'_>) -> Result<(crate::store::fsio::Lock, bool)> {
     let path = crate::store::paths::ensure_state_dir()?.join("cleanup");
     if let Some(l) = crate::store::fsio::Lock::try_acquire(&path)? {
         return Ok((l, false));
     }
+    ctx.printer.warn(&format!(
+        "another cleanup holds `{}.lock`; waiting for it, then deciding again",
+        path.display()
+    ));
     Ok((crate::store::fsio::Lock::acquire(&path)?, true))
 }
 
@@ -305,95 +429,6 @@ fn finish(ctx: &Ctx<'_>, report: &ReapReport, status: ExitStatus) -> Result<Exit
         ctx.printer.text(&report.human_results())?;
     }
     Ok(status)
-}
-
-/// Re-sample until every killed parent's zombies are gone or the window closes. A zombie
-/// counts as reaped when its pid no longer holds a zombie (whoever inherited it waited).
-fn verify(
-    source: &dyn ProcessSource,
-    used_before: u64,
-    zombies_of: &HashMap<i32, Vec<i32>>,
-    report: &mut ReapReport,
-) -> Result<()> {
-    let start = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let after = source
-            .snapshot(Detail::Slots)
-            .context("cannot re-sample the process table to verify")?;
-        let zombies_now: std::collections::HashSet<i32> = after
-            .processes
-            .iter()
-            .filter(|p| p.is_zombie())
-            .map(|p| p.pid)
-            .collect();
-        let alive_now: std::collections::HashSet<i32> = after
-            .processes
-            .iter()
-            .filter(|p| !p.is_zombie())
-            .map(|p| p.pid)
-            .collect();
-        let mut all_clear = true;
-        for t in report.targets.iter_mut() {
-            let pids = zombies_of.get(&t.pid).map(Vec::as_slice).unwrap_or(&[]);
-            let remaining = pids.iter().filter(|z| zombies_now.contains(z)).count() as u64;
-            t.zombies_reaped = t.zombies_before.saturating_sub(remaining);
-            let parent_gone = t.outcome.succeeded() || !alive_now.contains(&t.pid);
-            t.verified = parent_gone && t.outcome.succeeded() && remaining == 0;
-            all_clear &= remaining == 0 || !t.outcome.succeeded();
-        }
-        let used_after = ProcessTable::new(&after).usage(after.uid).processes;
-        report.slots_freed = used_before.saturating_sub(used_after);
-        if all_clear || start.elapsed() >= VERIFY_WINDOW {
-            return Ok(());
-        }
-    }
-}
-
-/// One row per terminated parent, or one `cleanup,no-targets` row.
-fn record_evidence(reading: &Reading, selection: &Selection, report: &ReapReport) -> Result<()> {
-    let dir = crate::store::paths::ensure_state_dir()?;
-    // The reading's columns, stamped with the time of the cleanup (no forecast: the
-    // pre-cleanup curve says nothing about after it).
-    let mut base = poll_row(reading, None);
-    base.reading.at = rfc3339_ms(platform::now_ms());
-    let rows: Vec<Row> = if report.targets.is_empty() {
-        let unreadable = selection.skipped_for(SkipReason::SessionSignalUnavailable);
-        let result = if unreadable > 0 {
-            format!("no-targets;unreadable={unreadable}")
-        } else {
-            "no-targets".into()
-        };
-        let top = selection.decisions.first();
-        vec![Row {
-            action: "cleanup".into(),
-            result,
-            top_parent: top.map(|d| (d.pid, d.name.clone(), d.zombies)),
-            session_signal: top.map(|d| d.session.signal_text()).unwrap_or_default(),
-            ..base
-        }]
-    } else {
-        report
-            .targets
-            .iter()
-            .map(|t| Row {
-                action: format!("kill:{}", t.signal_list),
-                result: format!(
-                    "{};reaped={};freed={};verified={}",
-                    t.outcome.as_str(),
-                    t.zombies_reaped,
-                    t.zombies_reaped
-                        + u64::from(t.outcome == Outcome::Sigterm || t.outcome == Outcome::Sigkill),
-                    t.verified
-                ),
-                top_parent: Some((t.pid, t.name.clone(), t.zombies_before)),
-                session_signal: t.session_signal.clone(),
-                override_: t.override_.map(str::to_string).unwrap_or_default(),
-                ..base.clone()
-            })
-            .collect()
-    };
-    EvidenceLog::new(&dir).append(&rows)
 }
 
 #[cfg(test)]

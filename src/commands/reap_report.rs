@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::actions::terminate::{Outcome, Termination};
-use crate::commands::probe::rfc3339_ms;
+use crate::commands::probe::{poll_row, rfc3339_ms};
 use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
 use crate::core::reading::Reading;
@@ -14,6 +14,13 @@ use crate::core::snapshot::Snapshot;
 use crate::output::{Printer, Style, human_duration, plural, thousands};
 use crate::platform::Signal;
 use crate::sanitize::sanitize;
+use crate::store::evidence::Row;
+
+/// The longest `reap`'s verification waits for an inheritor to reap the zombies of the
+/// parents it ended (`reap_verify`). launchd and most inits reap at once; a container's pid 1
+/// or a busy subreaper may take seconds (1.4 s was measured where a fixed one-second window
+/// called a working cleanup a failure).
+pub const VERIFY_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ParentReport {
@@ -37,14 +44,32 @@ pub struct ParentReport {
     pub override_: Option<&'static str>,
 }
 
+/// Who holds the zombies of an ended parent that were not reaped: whoever inherited them
+/// (launchd, init, a container's pid 1, a subreaper) and has not waited for them yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Holder {
+    pub pid: i32,
+    pub name: String,
+}
+
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TargetReport {
     pub pid: i32,
     pub name: String,
     pub outcome: Outcome,
     pub signals: Vec<Signal>,
+    /// Its zombies at the last reading before the signal that ended it (the decision's
+    /// table for SIGTERM, the table read again before SIGKILL for SIGKILL).
     pub zombies_before: u64,
+    /// Those of them gone once it was gone: only a parent headroom ended is credited (a
+    /// zombie its parent reaped itself, or one of a parent that went by itself, is not).
     pub zombies_reaped: u64,
+    /// Those of them still there when verification ended.
+    pub zombies_left: u64,
+    /// Who holds those: the parent headroom ended is gone, and they now belong to this
+    /// process, which had not reaped them when verification ended.
+    pub held_by: Option<Holder>,
+    /// headroom ended it and every one of its zombies is gone.
     pub verified: bool,
     #[serde(rename = "override")]
     pub override_: Option<&'static str>,
@@ -64,11 +89,30 @@ impl TargetReport {
             signals: t.signals.clone(),
             zombies_before,
             zombies_reaped: 0,
+            zombies_left: zombies_before,
+            held_by: None,
             verified: false,
             override_: d.override_,
             error: t.error.clone(),
             signal_list: t.signal_list(),
             session_signal: d.session.signal_text(),
+        }
+    }
+
+    /// Nothing is left undone for it: headroom ended it and its zombies are gone, or it
+    /// stopped being a target before the signal that would have ended it (it went by
+    /// itself, or the table read again at the end of the grace no longer chose it).
+    pub fn settled(&self) -> bool {
+        self.verified || self.stood_down()
+    }
+
+    /// It stopped being a target before headroom ended it (a survivor left alone because
+    /// its selection could not be made again carries that error, and did not).
+    pub fn stood_down(&self) -> bool {
+        match self.outcome {
+            Outcome::AlreadyGone => true,
+            Outcome::Spared => self.error.is_none(),
+            _ => false,
         }
     }
 }
@@ -88,8 +132,12 @@ pub struct ReapReport {
     pub parents: Vec<ParentReport>,
     pub targets: Vec<TargetReport>,
     pub slots_freed: u64,
-    /// Targets of this run's first reading that another cleanup (a `watch`, a `reap` from
-    /// cron) handled while this one waited for the cleanup lock: not signalled again.
+    /// How long verification waited for the ended parents' zombies to be reaped (at most
+    /// `reap`'s documented bound).
+    pub verify_ms: u64,
+    /// Targets of this run's first reading that were no longer targets when it read the
+    /// table again after waiting for the cleanup lock (another cleanup, a `watch` or a `reap`
+    /// from cron, handled them, or they stopped leaking): not signalled.
     pub already_handled: Vec<i32>,
     pub summary: String,
 }
@@ -136,6 +184,7 @@ impl ReapReport {
                 .collect(),
             targets: Vec::new(),
             slots_freed: 0,
+            verify_ms: 0,
             already_handled: Vec::new(),
             summary: String::new(),
         }
@@ -229,10 +278,16 @@ impl ReapReport {
                 },
                 thousands(t.zombies_reaped),
                 plural(t.zombies_before, "zombie"),
-                if t.verified {
-                    ", verified"
-                } else {
-                    ", NOT verified"
+                match (&t.held_by, t.verified, t.stood_down()) {
+                    (_, true, _) => ", verified".to_string(),
+                    (_, _, true) => ", not ended: no longer a target at its signal".to_string(),
+                    (Some(h), ..) => format!(
+                        ", NOT verified: {} held by pid {} ({})",
+                        thousands(t.zombies_left),
+                        h.pid,
+                        sanitize(&h.name)
+                    ),
+                    (None, ..) => ", NOT verified".to_string(),
                 },
                 if t.override_.is_some() {
                     " (emergency override)"
@@ -282,7 +337,8 @@ pub fn summary(r: &ReapReport, sel: &Selection) -> String {
     if r.targets.is_empty() && !r.already_handled.is_empty() {
         let pids: Vec<String> = r.already_handled.iter().map(i32::to_string).collect();
         return format!(
-            "Already handled by another cleanup while this one waited: pid {}.",
+            "Already handled while this one waited for another cleanup: pid {} no longer a \
+             target when the table was read again.",
             pids.join(", ")
         );
     }
@@ -293,29 +349,119 @@ pub fn summary(r: &ReapReport, sel: &Selection) -> String {
         };
     }
     let reaped: u64 = r.targets.iter().map(|t| t.zombies_reaped).sum();
-    if reaped == 0 {
+    let held: Vec<&TargetReport> = r.targets.iter().filter(|t| t.held_by.is_some()).collect();
+    let stood_down: Vec<i32> = r
+        .targets
+        .iter()
+        .filter(|t| t.stood_down())
+        .map(|t| t.pid)
+        .collect();
+    let mut s = if reaped > 0 {
+        format!(
+            "{prefix}{} reaped, {} freed.",
+            plural(reaped, "zombie"),
+            plural(r.slots_freed, "slot")
+        )
+    } else if !held.is_empty() {
+        format!("{prefix}Parent ended, but no zombie was reaped yet.")
+    } else if r.targets.iter().all(TargetReport::stood_down) {
+        format!("{prefix}Nothing was ended.")
+    } else {
         let before: u64 = r.targets.iter().map(|t| t.zombies_before).sum();
-        return format!(
+        format!(
             "{prefix}Cleanup without effect: zombie count unchanged ({}).",
             thousands(before)
+        )
+    };
+    let waited = human_duration(VERIFY_BOUND.as_secs_f64());
+    for t in &held {
+        if let Some(h) = &t.held_by {
+            let _ = write!(
+                s,
+                " {} of pid {} now belong to pid {} (`{}`), which has not reaped them within \
+                 {waited}: their slots stay taken until it does.",
+                plural(t.zombies_left, "zombie"),
+                t.pid,
+                h.pid,
+                sanitize(&h.name)
+            );
+        }
+    }
+    if !stood_down.is_empty() {
+        let pids: Vec<String> = stood_down.iter().map(i32::to_string).collect();
+        let _ = write!(
+            s,
+            " Not ended: pid {} was no longer a target at its signal (gone by itself, or its \
+             zombies reaped by itself).",
+            pids.join(", ")
         );
     }
-    format!(
-        "{prefix}{} reaped, {} freed.",
-        plural(reaped, "zombie"),
-        plural(r.slots_freed, "slot")
-    )
+    s
+}
+
+/// The evidence rows of a cleanup stamped `at`: one per target, or one `cleanup,no-targets`
+/// row. The reading's columns are those of the decision (no forecast: the pre-cleanup curve
+/// says nothing about after it).
+pub fn evidence_rows(
+    reading: &Reading,
+    selection: &Selection,
+    report: &ReapReport,
+    at: String,
+) -> Vec<Row> {
+    let mut base = poll_row(reading, None);
+    base.reading.at = at;
+    if report.targets.is_empty() {
+        let unreadable = selection.skipped_for(SkipReason::SessionSignalUnavailable);
+        let result = if unreadable > 0 {
+            format!("no-targets;unreadable={unreadable}")
+        } else {
+            "no-targets".into()
+        };
+        let top = selection.decisions.first();
+        return vec![Row {
+            action: "cleanup".into(),
+            result,
+            top_parent: top.map(|d| (d.pid, d.name.clone(), d.zombies)),
+            session_signal: top.map(|d| d.session.signal_text()).unwrap_or_default(),
+            ..base
+        }];
+    }
+    report
+        .targets
+        .iter()
+        .map(|t| {
+            let mut result = format!(
+                "{};reaped={};freed={};verified={}",
+                t.outcome.as_str(),
+                t.zombies_reaped,
+                t.zombies_reaped + u64::from(t.outcome.ended()),
+                t.verified
+            );
+            if let Some(h) = &t.held_by {
+                let _ = write!(result, ";left={};held_by={}", t.zombies_left, h.pid);
+            }
+            Row {
+                action: format!("kill:{}", t.signal_list),
+                result,
+                top_parent: Some((t.pid, t.name.clone(), t.zombies_before)),
+                session_signal: t.session_signal.clone(),
+                override_: t.override_.map(str::to_string).unwrap_or_default(),
+                ..base.clone()
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::actions::terminate::Termination;
     use crate::core::emergency::Emergency;
     use crate::core::liveness::Session;
     use crate::core::patterns::{AllowDeny, Patterns};
 
-    fn decision(pid: i32, zombies: u64, override_: Option<&'static str>) -> Decision {
+    /// A target `agency` with no session (shared with `reap_verify`'s tests).
+    pub(crate) fn decision(pid: i32, zombies: u64, override_: Option<&'static str>) -> Decision {
         Decision {
             pid,
             name: "agency".into(),
@@ -365,6 +511,7 @@ mod tests {
             parents: vec![],
             targets,
             slots_freed: reaped + 1,
+            verify_ms: 0,
             already_handled: vec![],
             summary: String::new(),
         }

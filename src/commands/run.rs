@@ -18,6 +18,8 @@ const MIN_INTERVAL: Duration = Duration::from_millis(10);
 const MAX_INTERVAL: Duration = Duration::from_secs(60);
 /// The longest grace between SIGTERM and SIGKILL (a tree over its limit keeps growing).
 const MAX_GRACE: Duration = Duration::from_secs(600);
+/// The longest --timeout: a year (past it a deadline is no deadline).
+const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 86_400);
 
 /// `run`'s arguments, checked.
 #[derive(Debug)]
@@ -25,6 +27,7 @@ struct RunPlan {
     limit: u64,
     interval: Duration,
     grace: Duration,
+    timeout: Option<Duration>,
     command: Vec<std::ffi::OsString>,
 }
 
@@ -41,6 +44,10 @@ fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
         .map_err(|m| UsageError(format!("--interval {m}")))?;
     crate::cli::check_within(args.grace, Duration::from_millis(1), MAX_GRACE)
         .map_err(|m| UsageError(format!("--grace {m}")))?;
+    if let Some(t) = args.timeout {
+        crate::cli::check_within(t, Duration::from_millis(1), MAX_TIMEOUT)
+            .map_err(|m| UsageError(format!("--timeout {m}")))?;
+    }
     if args.command.first().is_none_or(|c| c.is_empty()) {
         return Err(UsageError("no command given after `--`".into()).into());
     }
@@ -48,6 +55,7 @@ fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
         limit: args.limit,
         interval: args.interval,
         grace: args.grace,
+        timeout: args.timeout,
         command: args.command.clone(),
     })
 }
@@ -96,7 +104,16 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
         grace: plan.grace,
         warn_pct: args.warn.unwrap_or(ctx.settings.memory.warn_pct.value),
         notify: ctx.settings.notifications.enabled.value,
+        timeout: plan.timeout,
     };
+    if args.die_with_parent {
+        sup.watch_parent().map_err(|e| {
+            failed(
+                format!("--die-with-parent: cannot watch the parent process: {e}"),
+                Failure::RunFailed,
+            )
+        })?;
+    }
     let mut kernel_kills;
     let result = loop {
         if let Some(c) = &cap {
@@ -303,6 +320,10 @@ impl<'p> EventView<'p> {
                         (EndReason::Leftovers, _) => {
                             "left running by the command, which has exited".to_string()
                         }
+                        (EndReason::Timeout, _) => "past the --timeout".to_string(),
+                        (EndReason::ParentExited, _) => {
+                            "the process that started headroom has exited".to_string()
+                        }
                     };
                     let then = if *signal == Signal::Term && *reason == EndReason::Limit {
                         format!(
@@ -410,6 +431,8 @@ pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -
         Some(EndReason::Limit) => Some("over the limit"),
         Some(EndReason::Signal) => Some("still running after the forwarded signal"),
         Some(EndReason::Leftovers) => Some("left running after the command exited"),
+        Some(EndReason::Timeout) => Some("past the --timeout"),
+        Some(EndReason::ParentExited) => Some("the process that started headroom exited"),
         None => None,
     };
     if let Some(why) = ended {

@@ -33,7 +33,16 @@ macro_rules! show_as_json {
         }
     )*};
 }
-show_as_json!(f64, u64, bool, Vec<String>, Vec<Rule>, PressureMode);
+show_as_json!(
+    f64,
+    u64,
+    bool,
+    Vec<String>,
+    Vec<Rule>,
+    PressureMode,
+    Vec<ToolGroup>,
+    Option<Vec<String>>
+);
 
 /// `[memory] pressure`: whether `watch` and `run --limit` wait on the OS's memory-pressure
 /// signal (PSI, dispatch) beside their timer. `off` leaves the timer only: for a kernel whose
@@ -45,6 +54,30 @@ pub enum PressureMode {
     Auto,
     /// The timer only.
     Off,
+}
+
+/// A group of `headroom mcp`'s tools (`--tools`, `[mcp] tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolGroup {
+    /// The tools that read: probe, limits, top, evidence, log_probe, hangs_events, doctor,
+    /// explain_reap.
+    Read,
+    /// The tools that signal processes under the safety rules: reap, park, wake, park_tree,
+    /// wake_tree.
+    Act,
+    /// run_limited: start any program the user could (within `[mcp] run_allow`).
+    Run,
+}
+
+impl ToolGroup {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Act => "act",
+            Self::Run => "run",
+        }
+    }
 }
 
 /// A refused file value: the key and what is wrong with the value.
@@ -188,6 +221,39 @@ fn interval(text: String) -> Result<Duration, String> {
     Ok(d)
 }
 
+fn tool_groups(list: Vec<String>) -> Result<Vec<ToolGroup>, String> {
+    let mut out = Vec::new();
+    for t in &list {
+        let g = match t.as_str() {
+            "read" => ToolGroup::Read,
+            "act" => ToolGroup::Act,
+            "run" => ToolGroup::Run,
+            _ => return Err(format!("entry `{t}` must be \"read\", \"act\" or \"run\"")),
+        };
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    Ok(out)
+}
+
+/// `[mcp] run_allow`: program names (looked up in PATH) or absolute paths.
+fn programs(list: Vec<String>) -> Result<Option<Vec<String>>, String> {
+    for p in &list {
+        if p.trim().is_empty() || p.trim() != p {
+            return Err(format!(
+                "entry `{p}` must be a program name or an absolute path"
+            ));
+        }
+        if p.contains('/') && !p.starts_with('/') {
+            return Err(format!(
+                "entry `{p}` is a relative path; use a name or an absolute path"
+            ));
+        }
+    }
+    Ok(Some(list))
+}
+
 fn pressure_mode(text: String) -> Result<PressureMode, String> {
     match text.as_str() {
         "auto" => Ok(PressureMode::Auto),
@@ -196,17 +262,35 @@ fn pressure_mode(text: String) -> Result<PressureMode, String> {
     }
 }
 
-/// `[hangs] allow/deny`: bundle ids or absolute bundle paths.
+/// `[reap] allow/deny`: plain substrings, held to the one pattern rule.
+fn patterns(list: Vec<String>) -> Result<Vec<String>, String> {
+    crate::core::patterns::check_all(&list)?;
+    Ok(list)
+}
+
+/// `[hangs] allow/deny`: bundle ids or absolute bundle paths, each matching one app exactly,
+/// held to the one pattern rule too (`/`, `*`, `com.*` would match nothing here, and as a
+/// deny entry deny nothing).
 fn bundles(list: Vec<String>) -> Result<Vec<String>, String> {
     for entry in &list {
+        let e = crate::sanitize::sanitize(entry);
         if entry.trim().is_empty() || entry.trim() != entry {
             return Err(format!(
-                "entry `{entry}` must be a bundle id or an absolute bundle path"
+                "entry `{e}` must be a bundle id or an absolute bundle path"
             ));
         }
         if entry.contains('/') && !entry.starts_with('/') {
             return Err(format!(
-                "entry `{entry}` is a relative path; use an absolute bundle path"
+                "entry `{e}` is a relative path; use an absolute bundle path"
+            ));
+        }
+        if let Err(why) = crate::core::patterns::check(entry) {
+            return Err(format!("entry `{e}` is refused: {why}"));
+        }
+        if entry.starts_with('/') && !crate::core::hangs::eligibility::is_app_bundle_path(entry) {
+            return Err(format!(
+                "entry `{e}` is not an app bundle path (`/Applications/Name.app`): an entry \
+                 matches one app exactly, never a folder"
             ));
         }
     }
@@ -229,6 +313,12 @@ fn guards(list: Vec<GuardFile>) -> Result<Vec<Rule>, String> {
                 "[{i}] has an empty `pattern`, which would match nothing"
             ));
         }
+        if let Err(why) = crate::core::patterns::check(&g.pattern) {
+            return Err(format!(
+                "[{i}] `pattern` `{}` is refused: {why}",
+                crate::sanitize::sanitize(g.pattern.trim())
+            ));
+        }
         let limit_bytes =
             crate::cli::parse_size(&g.limit).map_err(|m| format!("[{i}] `limit` {m}"))?;
         rules.push(Rule {
@@ -239,8 +329,10 @@ fn guards(list: Vec<GuardFile>) -> Result<Vec<Rule>, String> {
     Ok(rules)
 }
 
-/// `[memory] grace` at most: a guard's grace holds `watch`'s round.
-pub const MEMORY_GRACE_MAX: Duration = Duration::from_secs(60);
+/// The longest grace between SIGTERM and SIGKILL, one bound for `[reap] grace` (and
+/// `reap --grace`, checked in its plan) and `[memory] grace`: a guard's grace holds
+/// `watch`'s round, and a cleanup's keeps slots a SIGKILL would free taken at the wall.
+pub const GRACE_MAX: Duration = Duration::from_secs(60);
 /// `[hangs] grace` bounds: a restart must not stall a round for long.
 pub const HANGS_GRACE_MAX: Duration = Duration::from_secs(60);
 /// `[hangs] cooldown` bounds: at least the hour the seed requires, at most the 24 h that
@@ -275,11 +367,12 @@ section! {
 section! {
     /// `[reap]`: which parents `reap` (and `watch`'s cleanup) may end, and how.
     ReapSection, ReapFile, "reap" {
-        allow: Vec<String> = vec!["agency".to_string()], file Vec<String> => any;
-        deny: Vec<String> = Vec::new(), file Vec<String> => any;
+        allow: Vec<String> = vec!["agency".to_string()], file Vec<String> => patterns;
+        deny: Vec<String> = Vec::new(), file Vec<String> => patterns;
         min_zombies: u64 = 100, file u64 => at_least_one;
         max_targets: u64 = 10, file u64 => at_least_one;
-        /// Wait between SIGTERM and SIGKILL.
+        /// Wait between SIGTERM and SIGKILL (100 ms to 60 s, checked with `--grace` in
+        /// `reap`'s plan).
         grace: Duration = secs(2), file String => duration;
         spare_active_sessions: bool = true, file bool => any;
     }
@@ -349,10 +442,22 @@ section! {
         guard: Vec<Rule> = Vec::new(), file Vec<GuardFile> => guards;
         /// Wait between SIGTERM and SIGKILL when a guard ends a tree (it holds the round).
         grace: Duration = secs(5),
-            file String => duration_within(Duration::from_millis(1), MEMORY_GRACE_MAX);
+            file String => duration_within(Duration::from_millis(1), GRACE_MAX);
         /// Warn once at this percentage of a memory limit, before anything is done.
         warn_pct: f64 = crate::core::memory_warn::DEFAULT_WARN_PCT, file f64 => pct_below_limit;
         /// Wait on the OS's memory-pressure signal (`auto`) or on the timer only (`off`).
         pressure: PressureMode = PressureMode::Auto, file String => pressure_mode;
+    }
+}
+
+section! {
+    /// `[mcp]`: what `headroom mcp` offers an agent.
+    McpSection, McpFile, "mcp" {
+        /// The groups of tools offered (`--tools` overrides it): read, act, run.
+        tools: Vec<ToolGroup> = vec![ToolGroup::Read, ToolGroup::Act, ToolGroup::Run],
+            file Vec<String> => tool_groups;
+        /// The only programs run_limited may start, by name (looked up in PATH) or absolute
+        /// path; unset: any program.
+        run_allow: Option<Vec<String>> = None, file Vec<String> => programs;
     }
 }

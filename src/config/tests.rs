@@ -150,12 +150,12 @@ fn memory_guards_parse_and_bad_ones_name_the_entry() {
             "memory.guard[0]",
         ),
         (
-            "[[memory.guard]]\npattern = \"x\"\nlimit = \"lots\"\n",
+            "[[memory.guard]]\npattern = \"xy\"\nlimit = \"lots\"\n",
             "lots",
         ),
-        ("[[memory.guard]]\npattern = \"x\"\n", "limit"),
+        ("[[memory.guard]]\npattern = \"xy\"\n", "limit"),
         (
-            "[[memory.guard]]\npattern = \"x\"\nlimit = \"512B\"\n",
+            "[[memory.guard]]\npattern = \"xy\"\nlimit = \"512B\"\n",
             "too small a unit",
         ),
         ("[memory]\ngrace = \"61s\"\n", "memory.grace"),
@@ -198,10 +198,14 @@ fn config_lists_each_key_with_its_origin_and_every_key_reads_back() {
     assert_eq!(origin("memory.warn_pct"), Some(Origin::File));
     let from_file = entries.iter().filter(|e| e.origin == Origin::File).count();
     assert_eq!(from_file, 3, "only the keys the file set: {entries:?}");
-    assert_eq!(entries.len(), 27);
+    assert_eq!(entries.len(), 29);
     // Every key listed is the key a user writes: each shown value, written back into a
     // file under its key, reads as that value from the file.
     for e in Settings::default().entries() {
+        // An optional key unset by default (`mcp.run_allow`) has no value to write back.
+        if e.value.is_null() {
+            continue;
+        }
         let (section, key) = e.key.split_once('.').unwrap();
         let text = format!("[{section}]\n{key} = {}\n", e.value);
         let back = Settings::parse(&text, Path::new("c.toml")).unwrap_or_else(|err| {
@@ -288,12 +292,53 @@ fn every_rule_refuses_naming_the_key_the_value_and_the_rule() {
             "memory.warn_pct `100` must be above 0 and below 100",
         ),
         (
-            "[[memory.guard]]\npattern = \"a\"\nlimit = \"1G\"\n[[memory.guard]]\npattern = \" \"\nlimit = \"1G\"\n",
+            "[[memory.guard]]\npattern = \"cargo\"\nlimit = \"1G\"\n[[memory.guard]]\npattern = \" \"\nlimit = \"1G\"\n",
             "memory.guard[1] has an empty `pattern`, which would match nothing",
         ),
         (
-            "[[memory.guard]]\npattern = \"a\"\nlimit = \"-1G\"\n",
+            "[[memory.guard]]\npattern = \"cargo\"\nlimit = \"-1G\"\n",
             "memory.guard[0] `limit` `-1G` is negative; a size must be positive",
+        ),
+        // The one pattern rule (`core::patterns::check`), in every list of the file.
+        (
+            "[[memory.guard]]\npattern = \"cargo\"\nlimit = \"1G\"\n[[memory.guard]]\npattern = \"/\"\nlimit = \"1G\"\n",
+            "memory.guard[1] `pattern` `/` is refused: a pattern of only `/` matches every path",
+        ),
+        (
+            "[[memory.guard]]\npattern = \"*\"\nlimit = \"1G\"\n",
+            "memory.guard[0] `pattern` `*` is refused: a one-character pattern matches almost every process",
+        ),
+        (
+            "[[memory.guard]]\npattern = \".\"\nlimit = \"1G\"\n",
+            "memory.guard[0] `pattern` `.` is refused: a one-character pattern matches almost every process",
+        ),
+        (
+            "[[memory.guard]]\npattern = \"cargo*\"\nlimit = \"1G\"\n",
+            "memory.guard[0] `pattern` `cargo*` is refused: patterns are plain substrings, not globs or regular expressions: `* ? [ ] | ^ $ \\` match only themselves",
+        ),
+        (
+            "[reap]\nallow = [\"agency\", \"/\"]\n",
+            "reap.allow pattern `/` is refused: a pattern of only `/` matches every path",
+        ),
+        (
+            "[reap]\ndeny = [\"..\"]\n",
+            "reap.deny pattern `..` is refused: a pattern needs a letter or a digit",
+        ),
+        (
+            "[hangs]\nallow = [\"/\"]\n",
+            "hangs.allow entry `/` is refused: a pattern of only `/` matches every path",
+        ),
+        (
+            "[hangs]\nallow = [\"*\"]\n",
+            "hangs.allow entry `*` is refused: a one-character pattern matches almost every process",
+        ),
+        (
+            "[hangs]\ndeny = [\"com.*\"]\n",
+            "hangs.deny entry `com.*` is refused: patterns are plain substrings, not globs or regular expressions: `* ? [ ] | ^ $ \\` match only themselves",
+        ),
+        (
+            "[hangs]\ndeny = [\"/Applications\"]\n",
+            "hangs.deny entry `/Applications` is not an app bundle path (`/Applications/Name.app`): an entry matches one app exactly, never a folder",
         ),
     ] {
         let e = Settings::parse(text, Path::new("/x/c.toml")).unwrap_err();
@@ -308,6 +353,13 @@ fn every_rule_refuses_naming_the_key_the_value_and_the_rule() {
     let edges = "[probe]\nwarn = 100\ncrit = 100\n[reap]\nmin_zombies = 1\n\
                  [emergency]\nfree_pct = 0\nrecovery_pct = 100\n[watch]\ninterval = \"100ms\"\n\
                  [hangs]\ngrace = \"100ms\"\ncooldown = \"1day\"\n[memory]\ngrace = \"1ms\"\n";
+    // Controls for the pattern rule: real patterns in every list are accepted.
+    let real = "[reap]\nallow = [\"agency\", \"/.config/agency/\"]\ndeny = [\"ab\"]\n\
+                [hangs]\nallow = [\"com.x.y\", \"/Applications/Foo.app\"]\n\
+                [[memory.guard]]\npattern = \"cargo\"\nlimit = \"1G\"\n";
+    let s = Settings::parse(real, Path::new("c.toml")).unwrap();
+    assert_eq!(s.memory.guard.value[0].pattern, "cargo");
+    assert_eq!(s.reap.allow.value.len(), 2);
     Settings::parse(edges, Path::new("c.toml")).unwrap();
 }
 

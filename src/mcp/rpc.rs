@@ -43,6 +43,7 @@ pub enum Incoming {
     },
     Notification {
         method: String,
+        params: Map<String, Value>,
     },
     /// A response to a request of ours: headroom sends none, so it is ignored.
     Response,
@@ -56,13 +57,16 @@ pub fn parse(line: &[u8]) -> Result<Incoming, (Value, RpcError)> {
             RpcError::new(PARSE_ERROR, format!("not JSON: {e}")),
         )
     })?;
+    parse_value(v)
+}
+
+/// One message already read as JSON (a line, or one element of a batch).
+pub fn parse_value(v: Value) -> Result<Incoming, (Value, RpcError)> {
     let Value::Object(mut obj) = v else {
-        let what = if v.is_array() {
-            "a batch (JSON array): MCP removed batching in 2025-06-18; send one message per line"
-        } else {
-            "not a JSON-RPC object"
-        };
-        return Err((Value::Null, RpcError::new(INVALID_REQUEST, what)));
+        return Err((
+            Value::Null,
+            RpcError::new(INVALID_REQUEST, "not a JSON-RPC object"),
+        ));
     };
     let id = obj.remove("id");
     let bad = |id: &Option<Value>, msg: &str| {
@@ -100,8 +104,56 @@ pub fn parse(line: &[u8]) -> Result<Incoming, (Value, RpcError)> {
     };
     Ok(match id {
         Some(id) => Incoming::Request { id, method, params },
-        None => Incoming::Notification { method },
+        None => Incoming::Notification { method, params },
     })
+}
+
+/// The top-level `id` of a message of which only the start was kept (it was too long to
+/// read whole), when that start holds it: a string or an integer, at depth one, outside
+/// any string. Null otherwise.
+pub fn id_in_prefix(prefix: &[u8]) -> Value {
+    let mut depth = 0usize;
+    let mut i = 0;
+    // Whether the string that just ended was a key at depth one named `id`.
+    let mut key_is_id = false;
+    while i < prefix.len() {
+        match prefix[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < prefix.len() && prefix[j] != b'"' {
+                    j += if prefix[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= prefix.len() {
+                    return Value::Null;
+                }
+                key_is_id = depth == 1 && &prefix[start..j] == b"id";
+                i = j + 1;
+                continue;
+            }
+            b':' if key_is_id => {
+                let rest = &prefix[i + 1..];
+                let end = rest
+                    .iter()
+                    .position(|b| matches!(b, b',' | b'}'))
+                    .unwrap_or(rest.len());
+                return match serde_json::from_slice::<Value>(&rest[..end]) {
+                    Ok(v) if v.is_string() || v.is_i64() || v.is_u64() => v,
+                    _ => Value::Null,
+                };
+            }
+            b' ' | b'\t' | b'\r' | b'\n' => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        key_is_id = false;
+        i += 1;
+    }
+    Value::Null
 }
 
 pub fn result(id: Value, result: Value) -> Value {
@@ -138,7 +190,8 @@ mod tests {
         assert_eq!(
             parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
             Incoming::Notification {
-                method: "notifications/initialized".into()
+                method: "notifications/initialized".into(),
+                params: Map::new()
             }
         );
         assert_eq!(
@@ -150,7 +203,6 @@ mod tests {
     #[test]
     fn malformed_messages_get_the_code_json_rpc_names() {
         assert_eq!(code("{not json"), (Value::Null, PARSE_ERROR));
-        assert_eq!(code("[]"), (Value::Null, INVALID_REQUEST));
         assert_eq!(code("42"), (Value::Null, INVALID_REQUEST));
         assert_eq!(
             code(r#"{"id":1,"method":"ping"}"#),
@@ -167,6 +219,30 @@ mod tests {
         assert_eq!(
             code(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}"#),
             (json!(3), INVALID_PARAMS)
+        );
+    }
+
+    #[test]
+    fn the_id_of_a_message_too_long_to_read_is_found_in_its_start() {
+        let long = |head: &str| format!("{head}{}", "x".repeat(100));
+        let id = |s: &str| id_in_prefix(s.as_bytes());
+        assert_eq!(
+            id(&long(
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"a":""#
+            )),
+            json!(8)
+        );
+        assert_eq!(
+            id(&long(r#"{"id" : "req-1", "method":"x","#)),
+            json!("req-1")
+        );
+        // An `id` deeper down, or inside a string, is not the message's.
+        assert_eq!(id(&long(r#"{"params":{"id":5},"x":""#)), Value::Null);
+        assert_eq!(id(&long(r#"{"method":"\"id\":7","#)), Value::Null);
+        // Control: nothing readable gives null.
+        assert_eq!(
+            id(&long(r#"{"method":"tools/call","params":{"deny":[""#)),
+            Value::Null
         );
     }
 }

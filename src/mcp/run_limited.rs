@@ -1,10 +1,18 @@
-//! The `run_limited` tool: `headroom run --limit` on a command, with a wall-clock timeout.
-//! The command runs under a `headroom run` child (the same binary), never in the server's
-//! own process: there stdin and stdout are the protocol. Its stdin is /dev/null; its stdout
-//! and stderr are read through pipes of which only a bounded tail is kept; `run`'s own JSON
-//! Lines (on the same stderr) are taken out of the tail, and its final `headroom.run/1`
-//! summary is the result's `summary`. On the timeout headroom `run` gets SIGTERM, which it
-//! passes to the command and follows with the end of the whole tree a grace later.
+//! The `run_limited` tool: `headroom run --limit` on a command, under a timeout `run` itself
+//! enforces (`--timeout`). The command runs under a `headroom run` child (the same binary),
+//! never in the server's own process: there stdin and stdout are the protocol. Its stdin is
+//! /dev/null; its stdout and stderr are read through pipes of which only a bounded tail is
+//! kept, byte for byte; `run`'s records come on a pipe of their own (`--records-fd 3`), so
+//! no line of the command's is ever mistaken for one.
+//!
+//! How long the tree may live is `run`'s to enforce, so that it holds whatever happens to
+//! the server: `--timeout`, and `--die-with-parent` (the server killed, even by SIGKILL).
+//! `run` gets a process group of its own, so a client that kills the server's group (the
+//! Python SDK does, after its grace) does not kill `run` before it has ended the tree.
+//! When the call is cancelled or the session ends, the server sends `run` SIGTERM through
+//! the shared escalation (`actions::escalate`): `run` passes it on and ends the tree within
+//! two graces; SIGKILL to `run` is the escalation's last step, only if it has not ended by
+//! then (and a run's own backstop past its timeout, the same way).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
@@ -14,23 +22,31 @@ use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::rpc::RpcError;
-use super::tools::{Effect, ErrorKind, Spec, Tools, error_result, schema_of, tool_error};
+use super::args::Int;
+use super::calls::Call;
+use super::results;
+use super::tools::{Effect, Spec, Tools, schema_of};
+use crate::actions::escalate::{self, Escalation, Step};
 #[cfg(unix)]
 use crate::actions::watchdog::Summary;
+use crate::config::ToolGroup;
 use crate::exit::ExitStatus;
 use crate::output::human_bytes;
-use crate::platform::Signal;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 const DEFAULT_TAIL: usize = 8 << 10;
 const MAX_TAIL: usize = 64 << 10;
-/// The longest the server waits for anything once `run` was told to end.
+/// The longest the server waits for a pipe once `run` has ended.
 const LAST_WAIT: Duration = Duration::from_secs(10);
-/// A line of `run`'s stderr longer than this is the command's, not one of `run`'s records.
-const MAX_EVENT_LINE: usize = 64 << 10;
+/// A record line longer than this is not one of `run`'s.
+const MAX_RECORD_LINE: usize = 64 << 10;
+/// How often the wait loop looks at the call (cancelled?) and the escalation.
+const TICK: Duration = Duration::from_millis(100);
+/// The descriptor `run` writes its records to.
+const RECORDS_FD: i32 = 3;
 
 /// A memory size: MiB as a number, or text with a unit as for `run --limit` (`512M`, `2G`).
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -49,13 +65,17 @@ pub struct RunLimitedArgs {
     /// Memory limit for the whole process tree: MiB, or text with a unit (`512M`, `2G`).
     pub limit: Size,
     /// Wall-clock timeout, like `90s` or `10m` [default: 10m].
+    #[serde(default)]
     pub timeout: Option<String>,
     /// Wait between SIGTERM and SIGKILL, like `5s` [default: 5s].
+    #[serde(default)]
     pub grace: Option<String>,
     /// Working directory [default: the server's].
+    #[serde(default)]
     pub cwd: Option<String>,
     /// Bytes of the end of stdout and of stderr returned [default: 8192, at most 65536].
-    pub tail_bytes: Option<usize>,
+    #[serde(default)]
+    pub tail_bytes: Option<Int<usize>>,
 }
 
 /// The `headroom.run-limited/1` report.
@@ -72,13 +92,14 @@ pub struct RunLimitedReport {
     pub capped: bool,
     /// The timeout passed and the tree was ended.
     pub timed_out: bool,
-    /// `run` did not end within two graces of the timeout's SIGTERM and was killed.
+    /// `run` did not end within two graces of the SIGTERM the server sent it (past its
+    /// timeout) and was killed.
     pub killed_after_timeout: bool,
     pub peak_footprint_bytes: Option<u64>,
     pub duration_ms: u64,
     pub stdout_tail: String,
     pub stdout_bytes: u64,
-    /// The command's stderr, without `run`'s own records.
+    /// The command's stderr, byte for byte (`run`'s records come on a pipe of their own).
     pub stderr_tail: String,
     pub stderr_bytes: u64,
     /// `run`'s final `headroom.run/1` record, as it wrote it; null when it could not start
@@ -95,20 +116,30 @@ impl crate::schema::Document for RunLimitedReport {
 pub const SPEC: Spec = Spec {
     name: "run_limited",
     title: "Run a command under a memory limit",
-    description: "Run a command (no shell) under `headroom run --limit`: its whole process \
+    description: "Run a program (no shell) under `headroom run --limit`: its whole process \
 tree is held to the limit (idle subtrees parked first, then SIGTERM, grace, SIGKILL) and \
-ended after the wall-clock timeout. Returns the exit code (143/137 when ended), whether it \
-was capped, its peak footprint, and the tail of its output. Runs in the server's working \
-directory unless cwd is given; stdin is empty.",
+ended after the wall-clock timeout, or when this call is cancelled or the session ends. \
+It runs any program the user could, with the user's rights (only those of `[mcp] run_allow` \
+when that is set); the refusal rules of park and reap do not apply to what it runs. Returns \
+the exit code (143/137 when ended), whether it was capped or timed out, its peak footprint, \
+and the tail of its stdout and stderr. Runs in the server's working directory unless cwd is \
+given; stdin is empty.",
+    group: ToolGroup::Run,
     effect: Effect::Acts {
         destructive: true,
         idempotent: false,
     },
     level_exit: false,
     input: schema_of::<RunLimitedArgs>,
-    output: crate::schema::of::<RunLimitedReport>,
+    output: report_schema,
     call,
 };
+
+fn report_schema() -> Value {
+    let mut v = crate::schema::of::<RunLimitedReport>();
+    super::args::clean(&mut v, false);
+    v
+}
 
 /// The last `max` bytes of a stream, and how many there were.
 #[derive(Debug, Default)]
@@ -140,69 +171,72 @@ impl Tail {
     }
 }
 
-/// `run`'s records are JSON objects with a `type` it writes; anything else is the command's.
-fn run_record(line: &[u8]) -> Option<Value> {
-    if line.len() > MAX_EVENT_LINE || line.first() != Some(&b'{') {
-        return None;
-    }
-    let v: Value = serde_json::from_slice(line).ok()?;
-    let t = v.get("type")?.as_str()?;
-    record_types().iter().any(|k| k == t).then_some(v)
+/// The records the server reads, typed: the summary's outcome and an error document.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Record {
+    Summary(Outcome),
+    Error {
+        error: String,
+    },
+    #[serde(other)]
+    Other,
 }
 
-/// Every `type` `run` writes, read once from the types that write them: the watchdog's
-/// `Event` (its `type` tag, from the enum's schema) and `run_enforce::RecordType`. A record
-/// type added to either is here without a list to keep in step.
-fn record_types() -> &'static [String] {
-    static TYPES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    TYPES.get_or_init(|| {
-        let mut v = Vec::new();
-        #[cfg(unix)]
-        v.extend(tag_values(
-            &schema_of::<crate::actions::watchdog::Event>(),
-            "type",
-        ));
-        v.extend(tag_values(
-            &schema_of::<crate::commands::run_enforce::RecordType>(),
-            "type",
-        ));
-        v
-    })
+#[derive(Debug, Deserialize)]
+struct Outcome {
+    ended_by: Option<String>,
+    peak_footprint_bytes: u64,
 }
 
-/// The values a schema allows for an object's `tag` property (an internally tagged enum:
-/// `oneOf` of objects whose `tag` is a `const`), or for the value itself (a unit-variant
-/// enum: `enum`, or `oneOf` of `const`s).
-fn tag_values(schema: &Value, tag: &str) -> Vec<String> {
-    let strings = |v: Option<&Value>| -> Vec<String> {
-        match v {
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect(),
-            _ => Vec::new(),
+#[derive(Debug, Default)]
+struct Records {
+    summary: Option<(Value, Outcome)>,
+    error: Option<String>,
+}
+
+/// Read `run`'s records until the pipe closes.
+fn read_records(r: impl Read) -> Records {
+    let mut out = Records::default();
+    let mut r = BufReader::new(r);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return out,
+            Ok(_) => {}
         }
-    };
-    let mut out = strings(schema.get("const"));
-    out.extend(strings(schema.get("enum")));
-    if let Some(p) = schema.get("properties").and_then(|p| p.get(tag)) {
-        out.extend(strings(p.get("const")));
-        out.extend(strings(p.get("enum")));
-    }
-    for key in ["oneOf", "anyOf", "allOf"] {
-        for sub in schema
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            out.extend(tag_values(sub, tag));
+        if line.len() > MAX_RECORD_LINE {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(&line) {
+            Ok(Record::Summary(o)) => {
+                if let Ok(v) = serde_json::from_slice::<Value>(&line) {
+                    out.summary = Some((v, o));
+                }
+            }
+            Ok(Record::Error { error }) => out.error = Some(error),
+            Ok(Record::Other) | Err(_) => {}
         }
     }
-    out.dedup();
-    out
+}
+
+fn tail_thread(r: Option<impl Read + Send + 'static>, max: usize) -> mpsc::Receiver<Tail> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut r) = r {
+        std::thread::spawn(move || {
+            let mut tail = Tail::new(max);
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = r.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                tail.push(&buf[..n]);
+            }
+            let _ = tx.send(tail);
+        });
+    }
+    rx
 }
 
 #[cfg(unix)]
@@ -216,155 +250,221 @@ fn exit_code_of(s: std::process::ExitStatus) -> Option<i32> {
     s.code()
 }
 
-fn parse_duration(what: &str, s: Option<&str>, default: Duration) -> Result<Duration, RpcError> {
+fn parse_duration(what: &str, s: Option<&str>, default: Duration) -> Result<Duration, String> {
     s.map_or(Ok(default), |s| {
-        crate::cli::parse_duration(s)
-            .map_err(|e| RpcError::invalid_params(format!("{what} of `run_limited`: {e}")))
+        crate::cli::parse_duration(s).map_err(|e| format!("{what} of `run_limited`: {e}"))
     })
 }
 
-fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
+/// The checked arguments of one call.
+struct Plan {
+    command: Vec<String>,
+    limit_text: String,
+    limit_bytes: u64,
+    timeout: Duration,
+    grace: Duration,
+    tail: usize,
+    cwd: std::path::PathBuf,
+}
+
+fn plan(tools: &Tools, args: Value) -> Result<Plan, Value> {
     let a: RunLimitedArgs = serde_json::from_value(args)
-        .map_err(|e| RpcError::invalid_params(format!("arguments of `run_limited`: {e}")))?;
+        .map_err(|e| results::usage(&format!("arguments of `run_limited`: {e}")))?;
+    if let Some(refusal) = tools.refuse_acting() {
+        return Err(refusal);
+    }
     if a.command.first().is_none_or(String::is_empty) {
-        return Err(RpcError::invalid_params(
-            "`command` of `run_limited` needs a program",
-        ));
+        return Err(results::usage("`command` of `run_limited` needs a program"));
     }
     let limit_text = match &a.limit {
         Size::Mib(n) => format!("{n}M"),
         Size::Text(t) => t.clone(),
     };
     let limit_bytes = crate::cli::parse_size(&limit_text)
-        .map_err(|e| RpcError::invalid_params(format!("`limit` of `run_limited`: {e}")))?;
-    let timeout = parse_duration("`timeout`", a.timeout.as_deref(), DEFAULT_TIMEOUT)?;
-    let grace = parse_duration("`grace`", a.grace.as_deref(), Duration::from_secs(5))?;
-    let tail_max = a.tail_bytes.unwrap_or(DEFAULT_TAIL).min(MAX_TAIL);
+        .map_err(|e| results::usage(&format!("`limit` of `run_limited`: {e}")))?;
+    let timeout = parse_duration("`timeout`", a.timeout.as_deref(), DEFAULT_TIMEOUT)
+        .map_err(|e| results::usage(&e))?;
+    let grace = parse_duration("`grace`", a.grace.as_deref(), DEFAULT_GRACE)
+        .map_err(|e| results::usage(&e))?;
     let cwd = match &a.cwd {
         Some(d) => std::path::PathBuf::from(d),
-        None => match std::env::current_dir() {
-            Ok(d) => d,
-            Err(e) => return Ok(error_result(&anyhow::anyhow!("no working directory: {e}"))),
-        },
+        None => std::env::current_dir().map_err(|e| {
+            results::error(&anyhow::anyhow!("the server has no working directory: {e}"))
+        })?,
     };
     if !cwd.is_dir() {
-        return Ok(tool_error(
-            ErrorKind::Usage,
-            None,
-            &format!("`cwd` `{}` is not a directory", cwd.display()),
-            ExitStatus::Usage,
-        ));
+        return Err(results::usage(&format!(
+            "`cwd` `{}` is not a directory",
+            cwd.display()
+        )));
     }
+    if let Some(allowed) = &tools.selection.run_allow {
+        allowlisted(&a.command[0], &cwd, allowed).map_err(|why| {
+            results::failure(
+                "refused",
+                Some("not-in-run-allow"),
+                &why,
+                ExitStatus::Refused,
+            )
+        })?;
+    }
+    Ok(Plan {
+        command: a.command,
+        limit_text,
+        limit_bytes,
+        timeout,
+        grace,
+        tail: a.tail_bytes.map_or(DEFAULT_TAIL, |t| t.0).min(MAX_TAIL),
+        cwd,
+    })
+}
+
+/// Whether `program` (as `run` would start it from `cwd`) is one `[mcp] run_allow` names:
+/// both sides resolved to the file they name (a name in PATH, a path from `cwd`) and
+/// compared canonical, so a script of the same name elsewhere is not the allowed program.
+#[cfg(unix)]
+fn allowlisted(program: &str, cwd: &std::path::Path, allowed: &[String]) -> Result<(), String> {
+    use crate::platform::path_lookup::resolve;
+    let file = |p: &str, base: &std::path::Path| -> Option<std::path::PathBuf> {
+        let found = resolve(std::ffi::OsStr::new(p)).ok()?;
+        base.join(found).canonicalize().ok()
+    };
+    let wanted = file(program, cwd);
+    let ok = wanted.as_ref().is_some_and(|w| {
+        allowed
+            .iter()
+            .any(|a| file(a, std::path::Path::new("/")).as_ref() == Some(w))
+    });
+    if ok {
+        return Ok(());
+    }
+    Err(format!(
+        "`{program}` is not among the programs `[mcp] run_allow` lets run_limited start ({})",
+        allowed.join(", ")
+    ))
+}
+
+#[cfg(not(unix))]
+fn allowlisted(program: &str, _cwd: &std::path::Path, _allowed: &[String]) -> Result<(), String> {
+    Err(format!("`{program}`: run_limited is unsupported here"))
+}
+
+fn call(tools: &Tools, _spec: &Spec, call: &Call, args: Value) -> Value {
+    match plan(tools, args) {
+        Ok(p) => run(tools, call, p),
+        Err(e) => e,
+    }
+}
+
+#[cfg(unix)]
+fn run(tools: &Tools, call: &Call, p: Plan) -> Value {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
-            return Ok(error_result(&anyhow::anyhow!(
+            return results::error(&anyhow::anyhow!(
                 "cannot find headroom's own executable to run `run`: {e}"
-            )));
+            ));
         }
     };
+    let (records_r, records_w) = match crate::platform::pipe_pair() {
+        Ok(p) => p,
+        Err(e) => return results::error(&anyhow::anyhow!("cannot make a pipe: {e}")),
+    };
     let mut cmd = Command::new(exe);
-    if let Some(c) = &tools.global().config {
+    if let Some(c) = &tools.global.config {
         cmd.arg("--config").arg(c);
     }
-    cmd.args(["--json", "run", "--limit", &limit_text, "--grace"])
-        .arg(humantime::format_duration(grace).to_string())
+    cmd.args(["--json", "run", "--limit", &p.limit_text, "--grace"])
+        .arg(humantime::format_duration(p.grace).to_string())
+        .arg("--timeout")
+        .arg(humantime::format_duration(p.timeout).to_string())
+        .args(["--die-with-parent", "--records-fd", &RECORDS_FD.to_string()])
         .arg("--")
-        .args(&a.command)
-        .current_dir(&cwd)
+        .args(&p.command)
+        .current_dir(&p.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0);
+    crate::platform::pass_fd(&mut cmd, records_w.as_raw_fd(), RECORDS_FD);
     let started = Instant::now();
-    let mut child = match cmd.spawn() {
+    let spawned = cmd.spawn();
+    // Only the child holds the write end now: the reader sees the end when `run` ends.
+    drop(records_w);
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
-            return Ok(error_result(&anyhow::anyhow!(
-                "cannot start `headroom run`: {e}"
-            )));
+            return results::error(&anyhow::anyhow!("cannot start `headroom run`: {e}"));
         }
     };
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     // Our own child, unreaped until the waiter below: its pid cannot name another process
-    // until then, and the identity (start time) guards the signals after.
+    // until then, and the identity (start time) guards every signal after.
     let source = crate::platform::native();
     let identity = source
         .process(pid)
         .ok()
         .flatten()
-        .and_then(|p| p.identity());
-
-    let (out_tx, out_rx) = mpsc::channel();
-    if let Some(mut out) = child.stdout.take() {
-        std::thread::spawn(move || {
-            let mut tail = Tail::new(tail_max);
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = out.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                tail.push(&buf[..n]);
-            }
-            let _ = out_tx.send(tail);
-        });
-    }
-    let (err_tx, err_rx) = mpsc::channel();
-    if let Some(err) = child.stderr.take() {
-        std::thread::spawn(move || {
-            let mut tail = Tail::new(tail_max);
-            let mut summary = None;
-            let mut r = BufReader::new(err);
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                match r.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                let body = line.strip_suffix(b"\n").unwrap_or(&line);
-                match run_record(body) {
-                    Some(v) if v.get("type").and_then(Value::as_str) == Some("summary") => {
-                        summary = Some(v);
-                    }
-                    Some(_) => {}
-                    None => tail.push(&line),
-                }
-            }
-            let _ = err_tx.send((tail, summary));
-        });
-    }
+        .and_then(|r| r.identity());
+    let out_rx = tail_thread(child.stdout.take(), p.tail);
+    let err_rx = tail_thread(child.stderr.take(), p.tail);
+    let (rec_tx, rec_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = rec_tx.send(read_records(records_r));
+    });
     let (wait_tx, wait_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = wait_tx.send(child.wait());
     });
 
     let control = crate::platform::native_control(source.as_ref());
-    let signal = |sig: Signal| {
-        if let Some(id) = &identity {
-            let _ = control.signal(id, sig);
-        }
+    // `run` past its own timeout, or told to end: it ends the tree within two graces (the
+    // forwarded signal's, then the tree's own) and a margin; only then SIGKILL to `run`.
+    let settings = escalate::Settings {
+        grace: p.grace * 2 + Duration::from_secs(5),
+        settle: LAST_WAIT,
+        poll: TICK,
     };
-    let mut timed_out = false;
+    let backstop = p.timeout + p.grace * 2 + Duration::from_secs(5);
+    let mut ending: Option<Escalation> = None;
     let mut killed = false;
-    let status = match wait_rx.recv_timeout(timeout) {
-        Ok(s) => s,
-        Err(_) => {
-            timed_out = true;
-            signal(Signal::Term);
-            // `run` passes SIGTERM on, and ends the tree a grace later if it is still there;
-            // with the tree's own SIGTERM-to-SIGKILL grace, two graces and a margin.
-            match wait_rx.recv_timeout(grace * 2 + Duration::from_secs(5)) {
-                Ok(s) => s,
-                Err(_) => {
-                    killed = true;
-                    signal(Signal::Kill);
-                    // Bounded even if the identity could not be read and nothing was sent.
-                    wait_rx.recv_timeout(LAST_WAIT).unwrap_or_else(|_| {
-                        Err(std::io::Error::other(format!(
-                            "pid {pid} did not end within {} of SIGKILL",
-                            humantime::format_duration(LAST_WAIT)
-                        )))
-                    })
+    let status = loop {
+        match wait_rx.recv_timeout(TICK) {
+            Ok(s) => break s,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                break Err(std::io::Error::other("the waiter thread ended"));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let now = Instant::now();
+        call.set_status(format!(
+            "`{}` under `headroom run` (pid {pid})",
+            p.command[0]
+        ));
+        if ending.is_none() && (call.cancelled() || now.duration_since(started) > backstop) {
+            if let Some(id) = identity {
+                let mut esc = Escalation::new(&[id], settings);
+                let _ = esc.start(control.as_ref(), now);
+                ending = Some(esc);
+            }
+        }
+        if let Some(esc) = ending.as_mut() {
+            let step = esc.on_tick(control.as_ref(), now, &mut escalate::kill_all);
+            if esc.past_grace() {
+                killed |= !esc.delivered(crate::platform::Signal::Kill).0.is_empty();
+            }
+            if let Step::Done(_) = step {
+                // Everything sent that could be; the waiter says when it is gone.
+                match wait_rx.recv_timeout(LAST_WAIT) {
+                    Ok(s) => break s,
+                    Err(_) => {
+                        break Err(std::io::Error::other(format!(
+                            "pid {pid} did not end after SIGTERM and SIGKILL"
+                        )));
+                    }
                 }
             }
         }
@@ -372,27 +472,24 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
     let exit_code = match status {
         Ok(s) => exit_code_of(s).filter(|_| !killed),
         Err(e) => {
-            return Ok(error_result(&anyhow::anyhow!(
-                "cannot wait for `headroom run`: {e}"
-            )));
+            return results::error(&anyhow::anyhow!("cannot wait for `headroom run`: {e}"));
         }
     };
     // `run` ended: its tree is gone, so the pipes close; bounded all the same, in case
     // something that escaped it still holds one.
     let stdout = out_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
-    let (stderr, summary) = err_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
-    let capped = summary
-        .as_ref()
-        .is_some_and(|s| s.get("ended_by").and_then(Value::as_str) == Some("limit"));
-    let peak = summary
-        .as_ref()
-        .and_then(|s| s.get("peak_footprint_bytes"))
-        .and_then(Value::as_u64);
+    let stderr = err_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
+    let records = rec_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
+    let outcome = records.summary.as_ref().map(|(_, o)| o);
+    let ended_by = outcome.and_then(|o| o.ended_by.as_deref());
+    let capped = ended_by == Some("limit");
+    let timed_out = ended_by == Some("timeout");
+    let peak = outcome.map(|o| o.peak_footprint_bytes);
     let report = RunLimitedReport {
-        command: a.command,
-        cwd: cwd.display().to_string(),
-        limit_bytes,
-        timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        command: p.command,
+        cwd: p.cwd.display().to_string(),
+        limit_bytes: p.limit_bytes,
+        timeout_ms: u64::try_from(p.timeout.as_millis()).unwrap_or(u64::MAX),
         exit_code,
         capped,
         timed_out,
@@ -403,15 +500,21 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
         stdout_bytes: stdout.total,
         stderr_tail: stderr.text(),
         stderr_bytes: stderr.total,
-        summary,
+        summary: records.summary.map(|(v, _)| v),
     };
     let mut text = match (peak, report.exit_code) {
-        (Some(p), Some(code)) => format!(
+        (Some(pk), Some(code)) => format!(
             "exit {code}; peak {} of {}",
-            human_bytes(p),
-            human_bytes(limit_bytes)
+            human_bytes(pk),
+            human_bytes(p.limit_bytes)
         ),
-        (None, Some(code)) => format!("`headroom run` could not run the command (exit {code})"),
+        (None, Some(code)) => format!(
+            "`headroom run` could not run the command (exit {code}){}",
+            records
+                .error
+                .as_ref()
+                .map_or(String::new(), |e| format!(": {e}"))
+        ),
         (_, None) => "`headroom run` was killed".to_string(),
     };
     if capped {
@@ -420,21 +523,22 @@ fn call(tools: &Tools, args: Value) -> Result<Value, RpcError> {
     if timed_out {
         text += &format!(
             "; timed out after {}: the tree was ended",
-            humantime::format_duration(timeout)
+            humantime::format_duration(p.timeout)
         );
     }
-    if report.summary.is_none() && !report.stderr_tail.is_empty() {
-        text += &format!("\n{}", report.stderr_tail.trim_end());
-    }
     let failed = report.summary.is_none();
-    let value = crate::schema::to_line(&report)
-        .and_then(|line| serde_json::from_str::<Value>(&line))
-        .map_err(|e| RpcError::new(super::rpc::INTERNAL_ERROR, e.to_string()))?;
-    Ok(json!({
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": value,
-        "isError": failed,
-    }))
+    match crate::schema::to_value(&report) {
+        Ok(v) => results::with_report(v, text, failed),
+        Err(e) => results::error(&anyhow::anyhow!("cannot serialize the report: {e}")),
+    }
+}
+
+#[cfg(not(unix))]
+fn run(_tools: &Tools, _call: &Call, _p: Plan) -> Value {
+    results::error(&anyhow::anyhow!(
+        "run_limited: unsupported on {}",
+        std::env::consts::OS
+    ))
 }
 
 #[cfg(test)]
@@ -451,65 +555,38 @@ mod tests {
         assert_eq!((t.text().as_str(), t.total), ("6789", 18));
     }
 
-    /// The list is read from the types, and misses none of their variants: as many tags as
-    /// the schema has alternatives (a schema shape the reader did not understand fails
-    /// here, not by letting a record through into the command's output).
     #[test]
-    fn the_record_types_are_every_variant_of_runs_own_types() {
-        let types = record_types();
-        let event = schema_of::<crate::actions::watchdog::Event>();
-        let variants = event["oneOf"].as_array().map_or(0, Vec::len);
-        let kinds = schema_of::<crate::commands::run_enforce::RecordType>();
-        let own = kinds["enum"].as_array().map_or(0, Vec::len)
-            + kinds["oneOf"].as_array().map_or(0, Vec::len);
-        assert!(variants >= 11 && own >= 2, "{event}\n{kinds}");
-        assert_eq!(types.len(), variants + own, "{types:?}");
-        for t in [
-            "start",
-            "approaching_limit",
-            "breach",
-            "park",
-            "park_result",
-            "signal",
-            "spared",
-            "forward",
-            "job_control",
-            "warning",
-            "summary",
-            "enforcement",
-            "kernel_outcome",
-        ] {
-            assert!(types.iter().any(|k| k == t), "`{t}` missing from {types:?}");
-        }
-        // Records as `run` serializes them are recognised.
-        let spared = crate::actions::watchdog::Event::Spared {
-            at: "2026-12-01T00:00:00Z".into(),
-            reason: crate::actions::watchdog::EndReason::Limit,
-            pids: vec![7],
-        };
-        let enforcement =
-            crate::commands::run_enforce::Enforcement::poll(crate::cli::Enforce::Auto, None);
-        for line in [
-            serde_json::to_vec(&spared).unwrap(),
-            serde_json::to_vec(&enforcement).unwrap(),
-        ] {
-            assert!(
-                run_record(&line).is_some(),
-                "{}",
-                String::from_utf8_lossy(&line)
-            );
-        }
+    fn the_records_pipe_is_read_typed_and_anything_else_on_it_is_skipped() {
+        let text = b"{\"schema\":\"headroom.run/1\",\"type\":\"start\",\"pid\":1}\n\
+not json\n\
+{\"schema\":\"headroom.run/1\",\"type\":\"summary\",\"ended_by\":\"limit\",\"peak_footprint_bytes\":7,\"exit_code\":143}\n";
+        let r = read_records(&text[..]);
+        let (v, o) = r.summary.unwrap();
+        assert_eq!(
+            (o.ended_by.as_deref(), o.peak_footprint_bytes),
+            (Some("limit"), 7)
+        );
+        assert_eq!(v["exit_code"], 143);
+        let r = read_records(&b"{\"type\":\"error\",\"error\":\"`x`: command not found\"}\n"[..]);
+        assert!(r.summary.is_none());
+        assert_eq!(r.error.as_deref(), Some("`x`: command not found"));
     }
 
+    #[cfg(unix)]
     #[test]
-    fn only_runs_own_records_leave_the_command_output() {
-        assert!(run_record(br#"{"type":"summary","schema":"headroom.run/1"}"#).is_some());
-        assert!(run_record(br#"{"type":"breach","footprint_bytes":1}"#).is_some());
-        assert!(run_record(br#"{"type":"enforcement","by":"poll"}"#).is_some());
-        assert!(run_record(br#"{"type":"approaching_limit"}"#).is_some());
-        assert!(run_record(br#"{"type":"mine"}"#).is_none());
-        assert!(run_record(br#"{"kind":"summary"}"#).is_none());
-        assert!(run_record(b"plain text").is_none());
-        assert!(run_record(b"{broken").is_none());
+    fn the_allowlist_compares_the_files_named_not_the_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        let allowed = vec!["sh".to_string()];
+        assert!(allowlisted("sh", cwd, &allowed).is_ok());
+        assert!(allowlisted("kill", cwd, &allowed).is_err());
+        // A file named `sh` elsewhere is not the `sh` of PATH.
+        let fake = cwd.join("sh");
+        std::fs::write(&fake, "#!/bin/sh\n").unwrap();
+        assert!(allowlisted(fake.to_str().unwrap(), cwd, &allowed).is_err());
+        assert!(allowlisted("./sh", cwd, &allowed).is_err());
+        // An absolute path to the allowed file is that file.
+        let real = crate::platform::path_lookup::resolve(std::ffi::OsStr::new("sh")).unwrap();
+        assert!(allowlisted(real.to_str().unwrap(), cwd, &allowed).is_ok());
     }
 }

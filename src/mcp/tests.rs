@@ -6,17 +6,57 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::config::Settings;
+use session::{META_SERVER_INFO, META_VERSION};
 
-fn server(read_only: bool) -> Server {
-    let cli = crate::cli::Cli::try_parse_from(["headroom", "mcp"]).unwrap();
-    Server::new(&cli.global, read_only)
+/// A server whose messages are kept: each `ask` returns the answer to the message sent.
+struct Probe {
+    server: Server,
+    sink: std::sync::Arc<std::sync::Mutex<crate::output::Captured>>,
 }
 
-fn ask(s: &mut Server, msg: Value) -> Value {
+fn server(read_only: bool) -> Probe {
+    let cli = crate::cli::Cli::try_parse_from(["headroom", "mcp"]).unwrap();
+    let (printer, sink) = crate::output::Printer::capturing(None);
+    let out = std::sync::Arc::new(calls::Outbox::new(printer));
+    let sel = if read_only {
+        Selection {
+            groups: vec![crate::config::ToolGroup::Read],
+            run_allow: None,
+        }
+    } else {
+        Selection::all()
+    };
+    Probe {
+        server: Server::new(&cli.global, sel, out),
+        sink,
+    }
+}
+
+impl Probe {
+    fn handle_line(&mut self, line: &[u8]) -> Option<Value> {
+        self.server.handle_line(line);
+        // A tools/call answers from its own thread: wait for it.
+        for _ in 0..2000 {
+            let mut c = self.sink.lock().unwrap();
+            if !c.stdout.is_empty() {
+                let text = String::from_utf8(std::mem::take(&mut c.stdout)).unwrap();
+                return Some(serde_json::from_str(text.lines().next().unwrap()).unwrap());
+            }
+            drop(c);
+            if !line.windows(10).any(|w| w == b"tools/call") {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        None
+    }
+}
+
+fn ask(s: &mut Probe, msg: Value) -> Value {
     s.handle_line(msg.to_string().as_bytes()).unwrap()
 }
 
-fn init(s: &mut Server) {
+fn init(s: &mut Probe) {
     let r = ask(
         s,
         json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
@@ -38,9 +78,10 @@ fn initialize_agrees_a_version_and_offers_tools_only() {
     assert_eq!(r["id"], 1);
     assert_eq!(r["result"]["protocolVersion"], "2025-06-18");
     assert_eq!(
-        r["result"]["capabilities"],
-        json!({"tools": {"listChanged": false}})
+        r["result"]["capabilities"]["tools"],
+        json!({"listChanged": false})
     );
+    assert_eq!(r["result"]["capabilities"]["resources"]["subscribe"], true);
     assert_eq!(r["result"]["serverInfo"]["name"], "headroom");
     // A version it does not know: the newest it does.
     let r = ask(
@@ -79,7 +120,7 @@ fn unknown_methods_tools_and_bad_arguments_get_their_codes() {
     init(&mut s);
     let r = ask(
         &mut s,
-        json!({"jsonrpc":"2.0","id":1,"method":"resources/list"}),
+        json!({"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}),
     );
     assert_eq!(code(&r), rpc::METHOD_NOT_FOUND);
     let r = ask(
@@ -93,6 +134,7 @@ fn unknown_methods_tools_and_bad_arguments_get_their_codes() {
             .unwrap()
             .contains("unknown tool `rm_rf`")
     );
+    // Bad argument values are tool errors the model can read, not protocol errors.
     for args in [
         json!({"pid": "one"}),
         json!({}),
@@ -103,18 +145,26 @@ fn unknown_methods_tools_and_bad_arguments_get_their_codes() {
             &mut s,
             json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"park","arguments":args}}),
         );
-        assert_eq!(code(&r), rpc::INVALID_PARAMS, "{args}: {r}");
+        assert_eq!(r["result"]["isError"], true, "{args}: {r}");
+        assert_eq!(
+            r["result"]["_meta"]["headroom"]["error"], "usage",
+            "{args}: {r}"
+        );
     }
     // A value the command line rejects is a bad argument too.
     let r = ask(
         &mut s,
         json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"evidence","arguments":{"since":"soon"}}}),
     );
-    assert_eq!(code(&r), rpc::INVALID_PARAMS, "{r}");
+    assert_eq!(r["result"]["isError"], true, "{r}");
     assert!(
-        r["error"]["message"].as_str().unwrap().contains("`soon`"),
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("`soon`"),
         "{r}"
     );
+    // Control: a malformed request (arguments not an object) is a protocol error.
     let r = ask(
         &mut s,
         json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"probe","arguments":[1]}}),
@@ -204,6 +254,9 @@ fn read_only_offers_no_tool_that_acts_and_refuses_to_call_one() {
     );
     let tools = r["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 8);
+    for t in tools {
+        assert!(!t["name"].as_str().unwrap().contains("run"), "{t}");
+    }
     assert!(
         tools
             .iter()
@@ -214,6 +267,18 @@ fn read_only_offers_no_tool_that_acts_and_refuses_to_call_one() {
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"park","arguments":{"pid":2}}}),
     );
     assert_eq!(code(&r), rpc::INVALID_PARAMS);
+    // The instructions name exactly the tools offered.
+    let i = session::instructions(&s.server_selection());
+    let words: Vec<&str> = i
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    for t in ["reap", "park", "park_tree", "run_limited"] {
+        assert!(!words.contains(&t), "{t} in {i}");
+    }
+    assert!(
+        i.contains("explain_reap") && i.contains("starts a process"),
+        "{i}"
+    );
 }
 
 #[test]
@@ -255,15 +320,18 @@ fn lines_are_bounded_and_a_last_line_without_newline_is_read() {
         read_line(&mut input, 8).unwrap(),
         Line::Message(b"{\"a\":1}".to_vec())
     );
-    assert_eq!(read_line(&mut input, 8).unwrap(), Line::TooLong);
+    assert!(matches!(
+        read_line(&mut input, 8).unwrap(),
+        Line::TooLong(_)
+    ));
     assert_eq!(
         read_line(&mut input, 8).unwrap(),
         Line::Message(b"last".to_vec())
     );
     assert_eq!(read_line(&mut input, 8).unwrap(), Line::Eof);
-    // A too-long line split across reads is still skipped whole.
+    // A too-long line split across reads is still skipped whole, its start kept.
     let mut r = std::io::BufReader::with_capacity(3, &b"abcdefgh\nok\n"[..]);
-    assert_eq!(read_line(&mut r, 4).unwrap(), Line::TooLong);
+    assert!(matches!(read_line(&mut r, 4).unwrap(), Line::TooLong(p) if p.starts_with(b"abc")));
     assert_eq!(read_line(&mut r, 4).unwrap(), Line::Message(b"ok".to_vec()));
 }
 
@@ -274,7 +342,7 @@ fn reap_arguments_only_narrow_the_configured_policy() {
     s.reap.max_targets.value = 10;
     s.reap.min_zombies.value = 100;
     let argv = |a: Value| {
-        let a: tools::ReapArgs = serde_json::from_value(a).unwrap();
+        let a: args::ReapArgs = serde_json::from_value(a).unwrap();
         tools::reap_argv(a, &s, false)
     };
     // Wider asks are clamped to the configuration; the configured deny list is kept.
@@ -300,7 +368,7 @@ fn reap_arguments_only_narrow_the_configured_policy() {
         ]
     );
     // There is no way to name an allow pattern.
-    let e = serde_json::from_value::<tools::ReapArgs>(json!({"allow": ["bash"]})).unwrap_err();
+    let e = serde_json::from_value::<args::ReapArgs>(json!({"allow": ["bash"]})).unwrap_err();
     assert!(e.to_string().contains("unknown field `allow`"), "{e}");
     // And the command line they make parses, with the narrowed values.
     let cli = crate::cli::Cli::try_parse_from(
@@ -312,4 +380,87 @@ fn reap_arguments_only_narrow_the_configured_policy() {
     };
     assert_eq!(r.deny, ["keep-me", "-x"]);
     assert!(r.allow.is_empty());
+}
+
+impl Probe {
+    fn server_selection(&self) -> Selection {
+        Selection {
+            groups: vec![crate::config::ToolGroup::Read],
+            run_allow: None,
+        }
+    }
+}
+
+#[test]
+fn a_second_initialize_and_one_without_a_version_are_refused() {
+    let mut s = server(false);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}),
+    );
+    assert_eq!(code(&r), rpc::INVALID_PARAMS, "{r}");
+    init(&mut s);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}),
+    );
+    assert_eq!(code(&r), rpc::INVALID_REQUEST, "{r}");
+}
+
+#[test]
+fn batches_are_answered_in_2025_03_26_only() {
+    let mut s = server(false);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}),
+    );
+    assert_eq!(r["result"]["protocolVersion"], "2025-03-26");
+    s.server.handle_line(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#);
+    let text = String::from_utf8(std::mem::take(&mut s.sink.lock().unwrap().stdout)).unwrap();
+    let v: Value = serde_json::from_str(text.trim()).unwrap();
+    let ids: Vec<&Value> = v.as_array().unwrap().iter().map(|m| &m["id"]).collect();
+    assert_eq!(ids, [&json!(1), &json!(2)], "{v}");
+    // Control: a later revision refuses a batch.
+    let mut s = server(false);
+    init(&mut s);
+    s.server
+        .handle_line(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    let text = String::from_utf8(std::mem::take(&mut s.sink.lock().unwrap().stdout)).unwrap();
+    let v: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(v["error"]["code"], rpc::INVALID_REQUEST, "{v}");
+}
+
+#[test]
+fn no_schema_a_client_sees_has_a_schemars_format_or_a_nullable_argument() {
+    let mut s = server(false);
+    init(&mut s);
+    let r = ask(
+        &mut s,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+    );
+    fn walk(v: &Value, input: bool, path: &str) {
+        match v {
+            Value::Object(o) => {
+                if let Some(f) = o.get("format").and_then(Value::as_str) {
+                    assert!(
+                        ["date-time", "date", "time", "uri", "regex"].contains(&f),
+                        "{path}: format `{f}`"
+                    );
+                }
+                if input {
+                    assert_ne!(o.get("type"), Some(&json!(["integer", "null"])), "{path}");
+                }
+                for (k, x) in o {
+                    walk(x, input, &format!("{path}/{k}"));
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| walk(x, input, path)),
+            _ => {}
+        }
+    }
+    for t in r["result"]["tools"].as_array().unwrap() {
+        let n = t["name"].as_str().unwrap();
+        walk(&t["inputSchema"], true, n);
+        walk(&t["outputSchema"], false, n);
+    }
 }

@@ -1,27 +1,38 @@
 //! The tool table. Every tool is the command of the same name: its arguments become a
-//! command line, parsed by the same clap definitions, run by `commands::dispatch` with a
-//! capturing Printer, and its `--json` report is the result's `structuredContent` (same
-//! `schema` name). No tool has a rule or a report of its own. Input schemas are derived
-//! from the argument types below, output schemas from the report types (`schemars`,
-//! draft 2020-12).
+//! command line, parsed by the same clap definitions, run by `commands::dispatch_with` (the
+//! settings loaded once for the call) with a capturing Printer, and the command's typed
+//! report becomes the result (`results::report`). No tool has a rule or a report of its
+//! own. Which tools a server offers is its selection (`Selection`: read, act, run).
 
 use clap::Parser;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::rpc::RpcError;
+use super::args::{
+    LogProbeArgs, NoArgs, PidArgs, ProbeArgs, ReapArgs, SinceArgs, TopArgs, input_schema,
+};
+use super::calls::Call;
+use super::results;
+use super::summaries::{Summary, summarize};
 use crate::cli::{Cli, GlobalArgs};
-use crate::config::Settings;
-use crate::core::parking::Refusal;
-use crate::exit::{ExitStatus, Failure, Refused, UsageError};
-use crate::output::{Printer, plural};
+use crate::commands::doctor::DoctorReport;
+use crate::commands::evidence::EvidenceReport;
+use crate::commands::hangs::report::EventsReport;
+use crate::commands::limits::LimitsReport;
+use crate::commands::log_probe::LogProbeReport;
+use crate::commands::park::ParkReport;
+use crate::commands::probe::ProbeReport;
+use crate::commands::reap_report::ReapReport;
+use crate::commands::top::TopReport;
+use crate::config::{Settings, ToolGroup};
+use crate::output::{Printer, ReportHook};
 
 /// What an agent may expect of a tool (MCP `annotations`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
-    /// Reads the machine; at most appends to headroom's own history (probe).
+    /// Reads the machine; writes nothing but headroom's own history files in its state
+    /// directory (probe's readings, the CPU history of session children), never a process.
     Reads,
     /// Changes processes: (destructive, idempotent).
     Acts { destructive: bool, idempotent: bool },
@@ -33,88 +44,54 @@ pub struct Spec {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
+    /// The selection that offers it (`--tools`).
+    pub group: ToolGroup,
     pub effect: Effect,
-    /// The command's exit code reports a level (probe, limits), not a failure.
+    /// The command's exit code reports a level (probe, limits, doctor), not a failure.
     pub level_exit: bool,
     pub input: fn() -> Value,
     pub output: fn() -> Value,
-    pub call: fn(&Tools, Value) -> Result<Value, RpcError>,
-}
-
-/// A JSON Schema (draft 2020-12) of `T`.
-pub fn schema_of<T: JsonSchema>() -> Value {
-    serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}))
-}
-
-/// No arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ProbeArgs {
-    /// Neither read nor write the reading history (then no trend and no ETA).
-    #[serde(default)]
-    pub no_history: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TopArgs {
-    /// Only the tree rooted at this pid.
-    pub pid: Option<i32>,
-    /// Footprint (MiB) from which an idle tree is a park candidate [default: 512].
-    #[schemars(range(min = 1))]
-    pub park_min_mb: Option<u64>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SinceArgs {
-    /// Only the last DUR, like `90s`, `2h`, `7d`.
-    pub since: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LogProbeArgs {
-    /// The session log directory.
-    pub dir: String,
-    /// Judge as of this instant (RFC 3339 UTC, like `2026-08-29T09:21:47Z`).
-    pub at: Option<String>,
-}
-
-/// Arguments that can only narrow the configured reap policy.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReapArgs {
-    /// Deny patterns added to the configured ones (plain case-insensitive substrings).
-    #[serde(default)]
-    pub deny: Vec<String>,
-    /// At most this many parents; above the configured value it has no effect.
-    #[schemars(range(min = 1))]
-    pub max_targets: Option<u64>,
-    /// At least this many zombies per parent; below the configured value it has no effect.
-    #[schemars(range(min = 1))]
-    pub min_zombies: Option<u64>,
-    /// Never relax the session guard, even at the wall.
-    #[serde(default)]
-    pub no_emergency: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PidArgs {
-    /// The process id (the root, for a tree).
-    pub pid: i64,
+    pub call: fn(&Tools, &Spec, &Call, Value) -> Value,
 }
 
 /// The tools a server offers, and what each runs with.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Tools {
-    global: GlobalArgs,
-    read_only: bool,
+    pub global: GlobalArgs,
+    pub selection: Selection,
+}
+
+/// Which groups of tools are offered, and which programs `run_limited` may start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    pub groups: Vec<ToolGroup>,
+    /// `[mcp] run_allow`: the programs `run_limited` may start (None: any).
+    pub run_allow: Option<Vec<String>>,
+}
+
+impl Selection {
+    pub fn all() -> Self {
+        Self {
+            groups: vec![ToolGroup::Read, ToolGroup::Act, ToolGroup::Run],
+            run_allow: None,
+        }
+    }
+
+    pub fn has(&self, g: ToolGroup) -> bool {
+        self.groups.contains(&g)
+    }
+
+    /// Whether a tool may start a process: only with `run` (then `doctor` runs its checks
+    /// that ask other tools, too).
+    pub fn may_start_processes(&self) -> bool {
+        self.has(ToolGroup::Run)
+    }
+}
+
+fn report_of<R: crate::schema::Document>() -> Value {
+    let mut v = crate::schema::of::<R>();
+    super::args::clean(&mut v, false);
+    v
 }
 
 const ALL: &[Spec] = &[
@@ -125,17 +102,18 @@ const ALL: &[Spec] = &[
 limit and which ceiling binds, level (normal/warning/critical/unknown), zombie parents, \
 growth and the time left before fork() fails. Records the reading in headroom's own history \
 (for the trend) unless no_history.",
+        group: ToolGroup::Read,
         effect: Effect::Reads,
         level_exit: true,
-        input: schema_of::<ProbeArgs>,
-        output: crate::schema::of::<crate::commands::probe::ProbeReport>,
-        call: |t, a| {
-            t.run::<ProbeArgs>("probe", a, |a, _| {
+        input: input_schema::<ProbeArgs>,
+        output: report_of::<ProbeReport>,
+        call: |t, s, c, a| {
+            t.command::<ProbeArgs, ProbeReport>(s, c, a, |a, _, _| {
                 let mut v = vec!["probe".to_string()];
                 if a.no_history {
                     v.push("--no-history".into());
                 }
-                Ok(v)
+                v
             })
         },
     },
@@ -144,11 +122,14 @@ growth and the time left before fork() fails. Records the reading in headroom's 
         title: "Process-slot ceilings",
         description: "Every process-slot ceiling of this machine: its value, where it was \
 read, whether it binds, and the traps that apply here.",
+        group: ToolGroup::Read,
         effect: Effect::Reads,
         level_exit: true,
-        input: schema_of::<NoArgs>,
-        output: crate::schema::of::<crate::commands::limits::LimitsReport>,
-        call: |t, a| t.run::<NoArgs>("limits", a, |_, _| Ok(vec!["limits".into()])),
+        input: input_schema::<NoArgs>,
+        output: report_of::<LimitsReport>,
+        call: |t, s, c, a| {
+            t.command::<NoArgs, LimitsReport>(s, c, a, |_, _, _| vec!["limits".into()])
+        },
     },
     Spec {
         name: "top",
@@ -156,20 +137,17 @@ read, whether it binds, and the traps that apply here.",
         description: "One row per process tree the user owns, largest footprint first, with \
 growth and CPU over two samples 500 ms apart, park candidates and a reason code \
 (PARK_IDLE, GROWTH_RATE, PRESSURE, NONE); optionally only the tree of one pid.",
+        group: ToolGroup::Read,
         effect: Effect::Reads,
         level_exit: false,
-        input: schema_of::<TopArgs>,
-        output: crate::schema::of::<crate::commands::top::TopReport>,
-        call: |t, a| {
-            t.run::<TopArgs>("top", a, |a, _| {
+        input: input_schema::<TopArgs>,
+        output: report_of::<TopReport>,
+        call: |t, s, c, a| {
+            t.command::<TopArgs, TopReport>(s, c, a, |a, _, _| {
                 let mut v = vec!["top".to_string()];
-                if let Some(p) = a.pid {
-                    v.push(format!("--pid={p}"));
-                }
-                if let Some(m) = a.park_min_mb {
-                    v.push(format!("--park-min-mb={m}"));
-                }
-                Ok(v)
+                v.extend(a.pid.map(|p| format!("--pid={}", p.0)));
+                v.extend(a.park_min_mb.map(|m| format!("--park-min-mb={}", m.0)));
+                v
             })
         },
     },
@@ -178,15 +156,16 @@ growth and CPU over two samples 500 ms apart, park candidates and a reason code 
         title: "Evidence log summary",
         description: "Summarise the evidence log: peak usage, lowest free slots, shortest \
 ETA, every cleanup, and rows that could not be read; optionally only the last `since`.",
+        group: ToolGroup::Read,
         effect: Effect::Reads,
         level_exit: false,
-        input: schema_of::<SinceArgs>,
-        output: crate::schema::of::<crate::commands::evidence::EvidenceReport>,
-        call: |t, a| {
-            t.run::<SinceArgs>("evidence", a, |a, _| {
+        input: input_schema::<SinceArgs>,
+        output: report_of::<EvidenceReport>,
+        call: |t, s, c, a| {
+            t.command::<SinceArgs, EvidenceReport>(s, c, a, |a, _, _| {
                 let mut v = vec!["evidence".to_string()];
                 v.extend(a.since.map(|s| format!("--since={s}")));
-                Ok(v)
+                v
             })
         },
     },
@@ -196,16 +175,17 @@ ETA, every cleanup, and rows that could not be read; optionally only the last `s
         description: "What the session-log reader makes of one log directory, file by file: \
 work N ago, heartbeat only, unknown or skipped, and the directory's verdict; optionally as \
 of an archived instant `at`.",
+        group: ToolGroup::Read,
         effect: Effect::Reads,
         level_exit: false,
-        input: schema_of::<LogProbeArgs>,
-        output: crate::schema::of::<crate::commands::log_probe::LogProbeReport>,
-        call: |t, a| {
-            t.run::<LogProbeArgs>("log_probe", a, |a, _| {
+        input: input_schema::<LogProbeArgs>,
+        output: report_of::<LogProbeReport>,
+        call: |t, s, c, a| {
+            t.command::<LogProbeArgs, LogProbeReport>(s, c, a, |a, _, _| {
                 let mut v = vec!["log-probe".to_string()];
                 v.extend(a.at.map(|s| format!("--at={s}")));
                 v.extend(["--".to_string(), a.dir]);
-                Ok(v)
+                v
             })
         },
     },
@@ -215,15 +195,16 @@ of an archived instant `at`.",
         description: "The history of apps macOS marked not responding (detected, restarted, \
 restart-failed, blocked); optionally only the last `since`. Empty where nothing was \
 recorded (any OS).",
+        group: ToolGroup::Read,
         effect: Effect::Reads,
         level_exit: false,
-        input: schema_of::<SinceArgs>,
-        output: crate::schema::of::<crate::commands::hangs::report::EventsReport>,
-        call: |t, a| {
-            t.run::<SinceArgs>("hangs_events", a, |a, _| {
+        input: input_schema::<SinceArgs>,
+        output: report_of::<EventsReport>,
+        call: |t, s, c, a| {
+            t.command::<SinceArgs, EventsReport>(s, c, a, |a, _, _| {
                 let mut v = vec!["hangs".to_string(), "--events".into()];
                 v.extend(a.since.map(|s| format!("--since={s}")));
-                Ok(v)
+                v
             })
         },
     },
@@ -234,25 +215,40 @@ recorded (any OS).",
 (processes and zombies against ps, every ceiling against sysctl/ulimit/the kernel's files, a \
 child's CPU time and footprint against ps, the state directory, the login item, whether \
 notifications can be posted, the WindowServer interface), each ok, mismatch or skipped (why) \
-with both values. A diagnostic: it runs those tools and burns CPU in a child for a moment; \
-not for use when the machine is at the wall.",
+with both values. The checks that start a process (ps, a login shell, sysctl, launchctl, a \
+child burning CPU for a moment) run only when this server offers the run tools; otherwise \
+they are skipped and say so. Not for use when the machine is at the wall.",
+        group: ToolGroup::Read,
         effect: Effect::Reads,
         level_exit: true,
-        input: schema_of::<NoArgs>,
-        output: crate::schema::of::<crate::commands::doctor::DoctorReport>,
-        call: |t, a| t.run::<NoArgs>("doctor", a, |_, _| Ok(vec!["doctor".into()])),
+        input: input_schema::<NoArgs>,
+        output: report_of::<DoctorReport>,
+        call: |t, s, c, a| {
+            t.command::<NoArgs, DoctorReport>(s, c, a, |_, _, sel| {
+                let mut v = vec!["doctor".to_string()];
+                if !sel.may_start_processes() {
+                    v.push("--no-exec".into());
+                }
+                v
+            })
+        },
     },
     Spec {
         name: "explain_reap",
         title: "What reap would do",
         description: "reap --dry-run: the decision table for every parent holding the user's \
 zombies under the configured policy (narrowed by the arguments), each with its verdict and \
-the stable name of the rule that decided it. Signals nothing.",
+the stable name of the rule that decided it. Signals nothing; writes only headroom's own CPU \
+history of session children (cpu-history.json in its state directory), which the idle \
+judgement of the next reap needs.",
+        group: ToolGroup::Read,
         effect: Effect::Reads,
         level_exit: false,
-        input: schema_of::<ReapArgs>,
-        output: crate::schema::of::<crate::commands::reap_report::ReapReport>,
-        call: |t, a| t.run::<ReapArgs>("explain_reap", a, |a, s| Ok(reap_argv(a, s, true))),
+        input: input_schema::<ReapArgs>,
+        output: report_of::<ReapReport>,
+        call: |t, s, c, a| {
+            t.command::<ReapArgs, ReapReport>(s, c, a, |a, st, _| reap_argv(a, st, true))
+        },
     },
     Spec {
         name: "reap",
@@ -261,14 +257,17 @@ the stable name of the rule that decided it. Signals nothing.",
 SIGKILL only for the same process), then verify their zombies are gone. Arguments can only \
 narrow the policy: more deny patterns, fewer targets, more zombies required. Call \
 explain_reap first.",
+        group: ToolGroup::Act,
         effect: Effect::Acts {
             destructive: true,
             idempotent: false,
         },
         level_exit: false,
-        input: schema_of::<ReapArgs>,
-        output: crate::schema::of::<crate::commands::reap_report::ReapReport>,
-        call: |t, a| t.run::<ReapArgs>("reap", a, |a, s| Ok(reap_argv(a, s, false))),
+        input: input_schema::<ReapArgs>,
+        output: report_of::<ReapReport>,
+        call: |t, s, c, a| {
+            t.command::<ReapArgs, ReapReport>(s, c, a, |a, st, _| reap_argv(a, st, false))
+        },
     },
     Spec {
         name: "park",
@@ -276,61 +275,73 @@ explain_reap first.",
         description: "Stop one process with SIGSTOP so its memory can be reclaimed; wake \
 continues it. Refused for pid <= 1, another user's process, headroom and its ancestors \
 (which include the agent running this server).",
+        group: ToolGroup::Act,
         effect: Effect::Acts {
             destructive: true,
             idempotent: true,
         },
         level_exit: false,
-        input: schema_of::<PidArgs>,
-        output: crate::schema::of::<crate::commands::park::ParkReport>,
-        call: |t, a| t.run::<PidArgs>("park", a, |a, _| Ok(pid_argv("park", &a))),
+        input: input_schema::<PidArgs>,
+        output: report_of::<ParkReport>,
+        call: |t, s, c, a| {
+            t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("park", &a))
+        },
     },
     Spec {
         name: "wake",
         title: "Wake a process",
         description: "Continue one stopped process with SIGCONT. Same refusals as park.",
+        group: ToolGroup::Act,
         effect: Effect::Acts {
             destructive: false,
             idempotent: true,
         },
         level_exit: false,
-        input: schema_of::<PidArgs>,
-        output: crate::schema::of::<crate::commands::park::ParkReport>,
-        call: |t, a| t.run::<PidArgs>("wake", a, |a, _| Ok(pid_argv("wake", &a))),
+        input: input_schema::<PidArgs>,
+        output: report_of::<ParkReport>,
+        call: |t, s, c, a| {
+            t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("wake", &a))
+        },
     },
     Spec {
         name: "park_tree",
         title: "Park a process tree",
         description: "Stop a whole process tree, root first, children that appear meanwhile \
 too; each member is checked as park checks one process. wake_tree undoes it.",
+        group: ToolGroup::Act,
         effect: Effect::Acts {
             destructive: true,
             idempotent: true,
         },
         level_exit: false,
-        input: schema_of::<PidArgs>,
-        output: crate::schema::of::<crate::commands::park::ParkReport>,
-        call: |t, a| t.run::<PidArgs>("park_tree", a, |a, _| Ok(pid_argv("park-tree", &a))),
+        input: input_schema::<PidArgs>,
+        output: report_of::<ParkReport>,
+        call: |t, s, c, a| {
+            t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("park-tree", &a))
+        },
     },
     Spec {
         name: "wake_tree",
         title: "Wake a process tree",
         description: "Continue a whole stopped process tree, leaves first. Same refusals as \
 park.",
+        group: ToolGroup::Act,
         effect: Effect::Acts {
             destructive: false,
             idempotent: true,
         },
         level_exit: false,
-        input: schema_of::<PidArgs>,
-        output: crate::schema::of::<crate::commands::park::ParkReport>,
-        call: |t, a| t.run::<PidArgs>("wake_tree", a, |a, _| Ok(pid_argv("wake-tree", &a))),
+        input: input_schema::<PidArgs>,
+        output: report_of::<ParkReport>,
+        call: |t, s, c, a| {
+            t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("wake-tree", &a))
+        },
     },
     super::run_limited::SPEC,
 ];
 
 fn pid_argv(cmd: &str, a: &PidArgs) -> Vec<String> {
-    vec![cmd.to_string(), "--".into(), a.pid.to_string()]
+    vec![cmd.to_string(), "--".into(), a.pid.0.to_string()]
 }
 
 /// `reap`'s command line: the configured policy, narrowed. `--deny` replaces the configured
@@ -346,10 +357,16 @@ pub fn reap_argv(a: ReapArgs, s: &Settings, dry_run: bool) -> Vec<String> {
         v.push(format!("--deny={p}"));
     }
     if let Some(m) = a.max_targets {
-        v.push(format!("--max-targets={}", m.min(s.reap.max_targets.value)));
+        v.push(format!(
+            "--max-targets={}",
+            m.0.min(s.reap.max_targets.value)
+        ));
     }
     if let Some(m) = a.min_zombies {
-        v.push(format!("--min-zombies={}", m.max(s.reap.min_zombies.value)));
+        v.push(format!(
+            "--min-zombies={}",
+            m.0.max(s.reap.min_zombies.value)
+        ));
     }
     if a.no_emergency {
         v.push("--no-emergency".into());
@@ -357,21 +374,37 @@ pub fn reap_argv(a: ReapArgs, s: &Settings, dry_run: bool) -> Vec<String> {
     v
 }
 
+/// The names of every tool of `group`, in table order.
+pub fn names_of(group: ToolGroup) -> Vec<&'static str> {
+    ALL.iter()
+        .filter(|s| s.group == group)
+        .map(|s| s.name)
+        .collect()
+}
+
 impl Tools {
-    pub fn new(global: &GlobalArgs, read_only: bool) -> Self {
+    pub fn new(global: &GlobalArgs, selection: Selection) -> Self {
         Self {
             global: global.clone(),
-            read_only,
+            selection,
         }
     }
 
-    pub fn global(&self) -> &GlobalArgs {
-        &self.global
+    pub fn offered(&self) -> impl Iterator<Item = &'static Spec> + '_ {
+        ALL.iter().filter(|s| self.selection.has(s.group))
     }
 
-    fn offered(&self) -> impl Iterator<Item = &'static Spec> {
-        ALL.iter()
-            .filter(move |s| !self.read_only || s.effect == Effect::Reads)
+    /// An acting tool's refusal while the server's config file is one someone else could
+    /// have written (`Settings::trusted_for_action`), or an unreadable config's error: the
+    /// tool result to return instead of acting.
+    pub fn refuse_acting(&self) -> Option<Value> {
+        match Settings::load(self.global.config.as_deref()) {
+            Ok(s) => s
+                .trusted_for_action()
+                .err()
+                .map(|f| results::error(&f.into())),
+            Err(e) => Some(results::error(&e)),
+        }
     }
 
     /// The `tools/list` result.
@@ -380,51 +413,71 @@ impl Tools {
         json!({ "tools": tools })
     }
 
-    /// The `tools/call` result: a tool result, or a protocol error for an unknown tool or
-    /// arguments that do not fit its input schema.
-    pub fn call(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| RpcError::invalid_params("`name` (a string) is required"))?;
-        let spec = self.offered().find(|s| s.name == name).ok_or_else(|| {
-            let known: Vec<&str> = self.offered().map(|s| s.name).collect();
-            RpcError::invalid_params(format!(
-                "unknown tool `{name}`; the tools are {}",
-                known.join(", ")
-            ))
-        })?;
-        let args = match params.get("arguments") {
-            None | Some(Value::Null) => json!({}),
-            Some(v @ Value::Object(_)) => v.clone(),
-            Some(_) => return Err(RpcError::invalid_params("`arguments` must be an object")),
-        };
-        (spec.call)(self, args)
+    /// The tool named `name`, if this server offers it; else the names it does offer.
+    pub fn find(&self, name: &str) -> Result<&'static Spec, Vec<&'static str>> {
+        self.offered()
+            .find(|s| s.name == name)
+            .ok_or_else(|| self.offered().map(|s| s.name).collect())
     }
 
-    /// Parse `args` as `A`, turn them into the command line, run it, and make the result.
-    fn run<A: DeserializeOwned>(
-        &self,
-        tool: &str,
-        args: Value,
-        argv: impl FnOnce(A, &Settings) -> Result<Vec<String>, RpcError>,
-    ) -> Result<Value, RpcError> {
-        let spec = ALL.iter().find(|s| s.name == tool);
-        let a: A = serde_json::from_value(args)
-            .map_err(|e| RpcError::invalid_params(format!("arguments of `{tool}`: {e}")))?;
-        let settings = match Settings::load(self.global.config.as_deref()) {
-            Ok(s) => s,
-            Err(e) => return Ok(error_result(&e)),
-        };
-        let argv = argv(a, &settings)?;
-        let mut cli = Cli::try_parse_from(std::iter::once("headroom".to_string()).chain(argv))
-            .map_err(|e| {
-                RpcError::invalid_params(format!("arguments of `{tool}`: {}", clap_message(&e)))
-            })?;
+    /// The `--json` report of `argv` run in-process (a resource's content).
+    pub fn report_value(&self, argv: &[&str]) -> Result<Value, String> {
+        let mut cli = Cli::try_parse_from(std::iter::once("headroom").chain(argv.iter().copied()))
+            .map_err(|e| clap_message(&e))?;
         cli.global = self.global.clone();
         cli.global.json = true;
-        let (printer, sink) = Printer::capturing();
+        let (printer, sink) = Printer::capturing(None);
         let outcome = crate::commands::dispatch(cli, &printer);
+        let captured = std::mem::take(
+            &mut *sink
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        match (outcome, captured.report) {
+            (Ok(_), Some(r)) => Ok(r.value),
+            (Err(e), _) => Err(crate::exit::report(&e).message),
+            (Ok(s), None) => Err(format!("no report (exit {})", s.code())),
+        }
+    }
+
+    /// Parse `args` as `A`, load the settings, make the command line, run it, and make the
+    /// result from the command's report `R`. Bad argument values are tool errors.
+    fn command<A: DeserializeOwned, R: Summary>(
+        &self,
+        spec: &Spec,
+        _call: &Call,
+        args: Value,
+        argv: impl FnOnce(A, &Settings, &Selection) -> Vec<String>,
+    ) -> Value {
+        let tool = spec.name;
+        let a: A = match serde_json::from_value(args) {
+            Ok(a) => a,
+            Err(e) => return results::usage(&format!("arguments of `{tool}`: {e}")),
+        };
+        let settings = match Settings::load(self.global.config.as_deref()) {
+            Ok(s) => s,
+            Err(e) => return results::error(&e),
+        };
+        // Acting tools refuse a config someone else could have written, as the CLI's
+        // acting commands do; park and wake too, which take nothing from the file.
+        if matches!(spec.effect, Effect::Acts { .. }) {
+            if let Err(f) = settings.trusted_for_action() {
+                return results::error(&f.into());
+            }
+        }
+        let argv = argv(a, &settings, &self.selection);
+        let mut cli = match Cli::try_parse_from(std::iter::once("headroom".to_string()).chain(argv))
+        {
+            Ok(c) => c,
+            Err(e) => {
+                return results::usage(&format!("arguments of `{tool}`: {}", clap_message(&e)));
+            }
+        };
+        cli.global = self.global.clone();
+        cli.global.json = true;
+        let hook = ReportHook(std::sync::Arc::new(summarize::<R>));
+        let (printer, sink) = Printer::capturing(Some(hook));
+        let outcome = crate::commands::dispatch_with(cli, &printer, settings);
         let captured = std::mem::take(
             &mut *sink
                 .lock()
@@ -432,32 +485,9 @@ impl Tools {
         );
         let status = match outcome {
             Ok(status) => status,
-            Err(e) => return Ok(error_result(&e)),
+            Err(e) => return results::error(&e),
         };
-        let report: Value = match serde_json::from_slice(&captured.stdout) {
-            Ok(v @ Value::Object(_)) => v,
-            _ => {
-                return Ok(tool_error(
-                    ErrorKind::Internal,
-                    None,
-                    &format!("`{tool}` printed no JSON report (exit {})", status.code()),
-                    status,
-                ));
-            }
-        };
-        let level_exit = spec.is_some_and(|s| s.level_exit);
-        let mut text = summary(tool, &report);
-        if !status.is_success() {
-            text += &format!(" (exit {})", status.code());
-        }
-        for line in &captured.stderr {
-            text += &format!("\n{line}");
-        }
-        Ok(json!({
-            "content": [{"type": "text", "text": text}],
-            "structuredContent": report,
-            "isError": !level_exit && !status.is_success(),
-        }))
+        results::report(spec, status, captured)
     }
 }
 
@@ -489,167 +519,12 @@ fn describe(s: &Spec) -> Value {
             "idempotentHint": idempotent,
             // Only this machine's processes and headroom's own files, except the command
             // run_limited starts, which may reach anything.
-            "openWorldHint": s.name == "run_limited",
+            "openWorldHint": s.group == ToolGroup::Run,
         },
     })
 }
 
-/// A command's failure as a tool result: `isError`, with the kind, the rule's stable name
-/// for a safety refusal, and the message the command line would print.
-pub fn error_result(e: &anyhow::Error) -> Value {
-    let message = format!("{e:#}");
-    if let Some(r) = e.downcast_ref::<Refusal>() {
-        return tool_error(
-            ErrorKind::Refused,
-            Some(r.reason()),
-            &message,
-            ExitStatus::Refused,
-        );
-    }
-    if e.downcast_ref::<Refused>().is_some() {
-        return tool_error(ErrorKind::Refused, None, &message, ExitStatus::Refused);
-    }
-    if e.downcast_ref::<UsageError>().is_some() {
-        return tool_error(ErrorKind::Usage, None, &message, ExitStatus::Usage);
-    }
-    if let Some(f) = e.downcast_ref::<Failure>() {
-        return tool_error(ErrorKind::Failed, None, &f.to_string(), f.status());
-    }
-    tool_error(ErrorKind::Failed, None, &message, ExitStatus::Error)
-}
-
-/// What kind of failure a tool result reports (`_meta.headroom.error`, a stable name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// A safety rule refused it (`reason` names the rule when it has a stable name).
-    Refused,
-    /// The arguments make no valid command.
-    Usage,
-    /// The command ran and failed.
-    Failed,
-    /// The command gave no report to return.
-    Internal,
-}
-
-impl ErrorKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Refused => "refused",
-            Self::Usage => "usage",
-            Self::Failed => "failed",
-            Self::Internal => "internal",
-        }
-    }
-}
-
-pub fn tool_error(
-    kind: ErrorKind,
-    reason: Option<&str>,
-    message: &str,
-    status: ExitStatus,
-) -> Value {
-    let kind = kind.as_str();
-    let head = match reason {
-        Some(r) => format!("{kind} ({r})"),
-        None => kind.to_string(),
-    };
-    json!({
-        "content": [{"type": "text", "text": format!("{head}: {message}")}],
-        "isError": true,
-        "_meta": {"headroom": {"error": kind, "reason": reason, "exit_code": status.code()}},
-    })
-}
-
-fn num(v: &Value, key: &str) -> String {
-    match v.get(key) {
-        Some(Value::Null) | None => "?".into(),
-        Some(Value::String(s)) => s.clone(),
-        Some(x) => x.to_string(),
-    }
-}
-
-/// `key`'s count with its noun, singular at 1 ("1 zombie", "3 zombies", "? zombies").
-fn counted(v: &Value, key: &str, one: &str) -> String {
-    match v.get(key).and_then(Value::as_u64) {
-        Some(n) => plural(n, one),
-        None => plural(0u64, one).replacen('0', "?", 1),
-    }
-}
-
-/// The short human line beside the structured report.
-fn summary(tool: &str, r: &Value) -> String {
-    match tool {
-        "probe" => format!(
-            "level {}: {} of {} slots used ({} %), {} free; binding limit {}; {}",
-            num(r, "level"),
-            num(r, "used"),
-            num(r, "limit"),
-            num(r, "usage_pct"),
-            num(r, "free_slots"),
-            num(r, "limit_source"),
-            counted(r, "zombies", "zombie"),
-        ),
-        "limits" => format!(
-            "effective limit {} ({}), {} used; level {}",
-            num(r, "limit"),
-            num(r, "limit_source"),
-            num(r, "used"),
-            num(r, "level"),
-        ),
-        "top" => {
-            let rows = r.get("processes").and_then(Value::as_array);
-            let first = rows.and_then(|p| p.first());
-            format!(
-                "{}; {} % of memory free{}",
-                plural(rows.map_or(0, Vec::len) as u64, "process tree"),
-                num(r, "free_pct"),
-                first.map_or(String::new(), |f| format!(
-                    "; largest: pid {} ({} KiB, {})",
-                    num(f, "pid"),
-                    num(f, "footprint_kb"),
-                    num(f, "reason_code")
-                )),
-            )
-        }
-        "evidence" => format!(
-            "{} from {} to {}; peak usage {} %",
-            counted(r, "rows", "evidence row"),
-            num(r, "first_at"),
-            num(r, "last_at"),
-            r.get("peak_usage")
-                .map_or("?".into(), |m| num(m, "usage_pct")),
-        ),
-        "log_probe" => {
-            let d = r.get("directory").cloned().unwrap_or(Value::Null);
-            format!(
-                "directory verdict {} (last activity {}, {} s ago)",
-                num(&d, "verdict"),
-                num(&d, "last_activity_at"),
-                num(&d, "age_seconds"),
-            )
-        }
-        "hangs_events" => plural(
-            r.get("events")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len) as u64,
-            "hang event",
-        ),
-        "doctor" => format!(
-            "{} ok, {} mismatch, {} skipped",
-            num(r, "ok"),
-            num(r, "mismatches"),
-            num(r, "skipped"),
-        ),
-        "explain_reap" | "reap" => num(r, "summary"),
-        _ => {
-            let procs = r.get("processes").and_then(Value::as_array);
-            format!(
-                "{} pid {}: {} of {} changed",
-                num(r, "action"),
-                num(r, "pid"),
-                num(r, "changed"),
-                plural(procs.map_or(0, Vec::len) as u64, "process"),
-            )
-        }
-    }
+/// The schema of `T` for tools outside this file.
+pub fn schema_of<T: JsonSchema>() -> Value {
+    input_schema::<T>()
 }

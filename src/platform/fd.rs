@@ -39,6 +39,33 @@ pub(crate) fn nonblocking_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((r, w))
 }
 
+/// Take an inherited descriptor that the caller names (`run --records-fd`) as a file to
+/// write to: it must be open and writable; it is made close-on-exec, so the command `run`
+/// starts never holds it.
+pub(crate) fn adopt_for_writing(fd: RawFd) -> io::Result<std::fs::File> {
+    if fd < 3 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "0, 1 and 2 are the command's own",
+        ));
+    }
+    // SAFETY: fcntl queries on a descriptor number; a closed one fails with EBADF.
+    let fl = cvt(unsafe { libc::fcntl(fd, libc::F_GETFL) })?;
+    if fl & libc::O_ACCMODE == libc::O_RDONLY {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it is open for reading only",
+        ));
+    }
+    // SAFETY: as above, on the same descriptor.
+    let fd_fl = cvt(unsafe { libc::fcntl(fd, libc::F_GETFD) })?;
+    // SAFETY: as above.
+    cvt(unsafe { libc::fcntl(fd, libc::F_SETFD, fd_fl | libc::FD_CLOEXEC) })?;
+    // SAFETY: the descriptor is open (checked above), was handed to this process for this
+    // use, and nothing else in it owns the number.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
 /// Wait up to `timeout` for `fd` to become readable; whether it did. EINTR (a signal) ends
 /// the wait early and reads as "not readable".
 pub(crate) fn wait_readable(fd: RawFd, timeout: std::time::Duration) -> bool {

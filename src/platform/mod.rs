@@ -11,6 +11,8 @@ mod fd;
 pub mod linux;
 pub mod macos;
 #[cfg(unix)]
+pub mod parent_watch;
+#[cfg(unix)]
 pub mod path_lookup;
 #[cfg(unix)]
 pub mod pressure;
@@ -43,21 +45,73 @@ pub enum PlatformError {
     PermissionDenied { pid: i32 },
     #[error("no such process `{pid}`")]
     NoSuchProcess { pid: i32 },
-    #[error("{context}: {source}")]
+    /// Says its cause itself and so does not also return it as `source()`: a front end
+    /// walking the chain would say the OS error twice (`exit::report`).
+    #[error("{context}: {cause}")]
     Io {
         context: String,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{0}")]
     Invalid(String),
+}
+
+/// `run --records-fd FD`: the inherited descriptor as a file to write to (open, writable,
+/// 3 or above), made close-on-exec so the command does not inherit it.
+#[cfg(unix)]
+pub fn adopt_records_fd(fd: i32) -> std::io::Result<std::fs::File> {
+    fd::adopt_for_writing(fd)
+}
+
+/// Have `cmd`'s child find `fd` (open in this process) at `target` (3 or above), inherited
+/// across exec: how `headroom mcp` hands `run` its `--records-fd`. Every other descriptor
+/// stays close-on-exec, so a concurrent spawn never holds this one. `dup2` between fork and
+/// exec is async-signal-safe.
+#[cfg(unix)]
+pub fn pass_fd(
+    cmd: &mut std::process::Command,
+    fd: std::os::fd::RawFd,
+    target: std::os::fd::RawFd,
+) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure calls only dup2 and fcntl, async-signal-safe, on descriptors this
+    // process owns; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if fd == target {
+                let fl = libc::fcntl(fd, libc::F_GETFD);
+                if fl < 0 || libc::fcntl(fd, libc::F_SETFD, fl & !libc::FD_CLOEXEC) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if libc::dup2(fd, target) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+}
+
+/// A blocking, close-on-exec pipe: (read end as a file, write end), for `pass_fd`.
+#[cfg(unix)]
+pub fn pipe_pair() -> std::io::Result<(std::fs::File, std::os::fd::OwnedFd)> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0 as std::ffi::c_int; 2];
+    // SAFETY: fds is an array of two ints, as pipe(2) requires.
+    fd::cvt(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
+    // SAFETY: both descriptors were just created and are owned by nothing else.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    for f in [fds[0], fds[1]] {
+        // SAFETY: fcntl on descriptors owned above.
+        fd::cvt(unsafe { libc::fcntl(f, libc::F_SETFD, libc::FD_CLOEXEC) })?;
+    }
+    Ok((std::fs::File::from(r), w))
 }
 
 impl PlatformError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io {
             context: context.into(),
-            source,
+            cause: source,
         }
     }
 }

@@ -7,7 +7,9 @@
 //! - SIGPIPE is ignored, so a closed pipe (`headroom probe | head -1`) is an `EPIPE` error
 //!   that `lib::run` treats as success rather than a silent death. Children get it back at
 //!   its default: std's `Command` resets it in every child it starts;
-//! - the arguments come from the `argv` the C runtime passed.
+//! - the arguments come from the `argv` the C runtime passed;
+//! - the parent's pid is noted before anything else runs (`parent_at_start`), so that
+//!   `run --die-with-parent` can tell a parent that exited before it looked.
 //!
 //! Left out: std's stack-overflow handler, whose set-up on Linux reads `/proc/self/maps` at
 //! every start. Without it a stack overflow, in any thread, still kills the process (SIGSEGV
@@ -21,6 +23,11 @@ use std::os::unix::ffi::OsStrExt;
 /// Ignore SIGPIPE and make fds 0–2 valid. An error means the process cannot run safely:
 /// the caller reports it and exits without doing anything.
 pub fn prepare() -> io::Result<()> {
+    // SAFETY: getppid cannot fail and has no preconditions.
+    PARENT_AT_START.store(
+        unsafe { libc::getppid() },
+        std::sync::atomic::Ordering::Relaxed,
+    );
     // First, so that reporting a failure below cannot die of a closed pipe.
     // SAFETY: installs the predefined SIG_IGN disposition; no handler code runs.
     if unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } == libc::SIG_ERR {
@@ -30,6 +37,14 @@ pub fn prepare() -> io::Result<()> {
         ensure_open(fd)?;
     }
     Ok(())
+}
+
+static PARENT_AT_START: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The parent's pid when the binary started, or None where `prepare` did not run (the
+/// library called directly, as unit tests do).
+pub fn parent_at_start() -> Option<i32> {
+    Some(PARENT_AT_START.load(std::sync::atomic::Ordering::Relaxed)).filter(|&p| p > 0)
 }
 
 /// Open `/dev/null` on `fd` when it is closed. fds are checked in ascending order, so the

@@ -63,6 +63,58 @@ pub fn wake_fd() -> std::io::Result<std::os::fd::RawFd> {
     super::signal_handlers::wake_fd()
 }
 
+/// Read what is there on `fd` (blocking until something is, or it ends), unless a stop is
+/// requested first: `Ok(None)` then. For a server that reads its input and must also stop
+/// on SIGTERM (`headroom mcp`): the wait is a `poll` on `fd` and the self-pipe together.
+#[cfg(unix)]
+pub fn read_unless_stopped(
+    fd: std::os::fd::RawFd,
+    buf: &mut [u8],
+) -> std::io::Result<Option<usize>> {
+    use super::signal_handlers;
+    let wake = signal_handlers::wake_fd()?;
+    loop {
+        if requested().is_some() {
+            return Ok(None);
+        }
+        let mut pfds = [
+            libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: wake,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds for the duration of the call; no timeout.
+        let n = unsafe { libc::poll(pfds.as_mut_ptr(), 2, -1) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if pfds[1].revents != 0 {
+            signal_handlers::take_arrived();
+        }
+        if pfds[0].revents != 0 {
+            // SAFETY: buf is writable for its length; poll said a read will not block.
+            let r = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if r >= 0 {
+                return Ok(Some(r as usize));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
 /// Sleep up to `d`, waking at once when a stop is requested.
 pub fn sleep(d: std::time::Duration) {
     let deadline = std::time::Instant::now() + d;

@@ -45,6 +45,8 @@ pub enum Wake {
     Child,
     /// The memory-pressure source fired (`wake_on_pressure`).
     Pressure,
+    /// The process that started headroom has exited (`watch_parent`); said once.
+    ParentGone,
 }
 
 /// What `waitpid` said about one child.
@@ -68,6 +70,8 @@ pub struct Supervisor {
     cgroup_procs: Option<OwnedFd>,
     /// The memory-pressure source `wait` also wakes on.
     pressure: Option<crate::platform::pressure::Pressure>,
+    /// The parent `wait` watches (`watch_parent`), until its exit was reported.
+    parent: Option<super::parent_watch::ParentWatch>,
 }
 
 impl std::fmt::Debug for Supervisor {
@@ -136,7 +140,18 @@ impl Supervisor {
             subreaper,
             cgroup_procs: None,
             pressure: None,
+            parent: None,
         })
+    }
+
+    /// Have `wait` report `Wake::ParentGone` once the process that started headroom has
+    /// exited (`parent_watch`): the parent noted at start-up, else the one now. Reported at
+    /// the first `wait` if it is gone already.
+    pub fn watch_parent(&mut self) -> io::Result<()> {
+        let parent =
+            super::start::parent_at_start().unwrap_or_else(super::parent_watch::current_parent);
+        self.parent = Some(super::parent_watch::ParentWatch::new(parent)?);
+        Ok(())
     }
 
     /// Whether orphans of the tree come back to headroom (Linux).
@@ -194,6 +209,7 @@ impl Supervisor {
     pub fn wait(&mut self, timeout: Duration) -> Vec<Wake> {
         let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as c_int;
         let pressure = self.pressure.as_ref().and_then(|p| p.poll_spec());
+        let parent_fd = self.parent.as_ref().and_then(|p| p.poll_fd());
         let mut pfds = [
             libc::pollfd {
                 fd: self.wake,
@@ -205,11 +221,16 @@ impl Supervisor {
                 events: pressure.map_or(0, |(_, ev)| ev),
                 revents: 0,
             },
+            // A negative fd is skipped by poll.
+            libc::pollfd {
+                fd: parent_fd.unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        let n = if pressure.is_some() { 2 } else { 1 };
-        // SAFETY: `n` valid pollfds. EINTR just ends the wait early; the byte the handler
-        // wrote is read below or on the next call.
-        unsafe { libc::poll(pfds.as_mut_ptr(), n, ms) };
+        // SAFETY: three valid pollfds (unused ones negative). EINTR just ends the wait
+        // early; the byte the handler wrote is read below or on the next call.
+        unsafe { libc::poll(pfds.as_mut_ptr(), 3, ms) };
         let mut out = Vec::new();
         if let (Some(p), Some((_, ev))) = (self.pressure.as_mut(), pressure) {
             let r = pfds[1].revents;
@@ -229,6 +250,14 @@ impl Supervisor {
             };
             if !(wake == Wake::Child && out.last() == Some(&Wake::Child)) {
                 out.push(wake);
+            }
+        }
+        // Asked at every wake, whatever woke it: the parent's exit is `getppid()` changing.
+        if let Some(p) = &self.parent {
+            p.drain();
+            if p.gone() {
+                self.parent = None;
+                out.push(Wake::ParentGone);
             }
         }
         out

@@ -5,6 +5,7 @@
 //! `core`, which does no file I/O; the store may use `core`'s types and `platform`'s
 //! clocks and uid, never `actions`, `commands`, `mcp`, `output` or `cli`.
 
+pub mod config_file;
 pub mod evidence;
 pub mod fsio;
 pub mod hang_events;

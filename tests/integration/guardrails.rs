@@ -151,14 +151,8 @@ fn nothing_but_the_platform_signal_layer_sends_a_signal() {
 fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     // A SIGKILL passed to a `signal(` call is an escalation of its own: it belongs in
     // actions/escalate.rs (identities re-read before each signal, one clock, outcomes out).
-    let reviewed: &[(&str, &str)] = &[
-        // The MCP tool ends the `headroom run` it spawned if that ignores its SIGTERM; the
-        // run supervisor then ends the tree through the one escalation.
-        (
-            "src/mcp/run_limited.rs",
-            "SIGKILL to its own headroom-run child",
-        ),
-    ];
+    // None: `run_limited` ends its `headroom run` child through the escalation too.
+    let reviewed: &[(&str, &str)] = &[];
     let mut found = Vec::new();
     for f in &sources() {
         let name = rel(f);
@@ -192,6 +186,7 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
         ("src/actions/terminate.rs", "escalate::"),
         ("src/actions/memory_guard.rs", "escalate::"),
         ("src/actions/watchdog/ending.rs", "Escalation"),
+        ("src/mcp/run_limited.rs", "Escalation::new"),
     ] {
         let c = code_without_uses(&Path::new(env!("CARGO_MANIFEST_DIR")).join(f));
         assert!(
@@ -305,10 +300,19 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     assert!(parking.contains("ancestors") && parking.contains("pid <= 1"));
     let watchdog = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/watchdog/mod.rs"));
     assert!(watchdog.contains("core::memory"));
+    // The memory guards take every member from `Holding`, which checks each one against
+    // `ParkPermission` and the guards' own protections.
     let guard = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/memory_guard.rs"));
     assert!(
-        guard.contains("permission.check("),
-        "memory guards check every member"
+        guard.contains("Holding::new(") && guard.contains(".members("),
+        "memory guards take their members from Holding"
+    );
+    let holding = code(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-core/src/memory_guard.rs"),
+    );
+    assert!(
+        holding.contains("permission.check(") && holding.contains("protection("),
+        "Holding checks every member"
     );
 }
 

@@ -23,6 +23,7 @@ const NO_CIRCLES: &[&str] = &[
     "platform::linux::tree",
     "commands::reap",
     "commands::reap_report",
+    "commands::reap_verify",
     "core::tree_select",
     "store::evidence",
     "store::fsio",

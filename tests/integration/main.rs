@@ -12,12 +12,18 @@
     unreachable_pub
 )]
 
+#[cfg(target_os = "linux")]
+mod cleanup_reporting;
 mod cli;
+#[cfg(target_os = "linux")]
+mod config_trust;
 mod doctor;
 mod evidence;
 mod evidence_chart;
 mod faults;
 mod generated;
+#[cfg(target_os = "linux")]
+mod guard_chain;
 mod guardrails;
 mod hangs;
 mod interface;
@@ -38,10 +44,14 @@ mod probe;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
+mod reap_decisions;
+#[cfg(target_os = "linux")]
 mod reap_safety;
 mod run;
 #[cfg(target_os = "linux")]
 mod run_kernel;
+#[cfg(target_os = "linux")]
+mod run_lifetime;
 #[cfg(target_os = "linux")]
 mod run_warn;
 mod schema;

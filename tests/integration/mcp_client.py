@@ -55,7 +55,11 @@ def check(cond, what):
 
 async def call(session, name, args, *, error=False):
     r = await session.call_tool(name, args)
-    text = " ".join(c.text for c in r.content if c.type == "text")
+    # The JSON first (when there is a report), then the summary; errors have one block.
+    texts = [c.text for c in r.content if c.type == "text"]
+    text = texts[-1] if texts else ""
+    if r.structured_content is not None:
+        check(json.loads(texts[0]) == r.structured_content, f"{name}: the JSON as text")
     check(bool(r.is_error) == error, f"{name}({args}): isError={r.is_error}: {text}")
     return r, text
 

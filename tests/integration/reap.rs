@@ -186,10 +186,37 @@ fn verification_fails_when_the_zombies_are_inherited_by_a_non_reaping_subreaper(
     assert_eq!(code, 1, "{r:?}");
     let t = &r.targets[0];
     assert_eq!(
-        (t.outcome.as_str(), t.verified, t.zombies_reaped),
-        ("sigterm", false, 0)
+        (
+            t.outcome.as_str(),
+            t.verified,
+            t.zombies_reaped,
+            t.zombies_left
+        ),
+        ("sigterm", false, 0, 110)
     );
-    assert!(r.summary.contains("without effect"), "{}", r.summary);
+    // The parent is gone; the report names who holds its zombies now, after the bound.
+    let holder = t.held_by.as_ref().unwrap_or_else(|| panic!("{r:?}"));
+    assert_eq!((holder.pid, holder.name.as_str()), (tree.pid, "hr-fixture"));
+    assert!(r.verify_ms >= 10_000, "{}", r.verify_ms);
+    assert!(
+        r.summary
+            .starts_with("Parent ended, but no zombie was reaped yet.")
+            && r.summary.contains(&format!(
+                "110 zombies of pid {leaker_pid} now belong to pid {} (`hr-fixture`), which has \
+                 not reaped them within 10 s",
+                tree.pid
+            )),
+        "{}",
+        r.summary
+    );
+    let evidence = std::fs::read_to_string(env.home.join("evidence.csv")).unwrap();
+    assert!(
+        evidence.contains(&format!(
+            "sigterm;reaped=0;freed=1;verified=false;left=110;held_by={}",
+            tree.pid
+        )),
+        "{evidence}"
+    );
 }
 
 #[test]

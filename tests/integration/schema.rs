@@ -100,6 +100,7 @@ pub struct SnapshotProcess {
     pub exe: Option<String>,
     pub pgid: Option<i32>,
     pub sid: Option<i32>,
+    pub tpgid: Option<i32>,
     pub threads: Option<u32>,
     pub cpu_ns: Option<u64>,
     pub footprint_bytes: Option<u64>,
@@ -220,10 +221,19 @@ pub struct ReapTarget {
     pub signals: Vec<String>,
     pub zombies_before: u64,
     pub zombies_reaped: u64,
+    pub zombies_left: u64,
+    pub held_by: Option<ReapHolder>,
     pub verified: bool,
     #[serde(rename = "override")]
     pub override_: Option<String>,
     pub error: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReapHolder {
+    pub pid: i32,
+    pub name: String,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -242,6 +252,7 @@ pub struct Reap {
     pub parents: Vec<ReapParent>,
     pub targets: Vec<ReapTarget>,
     pub slots_freed: u64,
+    pub verify_ms: u64,
     pub already_handled: Vec<i32>,
     pub summary: String,
 }

@@ -650,6 +650,40 @@ pub fn zombie_children(pid: i32) -> usize {
     n
 }
 
+/// `env`'s `cleanup.lock`, held (flock) by the test until the file is dropped, and its inode
+/// (for [`lock_waiters`]): every cleanup that selects a target waits for it.
+pub fn hold_cleanup_lock(env: &Env) -> (std::fs::File, u64) {
+    let lock_path = env.home.join("cleanup.lock");
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock_path)
+        .unwrap();
+    if env.private {
+        chown(&lock_path, env.uid);
+    }
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&held);
+    // SAFETY: a valid descriptor the test owns, open until `held` is dropped.
+    let rc = unsafe { libc::flock(fd, libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock {}", lock_path.display());
+    let ino = std::os::unix::fs::MetadataExt::ino(&held.metadata().unwrap());
+    (held, ino)
+}
+
+/// How many requests wait for the flock on inode `ino` (`/proc/locks` lists each blocked
+/// one as `N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE …`).
+pub fn lock_waiters(ino: u64) -> usize {
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let suffix = format!(":{ino}");
+    locks
+        .lines()
+        .filter(|l| l.contains("->"))
+        .filter(|l| l.split_whitespace().any(|f| f.ends_with(&suffix)))
+        .count()
+}
+
 /// The source directories of the workspace's crates: the main crate's `src/` and the
 /// core's (`crates/headroom-core/src`). Source scans read both.
 pub fn source_roots() -> [PathBuf; 2] {

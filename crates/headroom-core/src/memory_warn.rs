@@ -78,44 +78,6 @@ impl WarnLines {
     }
 }
 
-/// A guarded tree of `watch`'s: its root, name, rule pattern, footprint and effective limit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Guarded {
-    pub root: i32,
-    pub name: String,
-    pub pattern: String,
-    pub footprint_bytes: u64,
-    pub effective_bytes: u64,
-}
-
-/// Every tree a `[[memory.guard]]` rule covers (the same trees `memory_guard::breaches`
-/// judges, at any footprint), for the warning lines.
-pub fn guarded(
-    table: &crate::snapshot::ProcessTable<'_>,
-    rules: &[crate::memory_guard::Rule],
-    free_pct: Option<f64>,
-) -> Vec<Guarded> {
-    if rules.is_empty() {
-        return Vec::new();
-    }
-    let snap = table.snapshot;
-    let protected = table.self_and_ancestors(snap.self_pid);
-    crate::proc_tree::own_trees(table, snap.uid, snap.self_pid)
-        .into_iter()
-        .filter(|t| !protected.contains(&t.root.pid))
-        .filter_map(|t| {
-            let rule = crate::memory_guard::rule_for(rules, &t.root.name, t.root.exe.as_deref())?;
-            Some(Guarded {
-                root: t.root.pid,
-                name: t.root.name.clone(),
-                pattern: rule.pattern.clone(),
-                footprint_bytes: t.footprint_bytes,
-                effective_bytes: crate::memory::effective_limit(rule.limit_bytes, free_pct),
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

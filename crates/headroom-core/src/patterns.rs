@@ -35,22 +35,63 @@ impl Patterns {
         &self.0
     }
 
-    /// The first allow pattern that would match almost everything: one character, or only
-    /// `/` (which every path contains), with the rule it breaks.
-    pub fn too_broad(&self) -> Option<(&str, &'static str)> {
-        self.0.iter().find_map(|p| {
-            if p.chars().all(|c| c == '/') {
-                Some((p.as_str(), "a pattern of only `/` matches every path"))
-            } else if p.chars().count() == 1 {
-                Some((
-                    p.as_str(),
-                    "a one-character pattern matches almost every process",
-                ))
-            } else {
-                None
-            }
-        })
+    /// The first pattern the one rule refuses (`check`), as given, with the rule.
+    pub fn refused(&self) -> Option<(&str, &'static str)> {
+        self.0
+            .iter()
+            .find_map(|p| check(p).err().map(|why| (p.as_str(), why)))
     }
+}
+
+/// Characters of globs and regular expressions. Patterns are plain substrings, so these
+/// match only themselves: `cargo*` would match nothing, and as a deny pattern it would
+/// deny nothing while the user believes it denies everything that starts with `cargo`.
+const GLOB_OR_REGEX: &[char] = &['*', '?', '[', ']', '|', '^', '$', '\\'];
+
+/// The one rule every pattern list is held to, wherever it comes from (reap's allow and
+/// deny lists, `[[memory.guard]]` patterns, `[hangs]` entries; from the config file, a
+/// flag or an MCP argument): `Err` is the rule broken. A blank pattern is not this rule's
+/// business (each list says what a blank entry means).
+///
+/// - only `/` matches every path; one character matches almost every process;
+/// - a pattern needs a letter or a digit (`..`, `-_` match by accident);
+/// - no glob or regular-expression characters (`* ? [ ] | ^ $ \`): they match only
+///   themselves, so the pattern would silently match nothing.
+pub fn check(raw: &str) -> Result<(), &'static str> {
+    let p = raw.trim();
+    if p.is_empty() {
+        return Ok(());
+    }
+    if p.chars().all(|c| c == '/') {
+        return Err("a pattern of only `/` matches every path");
+    }
+    if p.chars().count() == 1 {
+        return Err("a one-character pattern matches almost every process");
+    }
+    if p.contains(GLOB_OR_REGEX) {
+        return Err(
+            "patterns are plain substrings, not globs or regular expressions: \
+             `* ? [ ] | ^ $ \\` match only themselves",
+        );
+    }
+    if !p.chars().any(char::is_alphanumeric) {
+        return Err("a pattern needs a letter or a digit");
+    }
+    Ok(())
+}
+
+/// `check` over a list as given: the first pattern refused, named with the rule
+/// ("pattern `/` is refused: …"), for the caller to prefix with where it came from.
+pub fn check_all<S: AsRef<str>>(raw: &[S]) -> Result<(), String> {
+    for p in raw {
+        if let Err(why) = check(p.as_ref()) {
+            return Err(format!(
+                "pattern `{}` is refused: {why}",
+                crate::sanitize::sanitize(p.as_ref().trim())
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The allow and deny lists together.
@@ -160,20 +201,58 @@ mod tests {
     }
 
     #[test]
-    fn allow_patterns_that_match_almost_everything_are_named() {
-        for (raw, bad) in [
-            (vec!["agency", "a"], Some("a")),
-            (vec!["/"], Some("/")),
-            (vec!["//"], Some("//")),
-            (vec![" x "], Some("x")),
+    fn the_one_rule_refuses_what_matches_everything_by_accident_or_nothing_by_mistake() {
+        for (raw, says) in [
+            ("/", "only `/`"),
+            ("//", "only `/`"),
+            (" / ", "only `/`"),
+            ("a", "one-character"),
+            ("*", "one-character"),
+            (".", "one-character"),
+            ("..", "letter or a digit"),
+            ("./", "letter or a digit"),
+            ("-_", "letter or a digit"),
+            ("cargo*", "not globs"),
+            ("*cargo", "not globs"),
+            ("car?o", "not globs"),
+            (".*", "not globs"),
+            ("^cargo$", "not globs"),
+            ("cargo|node", "not globs"),
+            ("[c]argo", "not globs"),
+            ("a\\b", "not globs"),
         ] {
-            assert_eq!(Patterns::new(raw).too_broad().map(|(p, _)| p), bad);
+            let why = check(raw).unwrap_err();
+            assert!(why.contains(says), "{raw:?}: {why}");
         }
-        // Controls: two characters, a path fragment, the default, nothing.
-        for ok in [vec!["ab"], vec!["/.config/agency/"], vec!["agency"], vec![]] {
-            assert_eq!(Patterns::new(ok.clone()).too_broad(), None, "{ok:?}");
+        // Controls: real patterns, a path fragment, two characters, a name with a dot or a
+        // dash, a non-ASCII name, and blank (each list says what blank means).
+        for ok in [
+            "cargo",
+            "/.config/agency/",
+            "ab",
+            "node.js",
+            "hog-guard",
+            "python3.11",
+            "é2",
+            "",
+            "  ",
+        ] {
+            assert_eq!(check(ok), Ok(()), "{ok:?}");
         }
-        let (_, why) = Patterns::new(["/"]).too_broad().unwrap_or(("", ""));
-        assert!(why.contains("every path"));
+    }
+
+    #[test]
+    fn a_list_names_its_first_refused_pattern_and_the_rule() {
+        assert_eq!(check_all(&["agency", "node"]), Ok(()));
+        let e = check_all(&["agency", " / ", "a"]).unwrap_err();
+        assert!(
+            e.starts_with("pattern `/` is refused: a pattern of only `/`"),
+            "{e}"
+        );
+        let p = Patterns::new(["agency", "A"]);
+        assert_eq!(p.refused().map(|(p, _)| p), Some("a"));
+        assert_eq!(Patterns::new(["agency"]).refused(), None);
+        // A refused pattern would otherwise match: the rule is not a matching rule.
+        assert!(ad(&["/"], &[]).permits("anything", Some("/usr/bin/anything")));
     }
 }

@@ -170,6 +170,15 @@ pub struct Situation<'a, 't> {
 
 /// Decide about every parent holding the user's zombies.
 pub fn select(s: Situation<'_, '_>, policy: &Policy) -> Selection {
+    select_among(s, policy, None)
+}
+
+/// Decide again, on a fresh table, about `only` these parents (by identity): the gate before
+/// `reap`'s SIGKILL, asking which grace survivors are still targets. Every other parent is
+/// left out of the table entirely, so it neither takes a place under the run limit nor
+/// counts toward the emergency relief (it will not be signalled); a survivor whose zombies
+/// are gone is no zombie parent and is not chosen.
+pub fn select_among(s: Situation<'_, '_>, policy: &Policy, only: Option<&[Identity]>) -> Selection {
     let mut protected = s.table.self_and_ancestors(s.self_pid);
     protected.extend_from_slice(s.ancestry);
     let emergency = policy.emergency.clamped();
@@ -181,6 +190,11 @@ pub fn select(s: Situation<'_, '_>, policy: &Policy) -> Selection {
         .table
         .zombie_parents(s.uid)
         .into_iter()
+        .filter(|zp| {
+            only.is_none_or(|ids| {
+                (zp.record.as_ref().and_then(|r| r.identity())).is_some_and(|i| ids.contains(&i))
+            })
+        })
         .map(|zp| {
             let session = s.sessions.get(&zp.pid).unwrap_or(&unknown);
             let verdict = session.verdict(policy.idle_threshold_s);

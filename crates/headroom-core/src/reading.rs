@@ -110,27 +110,64 @@ impl Trend {
 pub const TREND_WINDOW_MS: i64 = 10 * 60 * 1000;
 /// Readings needed before a rate is reported.
 pub const TREND_MIN_SAMPLES: usize = 3;
+/// The shortest time the fitted readings must span: three readings taken within seconds
+/// (`probe` run three times in a row, a 1 s `watch` just started) measure noise, not a leak.
+pub const TREND_MIN_SPAN_MS: i64 = 60 * 1000;
+/// A fall between two consecutive readings of at least this many slots and at least
+/// [`DROP_MIN_FRACTION`] of the earlier reading is a drop (a cleanup, a parent that reaped,
+/// a build that ended): the fit restarts after it, because the climb before it says nothing
+/// about the table after it. A reaped parent frees at least `min_zombies` (100) slots, so
+/// a cleanup always is one; the coming and going of a shell's children mostly is not.
+pub const DROP_MIN_SLOTS: u64 = 5;
+/// See [`DROP_MIN_SLOTS`].
+pub const DROP_MIN_FRACTION: f64 = 0.02;
 
-/// Ordinary least-squares slope of `used` over time for the samples in the window ending at
-/// the newest one. The ETA is given only while growing: `max(0, limit − last) / slope`.
+/// Whether `from` → `to` is a drop (see [`DROP_MIN_SLOTS`]).
+fn is_drop(from: u64, to: u64) -> bool {
+    let fall = from.saturating_sub(to);
+    fall >= DROP_MIN_SLOTS && fall as f64 >= DROP_MIN_FRACTION * from as f64
+}
+
+/// The readings the fit uses: those of the window ending at the newest reading, in time
+/// order, after the last drop among them.
+fn segment(samples: &[Sample]) -> Vec<Sample> {
+    let Some(newest) = samples.iter().map(|s| s.at_ms).max() else {
+        return Vec::new();
+    };
+    let mut window: Vec<Sample> = samples
+        .iter()
+        .filter(|s| s.at_ms >= newest - TREND_WINDOW_MS)
+        .copied()
+        .collect();
+    window.sort_by_key(|s| s.at_ms);
+    let start = window
+        .windows(2)
+        .rposition(|w| is_drop(w[0].used, w[1].used))
+        .map_or(0, |i| i + 1);
+    window.split_off(start)
+}
+
+/// Ordinary least-squares slope of `used` over time for the readings of the window ending
+/// at the newest one, after the last drop in it (so a cleanup restarts the fit), once they
+/// number [`TREND_MIN_SAMPLES`] and span [`TREND_MIN_SPAN_MS`]. The ETA,
+/// `max(0, limit − newest) / slope`, is given only while the slope is positive and the
+/// table grew over the newest [`TREND_MIN_SPAN_MS`] (the newest reading above the last one
+/// at least that much older): flat or falling newest readings have no ETA, whatever
+/// the readings before them did.
 pub fn trend(samples: &[Sample], limit: Option<u64>) -> Trend {
-    let Some(last) = samples.iter().max_by_key(|s| s.at_ms) else {
+    let seg = segment(samples);
+    let n = seg.len();
+    let (Some(first), Some(last)) = (seg.first(), seg.last()) else {
         return Trend::none(0);
     };
-    let window: Vec<&Sample> = samples
-        .iter()
-        .filter(|s| s.at_ms >= last.at_ms - TREND_WINDOW_MS)
-        .collect();
-    let n = window.len();
-    if n < TREND_MIN_SAMPLES {
+    if n < TREND_MIN_SAMPLES || last.at_ms - first.at_ms < TREND_MIN_SPAN_MS {
         return Trend::none(n);
     }
-    let t0 = window.iter().map(|s| s.at_ms).min().unwrap_or(last.at_ms);
-    let xs: Vec<f64> = window
+    let xs: Vec<f64> = seg
         .iter()
-        .map(|s| (s.at_ms - t0) as f64 / 1000.0)
+        .map(|s| (s.at_ms - first.at_ms) as f64 / 1000.0)
         .collect();
-    let ys: Vec<f64> = window.iter().map(|s| s.used as f64).collect();
+    let ys: Vec<f64> = seg.iter().map(|s| s.used as f64).collect();
     let mx = xs.iter().sum::<f64>() / n as f64;
     let my = ys.iter().sum::<f64>() / n as f64;
     let var: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
@@ -139,8 +176,15 @@ pub fn trend(samples: &[Sample], limit: Option<u64>) -> Trend {
     }
     let cov: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
     let slope = cov / var; // slots per second
+    // The newest reading against the last one a span before it (the segment spans that much,
+    // so there is one).
+    let rising = seg
+        .iter()
+        .rev()
+        .find(|s| s.at_ms <= last.at_ms - TREND_MIN_SPAN_MS)
+        .is_some_and(|before| last.used > before.used);
     let eta = match limit {
-        Some(l) if slope > 0.0 => Some(l.saturating_sub(last.used) as f64 / slope),
+        Some(l) if slope > 0.0 && rising => Some(l.saturating_sub(last.used) as f64 / slope),
         _ => None,
     };
     Trend {
@@ -203,152 +247,4 @@ pub fn read(snapshot: &Snapshot, thresholds: Thresholds) -> Reading {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::limits::fixture::mac;
-    use crate::snapshot::fixture::*;
-
-    fn th() -> Thresholds {
-        Thresholds::default()
-    }
-
-    #[test]
-    fn levels_are_inclusive_at_50_and_75() {
-        for (u, l) in [
-            (49.0, Level::Normal),
-            (50.0, Level::Warning),
-            (74.9, Level::Warning),
-            (75.0, Level::Critical),
-            (150.0, Level::Critical),
-        ] {
-            assert_eq!(level(Some(u), th()), l, "{u}");
-        }
-        assert_eq!(level(None, th()), Level::Unknown);
-    }
-
-    #[test]
-    fn thresholds_reject_inverted_and_out_of_range() {
-        assert!(Thresholds::new(90.0, 80.0).unwrap_err().contains("`90`"));
-        assert!(
-            Thresholds::new(150.0, 160.0)
-                .unwrap_err()
-                .contains("--warn `150`")
-        );
-        assert!(Thresholds::new(0.0, 10.0).is_err());
-        assert!(Thresholds::new(f64::NAN, 10.0).is_err());
-        assert!(Thresholds::new(80.0, 80.0).is_ok());
-    }
-
-    fn incident(n_procs: usize, zombies: usize, ceilings: Vec<crate::limits::Ceiling>) -> Snapshot {
-        let mut procs = leaker(87537, zombies, 100_000);
-        procs.extend((0..n_procs - zombies - 1).map(|i| proc(10_000 + i as i32, 1, "zsh")));
-        let mut s = snapshot("macos", procs);
-        s.ceilings = ceilings;
-        s
-    }
-
-    #[test]
-    fn replay_2744_processes_against_rlimit_2666_is_critical_and_full() {
-        let s = incident(2744, 2038, mac(Some(4000), Some(2666), Some(4000), 2744, 0));
-        let r = read(&s, th());
-        assert_eq!(r.limit.limit, Some(2666));
-        assert_eq!(r.limit_source(), Some(LimitSource::RlimitNproc));
-        assert_eq!(r.free_slots, Some(0));
-        assert_eq!(format!("{:.1}", r.usage_pct.unwrap_or_default()), "102.9");
-        assert_eq!(r.level, Level::Critical);
-    }
-
-    #[test]
-    fn replay_the_per_uid_only_regression_is_unknown_not_67_5_percent() {
-        // What the watchdog showed that night from kern.maxprocperuid alone: 2701 of 4000,
-        // 1299 free, never critical. fork never checks that sysctl (core::limits): with
-        // nothing else read the limit is unknown, never a reassuring number.
-        let s = incident(2701, 2038, mac(Some(4000), None, None, 2701, 0));
-        let r = read(&s, th());
-        assert_eq!((r.limit.limit, r.limit_source()), (None, None));
-        assert_eq!((r.usage_pct, r.free_slots), (None, None));
-        assert_eq!(r.level, Level::Unknown);
-    }
-
-    #[test]
-    fn first_incident_3869_of_4000_with_top_parent() {
-        let s = incident(3869, 3326, mac(Some(4000), Some(4000), Some(6000), 3869, 0));
-        let r = read(&s, th());
-        assert_eq!(
-            (r.usage.processes, r.usage.zombies, r.free_slots),
-            (3869, 3326, Some(131))
-        );
-        assert_eq!(r.limit_source(), Some(LimitSource::RlimitNproc));
-        assert_eq!(r.level, Level::Critical);
-        assert_eq!(r.top_parents[0].pid, 87537);
-        assert_eq!(r.top_parents[0].zombies, 3326);
-    }
-
-    #[test]
-    fn nothing_readable_reads_unknown() {
-        let s = incident(3000, 10, mac(None, None, None, 3000, 0));
-        let r = read(&s, th());
-        assert_eq!(
-            (r.limit.limit, r.usage_pct, r.free_slots, r.level),
-            (None, None, None, Level::Unknown)
-        );
-    }
-
-    fn samples(pairs: &[(i64, u64)]) -> Vec<Sample> {
-        pairs
-            .iter()
-            .map(|&(s, used)| Sample {
-                at_ms: s * 1000,
-                used,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn trend_needs_three_samples() {
-        let t = trend(&samples(&[(0, 3839), (60, 3849)]), Some(4000));
-        assert_eq!((t.growth_per_min, t.eta_seconds), (None, None));
-    }
-
-    #[test]
-    fn trend_at_ten_per_minute_gives_the_incident_eta() {
-        let t = trend(
-            &samples(&[(0, 3839), (60, 3849), (120, 3859), (180, 3869)]),
-            Some(4000),
-        );
-        let rate = t.growth_per_min.unwrap_or_default();
-        assert!((rate - 10.0).abs() < 1e-9, "{rate}");
-        let eta = t.eta_seconds.unwrap_or_default();
-        assert!((eta - 786.0).abs() < 1.0, "{eta}"); // ≈ 13.1 min
-    }
-
-    #[test]
-    fn flat_or_falling_has_no_eta_and_at_limit_eta_is_zero() {
-        let flat = trend(&samples(&[(0, 10), (60, 10), (120, 10)]), Some(100));
-        assert_eq!(flat.eta_seconds, None);
-        let falling = trend(&samples(&[(0, 30), (60, 20), (120, 10)]), Some(100));
-        assert!(falling.growth_per_min.unwrap_or_default() < 0.0);
-        assert_eq!(falling.eta_seconds, None);
-        let at = trend(&samples(&[(0, 80), (60, 90), (120, 100)]), Some(100));
-        assert_eq!(at.eta_seconds, Some(0.0));
-    }
-
-    #[test]
-    fn trend_ignores_samples_older_than_ten_minutes_and_identical_times() {
-        let t = trend(
-            &samples(&[(0, 5000), (700, 10), (760, 20), (820, 30)]),
-            Some(100),
-        );
-        assert_eq!(t.samples, 3);
-        assert!((t.growth_per_min.unwrap_or_default() - 10.0).abs() < 1e-9);
-        let same = trend(&samples(&[(5, 1), (5, 2), (5, 3)]), Some(100));
-        assert_eq!(same.growth_per_min, None);
-    }
-
-    #[test]
-    fn unknown_limit_has_rate_but_no_eta() {
-        let t = trend(&samples(&[(0, 1), (60, 2), (120, 3)]), None);
-        assert!(t.growth_per_min.is_some());
-        assert_eq!(t.eta_seconds, None);
-    }
-}
+mod tests;

@@ -83,6 +83,12 @@ pub struct ProcessRecord {
     pub pgid: Option<i32>,
     #[serde(default)]
     pub sid: Option<i32>,
+    /// The foreground process group of the process's controlling terminal (Linux
+    /// `/proc/PID/stat` field 8, macOS `kp_eproc.e_tpgid`): 0 or less when it has no
+    /// controlling terminal; null when not read. With `pgid` it tells a shell at its prompt
+    /// (it leads that group) from a job the shell runs, which memory guards may hold.
+    #[serde(default)]
+    pub tpgid: Option<i32>,
     #[serde(default)]
     pub threads: Option<u32>,
     /// User + system CPU time in nanoseconds.
@@ -412,6 +418,7 @@ pub mod fixture {
             exe: Some(format!("/usr/bin/{name}")),
             pgid: Some(pid),
             sid: Some(pid),
+            tpgid: Some(-1),
             threads: Some(1),
             cpu_ns: Some(0),
             footprint_bytes: Some(1 << 20),

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::*;
 use crate::actions::test_double::Table;
-use crate::core::memory_guard::{Rule, breaches};
+use crate::core::memory_guard::{Rule, breaches, guarded};
 use crate::core::snapshot::ProcState;
 use crate::core::snapshot::fixture::{MIB, member, proc, snapshot};
 
@@ -38,33 +38,39 @@ impl World {
             ..self
         }
     }
-    fn breach(&self, limit_mib: u64) -> Breach {
+    fn breaches(&self, limit_mib: u64) -> Vec<Breach> {
         let snap = self.snap.borrow();
         let rules = [Rule {
             pattern: "p100".into(),
             limit_bytes: limit_mib * MIB,
         }];
-        let mut b = breaches(&ProcessTable::new(&snap), &rules, None);
+        breaches(&guarded(&ProcessTable::new(&snap), &rules, None))
+    }
+    fn breach(&self, limit_mib: u64) -> Breach {
+        let mut b = self.breaches(limit_mib);
         assert_eq!(b.len(), 1, "{b:?}");
         b.remove(0)
     }
-    fn enforce(&self, limit_mib: u64, park: bool, before: Vec<Identity>) -> GuardReport {
-        let breach = self.breach(limit_mib);
+    /// Enforce `targets` found in the table as it is now.
+    fn enforce_all(&self, targets: Vec<Target>, park: bool) -> Vec<GuardReport> {
         let a = self.snap.borrow().clone();
         let opts = Options {
             park,
+            grace: Duration::from_secs(5),
+        };
+        enforce(&self.table, &self.table, &a, targets, self, opts).unwrap()
+    }
+    fn enforce(&self, limit_mib: u64, park: bool, before: Vec<Identity>) -> GuardReport {
+        let target = Target {
+            breach: self.breach(limit_mib),
             parked_before: before,
         };
-        enforce(
-            &self.table,
-            &self.table,
-            &a,
-            breach,
-            Duration::from_secs(5),
-            self,
-            &opts,
-        )
-        .unwrap()
+        let mut r = self.enforce_all(vec![target], park);
+        assert_eq!(r.len(), 1);
+        r.remove(0)
+    }
+    fn elapsed(&self) -> Duration {
+        self.now.get()
     }
 }
 
@@ -234,15 +240,23 @@ fn idle_subtrees_are_parked_and_relief_is_read_back() {
 }
 
 #[test]
-fn a_leader_inside_the_tree_or_a_root_leading_nothing_is_never_parked() {
-    // 101 is an interactive shell (it leads its session): not parked; the tree is ended.
+fn a_session_leader_inside_the_tree_is_neither_counted_parked_nor_ended() {
+    // 101 is an interactive shell (it leads its session): not held at all, so the tree is
+    // 10 + 500 MiB, under its limit, and nothing is signalled.
     let w = World::new(idle_tree()).at_read(1, |s| {
         second_sample(s);
         pid_of(s, 101).sid = Some(101);
     });
-    let r = w.enforce(1000, true, vec![]);
+    w.snap.borrow_mut().processes[2].sid = Some(101);
+    assert!(w.breaches(1000).is_empty(), "510 MiB held");
+    // Over a lower limit, the rest of the tree is ended, never the session leader.
+    let r = w.enforce(400, true, vec![]);
     assert!(r.parked.is_empty(), "{r:?}");
-    assert_eq!(r.outcome, GuardOutcome::Sigterm);
+    assert_eq!(
+        (r.outcome, r.terminated.clone()),
+        (GuardOutcome::Sigterm, vec![100, 102])
+    );
+    assert!(to(&w, 101).is_empty(), "{:?}", w.sent());
     // The root leads no group and the whole tree is idle (1.1 GB): the root is not parked.
     let w = World::new(idle_tree()).at_read(1, |s| pid_of(s, 100).pgid = Some(7));
     let r = w.enforce(1000, true, vec![]);
@@ -315,4 +329,182 @@ fn a_root_changing_after_parking_wakes_what_was_parked() {
     assert_eq!(r.outcome, GuardOutcome::RootChanged);
     assert_eq!(w.sent(), vec![(101, Signal::Stop), (101, Signal::Cont)]);
     assert!(r.parked_ids.is_empty());
+}
+
+/// Two guarded trees, both over 1000 MiB: root 100 → 101 (600 MiB, idle) and → 102 (500
+/// MiB, busy); root 200 → 201 (idle) and → 202 (busy), the same sizes.
+fn two_trees() -> Snapshot {
+    snapshot(
+        "linux",
+        vec![
+            proc(1, 0, "init"),
+            member(100, 1, 10),
+            member(101, 100, 600),
+            member(102, 100, 500),
+            member(200, 1, 10),
+            member(201, 200, 600),
+            member(202, 200, 500),
+            proc(9000, 1, "headroom"),
+        ],
+    )
+}
+
+fn both(w: &World) -> Vec<Target> {
+    let snap = w.snap.borrow();
+    let rules = [
+        Rule {
+            pattern: "p100".into(),
+            limit_bytes: 1000 * MIB,
+        },
+        Rule {
+            pattern: "p200".into(),
+            limit_bytes: 1000 * MIB,
+        },
+    ];
+    let b = breaches(&guarded(&ProcessTable::new(&snap), &rules, None));
+    assert_eq!(b.len(), 2, "{b:?}");
+    b.into_iter()
+        .map(|breach| Target {
+            breach,
+            parked_before: vec![],
+        })
+        .collect()
+}
+
+#[test]
+fn one_pass_for_every_breach_one_read_per_wait_one_identity_read_per_signal() {
+    let w = World::new(two_trees())
+        .at_read(1, |s| {
+            pid_of(s, 102).cpu_ns = Some(2_000_000_000);
+            pid_of(s, 202).cpu_ns = Some(2_000_000_000);
+        })
+        // Parking brought the first tree under its limit; the second is still over.
+        .at_read(2, |s| pid_of(s, 101).footprint_bytes = Some(100 * MIB));
+    let r = w.enforce_all(both(&w), true);
+    assert_eq!(
+        r.iter().map(|r| r.outcome).collect::<Vec<_>>(),
+        vec![GuardOutcome::Parked, GuardOutcome::Sigterm]
+    );
+    assert_eq!(r[1].terminated, vec![200, 201, 202]);
+    assert_eq!(
+        w.sent(),
+        vec![
+            (101, Signal::Stop),
+            (201, Signal::Stop),
+            (200, Signal::Term),
+            (201, Signal::Term),
+            (202, Signal::Term),
+        ]
+    );
+    // One read after the idle window and one after the relief wait, for both trees (one
+    // pass per tree read four times: each tree its own idle window and relief wait).
+    assert_eq!(w.reads(), 2);
+    assert!(
+        w.elapsed() < Duration::from_millis(2 * IDLE_WINDOW_MS) + RELIEF_WAIT,
+        "one idle window for both trees: {:?}",
+        w.elapsed()
+    );
+    // Six signal calls (two SIGSTOPs, three SIGTERMs, the SIGCONT after the parked 201's
+    // SIGTERM), each identity-checked once by the signal path, and the one poll after the
+    // SIGTERMs reading each of the three once: no identity read before a signal.
+    assert_eq!(w.identity_reads(), 6 + 3);
+}
+
+#[test]
+fn a_one_shot_round_acts_on_the_rounds_own_table() {
+    let w = World::new(two_trees());
+    let r = w.enforce_all(both(&w), false);
+    assert!(
+        r.iter().all(|r| r.outcome == GuardOutcome::Sigterm),
+        "{r:?}"
+    );
+    assert_eq!(
+        w.reads(),
+        0,
+        "no re-read: nothing waited since the round's read"
+    );
+    // Six SIGTERMs, one check each, and one poll confirming each gone.
+    assert_eq!(w.identity_reads(), 6 + 6);
+}
+
+#[test]
+fn a_shell_at_its_prompt_inside_the_tree_is_neither_counted_parked_nor_ended() {
+    // 101 is an interactive bash at its prompt: it leads the terminal's foreground group.
+    let shell = |s: &mut Snapshot| {
+        let p = pid_of(s, 101);
+        p.name = "bash".into();
+        (p.pgid, p.tpgid) = (Some(101), Some(101));
+    };
+    let mut snap = idle_tree();
+    shell(&mut snap);
+    let w = World::new(snap).at_read(1, |s| {
+        second_sample(s);
+        let p = pid_of(s, 101);
+        p.name = "bash".into();
+        (p.pgid, p.tpgid) = (Some(101), Some(101));
+    });
+    let r = w.enforce(400, true, vec![]);
+    assert_eq!(
+        (r.outcome, r.terminated.clone()),
+        (GuardOutcome::Sigterm, vec![100, 102])
+    );
+    assert!(to(&w, 101).is_empty(), "{:?}", w.sent());
+    // Control: the same bash running a job (the terminal's foreground is the job's group)
+    // is held: counted and ended with the tree (not parked: it leads its group, which
+    // parking never stops).
+    let mut snap = idle_tree();
+    shell(&mut snap);
+    pid_of(&mut snap, 101).tpgid = Some(555);
+    let w = World::new(snap).at_read(1, |s| {
+        second_sample(s);
+        let p = pid_of(s, 101);
+        p.name = "bash".into();
+        (p.pgid, p.tpgid) = (Some(101), Some(555));
+    });
+    assert_eq!(w.breach(400).footprint_bytes, 1110 * MIB, "counted");
+    let r = w.enforce(400, true, vec![]);
+    assert_eq!(r.terminated, vec![100, 101, 102], "{r:?}");
+}
+
+#[test]
+fn a_root_that_is_headroom_s_ancestor_or_became_a_session_leader_is_never_signalled() {
+    // headroom runs inside the tree: the root is its ancestor. A breach for it (the round
+    // never makes one) is refused at the first look, nothing signalled.
+    let mut snap = idle_tree();
+    let me = snap.processes.len() - 1;
+    snap.processes[me].ppid = 101;
+    let root = snap.processes[1].clone();
+    let w = World::new(snap);
+    let breach = Breach {
+        root: 100,
+        identity: root.identity(),
+        name: root.name.clone(),
+        pattern: "p100".into(),
+        footprint_bytes: 1110 * MIB,
+        limit_bytes: 1000 * MIB,
+        effective_bytes: 1000 * MIB,
+    };
+    let target = || Target {
+        breach: breach.clone(),
+        parked_before: vec![],
+    };
+    let r = w.enforce_all(vec![target()], true).remove(0);
+    assert_eq!(r.outcome, GuardOutcome::RootChanged, "{r:?}");
+    assert!(
+        r.note.as_deref().unwrap().contains("ancestor of headroom"),
+        "{r:?}"
+    );
+    assert!(w.sent().is_empty(), "{:?}", w.sent());
+    // The root calls setsid() during the idle window: it leads a session now.
+    let w = World::new(idle_tree()).at_read(1, |s| pid_of(s, 100).sid = Some(100));
+    let r = w.enforce_all(vec![target()], true).remove(0);
+    assert!(
+        r.note.as_deref().unwrap().contains("leads its session"),
+        "{r:?}"
+    );
+    assert!(w.sent().is_empty(), "{:?}", w.sent());
+    // Control: the same breach, headroom elsewhere, the root as it was: ended.
+    let w = World::new(idle_tree()).at_read(1, keep_busy);
+    let r = w.enforce_all(vec![target()], true).remove(0);
+    assert_eq!(r.outcome, GuardOutcome::Sigterm, "{r:?}");
 }

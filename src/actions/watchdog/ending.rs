@@ -287,13 +287,9 @@ impl Watch<'_, '_> {
             ExitStatus::RunFailed
         } else {
             match self.summary.ended_by {
-                Some(EndReason::Limit | EndReason::Signal) if self.kill_hit_live => {
-                    ExitStatus::Signalled(Signal::Kill.number())
-                }
-                Some(EndReason::Limit | EndReason::Signal) => {
-                    ExitStatus::Signalled(Signal::Term.number())
-                }
-                _ => own,
+                Some(EndReason::Leftovers) | None => own,
+                Some(_) if self.kill_hit_live => ExitStatus::Signalled(Signal::Kill.number()),
+                Some(_) => ExitStatus::Signalled(Signal::Term.number()),
             }
         };
         self.summary.duration_ms = self.started.elapsed().as_millis() as u64;

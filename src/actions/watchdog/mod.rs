@@ -83,6 +83,8 @@ pub struct Config {
     pub warn_pct: f64,
     /// Post a desktop notification at the warning (`[notifications] enabled`).
     pub notify: bool,
+    /// End the tree (SIGTERM, grace, SIGKILL) once this long has passed since the start.
+    pub timeout: Option<Duration>,
 }
 
 enum Phase {
@@ -200,6 +202,8 @@ struct Watch<'a, 'e> {
     warned: bool,
     /// Memory pressure was signalled: sample sooner until then.
     pressure_until: Option<Instant>,
+    /// `--timeout`: when the tree is ended; None once it was (or without one).
+    deadline: Option<Instant>,
     warn_line: crate::core::memory_warn::WarnLine,
     /// The warning's notification helpers: headroom's children, but never the tree's
     /// (`without_helpers`).
@@ -280,6 +284,7 @@ impl<'a, 'e> Watch<'a, 'e> {
             },
             warned: false,
             pressure_until: None,
+            deadline: cfg.timeout.map(|t| after(start.at, t)),
             warn_line: Default::default(),
             notifier: Default::default(),
             emit,
@@ -302,6 +307,9 @@ impl Watch<'_, '_> {
                     fired = true;
                     self.next_tick = Instant::now();
                 }
+                if wake == Wake::ParentGone {
+                    self.end_for(EndReason::ParentExited);
+                }
             }
             self.pressure_until = hold(Instant::now(), self.pressure_until, fired, &|| {
                 sup.pressure_high()
@@ -321,7 +329,19 @@ impl Watch<'_, '_> {
             Phase::Forwarded { deadline } => Some(*deadline),
             Phase::Ending { next, .. } => Some(*next),
         };
-        phase.map_or(self.next_tick, |p| p.min(self.next_tick))
+        let next = phase.map_or(self.next_tick, |p| p.min(self.next_tick));
+        self.deadline.map_or(next, |d| d.min(next))
+    }
+
+    /// End the tree for `why` (the timeout, the parent's exit), whatever it was doing,
+    /// unless an ending is already under way (it goes on: its SIGKILL is as near) or the
+    /// run is over. Once only: the deadline is spent either way.
+    pub(super) fn end_for(&mut self, why: EndReason) {
+        self.deadline = None;
+        if matches!(self.phase, Phase::Ending { .. } | Phase::Done) {
+            return;
+        }
+        self.begin_ending(why);
     }
 
     fn tick_every(&self) -> Duration {
@@ -351,6 +371,10 @@ impl Watch<'_, '_> {
 
     fn step(&mut self) {
         let now = Instant::now();
+        // A command that has exited by itself decides its own code, timeout or not.
+        if self.deadline.is_some_and(|d| now >= d) && self.cmd_status.is_none() {
+            self.end_for(EndReason::Timeout);
+        }
         if self.cmd_status.is_some() && !self.cmd_handled {
             self.cmd_handled = true;
             // Once reaped, the command's group id may be reused by strangers.

@@ -66,6 +66,7 @@ mod tests {
             exe: None,
             pgid: None,
             sid: None,
+            tpgid: None,
             threads: Some(1),
             cpu_ns: None,
             footprint_bytes: Some(1),

@@ -17,6 +17,10 @@ pub enum EndReason {
     Signal,
     /// The command exited; these processes of its tree were still running.
     Leftovers,
+    /// `--timeout` passed while the tree was still running.
+    Timeout,
+    /// The process that started headroom exited (`--die-with-parent`).
+    ParentExited,
 }
 
 /// What the terminal's job control did to the command's group (`headroom` follows it).

@@ -40,6 +40,7 @@ fn config(limit_mib: u64) -> Config {
         grace: Duration::from_secs(30),
         warn_pct: 100.0,
         notify: false,
+        timeout: None,
     }
 }
 
@@ -281,4 +282,96 @@ fn a_command_gone_on_the_limit_s_sigterm_is_ended_by_the_limit_though_its_child_
     let (world, ended_by) = spared_after_term(100);
     assert!(world.has(100) && !world.has(101));
     assert_eq!(ended_by, None);
+}
+
+/// Past `--timeout` the whole tree (under its limit) gets SIGTERM, and after the grace the
+/// survivors SIGKILL whatever they hold (the gate narrows only a limit ending): 137,
+/// `timeout`. Control: before the deadline a step signals nothing.
+#[test]
+fn past_the_timeout_the_tree_is_ended_and_survivors_killed_whatever_they_hold() {
+    let mut world = world(100, 100);
+    world.survives = vec![100, 101];
+    let mut cfg = config(1024);
+    cfg.grace = Duration::from_millis(1);
+    cfg.timeout = Some(Duration::from_secs(3600));
+    let mut emit = |_: &Event| {};
+    let mut w = watch(&world, &cfg, &mut emit);
+    w.step();
+    assert!(world.sent().is_empty(), "before the deadline");
+    assert!(matches!(w.phase, Phase::Watching));
+    w.deadline = Some(Instant::now());
+    w.step();
+    assert!(matches!(
+        w.phase,
+        Phase::Ending {
+            reason: EndReason::Timeout,
+            ..
+        }
+    ));
+    for _ in 0..400 {
+        if matches!(w.phase, Phase::Done) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        w.step();
+    }
+    let mut sent = world.sent();
+    sent.sort_by_key(|s| (s.0, s.1 == Signal::Kill));
+    assert_eq!(
+        sent,
+        [
+            (100, Signal::Term),
+            (100, Signal::Kill),
+            (101, Signal::Term),
+            (101, Signal::Kill)
+        ]
+    );
+    w.cmd_status = Some(ChildEvent::Signaled(9));
+    let s = w.finish();
+    assert_eq!(
+        (s.exit_code, s.ended_by),
+        (ExitStatus::Signalled(9), Some(EndReason::Timeout))
+    );
+    assert!(world.has(300) && world.has(10), "only the tree");
+}
+
+/// The parent's exit ends the tree as the timeout does, once; an ending already under way
+/// (the limit's) is left to finish, its reason kept.
+#[test]
+fn the_parents_exit_ends_the_tree_once_and_leaves_an_ending_under_way_alone() {
+    let world = world(100, 100);
+    let events = watching(&world, |mut w| {
+        w.step();
+        w.end_for(EndReason::ParentExited);
+        assert!(matches!(
+            w.phase,
+            Phase::Ending {
+                reason: EndReason::ParentExited,
+                ..
+            }
+        ));
+        let n = world.sent().len();
+        w.end_for(EndReason::ParentExited);
+        assert_eq!(world.sent().len(), n, "no second SIGTERM");
+    });
+    assert_eq!(kinds(&events), ["signal"]);
+    let world2 = self::world(700, 500);
+    watching(&world2, |mut w| {
+        w.step();
+        assert!(matches!(
+            w.phase,
+            Phase::Ending {
+                reason: EndReason::Limit,
+                ..
+            }
+        ));
+        w.end_for(EndReason::ParentExited);
+        assert!(matches!(
+            w.phase,
+            Phase::Ending {
+                reason: EndReason::Limit,
+                ..
+            }
+        ));
+    });
 }

@@ -1,14 +1,100 @@
 //! `watch`'s automatic cleanup: `reap` when the level has been critical in two consecutive
-//! readings, at most once per cooldown.
+//! readings, at most once per cooldown, on a worker thread so that the rounds (the slot
+//! reading, the memory guards) go on while its escalation waits out the grace and its
+//! verification waits for the zombies to be reaped.
+//!
+//! The worker is started with the guard, never when a cleanup is due: on Linux a thread
+//! takes a slot of RLIMIT_NPROC like a process, so one started at the wall could fail
+//! exactly then. Without it (`--once`, or it could not be started) the cleanup runs inside
+//! the round, as before. One cleanup at a time: none starts while one is in flight.
 
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use anyhow::Result;
+
 use crate::actions::escalate::Clock;
-use crate::commands::reap;
+use crate::cli::GlobalArgs;
+use crate::commands::Ctx;
+use crate::commands::reap::{self, Cleanup, ReapPlan};
 use crate::commands::watch::Watcher;
 use crate::commands::watch::events::Event;
 use crate::commands::watch::events::Severity;
+use crate::config::Settings;
+use crate::core::snapshot::Detail;
+use crate::output::Printer;
 use crate::platform;
+
+/// How often the sleep between rounds looks for a finished cleanup while one is in flight.
+pub(super) const CLEANUP_POLL: Duration = Duration::from_millis(100);
+
+/// Where the cleanups run, and the one in flight (the wall time it started, for the
+/// cooldown).
+#[derive(Debug, Default)]
+pub(super) struct Cleaner {
+    worker: Option<Worker>,
+    in_flight: Option<i64>,
+}
+
+#[derive(Debug)]
+struct Worker {
+    jobs: mpsc::Sender<()>,
+    done: mpsc::Receiver<Result<Cleanup>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Cleaner {
+    /// A worker with its own copy of the settings, flags and plan; `Err` when no thread
+    /// could be started (the cleanups then run in the round).
+    pub(super) fn start(ctx: &Ctx<'_>, plan: &ReapPlan) -> std::io::Result<Self> {
+        let (jobs, todo) = mpsc::channel::<()>();
+        let (report, done) = mpsc::channel();
+        let (printer, global, settings, plan) = (
+            ctx.printer.clone(),
+            ctx.global.clone(),
+            ctx.settings.clone(),
+            plan.clone(),
+        );
+        let thread = std::thread::Builder::new()
+            .name("headroom-cleanup".into())
+            .spawn(move || {
+                while todo.recv().is_ok() {
+                    let r = cleanup(&printer, &global, settings.clone(), &plan);
+                    if report.send(r).is_err() {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Self {
+            worker: Some(Worker { jobs, done, thread }),
+            in_flight: None,
+        })
+    }
+
+    /// A cleanup is in flight on the worker.
+    pub(super) fn busy(&self) -> bool {
+        self.in_flight.is_some()
+    }
+}
+
+/// One cleanup, decided on a table read now.
+fn cleanup(
+    printer: &Printer,
+    global: &GlobalArgs,
+    settings: Settings,
+    plan: &ReapPlan,
+) -> Result<Cleanup> {
+    let ctx = Ctx {
+        printer,
+        global,
+        settings,
+    };
+    let source = ctx.source()?;
+    let snap = source
+        .snapshot(Detail::Full)
+        .map_err(|e| anyhow::anyhow!("cannot read the process table for cleanup: {e}"))?;
+    reap::execute(&ctx, source.as_ref(), &snap, plan, false)
+}
 
 /// Whether a cleanup is still inside its cooldown, and the persisted wall time to keep.
 /// Within one run the monotonic `since_own` decides, so a wall clock stepped forwards by
@@ -47,6 +133,9 @@ pub(super) fn cooling_now(
 
 impl Watcher<'_, '_> {
     pub(super) fn maybe_reap(&mut self) {
+        if self.cleaner.busy() {
+            return;
+        }
         let now = platform::now_ms();
         let (cooling, last) = cooling_now(
             self.clock.as_ref(),
@@ -59,35 +148,100 @@ impl Watcher<'_, '_> {
         if cooling {
             return;
         }
+        if let Some(w) = &self.cleaner.worker {
+            if w.jobs.send(()).is_ok() {
+                self.cleaner.in_flight = Some(now);
+                return;
+            }
+            self.lost_worker();
+        }
         let Some(snap) = self.full_snapshot("cleanup") else {
             return;
         };
-        match reap::execute(
+        let r = reap::execute(
             self.ctx,
             self.source.as_ref(),
             &snap,
             &self.reap_plan,
             false,
-        ) {
-            Ok(report) => {
-                if !report.targets.is_empty() {
-                    // The cooldown is spent only when something was done.
-                    self.persisted.last_cleanup_ms = Some(now);
-                    self.last_cleanup = Some(self.clock.now());
-                    self.cleanups += 1;
-                    if self.may_notify(report.usage.free_slots, report.usage.limit) {
-                        let limit = report
-                            .usage
-                            .limit_source
-                            .map_or("unknown".into(), |s| s.to_string());
-                        let body = format!("{} (binding limit: {limit})", report.summary);
-                        self.post("headroom: cleanup", &body);
-                    }
-                }
-                self.emit(&Event::Cleanup(Box::new(report)));
+        );
+        self.cleaned(now, r);
+    }
+
+    /// Take the result of the cleanup in flight, if it is done (with `wait`, once it is).
+    pub(super) fn collect_cleanup(&mut self, wait: bool) {
+        let (Some(started), Some(w)) = (self.cleaner.in_flight, &self.cleaner.worker) else {
+            return;
+        };
+        let got = if wait {
+            w.done.recv().map_err(|_| mpsc::TryRecvError::Disconnected)
+        } else {
+            w.done.try_recv()
+        };
+        match got {
+            Ok(r) => {
+                self.cleaner.in_flight = None;
+                self.cleaned(started, r);
             }
-            Err(e) => self.notice(Severity::Error, &format!("cleanup failed: {e:#}")),
+            Err(mpsc::TryRecvError::Empty) => {}
+            Err(mpsc::TryRecvError::Disconnected) => {
+                self.cleaner.in_flight = None;
+                self.lost_worker();
+            }
         }
+    }
+
+    /// The worker is gone (it panicked): said once, and the cleanups run in the round.
+    fn lost_worker(&mut self) {
+        if let Some(w) = self.cleaner.worker.take() {
+            drop(w.jobs);
+            let _ = w.thread.join();
+            self.notice(
+                Severity::Error,
+                "the cleanup worker ended; cleanups run in the round from now on",
+            );
+        }
+    }
+
+    /// End the worker at exit, after the cleanup in flight (its escalation included).
+    pub(super) fn stop_cleaner(&mut self) {
+        self.collect_cleanup(true);
+        if let Some(w) = self.cleaner.worker.take() {
+            drop(w.jobs);
+            let _ = w.thread.join();
+        }
+    }
+
+    /// A cleanup that started at `started` (wall ms) ended with `result`. Its evidence rows
+    /// join the round's (kept in memory while they cannot be written); a cleanup with
+    /// targets starts the cooldown whether or not its rows could be written.
+    fn cleaned(&mut self, started: i64, result: Result<Cleanup>) {
+        let Cleanup { report, rows } = match result {
+            Ok(c) => c,
+            Err(e) => {
+                self.notice(Severity::Error, &format!("cleanup failed: {e:#}"));
+                return;
+            }
+        };
+        self.pending.extend(rows);
+        if let Some(dir) = self.state_dir.clone() {
+            self.write_pending(&dir);
+        }
+        if !report.targets.is_empty() {
+            // The cooldown is spent only when something was done.
+            self.persisted.last_cleanup_ms = Some(started);
+            self.last_cleanup = Some(self.clock.now());
+            self.cleanups += 1;
+            if self.may_notify(report.usage.free_slots, report.usage.limit) {
+                let limit = report
+                    .usage
+                    .limit_source
+                    .map_or("unknown".into(), |s| s.to_string());
+                let body = format!("{} (binding limit: {limit})", report.summary);
+                self.post("headroom: cleanup", &body);
+            }
+        }
+        self.emit(&Event::Cleanup(Box::new(report)));
     }
 }
 

@@ -7,19 +7,14 @@ use crate::commands::probe::rfc3339_ms;
 use crate::commands::watch::events::Event;
 use crate::commands::watch::events::Severity;
 use crate::commands::watch::{Watcher, pressure};
-use crate::core::memory_guard::breaches;
+use crate::core::memory_guard::{Guarded, breaches, guarded};
 use crate::platform;
 
 impl Watcher<'_, '_> {
     /// The warning step before a guard acts: one `approaching-limit` event and notification
-    /// per crossing of `[memory] warn_pct` (`core::memory_warn`).
-    fn guard_warnings(
-        &mut self,
-        table: &crate::core::snapshot::ProcessTable<'_>,
-        rules: &[crate::core::memory_guard::Rule],
-        free: Option<f64>,
-    ) {
-        let trees = crate::core::memory_warn::guarded(table, rules, free);
+    /// per crossing of `[memory] warn_pct` (`core::memory_warn`), for the trees the round's
+    /// one pass found (`core::memory_guard::guarded`).
+    fn guard_warnings(&mut self, trees: &[Guarded]) {
         let lines: Vec<(i32, u64, u64)> = trees
             .iter()
             .map(|t| (t.root, t.footprint_bytes, t.effective_bytes))
@@ -85,8 +80,13 @@ impl Watcher<'_, '_> {
         let snap = &snap;
         let table = crate::core::snapshot::ProcessTable::new(snap);
         let free = snap.memory.map(|m| m.free_pct());
-        self.guard_warnings(&table, rules, free);
-        let grace = self.ctx.settings.memory.grace.value;
+        // One pass over the table: the warnings and the breaches both come from it.
+        let trees = guarded(&table, rules, free);
+        self.guard_warnings(&trees);
+        let opts = memory_guard::Options {
+            park: !self.once,
+            grace: self.ctx.settings.memory.grace.value,
+        };
         let mut events = Vec::new();
         let mut errors = Vec::new();
         {
@@ -96,28 +96,39 @@ impl Watcher<'_, '_> {
             for p in self.parked.rejudge(snap) {
                 memory_guard::wake(control.as_ref(), &p.ids);
             }
-            for breach in breaches(&table, rules, free) {
-                let before = self.parked.take(breach.identity);
-                let opts = memory_guard::Options {
-                    park: !self.once,
-                    parked_before: before.as_ref().map(|p| p.ids.clone()).unwrap_or_default(),
-                };
+            let mut taken = Vec::new();
+            let targets: Vec<memory_guard::Target> = breaches(&trees)
+                .into_iter()
+                .map(|breach| {
+                    let before = self.parked.take(breach.identity);
+                    let parked_before = before.as_ref().map(|p| p.ids.clone()).unwrap_or_default();
+                    taken.push(before);
+                    memory_guard::Target {
+                        breach,
+                        parked_before,
+                    }
+                })
+                .collect();
+            if !targets.is_empty() {
                 match memory_guard::enforce(
                     self.source.as_ref(),
                     control.as_ref(),
                     snap,
-                    breach,
-                    grace,
+                    targets,
                     self.clock.as_ref(),
-                    &opts,
+                    opts,
                 ) {
-                    Ok(r) => {
-                        self.parked.remember(&r);
-                        events.push(Event::Memory(Box::new(r)));
+                    Ok(reports) => {
+                        for r in reports {
+                            self.parked.remember(&r);
+                            events.push(Event::Memory(Box::new(r)));
+                        }
                     }
                     Err(e) => {
                         // Not acted on: what was parked stays tracked.
-                        self.parked.put_back(before);
+                        for before in taken {
+                            self.parked.put_back(before);
+                        }
                         errors.push(format!("memory guard failed: {e:#}"));
                     }
                 }

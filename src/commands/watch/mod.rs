@@ -1,7 +1,8 @@
 //! `headroom watch`: the long-lived guard started at login. Each round takes a probe reading
 //! (appended to the evidence log), confirms threshold crossings with hysteresis, runs `reap`
 //! when the level has been critical in two consecutive readings, and notifies — never on the
-//! polling path, never when free slots are at or below 1 %.
+//! polling path, never when free slots are at or below 1 %. The cleanup runs on a worker
+//! thread (`cleanup.rs`): the rounds go on while its escalation runs.
 //!
 //! The polling path does not fork or exec. A transient error is reported as a `notice` and the
 //! next round tries again. SIGTERM/SIGINT/SIGHUP only set a flag: an in-flight cleanup,
@@ -78,6 +79,8 @@ struct Watcher<'c, 'a> {
     clock: Box<dyn Clock>,
     /// The guarded trees' warning lines (`[memory] warn_pct`).
     warn_lines: crate::core::memory_warn::WarnLines,
+    /// Where the automatic cleanups run (`cleanup.rs`).
+    cleaner: cleanup::Cleaner,
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
@@ -91,7 +94,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     }
     // watch's cleanup is `reap` without flags. A recorded or redirected table is never
     // acted on (and never reaches the reap step); planning must not refuse it.
-    let reap_plan = reap::plan(ctx, None, ctx.redirected().is_some())?;
+    let mut reap_plan = reap::plan(ctx, None, ctx.redirected().is_some())?;
+    // One reading: the cleanup judges (and records) the level by the thresholds this watch
+    // reads with, its flags included.
+    reap_plan.thresholds = thresholds;
     for w in &reap_plan.warnings {
         ctx.printer.warn(w);
     }
@@ -132,8 +138,18 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         last_cleanup: None,
         clock: Box::new(RealClock),
         warn_lines: Default::default(),
+        cleaner: cleanup::Cleaner::default(),
     };
     crate::output::queue_stderr();
+    if g.auto_reap && !args.once && ctx.redirected().is_none() {
+        match cleanup::Cleaner::start(ctx, &g.reap_plan) {
+            Ok(c) => g.cleaner = c,
+            Err(e) => g.notice(
+                Severity::Warning,
+                &format!("cannot start the cleanup worker ({e}); cleanups run in the round"),
+            ),
+        }
+    }
     g.load_state();
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
         g.notice(
@@ -160,7 +176,20 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
             // The reader went away (`watch --json | head`): nobody to guard for.
             break;
         }
-        pressure.sleep_until(started + interval.value, &mut |f| g.on_pressure(f));
+        let next = started + interval.value;
+        // While a cleanup is in flight, look for its end every `CLEANUP_POLL`, so its
+        // report (and the cooldown) come when it ends, not a round later.
+        while g.cleaner.busy() && platform::stop_flag::requested().is_none() {
+            let now = Instant::now();
+            if now >= next {
+                break;
+            }
+            pressure.sleep_until(next.min(now + cleanup::CLEANUP_POLL), &mut |f| {
+                g.on_pressure(f)
+            });
+            g.collect_cleanup(false);
+        }
+        pressure.sleep_until(next, &mut |f| g.on_pressure(f));
         if let Some(sig) = platform::stop_flag::requested() {
             g.notice(Severity::Info, &format!("stopping on signal {sig}"));
             break;
@@ -267,6 +296,7 @@ impl Watcher<'_, '_> {
         if live {
             self.memory_guards();
         }
+        self.collect_cleanup(false);
         if self.persisted.alerts.confirmed == Level::Critical && self.auto_reap && live {
             self.maybe_reap();
         }
@@ -364,6 +394,10 @@ impl Watcher<'_, '_> {
     }
 
     fn finish(&mut self) {
+        // The cleanup in flight ends first (its SIGKILL escalation included), and its report
+        // is emitted before the summary.
+        self.stop_cleaner();
+        self.save_state();
         self.notifier.finish();
         // Never leave anything stopped behind.
         if !self.parked.is_empty() {

@@ -94,6 +94,13 @@ impl Watcher<'_, '_> {
             }
         };
         self.pending.push(poll_row(r, Some(&trend)));
+        self.write_pending(&dir);
+        trend
+    }
+
+    /// Write the rows waiting in memory, in order; those that cannot be written stay (at
+    /// most [`MAX_PENDING_ROWS`], the oldest dropped first, said).
+    pub(super) fn write_pending(&mut self, dir: &std::path::Path) {
         if self.pending.len() > MAX_PENDING_ROWS {
             let drop = self.pending.len() - MAX_PENDING_ROWS;
             self.pending.drain(..drop);
@@ -106,7 +113,7 @@ impl Watcher<'_, '_> {
         }
         // Rows written before a failure are not offered again (no duplicates); the rest
         // stay, in order.
-        let done = EvidenceLog::new(&dir).append_some(&self.pending);
+        let done = EvidenceLog::new(dir).append_some(&self.pending);
         self.pending.drain(..done.written);
         if let Some(e) = done.error {
             let m = format!(
@@ -115,6 +122,5 @@ impl Watcher<'_, '_> {
             );
             self.notice(Severity::Error, &m);
         }
-        trend
     }
 }

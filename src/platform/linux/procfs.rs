@@ -10,6 +10,8 @@ pub struct Stat {
     pub ppid: i32,
     pub pgrp: i32,
     pub session: i32,
+    /// Field 8: the controlling terminal's foreground process group, -1 without one.
+    pub tpgid: i32,
     pub utime: u64,
     pub stime: u64,
     pub num_threads: u32,
@@ -54,6 +56,7 @@ pub fn parse_stat(s: &str) -> Result<Stat, String> {
         ppid: num(4)? as i32,
         pgrp: num(5)? as i32,
         session: num(6)? as i32,
+        tpgid: num(8)? as i32,
         utime: unum(14)?,
         stime: unum(15)?,
         num_threads: num(20)?.max(0) as u32,
@@ -253,8 +256,8 @@ mod tests {
         assert_eq!(s.pid, 4242);
         assert_eq!(s.comm, "agency (copilot) x");
         assert_eq!(
-            (s.state, s.ppid, s.pgrp, s.session),
-            ('S', 1332, 4242, 1332)
+            (s.state, s.ppid, s.pgrp, s.session, s.tpgid),
+            ('S', 1332, 4242, 1332, 4242)
         );
         assert_eq!(
             (s.utime, s.stime, s.num_threads, s.starttime),
@@ -267,6 +270,7 @@ mod tests {
         let z = "77 (send-telemetry) Z 76 76 1 0 -1 4227084 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0";
         let s = parse_stat(z).unwrap();
         assert_eq!((s.state, s.ppid, s.num_threads), ('Z', 76, 1));
+        assert_eq!(s.tpgid, -1, "no controlling terminal");
         assert!(parse_stat("").is_err());
         assert!(parse_stat("12 (short) S 1").unwrap_err().contains("field"));
         assert!(parse_stat("x (a) S 1 2 3").is_err());

@@ -109,6 +109,7 @@ impl ProcReader {
                 exe: None,
                 pgid: None,
                 sid: None,
+                tpgid: None,
                 threads: status.threads,
                 cpu_ns: None,
                 // Not slot counting's (as on macOS): a repeated slot round serves a
@@ -146,6 +147,7 @@ impl ProcReader {
             exe,
             pgid: Some(stat.pgrp),
             sid: Some(stat.session),
+            tpgid: Some(stat.tpgid),
             threads: Some(stat.num_threads.max(status.threads.unwrap_or(0))),
             cpu_ns: Some((stat.utime + stat.stime).saturating_mul(self.ns_per_tick)),
             footprint_bytes: status.footprint_bytes(),

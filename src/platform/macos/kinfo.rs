@@ -206,6 +206,10 @@ pub struct KinfoFields {
     pub pid: i32,
     pub ppid: i32,
     pub pgid: i32,
+    /// `e_tpgid`: the controlling terminal's foreground process group; xnu fills it only
+    /// for a process with a controlling terminal (`P_CONTROLT`) and leaves it 0 otherwise
+    /// (`fill_user64_eproc`, bsd/kern/kern_sysctl.c).
+    pub tpgid: i32,
     /// Real uid (`e_pcred.p_ruid`), what the per-uid count charges.
     pub ruid: u32,
     pub stat: i8,
@@ -237,6 +241,7 @@ impl KinfoProc {
             pid: p.p_pid,
             ppid: e.e_ppid,
             pgid: e.e_pgid,
+            tpgid: e.e_tpgid,
             ruid: e.e_pcred.p_ruid,
             stat: p.p_stat,
             flag: p.p_flag,
@@ -275,6 +280,7 @@ mod tests {
         assert_eq!(offset_of!(Eproc, e_ucred) + offset_of!(Ucred, cr_uid), 124);
         assert_eq!(offset_of!(Eproc, e_ppid), 264);
         assert_eq!(offset_of!(Eproc, e_pgid), 268);
+        assert_eq!(offset_of!(Eproc, e_tpgid), 280);
         assert_eq!(offset_of!(Eproc, e_flag), 316);
     }
 
@@ -346,6 +352,7 @@ mod tests {
         k.kp_proc.p_comm[..6].copy_from_slice(b"agency");
         k.kp_eproc.e_ppid = 87594;
         k.kp_eproc.e_pgid = 87537;
+        k.kp_eproc.e_tpgid = 87500;
         k.kp_eproc.e_pcred.p_ruid = 501;
         k.kp_eproc.e_ucred.cr_uid = 0;
         let f = k.fields();
@@ -355,6 +362,7 @@ mod tests {
                 pid: 87537,
                 ppid: 87594,
                 pgid: 87537,
+                tpgid: 87500,
                 ruid: 501,
                 stat: SZOMB,
                 flag: 0,

@@ -276,6 +276,7 @@ pub fn c_source() -> String {
         kp_proc.p_comm,
         kp_eproc.e_ppid,
         kp_eproc.e_pgid,
+        kp_eproc.e_tpgid,
         kp_eproc.e_pcred.p_ruid,
         kp_eproc.e_ucred.cr_uid,
     );

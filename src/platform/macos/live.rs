@@ -65,6 +65,7 @@ impl MacSource {
             exe: None,
             pgid: Some(k.pgid),
             sid: None,
+            tpgid: Some(k.tpgid),
             threads: None,
             cpu_ns: None,
             footprint_bytes: None,

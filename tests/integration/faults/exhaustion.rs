@@ -151,7 +151,9 @@ fn with_16_descriptors_a_notification_is_posted_or_says_why_not() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(env.path(""), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let cfg = env.path("fds.toml");
+    // Not in the scratch directory just opened to everyone: watch acts only on a config
+    // file no one else can change (issue 25).
+    let cfg = env.dir.path().join("fds.toml");
     std::fs::write(&cfg, "[notifications]\nenabled = true\n").unwrap();
     let path = format!(
         "PATH={}:{}",

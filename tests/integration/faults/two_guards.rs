@@ -5,7 +5,9 @@
 //! and the state and evidence stay whole.
 
 use super::{check_state_files, sandbox_ok};
-use crate::support::{Env, json_lines, proc_state, wait_more_readings, wait_until};
+use crate::support::{
+    Env, hold_cleanup_lock, json_lines, lock_waiters, proc_state, wait_more_readings, wait_until,
+};
 
 #[test]
 fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
@@ -36,22 +38,7 @@ fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
     // it and has to wait: then which one acts is the only thing left to chance, and the
     // others must report it as handled. (Left to timing, the watch's first round often
     // cleaned up before either reap had started, and nothing was ever waited for.)
-    let lock_path = env.home.join("cleanup.lock");
-    let held = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&lock_path)
-        .unwrap();
-    if env.private {
-        crate::support::chown(&lock_path, env.uid);
-    }
-    let fd = std::os::fd::AsRawFd::as_raw_fd(&held);
-    // SAFETY: a valid descriptor the test owns, open until `held` is dropped.
-    let rc = unsafe { libc::flock(fd, libc::LOCK_EX) };
-    assert_eq!(rc, 0, "flock {}", lock_path.display());
-    let ino = std::os::unix::fs::MetadataExt::ino(&held.metadata().unwrap());
+    let (held, ino) = hold_cleanup_lock(&env);
     let (out, err) = (env.path("watch.out"), env.path("watch.err"));
     let cfg_s = cfg.to_str().unwrap();
     let args = [
@@ -174,16 +161,4 @@ fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
         cleanups.len()
     );
     drop(leak);
-}
-
-/// How many requests wait for the flock on inode `ino` (`/proc/locks` lists each blocked
-/// one as `N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE …`).
-fn lock_waiters(ino: u64) -> usize {
-    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
-    let suffix = format!(":{ino}");
-    locks
-        .lines()
-        .filter(|l| l.contains("->"))
-        .filter(|l| l.split_whitespace().any(|f| f.ends_with(&suffix)))
-        .count()
 }

@@ -1,0 +1,58 @@
+"""Start-up and one call's round trip of `headroom mcp` against the official Python SDK's
+own server (MCPServer, one `echo` tool, the SDK's example shape), both driven by the SDK's
+stdio client. Usage: python bench/mcp_roundtrip.py HEADROOM_BINARY [ROUNDS]
+(a python with the `mcp` package; .ci/run makes one). Prints medians in ms."""
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+PEER = '''
+from mcp.server.mcpserver import MCPServer
+app = MCPServer("peer")
+@app.tool()
+def echo(text: str) -> str:
+    return text
+app.run()
+'''
+
+
+async def once(params, tool, args):
+    t0 = time.perf_counter()
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            t1 = time.perf_counter()
+            await s.call_tool(tool, args)
+            t2 = time.perf_counter()
+            await s.call_tool(tool, args)
+            t3 = time.perf_counter()
+    return (t1 - t0) * 1e3, (t3 - t2) * 1e3
+
+
+async def main():
+    exe, rounds = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    peer = os.path.join(tempfile.mkdtemp(), "peer.py")
+    with open(peer, "w") as f:
+        f.write(PEER)
+    cases = [
+        ("headroom mcp (limits)", StdioServerParameters(command=exe, args=["mcp"]), "limits", {}),
+        ("Python SDK MCPServer (echo)", StdioServerParameters(command=sys.executable, args=[peer]), "echo", {"text": "x"}),
+    ]
+    for name, params, tool, args in cases:
+        starts, calls = [], []
+        for _ in range(rounds):
+            s, c = await once(params, tool, args)
+            starts.append(s)
+            calls.append(c)
+        print(f"{name}: start-up to initialized {statistics.median(starts):.1f} ms, "
+              f"a call's round trip {statistics.median(calls):.2f} ms (median of {rounds})")
+
+
+asyncio.run(main())
