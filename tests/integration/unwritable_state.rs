@@ -110,8 +110,7 @@ fn reap_writes_the_cpu_history_where_it_can() {
     wait_until("the leaker to be reaped", || proc_state(pid).is_none());
     assert!(!err.contains("CPU history"), "{err}");
     let h: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(env.home.join("cpu-history.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(env.home.join("cpu-history.json")).unwrap()).unwrap();
     assert_eq!(h["schema"], "headroom.cpu-history/2");
     assert_eq!(h["uid"], env.uid);
 }
