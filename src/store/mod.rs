@@ -11,5 +11,6 @@ pub mod fsio;
 pub mod hang_events;
 pub mod log_files;
 pub mod observations;
+pub mod parked;
 pub mod paths;
 pub mod state;

@@ -64,4 +64,6 @@ mod top;
 mod unwritable_state;
 mod watch;
 #[cfg(target_os = "linux")]
+mod watch_parked;
+#[cfg(target_os = "linux")]
 mod watch_terminal;

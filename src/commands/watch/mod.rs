@@ -19,6 +19,7 @@ mod cleanup;
 pub mod events;
 mod memory;
 pub mod output;
+mod park_journal;
 pub mod parked;
 mod persist;
 pub mod pressure;
@@ -67,6 +68,8 @@ struct Watcher<'c, 'a> {
     saved: Option<String>,
     /// Trees a memory guard parked to relief, re-judged every round.
     parked: ParkedTrees,
+    /// Their record in the state directory, which outlives this process (`park_journal.rs`).
+    journal: std::cell::RefCell<park_journal::ParkJournal>,
     /// `--once`: a one-shot round does not park (its exit would wake them at once).
     once: bool,
     /// stdout, never waited for (`output.rs`).
@@ -133,6 +136,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         status_open: false,
         saved: None,
         parked: ParkedTrees::default(),
+        journal: Default::default(),
         once: args.once,
         out: Output::stdout(ctx.printer.is_json()),
         last_cleanup: None,
@@ -151,6 +155,9 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         }
     }
     g.load_state();
+    if !ctx.replaying() {
+        g.wake_left_parked();
+    }
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
         g.notice(
             Severity::Info,
@@ -401,10 +408,13 @@ impl Watcher<'_, '_> {
         self.notifier.finish();
         // Never leave anything stopped behind.
         if !self.parked.is_empty() {
-            let control = platform::native_control(self.source.as_ref());
-            for p in self.parked.take_all() {
-                memory_guard::wake(control.as_ref(), &p.ids);
+            {
+                let control = platform::native_control(self.source.as_ref());
+                for p in self.parked.take_all() {
+                    memory_guard::wake(control.as_ref(), &p.ids);
+                }
             }
+            self.sync_parked();
         }
         self.emit(&Event::Summary {
             at: rfc3339_ms(platform::now_ms()),
