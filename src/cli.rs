@@ -632,7 +632,14 @@ watch acts only on settings from a file that you (or root) own, that group and o
 cannot write, in directories they cannot write (a sticky one such as /tmp excepted): \
 otherwise it prints one line naming the file and the rule and exits 2, signalling nothing; \
 so do reap and live hangs rounds, and headroom mcp's acting tools. Read-only commands use \
-such a file with a warning.")]
+such a file with a warning.
+
+A parked process is recorded in the state directory (watch-parked.json) before its SIGSTOP, \
+and watch wakes what it parked when it exits; after a SIGKILL of watch itself they stay \
+stopped until the next watch starts, which continues them first, each only if its pid \
+still names the same process (start time, uid, boot): a reused pid is never signalled. \
+No cleanup waits for the state directory: a full or read-only one is said once and the \
+cleanup acts.")]
 pub struct WatchArgs {
     #[command(flatten)]
     pub replay: SnapshotArg,
