@@ -567,7 +567,7 @@ Exit status: 0 nothing hung, or every confirmed hang was restarted, or a --dry-r
 it found, as reap --dry-run); 1 a confirmed hang is left (blocked, restart failed, or any \
 replayed round); 2 error, including the \
 interface unavailable (no GUI session) on a single live round; 64 usage error. --watch \
-ends with 0 on SIGTERM and 130 on SIGINT.")]
+ends with 0 on SIGTERM, 75 on SIGHUP and 130 on SIGINT.")]
 pub struct HangsArgs {
     /// Decide, but act on nothing: no signal, no restart, no notification, no state or
     /// event written.
@@ -639,7 +639,27 @@ and watch wakes what it parked when it exits; after a SIGKILL of watch itself th
 stopped until the next watch starts, which continues them first, each only if its pid \
 still names the same process (start time, uid, boot): a reused pid is never signalled. \
 No cleanup waits for the state directory: a full or read-only one is said once and the \
-cleanup acts.")]
+cleanup acts.
+
+Under a service manager. The LaunchAgent (`login-item register`), the systemd unit and \
+`brew services` start `headroom watch` with HEADROOM_SERVICE set to their label, and \
+restart it when it exits non-zero or dies by a signal, never when it exits 0. A guard holds \
+watch.lock in the state directory, with its pid and label written in. A second guard started \
+by hand refuses (exit 3), naming the holder; under a service it exits 0 when the holder is \
+another service's guard (two services registered: keep one), and otherwise waits and guards \
+as soon as the holder stops. Each round it looks at the program it was started by: when an \
+upgrade has replaced it, it says so once, and under a service it then exits 75, so that the \
+new program is started (by hand it goes on with the old one).
+
+What it does unasked: reap when the level stays critical for two readings ([watch] \
+auto_reap), restart apps unresponsive in two rounds a minute apart on macOS ([watch] hangs; \
+an app that cannot save on SIGTERM loses its unsaved work), act on [[memory.guard]] trees. \
+`headroom doctor` lists it from the effective config.
+
+Exit status: 0 stopped by SIGTERM, or under a service another service's guard runs; 3 \
+another guard runs (started by hand); 75 stopped by SIGHUP (it does not reload: it is \
+started afresh), or under a service its program was replaced; 130 SIGINT; with --once, \
+probe's code.")]
 pub struct WatchArgs {
     #[command(flatten)]
     pub replay: SnapshotArg,

@@ -30,6 +30,11 @@ pub enum ExitStatus {
     Signalled(i32),
     /// Interrupted by Ctrl-C (SIGINT).
     Interrupted,
+    /// A loop stopped so that it is started afresh: SIGHUP, or `watch` under a service
+    /// manager found its own program replaced. Non-zero, so a manager that restarts on
+    /// failure (launchd `KeepAlive = {SuccessfulExit = false}`, systemd `Restart=on-failure`)
+    /// restarts it; 75 is sysexits' EX_TEMPFAIL ("try again").
+    Restart,
 }
 
 impl ExitStatus {
@@ -47,6 +52,7 @@ impl ExitStatus {
             Self::Child(c) => c,
             Self::Signalled(n) => u8::try_from(128_i32.saturating_add(n)).unwrap_or(u8::MAX),
             Self::Interrupted => 130,
+            Self::Restart => 75,
         }
     }
 
@@ -69,6 +75,7 @@ impl ExitStatus {
             Self::Child(_) => "0-255",
             Self::Signalled(_) => "128+N",
             Self::Interrupted => "130",
+            Self::Restart => "75",
         }
     }
 }
@@ -127,10 +134,14 @@ impl schemars::JsonSchema for ExitStatus {
 
 /// How a long-running loop (`watch`, `hangs --watch`, `idle-watch`, `calibrate`) ends when a
 /// signal asked it to stop after the round in flight: 130 for SIGINT (Ctrl-C), 0 for SIGTERM
-/// or SIGHUP (a supervisor's ordinary stop), its own status when nothing asked.
+/// (a supervisor's ordinary stop, which it does not undo), 75 for SIGHUP (start me afresh:
+/// the guard reads its config only at start, and a service manager that restarts on failure
+/// restarts it; an exit 0 here left a systemd unit with `Restart=on-failure` stopped for
+/// good), its own status when nothing asked.
 pub fn after_stop(sig: Option<i32>, otherwise: ExitStatus) -> ExitStatus {
     match sig {
         Some(s) if crate::platform::stop_flag::is_interrupt(s) => ExitStatus::Interrupted,
+        Some(s) if crate::platform::stop_flag::is_hangup(s) => ExitStatus::Restart,
         Some(_) => ExitStatus::Ok,
         None => otherwise,
     }
@@ -141,7 +152,7 @@ pub fn after_stop(sig: Option<i32>, otherwise: ExitStatus) -> ExitStatus {
 pub const TABLE: &[(ExitStatus, &str)] = &[
     (
         ExitStatus::Ok,
-        "ok; probe/limits: level normal; a dry run (reap, hangs), whatever it found; a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) stopped by SIGTERM",
+        "ok; probe/limits: level normal; a dry run (reap, hangs), whatever it found; a loop (watch, hangs --watch, top --watch, idle-watch, calibrate) stopped by SIGTERM; watch under a service manager that found another service's guard running (not restarted)",
     ),
     (
         ExitStatus::Unhappy,
@@ -158,6 +169,10 @@ pub const TABLE: &[(ExitStatus, &str)] = &[
     (
         ExitStatus::Usage,
         "usage error: bad flag, value or config; nothing was done",
+    ),
+    (
+        ExitStatus::Restart,
+        "stopped to be started afresh: a loop stopped by SIGHUP, or watch under a service manager whose program was replaced (an upgrade); the service manager restarts it",
     ),
     (ExitStatus::RunFailed, "run: headroom itself failed"),
     (ExitStatus::NotExecutable, "run: command not executable"),
@@ -361,6 +376,7 @@ mod tests {
             ExitStatus::Child(42),
             ExitStatus::Signalled(15),
             ExitStatus::Interrupted,
+            ExitStatus::Restart,
         ]
     }
 
@@ -378,7 +394,8 @@ mod tests {
                 | ExitStatus::NotFound
                 | ExitStatus::Child(_)
                 | ExitStatus::Signalled(_)
-                | ExitStatus::Interrupted => {}
+                | ExitStatus::Interrupted
+                | ExitStatus::Restart => {}
             }
         }
     }
@@ -398,7 +415,7 @@ mod tests {
         assert_eq!(
             codes,
             [
-                "0", "1", "2", "3", "64", "125", "126", "127", "0-255", "128+N", "130"
+                "0", "1", "2", "3", "64", "75", "125", "126", "127", "0-255", "128+N", "130"
             ]
         );
         // A fixed code is its row's number; the passthrough rows are the ranges they say.
@@ -413,7 +430,7 @@ mod tests {
     #[test]
     fn fixed_codes_are_the_documented_ones() {
         let codes: Vec<u8> = one_of_each().into_iter().map(ExitStatus::code).collect();
-        assert_eq!(codes, [0, 1, 2, 3, 64, 125, 126, 127, 42, 143, 130]);
+        assert_eq!(codes, [0, 1, 2, 3, 64, 125, 126, 127, 42, 143, 130, 75]);
     }
 
     #[test]
@@ -463,12 +480,13 @@ mod tests {
     }
 
     #[test]
-    fn a_loop_stopped_by_sigint_is_interrupted_by_sigterm_ok_and_else_its_own() {
+    fn a_loop_stopped_by_sigint_is_interrupted_by_sigterm_ok_by_sighup_restarted_else_its_own() {
         let own = ExitStatus::Unhappy;
         assert_eq!(after_stop(Some(libc::SIGINT), own), ExitStatus::Interrupted);
         assert_eq!(after_stop(Some(libc::SIGINT), own).code(), 130);
         assert_eq!(after_stop(Some(libc::SIGTERM), own), ExitStatus::Ok);
-        assert_eq!(after_stop(Some(libc::SIGHUP), own), ExitStatus::Ok);
+        assert_eq!(after_stop(Some(libc::SIGHUP), own), ExitStatus::Restart);
+        assert_eq!(after_stop(Some(libc::SIGHUP), own).code(), 75);
         assert_eq!(after_stop(None, own), own);
         assert_eq!(after_stop(None, ExitStatus::Ok), ExitStatus::Ok);
     }

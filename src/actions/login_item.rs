@@ -14,10 +14,16 @@ use serde::Serialize;
 
 /// The LaunchAgent label (macOS).
 pub const LABEL: &str = "dev.headroom.watch";
-/// What `brew services` names it; two watchers must not run at once.
+/// What `brew services` names it on macOS; two watchers must not run at once.
 pub const BREW_LABEL: &str = "homebrew.mxcl.headroom";
+/// What `brew services` names it on Linux (Homebrew's `service.rb`: `homebrew.<formula>`).
+pub const BREW_UNIT: &str = "homebrew.headroom.service";
 /// The systemd user unit (Linux).
 pub const UNIT: &str = "headroom-watch.service";
+/// The environment variable every service definition headroom writes or ships (this
+/// LaunchAgent and unit, the formula's service block) sets to its own label: how `watch`
+/// knows a service manager started it, and under which name (`commands::watch::single`).
+pub const SERVICE_ENV: &str = "HEADROOM_SERVICE";
 
 /// Runs a helper program; faked in tests.
 pub trait Exec {
@@ -139,8 +145,20 @@ fn out_text(o: &Output) -> String {
 
 // ----- macOS: LaunchAgent ---------------------------------------------------------------
 
-/// The LaunchAgent: absolute binary path, `watch`, RunAtLoad, KeepAlive, logs under the state
-/// directory, and a Background process type (no throttling surprises for a guard).
+/// The LaunchAgent: absolute binary path (one that survives an upgrade:
+/// `core::program_path`), `watch`, RunAtLoad, logs under the state directory, and:
+///
+/// - `KeepAlive = {SuccessfulExit = false}`: restarted whenever it exits non-zero or dies by
+///   a signal, not when it exits 0. `watch` exits 0 when it was stopped (SIGTERM) or when
+///   another service's guard already holds the lock, so two registered guards do not
+///   respawn each other every 10 s forever; it exits 75 to be restarted (SIGHUP, its
+///   program replaced by an upgrade). `KeepAlive = true` restarted even the refused one.
+/// - `ProcessType = Interactive`: launchd.plist(5) gives Background jobs the lowest CPU and
+///   I/O tier and leaves `Standard` (the default) "light resource limits … throttling its
+///   CPU usage and I/O bandwidth"; the guard has to act exactly when a runaway build
+///   saturates the machine, and it costs about 12 ms of CPU a minute (README), so it runs
+///   with "the same resource limitations as apps, that is to say, none".
+/// - `EnvironmentVariables = {HEADROOM_SERVICE = dev.headroom.watch}` (`SERVICE_ENV`).
 pub fn launch_agent(program: &Path, log: &Path) -> plist::Value {
     let mut d = plist::Dictionary::new();
     d.insert("Label".into(), LABEL.into());
@@ -149,11 +167,33 @@ pub fn launch_agent(program: &Path, log: &Path) -> plist::Value {
         plist::Value::Array(vec![program.display().to_string().into(), "watch".into()]),
     );
     d.insert("RunAtLoad".into(), true.into());
-    d.insert("KeepAlive".into(), true.into());
-    d.insert("ProcessType".into(), "Background".into());
+    let mut keep_alive = plist::Dictionary::new();
+    keep_alive.insert("SuccessfulExit".into(), false.into());
+    d.insert("KeepAlive".into(), keep_alive.into());
+    d.insert("ProcessType".into(), "Interactive".into());
+    let mut env = plist::Dictionary::new();
+    env.insert(SERVICE_ENV.into(), LABEL.into());
+    d.insert("EnvironmentVariables".into(), env.into());
     d.insert("StandardOutPath".into(), log.display().to_string().into());
     d.insert("StandardErrorPath".into(), log.display().to_string().into());
     plist::Value::Dictionary(d)
+}
+
+/// What is wrong with a registered `program` that exists, or `None`: one inside a Homebrew
+/// keg dies with the next `brew upgrade` (agents registered before #27 item 4 point there).
+fn program_problem(program: &str) -> Option<String> {
+    if !Path::new(program).is_file() {
+        return Some(format!(
+            "the registered program `{program}` is gone: run `headroom login-item register` again"
+        ));
+    }
+    crate::core::program_path::keg(Path::new(program)).map(|k| {
+        format!(
+            "the registered program `{program}` is inside Homebrew's keg for {} {}, which the \
+             next `brew upgrade` deletes: run `headroom login-item register` again",
+            k.formula, k.version
+        )
+    })
 }
 
 /// Check a plist on disk is a LaunchAgent headroom can vouch for.
@@ -174,13 +214,44 @@ pub fn check_plist(path: &Path) -> Result<(), String> {
         .and_then(|a| a.as_array())
         .map(|a| a.iter().filter_map(|x| x.as_string()).collect())
         .unwrap_or_default();
-    match args.as_slice() {
-        [program, "watch", ..] if Path::new(program).is_file() => Ok(()),
-        [program, "watch", ..] => Err(format!("it runs `{program}`, which does not exist")),
-        _ => Err(format!(
-            "`{}` does not run `headroom watch`",
-            path.display()
-        )),
+    let program = match args.as_slice() {
+        [program, "watch"] => *program,
+        _ => {
+            return Err(format!(
+                "`{}` does not run `headroom watch`",
+                path.display()
+            ));
+        }
+    };
+    if let Some(p) = program_problem(program) {
+        return Err(p);
+    }
+    // What this headroom would write for the same program and log: an agent written by an
+    // older one (KeepAlive = true, ProcessType = Background) is worth replacing.
+    let log = d
+        .get("StandardOutPath")
+        .and_then(|l| l.as_string())
+        .unwrap_or_default();
+    let want = launch_agent(Path::new(program), Path::new(log));
+    let differ: Vec<&str> = want
+        .as_dictionary()
+        .into_iter()
+        .flat_map(|w| w.iter())
+        .filter(|(k, v)| d.get(k) != Some(*v))
+        .map(|(k, _)| k.as_str())
+        .chain(
+            d.keys()
+                .map(String::as_str)
+                .filter(|k| want.as_dictionary().is_some_and(|w| !w.contains_key(k))),
+        )
+        .collect();
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "it differs from what this headroom writes (`{}`): run `headroom login-item register` again",
+            differ.join("`, `")
+        ))
     }
 }
 
@@ -335,14 +406,56 @@ fn quote_exec(p: &Path) -> String {
     }
 }
 
-/// The user unit. `Restart=on-failure`: a clean exit (SIGTERM at logout) stays stopped.
+/// The user unit. `Restart=on-failure` (as `brew services` writes on Linux): restarted on
+/// a non-zero exit or a death by signal, so the same exits mean the same on both OSes: 0
+/// stays stopped (SIGTERM at logout or `systemctl stop`, or another service's guard holds
+/// the lock), 75 is restarted (SIGHUP, an upgraded program). `HEADROOM_SERVICE` names the
+/// unit to `watch` (`SERVICE_ENV`).
 pub fn systemd_unit(program: &Path) -> String {
     format!(
         "[Unit]\nDescription=headroom watch: process-slot, memory and hung-app guard\n\
-         Documentation=man:headroom-watch(1)\n\n[Service]\nExecStart={} watch\nRestart=on-failure\n\
-         RestartSec=10\n\n[Install]\nWantedBy=default.target\n",
+         Documentation=man:headroom-watch(1)\n\n[Service]\nExecStart={} watch\n\
+         Environment={SERVICE_ENV}={UNIT}\nRestart=on-failure\nRestartSec=10\n\n\
+         [Install]\nWantedBy=default.target\n",
         quote_exec(program)
     )
+}
+
+/// The program of a unit's `ExecStart=PROGRAM watch` line, unquoted as `quote_exec` quotes.
+fn unit_program(unit: &str) -> Option<String> {
+    let cmd = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))?
+        .trim_end()
+        .strip_suffix(" watch")?;
+    match cmd.strip_prefix('"').and_then(|c| c.strip_suffix('"')) {
+        Some(quoted) => {
+            let mut out = String::new();
+            let mut chars = quoted.chars();
+            while let Some(c) = chars.next() {
+                out.push(if c == '\\' { chars.next()? } else { c });
+            }
+            Some(out)
+        }
+        None => Some(cmd.to_string()),
+    }
+}
+
+/// What is wrong with a unit file's text, or `None`.
+fn unit_problem(path: &Path, text: &str) -> Option<String> {
+    let Some(program) = unit_program(text) else {
+        return Some(format!(
+            "`{}` does not run `headroom watch`",
+            path.display()
+        ));
+    };
+    if let Some(p) = program_problem(&program) {
+        return Some(p);
+    }
+    (text != systemd_unit(Path::new(&program))).then(|| {
+        "it differs from what this headroom writes: run `headroom login-item register` again"
+            .to_string()
+    })
 }
 
 /// The cron alternative where there is no systemd user manager.
@@ -363,6 +476,11 @@ pub struct Systemd<'a> {
 impl Systemd<'_> {
     pub fn unit_path(&self) -> PathBuf {
         self.units_dir.join(UNIT)
+    }
+
+    /// Whether `brew services` has written its unit for headroom (Linux).
+    pub fn brew_service(&self) -> bool {
+        self.units_dir.join(BREW_UNIT).exists()
     }
 
     /// A user manager answers (no `systemctl`, or no user bus, means cron).
@@ -410,13 +528,7 @@ impl Systemd<'_> {
         let registered = path.exists();
         let problem = if registered {
             match std::fs::read_to_string(&path) {
-                Ok(t) => match t.lines().find_map(|l| l.strip_prefix("ExecStart=")) {
-                    Some(cmd) if cmd.trim_end().ends_with(" watch") => None,
-                    _ => Some(format!(
-                        "`{}` does not run `headroom watch`",
-                        path.display()
-                    )),
-                },
+                Ok(t) => unit_problem(&path, &t),
                 Err(e) => Some(format!("cannot read `{}`: {e}", path.display())),
             }
         } else {

@@ -34,6 +34,9 @@ pub struct DoctorReport {
     pub mismatches: usize,
     pub skipped: usize,
     pub checks: Vec<Check>,
+    /// What the guard (`watch`, as `brew services` and the login item run it) does on its
+    /// own with the effective config, and which guard runs.
+    pub guard: crate::commands::doctor_guard::GuardReport,
 }
 
 impl crate::schema::Document for DoctorReport {
@@ -93,6 +96,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
         mismatches: count(Outcome::Mismatch),
         skipped: count(Outcome::Skipped),
         checks,
+        guard: guard_report(ctx, source.as_ref()),
     };
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;
@@ -134,7 +138,33 @@ pub fn human(r: &DoctorReport, p: &Printer) -> String {
         "{} ok, {} mismatch, {} skipped",
         r.ok, r.mismatches, r.skipped
     );
+    s.push('\n');
+    crate::commands::doctor_guard::human(&r.guard, &mut s);
     s
+}
+
+/// What the guard does unasked, and the guard the lock's record names when its pid still
+/// runs headroom (a record under a lock nobody holds is an old one).
+fn guard_report(
+    ctx: &Ctx<'_>,
+    source: &dyn ProcessSource,
+) -> crate::commands::doctor_guard::GuardReport {
+    let running = crate::store::paths::existing_state_dir()
+        .ok()
+        .flatten()
+        .and_then(|d| crate::store::guard::read_holder(&d))
+        .filter(|h| {
+            i32::try_from(h.pid).is_ok_and(|pid| {
+                source
+                    .process(pid)
+                    .is_ok_and(|p| p.is_some_and(|p| p.name.starts_with("headroom")))
+            })
+        });
+    crate::commands::doctor_guard::GuardReport {
+        running,
+        config: ctx.settings.file.as_ref().map(|p| p.display().to_string()),
+        acts: crate::commands::doctor_guard::acts(&ctx.settings, cfg!(target_os = "macos")),
+    }
 }
 
 /// Processes and zombies: `ps`, headroom, `ps` again; headroom must lie between the two.

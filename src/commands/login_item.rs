@@ -31,9 +31,38 @@ fn home() -> Result<PathBuf> {
         .context("HOME is not set")
 }
 
-fn program() -> Result<PathBuf> {
-    let p = std::env::current_exe().context("cannot find headroom's own executable")?;
-    Ok(p.canonicalize().unwrap_or(p))
+/// The path to register: one that an upgrade does not delete (`core::program_path`), with a
+/// warning when there is none (a bare Homebrew keg path).
+fn program(ctx: &Ctx<'_>) -> Result<PathBuf> {
+    use crate::core::program_path::{Facts, Reason, choose, opt_candidates};
+    use crate::platform::own_program;
+    let real = own_program::real().context("cannot find headroom's own executable")?;
+    let invoked = own_program::invoked();
+    let invoked_to = invoked.as_deref().and_then(|p| p.canonicalize().ok());
+    let prefix = std::env::var_os("HOMEBREW_PREFIX")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    let opt_links: Vec<(PathBuf, Option<PathBuf>)> = opt_candidates(&real, prefix.as_deref())
+        .into_iter()
+        .map(|o| {
+            let to = o.canonicalize().ok();
+            (o, to)
+        })
+        .collect();
+    let choice = choose(&Facts {
+        invoked: invoked.as_deref().map(|i| (i, invoked_to.as_deref())),
+        real: &real,
+        opt_links: &opt_links,
+    });
+    if choice.reason == Reason::Keg {
+        ctx.printer.warn(&format!(
+            "`{}` is inside a Homebrew keg, which the next `brew upgrade` deletes, and no \
+             `opt/headroom` link leads to it: registered anyway; run `headroom login-item \
+             register` again after the upgrade",
+            choice.path.display()
+        ));
+    }
+    Ok(choice.path)
 }
 
 fn log_path() -> Result<PathBuf> {
@@ -82,7 +111,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
                     )
                     .into());
                 }
-                l.register(&program()?, &log_path()?)?;
+                l.register(&program(ctx)?, &log_path()?)?;
                 (l.status(), "registered".to_string())
             }
             LoginItemAction::Unregister => {
@@ -108,7 +137,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
             units_dir: units,
         };
         if !s.available() && !s.unit_path().exists() {
-            let line = crontab_line(&program()?, &log_path()?);
+            let line = crontab_line(&program(ctx)?, &log_path()?);
             let status = Status {
                 backend: Backend::Cron,
                 name: "crontab".into(),
@@ -134,7 +163,16 @@ pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
         }
         match args.action {
             LoginItemAction::Register => {
-                s.register(&program()?)?;
+                if s.brew_service() {
+                    return Err(Refused(format!(
+                        "`brew services` already runs headroom ({}); a second watcher would \
+                         double every cleanup. Keep that one, or `brew services stop headroom` \
+                         first.",
+                        crate::actions::login_item::BREW_UNIT
+                    ))
+                    .into());
+                }
+                s.register(&program(ctx)?)?;
                 (s.status(), "registered".to_string())
             }
             LoginItemAction::Unregister => {

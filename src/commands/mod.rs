@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod config;
 pub mod doctor;
 pub mod doctor_child;
+pub mod doctor_guard;
 pub mod doctor_tools;
 pub mod evidence;
 pub mod evidence_chart;

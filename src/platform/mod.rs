@@ -10,6 +10,7 @@
 mod fd;
 pub mod linux;
 pub mod macos;
+pub mod own_program;
 #[cfg(unix)]
 pub mod parent_watch;
 #[cfg(unix)]
@@ -430,21 +431,19 @@ pub fn awake_ms() -> Result<i64, PlatformError> {
 
 /// What identifies the current boot, so that CPU history (pids, start times, awake-clock
 /// readings) from an earlier boot is discarded: Linux `/proc/sys/kernel/random/boot_id`,
-/// macOS `kern.boottime` (seconds.microseconds). Always the live OS, never a replay root.
+/// macOS `kern.bootsessionuuid` (not `kern.boottime`, which every clock step moves:
+/// `macos::boot`). Always the live OS, never a replay root.
 pub fn boot_id() -> Result<String, PlatformError> {
     #[cfg(target_os = "macos")]
     {
-        let mut tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        };
-        let mut len = std::mem::size_of::<libc::timeval>();
-        // SAFETY: the name is NUL-terminated; the out-buffer is one writable timeval and
-        // `len` says so.
+        // A `uuid_string_t` is 37 bytes; room to spare, and the parser stops at the NUL.
+        let mut buf = [0u8; 64];
+        let mut len = buf.len();
+        // SAFETY: the name is NUL-terminated; the out-buffer is `len` writable bytes.
         let rc = unsafe {
             libc::sysctlbyname(
-                c"kern.boottime".as_ptr(),
-                (&mut tv as *mut libc::timeval).cast::<libc::c_void>(),
+                c"kern.bootsessionuuid".as_ptr(),
+                buf.as_mut_ptr().cast::<libc::c_void>(),
                 &mut len,
                 std::ptr::null_mut(),
                 0,
@@ -452,17 +451,11 @@ pub fn boot_id() -> Result<String, PlatformError> {
         };
         if rc != 0 {
             return Err(PlatformError::io(
-                "cannot read kern.boottime",
+                "cannot read kern.bootsessionuuid",
                 std::io::Error::last_os_error(),
             ));
         }
-        if len != std::mem::size_of::<libc::timeval>() || tv.tv_sec <= 0 {
-            return Err(PlatformError::Invalid(format!(
-                "kern.boottime is not a boot time ({len} bytes, {} s)",
-                tv.tv_sec
-            )));
-        }
-        Ok(format!("{}.{:06}", tv.tv_sec, tv.tv_usec))
+        macos::boot::parse_session_uuid(&buf[..len.min(buf.len())]).map_err(PlatformError::Invalid)
     }
     #[cfg(target_os = "linux")]
     {

@@ -1,5 +1,5 @@
 //! A stop request for long-running loops (`hangs --watch`, `watch`): SIGINT, SIGTERM and
-//! SIGHUP (the terminal closed; a guard does not reload on it) set a flag
+//! SIGHUP (the terminal closed; a guard does not reload on it, it exits to be restarted) set a flag
 //! instead of ending the process, so the loop finishes the round it is in (never leaving a
 //! restart half done), saves its state and exits with its own code.
 //!
@@ -47,6 +47,19 @@ pub fn is_interrupt(sig: i32) -> bool {
     #[cfg(unix)]
     {
         sig == libc::SIGINT
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = sig;
+        false
+    }
+}
+
+/// Whether the stop came from SIGHUP (a terminal closed, or `kill -HUP`: start afresh).
+pub fn is_hangup(sig: i32) -> bool {
+    #[cfg(unix)]
+    {
+        sig == libc::SIGHUP
     }
     #[cfg(not(unix))]
     {

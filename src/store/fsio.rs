@@ -261,6 +261,18 @@ impl Lock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Replace the lock file's contents with `bytes` while it is held: who holds it, for
+    /// whoever finds it taken (`store::guard`). Not atomic: a reader may see it half
+    /// written, and must treat what it cannot parse as unknown.
+    pub fn record(&self, bytes: &[u8]) -> Result<()> {
+        use std::io::{Seek, SeekFrom};
+        let mut f = &self._file;
+        f.set_len(0)
+            .and_then(|()| f.seek(SeekFrom::Start(0)))
+            .and_then(|_| f.write_all(bytes))
+            .with_context(|| format!("cannot write `{}`", self.path.display()))
+    }
 }
 
 #[cfg(test)]

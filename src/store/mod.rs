@@ -8,6 +8,7 @@
 pub mod config_file;
 pub mod evidence;
 pub mod fsio;
+pub mod guard;
 pub mod hang_events;
 pub mod log_files;
 pub mod observations;

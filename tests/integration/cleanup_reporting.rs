@@ -202,8 +202,9 @@ fn an_unwritable_evidence_log_keeps_the_mcp_reap_result() {
         (&json!(pid), &json!(120), &json!(true)),
         "{r}"
     );
+    // The warning is in the summary, the second text block (the first is the JSON).
     assert!(
-        r["content"][0]["text"]
+        r["content"][1]["text"]
             .as_str()
             .unwrap()
             .contains(NOT_RECORDED),

@@ -340,3 +340,78 @@ fn notifications_need_the_helper_a_session_bus_that_answers_and_a_service() {
     // Nothing was posted in any of these.
     assert!(!posted.exists(), "doctor posted a notification");
 }
+
+/// What the guard does unasked is listed from the effective config, with how to turn each
+/// off, and the running guard is named from the lock's record (#27 item 9).
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_lists_what_the_running_guard_does_on_its_own_from_the_effective_config() {
+    let env = Env::new();
+    let (r, _, _) = doctor(&env, None);
+    let on: Vec<(&str, bool)> = r
+        .guard
+        .acts
+        .iter()
+        .map(|a| (a.name.as_str(), a.on))
+        .collect();
+    assert_eq!(
+        on,
+        [
+            ("auto-reap", true),
+            ("hangs", false),
+            ("memory-guards", false),
+            ("notifications", true)
+        ],
+        "the defaults, on Linux"
+    );
+    let reap = &r.guard.acts[0];
+    assert!(reap.what.contains("SIGKILL after 2s"), "{}", reap.what);
+    let config = env.home.join("config.toml");
+    assert_eq!(
+        reap.switch,
+        format!(
+            "`auto_reap = false` under `[watch]` in `{}`",
+            config.display()
+        )
+    );
+    assert_eq!(r.guard.running, None, "no guard runs");
+
+    // Control: the config turns reaping off and adds a guard; a watch runs.
+    std::fs::write(
+        &config,
+        "[watch]\nauto_reap = false\n[[memory.guard]]\npattern = \"cargo\"\nlimit = \"8G\"\n",
+    )
+    .unwrap();
+    let out = env.path("w.out");
+    let mut w = env.spawn_with(
+        env.headroom_path(),
+        &["watch", "--interval", "200ms", "--json", "--no-hangs"],
+        Some((&out, &env.path("w.err"))),
+    );
+    crate::support::wait_more_readings("a round", &out, 1);
+    let (r, _, _) = doctor(&env, None);
+    let on: Vec<bool> = r.guard.acts.iter().map(|a| a.on).collect();
+    assert_eq!(on, [false, false, true, true]);
+    assert!(
+        r.guard.acts[2].what.contains("`cargo` over 8"),
+        "{:?}",
+        r.guard.acts[2]
+    );
+    let running = r.guard.running.as_ref().expect("the running guard");
+    assert_eq!((running.pid, running.once), (w.pid as u32, false));
+    assert_eq!(r.guard.config.as_deref(), config.to_str());
+    // Its human form says the same, and how to turn what is on off.
+    let mut c = env.cmd();
+    let text = c.arg("doctor").env("HOME", &env.home).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!(
+            "What the guard does on its own (the running guard is a guard started by hand (pid {})",
+            w.pid
+        )) && text.contains("memory-guards  on ")
+            && text.contains("auto-reap      off"),
+        "{text}"
+    );
+    w.signal(libc::SIGTERM);
+    assert_eq!(w.exit_code(), 0);
+}

@@ -1,5 +1,7 @@
 //! Generated artefacts: the committed man pages and completions are current, every page
-//! renders and names every subcommand, completions load, the formula parses.
+//! renders and names every subcommand, completions load, the formula parses and its `test
+//! do` block passes against the built binary, and no schema name is typed by hand out of
+//! step with `headroom schema`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -271,4 +273,205 @@ fn the_formula_parses_where_ruby_is_installed() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Ruby with minitest (a bundled gem since Ruby 2.2), which the harness needs; `.ci/run`
+/// (HEADROOM_REQUIRE_TOOLS) fails the test without it instead of skipping.
+fn ruby_with_minitest() -> bool {
+    if !has_tool("ruby") {
+        return false;
+    }
+    let ok = Command::new("ruby")
+        .args(["-e", "require 'minitest'"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok || std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
+        "ruby has no minitest here"
+    );
+    ok
+}
+
+fn formula_harness(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new("ruby")
+        .arg(repo().join(".ci/formula-test.rb"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The formula's `test do`, run for real (`.ci/formula-test.rb`: Homebrew's assertions, its
+/// `shell_output`) against the binary under test and the committed man pages (#27 item 1).
+#[test]
+fn the_formula_test_block_passes_against_the_built_binary() {
+    if !ruby_with_minitest() {
+        return;
+    }
+    let bin_dir = crate::support::headroom_bin()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let formula = repo().join("Formula/headroom.rb");
+    let man = repo().join("man");
+    let o = formula_harness(&[formula.as_os_str(), bin_dir.as_os_str(), man.as_os_str()]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("formula test passed"), "{text}");
+    // Control: the block as it was (a schema name typed by hand, one version behind) fails,
+    // with the message `brew test` gave.
+    let env = Env::new();
+    let old = env.path("old.rb");
+    let src = std::fs::read_to_string(&formula).unwrap();
+    let typed = src.replace(
+        "assert_equal probe_schema, reading[\"schema\"]",
+        "assert_equal \"headroom.probe/1\", reading[\"schema\"]",
+    );
+    assert_ne!(typed, src, "the control edits the block");
+    std::fs::write(&old, typed).unwrap();
+    let o = formula_harness(&[old.as_os_str(), bin_dir.as_os_str(), man.as_os_str()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("Expected: \"headroom.probe/1\""), "{err}");
+}
+
+/// The service block as Homebrew evaluates it on each OS (its `on_macos`/`on_linux`), and
+/// what Homebrew's `service.rb` makes of it: macOS `KeepAlive = {SuccessfulExit = false}`
+/// (a guard that exits 0 beside another is not respawned), Linux `Restart=on-failure` from
+/// `keep_alive true` (`successful_exit: false` would give no `Restart=` there at all);
+/// `ProcessType = Interactive`; `HEADROOM_SERVICE` naming the service (#27 items 5-7).
+#[test]
+fn the_formula_service_block_restarts_on_failure_only_unthrottled_and_names_itself() {
+    if !ruby_with_minitest() {
+        return;
+    }
+    let formula = repo().join("Formula/headroom.rb");
+    let service = |os: &str| -> serde_json::Value {
+        let o = formula_harness(&[
+            formula.as_os_str(),
+            std::ffi::OsStr::new("--service"),
+            std::ffi::OsStr::new(os),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let mac = service("macos");
+    assert_eq!(
+        mac["keep_alive"],
+        serde_json::json!({"successful_exit": false})
+    );
+    assert_eq!(
+        mac["environment_variables"],
+        serde_json::json!({"HEADROOM_SERVICE": headroom::actions::login_item::BREW_LABEL})
+    );
+    let linux = service("linux");
+    assert_eq!(linux["keep_alive"], serde_json::json!(true));
+    assert_eq!(
+        linux["environment_variables"]["HEADROOM_SERVICE"]
+            .as_str()
+            .map(|l| format!("{l}.service")),
+        Some(headroom::actions::login_item::BREW_UNIT.to_string())
+    );
+    for s in [&mac, &linux] {
+        assert_eq!(s["process_type"], "interactive");
+        assert_eq!(s["run"][1], "watch");
+        assert!(
+            s["run"][0]
+                .as_str()
+                .unwrap()
+                .ends_with("/opt/headroom/bin/headroom")
+        );
+    }
+}
+
+/// Every `headroom.<name>/<n>` typed in the formula, the workflows, the scripts and the
+/// docs is one `headroom schema` lists: a renamed or bumped schema fails here, not in a
+/// user's `brew test` or a CI run (#27 item 1). CHANGELOG.md is history and names old
+/// versions on purpose; the generated schemas, man pages and completions are checked
+/// against the binary by their own staleness tests.
+#[test]
+fn no_schema_name_is_typed_out_of_step_with_headroom_schema() {
+    let env = Env::new();
+    let out = env.cmd().args(["schema", "--json"]).output().unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: std::collections::BTreeSet<String> = listed["schemas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("headroom.probe/")));
+    let mut files: Vec<PathBuf> = ["Formula", ".github", "docs", "scripts", ".ci", "bench"]
+        .iter()
+        .map(|d| repo().join(d))
+        .filter(|d| d.is_dir())
+        .flat_map(|d| crate::support::files_under(&d))
+        .collect();
+    for doc in [
+        "README.md",
+        "CONTRIBUTING.md",
+        "ARCHITECTURE.md",
+        "BENCHMARKS.md",
+    ] {
+        files.push(repo().join(doc));
+    }
+    let mut wrong = Vec::new();
+    let mut seen = 0;
+    for f in files.iter().filter(|f| f.is_file()) {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue; // not text (a PNG)
+        };
+        for name in typed_schema_names(&text) {
+            seen += 1;
+            if !names.contains(&name) {
+                wrong.push(format!(
+                    "{}: `{name}`",
+                    f.strip_prefix(repo()).unwrap_or(f).display()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "schema names typed by hand that `headroom schema` does not list (derive them, or \
+         write the current one): {wrong:#?}\nlisted: {names:?}"
+    );
+    assert!(seen > 0, "the scan found the README's names");
+    // Control: the formula's old typed name is caught.
+    assert_eq!(
+        typed_schema_names(
+            "assert_equal \"headroom.probe/1\", x; headroom.rb; headroom.watch.lock"
+        ),
+        vec!["headroom.probe/1".to_string()]
+    );
+}
+
+/// `headroom.<name>/<digits>` occurrences in `text` (name: lowercase letters and `-`).
+fn typed_schema_names(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("headroom.") {
+        let after = &rest[i + "headroom.".len()..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+            .unwrap_or(after.len());
+        let tail = &after[name_len..];
+        if name_len > 0 && tail.starts_with('/') {
+            let digits = tail[1..]
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(tail.len() - 1);
+            if digits > 0 {
+                out.push(format!(
+                    "headroom.{}/{}",
+                    &after[..name_len],
+                    &tail[1..=digits]
+                ));
+            }
+        }
+        rest = after;
+    }
+    out
 }

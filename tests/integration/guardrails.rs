@@ -263,7 +263,7 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     // The file that obtains `native_control` → the core rule it must consult.
     // Each is a call, looked for outside `use` lines (an import alone proves nothing).
     let allowed: &[(&str, &[&str])] = &[
-        ("src/commands/reap.rs", &["policy::select("]),
+        ("src/commands/reap.rs", &["policy::select_among("]),
         ("src/commands/park.rs", &["ParkPermission::new("]),
         ("src/commands/run.rs", &["watchdog::run("]),
         (

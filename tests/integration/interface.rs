@@ -693,13 +693,31 @@ fn formula_agrees(
     readme: &str,
     tag_exists: &dyn Fn(&str) -> bool,
 ) -> Result<(), String> {
-    let tag = formula
+    // The stable block `scripts/release.sh formula` writes: `version "X"` and a `url` per
+    // platform (the archives of tag vX); `tag:` for a source url. A `url` inside `head do`
+    // is the head's.
+    let mut in_head = false;
+    let mut stable_url = false;
+    let mut tag = None;
+    for l in formula.lines() {
+        let t = l.trim();
+        if t == "head do" {
+            in_head = true;
+        } else if in_head && l.starts_with("  end") {
+            in_head = false;
+        } else if !in_head && t.starts_with("url ") {
+            stable_url = true;
+        }
+        if let Some(v) = t.strip_prefix("version \"") {
+            tag = Some(format!("v{}", v.trim_end_matches('"')));
+        }
+        if let Some(t) = t.strip_prefix("tag:") {
+            tag = Some(t.trim().trim_matches(|c| c == '"' || c == ',').to_string());
+        }
+    }
+    let head = formula
         .lines()
-        .map(str::trim)
-        .find_map(|l| l.strip_prefix("tag:"))
-        .map(|t| t.trim().trim_matches(|c| c == '"' || c == ',').to_string());
-    let stable_url = formula.lines().any(|l| l.trim_start().starts_with("url "));
-    let head = formula.lines().any(|l| l.trim_start().starts_with("head "));
+        .any(|l| l.trim_start().starts_with("head ") || l.trim() == "head do");
     let installs: Vec<&str> = readme
         .lines()
         .map(str::trim)
@@ -744,6 +762,15 @@ fn the_formula_and_the_readme_agree_on_how_to_install() {
     assert!(formula_agrees(stable, "brew install headroom\n", &|_| true).is_ok());
     let e = formula_agrees("  head \"x\"\n", "brew install headroom\n", &|_| true).unwrap_err();
     assert!(e.contains("head-only"), "{e}");
+    // The shape release.sh writes: a version and per-platform archives, a head block.
+    let archives = "  version \"0.2.0\"\n  on_macos do\n    on_arm do\n      url \"https://x/v0.2.0/a.tar.gz\"\n    end\n  end\n  head do\n    url \"x.git\", branch: \"main\"\n  end\n";
+    assert!(formula_agrees(archives, "brew install headroom\n", &|t| t == "v0.2.0").is_ok());
+    let e = formula_agrees(archives, "brew install headroom\n", &|_| false).unwrap_err();
+    assert!(e.contains("tag `v0.2.0`"), "{e}");
+    let head_only = "  head do\n    url \"x.git\", branch: \"main\"\n  end\n";
+    let e = formula_agrees(head_only, "brew install headroom\n", &|_| true).unwrap_err();
+    assert!(e.contains("head-only"), "{e}");
+    assert!(formula_agrees(head_only, "brew install --HEAD headroom\n", &|_| true).is_ok());
 }
 
 /// `run -q` leaves out the closing summary line; without it the line is there.

@@ -56,6 +56,8 @@ mod run_lifetime;
 mod run_warn;
 mod schema;
 #[cfg(target_os = "linux")]
+mod service;
+#[cfg(target_os = "linux")]
 mod snapshot;
 mod support;
 #[cfg(target_os = "linux")]
@@ -67,3 +69,5 @@ mod watch;
 mod watch_parked;
 #[cfg(target_os = "linux")]
 mod watch_terminal;
+#[cfg(unix)]
+mod workflows;

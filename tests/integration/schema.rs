@@ -744,4 +744,33 @@ pub struct Doctor {
     pub mismatches: usize,
     pub skipped: usize,
     pub checks: Vec<DoctorCheck>,
+    pub guard: DoctorGuard,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorGuard {
+    pub running: Option<GuardHolder>,
+    pub config: Option<String>,
+    pub acts: Vec<GuardAct>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GuardHolder {
+    pub pid: u32,
+    pub label: Option<String>,
+    pub once: bool,
+    pub since: String,
+    pub version: String,
+    pub program: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GuardAct {
+    pub name: String,
+    pub on: bool,
+    pub what: String,
+    pub switch: String,
 }

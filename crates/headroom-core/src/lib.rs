@@ -27,6 +27,7 @@ pub mod parking;
 pub mod patterns;
 pub mod policy;
 pub mod proc_tree;
+pub mod program_path;
 pub mod reading;
 pub mod sanitize;
 pub mod serialize;

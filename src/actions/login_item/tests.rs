@@ -69,9 +69,27 @@ fn the_launch_agent_plist_parses_back_with_every_key() {
         dict.get("RunAtLoad").and_then(|x| x.as_boolean()),
         Some(true)
     );
+    // Restarted on a non-zero exit only: a guard that found another service's guard
+    // exits 0 and stays stopped (#27 item 7).
+    let keep = dict["KeepAlive"]
+        .as_dictionary()
+        .unwrap_or_else(|| panic!("KeepAlive is a dictionary"));
+    assert_eq!(keep.len(), 1);
     assert_eq!(
-        dict.get("KeepAlive").and_then(|x| x.as_boolean()),
-        Some(true)
+        keep.get("SuccessfulExit").and_then(|x| x.as_boolean()),
+        Some(false)
+    );
+    // Not launchd's most throttled class (#27 item 5).
+    assert_eq!(
+        dict.get("ProcessType").and_then(|x| x.as_string()),
+        Some("Interactive")
+    );
+    let env = dict["EnvironmentVariables"]
+        .as_dictionary()
+        .unwrap_or_else(|| panic!("EnvironmentVariables is a dictionary"));
+    assert_eq!(
+        env.get(SERVICE_ENV).and_then(|x| x.as_string()),
+        Some(LABEL)
     );
     assert!(
         dict.get("StandardErrorPath")
@@ -153,6 +171,95 @@ fn a_hand_edited_garbage_plist_is_reported_not_trusted() {
 }
 
 #[test]
+fn a_registered_program_that_is_gone_or_in_a_keg_or_an_older_agent_asks_for_register_again() {
+    let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let fake = FakeExec {
+        answers: vec![("launchctl", 0, "state = running\n")],
+        ..Default::default()
+    };
+    let l = Launchd {
+        exec: &fake,
+        uid: 501,
+        agents_dir: d.path().join("LaunchAgents"),
+    };
+    let log = d.path().join("watch.log");
+    // Control: what register writes, for a program that exists, is trusted.
+    let program = exe(d.path());
+    l.register(&program, &log)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    assert_eq!(l.status().problem, None);
+    // The program deleted (`brew upgrade` removed the keg it was in).
+    std::fs::remove_file(&program).unwrap_or_else(|e| panic!("{e}"));
+    let s = l.status();
+    assert!(!s.valid && !s.effective, "{s:?}");
+    assert_eq!(
+        s.problem.as_deref(),
+        Some(
+            format!(
+                "the registered program `{}` is gone: run `headroom login-item register` again",
+                program.display()
+            )
+            .as_str()
+        )
+    );
+    // A program that exists, inside a keg: the next upgrade deletes it.
+    let keg = d.path().join("brew/Cellar/headroom/0.1.0/bin/headroom");
+    std::fs::create_dir_all(keg.parent().unwrap_or(d.path())).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&keg, "#!/bin/sh\n").unwrap_or_else(|e| panic!("{e}"));
+    l.register(&keg, &log).unwrap_or_else(|e| panic!("{e:#}"));
+    let p = l.status().problem.unwrap_or_default();
+    assert!(
+        p.contains("inside Homebrew's keg for headroom 0.1.0") && p.contains("register` again"),
+        "{p}"
+    );
+    // An agent an older headroom wrote: KeepAlive = true, Background, no environment.
+    let program = exe(d.path());
+    let mut old = launch_agent(&program, &log);
+    if let Some(dict) = old.as_dictionary_mut() {
+        dict.insert("KeepAlive".into(), true.into());
+        dict.insert("ProcessType".into(), "Background".into());
+        dict.remove("EnvironmentVariables");
+    }
+    old.to_file_xml(l.plist_path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = l.status().problem.unwrap_or_default();
+    assert_eq!(
+        p,
+        "it differs from what this headroom writes (`KeepAlive`, `ProcessType`, \
+         `EnvironmentVariables`): run `headroom login-item register` again"
+    );
+}
+
+#[test]
+fn a_unit_with_a_gone_program_or_written_by_an_older_headroom_asks_for_register_again() {
+    let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let program = exe(d.path());
+    let unit = systemd_unit(&program);
+    assert_eq!(unit_program(&unit).as_deref(), program.to_str());
+    let quoted = Path::new("/a \"b\\c/headroom");
+    assert_eq!(
+        unit_program(&systemd_unit(quoted)).as_deref(),
+        quoted.to_str()
+    );
+    assert_eq!(unit_problem(Path::new("u"), &unit), None);
+    // The unit before #27: no HEADROOM_SERVICE.
+    let older = unit.replace(&format!("Environment={SERVICE_ENV}={UNIT}\n"), "");
+    assert!(
+        unit_problem(Path::new("u"), &older).is_some_and(|p| p.contains("differs")),
+        "{older}"
+    );
+    std::fs::remove_file(&program).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        unit_problem(Path::new("u"), &unit)
+            .is_some_and(|p| p.contains("is gone: run `headroom login-item register` again"))
+    );
+    assert!(
+        unit_problem(Path::new("u"), "[Service]\nExecStart=/bin/true\n")
+            .is_some_and(|p| p.contains("does not run `headroom watch`"))
+    );
+}
+
+#[test]
 fn a_brew_service_is_detected() {
     let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let fake = FakeExec::default();
@@ -204,6 +311,14 @@ fn systemd_register_status_and_unregister() {
         "{unit}"
     );
     assert!(unit.contains("WantedBy=default.target"));
+    assert!(unit.contains("\nRestart=on-failure\n"), "{unit}");
+    assert!(
+        unit.contains(&format!("\nEnvironment={SERVICE_ENV}={UNIT}\n")),
+        "{unit}"
+    );
+    assert!(!s.brew_service());
+    std::fs::write(s.units_dir.join(BREW_UNIT), "").unwrap_or_else(|e| panic!("{e}"));
+    assert!(s.brew_service());
     let st = s.status();
     assert!(
         st.registered && st.valid && st.loaded && st.effective,

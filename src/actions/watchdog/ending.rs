@@ -126,6 +126,19 @@ impl Watch<'_, '_> {
         }
     }
 
+    /// The command's exit, reaped. A command spared by the limit's gate that then dies of
+    /// the SIGTERM that ending sent was ended by the limit after all.
+    pub(super) fn on_command_exit(&mut self, status: ChildEvent) {
+        if self.limit_term_pending
+            && status == ChildEvent::Signaled(Signal::Term.number())
+            && self.summary.ended_by.is_none()
+        {
+            self.summary.ended_by = Some(EndReason::Limit);
+        }
+        self.limit_term_pending = false;
+        self.cmd_status = Some(status);
+    }
+
     fn after_step(&mut self, step: Step, reason: EndReason) {
         match step {
             Step::Pending(at) => {
@@ -182,8 +195,12 @@ impl Watch<'_, '_> {
             .iter()
             .any(|e| e.identity.pid == self.cmd_pid && e.outcome.gone());
         if self.cmd_status.is_none() && reason == EndReason::Limit && !command_ended {
-            // Spared and still running: the tree was not ended, the command decides the code.
+            // Spared and still running: the tree was not ended, the command decides the code,
+            // unless the SIGTERM it was sent is what it dies of (`on_command_exit`): a
+            // command slow to die frees memory on its way out, so the gate can see it
+            // under the limit while it is already going.
             self.summary.ended_by = None;
+            self.limit_term_pending = self.termed.contains_key(&self.cmd_pid);
         }
         if self.cmd_status.is_some() {
             self.tick(Instant::now());

@@ -196,6 +196,8 @@ struct Watch<'a, 'e> {
     concluded: HashSet<Identity>,
     /// Whether a SIGKILL reached a process that was still alive.
     kill_hit_live: bool,
+    /// The limit's gate spared the command after its SIGTERM (`on_command_exit`).
+    limit_term_pending: bool,
     /// The tree's footprint at the last breach.
     breach_footprint: u64,
     summary: Summary,
@@ -261,6 +263,7 @@ impl<'a, 'e> Watch<'a, 'e> {
             given_up: HashSet::new(),
             concluded: HashSet::new(),
             kill_hit_live: false,
+            limit_term_pending: false,
             breach_footprint: 0,
             summary: Summary {
                 // Set when the run ends (`finish`).
@@ -364,7 +367,7 @@ impl Watch<'_, '_> {
             }
             match ev {
                 ChildEvent::Stopped(sig) => self.on_command_stopped(sup, sig),
-                done => self.cmd_status = Some(done),
+                done => self.on_command_exit(done),
             }
         }
     }

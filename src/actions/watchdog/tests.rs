@@ -249,6 +249,11 @@ fn parked_processes_are_continued_by_finish_never_left_stopped() {
 /// limit, so it is spared SIGKILL. The escalation is driven to its end; the command's exit
 /// is not reaped yet (as when the kill gate runs before the event loop's `waitpid`).
 fn spared_after_term(survivor: i32) -> (World, Option<EndReason>) {
+    spared_then(survivor, None)
+}
+
+/// `spared_after_term`, then the command's exit `status` reaped (if any).
+fn spared_then(survivor: i32, status: Option<ChildEvent>) -> (World, Option<EndReason>) {
     let mut world = world(700, 500);
     world.survives = vec![survivor];
     let mut cfg = config(1024);
@@ -264,6 +269,9 @@ fn spared_after_term(survivor: i32) -> (World, Option<EndReason>) {
         w.step();
     }
     assert!(matches!(w.phase, Phase::Watching), "the escalation ended");
+    if let Some(status) = status {
+        w.on_command_exit(status);
+    }
     let ended_by = w.summary.ended_by;
     drop(w);
     (world, ended_by)
@@ -374,4 +382,19 @@ fn the_parents_exit_ends_the_tree_once_and_leaves_an_ending_under_way_alone() {
             }
         ));
     });
+}
+
+/// The command outlives the grace (spared: what is left holds less than the limit, as a
+/// command freeing its memory on the way out does) and is then reaped dead of the limit's
+/// SIGTERM: the limit ended it. Controls: the same spared command exiting by itself, or
+/// killed by a signal headroom did not send, decides its own code.
+#[test]
+fn a_command_spared_by_the_gate_that_dies_of_the_limit_s_sigterm_was_ended_by_the_limit() {
+    let term = Signal::Term.number();
+    let (_, ended_by) = spared_then(100, Some(ChildEvent::Signaled(term)));
+    assert_eq!(ended_by, Some(EndReason::Limit));
+    let (_, ended_by) = spared_then(100, Some(ChildEvent::Exited(0)));
+    assert_eq!(ended_by, None);
+    let (_, ended_by) = spared_then(100, Some(ChildEvent::Signaled(Signal::Kill.number())));
+    assert_eq!(ended_by, None);
 }

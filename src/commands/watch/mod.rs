@@ -6,14 +6,17 @@
 //!
 //! The polling path does not fork or exec. A transient error is reported as a `notice` and the
 //! next round tries again. SIGTERM/SIGINT/SIGHUP only set a flag: an in-flight cleanup,
-//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 (130 after
-//! SIGINT: `exit::after_stop`; SIGHUP does not reload: the service manager restarts the guard, which reads the config afresh). A
-//! closed stdout ends it the same way; a stdout nobody reads never stalls a round
-//! (`output.rs`).
+//! including a SIGKILL escalation, finishes first; then a summary, and exit 0 for SIGTERM, 130 for SIGINT,
+//! 75 for SIGHUP (it does not reload: it exits to be started afresh, and the service
+//! managers headroom registers with restart a non-zero exit, so the new guard reads the
+//! config again). A closed stdout ends it the same way; a stdout nobody reads never stalls
+//! a round (`output.rs`).
 //!
-//! One `watch` per user: it holds `watch.lock` in the state directory for its lifetime and a
-//! second one refuses (exit 3). A cleanup, here or from `reap`, holds `cleanup.lock` while
-//! it signals and verifies, so the two never act on the same parent twice.
+//! One `watch` per user: it holds `watch.lock` in the state directory for its lifetime, with
+//! who it is written in; a second one refuses (exit 3), or under a service manager leaves or
+//! waits (`service.rs`, which also notices the guard's own program replaced by an upgrade).
+//! A cleanup, here or from `reap`, holds `cleanup.lock` while it signals and verifies, so
+//! the two never act on the same parent twice.
 
 mod cleanup;
 pub mod events;
@@ -23,6 +26,7 @@ mod park_journal;
 pub mod parked;
 mod persist;
 pub mod pressure;
+pub mod service;
 
 use std::time::{Duration, Instant};
 
@@ -104,20 +108,37 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     for w in &reap_plan.warnings {
         ctx.printer.warn(w);
     }
+    // Before the lock: a guard waiting for it stops on SIGTERM like one that guards.
+    platform::stop_flag::install()
+        .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
     // One guard per user: a second `watch` (a LaunchAgent and `brew services`, or a
-    // `watch --once` from cron beside the service) refuses rather than double every action.
+    // `watch --once` from cron beside the service) refuses, leaves or waits rather than
+    // double every action.
+    let label = service::own_label();
     let _single = if ctx.replaying() {
         None
     } else {
-        single_watch()?
+        match service::single(ctx, args.once, label.as_deref())? {
+            service::Single::Guard(lock) => lock,
+            service::Single::Leave => return Ok(ExitStatus::Ok),
+            service::Single::Stopped => {
+                return Ok(crate::exit::after_stop(
+                    platform::stop_flag::requested(),
+                    ExitStatus::Ok,
+                ));
+            }
+        }
+    };
+    let mut program = if args.once || ctx.replaying() {
+        None
+    } else {
+        service::ProgramWatch::at_start()
     };
     // The slot round keeps every process's `status` open between rounds (a quarter of its
     // cost was opening and closing them); the usual soft limit of 1,024 would leave no room.
     #[cfg(target_os = "linux")]
     platform::linux::slots::raise_nofile();
     let source = ctx.source()?;
-    platform::stop_flag::install()
-        .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
     let mut g = Watcher {
         ctx,
         source,
@@ -155,7 +176,8 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         }
     }
     g.load_state();
-    if !ctx.replaying() {
+    // Only on the live table, with the guard's lock held: nothing else can have parked them.
+    if ctx.redirected().is_none() {
         g.wake_left_parked();
     }
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
@@ -183,6 +205,14 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
             // The reader went away (`watch --json | head`): nobody to guard for.
             break;
         }
+        if let Some(change) = program.as_mut().and_then(service::ProgramWatch::check) {
+            let (message, restart) = service::on_change(&change, label.as_deref());
+            g.notice(Severity::Warning, &message);
+            if restart {
+                g.finish();
+                return Ok(ExitStatus::Restart);
+            }
+        }
         let next = started + interval.value;
         // While a cleanup is in flight, look for its end every `CLEANUP_POLL`, so its
         // report (and the cooldown) come when it ends, not a round later.
@@ -207,26 +237,6 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         platform::stop_flag::requested(),
         ExitStatus::Ok,
     ))
-}
-
-/// `watch.lock` in the state directory, held for the life of the process; a refusal naming
-/// it when another `watch` holds it. A state directory that cannot be made is no reason not
-/// to guard: that is reported by the first round, and the guard runs unlocked.
-fn single_watch() -> Result<Option<crate::store::fsio::Lock>> {
-    let Ok(dir) = crate::store::paths::ensure_state_dir() else {
-        return Ok(None);
-    };
-    let path = dir.join("watch");
-    match crate::store::fsio::Lock::try_acquire(&path) {
-        Ok(Some(l)) => Ok(Some(l)),
-        Ok(None) => Err(crate::exit::Refused(format!(
-            "another `headroom watch` is running for this user (it holds `{}.lock`); one guard \
-             at a time: stop it, or run `headroom probe`/`reap` for a one-off",
-            path.display()
-        ))
-        .into()),
-        Err(_) => Ok(None),
-    }
 }
 
 impl Watcher<'_, '_> {

@@ -6,6 +6,7 @@
 //! `../shared/tools/check-macos` type-checks them on Linux.
 
 pub mod apps_ffi;
+pub mod boot;
 pub mod kinfo;
 pub mod layout;
 pub mod libproc;
