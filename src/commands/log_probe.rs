@@ -265,7 +265,10 @@ fn unknown_text(why: &UnknownWhy) -> String {
         UnknownWhy::NoUsableFiles => "no file to judge".into(),
         UnknownWhy::FileUnknown { name } => format!("`{name}` could not be judged"),
         UnknownWhy::TooManyFiles { files, cap } => {
-            format!("{files} files to read, more than the {cap} read at most")
+            format!(
+                "{} to read, more than the {cap} read at most",
+                crate::output::plural(*files as u64, "file")
+            )
         }
     }
 }

@@ -761,7 +761,7 @@ pub struct GuardHolder {
     pub pid: u32,
     pub label: Option<String>,
     pub once: bool,
-    pub since: String,
+    pub locked_at: String,
     pub version: String,
     pub program: Option<String>,
 }

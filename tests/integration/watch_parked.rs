@@ -183,8 +183,10 @@ fn a_recorded_process_that_is_no_longer_the_same_is_never_signalled() {
     wait_until("the recorded process continued", || !stopped(a));
     assert!(stopped(b), "a mismatched identity was signalled: {said:?}");
     assert!(
-        said.iter()
-            .any(|m| m.contains("woke 1") && m.contains("2 gone or now another process")),
+        said.iter().any(|m| m.contains("woke 1 process")
+            && m.contains(&format!(
+                "not signalled, gone or now another process: `{b}`, `{b}`"
+            ))),
         "{said:?}"
     );
     assert!(recorded(&env.home).is_none());

@@ -183,13 +183,12 @@ impl Woken {
         let mut line = format!(
             "an earlier watch ended without waking what it had parked (killed by SIGKILL?): \
              woke {} ({})",
-            self.woken.len(),
+            crate::output::plural(self.woken.len() as u64, "process"),
             list(&self.woken)
         );
         if !self.not_the_same.is_empty() {
             line.push_str(&format!(
-                "; {} gone or now another process, not signalled ({})",
-                self.not_the_same.len(),
+                "; not signalled, gone or now another process: {}",
                 list(&self.not_the_same)
             ));
         }
