@@ -328,9 +328,12 @@ pub struct EvidenceArgs {
     pub svg: Option<PathBuf>,
 }
 
-/// A chart width: at least `MIN_WIDTH` columns, at most 1000.
+/// The narrowest chart that still has room for labels and a readable plot.
+pub const MIN_CHART_WIDTH: usize = 30;
+
+/// A chart width: at least `MIN_CHART_WIDTH` columns, at most 1000.
 pub fn parse_chart_width(s: &str) -> Result<usize, String> {
-    let min = crate::commands::evidence_chart::MIN_WIDTH;
+    let min = MIN_CHART_WIDTH;
     let v: usize = s
         .trim()
         .parse()
@@ -727,7 +730,7 @@ pub struct McpArgs {
     /// The groups of tools to offer, comma-separated [default: `[mcp] tools`, else
     /// read,act,run].
     #[arg(long, value_name = "GROUPS", value_enum, value_delimiter = ',')]
-    pub tools: Option<Vec<crate::config::ToolGroup>>,
+    pub tools: Option<Vec<ToolGroup>>,
 }
 
 #[derive(Debug, Args)]
@@ -1117,5 +1120,29 @@ mod tests {
                 .contains("at most 1m")
         );
         assert!(check_within(Duration::from_secs(60), min, max).is_ok());
+    }
+}
+
+/// A group of `headroom mcp`'s tools (`--tools`, `[mcp] tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolGroup {
+    /// The tools that read: probe, limits, top, evidence, log_probe, hangs_events, doctor,
+    /// explain_reap.
+    Read,
+    /// The tools that signal processes under the safety rules: reap, park, wake, park_tree,
+    /// wake_tree.
+    Act,
+    /// run_limited: start any program the user could (within `[mcp] run_allow`).
+    Run,
+}
+
+impl ToolGroup {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Act => "act",
+            Self::Run => "run",
+        }
     }
 }

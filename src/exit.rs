@@ -492,6 +492,18 @@ mod tests {
     }
 
     #[test]
+    fn a_cause_already_in_its_context_is_said_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e: anyhow::Error =
+            crate::platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
+        let msg = said_once(&e);
+        assert_eq!(msg.matches("not found").count(), 1, "{msg}");
+        // Control: causes that differ are all said, outermost first.
+        let e = anyhow::anyhow!("inner").context("middle").context("outer");
+        assert_eq!(said_once(&e), "outer: middle: inner");
+    }
+
+    #[test]
     fn run_summary_json_carries_the_number() {
         #[derive(serde::Serialize)]
         struct S {

@@ -19,6 +19,8 @@ pub mod exit;
 pub mod mcp;
 pub mod output;
 pub mod platform;
+/// Where it was before `exit` held it; `crate::exit::said_once` is the path to use.
+pub use exit::said_once;
 pub use headroom_core::sanitize;
 pub mod schema;
 pub mod store;
@@ -54,7 +56,12 @@ where
             }
         }
     }
-    match commands::dispatch(cli, &printer) {
+    let result = match &cli.command {
+        // The second front end beside the CLI: it runs the commands as MCP tools.
+        cli::Command::Mcp(a) => commands::with_ctx(&cli, &printer, |ctx| mcp::run(&ctx, a)),
+        _ => commands::dispatch(cli, &printer),
+    };
+    match result {
         Ok(status) => status,
         Err(e) => report_error(&e, &printer, stream),
     }
@@ -252,8 +259,6 @@ fn report_error(e: &anyhow::Error, printer: &Printer, stream: ErrorStream) -> ex
     }
     r.status
 }
-
-pub use exit::said_once;
 
 #[cfg(test)]
 mod tests {

@@ -435,9 +435,8 @@ pub fn bar(pct: f64, width: usize) -> String {
 }
 
 /// While `watch` runs, stderr lines go through a bounded queue on a thread of its own
-/// (`commands::watch::output`), so that a round never waits for a stderr nobody reads.
-static STDERR_QUEUE: std::sync::Mutex<Option<crate::commands::watch::output::Output>> =
-    std::sync::Mutex::new(None);
+/// (`queue`), so that a round never waits for a stderr nobody reads.
+static STDERR_QUEUE: std::sync::Mutex<Option<queue::Output>> = std::sync::Mutex::new(None);
 
 fn write_stderr(line: String) {
     let mut q = STDERR_QUEUE
@@ -458,7 +457,7 @@ pub fn queue_stderr() {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if q.is_none() {
-        *q = Some(crate::commands::watch::output::Output::stderr());
+        *q = Some(queue::Output::stderr());
     }
 }
 
@@ -481,6 +480,8 @@ pub fn finish_stderr(wait: std::time::Duration) {
         out.finish(wait);
     }
 }
+
+pub mod queue;
 
 #[cfg(test)]
 mod tests;

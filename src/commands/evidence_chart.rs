@@ -11,8 +11,9 @@ use crate::output::{human_duration, thousands};
 
 /// Rows of the plot area: tall enough to tell 67 % from 75 %, short enough for a report.
 pub const HEIGHT: usize = 10;
-/// The narrowest chart that still has room for labels and a readable plot.
-pub const MIN_WIDTH: usize = 30;
+/// The narrowest chart that still has room for labels and a readable plot (`--width`'s
+/// lower bound, which the CLI checks).
+pub use crate::cli::MIN_CHART_WIDTH as MIN_WIDTH;
 
 #[derive(Debug, Clone, Copy)]
 struct Glyphs {

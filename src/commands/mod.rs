@@ -16,7 +16,6 @@ pub mod idle_watch;
 pub mod limits;
 pub mod log_probe;
 pub mod login_item;
-pub mod mcp;
 pub mod park;
 pub mod probe;
 pub mod reap;
@@ -24,6 +23,7 @@ pub mod reap_report;
 pub mod reap_verify;
 pub mod run;
 pub mod run_enforce;
+pub mod run_limited_report;
 pub mod schema;
 pub mod sessions;
 pub mod snapshot;
@@ -92,6 +92,8 @@ impl Ctx<'_> {
     }
 }
 
+/// Run the command `cli` names (`headroom mcp` is a front end beside the CLI, started by
+/// `headroom::run`; its tools come back here, one command each).
 pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
     let settings = Settings::load(cli.global.config.as_deref())?;
     dispatch_with(cli, printer, settings)
@@ -100,6 +102,29 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
 /// `dispatch` with the settings already loaded (`headroom mcp` loads them once per call,
 /// for the tool's own use and the command's).
 pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<ExitStatus> {
+    in_ctx(&cli, printer, settings, |ctx| command(ctx, &cli.command))
+}
+
+/// `f` in the context of `cli`: the settings loaded (a bad config file refuses every
+/// command, exit 64) and the global flags with the command's own `--snapshot`.
+pub fn with_ctx<R>(
+    cli: &Cli,
+    printer: &Printer,
+    f: impl FnOnce(Ctx<'_>) -> Result<R>,
+) -> Result<R> {
+    let settings = Settings::load(cli.global.config.as_deref())?;
+    in_ctx(cli, printer, settings, f)
+}
+
+/// `f` with `settings`, once they may steer `cli`'s command: a command that signals on
+/// what the file says refuses a file someone else could have written; the others read it
+/// with a warning.
+fn in_ctx<R>(
+    cli: &Cli,
+    printer: &Printer,
+    settings: Settings,
+    f: impl FnOnce(Ctx<'_>) -> Result<R>,
+) -> Result<R> {
     if steered_by_settings(&cli.command) {
         settings.trusted_for_action()?;
     } else if let Some(why) = &settings.untrusted {
@@ -114,7 +139,11 @@ pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<
         global: &global,
         settings,
     };
-    match &cli.command {
+    f(ctx)
+}
+
+fn command(ctx: Ctx<'_>, command: &Command) -> Result<ExitStatus> {
+    match command {
         Command::Probe(a) => unknown_on_error(probe::run(&ctx, a)),
         Command::Limits(a) => unknown_on_error(limits::run(&ctx, a)),
         Command::LogProbe(a) => log_probe::run(&ctx, a),
@@ -136,7 +165,10 @@ pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<
         Command::ParkTree(a) => park::run(&ctx, a, park::Action::ParkTree),
         Command::WakeTree(a) => park::run(&ctx, a, park::Action::WakeTree),
         Command::Calibrate(a) => calibrate::run(&ctx, a),
-        Command::Mcp(a) => mcp::run(&ctx, a),
+        // A front end, not a command: `headroom::run` serves it (`mcp::run`).
+        Command::Mcp(_) => Err(anyhow::anyhow!(
+            "`mcp` is not a command an MCP tool or a command can run"
+        )),
     }
 }
 

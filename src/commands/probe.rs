@@ -166,13 +166,13 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
         // not an exit code that would hide the level (a full disk is when it matters).
         ctx.printer.warn(&format!(
             "{}; this reading is not in the history or the evidence log",
-            crate::said_once(&e)
+            crate::exit::said_once(&e)
         ));
     }
     if let Some((path, e)) = record_failure {
         ctx.printer.warn(&format!(
             "{}; the snapshot was not recorded to `{}`",
-            crate::said_once(&e),
+            crate::exit::said_once(&e),
             path.display()
         ));
     }

@@ -56,29 +56,8 @@ pub enum PressureMode {
     Off,
 }
 
-/// A group of `headroom mcp`'s tools (`--tools`, `[mcp] tools`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolGroup {
-    /// The tools that read: probe, limits, top, evidence, log_probe, hangs_events, doctor,
-    /// explain_reap.
-    Read,
-    /// The tools that signal processes under the safety rules: reap, park, wake, park_tree,
-    /// wake_tree.
-    Act,
-    /// run_limited: start any program the user could (within `[mcp] run_allow`).
-    Run,
-}
-
-impl ToolGroup {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Read => "read",
-            Self::Act => "act",
-            Self::Run => "run",
-        }
-    }
-}
+/// A group of `headroom mcp`'s tools: a flag value first (`--tools`), so `cli` holds it.
+pub use crate::cli::ToolGroup;
 
 /// A refused file value: the key and what is wrong with the value.
 #[derive(Debug, Clone, PartialEq, Eq)]

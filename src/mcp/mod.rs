@@ -15,10 +15,11 @@ pub mod prompts;
 pub mod resources;
 pub mod results;
 pub mod rpc;
-pub mod run_limited;
 pub mod session;
 pub mod summaries;
 pub mod tools;
+
+pub use tools::run_limited;
 
 use std::io::BufRead;
 use std::sync::Arc;
@@ -109,6 +110,25 @@ impl std::io::Read for Input {
             None => Ok(0),
         }
     }
+}
+
+/// `headroom mcp`: the toolbox as a Model Context Protocol server on stdio; every tool runs
+/// the command of the same name (`tools`), from the tool groups `--read-only`, `--tools` or
+/// `[mcp] tools` select.
+pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result<ExitStatus> {
+    use crate::config::ToolGroup;
+    let groups = if args.read_only {
+        vec![ToolGroup::Read]
+    } else {
+        args.tools
+            .clone()
+            .unwrap_or_else(|| ctx.settings.mcp.tools.value.clone())
+    };
+    let selection = Selection {
+        groups,
+        run_allow: ctx.settings.mcp.run_allow.value.clone(),
+    };
+    serve(ctx.global, selection, ctx.printer)
 }
 
 /// Serve stdin until it ends or a stop signal arrives.

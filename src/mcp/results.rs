@@ -1,16 +1,14 @@
 //! Tool results. A report is returned three ways at once: `structuredContent` (the
 //! command's `--json` object), the same JSON as the first text block (the spec's SHOULD,
 //! for clients that hand the model only `content`), and a one-line summary as the second.
-//! A failure is a result with `isError`, the message `exit::report` makes for the command
-//! line, and `_meta.headroom` naming its kind, rule and exit code. Bad argument values are
+//! (`tools::report` makes a command's report into one.) A failure is a result with
+//! `isError`, the message `exit::report` makes for the command line, and `_meta.headroom` naming its kind, rule and exit code. Bad argument values are
 //! such results too (kind `usage`); only an unknown tool or a malformed request is a
 //! JSON-RPC error.
 
 use serde_json::{Value, json};
 
-use super::tools::Spec;
 use crate::exit::{ErrorKind, ExitStatus};
-use crate::output::Captured;
 
 /// The result for a report: JSON text, summary, structured content.
 pub fn with_report(report: Value, summary: String, is_error: bool) -> Value {
@@ -22,30 +20,6 @@ pub fn with_report(report: Value, summary: String, is_error: bool) -> Value {
         "structuredContent": report,
         "isError": is_error,
     })
-}
-
-/// What a command printed, as its tool's result.
-pub fn report(spec: &Spec, status: ExitStatus, captured: Captured) -> Value {
-    let Some(r) = captured.report else {
-        return failure(
-            "internal",
-            None,
-            &format!(
-                "`{}` printed no JSON report (exit {})",
-                spec.name,
-                status.code()
-            ),
-            status,
-        );
-    };
-    let mut summary = r.summary.unwrap_or_else(|| spec.title.to_string());
-    if !status.is_success() {
-        summary += &format!(" (exit {})", status.code());
-    }
-    for line in &captured.stderr {
-        summary += &format!("\n{line}");
-    }
-    with_report(r.value, summary, !spec.level_exit && !status.is_success())
 }
 
 /// A command's error as a tool result (`exit::report`: the message the command line says).

@@ -28,6 +28,9 @@ use crate::commands::top::TopReport;
 use crate::config::{Settings, ToolGroup};
 use crate::output::{Printer, ReportHook};
 
+/// The one tool that is not a command: `headroom run` under a timeout, as a child process.
+pub mod run_limited;
+
 /// What an agent may expect of a tool (MCP `annotations`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
@@ -337,7 +340,7 @@ park.",
             t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("wake-tree", &a))
         },
     },
-    super::run_limited::SPEC,
+    run_limited::SPEC,
 ];
 
 fn pid_argv(cmd: &str, a: &PidArgs) -> Vec<String> {
@@ -487,7 +490,7 @@ impl Tools {
             Ok(status) => status,
             Err(e) => return results::error(&e),
         };
-        results::report(spec, status, captured)
+        report(spec, status, captured)
     }
 }
 
@@ -527,4 +530,32 @@ fn describe(s: &Spec) -> Value {
 /// The schema of `T` for tools outside this file.
 pub fn schema_of<T: JsonSchema>() -> Value {
     input_schema::<T>()
+}
+
+/// What a command printed, as its tool's result.
+fn report(
+    spec: &Spec,
+    status: crate::exit::ExitStatus,
+    captured: crate::output::Captured,
+) -> Value {
+    let Some(r) = captured.report else {
+        return results::failure(
+            "internal",
+            None,
+            &format!(
+                "`{}` printed no JSON report (exit {})",
+                spec.name,
+                status.code()
+            ),
+            status,
+        );
+    };
+    let mut summary = r.summary.unwrap_or_else(|| spec.title.to_string());
+    if !status.is_success() {
+        summary += &format!(" (exit {})", status.code());
+    }
+    for line in &captured.stderr {
+        summary += &format!("\n{line}");
+    }
+    results::with_report(r.value, summary, !spec.level_exit && !status.is_success())
 }

@@ -13,7 +13,6 @@
 //! - Otherwise, or when that fails: no descriptor, and the loops poll on their timer as
 //!   before. `describe` says which and why.
 
-use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -346,27 +345,6 @@ impl Pressure {
             while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
         }
     }
-}
-
-/// A non-blocking, close-on-exec pipe: (read end, write end).
-pub fn nonblocking_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    use std::os::fd::FromRawFd;
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: fds is an array of two ints, as pipe(2) requires.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned by nothing else.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    for fd in [r.as_raw_fd(), w.as_raw_fd()] {
-        // SAFETY: fcntl on descriptors we own, with valid commands and flags.
-        unsafe {
-            let fl = libc::fcntl(fd, libc::F_GETFL);
-            libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
-    }
-    Ok((r, w))
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ fn committed_schemas_are_current() {
         list(&repo().join("schemas")),
         "schemas/ is stale: run `scripts/generate.sh`"
     );
-    assert_eq!(generated.len(), headroom::schema::ALL.len());
+    assert_eq!(generated.len(), headroom::commands::schema::ALL.len());
     for f in &generated {
         let a = std::fs::read_to_string(dir.join(f)).unwrap();
         let b = std::fs::read_to_string(repo().join("schemas").join(f)).unwrap();

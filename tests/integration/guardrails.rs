@@ -186,7 +186,7 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
         ("src/actions/terminate.rs", "escalate::"),
         ("src/actions/memory_guard.rs", "escalate::"),
         ("src/actions/watchdog/ending.rs", "Escalation"),
-        ("src/mcp/run_limited.rs", "Escalation::new"),
+        ("src/mcp/tools/run_limited.rs", "Escalation::new"),
     ] {
         let c = code_without_uses(&Path::new(env!("CARGO_MANIFEST_DIR")).join(f));
         assert!(
@@ -271,7 +271,10 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
             &["MonitorState::", "process_round("],
         ),
         // Signals only the `headroom run` it spawned, by the identity read from its pid.
-        ("src/mcp/run_limited.rs", &["child.id()", ".identity()"]),
+        (
+            "src/mcp/tools/run_limited.rs",
+            &["child.id()", ".identity()"],
+        ),
         // watch's memory round; its cleanup goes through `reap::execute` (reap.rs's entry).
         (
             "src/commands/watch/memory.rs",

@@ -89,6 +89,16 @@ pub enum Event {
     },
 }
 
+/// The `notice` line that says `watch`'s stdout lost lines (`output::queue`'s JSON notice).
+pub fn lost_lines(message: String) -> String {
+    let notice = Event::Notice {
+        at: crate::commands::probe::rfc3339_ms(crate::platform::now_ms()),
+        severity: Severity::Warning,
+        message,
+    };
+    crate::schema::to_line(&notice).unwrap_or_default() + "\n"
+}
+
 impl crate::schema::Document for Event {
     const SCHEMA: &'static str = "headroom.watch/3";
     const TYPE: Option<&'static str> = None;

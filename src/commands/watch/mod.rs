@@ -21,7 +21,6 @@
 mod cleanup;
 pub mod events;
 mod memory;
-pub mod output;
 mod park_journal;
 pub mod parked;
 mod persist;
@@ -39,13 +38,13 @@ use crate::commands::probe::{resolve_thresholds, rfc3339_ms};
 use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch::events::Severity;
 use crate::commands::watch::events::{Event, ReadingEvent, status_line};
-use crate::commands::watch::output::{DRAIN_AT_EXIT, Output};
 use crate::commands::watch::parked::ParkedTrees;
 use crate::commands::watch::persist::Persisted;
 use crate::core::alerts::Crossing;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
 use crate::exit::{ExitStatus, UsageError};
+use crate::output::queue::{DRAIN_AT_EXIT, JsonNotice, Output};
 use crate::output::thousands;
 use crate::platform::{self, ProcessSource};
 use crate::store::evidence::Row;
@@ -159,7 +158,11 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         parked: ParkedTrees::default(),
         journal: Default::default(),
         once: args.once,
-        out: Output::stdout(ctx.printer.is_json()),
+        out: Output::stdout(
+            ctx.printer
+                .is_json()
+                .then_some(events::lost_lines as JsonNotice),
+        ),
         last_cleanup: None,
         clock: Box::new(RealClock),
         warn_lines: Default::default(),

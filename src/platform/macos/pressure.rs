@@ -60,7 +60,7 @@ pub struct Source {
 impl Source {
     /// Arm the source; returns it and the read end to poll.
     pub fn new() -> io::Result<(Self, OwnedFd)> {
-        let (r, w) = crate::platform::pressure::nonblocking_pipe()?;
+        let (r, w) = crate::platform::fd::nonblocking_pipe()?;
         // SAFETY: plain calls into libdispatch with valid arguments; the context is the
         // write end's number, which stays open for the life of the process (see `write`).
         let source = unsafe {

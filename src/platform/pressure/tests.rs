@@ -1,4 +1,5 @@
 use super::*;
+use crate::platform::fd::nonblocking_pipe;
 
 /// The reaction path: an event on the descriptor ends the wait at once, not at the
 /// timeout. A pipe stands in for the trigger (the same `poll` loop serves both).

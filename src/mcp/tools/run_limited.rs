@@ -21,18 +21,16 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::args::Int;
-use super::calls::Call;
-use super::results;
-use super::tools::{Effect, Spec, Tools, schema_of};
+use super::{Effect, Spec, Tools, schema_of};
 use crate::actions::escalate::{self, Escalation, Step};
-#[cfg(unix)]
-use crate::actions::watchdog::Summary;
 use crate::config::ToolGroup;
 use crate::exit::ExitStatus;
+use crate::mcp::args::Int;
+use crate::mcp::calls::Call;
+use crate::mcp::results;
 use crate::output::human_bytes;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -78,40 +76,7 @@ pub struct RunLimitedArgs {
     pub tail_bytes: Option<Int<usize>>,
 }
 
-/// The `headroom.run-limited/1` report.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RunLimitedReport {
-    pub command: Vec<String>,
-    pub cwd: String,
-    pub limit_bytes: u64,
-    pub timeout_ms: u64,
-    /// `run`'s exit code: the command's own, 143/137 when headroom ended the tree, 125 to
-    /// 127 when it could not start it; null if `run` itself was killed.
-    pub exit_code: Option<i32>,
-    /// headroom ended the tree for being over its limit.
-    pub capped: bool,
-    /// The timeout passed and the tree was ended.
-    pub timed_out: bool,
-    /// `run` did not end within two graces of the SIGTERM the server sent it (past its
-    /// timeout) and was killed.
-    pub killed_after_timeout: bool,
-    pub peak_footprint_bytes: Option<u64>,
-    pub duration_ms: u64,
-    pub stdout_tail: String,
-    pub stdout_bytes: u64,
-    /// The command's stderr, byte for byte (`run`'s records come on a pipe of their own).
-    pub stderr_tail: String,
-    pub stderr_bytes: u64,
-    /// `run`'s final `headroom.run/1` record, as it wrote it; null when it could not start
-    /// the command.
-    #[cfg_attr(unix, schemars(with = "Option<Summary>"))]
-    pub summary: Option<Value>,
-}
-
-impl crate::schema::Document for RunLimitedReport {
-    const SCHEMA: &'static str = "headroom.run-limited/1";
-    const TYPE: Option<&'static str> = Some("run-limited");
-}
+pub use crate::commands::run_limited_report::RunLimitedReport;
 
 pub const SPEC: Spec = Spec {
     name: "run_limited",
@@ -137,7 +102,7 @@ given; stdin is empty.",
 
 fn report_schema() -> Value {
     let mut v = crate::schema::of::<RunLimitedReport>();
-    super::args::clean(&mut v, false);
+    crate::mcp::args::clean(&mut v, false);
     v
 }
 

@@ -1,5 +1,5 @@
-//! `watch`'s stdout, written by a thread of its own through a bounded queue, so the rounds
-//! never wait for a reader: a pipe nobody reads (the consumer hung, `watch | less` left in
+//! A stream written by a thread of its own through a bounded queue (`watch`'s stdout, and
+//! the Printer's stderr while `watch` runs), so the rounds never wait for a reader: a pipe nobody reads (the consumer hung, `watch | less` left in
 //! the background) fills up and blocks its writer, and a guard that blocked with it would
 //! stop guarding. When the queue is full the line is dropped and counted, and once the
 //! queue takes lines again a notice says how many were lost. A closed pipe (EPIPE) ends
@@ -10,7 +10,8 @@
 //!
 //! stderr goes the same way while `watch` runs (`Output::stderr`, installed by
 //! `output::queue_stderr`): a warning from a round (a lock refused, a state file set aside)
-//! must not wait for a stderr nobody reads either.
+//! must not wait for a stderr nobody reads either. In a JSON Lines stream the notice of
+//! lost lines is the stream's own kind of line, which its owner writes (`JsonNotice`).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -70,6 +71,10 @@ enum Mode {
     Direct,
 }
 
+/// The JSON Lines notice (with its newline) that says `message`, in the stream's own kind of
+/// line (`watch`: a `notice` event).
+pub type JsonNotice = fn(message: String) -> String;
+
 pub struct Output {
     mode: Mode,
     direct: Option<Sink>,
@@ -77,8 +82,8 @@ pub struct Output {
     dropped: u64,
     /// Lines dropped in all.
     lost: u64,
-    /// Whether the stream is JSON Lines (the dropped-lines notice is written in kind).
-    json: bool,
+    /// Whether the stream is JSON Lines, and how its dropped-lines notice is written.
+    json: Option<JsonNotice>,
     /// Which stream, for the dropped-lines notice.
     stream: Stream,
 }
@@ -114,8 +119,8 @@ fn is_closed(e: &std::io::Error) -> bool {
 }
 
 impl Output {
-    /// Lines to stdout.
-    pub fn stdout(json: bool) -> Self {
+    /// Lines to stdout: JSON Lines when `json` says how their notice is written.
+    pub fn stdout(json: Option<JsonNotice>) -> Self {
         let mut o = Self::new(Box::new(RawFd(1)), QUEUE_LINES);
         o.json = json;
         o
@@ -124,12 +129,12 @@ impl Output {
     /// Diagnostic lines to stderr (plain-text notices); a closed stderr only discards them.
     pub fn stderr() -> Self {
         let mut o = Self::with_fallback(Box::new(RawFd(2)), QUEUE_LINES, 2);
-        o.json = false;
+        o.json = None;
         o.stream = Stream::Stderr;
         o
     }
 
-    /// Lines to `sink` through a queue of `capacity` (JSON notices).
+    /// Lines to `sink` through a queue of `capacity` (plain-text notices).
     pub fn new(sink: Sink, capacity: usize) -> Self {
         Self::with_fallback(sink, capacity, 1)
     }
@@ -163,7 +168,7 @@ impl Output {
                 closed,
                 dropped: 0,
                 lost: 0,
-                json: true,
+                json: None,
                 stream: Stream::Stdout,
             },
             // The closure (and the sink in it) is gone with the failed spawn: write to
@@ -174,7 +179,7 @@ impl Output {
                 closed,
                 dropped: 0,
                 lost: 0,
-                json: true,
+                json: None,
                 stream: Stream::Stdout,
             },
         }
@@ -219,27 +224,17 @@ impl Output {
     }
 }
 
-/// The notice (a `watch` event line) that `n` lines were lost.
-fn dropped_notice(n: u64, json: bool, stream: Stream) -> String {
+/// The notice that `n` lines were lost: the stream's own line in JSON Lines, else text.
+fn dropped_notice(n: u64, json: Option<JsonNotice>, stream: Stream) -> String {
     let message = format!(
         "{} dropped: {} was not being read",
         crate::output::plural_verb(n, "line", "was", "were"),
         stream.name()
     );
-    if !json && stream == Stream::Stderr {
-        return format!("headroom: warning: {message}\n");
-    }
-    if !json {
-        return format!("\nwarning: {message}\n");
-    }
-    {
-        let at = crate::commands::probe::rfc3339_ms(crate::platform::now_ms());
-        let notice = crate::commands::watch::events::Event::Notice {
-            at,
-            severity: crate::commands::watch::events::Severity::Warning,
-            message,
-        };
-        crate::schema::to_line(&notice).unwrap_or_default() + "\n"
+    match json {
+        Some(notice) => notice(message),
+        None if stream == Stream::Stderr => format!("headroom: warning: {message}\n"),
+        None => format!("\nwarning: {message}\n"),
     }
 }
 
@@ -336,12 +331,16 @@ mod tests {
 
     #[test]
     fn the_loss_is_told_on_the_stream_that_lost_it() {
-        let n = dropped_notice(3, false, Stream::Stderr);
+        let n = dropped_notice(3, None, Stream::Stderr);
         assert_eq!(
             n,
             "headroom: warning: 3 lines were dropped: stderr was not being read\n"
         );
-        assert!(dropped_notice(3, true, Stream::Stdout).contains("stdout was not being read"));
+        let json = |m: String| format!("{{\"message\":\"{m}\"}}\n");
+        assert_eq!(
+            dropped_notice(3, Some(json), Stream::Stdout),
+            "{\"message\":\"3 lines were dropped: stdout was not being read\"}\n"
+        );
     }
 
     struct Closed;
