@@ -328,6 +328,7 @@ _Static_assert(SRUN == 2, "SRUN");
 _Static_assert(SSLEEP == 3, "SSLEEP");
 _Static_assert(SSTOP == 4, "SSTOP");
 _Static_assert(SZOMB == 5, "SZOMB");
+_Static_assert(P_TRACED == 2048, "P_TRACED");
 _Static_assert(PROC_PIDPATHINFO_MAXSIZE == 4096, "PROC_PIDPATHINFO_MAXSIZE");
 _Static_assert(PROC_PIDVNODEPATHINFO == 9, "PROC_PIDVNODEPATHINFO");
 _Static_assert(MAXPATHLEN == 1024, "MAXPATHLEN");

@@ -384,7 +384,11 @@ pub struct IdleWatchArgs {
 the 6 h horizon, the 4 MiB budget or the start of the file), `unknown` (no timestamped line, or \
 unreadable), or `skipped` (a name containing `telemetry`, an empty file, a directory). The \
 directory is active if any file shows work, unknown if any file is unknown; unknown protects. \
-Content decides, never the mtime.\n\n\
+Content decides, never the mtime: every file is read, however old its mtime (which `touch`, \
+`cp -p`, `rsync -a` or `tar x` can set behind its content); the mtime only picks which 32 \
+files get the full budget when there are more, the rest are read at their end (16 KiB, \
+`heartbeat only … (its end only)`), and a directory of more than 1,024 such files is \
+unknown without reading any.\n\n\
 Exit status: 0 whenever the directory was judged, whatever the verdict (read it from the \
 output or `--json`); 2 DIR is missing, not a directory or unreadable; 64 usage error (`--at` \
 not RFC 3339, or in the future)."
@@ -560,9 +564,13 @@ pub struct CalibrateArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 One check round: which GUI apps the WindowServer marks unresponsive now, and each one's \
-state (pending, cooling-down, confirmed, blocked, ignored). A hang is confirmed by two \
-consecutive rounds at least [hangs] min_interval (5s) apart, then restarted (at most once an hour per app); an app unresponsive \
-again during that hour is blocked and you are notified once. State is kept in the state \
+state (pending, cooling-down, confirmed, blocked, ignored, stopped, traced). A hang is \
+confirmed by two consecutive rounds at least [hangs] min_interval (5s) apart, then restarted \
+(at most once an hour per app; only a restart that signalled the app counts, so one that \
+did nothing is tried again next round); an app unresponsive again during that hour is \
+blocked and you are notified once. An app that is stopped (parked, SIGSTOP) or traced (a \
+debugger holds it) cannot answer and is never restarted: it is reported as such and its \
+pending and blocked state cleared. State is kept in the state \
 directory, so rounds from cron or --watch are consecutive. macOS only, except \
 --observations and --events.
 
@@ -570,7 +578,8 @@ directory, so rounds from cron or --watch are consecutive. macOS only, except \
 \"2026-11-30T10:00:00Z\", \"available\": true, \"apps\": [{\"pid\": 501, \"bundle_id\": \
 \"com.example.Editor\" (or null), \"bundle_path\": \"/Applications/Editor.app\", \"name\": \
 \"Editor\", \"policy\": \"regular\" | \"accessory\" | \"prohibited\", \"responsive\": \
-false}]}]}. Decisions are made as live; actions are only listed, step by step; nothing is \
+false}]}]}; optional per app: \"start_time\", \"uid\", \"state\" (\"stopped\", \"traced\", \
+\"running\", ...). Decisions are made as live; actions are only listed, step by step; nothing is \
 written unless --record-events.
 
 Exit status: 0 nothing hung, or every confirmed hang was restarted, or a --dry-run (whatever \
@@ -643,6 +652,13 @@ cannot write, in directories they cannot write (a sticky one such as /tmp except
 otherwise it prints one line naming the file and the rule and exits 2, signalling nothing; \
 so do reap and live hangs rounds, and headroom mcp's acting tools. Read-only commands use \
 such a file with a warning.
+
+A parked process is recorded in the state directory (watch-parked.json) before its SIGSTOP, \
+and watch wakes what it parked when it exits; after a SIGKILL of watch itself they stay \
+stopped until the next watch starts, which continues them first, each only if its pid \
+still names the same process (start time, uid, boot): a reused pid is never signalled. \
+No cleanup waits for the state directory: a full or read-only one is said once and the \
+cleanup acts.
 
 Under a service manager. The LaunchAgent (`login-item register`), the systemd unit and \
 `brew services` start `headroom watch` with HEADROOM_SERVICE set to their label, and \

@@ -84,7 +84,7 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
     let history = if ctx.replaying() {
         sessions::History::None
     } else {
-        sessions::History::live(crate::platform::current_uid())?
+        sessions::History::live(crate::platform::current_uid())
     };
     if !ctx.printer.is_json() {
         ctx.printer.text(&format!(

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cli::LimitsArgs;
 use crate::commands::Ctx;
 use crate::commands::probe::resolve_thresholds;
-use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource};
+use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource, usable};
 use crate::core::reading::{self, Reading};
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
@@ -108,12 +108,24 @@ fn value_of(r: &Reading, source: LimitSource) -> Option<i64> {
         .value
 }
 
+/// The value of `source` as read, whether or not it constrains: `kern.maxprocperuid` is
+/// never enforced, but it is the trap.
+fn read_value(r: &Reading, source: LimitSource) -> Option<i64> {
+    r.limit
+        .ceilings
+        .iter()
+        .find(|c| c.ceiling.source == source && !c.ceiling.unlimited)?
+        .ceiling
+        .value
+        .filter(|v| *v > 0)
+}
+
 /// The two real traps, when they apply.
 pub fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
     let mut notes = Vec::new();
     if snap.os == "macos" {
         if let (Some(per_uid), Some(rl)) = (
-            value_of(r, LimitSource::PerUid),
+            read_value(r, LimitSource::PerUid),
             value_of(r, LimitSource::RlimitNproc),
         ) {
             if per_uid > rl {
@@ -123,6 +135,16 @@ pub fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
                      `sudo launchctl limit maxproc <soft> <hard>` and log in again.",
                     thousands(per_uid as u64),
                     thousands(rl as u64)
+                ));
+            } else if per_uid < rl {
+                // Not the trap above (doctor tells them apart by the first word).
+                notes.push(format!(
+                    "RLIMIT_NPROC ({}) is above kern.maxprocperuid ({}): fork checks only RLIMIT_NPROC and \
+                     kern.maxproc, so the sysctl is not the limit here; but a non-root setrlimit(RLIMIT_NPROC), \
+                     such as `ulimit -u` in a shell, is cut to {}, which then binds that process and its children.",
+                    thousands(rl as u64),
+                    thousands(per_uid as u64),
+                    thousands(per_uid as u64)
                 ));
             }
         }
@@ -203,9 +225,16 @@ pub fn human(report: &LimitsReport, p: &Printer) -> String {
         );
         if let (Some(eff), Some(in_use)) = (c.effective, c.ceiling.in_use) {
             if c.ceiling.value.is_some_and(|v| v as u64 != eff) {
+                // The last slot of kern.maxproc is root's (xnu fork1).
+                let last = match c.ceiling.value {
+                    Some(v) if usable(c.ceiling.source, v as u64, r.uid) < v as u64 => {
+                        ", the last slot kept for root"
+                    }
+                    _ => "",
+                };
                 let _ = write!(
                     line,
-                    " ({} in use by everyone: {} left for this user)",
+                    " ({} in use by everyone{last}: {} left for this user)",
                     thousands(in_use),
                     thousands(eff)
                 );

@@ -47,6 +47,9 @@ pub struct LimitsEntry {
     pub budget_bytes: u64,
     pub horizon_seconds: i64,
     pub max_files: usize,
+    /// Further files read only at their end, `tail_bytes` each.
+    pub max_tail_files: usize,
+    pub tail_bytes: u64,
 }
 
 /// One file. `last_activity` is the newest work (`work`) or the latest the last work can
@@ -62,9 +65,10 @@ pub struct FileEntry {
     pub mtime_age_seconds: Option<i64>,
     pub verdict: VerdictKind,
     pub skip_reason: Option<&'static str>,
-    /// Judged by an mtime older than the horizon, without being opened: then `verdict` is
-    /// `heartbeat-only` and `last_activity_at` is the mtime (no work can be newer than it).
-    pub stale: bool,
+    /// Read only at its end (`limits.tail_bytes`): the directory holds more than
+    /// `limits.max_files` files and this one is not among the newest by mtime. Its
+    /// `heartbeat-only` bound is then the oldest line in that tail (it errs towards active).
+    pub tail_only: bool,
     #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,
@@ -92,7 +96,7 @@ pub struct DirectoryEntry {
     pub read_us: u64,
 }
 
-/// The `headroom.log-probe/3` report. Fields are added, never renamed, within a version.
+/// The `headroom.log-probe/4` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LogProbeReport {
     pub dir: String,
@@ -106,7 +110,7 @@ pub struct LogProbeReport {
 }
 
 impl crate::schema::Document for LogProbeReport {
-    const SCHEMA: &'static str = "headroom.log-probe/3";
+    const SCHEMA: &'static str = "headroom.log-probe/4";
     const TYPE: Option<&'static str> = Some("log-probe");
 }
 
@@ -214,6 +218,8 @@ impl LogProbeReport {
                 budget_bytes: plan.limits.budget,
                 horizon_seconds: plan.limits.horizon_secs,
                 max_files: plan.limits.max_files,
+                max_tail_files: plan.limits.max_tail_files,
+                tail_bytes: plan.limits.tail,
             },
             files,
             directory: DirectoryEntry {
@@ -244,7 +250,7 @@ fn file_entry(now: i64, f: &FileReport) -> FileEntry {
         mtime_age_seconds: f.mtime.map(|m| now.saturating_sub(m)),
         verdict,
         skip_reason,
-        stale: f.stale,
+        tail_only: f.tail_only,
         last_activity: bound.map(format_secs),
         age_seconds: bound.map(|t| age(now, t)),
         bytes_read: f.bytes_read,
@@ -258,8 +264,11 @@ fn unknown_text(why: &UnknownWhy) -> String {
     match why {
         UnknownWhy::NoUsableFiles => "no file to judge".into(),
         UnknownWhy::FileUnknown { name } => format!("`{name}` could not be judged"),
-        UnknownWhy::TooManyFiles { recent, cap } => {
-            format!("{recent} recently written files, more than the {cap} read")
+        UnknownWhy::TooManyFiles { files, cap } => {
+            format!(
+                "{} to read, more than the {cap} read at most",
+                crate::output::plural(*files as u64, "file")
+            )
         }
     }
 }
@@ -279,12 +288,10 @@ fn file_verdict(f: &FileEntry) -> String {
     let age = f.age_seconds.unwrap_or(0);
     match f.verdict {
         VerdictKind::Work => format!("work {} ago", dur(age)),
-        VerdictKind::HeartbeatOnly if f.stale => {
-            format!(
-                "no write for at least {} (by mtime; not opened)",
-                at_least(age)
-            )
-        }
+        VerdictKind::HeartbeatOnly if f.tail_only => format!(
+            "heartbeat only for at least {} (its end only)",
+            at_least(age)
+        ),
         VerdictKind::HeartbeatOnly => format!("heartbeat only for at least {}", at_least(age)),
         VerdictKind::Unknown => match &f.error {
             Some(e) => format!("unknown: {}", sanitize(e)),
@@ -333,7 +340,7 @@ pub fn human(r: &LogProbeReport, p: &Printer) -> String {
             human_bytes(f.size_bytes),
             file_verdict(f)
         );
-        if f.verdict != VerdictKind::Skipped && !f.stale {
+        if f.verdict != VerdictKind::Skipped {
             let _ = write!(
                 line,
                 "  [{:.1} ms, {} read]",
@@ -392,7 +399,7 @@ mod tests {
             verdict,
             bytes_read: 65_536,
             micros: 17_042,
-            stale: false,
+            tail_only: false,
             error: None,
         }
     }

@@ -23,12 +23,13 @@ use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Snapshot;
 use crate::core::snapshot::fixture::{leaker, proc, snapshot};
 
-/// The first incident: 3,869 of 4,000 (`kern.maxprocperuid`), 3,326 of them zombies.
+/// The first incident: 3,869 of 4,000 (RLIMIT_NPROC, as `kern.maxprocperuid` read), 3,326
+/// of them zombies.
 fn incident() -> Snapshot {
     let mut procs = leaker(87537, 3326, 100_000);
     procs.extend((0..542).map(|i| proc(10_000 + i, 1, "zsh")));
     let mut s = snapshot("macos", procs);
-    s.ceilings = mac(Some(4000), None, Some(6000), 3869, 0);
+    s.ceilings = mac(Some(4000), Some(4000), Some(6000), 3869, 0);
     s
 }
 

@@ -170,7 +170,7 @@ fn decide(
     let history = if ctx.replaying() {
         sessions::History::None
     } else {
-        sessions::History::live(snap.uid)?
+        sessions::History::live(snap.uid)
     };
     if let (sessions::History::Untrusted(why), false) = (&history, plan.dry_run) {
         anyhow::bail!("{why}; nothing was signalled");

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::Result;
 
@@ -56,18 +57,47 @@ pub enum History {
     /// A state directory that failed the rule (the reason): its history is not used and the
     /// CPU signal reads unknown.
     Untrusted(String),
+    /// No state directory could be made (the reason): no history, the CPU signal reads
+    /// unknown. Unlike an untrusted one this fakes nothing, so a cleanup may still act: no
+    /// history means busy.
+    Unavailable(String),
 }
 
 impl History {
     /// The live state directory (created if missing), judged by the rule of
     /// `core::state_rules::dir_rule`.
-    pub fn live(uid: u32) -> Result<Self> {
-        let dir = crate::store::paths::ensure_state_dir()?;
-        Ok(match crate::store::state::check_dir(&dir, uid) {
+    pub fn live(uid: u32) -> Self {
+        let dir = match crate::store::paths::ensure_state_dir() {
+            Ok(d) => d,
+            Err(e) => return Self::Unavailable(format!("{e:#}")),
+        };
+        match crate::store::state::check_dir(&dir, uid) {
             Ok(()) => Self::Dir(dir),
             Err(why) => Self::Untrusted(why),
-        })
+        }
     }
+}
+
+/// CPU-history writes this process could not make (a full or read-only state directory).
+static LOST_WRITES: AtomicU64 = AtomicU64::new(0);
+/// Whether a history that could not be read was said already.
+static UNREAD_SAID: AtomicBool = AtomicBool::new(false);
+
+/// How many CPU-history writes were lost in this process (`watch`'s summary counts them).
+pub fn lost_history_writes() -> u64 {
+    LOST_WRITES.load(Ordering::Relaxed)
+}
+
+/// A failed write of the history: counted, and said the first time only. A cleanup never
+/// depends on it (issue 25 item 9): the readings of this round are lost, nothing else.
+fn lost_write(e: &anyhow::Error) -> Option<String> {
+    let n = LOST_WRITES.fetch_add(1, Ordering::Relaxed);
+    (n == 0).then(|| {
+        format!(
+            "CPU history not written ({e:#}); acting without it: this round's readings of \
+             session children are lost (counted; said once)"
+        )
+    })
 }
 
 /// Assess every parent of the user's zombies. With [`History::Dir`], the CPU history is
@@ -93,11 +123,25 @@ pub fn assess(
     match state {
         History::None => {}
         History::Untrusted(why) => warnings.push(format!("CPU history not used: {why}; {unknown}")),
-        History::Dir(dir) => match (platform::awake_ms(), platform::boot_id()) {
-            (Ok(now), Ok(boot)) => {
-                history = Some(CpuHistory::load(dir, snap.uid, &boot, now)?);
-                awake_ms = Some(now);
+        History::Unavailable(why) => {
+            if !UNREAD_SAID.swap(true, Ordering::Relaxed) {
+                warnings.push(format!("CPU history not used: {why}; {unknown}"));
             }
+        }
+        History::Dir(dir) => match (platform::awake_ms(), platform::boot_id()) {
+            (Ok(now), Ok(boot)) => match CpuHistory::load(dir, snap.uid, &boot, now) {
+                Ok(h) => {
+                    history = Some(h);
+                    awake_ms = Some(now);
+                }
+                // Unreadable (a lock that cannot be made on a full or read-only disk): no
+                // history, which protects; the cleanup goes on.
+                Err(e) => {
+                    if !UNREAD_SAID.swap(true, Ordering::Relaxed) {
+                        warnings.push(format!("CPU history not read ({e:#}); {unknown}"));
+                    }
+                }
+            },
             (Err(e), _) | (_, Err(e)) => {
                 warnings.push(format!("CPU history not used: {e}; {unknown}"));
             }
@@ -135,7 +179,9 @@ pub fn assess(
     let judge = ContentJudge::default();
     let sessions = liveness::assess(table, &parents, &mut tracker, &read, &judge, clocks);
     if let Some(h) = history {
-        h.save(tracker.entries())?;
+        if let Err(e) = h.save(tracker.entries()) {
+            warnings.extend(lost_write(&e));
+        }
     }
     Ok(Assessment { sessions, warnings })
 }

@@ -133,6 +133,7 @@ mod tests {
                 name: "Editor".into(),
                 policy: Policy::Regular,
                 responsive: false,
+                state: None,
             },
             identity: "com.example.Editor".into(),
             kind: Some(Kind::App),

@@ -12,5 +12,6 @@ pub mod guard;
 pub mod hang_events;
 pub mod log_files;
 pub mod observations;
+pub mod parked;
 pub mod paths;
 pub mod state;

@@ -505,3 +505,78 @@ fn the_watch_summary_matches_its_schema_mirror() {
         ("headroom.hangs/2", "summary")
     );
 }
+
+/// Issue 25 item 13, replayed: the recorded rounds carry each app's process state, and a
+/// stopped (parked) or traced (at a breakpoint) editor is reported as such and never planned
+/// a SIGTERM, SIGKILL or `open -g`, however many rounds it stays unresponsive; the round
+/// before it was parked counts for nothing after. Control: the same rounds with the editor
+/// running are a confirmed hang with its restart planned in round two.
+#[test]
+fn a_stopped_or_traced_app_is_reported_and_never_restarted_in_a_replay() {
+    let env = Env::new();
+    let with = |state: &str| {
+        let mut e = editor(501, false);
+        e["state"] = json!(state);
+        e
+    };
+    for held in ["stopped", "traced"] {
+        let obs = write_obs(
+            &env,
+            &format!("{held}.json"),
+            vec![
+                round(0, true, vec![with("running")]),
+                round(15, true, vec![with(held)]),
+                round(30, true, vec![with(held)]),
+                round(45, true, vec![with("running")]),
+            ],
+        );
+        let out = env
+            .cmd()
+            .args(["hangs", "--json", "--observations"])
+            .arg(&obs)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "nothing left hung: {held}");
+        let r = lines(&out.stdout);
+        let states: Vec<&str> = r.iter().map(|x| x.apps[0].state.as_str()).collect();
+        assert_eq!(states, vec!["pending", held, held, "pending"], "{held}");
+        assert!(
+            r.iter().all(|x| x.apps[0].action.is_none()),
+            "{held}: {r:?}"
+        );
+        assert!(
+            r[1].apps[0]
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("never restarted")
+        );
+    }
+    let obs = write_obs(
+        &env,
+        "running.json",
+        vec![
+            round(0, true, vec![with("running")]),
+            round(15, true, vec![with("sleeping")]),
+        ],
+    );
+    let out = env
+        .cmd()
+        .args(["hangs", "--json", "--observations"])
+        .arg(&obs)
+        .output()
+        .unwrap();
+    let r = lines(&out.stdout);
+    assert_eq!(r[1].apps[0].state, "confirmed");
+    assert_eq!(r[1].apps[0].action.as_ref().unwrap().outcome, "planned");
+    // A state that is not one is refused, naming the place.
+    let obs = write_obs(&env, "bad.json", vec![round(0, true, vec![with("frozen")])]);
+    env.cmd()
+        .args(["hangs", "--observations"])
+        .arg(&obs)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("rounds[0].apps[0]").and(predicate::str::contains("frozen")),
+        );
+}

@@ -137,7 +137,7 @@ fn every_json_output_validates_against_its_published_schema() {
         case(&["evidence"], "headroom.evidence/3", Out::Object, &[0]),
         case(
             &["log-probe", &logs],
-            "headroom.log-probe/3",
+            "headroom.log-probe/4",
             Out::Object,
             &[0],
         ),

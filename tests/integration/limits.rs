@@ -113,3 +113,99 @@ fn live_linux_ceilings_are_all_listed() {
     // The binary under test runs unprivileged when the tests run as root.
     assert_eq!(rl.enforced, env.uid != 0);
 }
+
+/// Issue 25 item 12, replayed: after `sudo launchctl limit maxproc 4000 4000` every session
+/// inherits RLIMIT_NPROC 4,000 while kern.maxprocperuid stays 2,666. fork never checks the
+/// sysctl, so 2,600 processes (200 more of root's) are 69 % of the 3,799 that kern.maxproc
+/// leaves a non-root user (one slot is root's), not 97.5 % of 2,666: `probe`, `watch` and
+/// `limits` read the same, and `reap` sees no emergency. Control: the default machine, where
+/// RLIMIT_NPROC was inherited from kern.maxprocperuid at login, binds at 2,666 and the same
+/// table is at the wall.
+#[test]
+fn kern_maxprocperuid_never_binds_and_the_raised_rlimit_does() {
+    let env = Env::new();
+    let write = |name: &str, rlimit: i64| {
+        let f = env.path(name);
+        let ceilings = mac_ceilings(Some(2666), Some(rlimit), Some(4000), 2800);
+        std::fs::write(&f, snapshot_json("macos", 600, 2000, ceilings)).unwrap();
+        f
+    };
+    let raised = write("raised.json", 4000);
+    let default = write("default.json", 2666);
+    let json = |args: &[&str], f: &std::path::Path| {
+        let out = env.cmd().args(args).arg(f).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        (out.status.code(), text)
+    };
+    let probe = |f| {
+        let (code, text) = json(&["probe", "--json", "--snapshot"], f);
+        let p: schema::Probe = serde_json::from_str(&text).unwrap();
+        (code, p)
+    };
+    let (code, p) = probe(&raised);
+    assert_eq!(
+        (p.limit, p.limit_source.as_deref(), p.level.as_str(), code),
+        (Some(3799), Some("system-wide"), "warning", Some(1))
+    );
+    assert_eq!(format!("{:.1}", p.usage_pct.unwrap()), "68.4");
+    let (code, p) = probe(&default);
+    assert_eq!(
+        (p.limit, p.limit_source.as_deref(), p.level.as_str(), code),
+        (Some(2666), Some("rlimit-nproc"), "critical", Some(2))
+    );
+    // `watch`'s reading says the same.
+    let (_, text) = json(&["watch", "--once", "--json", "--snapshot"], &raised);
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (&first["limit"], &first["limit_source"]),
+        (&3799.into(), &"system-wide".into())
+    );
+    // `limits`: the sysctl is shown, not enforced, with why, and the note that applies.
+    let (_, text) = json(&["limits", "--snapshot"], &raised);
+    let line = |src: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(src))
+            .unwrap_or_else(|| panic!("{src}: {text}"))
+            .to_string()
+    };
+    assert!(line("per-uid").contains("2,666 (not enforced)"), "{text}");
+    assert!(line("per-uid").contains("fork never checks it"), "{text}");
+    assert!(!line("per-uid").contains("BINDS"), "{text}");
+    assert!(
+        line("system-wide").contains("the last slot kept for root: 3,799 left"),
+        "{text}"
+    );
+    assert!(line("system-wide").contains("BINDS"), "{text}");
+    assert!(
+        text.contains("note: RLIMIT_NPROC (4,000) is above kern.maxprocperuid (2,666)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("log in again"),
+        "not the inherited-RLIMIT trap: {text}"
+    );
+    let (_, text) = json(&["limits", "--snapshot"], &default);
+    assert!(
+        text.contains("effective limit: 2,666 (rlimit-nproc)"),
+        "{text}"
+    );
+    assert!(!text.contains("note: RLIMIT_NPROC"), "{text}");
+    // The emergency override follows the binding limit.
+    let reap = |f| {
+        let (_, text) = json(
+            &[
+                "reap",
+                "--dry-run",
+                "--json",
+                "--allow",
+                "agency",
+                "--snapshot",
+            ],
+            f,
+        );
+        let r: schema::Reap = serde_json::from_str(&text).unwrap();
+        r.pressure
+    };
+    assert!(!reap(&raised), "31 % free is no emergency");
+    assert!(reap(&default), "control: 2.5 % free is");
+}

@@ -353,3 +353,58 @@ fn a_stopped_session_child_stays_protected_while_a_merely_silent_one_is_released
     );
     assert_eq!(zombie_children(s.leaker), 150, "dry runs only");
 }
+
+/// Issue 25 item 15, on real processes: the session log holds work 20 s ago, but its mtime
+/// was set three days back (`touch -d '3 days ago'`, `cp -p`, `rsync -a`, `tar x`). Judged
+/// by mtime the log read idle and the wrapper was released; the content decides, so it is
+/// `has-active-session` and nothing is signalled, though CPU says idle. Control: the same
+/// old mtime over a log whose last work is 3 h old is released (`reap --dry-run`).
+#[test]
+fn an_old_mtime_on_a_fresh_log_keeps_its_session_active() {
+    let three_days = SystemTime::now() - Duration::from_secs(72 * 3600);
+    let set_old = |s: &Setup| {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(s.logs.join("process-1-86242.log"))
+            .unwrap();
+        f.set_modified(three_days).unwrap();
+    };
+    let s = setup("agency-mtm", Some(20));
+    set_old(&s);
+    seed_cpu_history(&s, 1200);
+    let r = reap(&s, "agency-mtm", &[]);
+    let p = parent(&r, s.leaker);
+    assert_eq!(
+        (p.reason.as_deref(), p.session.as_str()),
+        (Some("has-active-session"), "active"),
+        "{p:?}"
+    );
+    assert!(p.log_age_seconds.unwrap() < 60.0, "{p:?}");
+    assert!(r.targets.is_empty());
+    assert_eq!(zombie_children(s.leaker), 150);
+    // log-probe says the same of the directory.
+    let out = s
+        .env
+        .cmd()
+        .args(["log-probe", "--json"])
+        .arg(&s.logs)
+        .output()
+        .unwrap();
+    let lp: schema::LogProbe = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(lp.directory.verdict, "work", "{lp:?}");
+    assert!(lp.files[0].bytes_read > 0 && !lp.files[0].tail_only);
+    assert!(lp.files[0].mtime_age_seconds.unwrap() > 71 * 3600);
+    drop(s.tree);
+    // Control: old content under the same old mtime is released.
+    let s = setup("agency-mto", None);
+    set_old(&s);
+    seed_cpu_history(&s, 1200);
+    let r = reap(&s, "agency-mto", &["--dry-run"]);
+    let p = parent(&r, s.leaker);
+    assert_eq!(
+        (p.verdict.as_str(), p.session.as_str()),
+        ("target", "idle"),
+        "{p:?}"
+    );
+    drop(s.tree);
+}

@@ -137,7 +137,7 @@ fn a_heartbeat_only_log_beside_a_telemetry_queue_and_an_empty_file_reads_idle() 
     );
 
     let r = probe_json(&env, &[d]);
-    assert_eq!(r.schema, "headroom.log-probe/3");
+    assert_eq!(r.schema, "headroom.log-probe/4");
     assert_eq!(r.dir, d);
     assert!(!r.replay);
     assert_eq!(r.limits.chunk_bytes, 65_536);

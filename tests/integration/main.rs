@@ -63,7 +63,10 @@ mod snapshot;
 mod support;
 #[cfg(target_os = "linux")]
 mod top;
+#[cfg(target_os = "linux")]
+mod unwritable_state;
 mod watch;
+mod watch_parked;
 #[cfg(target_os = "linux")]
 mod watch_rounds;
 #[cfg(target_os = "linux")]

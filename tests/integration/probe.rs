@@ -199,7 +199,7 @@ fn exit_codes_from_snapshots_including_unknown() {
         ),
         (
             2100,
-            mac_ceilings(Some(4000), None, None, 2100),
+            mac_ceilings(Some(4000), Some(4000), None, 2100),
             1,
             "warning",
         ),

@@ -327,6 +327,8 @@ pub struct LogProbeLimits {
     pub budget_bytes: u64,
     pub horizon_seconds: i64,
     pub max_files: usize,
+    pub max_tail_files: usize,
+    pub tail_bytes: u64,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -340,7 +342,7 @@ pub struct LogProbeFile {
     /// "work" | "heartbeat-only" | "unknown" | "skipped"
     pub verdict: String,
     pub skip_reason: Option<String>,
-    pub stale: bool,
+    pub tail_only: bool,
     #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
     pub age_seconds: Option<i64>,

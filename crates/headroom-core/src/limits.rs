@@ -2,10 +2,19 @@
 //!
 //! The rule, learned on 2026-08-29 when a watchdog read only `kern.maxprocperuid` and showed
 //! 67.5 % while fork() was failing against RLIMIT_NPROC: the effective limit is the minimum
-//! over every readable ceiling. An unreadable ceiling, or one ≤ 0, does not constrain (a
-//! watchdog that sends SIGKILL must not manufacture pressure out of a failed syscall); with
-//! nothing readable the limit is unknown, never "full". A shared ceiling counts against what
-//! everybody else already holds.
+//! over every readable ceiling the kernel enforces. An unreadable ceiling, or one ≤ 0, does
+//! not constrain (a watchdog that sends SIGKILL must not manufacture pressure out of a failed
+//! syscall); with nothing readable the limit is unknown, never "full". A shared ceiling
+//! counts against what everybody else already holds.
+//!
+//! macOS, as xnu enforces it (`bsd/kern/kern_fork.c` `fork1`): the uid's process count is
+//! compared with the parent's soft RLIMIT_NPROC and nothing else, and the table as a whole
+//! with `kern.maxproc`, where a non-root user may not take the last slot (`nprocs >= maxproc
+//! - 1 && uid != 0`). `kern.maxprocperuid` is never checked by fork: it only clamps what a
+//! non-root `setrlimit(RLIMIT_NPROC)` may set (`kern_resource.c`) and seeds the login
+//! RLIMIT_NPROC (`bsd_init.c`). So it is information here, judged `not-enforced` however a
+//! snapshot recorded it: after `launchctl limit maxproc 4000 4000` every session's
+//! RLIMIT_NPROC is 4,000 while `kern.maxprocperuid` stays 2,666, and fork allows ~3,800.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +22,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LimitSource {
-    /// macOS `kern.maxprocperuid`.
+    /// macOS `kern.maxprocperuid`: information (fork never checks it; see the module docs).
     PerUid,
     /// Soft RLIMIT_NPROC of this process (inherited at login on macOS).
     RlimitNproc,
@@ -84,7 +93,8 @@ pub struct Ceiling {
     pub in_use: Option<u64>,
     /// Where it was read from, e.g. `sysctl kern.maxprocperuid`.
     pub origin: String,
-    /// False when the kernel does not apply it to this user (root and RLIMIT_NPROC).
+    /// False when the kernel does not apply it to this user (root and RLIMIT_NPROC), or to
+    /// anyone (`kern.maxprocperuid`).
     #[serde(default = "yes")]
     pub enforced: bool,
     /// Why the value is missing or not enforced.
@@ -131,10 +141,14 @@ pub struct EffectiveLimit {
     pub ceilings: Vec<CeilingEval>,
 }
 
+/// Why `kern.maxprocperuid` never constrains (the module docs).
+pub const PER_UID_NOTE: &str = "fork never checks it (xnu compares the uid's processes with \
+    RLIMIT_NPROC only); it caps what a non-root setrlimit(RLIMIT_NPROC), such as `ulimit -u`, may set";
+
 /// Evaluate `ceilings` (in order of consideration: per-user ones first, because ties name
-/// the per-user ceiling) against the user's `used` slots.
-pub fn effective_limit(ceilings: &[Ceiling], used: u64) -> EffectiveLimit {
-    let mut evals: Vec<CeilingEval> = ceilings.iter().map(|c| evaluate(c, used)).collect();
+/// the per-user ceiling) against the `used` slots of `uid`.
+pub fn effective_limit(ceilings: &[Ceiling], used: u64, uid: u32) -> EffectiveLimit {
+    let mut evals: Vec<CeilingEval> = ceilings.iter().map(|c| evaluate(c, used, uid)).collect();
     let mut best: Option<(usize, u64)> = None;
     for (i, e) in evals.iter().enumerate() {
         if let Some(v) = e.effective {
@@ -153,7 +167,24 @@ pub fn effective_limit(ceilings: &[Ceiling], used: u64) -> EffectiveLimit {
     }
 }
 
-fn evaluate(c: &Ceiling, used: u64) -> CeilingEval {
+fn evaluate(c: &Ceiling, used: u64, uid: u32) -> CeilingEval {
+    if c.source == LimitSource::PerUid {
+        // Information only, whatever the recording says (older snapshots mark it enforced).
+        let mut ceiling = c.clone();
+        ceiling.enforced = false;
+        ceiling.note = match (&c.note, c.enforced) {
+            (None, _) => Some(PER_UID_NOTE.into()),
+            // Recorded as enforced (an older snapshot): its note was about the value.
+            (Some(n), true) => Some(format!("{n}; {PER_UID_NOTE}")),
+            (Some(n), false) => Some(n.clone()),
+        };
+        return CeilingEval {
+            ceiling,
+            status: CeilingStatus::NotEnforced,
+            effective: None,
+            binds: false,
+        };
+    }
     let (status, effective) = match c.value {
         _ if !c.enforced => (CeilingStatus::NotEnforced, None),
         _ if c.unlimited => (CeilingStatus::Unlimited, None),
@@ -167,7 +198,11 @@ fn evaluate(c: &Ceiling, used: u64) -> CeilingEval {
                     let others = all.saturating_sub(used);
                     (
                         CeilingStatus::Constrains,
-                        Some((v as u64).saturating_sub(others).max(1)),
+                        Some(
+                            usable(c.source, v as u64, uid)
+                                .saturating_sub(others)
+                                .max(1),
+                        ),
                     )
                 }
                 None => (CeilingStatus::UsageUnknown, None),
@@ -179,6 +214,17 @@ fn evaluate(c: &Ceiling, used: u64) -> CeilingEval {
         status,
         effective,
         binds: false,
+    }
+}
+
+/// How much of a shared ceiling of `value` the processes of `uid` may fill with everyone
+/// else's: all of `kern.maxproc` for root, all but the last slot for anyone else (xnu
+/// `fork1`: "Don't allow a nonprivileged user to use the last process"). Linux's shared
+/// ceilings keep nothing back.
+pub fn usable(source: LimitSource, value: u64, uid: u32) -> u64 {
+    match source {
+        LimitSource::SystemWide if uid != 0 => value.saturating_sub(1),
+        _ => value,
     }
 }
 
@@ -229,9 +275,12 @@ mod tests {
     use super::fixture::*;
     use super::*;
 
+    /// A user other than root.
+    const U: u32 = 501;
+
     #[test]
     fn pl1_rlimit_binds_below_per_uid_on_the_night_of_2026_08_29() {
-        let l = effective_limit(&mac(Some(4000), Some(2666), Some(4000), 2744, 0), 2744);
+        let l = effective_limit(&mac(Some(4000), Some(2666), Some(4000), 2744, 0), 2744, U);
         assert_eq!(l.limit, Some(2666));
         assert_eq!(l.source, Some(LimitSource::RlimitNproc));
         assert!(l.ceilings[1].binds && !l.ceilings[0].binds);
@@ -239,7 +288,7 @@ mod tests {
 
     #[test]
     fn pl3_rlimit_binds_under_a_large_maxproc() {
-        let l = effective_limit(&mac(Some(4000), Some(2666), Some(10000), 10, 0), 10);
+        let l = effective_limit(&mac(Some(4000), Some(2666), Some(10000), 10, 0), 10, U);
         assert_eq!(
             (l.limit, l.source),
             (Some(2666), Some(LimitSource::RlimitNproc))
@@ -248,39 +297,114 @@ mod tests {
 
     #[test]
     fn pl4_system_wide_binds_when_other_uids_hold_1500() {
-        let l = effective_limit(&mac(Some(4000), Some(4000), Some(4000), 100, 0), 100);
-        assert_eq!((l.limit, l.source), (Some(4000), Some(LimitSource::PerUid)));
-        let l = effective_limit(&mac(Some(4000), Some(4000), Some(4000), 100, 1500), 100);
+        // Nobody else: RLIMIT_NPROC 4,000 against 3,999 of kern.maxproc (the last is root's).
+        let l = effective_limit(&mac(Some(4000), Some(4000), Some(4000), 100, 0), 100, U);
         assert_eq!(
             (l.limit, l.source),
-            (Some(2500), Some(LimitSource::SystemWide))
+            (Some(3999), Some(LimitSource::SystemWide))
+        );
+        let l = effective_limit(&mac(Some(4000), Some(4000), Some(4000), 100, 1500), 100, U);
+        assert_eq!(
+            (l.limit, l.source),
+            (Some(2499), Some(LimitSource::SystemWide))
         );
     }
 
     #[test]
     fn pl5_ties_name_the_per_user_ceiling_first() {
-        let l = effective_limit(&mac(Some(2666), Some(2666), Some(2666), 0, 0), 0);
-        assert_eq!((l.limit, l.source), (Some(2666), Some(LimitSource::PerUid)));
+        let l = effective_limit(&mac(Some(2666), Some(2666), Some(2667), 0, 0), 0, U);
+        assert_eq!(
+            (l.limit, l.source),
+            (Some(2666), Some(LimitSource::RlimitNproc))
+        );
     }
 
     #[test]
     fn pl6_unreadable_ceilings_do_not_constrain() {
-        let l = effective_limit(&mac(Some(4000), None, None, 10, 900), 10);
-        assert_eq!((l.limit, l.source), (Some(4000), Some(LimitSource::PerUid)));
+        let l = effective_limit(&mac(Some(4000), None, Some(6000), 10, 900), 10, U);
+        assert_eq!(
+            (l.limit, l.source),
+            (Some(5099), Some(LimitSource::SystemWide))
+        );
         assert_eq!(l.ceilings[1].status, CeilingStatus::Unreadable);
     }
 
     #[test]
     fn pl7_nothing_readable_is_unknown_never_full() {
-        let l = effective_limit(&mac(Some(0), None, None, 3000, 0), 3000);
+        let l = effective_limit(&mac(Some(2666), Some(0), None, 3000, 0), 3000, U);
         assert_eq!((l.limit, l.source), (None, None));
-        assert_eq!(l.ceilings[0].status, CeilingStatus::NonPositive);
+        assert_eq!(l.ceilings[1].status, CeilingStatus::NonPositive);
         assert!(l.ceilings.iter().all(|c| !c.binds));
+    }
+
+    /// Issue 25 item 12, the breaking input: `sudo launchctl limit maxproc 4000 4000` gives
+    /// every session RLIMIT_NPROC 4,000 while kern.maxprocperuid stays 2,666. fork checks
+    /// RLIMIT_NPROC and kern.maxproc (less the last slot and what others hold), never
+    /// kern.maxprocperuid: 2,100 processes are 55 % of 3,799, not "critical 78.8 %" of 2,666.
+    #[test]
+    fn kern_maxprocperuid_is_information_after_launchctl_raised_the_rlimit() {
+        let l = effective_limit(&mac(Some(2666), Some(4000), Some(4000), 2100, 200), 2100, U);
+        assert_eq!(
+            (l.limit, l.source),
+            (Some(3799), Some(LimitSource::SystemWide))
+        );
+        let per_uid = &l.ceilings[0];
+        assert_eq!(per_uid.status, CeilingStatus::NotEnforced);
+        assert!(!per_uid.ceiling.enforced && !per_uid.binds);
+        assert_eq!(per_uid.effective, None);
+        assert_eq!(per_uid.ceiling.value, Some(2666), "kept, as information");
+        assert!(
+            per_uid
+                .ceiling
+                .note
+                .as_deref()
+                .unwrap()
+                .contains("fork never checks it")
+        );
+        // Control, the default machine: RLIMIT_NPROC inherited from kern.maxprocperuid at
+        // login binds at the same 2,666, named for what fork checks.
+        let l = effective_limit(&mac(Some(2666), Some(2666), Some(4000), 2100, 200), 2100, U);
+        assert_eq!(
+            (l.limit, l.source),
+            (Some(2666), Some(LimitSource::RlimitNproc))
+        );
+        // And with RLIMIT_NPROC unreadable, kern.maxprocperuid does not stand in for it.
+        let l = effective_limit(&mac(Some(2666), None, Some(4000), 2100, 200), 2100, U);
+        assert_eq!(l.source, Some(LimitSource::SystemWide));
+    }
+
+    /// A snapshot recorded before this rule marks kern.maxprocperuid enforced: it is judged
+    /// by the kernel's rule all the same, its own note kept beside the reason.
+    #[test]
+    fn an_older_recording_of_kern_maxprocperuid_is_not_enforced_either() {
+        let mut c = mac(Some(2666), Some(4000), Some(4000), 2100, 200);
+        c[0].note = Some("read at login".into());
+        let l = effective_limit(&c, 2100, U);
+        assert_eq!(l.ceilings[0].status, CeilingStatus::NotEnforced);
+        let note = l.ceilings[0].ceiling.note.clone().unwrap();
+        assert!(
+            note.starts_with("read at login; fork never checks"),
+            "{note}"
+        );
+    }
+
+    /// Root may fill kern.maxproc to the last slot; anyone else one less (xnu fork1), and
+    /// Linux's shared ceilings keep nothing back.
+    #[test]
+    fn the_last_process_slot_is_roots() {
+        let c = mac(Some(2666), Some(4000), Some(4000), 100, 200);
+        assert_eq!(effective_limit(&c, 100, U).limit, Some(3799));
+        let mut root = c.clone();
+        root[1].enforced = false;
+        assert_eq!(effective_limit(&root, 100, 0).limit, Some(3800));
+        let t = [shared(LimitSource::ThreadsMax, Some(1000), 300)];
+        assert_eq!(effective_limit(&t, 50, U).limit, Some(750));
+        assert_eq!(usable(LimitSource::PidMax, 10, U), 10);
     }
 
     #[test]
     fn system_wide_floor_is_one_slot() {
-        let l = effective_limit(&mac(None, None, Some(4000), 10, 5000), 10);
+        let l = effective_limit(&mac(None, None, Some(4000), 10, 5000), 10, U);
         assert_eq!(l.limit, Some(1));
     }
 
@@ -293,6 +417,7 @@ mod tests {
         let l = effective_limit(
             &[r, u, shared(LimitSource::ThreadsMax, Some(1000), 300)],
             50,
+            U,
         );
         assert_eq!(l.ceilings[0].status, CeilingStatus::NotEnforced);
         assert_eq!(l.ceilings[1].status, CeilingStatus::Unlimited);
@@ -306,7 +431,7 @@ mod tests {
     fn shared_ceiling_with_unknown_use_does_not_constrain() {
         let mut s = shared(LimitSource::PidMax, Some(100), 0);
         s.in_use = None;
-        let l = effective_limit(&[s], 10);
+        let l = effective_limit(&[s], 10, U);
         assert_eq!(l.limit, None);
         assert_eq!(l.ceilings[0].status, CeilingStatus::UsageUnknown);
     }

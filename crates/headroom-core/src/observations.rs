@@ -11,13 +11,16 @@
 //! Required: `rounds`; per round `at` (RFC 3339 UTC), `available`, `apps`; per app `pid`,
 //! `bundle_id` (a string or `null`), `bundle_path`, `name`, `policy` (`regular`,
 //! `accessory`, `prohibited`), `responsive`. Optional: a round's `reason` (why the
-//! interface was unavailable), an app's `start_time` and `uid`. Any other field is ignored.
+//! interface was unavailable), an app's `start_time`, `uid` and `state` (the process's
+//! scheduling state as a snapshot names it: `running`, `sleeping`, `stopped`, `traced`, …;
+//! a `stopped` or `traced` app is never recovered). Any other field is ignored.
 //! Rounds must be in time order. Every error names the round and app it is about.
 //! `store::observations::load` reads the file.
 
 use serde::{Deserialize, Deserializer};
 
 use crate::hangs::{AppObservation, Policy, Round};
+use crate::snapshot::ProcState;
 use crate::time::parse_ms;
 
 #[derive(Debug, Deserialize)]
@@ -33,6 +36,8 @@ struct RecordedApp {
     start_time: Option<u64>,
     #[serde(default)]
     uid: Option<u32>,
+    #[serde(default)]
+    state: Option<ProcState>,
 }
 
 /// `bundle_id` must be present, but may be `null` (an app without one). Using
@@ -97,6 +102,7 @@ pub fn parse(text: &str) -> Result<Vec<Round>, String> {
                 name: app.name,
                 policy: app.policy,
                 responsive: app.responsive,
+                state: app.state,
             });
         }
         let reason = obj

@@ -228,7 +228,7 @@ pub const TOP_PARENTS: usize = 5;
 pub fn read(snapshot: &Snapshot, thresholds: Thresholds) -> Reading {
     let table = ProcessTable::new(snapshot);
     let usage = table.usage(snapshot.uid);
-    let limit = effective_limit(&snapshot.ceilings, usage.used);
+    let limit = effective_limit(&snapshot.ceilings, usage.used, snapshot.uid);
     let usage_pct = limit.limit.map(|l| usage.used as f64 * 100.0 / l as f64);
     let free_slots = limit.limit.map(|l| l.saturating_sub(usage.used));
     let mut top_parents = table.zombie_parents(snapshot.uid);

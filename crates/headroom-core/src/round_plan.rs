@@ -38,6 +38,8 @@ pub struct Bound {
     /// Every task (Linux) or process (macOS) on the machine; `None`: unreadable.
     pub slots: Option<u64>,
     pub ceilings: Vec<Ceiling>,
+    /// Whose slots (a system-wide ceiling keeps its last slot from anyone but root).
+    pub uid: u32,
 }
 
 /// What the round knows before it reads the table.
@@ -88,7 +90,7 @@ pub enum Round {
 pub fn bound_pct(bound: &Bound) -> Option<f64> {
     // This process runs: the user holds at least one slot, whatever a file says.
     let slots = bound.slots?.max(1);
-    let limit = effective_limit(&bound.ceilings, slots).limit?;
+    let limit = effective_limit(&bound.ceilings, slots, bound.uid).limit?;
     Some(slots as f64 * 100.0 / limit.max(1) as f64)
 }
 

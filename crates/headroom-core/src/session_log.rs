@@ -23,10 +23,21 @@
 //!   binary blob, a huge continuation after the last entry) is unknown, never idle.
 //! - The timestamp's fraction may have any number of digits (the reference looked at 40
 //!   bytes only): a longer one would otherwise turn a work line into a continuation.
-//! - A file whose mtime is older than the horizon is not opened; its mtime bounds its last
-//!   activity (a write can only make an mtime newer than the content, never older).
-//! - At most [`ReaderLimits::max_files`] recently written files are read (default 32, so at
-//!   most 128 MiB per directory per poll); more makes the directory unknown, unread.
+//! - Every file is opened, whatever its mtime: an mtime can lag its content (`touch -d`,
+//!   `cp -p`, `rsync -a`, `tar x`, a network mount whose clock is behind), and a session
+//!   writing work every second once read `IDLE (released)` because its log's mtime was
+//!   three days old. The mtime may only ever make a file count as *more* recent: the
+//!   [`ReaderLimits::max_files`] files with the newest mtimes (an unknown mtime first) get
+//!   the full budget; the mtime never shortens or skips a read, and never sets a verdict.
+//! - The bound, so a directory of thousands of old logs stays cheap: at most `max_files`
+//!   (32) files are read with the full budget (4 MiB each), and at most
+//!   [`ReaderLimits::max_tail_files`] (992) more only at their end ([`ReaderLimits::tail`],
+//!   16 KiB each): at most 1,024 files opened and 143.5 MiB read per directory per poll,
+//!   and for a file whose content is as old as its mtime, one read of its last 16 KiB
+//!   (64 KiB for the newest 32). A tail that runs out inside recent heartbeats reports the
+//!   oldest one seen, an upper bound that errs towards active. A directory with more
+//!   candidate files than both caps is unknown without a file opened (listing and `stat`
+//!   only), which protects.
 //! - Directories, sockets, pipes and devices in the log directory are skipped (a pipe would
 //!   block the reader: files are opened non-blocking and re-checked after opening), and so
 //!   are dangling symlinks (persistent junk must not protect forever). A file that vanishes
@@ -100,8 +111,13 @@ pub struct ReaderLimits {
     pub budget: u64,
     /// A heartbeat this many seconds old ends the scan: nothing newer was work (6 h).
     pub horizon_secs: i64,
-    /// Most files judged in one directory; more recently written files make it unknown.
+    /// Files read with the full budget in one directory: those with the newest mtimes (32).
     pub max_files: usize,
+    /// Further files read only at their end, [`tail`](Self::tail) bytes each (992); a
+    /// directory with more candidate files than both caps together is unknown, unread.
+    pub max_tail_files: usize,
+    /// What one of those further files may cost (16 KiB; at least 1).
+    pub tail: u64,
     /// What a line stamped after `now` means.
     pub future: FutureLines,
 }
@@ -113,6 +129,8 @@ impl Default for ReaderLimits {
             budget: 4 * 1024 * 1024,
             horizon_secs: 6 * 3600,
             max_files: 32,
+            max_tail_files: 992,
+            tail: 16 * 1024,
             future: FutureLines::CountAsNow,
         }
     }
@@ -166,7 +184,8 @@ pub enum SkipReason {
     NotRegular,
     /// A symlink to nothing.
     DanglingLink,
-    /// More recently written files than [`ReaderLimits::max_files`]; none was read.
+    /// More files than [`ReaderLimits::max_files`] and [`ReaderLimits::max_tail_files`]
+    /// together; none was read.
     TooManyFiles,
 }
 
@@ -194,8 +213,9 @@ pub struct FileReport {
     pub verdict: FileVerdict,
     pub bytes_read: u64,
     pub micros: u64,
-    /// Judged by its mtime alone, older than the horizon, without being opened.
-    pub stale: bool,
+    /// Read only at its end ([`ReaderLimits::tail`] bytes): more files than
+    /// [`ReaderLimits::max_files`], and this one not among the newest by mtime.
+    pub tail_only: bool,
     /// The I/O error behind an `Unknown`, if there was one.
     pub error: Option<String>,
 }
@@ -214,8 +234,8 @@ pub enum UnknownWhy {
     NoUsableFiles,
     /// This file (the first by name) could not be interpreted.
     FileUnknown { name: String },
-    /// `recent` recently written files, over the cap.
-    TooManyFiles { recent: usize, cap: usize },
+    /// `files` files to read, over the cap (`max_files` + `max_tail_files`).
+    TooManyFiles { files: usize, cap: usize },
 }
 
 /// Every file of one log directory, sorted by name, and the verdict over them.
@@ -286,7 +306,7 @@ pub fn judge_file(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let mut report = match examine(fs, path, name, now, limits) {
+    let mut report = match examine(fs, path, name) {
         Examined::Done(r) => r,
         Examined::Read(r) => read(fs, path, r, now, limits),
     };
@@ -329,17 +349,30 @@ pub fn judge_dir(
     for name in entries {
         let started = clock();
         let path = dir.join(&name);
-        let ex = examine(fs, &path, name.to_string_lossy().into_owned(), now, limits);
+        let ex = examine(fs, &path, name.to_string_lossy().into_owned());
         examined.push((path, ex, micros_since(clock, started)));
     }
-    let recent = examined
+    // The newest mtimes (an unknown one first) get the full budget; the rest their tail.
+    let mut order: Vec<(usize, Option<i64>)> = examined
         .iter()
-        .filter(|(_, ex, _)| matches!(ex, Examined::Read(_)))
-        .count();
-    let over_cap = recent > limits.max_files;
+        .enumerate()
+        .filter_map(|(i, (_, ex, _))| match ex {
+            Examined::Read(r) => Some((i, r.mtime)),
+            Examined::Done(_) => None,
+        })
+        .collect();
+    order.sort_by_key(|&(i, m)| (std::cmp::Reverse(m.map_or(i64::MAX, |m| m)), i));
+    let candidates = order.len();
+    let cap = limits.max_files.saturating_add(limits.max_tail_files);
+    let over_cap = candidates > cap;
+    let mut full = vec![false; examined.len()];
+    for &(i, _) in order.iter().take(limits.max_files) {
+        full[i] = true;
+    }
+    let tail = tail_limits(limits);
 
     let mut files = Vec::with_capacity(examined.len());
-    for (path, ex, examining) in examined {
+    for (i, (path, ex, examining)) in examined.into_iter().enumerate() {
         let started = clock();
         let mut report = match ex {
             Examined::Done(r) => r,
@@ -347,15 +380,19 @@ pub fn judge_dir(
                 r.verdict = FileVerdict::Skipped(SkipReason::TooManyFiles);
                 r
             }
-            Examined::Read(r) => read(fs, &path, r, now, limits),
+            Examined::Read(r) if full[i] => read(fs, &path, r, now, limits),
+            Examined::Read(mut r) => {
+                r.tail_only = true;
+                read(fs, &path, r, now, &tail)
+            }
         };
         report.micros = examining.saturating_add(micros_since(clock, started));
         files.push(report);
     }
     let verdict = if over_cap {
         DirVerdict::Unknown(UnknownWhy::TooManyFiles {
-            recent,
-            cap: limits.max_files,
+            files: candidates,
+            cap,
         })
     } else {
         aggregate(&files)
@@ -371,6 +408,20 @@ pub fn judge_dir(
         verdict,
         micros: micros_since(clock, started),
     })
+}
+
+/// The limits of a tail-only read: [`ReaderLimits::tail`] bytes from the end, in one read
+/// where it fits a chunk.
+fn tail_limits(limits: &ReaderLimits) -> ReaderLimits {
+    let tail = limits.tail.max(1);
+    ReaderLimits {
+        chunk: limits
+            .chunk
+            .min(usize::try_from(tail).unwrap_or(usize::MAX))
+            .max(1),
+        budget: tail,
+        ..limits.clone()
+    }
 }
 
 /// Max over the files' bounds (work wins a tie); any unknown file makes it unknown.
@@ -399,19 +450,14 @@ fn aggregate(files: &[FileReport]) -> DirVerdict {
 /// What a look at a file's metadata settles.
 #[derive(Debug)]
 enum Examined {
-    /// Skipped, stale by mtime, or unknown: no need to open it.
+    /// Skipped, or unknown: no need to open it.
     Done(FileReport),
-    /// Recently written: its content decides (the report holds name, size and mtime).
+    /// A regular file with content: its content decides, whatever its mtime (the report
+    /// holds name, size and mtime).
     Read(FileReport),
 }
 
-fn examine(
-    fs: &impl LogFiles,
-    path: &Path,
-    name: String,
-    now: i64,
-    limits: &ReaderLimits,
-) -> Examined {
+fn examine(fs: &impl LogFiles, path: &Path, name: String) -> Examined {
     let mut report = FileReport {
         name,
         size: 0,
@@ -419,7 +465,7 @@ fn examine(
         verdict: FileVerdict::Unknown,
         bytes_read: 0,
         micros: 0,
-        stale: false,
+        tail_only: false,
         error: None,
     };
     let skip = |mut r: FileReport, why| {
@@ -456,13 +502,7 @@ fn examine(
     if meta.len == 0 {
         return skip(report, SkipReason::Empty);
     }
-    if let Some(m) = report.mtime {
-        if m < now.saturating_sub(limits.horizon_secs.max(0)) {
-            report.stale = true;
-            report.verdict = FileVerdict::HeartbeatOnly { since_at_least: m };
-            return Examined::Done(report);
-        }
-    }
+    // An old mtime is no reason not to read: it can lag the content (module docs).
     Examined::Read(report)
 }
 

@@ -67,7 +67,7 @@ impl ProcState {
 pub struct ProcessRecord {
     pub pid: i32,
     pub ppid: i32,
-    /// Real uid: what RLIMIT_NPROC and `kern.maxprocperuid` charge.
+    /// Real uid: what RLIMIT_NPROC charges (xnu fork1 and Linux alike).
     pub uid: u32,
     pub state: ProcState,
     /// Opaque, platform-specific start token (Linux: clock ticks since boot; macOS:

@@ -209,14 +209,16 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<ExitStatus> {
     })
 }
 
-/// Add each app's start time and uid, read from the process table, so a signal can be
-/// addressed to exactly the process that was observed.
+/// Add each app's start time, uid and state, read from the process table, so a signal can
+/// be addressed to exactly the process that was observed, and a stopped or traced one is
+/// never recovered (`core::hangs`).
 fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Round {
     let mut apps = scan.apps;
     for a in &mut apps {
         if let Ok(Some(p)) = source.process(a.pid) {
             a.start_time = p.start_time;
             a.uid = Some(p.uid);
+            a.state = Some(p.state);
         }
     }
     Round {

@@ -206,7 +206,7 @@ fn state_style(s: HangState) -> Style {
     match s {
         HangState::Pending | HangState::CoolingDown => Style::Yellow,
         HangState::Confirmed | HangState::Blocked => Style::Red,
-        HangState::Ignored => Style::Dim,
+        HangState::Ignored | HangState::Stopped | HangState::Traced => Style::Dim,
     }
 }
 

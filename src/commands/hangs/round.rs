@@ -173,6 +173,17 @@ pub(crate) fn process_round(
                 Some(why) => Err(why),
                 None => Ok(actor.restart(&t)),
             };
+            // Only a performed restart starts the cooldown (`record_restart`): one refused
+            // before acting, or one that signalled nothing, is tried again next round. A
+            // planned one (dry run, replay) stands for the restart it plans.
+            let performed = match &decided {
+                Err(_) => false,
+                Ok(None) => true,
+                Ok(Some(r)) => r.signalled,
+            };
+            if performed {
+                hangs::record_restart(state, &d.identity, round);
+            }
             let (action, ev) = match decided {
                 Err(why) => {
                     let mut ev = event(EventKind::RestartFailed);

@@ -61,6 +61,7 @@ pub(super) fn editor(pid: i32, responsive: bool) -> AppObservation {
         name: "Editor".into(),
         policy: Policy::Regular,
         responsive,
+        state: None,
     }
 }
 
@@ -74,6 +75,7 @@ pub(super) fn cursor(pid: i32, responsive: bool) -> AppObservation {
         name: "CursorUIViewService".into(),
         policy: Policy::Prohibited,
         responsive,
+        state: None,
     }
 }
 
@@ -356,4 +358,101 @@ fn planned_restarts_list_their_steps_and_perform_nothing() {
     assert!(r[1].unresolved());
     assert!(events.iter().all(|e| e.replayed));
     assert_eq!(events[1].reason.as_deref(), Some("replay: not performed"));
+}
+
+/// Issue 25 item 14: a restart that failed and signalled nothing (the app had already
+/// exited, its pid was another process's, a signal was refused) is no restart. The same app
+/// still unresponsive in the next round is tried again, never "blocked … again within 60 min
+/// of an automatic restart", and nobody is told headroom restarted it. (Fails with the
+/// cooldown started by the attempt: round 3 is then `blocked` with a notification.)
+#[test]
+fn a_restart_that_signalled_nothing_starts_no_cooldown_and_is_tried_again() {
+    let mut a = FakeActor {
+        outcome: Some((false, false)),
+        ..FakeActor::default()
+    };
+    let hung = || vec![editor(501, false)];
+    let (r, events) = pipeline(&mut a, vec![hung(), hung(), hung()]);
+    assert_eq!(a.restarts.len(), 2, "tried in rounds 2 and 3");
+    assert!(a.notifications.is_empty(), "{:?}", a.notifications);
+    assert_eq!(
+        types(&events),
+        vec!["detected", "restart-failed", "restart-failed"],
+        "detected once; no `blocked`"
+    );
+    let third = &r[2].apps[0];
+    assert_eq!(third.state, HangState::Confirmed);
+    assert_eq!(third.cooldown_until, None);
+    assert!(
+        third
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("1 earlier attempt"),
+        "{third:?}"
+    );
+    assert_eq!(
+        third.action.as_ref().unwrap().outcome,
+        ActionOutcome::RestartFailed
+    );
+}
+
+/// The control of the test above: the same rounds with a restart that was performed (it
+/// signalled the app) start the cooldown, and the app unresponsive again is blocked and
+/// notified once, naming the restart.
+#[test]
+fn a_performed_restart_starts_the_cooldown_and_a_relapse_is_blocked() {
+    for outcome in [(true, true), (false, true)] {
+        let mut a = FakeActor {
+            outcome: Some(outcome),
+            ..FakeActor::default()
+        };
+        let hung = || vec![editor(501, false)];
+        let (r, events) = pipeline(&mut a, vec![hung(), hung(), hung()]);
+        assert_eq!(a.restarts.len(), 1, "{outcome:?}");
+        assert_eq!(r[2].apps[0].state, HangState::Blocked, "{outcome:?}");
+        assert!(
+            r[2].apps[0]
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("again within 60 min of an automatic restart")
+        );
+        assert_eq!(*types(&events).last().unwrap(), "blocked");
+        assert!(
+            a.notifications
+                .last()
+                .unwrap()
+                .contains("after headroom restarted it")
+        );
+    }
+}
+
+/// A restart refused before anything is done (the start time unread, so no identity) is no
+/// restart either: a replay of the recorded rounds plans it again in the third round instead
+/// of blocking. Control: with the start time read, the planned restart stands for the restart
+/// and the third round blocks.
+#[test]
+fn a_refused_restart_is_tried_again_in_a_replay_and_a_planned_one_cools_down() {
+    let unknown = || {
+        let mut e = editor(501, false);
+        e.start_time = None;
+        vec![e]
+    };
+    let mut p = Planner::new(ActorMode::Replay);
+    let (r, events) = pipeline(&mut p, vec![unknown(), unknown(), unknown()]);
+    assert_eq!(
+        types(&events),
+        vec!["detected", "restart-failed", "restart-failed"]
+    );
+    assert_eq!(r[2].apps[0].state, HangState::Confirmed);
+    assert!(r[2].apps[0].notification.is_none());
+    let mut p = Planner::new(ActorMode::Replay);
+    let known = || vec![editor(501, false)];
+    let (r, events) = pipeline(&mut p, vec![known(), known(), known()]);
+    assert_eq!(
+        types(&events),
+        vec!["detected", "restarted", "detected", "blocked"]
+    );
+    assert_eq!(r[2].apps[0].state, HangState::Blocked);
 }

@@ -87,6 +87,9 @@ pub enum Event {
         pending_rows: usize,
         /// Diagnostic lines dropped because stderr was not being read.
         stderr_dropped: u64,
+        /// CPU-history writes lost to a full or read-only state directory; cleanups acted
+        /// without them.
+        history_writes_lost: u64,
     },
 }
 
@@ -178,6 +181,7 @@ impl Event {
                 errors,
                 pending_rows,
                 stderr_dropped,
+                history_writes_lost,
             } => {
                 let quiet = if *quiet_rounds > 0 {
                     format!(", {quiet_rounds} quiet (the wall was far)")
@@ -196,6 +200,12 @@ impl Event {
                     pending.push_str(&format!(
                         ", {} dropped",
                         plural(*stderr_dropped, "stderr line")
+                    ));
+                }
+                if *history_writes_lost > 0 {
+                    pending.push_str(&format!(
+                        ", {} lost",
+                        plural(*history_writes_lost, "CPU-history write")
                     ));
                 }
                 format!(

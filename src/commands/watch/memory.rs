@@ -6,7 +6,7 @@ use crate::actions::memory_guard;
 use crate::commands::probe::rfc3339_ms;
 use crate::commands::watch::events::Event;
 use crate::commands::watch::events::Severity;
-use crate::commands::watch::{Watcher, pressure};
+use crate::commands::watch::{Watcher, park_journal, pressure};
 use crate::core::memory_guard::{Guarded, breaches, guarded};
 use crate::platform;
 
@@ -90,11 +90,16 @@ impl Watcher<'_, '_> {
         let mut events = Vec::new();
         let mut errors = Vec::new();
         {
-            let control = platform::native_control(self.source.as_ref());
+            let native = platform::native_control(self.source.as_ref());
+            // Every process is recorded before it is stopped (`park_journal.rs`).
+            let control = park_journal::Journaled {
+                inner: native.as_ref(),
+                journal: &self.journal,
+            };
             // Parked trees are re-judged every round: woken when under (or gone), kept
             // between 90 % and the limit, ended when over (they are among the breaches).
             for p in self.parked.rejudge(snap) {
-                memory_guard::wake(control.as_ref(), &p.ids);
+                memory_guard::wake(&control, &p.ids);
             }
             let mut taken = Vec::new();
             let targets: Vec<memory_guard::Target> = breaches(&trees)
@@ -112,7 +117,7 @@ impl Watcher<'_, '_> {
             if !targets.is_empty() {
                 match memory_guard::enforce(
                     self.source.as_ref(),
-                    control.as_ref(),
+                    &control,
                     snap,
                     targets,
                     self.clock.as_ref(),
@@ -134,11 +139,43 @@ impl Watcher<'_, '_> {
                 }
             }
         }
+        self.sync_parked();
         for e in events {
             self.emit(&e);
         }
         for e in errors {
             self.notice(Severity::Error, &e);
+        }
+    }
+
+    /// The record of parked processes follows the parked trees; its lines are said.
+    pub(super) fn sync_parked(&mut self) {
+        let notices = {
+            let mut j = self.journal.borrow_mut();
+            j.sync(self.parked.ids());
+            j.take_notices()
+        };
+        for n in notices {
+            self.notice(Severity::Warning, &n);
+        }
+    }
+
+    /// At start-up: the journal in the state directory, and whatever an earlier `watch` left
+    /// parked (it was killed before it could wake it) continued, by identity.
+    pub(super) fn wake_left_parked(&mut self) {
+        let journal =
+            park_journal::ParkJournal::new(self.state_dir.clone(), platform::current_uid());
+        *self.journal.get_mut() = journal;
+        let woken = {
+            let control = platform::native_control(self.source.as_ref());
+            self.journal.get_mut().wake_recorded(control.as_ref())
+        };
+        if let Some(w) = woken {
+            self.notice(Severity::Warning, &w.line());
+        }
+        let notices = self.journal.get_mut().take_notices();
+        for n in notices {
+            self.notice(Severity::Warning, &n);
         }
     }
 }

@@ -21,6 +21,7 @@
 mod cleanup;
 pub mod events;
 mod memory;
+mod park_journal;
 pub mod parked;
 mod persist;
 pub mod pressure;
@@ -71,6 +72,8 @@ struct Watcher<'c, 'a> {
     saved: Option<String>,
     /// Trees a memory guard parked to relief, re-judged every round.
     parked: ParkedTrees,
+    /// Their record in the state directory, which outlives this process (`park_journal.rs`).
+    journal: std::cell::RefCell<park_journal::ParkJournal>,
     /// `--once`: a one-shot round does not park (its exit would wake them at once).
     once: bool,
     /// stdout, never waited for (`output.rs`).
@@ -155,6 +158,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         status_open: false,
         saved: None,
         parked: ParkedTrees::default(),
+        journal: Default::default(),
         once: args.once,
         out: Output::stdout(
             ctx.printer
@@ -178,6 +182,10 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
         }
     }
     g.load_state();
+    // Only on the live table, with the guard's lock held: nothing else can have parked them.
+    if ctx.redirected().is_none() {
+        g.wake_left_parked();
+    }
     if let Some(flag) = ctx.redirected().filter(|f| *f != "--snapshot") {
         g.notice(
             Severity::Info,
@@ -422,10 +430,13 @@ impl Watcher<'_, '_> {
         self.notifier.finish();
         // Never leave anything stopped behind.
         if !self.parked.is_empty() {
-            let control = platform::native_control(self.source.as_ref());
-            for p in self.parked.take_all() {
-                memory_guard::wake(control.as_ref(), &p.ids);
+            {
+                let control = platform::native_control(self.source.as_ref());
+                for p in self.parked.take_all() {
+                    memory_guard::wake(control.as_ref(), &p.ids);
+                }
             }
+            self.sync_parked();
         }
         self.emit(&Event::Summary {
             at: rfc3339_ms(platform::now_ms()),
@@ -435,6 +446,7 @@ impl Watcher<'_, '_> {
             errors: self.errors,
             pending_rows: self.pending.len(),
             stderr_dropped: crate::output::stderr_lost(),
+            history_writes_lost: crate::commands::sessions::lost_history_writes(),
         });
         self.out.finish(DRAIN_AT_EXIT);
         crate::output::finish_stderr(DRAIN_AT_EXIT);

@@ -52,6 +52,14 @@ impl ParkedTrees {
         }
     }
 
+    /// Every parked process, tree by tree, in the order they were stopped.
+    pub fn ids(&self) -> Vec<Identity> {
+        self.trees
+            .iter()
+            .flat_map(|t| t.ids.iter().copied())
+            .collect()
+    }
+
     /// Every tree, taken out: at exit, to be woken.
     #[must_use = "the trees returned are still stopped until woken"]
     pub fn take_all(&mut self) -> Vec<ParkedTree> {

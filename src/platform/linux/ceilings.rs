@@ -238,6 +238,7 @@ impl KeptCeilings {
         Bound {
             slots: tasks,
             ceilings,
+            uid: crate::platform::current_uid(),
         }
     }
 }

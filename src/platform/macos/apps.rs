@@ -250,6 +250,8 @@ fn app(api: &Api, cid: i32, keys: &Keys, asn: cf::CfTypeRef) -> Option<AppObserv
         bundle_path,
         policy,
         responsive: !unresponsive,
+        // Read from the process table with the identity (`hangs::with_identities`).
+        state: None,
     })
 }
 

@@ -154,17 +154,26 @@ pub const SSLEEP: i8 = 3;
 pub const SSTOP: i8 = 4;
 pub const SZOMB: i8 = 5;
 
+/// `p_flag` bit (proc.h) that sysctl sets for a process a debugger has attached to: xnu's
+/// `fill_user64_externproc` copies `p_lflag & P_LTRACED` into it (kern_sysctl.c). A debugger
+/// holds the process with Mach exceptions and `task_suspend`, so `p_stat` stays SRUN at a
+/// breakpoint: the flag is the only sign.
+pub const P_TRACED: i32 = 0x0000_0800;
+
 /// `MAXCOMLEN` (param.h): `p_comm` keeps this many bytes of the name.
 pub const MAXCOMLEN: usize = 16;
 
-/// The state of a process from its `p_stat` and, where libproc could be read, its
-/// `pti_numrunning`. xnu never sets SSLEEP: every live process arrives as SRUN, so SRUN
+/// The state of a process from its `p_stat`, its `p_flag` and, where libproc could be read,
+/// its `pti_numrunning`. xnu never sets SSLEEP: every live process arrives as SRUN, so SRUN
 /// alone says nothing about running or sleeping, and without `pti_numrunning` (another
-/// user's process, a slot-only read, a process that went away) the state is unknown.
-pub fn state(p_stat: i8, numrunning: Option<i32>) -> ProcState {
+/// user's process, a slot-only read, a process that went away) the state is unknown. A
+/// process with a debugger attached ([`P_TRACED`]) is `Traced` unless it is a zombie or
+/// stopped (SSTOP says more: a stopped process cannot run whoever holds it).
+pub fn state(p_stat: i8, p_flag: i32, numrunning: Option<i32>) -> ProcState {
     match (p_stat, numrunning) {
         (SZOMB, _) => ProcState::Zombie,
         (SSTOP, _) => ProcState::Stopped,
+        _ if p_flag & P_TRACED != 0 => ProcState::Traced,
         (SIDL, _) => ProcState::Idle,
         (SRUN | SSLEEP, Some(n)) if n > 0 => ProcState::Running,
         (SRUN | SSLEEP, Some(_)) => ProcState::Sleeping,
@@ -204,6 +213,8 @@ pub struct KinfoFields {
     /// Real uid (`e_pcred.p_ruid`), what the per-uid count charges.
     pub ruid: u32,
     pub stat: i8,
+    /// `p_flag` (with [`P_TRACED`] as sysctl reports it).
+    pub flag: i32,
     /// Microseconds since the epoch.
     pub start_us: u64,
     pub comm: String,
@@ -233,6 +244,7 @@ impl KinfoProc {
             tpgid: e.e_tpgid,
             ruid: e.e_pcred.p_ruid,
             stat: p.p_stat,
+            flag: p.p_flag,
             start_us: (st.tv_sec.max(0) as u64) * 1_000_000 + st.tv_usec.max(0) as u64,
             comm: String::from_utf8_lossy(&p.p_comm[..comm_len]).into_owned(),
         }
@@ -259,6 +271,7 @@ mod tests {
     #[test]
     fn offsets_of_every_field_read() {
         assert_eq!(offset_of!(ExternProc, p_starttime), 0);
+        assert_eq!(offset_of!(ExternProc, p_flag), 32);
         assert_eq!(offset_of!(ExternProc, p_stat), 36);
         assert_eq!(offset_of!(ExternProc, p_pid), 40);
         assert_eq!(offset_of!(ExternProc, p_comm), 243);
@@ -273,16 +286,34 @@ mod tests {
 
     #[test]
     fn srun_is_running_or_sleeping_only_with_numrunning() {
-        assert_eq!(state(SRUN, Some(1)), ProcState::Running);
-        assert_eq!(state(SRUN, Some(0)), ProcState::Sleeping);
-        assert_eq!(state(SSLEEP, Some(0)), ProcState::Sleeping);
+        assert_eq!(state(SRUN, 0, Some(1)), ProcState::Running);
+        assert_eq!(state(SRUN, 0, Some(0)), ProcState::Sleeping);
+        assert_eq!(state(SSLEEP, 0, Some(0)), ProcState::Sleeping);
         // Another user's process: libproc refuses, the state is not guessed.
-        assert_eq!(state(SRUN, None), ProcState::Unknown);
-        assert_eq!(state(SZOMB, None), ProcState::Zombie);
-        assert_eq!(state(SSTOP, None), ProcState::Stopped);
-        assert_eq!(state(SSTOP, Some(1)), ProcState::Stopped);
-        assert_eq!(state(SIDL, None), ProcState::Idle);
-        assert_eq!(state(9, Some(1)), ProcState::Unknown);
+        assert_eq!(state(SRUN, 0, None), ProcState::Unknown);
+        assert_eq!(state(SZOMB, 0, None), ProcState::Zombie);
+        assert_eq!(state(SSTOP, 0, None), ProcState::Stopped);
+        assert_eq!(state(SSTOP, 0, Some(1)), ProcState::Stopped);
+        assert_eq!(state(SIDL, 0, None), ProcState::Idle);
+        assert_eq!(state(9, 0, Some(1)), ProcState::Unknown);
+    }
+
+    /// Issue 25 item 13: an app at a debugger breakpoint is SRUN with P_TRACED set; it reads
+    /// `Traced`, whatever libproc says. Controls: the same entry without the flag, and other
+    /// `p_flag` bits, read as before; a traced zombie is a zombie, a traced SSTOP stopped.
+    #[test]
+    fn a_process_with_a_debugger_attached_is_traced() {
+        let other_bits = 0x0000_0004 | 0x0000_4000; // P_LP64, P_EXEC-like bits
+        assert_eq!(state(SRUN, P_TRACED, Some(0)), ProcState::Traced);
+        assert_eq!(state(SRUN, P_TRACED | other_bits, None), ProcState::Traced);
+        assert_eq!(state(SRUN, other_bits, Some(0)), ProcState::Sleeping);
+        assert_eq!(state(SZOMB, P_TRACED, None), ProcState::Zombie);
+        assert_eq!(state(SSTOP, P_TRACED, None), ProcState::Stopped);
+        let mut k = KinfoProc::zeroed();
+        k.kp_proc.p_stat = SRUN;
+        k.kp_proc.p_flag = P_TRACED | other_bits;
+        let f = k.fields();
+        assert_eq!(state(f.stat, f.flag, Some(1)), ProcState::Traced);
     }
 
     #[test]
@@ -334,6 +365,7 @@ mod tests {
                 tpgid: 87500,
                 ruid: 501,
                 stat: SZOMB,
+                flag: 0,
                 start_us: 1_787_995_393_499_123,
                 comm: "agency".into(),
             }

@@ -370,6 +370,7 @@ pub fn c_source() -> String {
         ("SSLEEP", i32::from(kinfo::SSLEEP)),
         ("SSTOP", i32::from(kinfo::SSTOP)),
         ("SZOMB", i32::from(kinfo::SZOMB)),
+        ("P_TRACED", kinfo::P_TRACED),
     ] {
         out.constant(name, v);
     }

@@ -59,7 +59,7 @@ impl MacSource {
             ppid: k.ppid,
             uid: k.ruid,
             // Until libproc says otherwise: SRUN alone is no answer (see kinfo::state).
-            state: kinfo::state(k.stat, None),
+            state: kinfo::state(k.stat, k.flag, None),
             start_time: Some(k.start_us),
             name: k.comm.clone(),
             exe: None,
@@ -89,7 +89,7 @@ impl MacSource {
             rec.threads = u32::try_from(ti.pti_threadnum).ok();
             let ticks = ti.pti_total_user.saturating_add(ti.pti_total_system);
             rec.cpu_ns = Some((ticks as f64 * self.ns_per_tick) as u64);
-            rec.state = kinfo::state(k.stat, Some(ti.pti_numrunning));
+            rec.state = kinfo::state(k.stat, k.flag, Some(ti.pti_numrunning));
         }
         rec.footprint_bytes = phys_footprint(k.pid);
         let path = (with_exe || cut).then(|| pid_path(k.pid)).flatten();
@@ -123,12 +123,12 @@ impl MacSource {
                 scope: Scope::User,
                 in_use: None,
                 origin: "sysctl kern.maxprocperuid".into(),
-                enforced: uid != 0,
-                note: if uid == 0 {
-                    Some("not enforced for root".into())
-                } else {
-                    pnote
-                },
+                // fork never checks it (core::limits): information and the trap note.
+                enforced: false,
+                note: Some(match pnote {
+                    Some(e) => format!("{e}; {}", crate::core::limits::PER_UID_NOTE),
+                    None => crate::core::limits::PER_UID_NOTE.into(),
+                }),
             },
             Ceiling {
                 source: LimitSource::RlimitNproc,
@@ -172,9 +172,11 @@ impl ProcessSource for MacSource {
         // SAFETY: a null buffer of size 0 asks only for the count.
         let n = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
         let slots = u64::try_from(n).ok().filter(|&n| n > 0);
+        let uid = current_uid();
         Some(crate::core::round_plan::Bound {
             slots,
-            ceilings: self.ceilings(current_uid(), slots.unwrap_or(0)),
+            ceilings: self.ceilings(uid, slots.unwrap_or(0)),
+            uid,
         })
     }
 

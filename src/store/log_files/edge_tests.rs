@@ -11,22 +11,97 @@ use std::time::Instant;
 
 // ----- PartialEvidenceTests / MatchingAndOrderingTests (reader items) ------------------
 
+/// Issue 25 item 15, the breaking input: a session writing work every second, its log's
+/// mtime set three days back (`touch -d '3 days ago'`, `cp -p`, `rsync -a`, `tar x`, a
+/// network mount whose clock lags). The content decides: it is active. (Judged by its mtime
+/// it read "no write for at least 3 days", released.) Control: the same old mtime over old
+/// content is idle, by the content; and an old file of garbage is opened, so unknown.
 #[test]
-fn a_file_untouched_beyond_the_horizon_is_not_opened() {
+fn an_old_mtime_never_skips_reading_the_content() {
+    let three_days = NOW - 72 * HOUR;
     let d = LogDir::new();
-    // Garbage: if it were opened it would read as unknown.
+    let fresh: String = (0..60)
+        .map(|k| work(NOW - 60 + k, "tool.execution_start"))
+        .collect();
+    d.file(SESSION_LOG, fresh, three_days);
+    let r = d.judge();
+    let f = file(&r, SESSION_LOG);
+    assert!(f.bytes_read > 0 && !f.tail_only, "{f:#?}");
+    assert_eq!(f.verdict, FileVerdict::Work { at: NOW - 1 });
+    assert!(age(&r) < 120, "{r:#?}");
+    // Control: old content under the same old mtime is idle, and says so by its content.
+    let d = LogDir::new();
+    d.file(SESSION_LOG, session_log(NOW - 72 * HOUR - 60), three_days);
+    let r = d.judge();
+    assert!(file(&r, SESSION_LOG).bytes_read > 0);
+    assert!(age(&r) > 6 * HOUR, "{r:#?}");
+    // Garbage with an old mtime is read like any file: unknown, which protects.
+    let d = LogDir::new();
     d.file("old.log", "no timestamps in here\n", NOW - 7 * HOUR);
     let r = d.judge();
-    let f = file(&r, "old.log");
-    assert!(f.stale);
-    assert_eq!(f.bytes_read, 0);
-    assert_eq!(
-        f.verdict,
-        FileVerdict::HeartbeatOnly {
-            since_at_least: NOW - 7 * HOUR
-        }
+    assert_eq!(file(&r, "old.log").verdict, FileVerdict::Unknown);
+    assert_eq!(r.last_activity, None);
+}
+
+/// The mtime may only make a file count as more recent: past `max_files`, the files with
+/// the newest mtimes get the full budget and the rest are read at their end, so fresh work
+/// under an old mtime is still found; more files than both caps make the directory unknown
+/// without opening any. (The limits are shrunk to 2 + 3 files here; the defaults are 32 +
+/// 992.)
+#[test]
+fn past_the_cap_the_newest_mtimes_are_read_in_full_and_the_rest_at_their_end() {
+    let d = LogDir::new();
+    for i in 0..4 {
+        d.file(
+            &format!("old-{i}.log"),
+            heartbeats(NOW - 31 * HOUR, NOW - 30 * HOUR),
+            NOW - 30 * HOUR + i,
+        );
+    }
+    // The one that matters: work a minute ago, mtime a day old, among the oldest mtimes.
+    let fresh = heartbeats(NOW - 40 * HOUR, NOW - 2 * MIN) + &work(NOW - MIN, "assistant.turn_end");
+    d.file("touched.log", fresh, NOW - 40 * HOUR);
+    let limits = ReaderLimits {
+        max_files: 2,
+        max_tail_files: 3,
+        ..ReaderLimits::default()
+    };
+    let r = d.judge_with(&limits);
+    let touched = file(&r, "touched.log");
+    assert!(touched.tail_only, "{touched:#?}");
+    assert!(touched.bytes_read <= limits.tail, "{touched:#?}");
+    assert_eq!(touched.verdict, FileVerdict::Work { at: NOW - MIN });
+    assert!((age(&r) - MIN).abs() <= 1, "{r:#?}");
+    let full: Vec<&str> = r
+        .files
+        .iter()
+        .filter(|f| !f.tail_only)
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(full, ["old-2.log", "old-3.log"], "the two newest mtimes");
+    // Control: every file old in content and mtime, the directory is idle (by content:
+    // the newest line of each, read at its end, is 30 h old).
+    let d = LogDir::new();
+    for i in 0..5 {
+        d.file(
+            &format!("old-{i}.log"),
+            heartbeats(NOW - 31 * HOUR, NOW - 30 * HOUR),
+            NOW - 30 * HOUR,
+        );
+    }
+    assert!(age(&d.judge_with(&limits)) > 6 * HOUR);
+    // One file more than both caps: unknown, nothing opened, whatever the mtimes.
+    d.file(
+        "old-5.log",
+        heartbeats(NOW - 31 * HOUR, NOW - 30 * HOUR),
+        NOW - 30 * HOUR,
     );
-    assert!(age(&r) >= 6 * HOUR);
+    let r = d.judge_with(&limits);
+    assert_eq!(
+        r.verdict,
+        DirVerdict::Unknown(UnknownWhy::TooManyFiles { files: 6, cap: 5 })
+    );
+    assert!(r.files.iter().all(|f| f.bytes_read == 0));
 }
 
 #[test]
@@ -72,7 +147,6 @@ fn a_file_that_vanishes_before_it_is_read_is_unknown() {
     let l = ReaderLimits::default();
     let r = session_log::judge_dir(&VanishesOnOpen, d.path(), NOW, &l, Instant::now).unwrap();
     let f = file(&r, SESSION_LOG);
-    assert!(!f.stale, "a fresh file must be read");
     assert_eq!(f.verdict, FileVerdict::Unknown);
     assert!(f.error.is_some());
     assert!(!d.path().join(SESSION_LOG).exists(), "control: it vanished");
@@ -83,7 +157,7 @@ fn a_file_that_vanishes_before_it_is_read_is_unknown() {
 }
 
 #[test]
-fn more_recent_files_than_the_cap_make_the_directory_unknown_unread() {
+fn more_files_than_the_cap_make_the_directory_unknown_unread() {
     let d = LogDir::new();
     for i in 0..5 {
         d.file(
@@ -92,21 +166,25 @@ fn more_recent_files_than_the_cap_make_the_directory_unknown_unread() {
             NOW - 30,
         );
     }
-    d.file("old.log", "x\n", NOW - 9 * HOUR);
+    d.file(
+        "old.log",
+        work(NOW - 9 * HOUR, "assistant.turn_end"),
+        NOW - 9 * HOUR,
+    );
     let r = d.judge();
     assert!((age(&r) - 30).abs() <= 2);
     let capped = d.judge_with(&ReaderLimits {
         max_files: 4,
+        max_tail_files: 1,
         ..ReaderLimits::default()
     });
     assert_eq!(capped.last_activity, None);
+    // An old mtime counts towards the cap like any other: it is no reason not to read.
     assert_eq!(
         capped.verdict,
-        DirVerdict::Unknown(UnknownWhy::TooManyFiles { recent: 5, cap: 4 })
+        DirVerdict::Unknown(UnknownWhy::TooManyFiles { files: 6, cap: 5 })
     );
     assert!(capped.files.iter().all(|f| f.bytes_read == 0));
-    // Stale files are judged by mtime and do not count towards the cap.
-    assert!(file(&capped, "old.log").stale);
 }
 
 // ----- bad input --------------------------------------------------------------------

@@ -17,7 +17,7 @@ fn s1_heartbeats_after_old_work_read_as_idle_despite_a_fresh_mtime() {
         panic!("{f:#?}")
     };
     assert!((NOW - 6 * HOUR - 30..=NOW - 6 * HOUR).contains(&since_at_least));
-    assert!(!f.stale);
+    assert!(!f.tail_only);
     assert!(f.bytes_read < f.size && f.bytes_read < 1 << 20, "{f:#?}");
     assert!(age(&r) > 2 * HOUR);
 }

@@ -7,9 +7,18 @@
 //! Lifecycle of an app identity (bundle id, else absolute bundle path):
 //! - the first unresponsive observation creates a *pending* observation;
 //! - responsive, or gone from the list, clears pending and blocked;
+//! - stopped (SIGSTOP: parked by `park`, `top`'s suggestion, a shell's Ctrl-Z) or traced
+//!   (a debugger attached, at a breakpoint) clears pending and blocked too, and is never
+//!   recovered, however long it lasts: such a process cannot drain its event queue, so the
+//!   WindowServer calls it not responding, and a restart would end the parked app and its
+//!   unsaved work (seed 002: "a responsive or stopped app clears its pending observation");
 //! - a second consecutive unresponsive round of the same process *confirms* the hang;
 //! - confirmed and the cooldown permits (one automatic restart per identity per hour) →
-//!   restart; the attempt is what counts, so a failed restart also starts the cooldown;
+//!   restart. Only a performed restart starts the cooldown: whoever acted records it
+//!   ([`record_restart`]) once something was signalled (or, in a replay, planned). A restart
+//!   refused before acting, or one that signalled nothing (the process already gone, its
+//!   pid another process's), is no restart: the hang stays confirmed and the restart is
+//!   tried again at the next counted round, never reported as "again after a restart";
 //! - confirmed again while cooling down → *blocked*, and the user is notified once
 //!   (third-party apps only); blocked stays until the app responds or goes;
 //! - restart times older than 24 h are pruned;
@@ -34,6 +43,7 @@ use crate::hangs::cooldown::{prune_restarts, since_restart};
 pub use crate::hangs::eligibility::{
     Ineligible, Resolve, eligibility, is_app_bundle_path, lexical_only,
 };
+use crate::snapshot::ProcState;
 
 /// The one system service that is restarted automatically (seed 002, Behavior 5).
 pub const CURSOR_SERVICE_ID: &str = "com.apple.TextInputUI.xpc.CursorUIViewService";
@@ -95,9 +105,21 @@ pub struct AppObservation {
     pub name: String,
     pub policy: Policy,
     pub responsive: bool,
+    /// The process's scheduling state, when read (the live round reads it from the process
+    /// table, a recorded round may carry it): `Stopped` or `Traced` is never recovered.
+    pub state: Option<ProcState>,
 }
 
 impl AppObservation {
+    /// Held by a stop signal or a debugger: it cannot answer, and must not be restarted.
+    pub fn held(&self) -> Option<HangState> {
+        match self.state {
+            Some(ProcState::Stopped) => Some(HangState::Stopped),
+            Some(ProcState::Traced) => Some(HangState::Traced),
+            _ => None,
+        }
+    }
+
     /// The app identity: the bundle identifier when there is one, else the bundle path.
     pub fn identity(&self) -> &str {
         match self.bundle_id.as_deref() {
@@ -174,6 +196,14 @@ pub struct Pending {
     /// When the last counted observation was made (`since_ms` in older state files).
     #[serde(default)]
     pub last_ms: Option<i64>,
+    /// Restarts decided for this observation so far; more than one means the earlier ones
+    /// performed nothing (a performed restart starts the cooldown, so there is no second).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempts: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The monitor state persisted between rounds (`hangs.json` in the state directory).
@@ -182,7 +212,7 @@ pub struct MonitorState {
     pub schema: String,
     pub last_round_ms: Option<i64>,
     pub observations: BTreeMap<String, Pending>,
-    /// Last automatic restart (attempt) per identity.
+    /// Last automatic restart performed per identity (`record_restart`).
     pub restarts: BTreeMap<String, i64>,
     /// The same restarts on the boot clock (`Round::boot_ms`), for those made in a live
     /// round; absent in older state files.
@@ -220,6 +250,11 @@ pub enum HangState {
     Blocked,
     /// Not eligible (see `reason`): never acted on.
     Ignored,
+    /// Stopped (SIGSTOP, parked): not responding because it cannot run; never recovered, and
+    /// its pending and blocked state is cleared.
+    Stopped,
+    /// A debugger holds it (traced, at a breakpoint): the same as stopped.
+    Traced,
 }
 
 impl HangState {
@@ -230,6 +265,8 @@ impl HangState {
             Self::Confirmed => "confirmed",
             Self::Blocked => "blocked",
             Self::Ignored => "ignored",
+            Self::Stopped => "stopped",
+            Self::Traced => "traced",
         }
     }
 }
@@ -306,6 +343,9 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
     let mut observations = BTreeMap::new();
     let mut blocked = BTreeMap::new();
     let mut decisions = Vec::new();
+    // Restarts decided this round, not yet recorded (`record_restart` follows the act): they
+    // count against the cap on restart times as if they were.
+    let mut decided = 0usize;
     for (app, verdict) in round.apps.iter().zip(verdicts.iter().cloned()) {
         if app.responsive {
             continue;
@@ -339,6 +379,22 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
                 continue;
             }
         };
+        if let Some(held) = app.held() {
+            // Neither pending nor blocked is carried on: both maps are rebuilt from this
+            // round, and a held app enters neither.
+            d.kind = Some(kind);
+            d.state = held;
+            d.reason = Some(match held {
+                HangState::Traced => {
+                    "a debugger holds it (traced): it cannot answer until released; never restarted"
+                        .into()
+                }
+                _ => "stopped (parked, SIGSTOP): it cannot answer until continued; never restarted"
+                    .into(),
+            });
+            decisions.push(d);
+            continue;
+        }
         d.kind = Some(kind);
         let prev = state
             .observations
@@ -359,20 +415,19 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         } else {
             now
         };
+        let attempts = prev.map_or(0, |p| p.attempts);
         d.rounds = rounds;
         d.cooldown_until_ms = since_restart(state, &identity, round)
             .filter(|elapsed| *elapsed < cooldown)
             .map(|elapsed| now.saturating_add(cooldown - elapsed));
-        observations.insert(
-            identity.clone(),
-            Pending {
-                pid: app.pid,
-                start_time: app.start_time,
-                rounds,
-                since_ms,
-                last_ms: Some(counted_ms),
-            },
-        );
+        let mut pending = Pending {
+            pid: app.pid,
+            start_time: app.start_time,
+            rounds,
+            since_ms,
+            last_ms: Some(counted_ms),
+            attempts,
+        };
         if let Some(since) = state.blocked.get(&identity) {
             // Blocked lasts until the app responds or goes from the list, whatever happens
             // to the round count (a gap, a relaunch between two rounds): notified once.
@@ -394,7 +449,16 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
                 "unresponsive again within {} min of an automatic restart",
                 cooldown / 60_000
             ));
-        } else if !state.restarts.contains_key(&identity) && state.restarts.len() >= MAX_TRACKED {
+        } else if too_soon && attempts > 0 {
+            // Confirmed before, and the restart then performed nothing (a performed one would
+            // have started the cooldown): tried again only at a counted round.
+            d.state = HangState::Confirmed;
+            d.reason = Some(
+                "the last restart performed nothing; it is tried again at the next round".into(),
+            );
+        } else if !state.restarts.contains_key(&identity)
+            && state.restarts.len().saturating_add(decided) >= MAX_TRACKED
+        {
             // Forgetting a restart time to make room would allow a second restart within the
             // cooldown: refuse instead (the observation is kept; it restarts once room frees).
             d.kind = None;
@@ -404,15 +468,21 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
                  another restart, so none is made"
             ));
         } else {
-            state.restarts.insert(identity.clone(), now);
-            match round.boot_ms {
-                Some(b) => state.restarts_boot.insert(identity.clone(), b),
-                None => state.restarts_boot.remove(&identity),
-            };
+            decided += 1;
             d.state = HangState::Confirmed;
-            d.detected = true;
+            // Detected once per observation: a retry of a restart that performed nothing is
+            // not a new detection.
+            d.detected = attempts == 0;
             d.restart = true;
+            if attempts > 0 {
+                d.reason = Some(format!(
+                    "restart tried again: {} earlier attempt(s) performed nothing",
+                    attempts
+                ));
+            }
+            pending.attempts = attempts.saturating_add(1);
         }
+        observations.insert(identity.clone(), pending);
         decisions.push(d);
     }
     // Blocked lasts until the app responds or quits, whatever the instance count does: an
@@ -422,7 +492,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         let still = round
             .apps
             .iter()
-            .any(|a| !a.responsive && a.identity() == identity.as_str());
+            .any(|a| !a.responsive && a.held().is_none() && a.identity() == identity.as_str());
         if still && !blocked.contains_key(identity) && blocked.len() < MAX_TRACKED {
             blocked.insert(identity.clone(), *since);
         }
@@ -437,6 +507,18 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         decisions,
         cleared_pending: 0,
     }
+}
+
+/// Record that the restart `round` decided for `identity` was performed (something was
+/// signalled; in a replay or dry run, planned): this, and only this, starts the cooldown. A
+/// restart refused before acting, or one that signalled nothing, is not recorded, so the app
+/// is neither reported as unresponsive "again after a restart" nor kept from a retry.
+pub fn record_restart(state: &mut MonitorState, identity: &str, round: &Round) {
+    state.restarts.insert(identity.to_string(), round.at_ms);
+    match round.boot_ms {
+        Some(b) => state.restarts_boot.insert(identity.to_string(), b),
+        None => state.restarts_boot.remove(identity),
+    };
 }
 
 /// Events the monitor logs.

@@ -19,13 +19,13 @@ fn cooldown_allows_one_automatic_restart_an_hour() {
     // each pair so that blocked never latches.
     while t < T0 + 3 * COOLDOWN_MS {
         let pid = 1000 + (i / 2) as i32;
-        let o = round(&mut s, &live(t, hung(pid)), &cfg);
+        let o = performed(&mut s, &live(t, hung(pid)), &cfg);
         if only(&o).restart {
             restarted_at.push(t);
         }
         if i % 2 == 1 {
             t += EVERY;
-            round(&mut s, &live(t, vec![app(ED, pid, true)]), &cfg);
+            performed(&mut s, &live(t, vec![app(ED, pid, true)]), &cfg);
         }
         t += EVERY;
         i += 1;
@@ -35,13 +35,13 @@ fn cooldown_allows_one_automatic_restart_an_hour() {
     // And never two within an hour: replay the restart times from the state's point of view.
     let mut s = MonitorState::default();
     s.restarts.insert(ED.into(), T0);
-    let o = round(&mut s, &live(T0 + COOLDOWN_MS - 1, hung(5)), &cfg);
+    let o = performed(&mut s, &live(T0 + COOLDOWN_MS - 1, hung(5)), &cfg);
     assert_eq!(only(&o).state, HangState::CoolingDown);
     assert_eq!(only(&o).cooldown_until_ms, Some(T0 + COOLDOWN_MS));
     let mut s = MonitorState::default();
     s.restarts.insert(ED.into(), T0);
-    round(&mut s, &live(T0 + COOLDOWN_MS, hung(6)), &cfg);
-    let o = round(&mut s, &live(T0 + COOLDOWN_MS + EVERY, hung(6)), &cfg);
+    performed(&mut s, &live(T0 + COOLDOWN_MS, hung(6)), &cfg);
+    let o = performed(&mut s, &live(T0 + COOLDOWN_MS + EVERY, hung(6)), &cfg);
     assert!(only(&o).restart, "the hour has passed");
 }
 
@@ -53,7 +53,7 @@ fn a_configured_cooldown_below_an_hour_is_raised_to_the_hour() {
     };
     let mut s = MonitorState::default();
     s.restarts.insert(ED.into(), T0);
-    let o = round(&mut s, &live(T0 + 120_000, vec![app(ED, 5, false)]), &cfg);
+    let o = performed(&mut s, &live(T0 + 120_000, vec![app(ED, 5, false)]), &cfg);
     assert_eq!(only(&o).state, HangState::CoolingDown);
 }
 
@@ -66,7 +66,7 @@ fn restart_times_older_than_24_hours_are_pruned() {
         .insert("recent".into(), T0 - RESTART_RETENTION_MS + 1);
     s.restarts
         .insert("wrong-clock".into(), T0 + 2 * RESTART_RETENTION_MS);
-    round(&mut s, &live(T0, vec![]), &cfg);
+    performed(&mut s, &live(T0, vec![]), &cfg);
     assert_eq!(s.restarts.keys().collect::<Vec<_>>(), vec!["recent"]);
 }
 
@@ -89,7 +89,7 @@ fn maps_stay_bounded_whatever_the_apps_are_called() {
         MAX_TRACKED
     );
     // Identities seen once and never again disappear from observations and blocked.
-    round(&mut s, &live(T0 + 2 * EVERY, vec![]), &cfg);
+    performed(&mut s, &live(T0 + 2 * EVERY, vec![]), &cfg);
     assert!(s.observations.is_empty() && s.blocked.is_empty());
     // An absurdly long identity is never tracked.
     let mut long = app(&"x".repeat(MAX_IDENTITY_LEN + 1), 9, false);
@@ -106,7 +106,7 @@ fn maps_stay_bounded_whatever_the_apps_are_called() {
     for i in 0..1000 {
         s.restarts.insert(format!("id{i}"), T0 - COOLDOWN_MS - i);
     }
-    round(&mut s, &live(T0, vec![]), &cfg);
+    performed(&mut s, &live(T0, vec![]), &cfg);
     assert!(s.restarts.len() < MAX_TRACKED);
     assert!(s.restarts.contains_key("id0"), "the newest are kept");
 }
@@ -137,12 +137,12 @@ fn the_restart_cap_never_forgets_a_time_within_the_cooldown_it_refuses_instead()
     // Control: once the old times pass the cooldown they make room, and the new app is
     // restarted.
     let later = T0 + COOLDOWN_MS + 60_000;
-    round(
+    performed(
         &mut s,
         &live(later, vec![app("org.example.New", 600, false)]),
         &cfg,
     );
-    let o = round(
+    let o = performed(
         &mut s,
         &live(later + EVERY, vec![app("org.example.New", 600, false)]),
         &cfg,
@@ -156,16 +156,16 @@ fn rounds_closer_than_the_minimum_gap_count_once() {
     let mut s = MonitorState::default();
     let hung = || vec![app(ED, 501, false)];
     // Two rounds with the same `at`, then a manual round a second after watch's.
-    let o1 = round(&mut s, &live(T0, hung()), &cfg);
-    let o2 = round(&mut s, &live(T0, hung()), &cfg);
-    let o3 = round(&mut s, &live(T0 + 1_000, hung()), &cfg);
+    let o1 = performed(&mut s, &live(T0, hung()), &cfg);
+    let o2 = performed(&mut s, &live(T0, hung()), &cfg);
+    let o3 = performed(&mut s, &live(T0 + 1_000, hung()), &cfg);
     for o in [&o1, &o2, &o3] {
         let d = only(o);
         assert!(!d.restart && d.state == HangState::Pending, "{d:?}");
         assert_eq!(d.rounds, 1);
     }
     // Control: a round the minimum gap after the first observation confirms it.
-    let o = round(&mut s, &live(T0 + MIN_ROUND_GAP_MS, hung()), &cfg);
+    let o = performed(&mut s, &live(T0 + MIN_ROUND_GAP_MS, hung()), &cfg);
     assert!(only(&o).restart, "{o:?}");
     // The gap is configurable within bounds: 20 s asks for 20 s ...
     let slow = MonitorConfig {
@@ -175,7 +175,7 @@ fn rounds_closer_than_the_minimum_gap_count_once() {
     let mut s = MonitorState::default();
     let o = rounds(&mut s, &slow, vec![hung(), hung()]);
     assert!(!only(&o[1]).restart, "15 s apart is too close for 20 s");
-    let o = round(&mut s, &live(T0 + 20_000, hung()), &slow);
+    let o = performed(&mut s, &live(T0 + 20_000, hung()), &slow);
     assert!(only(&o).restart);
     // ... and 0 is raised to the lower bound: same-instant rounds never confirm.
     let zero = MonitorConfig {
@@ -183,8 +183,8 @@ fn rounds_closer_than_the_minimum_gap_count_once() {
         ..MonitorConfig::default()
     };
     let mut s = MonitorState::default();
-    round(&mut s, &live(T0, hung()), &zero);
-    assert!(!only(&round(&mut s, &live(T0, hung()), &zero)).restart);
+    performed(&mut s, &live(T0, hung()), &zero);
+    assert!(!only(&performed(&mut s, &live(T0, hung()), &zero)).restart);
 }
 
 #[test]
@@ -197,7 +197,7 @@ fn blocked_lasts_through_a_round_with_a_second_instance_and_is_notified_once() {
     assert!(only(&o[1]).restart);
     let mut at = T0 + 2 * EVERY;
     let mut next = |s: &mut MonitorState, apps: Vec<AppObservation>| {
-        let r = round(s, &live(at, apps), &cfg);
+        let r = performed(s, &live(at, apps), &cfg);
         at += EVERY;
         r
     };
@@ -260,12 +260,12 @@ fn at(wall: i64, boot: i64, apps: Vec<AppObservation>) -> Round {
 fn restarted() -> MonitorState {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
-    round(
+    performed(
         &mut s,
         &at(T0 - EVERY, B0 - EVERY, vec![app(ED, 5, false)]),
         &cfg,
     );
-    let o = round(&mut s, &at(T0, B0, vec![app(ED, 5, false)]), &cfg);
+    let o = performed(&mut s, &at(T0, B0, vec![app(ED, 5, false)]), &cfg);
     assert!(only(&o).restart);
     assert_eq!(s.restarts_boot.get(ED), Some(&B0));
     s
@@ -275,8 +275,8 @@ fn restarted() -> MonitorState {
 /// round's verdict.
 fn hangs_again(s: &mut MonitorState, wall: i64, boot: i64) -> AppDecision {
     let cfg = MonitorConfig::default();
-    round(s, &at(wall, boot, vec![app(ED, 6, false)]), &cfg);
-    let o = round(
+    performed(s, &at(wall, boot, vec![app(ED, 6, false)]), &cfg);
+    let o = performed(
         s,
         &at(wall + EVERY, boot + EVERY, vec![app(ED, 6, false)]),
         &cfg,
@@ -336,20 +336,20 @@ fn a_recorded_round_measures_the_cooldown_on_its_wall_clock() {
     // A restart stamped on the boot clock, replayed by rounds that have none: the wall.
     let cfg = MonitorConfig::default();
     let mut s = restarted();
-    round(&mut s, &live(T0 + 60_000, vec![app(ED, 6, false)]), &cfg);
-    let o = round(
+    performed(&mut s, &live(T0 + 60_000, vec![app(ED, 6, false)]), &cfg);
+    let o = performed(
         &mut s,
         &live(T0 + 60_000 + EVERY, vec![app(ED, 6, false)]),
         &cfg,
     );
     assert_eq!(only(&o).state, HangState::Blocked);
     let mut s = restarted();
-    round(
+    performed(
         &mut s,
         &live(T0 + COOLDOWN_MS, vec![app(ED, 6, false)]),
         &cfg,
     );
-    let o = round(
+    let o = performed(
         &mut s,
         &live(T0 + COOLDOWN_MS + EVERY, vec![app(ED, 6, false)]),
         &cfg,

@@ -18,6 +18,7 @@ pub(super) fn app(id: &str, pid: i32, responsive: bool) -> AppObservation {
         name: short,
         policy: Policy::Regular,
         responsive,
+        state: None,
     }
 }
 
@@ -31,6 +32,7 @@ pub(super) fn service(pid: i32, responsive: bool) -> AppObservation {
         name: "CursorUIViewService".into(),
         policy: Policy::Prohibited,
         responsive,
+        state: None,
     }
 }
 
@@ -54,6 +56,17 @@ pub(super) fn unavailable(at_ms: i64) -> Round {
     }
 }
 
+/// One round in which every restart decided is performed and recorded (`record_restart`),
+/// as the round pipeline records a restart that signalled the app. Tests of a restart that
+/// performed nothing call [`round`] and leave the record out.
+pub(super) fn performed(state: &mut MonitorState, r: &Round, cfg: &MonitorConfig) -> RoundOutcome {
+    let o = round(state, r, cfg);
+    for d in o.decisions.iter().filter(|d| d.restart) {
+        record_restart(state, &d.identity, r);
+    }
+    o
+}
+
 /// Run `rounds` (one list of apps each, `EVERY` apart from `T0`) and return the outcomes.
 pub(super) fn rounds(
     state: &mut MonitorState,
@@ -63,7 +76,7 @@ pub(super) fn rounds(
     rounds_
         .into_iter()
         .enumerate()
-        .map(|(i, apps)| round(state, &live(T0 + i as i64 * EVERY, apps), cfg))
+        .map(|(i, apps)| performed(state, &live(T0 + i as i64 * EVERY, apps), cfg))
         .collect()
 }
 
@@ -96,7 +109,7 @@ fn fresh(rounds_: Vec<Vec<AppObservation>>) -> (Vec<RoundOutcome>, MonitorState)
 #[test]
 fn b01_the_round_judges_each_app_by_the_windowserver_responsiveness_it_was_given() {
     let mut s = MonitorState::default();
-    let o = round(
+    let o = performed(
         &mut s,
         &live(T0, vec![hung(501), app("com.example.Mail", 502, true)]),
         &MonitorConfig::default(),
@@ -116,15 +129,15 @@ fn b01_the_round_judges_each_app_by_the_windowserver_responsiveness_it_was_given
 fn b02_interface_unavailable_clears_pending_and_takes_no_action() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
-    round(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
     assert_eq!(s.observations.len(), 1);
-    let o = round(&mut s, &unavailable(T0 + EVERY), &cfg);
+    let o = performed(&mut s, &unavailable(T0 + EVERY), &cfg);
     assert!(!o.available);
     assert_eq!(o.cleared_pending, 1);
     assert!(o.decisions.is_empty());
     assert!(s.observations.is_empty());
     // The next unresponsive round starts over: pending, not confirmed.
-    let o = round(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
+    let o = performed(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
     assert_eq!(only(&o).state, HangState::Pending);
     assert!(!only(&o).restart);
 }
@@ -135,7 +148,7 @@ fn interface_unavailable_keeps_restart_times_and_blocked() {
     let mut s = MonitorState::default();
     s.restarts.insert(ED.into(), T0 - 60_000);
     s.blocked.insert(ED.into(), T0 - 30_000);
-    round(&mut s, &unavailable(T0), &cfg);
+    performed(&mut s, &unavailable(T0), &cfg);
     assert_eq!(s.restarts.len(), 1);
     assert_eq!(s.blocked.len(), 1);
 }
@@ -198,17 +211,17 @@ fn another_process_under_the_same_identity_starts_over() {
 fn rounds_further_apart_than_the_gap_are_not_consecutive() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
-    round(&mut s, &live(T0, vec![hung(501)]), &cfg);
-    let o = round(
+    performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    let o = performed(
         &mut s,
         &live(T0 + MAX_ROUND_GAP_MS + 1, vec![hung(501)]),
         &cfg,
     );
     assert_eq!(only(&o).state, HangState::Pending);
     // A clock that went backwards is a gap too.
-    let o = round(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    let o = performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
     assert_eq!(only(&o).state, HangState::Pending);
-    let o = round(&mut s, &live(T0 + MAX_ROUND_GAP_MS, vec![hung(501)]), &cfg);
+    let o = performed(&mut s, &live(T0 + MAX_ROUND_GAP_MS, vec![hung(501)]), &cfg);
     assert_eq!(
         only(&o).state,
         HangState::Confirmed,
@@ -354,11 +367,11 @@ fn blocked_survives_a_gap_between_rounds_and_is_not_notified_again() {
     let cfg = MonitorConfig::default();
     let mut s = MonitorState::default();
     s.restarts.insert(ED.into(), T0 - 60_000);
-    round(&mut s, &live(T0, vec![hung(900)]), &cfg);
-    let o = round(&mut s, &live(T0 + EVERY, vec![hung(900)]), &cfg);
+    performed(&mut s, &live(T0, vec![hung(900)]), &cfg);
+    let o = performed(&mut s, &live(T0 + EVERY, vec![hung(900)]), &cfg);
     assert!(only(&o).newly_blocked);
     // The machine slept: the next round is not consecutive, but the app never responded.
-    let o = round(&mut s, &live(T0 + 3_600_000, vec![hung(900)]), &cfg);
+    let o = performed(&mut s, &live(T0 + 3_600_000, vec![hung(900)]), &cfg);
     assert_eq!(only(&o).state, HangState::Blocked);
     assert!(!only(&o).newly_blocked && !only(&o).restart);
 }
@@ -392,4 +405,138 @@ fn bdd01_given_it_is_unresponsive_in_two_consecutive_rounds_when_the_second_is_e
     assert_eq!(d.kind, Some(Kind::Service));
     assert_eq!(d.state, HangState::Confirmed);
     assert!(d.restart);
+}
+
+/// Issue 25 item 14, in the core: a restart decided but not recorded (it performed nothing)
+/// leaves no cooldown. The next counted round decides it again, as a retry (not a second
+/// detection); a look within the minimum gap does not. Control: recorded, the next round
+/// blocks.
+#[test]
+fn an_unrecorded_restart_is_retried_at_the_next_counted_round_only() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    round(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    let o = round(&mut s, &live(T0 + EVERY, vec![hung(501)]), &cfg);
+    assert!(only(&o).restart && only(&o).detected);
+    assert!(s.restarts.is_empty(), "decided, not recorded");
+    let soon = round(&mut s, &live(T0 + EVERY + 1_000, vec![hung(501)]), &cfg);
+    let d = only(&soon);
+    assert!(!d.restart && d.state == HangState::Confirmed, "{d:?}");
+    let o = round(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
+    let d = only(&o);
+    assert!(
+        d.restart && !d.detected && d.cooldown_until_ms.is_none(),
+        "{d:?}"
+    );
+    assert_eq!(s.observations[ED].attempts, 2);
+    // Control: the restart recorded (performed) starts the cooldown.
+    let mut s = MonitorState::default();
+    performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    performed(&mut s, &live(T0 + EVERY, vec![hung(501)]), &cfg);
+    let o = round(&mut s, &live(T0 + 2 * EVERY, vec![hung(501)]), &cfg);
+    assert_eq!(only(&o).state, HangState::Blocked);
+    assert!(only(&o).newly_blocked && !only(&o).restart);
+}
+
+// --- Issue 25 item 13: a stopped or traced app is never recovered.
+
+/// The editor at `pid`, not responding, in scheduling state `state`.
+fn hung_in(pid: i32, state: ProcState) -> AppObservation {
+    AppObservation {
+        state: Some(state),
+        ..hung(pid)
+    }
+}
+
+/// Parked (SIGSTOP) or at a breakpoint, the editor stays unresponsive round after round:
+/// it is reported as such, never confirmed, never restarted, and the pending observation of
+/// the round before it was parked is cleared (seed 002: "a responsive or stopped app clears
+/// its pending observation"). Control: the same app in the same rounds, unresponsive and
+/// running (or sleeping, or with no state read), is confirmed and restarted at round two.
+#[test]
+fn a_stopped_or_traced_app_is_never_recovered_and_clears_its_pending_observation() {
+    for (held, state) in [
+        (ProcState::Stopped, HangState::Stopped),
+        (ProcState::Traced, HangState::Traced),
+    ] {
+        let (o, s) = fresh(vec![
+            vec![hung(501)],
+            vec![hung_in(501, held)],
+            vec![hung_in(501, held)],
+            vec![hung_in(501, held)],
+        ]);
+        assert_eq!(only(&o[0]).state, HangState::Pending);
+        for r in &o[1..] {
+            let d = only(r);
+            assert_eq!(d.state, state, "{d:?}");
+            assert!(!d.restart && !d.detected && !d.newly_blocked, "{d:?}");
+            assert!(d.reason.as_deref().unwrap().contains("never restarted"));
+        }
+        assert!(s.observations.is_empty(), "pending cleared");
+        assert!(s.restarts.is_empty());
+        // Continued and still hung: it starts over, one round pending.
+        let mut s = s;
+        let o = performed(
+            &mut s,
+            &live(T0 + 4 * EVERY, vec![hung(501)]),
+            &MonitorConfig::default(),
+        );
+        assert_eq!((only(&o).state, only(&o).rounds), (HangState::Pending, 1));
+    }
+    for running in [
+        Some(ProcState::Running),
+        Some(ProcState::Sleeping),
+        Some(ProcState::Unknown),
+        None,
+    ] {
+        let app = AppObservation {
+            state: running,
+            ..hung(501)
+        };
+        let (o, _) = fresh(twice(vec![app]));
+        assert!(only(&o[1]).restart, "{running:?}");
+    }
+}
+
+/// A blocked app that is then parked loses its blocked state, like one that responds.
+#[test]
+fn a_stopped_app_clears_its_blocked_state() {
+    let cfg = MonitorConfig::default();
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0 - 60_000);
+    s.blocked.insert(ED.into(), T0 - 30_000);
+    let o = performed(
+        &mut s,
+        &live(T0, vec![hung_in(501, ProcState::Stopped)]),
+        &cfg,
+    );
+    assert_eq!(only(&o).state, HangState::Stopped);
+    assert!(s.blocked.is_empty(), "blocked cleared");
+    // Control: running and still unresponsive, it stays blocked (and is not notified again).
+    let mut s = MonitorState::default();
+    s.restarts.insert(ED.into(), T0 - 60_000);
+    s.blocked.insert(ED.into(), T0 - 30_000);
+    let o = performed(&mut s, &live(T0, vec![hung(501)]), &cfg);
+    assert_eq!(only(&o).state, HangState::Blocked);
+    assert!(!only(&o).newly_blocked);
+    assert!(s.blocked.contains_key(ED));
+}
+
+/// The held states come from either OS's reading: Linux's `T` (stopped) and `t` (tracing
+/// stop) as macOS's SSTOP and P_TRACED (`platform::macos::kinfo::state`); every other
+/// letter is not held.
+#[test]
+fn held_states_from_the_linux_letters() {
+    let held = |c| {
+        AppObservation {
+            state: Some(ProcState::from_linux(c)),
+            ..hung(501)
+        }
+        .held()
+    };
+    assert_eq!(held('T'), Some(HangState::Stopped));
+    assert_eq!(held('t'), Some(HangState::Traced));
+    for c in ['R', 'S', 'D', 'I', 'Z', '?'] {
+        assert_eq!(held(c), None, "{c}");
+    }
 }

@@ -55,25 +55,26 @@ fn replay_2744_processes_against_rlimit_2666_is_critical_and_full() {
 }
 
 #[test]
-fn replay_the_per_uid_only_regression_reads_67_5_percent() {
-    // What the watchdog showed that night: 2701 of 4000, 1299 free, never critical.
+fn replay_the_per_uid_only_regression_is_unknown_not_67_5_percent() {
+    // What the watchdog showed that night from kern.maxprocperuid alone: 2701 of 4000,
+    // 1299 free, never critical. fork never checks that sysctl (core::limits): with
+    // nothing else read the limit is unknown, never a reassuring number.
     let s = incident(2701, 2038, mac(Some(4000), None, None, 2701, 0));
     let r = read(&s, th());
-    assert_eq!(r.limit.limit, Some(4000));
-    assert_eq!(r.limit_source(), Some(LimitSource::PerUid));
-    assert_eq!(format!("{:.1}", r.usage_pct.unwrap_or_default()), "67.5");
-    assert_eq!(r.free_slots, Some(1299));
-    assert_eq!(r.level, Level::Warning);
+    assert_eq!((r.limit.limit, r.limit_source()), (None, None));
+    assert_eq!((r.usage_pct, r.free_slots), (None, None));
+    assert_eq!(r.level, Level::Unknown);
 }
 
 #[test]
 fn first_incident_3869_of_4000_with_top_parent() {
-    let s = incident(3869, 3326, mac(Some(4000), None, Some(6000), 3869, 0));
+    let s = incident(3869, 3326, mac(Some(4000), Some(4000), Some(6000), 3869, 0));
     let r = read(&s, th());
     assert_eq!(
         (r.usage.processes, r.usage.zombies, r.free_slots),
         (3869, 3326, Some(131))
     );
+    assert_eq!(r.limit_source(), Some(LimitSource::RlimitNproc));
     assert_eq!(r.level, Level::Critical);
     assert_eq!(r.top_parents[0].pid, 87537);
     assert_eq!(r.top_parents[0].zombies, 3326);

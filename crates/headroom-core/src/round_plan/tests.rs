@@ -18,6 +18,7 @@ fn bound(tasks: Option<u64>) -> Bound {
             user(LimitSource::RlimitNproc, Some(10_000)),
             shared(LimitSource::ThreadsMax, Some(100_000), tasks.unwrap_or(0)),
         ],
+        uid: 501,
     }
 }
 
@@ -70,6 +71,7 @@ fn a_zero_bound_counts_this_process_and_no_limit_reads() {
     let unlimited = Bound {
         slots: Some(10),
         ceilings: vec![user(LimitSource::RlimitNproc, None)],
+        uid: 501,
     };
     assert_eq!(plan(&facts(&unlimited)), Round::Exact(Why::NoLimit));
 }
@@ -179,13 +181,13 @@ proptest! {
                 if per_user { user(source, value) } else { shared(source, value, in_use) }
             })
             .collect();
-        let b = Bound { slots: Some(slots), ceilings: ceilings.clone() };
+        let b = Bound { slots: Some(slots), ceilings: ceilings.clone(), uid: 501 };
         let t = Thresholds { warn_pct: warn, crit_pct: warn };
         let f = Facts { thresholds: t, ..facts(&b) };
         if let Round::Wait { bound_pct } = plan(&f) {
             prop_assert!(bound_pct < warn * MARGIN);
             let used = (slots.max(1) as f64 * used_frac) as u64;
-            let limit = effective_limit(&ceilings, used).limit;
+            let limit = effective_limit(&ceilings, used, 501).limit;
             let pct = limit.map(|l| used as f64 * 100.0 / l as f64);
             prop_assert_eq!(level(pct, t), Level::Normal);
             prop_assert!(pct.is_some_and(|p| p <= bound_pct));
