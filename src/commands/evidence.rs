@@ -9,7 +9,6 @@
 //! copied (40 bytes a reading for the chart).
 
 use anyhow::Result;
-use serde::Serialize;
 
 use crate::cli::EvidenceArgs;
 use crate::commands::evidence_out::Target;
@@ -18,39 +17,12 @@ use crate::commands::{Ctx, evidence_chart, evidence_out, evidence_svg};
 use crate::core::chart::{Survey, anomaly_time};
 use crate::core::evidence_csv::Item;
 use crate::exit::ExitStatus;
-use crate::store::evidence::{Anomaly, EvidenceLog, ReadRow};
+use crate::store::evidence::EvidenceLog;
 
 use crate::commands::evidence_summary::Summary;
 pub use crate::commands::evidence_summary::{human, summarise};
 
-/// The `headroom.evidence/3` report. Each row it names is printed whole: the reading's
-/// fields as `probe` prints them (null where the row's file predates the column), then the
-/// top zombie parent and what was done.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct EvidenceReport {
-    pub files: Vec<String>,
-    pub rows: usize,
-    /// The earliest and the latest row's instant (by time, whatever the files' order).
-    #[serde(rename = "first_at")]
-    pub first: Option<String>,
-    #[serde(rename = "last_at")]
-    pub last: Option<String>,
-    /// The row of the highest `usage_pct`.
-    pub peak_usage: Option<ReadRow>,
-    /// The row of the fewest `free_slots`.
-    pub lowest_free: Option<ReadRow>,
-    /// The row of the shortest `eta_seconds`.
-    pub shortest_eta: Option<ReadRow>,
-    /// Every cleanup row, by time: one per terminated parent (`kill:15+9`), or `cleanup`
-    /// for a run that had nothing to do.
-    pub cleanups: Vec<ReadRow>,
-    pub anomalies: Vec<Anomaly>,
-}
-
-impl crate::schema::Document for EvidenceReport {
-    const SCHEMA: &'static str = "headroom.evidence/3";
-    const TYPE: Option<&'static str> = Some("evidence");
-}
+pub use crate::commands::evidence_summary::EvidenceReport;
 
 pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
     let dir = match crate::store::paths::existing_state_dir()? {

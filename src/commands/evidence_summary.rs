@@ -6,10 +6,40 @@
 
 use std::fmt::Write as _;
 
-use crate::commands::evidence::EvidenceReport;
+use serde::Serialize;
+
 use crate::core::evidence_csv::{Anomaly, AnomalyKind, ReadRow, RowView, is_cleanup};
 use crate::output::{Printer, Style, human_duration, plural, thousands};
 use crate::sanitize::sanitize;
+
+/// The `headroom.evidence/3` report. Each row it names is printed whole: the reading's
+/// fields as `probe` prints them (null where the row's file predates the column), then the
+/// top zombie parent and what was done.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct EvidenceReport {
+    pub files: Vec<String>,
+    pub rows: usize,
+    /// The earliest and the latest row's instant (by time, whatever the files' order).
+    #[serde(rename = "first_at")]
+    pub first: Option<String>,
+    #[serde(rename = "last_at")]
+    pub last: Option<String>,
+    /// The row of the highest `usage_pct`.
+    pub peak_usage: Option<ReadRow>,
+    /// The row of the fewest `free_slots`.
+    pub lowest_free: Option<ReadRow>,
+    /// The row of the shortest `eta_seconds`.
+    pub shortest_eta: Option<ReadRow>,
+    /// Every cleanup row, by time: one per terminated parent (`kill:15+9`), or `cleanup`
+    /// for a run that had nothing to do.
+    pub cleanups: Vec<ReadRow>,
+    pub anomalies: Vec<Anomaly>,
+}
+
+impl crate::schema::Document for EvidenceReport {
+    const SCHEMA: &'static str = "headroom.evidence/3";
+    const TYPE: Option<&'static str> = Some("evidence");
+}
 
 /// What the summary asks of a row: read in place while streaming, or already whole.
 pub trait SummaryRow {

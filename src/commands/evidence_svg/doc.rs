@@ -5,7 +5,16 @@
 
 use std::fmt::Write as _;
 
-use super::palette::Rgb;
+/// A colour of the drawing (the palette names the ones used).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Rgb(pub(super) u8, pub(super) u8, pub(super) u8);
+
+impl Rgb {
+    pub(super) fn hex(self) -> String {
+        format!("#{:02X}{:02X}{:02X}", self.0, self.1, self.2)
+    }
+}
+
 use crate::sanitize::sanitize;
 
 /// A character XML 1.0 allows in text (`Char`, less the controls the sanitizer escapes).

@@ -5,16 +5,8 @@
 //! protanopia (Machado, Oliveira & Fernandes 2009, severity 1) on these very constants and
 //! requires ΔE (CIE76) of at least 10 between every two that can meet on the plot.
 
+pub(super) use super::doc::Rgb;
 use super::doc::Stroke;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Rgb(pub(super) u8, pub(super) u8, pub(super) u8);
-
-impl Rgb {
-    pub(super) fn hex(self) -> String {
-        format!("#{:02X}{:02X}{:02X}", self.0, self.1, self.2)
-    }
-}
 
 // Okabe–Ito.
 const BLACK: Rgb = Rgb(0x00, 0x00, 0x00);
