@@ -73,7 +73,11 @@ fn a_device_node_stays_a_device_node_and_a_regular_file_is_replaced_whole() {
         assert_eq!(code, 0, "{err}");
         let m = std::fs::symlink_metadata(&node).unwrap();
         assert!(m.file_type().is_char_device(), "{:?}", m.file_type());
+        // dev_t is u64 on Linux, i32 on macOS.
+        #[cfg(target_os = "linux")]
         assert_eq!(m.rdev(), libc::makedev(1, 3));
+        #[cfg(not(target_os = "linux"))]
+        assert_eq!(m.rdev() as i64, i64::from(libc::makedev(1, 3)));
     }
     // Control: a regular file is replaced by a new one (another inode), its mode kept.
     let file = env.path("old.svg");
