@@ -118,7 +118,7 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Serve the toolbox to a coding agent: a Model Context Protocol server on stdio.
     Mcp(McpArgs),
-    /// Generate man pages or shell completions.
+    /// Generate man pages, JSON Schemas or shell completions.
     #[command(hide = true)]
     Generate(GenerateArgs),
 }
@@ -273,8 +273,9 @@ zombies of parents headroom ended count as reaped. Verification waits up to 10 s
 whoever inherits them (init, a container's pid 1, a subreaper) to reap them, and names it \
 when it has not.\n\nExit status: 0 nothing needed doing, or every target verified or no \
 longer a target at its signal; 1 a target survived, or its zombies were not reaped within \
-10 s; 2 error; 64 usage error (nothing is signalled). An evidence row that cannot be written \
-is a warning, never the exit code."
+10 s; 2 error; 3 refused: headroom's own parent chain cannot be read, so nothing above it \
+could be protected (nothing is signalled); 64 usage error (nothing is signalled). An evidence \
+row that cannot be written is a warning, never the exit code."
 )]
 pub struct ReapArgs {
     #[command(flatten)]
