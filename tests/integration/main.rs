@@ -17,6 +17,8 @@ mod cleanup_reporting;
 mod cli;
 #[cfg(target_os = "linux")]
 mod config_trust;
+#[cfg(target_os = "linux")]
+mod doc_commands;
 mod doctor;
 mod evidence;
 mod evidence_chart;
