@@ -208,8 +208,7 @@ pub enum ProbeFormat {
     Json,
     /// node_exporter textfile format.
     Prometheus,
-    /// A SwiftBar plugin's output: the menu-bar figure, then its menu (`headroom generate
-    /// swiftbar` writes the plugin that runs it).
+    /// A SwiftBar plugin's output: the menu-bar figure, then its menu.
     Swiftbar,
     /// One line of tmux styles for `status-right`: `#(headroom probe --format tmux)`.
     Tmux,

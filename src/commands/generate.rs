@@ -331,6 +331,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         "headroom idle-watch --duration 5m --threshold 2m",
     ),
     (
+        "The menu-bar figure: SwiftBar's plugin, into its plugin folder:",
+        "headroom generate swiftbar ~/SwiftBarPlugins",
+    ),
+    (
         "Free slots of the worst parent, in a pipeline:",
         "headroom probe --json | jq '.free_slots, .top_parents[0]'",
     ),

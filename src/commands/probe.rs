@@ -188,15 +188,16 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
 }
 
 /// What the menu's actions run: headroom by a path that outlives an upgrade, and the chart
-/// when there is an evidence log to draw. A few `stat`s, no process-table read; nothing is
-/// created (a fresh state directory stays absent).
+/// when there is an evidence log to draw. A few `stat`s and a directory listing, no
+/// process-table read; nothing is created (a fresh state directory stays absent).
 fn figure_actions() -> swiftbar::Actions {
     let program = crate::commands::login_item::lasting_program()
         .map(|c| c.path)
         .map_err(|e| crate::exit::said_once(&e));
     let chart = crate::store::paths::state_dir()
         .ok()
-        .filter(|dir| EvidenceLog::new(dir).path().is_file())
+        // Any layout's file: another version's log is drawn too.
+        .filter(|dir| !EvidenceLog::new(dir).files().is_empty())
         .map(|dir| dir.join("evidence.svg"));
     swiftbar::Actions { program, chart }
 }

@@ -25,15 +25,16 @@ fn look(level: Level) -> (&'static str, &'static str) {
     }
 }
 
-/// Text we did not write, inert in a tmux format: sanitized, cut to `NAME_MAX`
-/// characters, every `#` doubled.
+/// Text we did not write, inert in a tmux format: cut to `NAME_MAX` characters (before
+/// escaping, so no escape is cut in half), sanitized, every `#` doubled.
 pub fn tmux_text(s: &str) -> String {
-    let clean = sanitize(s);
-    let mut cut: String = clean.chars().take(NAME_MAX).collect();
-    if clean.chars().count() > NAME_MAX {
+    let mut cut: String = s.chars().take(NAME_MAX).collect();
+    let more = s.chars().nth(NAME_MAX).is_some();
+    cut = sanitize(&cut).replace('#', "##");
+    if more {
         cut.push('…');
     }
-    cut.replace('#', "##")
+    cut
 }
 
 /// `#[style] slots 63% WARN eta 13 min · agency 526z #[default]`, and a newline.
@@ -140,6 +141,7 @@ mod tests {
             assert_eq!(line.lines().count(), 1, "{line:?}");
             assert!(!line.contains('\x1b'), "{line:?}");
             assert!(line.contains(" ##[fg=red]##(id)\\n##S\\u{1b} "), "{line}");
+            assert!(!line.contains("(id)\n"), "{line:?}");
         }
         // Control: the name unescaped would restyle the line and run a command.
         let raw = format!("#[fg=green] {HOSTILE} #[default]");
