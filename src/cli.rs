@@ -210,6 +210,8 @@ pub enum ProbeFormat {
     Prometheus,
     /// A SwiftBar plugin's output: the menu-bar figure, then its menu.
     Swiftbar,
+    /// The same for xbar, in the parameters it knows (colour from `XBARDarkMode`).
+    Xbar,
     /// One line of tmux styles for `status-right`: `#(headroom probe --format tmux)`.
     Tmux,
 }
@@ -218,7 +220,7 @@ impl ProbeFormat {
     /// A figure for a menu bar or a status line, which shows nothing for a non-zero exit:
     /// the level is in the figure and the exit is 0 once it is printed.
     pub fn is_figure(self) -> bool {
-        matches!(self, Self::Swiftbar | Self::Tmux)
+        matches!(self, Self::Swiftbar | Self::Xbar | Self::Tmux)
     }
 }
 
@@ -241,7 +243,7 @@ makes); it needs 3 readings spanning a minute, and gives an ETA only while usage
 the newest minute. Run probe from cron every minute to build it.\n\nExit status with `--format \
 swiftbar` or `--format tmux`: 0 once the figure is printed (a menu bar or a status line \
 shows nothing for a non-zero exit; the figure's glyph and colour carry the level), 3 when \
-no reading could be made."
+no reading could be made (`--format xbar` likewise)."
 )]
 pub struct ProbeArgs {
     #[command(flatten)]

@@ -155,7 +155,18 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
         }
         ProbeFormat::Prometheus => prometheus(&report),
         ProbeFormat::Human => human(&report, ctx.printer, plan.history),
-        ProbeFormat::Swiftbar => swiftbar::swiftbar(&report, plan.history, &figure_actions()),
+        ProbeFormat::Swiftbar => swiftbar::swiftbar(
+            &report,
+            plan.history,
+            &figure_actions(),
+            swiftbar::Host::SwiftBar,
+        ),
+        ProbeFormat::Xbar => {
+            // xbar's own variable for the menu bar's appearance, set for every plugin run.
+            let dark = std::env::var("XBARDarkMode").is_ok_and(|v| v == "true");
+            let host = swiftbar::Host::Xbar { dark };
+            swiftbar::swiftbar(&report, plan.history, &figure_actions(), host)
+        }
         ProbeFormat::Tmux => tmux::tmux(&report, plan.history),
     };
     match &plan.output {

@@ -157,33 +157,53 @@ fn the_swiftbar_plugin_is_current_executable_and_runs() {
     let path_dir = env.path("path");
     std::fs::create_dir_all(&path_dir).unwrap();
     std::os::unix::fs::symlink(env.headroom_path(), path_dir.join("headroom")).unwrap();
-    let run = |path: String| {
+    let run = |path: String, vars: &[(&str, &str)]| {
         let mut argv = env.as_test_user();
         argv.push(written.clone().into());
         Command::new(&argv[0])
             .args(&argv[1..])
+            .env_remove("SWIFTBAR")
+            .env_remove("XBARDarkMode")
+            .envs(vars.iter().copied())
             .env("PATH", path)
             .env("HOME", env.path("nohome"))
             .env("HEADROOM_HOME", env.path("state"))
             .output()
             .unwrap()
     };
-    let o = run(format!("{}:/usr/bin:/bin", path_dir.display()));
+    let on_path = format!("{}:/usr/bin:/bin", path_dir.display());
+    for vars in [
+        &[("SWIFTBAR", "1")][..],
+        &[("SWIFTBAR", "1"), ("XBARDarkMode", "true")],
+        &[],
+    ] {
+        let o = run(on_path.clone(), vars);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert!(
+            text.lines().next().unwrap().contains(" | sfimage="),
+            "{text}"
+        );
+        assert!(text.lines().any(|l| l == "---"), "{text}");
+    }
+    // Under xbar (XBARDarkMode set, SWIFTBAR not): the xbar flavour, a dark bar's colour.
+    let o = run(on_path.clone(), &[("XBARDarkMode", "true")]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let first = text.lines().next().unwrap();
     assert!(
-        text.lines().next().unwrap().contains(" | sfimage="),
+        !first.contains("sfimage") && first.contains(" | color=#"),
         "{text}"
     );
     assert!(text.lines().any(|l| l == "---"), "{text}");
     // Control: with no headroom anywhere it looks, the menu bar says so (exit 0 too).
     let elsewhere = ["/opt/homebrew/bin/headroom", "/usr/local/bin/headroom"];
     if elsewhere.iter().all(|p| !Path::new(p).exists()) {
-        let o = run("/usr/bin:/bin".into());
+        let o = run("/usr/bin:/bin".into(), &[]);
         let text = String::from_utf8_lossy(&o.stdout);
         assert_eq!(o.status.code(), Some(0), "{o:?}");
         assert!(
-            text.starts_with("headroom? | sfimage=questionmark.circle\n---\n"),
+            text.starts_with("headroom? | color=#57606a\n---\n"),
             "{text}"
         );
     }

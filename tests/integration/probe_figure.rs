@@ -112,7 +112,10 @@ fn swiftbar_figure_is_the_protocol_with_no_history_in_a_fresh_home() {
         "{out}"
     );
     assert!(out.contains("No evidence log yet"), "{out}");
-    assert!(out.ends_with("Refresh | refresh=true\n"), "{out}");
+    assert!(
+        out.ends_with("Refresh | symbolize=false emojize=false refresh=true\n"),
+        "{out}"
+    );
 
     // With history from the first reading: gathering, and the log it wrote can be drawn.
     let out = figure(&env, &home, &root, "swiftbar", &[]);
@@ -233,7 +236,7 @@ fn the_figures_read_the_process_table_as_often_as_one_probe() {
     let json = table_opens(&env, &root, "json");
     // Control: the trace sees the table read (each of the 9 processes' files).
     assert!(json >= 9, "{json}");
-    for format in ["swiftbar", "tmux", "human"] {
+    for format in ["swiftbar", "xbar", "tmux", "human"] {
         assert_eq!(table_opens(&env, &root, format), json, "{format}");
     }
 }

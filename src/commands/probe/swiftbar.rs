@@ -1,11 +1,16 @@
-//! `probe --format swiftbar`: the menu-bar figure as a SwiftBar plugin prints it, and the
-//! plugin file that runs it (`headroom generate swiftbar`, installed by the formula).
+//! `probe --format swiftbar` and `--format xbar`: the menu-bar figure as a SwiftBar or
+//! xbar plugin prints it, and the plugin file that runs it (`headroom generate swiftbar`,
+//! installed by the formula).
 //!
 //! SwiftBar's protocol (its README and `MenuLineParameters.swift`): the lines before the
 //! first `---` are the menu-bar title, the rest the menu; each line is `title | key=value
 //! …`, split at its first `|` (there is no escape for one in a title), a value runs to the
 //! next blank unless it is quoted with `"` or `'` (no escape for the quote inside). Titles
 //! turn `:name:` into an SF Symbol or an emoji unless `symbolize=false emojize=false`.
+//! xbar (`pkg/plugins/item_params.go`) reads the same lines but refuses the whole output at
+//! a parameter it does not know (`sfimage`, `sfcolor`, `symbolize`, `tooltip`), takes one
+//! colour, and unquotes titles as Go strings unless `ansi=false`: its flavour keeps to its
+//! own parameters, with a glyph in the title instead of an SF Symbol.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -30,13 +35,50 @@ pub struct Actions {
 
 /// The glyph and colours of a level. The SF Symbol differs in shape as well as colour, so
 /// the level reads in a light and a dark menu bar and without colour vision; each colour
-/// is a `light,dark` pair (GitHub's Primer palette, legible on either bar).
-fn look(level: Level) -> (&'static str, &'static str) {
+/// is a `light,dark` pair (GitHub's Primer palette, legible on either bar). xbar has no SF
+/// Symbols: its title starts with a text glyph of a shape of its own per level.
+fn look(level: Level) -> (&'static str, &'static str, &'static str) {
     match level {
-        Level::Normal => ("checkmark.circle", "#1a7f37,#3fb950"),
-        Level::Warning => ("exclamationmark.triangle.fill", "#9a6700,#d29922"),
-        Level::Critical => ("xmark.octagon.fill", "#cf222e,#f85149"),
-        Level::Unknown => ("questionmark.circle", "#57606a,#8b949e"),
+        Level::Normal => ("checkmark.circle", "\u{25cf}", "#1a7f37,#3fb950"),
+        Level::Warning => (
+            "exclamationmark.triangle.fill",
+            "\u{25b2}",
+            "#9a6700,#d29922",
+        ),
+        Level::Critical => ("xmark.octagon.fill", "\u{2716}", "#cf222e,#f85149"),
+        Level::Unknown => ("questionmark.circle", "?", "#57606a,#8b949e"),
+    }
+}
+
+/// Which menu-bar app reads the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    SwiftBar,
+    /// `dark`: xbar's `XBARDarkMode`, as xbar takes one colour, not a light/dark pair.
+    Xbar {
+        dark: bool,
+    },
+}
+
+impl Host {
+    /// The parameters every line of ours carries so that its text stays text.
+    fn plain(self) -> &'static str {
+        match self {
+            Self::SwiftBar => "symbolize=false emojize=false",
+            Self::Xbar { .. } => "emojize=false ansi=false",
+        }
+    }
+
+    /// A level's own parameters: its colour (and SF Symbol, for SwiftBar).
+    fn level(self, level: Level) -> String {
+        let (symbol, _, pair) = look(level);
+        match self {
+            Self::SwiftBar => format!("color={pair} sfimage={symbol} sfcolor={pair}"),
+            Self::Xbar { dark } => {
+                let (light, dark_colour) = pair.split_once(',').unwrap_or((pair, pair));
+                format!("color={}", if dark { dark_colour } else { light })
+            }
+        }
     }
 }
 
@@ -67,15 +109,15 @@ pub fn param_value(v: &str) -> Option<String> {
 }
 
 /// A menu line: our own text (no `|`, no `:name:` turned into a symbol), then parameters.
-fn item(s: &mut String, title: &str, params: &str) {
+fn item(s: &mut String, host: Host, title: &str, params: &str) {
     let sep = if params.is_empty() { "" } else { " " };
-    let _ = writeln!(s, "{title} | symbolize=false emojize=false{sep}{params}");
+    let _ = writeln!(s, "{title} | {}{sep}{params}", host.plain());
 }
 
 /// The whole plugin output: the figure, `---`, the reading, `---`, the actions.
-pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions) -> String {
+pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host: Host) -> String {
     let r = &rep.reading;
-    let (symbol, colour) = look(r.level);
+    let (symbol, glyph, pair) = look(r.level);
     let level = r.level.as_str();
     let mut s = String::new();
     let figure = match r.usage_pct {
@@ -95,10 +137,19 @@ pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions) -> String {
         ),
         None => format!("headroom: {level}, no ceiling could be read"),
     };
-    let _ = writeln!(
-        s,
-        "{figure} | sfimage={symbol} sfcolor={colour} color={colour} symbolize=false emojize=false tooltip=\"{tip}\""
-    );
+    let _ = match host {
+        Host::SwiftBar => writeln!(
+            s,
+            "{figure} | sfimage={symbol} sfcolor={pair} color={pair} {} tooltip=\"{tip}\"",
+            host.plain()
+        ),
+        Host::Xbar { .. } => writeln!(
+            s,
+            "{glyph} {figure} | {} {}",
+            host.level(r.level),
+            host.plain()
+        ),
+    };
     s.push_str("---\n");
     let capital = {
         let mut c = level.chars();
@@ -111,11 +162,13 @@ pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions) -> String {
             let source = r.limit_source.map_or("?", LimitSource::as_str);
             item(
                 &mut s,
+                host,
                 &format!("{capital}: {pct:.1} % of the binding limit ({source})"),
-                &format!("color={colour} sfimage={symbol} sfcolor={colour}"),
+                &host.level(r.level),
             );
             item(
                 &mut s,
+                host,
                 &format!(
                     "{} of {} {unit} used, {} free",
                     thousands(r.used),
@@ -128,10 +181,16 @@ pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions) -> String {
         _ => {
             item(
                 &mut s,
+                host,
                 &format!("{capital}: no ceiling could be read (see headroom limits)"),
-                &format!("color={colour} sfimage={symbol} sfcolor={colour}"),
+                &host.level(r.level),
             );
-            item(&mut s, &format!("{} {unit} used", thousands(r.used)), "");
+            item(
+                &mut s,
+                host,
+                &format!("{} {unit} used", thousands(r.used)),
+                "",
+            );
         }
     }
     let eta = match (history, r.eta_seconds, r.growth_per_min) {
@@ -141,10 +200,11 @@ pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions) -> String {
         ),
         _ => format!("No ETA: trend {}", trend_phrase(r, history)),
     };
-    item(&mut s, &eta, "");
+    item(&mut s, host, &eta, "");
     match rep.top_parents.first() {
         Some(top) => item(
             &mut s,
+            host,
             &format!(
                 "{}; most held by {} (pid {}, {})",
                 plural(r.zombies, "zombie"),
@@ -154,11 +214,12 @@ pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions) -> String {
             ),
             "",
         ),
-        None => item(&mut s, &plural(r.zombies, "zombie"), ""),
+        None => item(&mut s, host, &plural(r.zombies, "zombie"), ""),
     }
     if rep.unreadable > 0 || r.partial {
         item(
             &mut s,
+            host,
             &format!(
                 "{} could not be read: a partial reading",
                 plural(rep.unreadable, "process")
@@ -167,19 +228,20 @@ pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions) -> String {
         );
     }
     s.push_str("---\n");
-    action_items(&mut s, actions);
-    let _ = writeln!(s, "Refresh | refresh=true");
+    action_items(&mut s, actions, host);
+    item(&mut s, host, "Refresh", "refresh=true");
     s
 }
 
 /// The menu's actions, each running headroom by its lasting path.
-fn action_items(s: &mut String, actions: &Actions) {
+fn action_items(s: &mut String, actions: &Actions, host: Host) {
     let program = match &actions.program {
         Ok(p) => match p.to_str().and_then(param_value) {
             Some(v) => v,
             None => {
                 item(
                     s,
+                    host,
                     &format!(
                         "No actions: headroom's path {} cannot be a SwiftBar parameter",
                         title_text(&p.to_string_lossy())
@@ -190,17 +252,19 @@ fn action_items(s: &mut String, actions: &Actions) {
             }
         },
         Err(why) => {
-            item(s, &format!("No actions: {}", title_text(why)), "");
+            item(s, host, &format!("No actions: {}", title_text(why)), "");
             return;
         }
     };
     item(
         s,
+        host,
         "Reap dry run in Terminal (what reap would do)",
         &format!("bash={program} param1=reap param2=--dry-run terminal=true"),
     );
     item(
         s,
+        host,
         "Full reading in Terminal",
         &format!("bash={program} param1=probe terminal=true"),
     );
@@ -211,6 +275,7 @@ fn action_items(s: &mut String, actions: &Actions) {
     {
         Some(Some(svg)) => item(
             s,
+            host,
             "Open the evidence chart",
             &format!(
                 "bash=/bin/sh param1=-c param2='{CHART_SCRIPT}' param3={program} param4={svg} terminal=false"
@@ -218,11 +283,13 @@ fn action_items(s: &mut String, actions: &Actions) {
         ),
         Some(None) => item(
             s,
+            host,
             "No chart: the state directory's path cannot be a SwiftBar parameter",
             "",
         ),
         None => item(
             s,
+            host,
             "No evidence log yet (probe from cron, or watch, writes it)",
             "",
         ),
@@ -234,25 +301,30 @@ fn action_items(s: &mut String, actions: &Actions) {
 const CHART_SCRIPT: &str = r#""$0" evidence --svg "$1" >/dev/null && exec open "$1""#;
 
 /// The plugin file: headroom on `$PATH` (SwiftBar runs plugins in a login shell), else
-/// where Homebrew and cargo put it. It prints `probe --format swiftbar`, which exits 0
-/// once the figure is printed; without headroom it says so in the menu bar.
+/// where Homebrew and cargo put it. It prints `probe --format swiftbar`, or `xbar` under
+/// xbar (which sets `XBARDarkMode`, and SwiftBar `SWIFTBAR`); either exits 0 once the
+/// figure is printed. Without headroom it says so in the menu bar.
 pub const PLUGIN: &str = r#"#!/bin/sh
 # <xbar.title>headroom</xbar.title>
 # <xbar.desc>Process slots against the binding limit, the ETA to the wall and the top zombie parent, from headroom probe.</xbar.desc>
 # <xbar.dependencies>headroom</xbar.dependencies>
 # <xbar.abouturl>https://github.com/headroom-cli/headroom</xbar.abouturl>
 # <swiftbar.hideRunInTerminal>true</swiftbar.hideRunInTerminal>
-# <swiftbar.hideLastUpdated>false</swiftbar.hideLastUpdated>
 #
 # Written by `headroom generate swiftbar`; Homebrew installs it as
-# $(brew --prefix)/share/headroom/swiftbar/headroom.30s.sh. Link it into SwiftBar's plugin
-# folder; the 30s in the name is how often SwiftBar runs it. Each run is one probe.
+# $(brew --prefix)/share/headroom/swiftbar/headroom.30s.sh. Link it into SwiftBar's (or
+# xbar's) plugin folder; the 30s in the name is how often it runs. Each run is one probe.
+format=swiftbar
+# xbar reads the same protocol but refuses SwiftBar's own parameters.
+if [ -z "${SWIFTBAR:-}" ] && [ -n "${XBARDarkMode:-}" ]; then
+  format=xbar
+fi
 for h in "$(command -v headroom 2>/dev/null)" /opt/homebrew/bin/headroom /usr/local/bin/headroom "$HOME/.cargo/bin/headroom"; do
   if [ -n "$h" ] && [ -x "$h" ]; then
-    exec "$h" probe --format swiftbar
+    exec "$h" probe --format "$format"
   fi
 done
-echo "headroom? | sfimage=questionmark.circle"
+echo "headroom? | color=#57606a"
 echo "---"
 echo "headroom is not on PATH, in /opt/homebrew/bin, /usr/local/bin or ~/.cargo/bin"
 echo "How to install headroom | href=https://github.com/headroom-cli/headroom#install"
@@ -365,14 +437,14 @@ mod tests {
             Level::Critical,
             Level::Unknown,
         ] {
-            let out = swiftbar(&at(level, "agency"), true, &actions());
+            let out = swiftbar(&at(level, "agency"), true, &actions(), Host::SwiftBar);
             let ls = lines(&out);
             // The header is everything before the first `---`: one line, the figure.
             assert_eq!(ls[1].0, "---", "{out}");
             let (title, p) = &ls[0];
             assert_eq!(p["sfimage"], look(level).0);
-            assert_eq!(p["sfcolor"], look(level).1);
-            assert_eq!(p["color"], look(level).1);
+            assert_eq!(p["sfcolor"], look(level).2);
+            assert_eq!(p["color"], look(level).2);
             // A light and a dark colour, both hex as SwiftBar's webColor reads them.
             let pair: Vec<&str> = p["color"].split(',').collect();
             assert_eq!(pair.len(), 2, "{}", p["color"]);
@@ -391,7 +463,12 @@ mod tests {
 
     #[test]
     fn the_menu_has_usage_against_the_limit_eta_top_parent_and_actions() {
-        let out = swiftbar(&at(Level::Warning, "agency"), true, &actions());
+        let out = swiftbar(
+            &at(Level::Warning, "agency"),
+            true,
+            &actions(),
+            Host::SwiftBar,
+        );
         let ls = lines(&out);
         let titles: Vec<&str> = ls.iter().map(|l| l.0.as_str()).collect();
         assert!(
@@ -440,7 +517,7 @@ mod tests {
             chart: None,
             ..actions()
         };
-        let out = swiftbar(&at(Level::Warning, "agency"), false, &none);
+        let out = swiftbar(&at(Level::Warning, "agency"), false, &none, Host::SwiftBar);
         assert!(
             out.contains("No ETA: trend off (--no-history or --snapshot) |"),
             "{out}"
@@ -457,8 +534,8 @@ mod tests {
             Level::Critical,
             Level::Unknown,
         ] {
-            let plain = swiftbar(&at(level, "agency"), true, &actions());
-            let out = swiftbar(&at(level, HOSTILE), true, &actions());
+            let plain = swiftbar(&at(level, "agency"), true, &actions(), Host::SwiftBar);
+            let out = swiftbar(&at(level, HOSTILE), true, &actions(), Host::SwiftBar);
             let (pl, ls) = (lines(&plain), lines(&out));
             assert_eq!(pl.len(), ls.len(), "no line added:\n{out}");
             assert!(!out.contains('\x1b'), "{out}");
@@ -504,17 +581,153 @@ mod tests {
             program: Ok(PathBuf::from("/x/it's \"odd\"/headroom")),
             chart: None,
         };
-        let out = swiftbar(&at(Level::Normal, "agency"), true, &odd);
+        let out = swiftbar(&at(Level::Normal, "agency"), true, &odd, Host::SwiftBar);
         assert!(out.contains("No actions: headroom's path"), "{out}");
         assert!(!out.contains("bash="), "{out}");
         let gone = Actions {
             program: Err("cannot find headroom's own executable".into()),
             chart: None,
         };
-        let out = swiftbar(&at(Level::Normal, "agency"), true, &gone);
+        let out = swiftbar(&at(Level::Normal, "agency"), true, &gone, Host::SwiftBar);
         assert!(
             out.contains("No actions: cannot find headroom's own executable |"),
             "{out}"
         );
+    }
+
+    /// One line as xbar reads it (`parseParams`, `parseParamStr`): the title up to the
+    /// first `|`; a value to the next blank, or from `="` / `='` to the same quote; an
+    /// unknown key is an error that fails the whole output.
+    fn xbar_parse(line: &str) -> Result<(String, BTreeMap<String, String>), String> {
+        let Some((title, mut s)) = line.split_once('|') else {
+            return Ok((line.to_string(), BTreeMap::new()));
+        };
+        let mut params = BTreeMap::new();
+        loop {
+            s = s.trim();
+            if s.is_empty() {
+                return Ok((title.to_string(), params));
+            }
+            let i = s.find('=').ok_or("malformed parameters: missing equals")?;
+            let (mut split, mut end_str) = ("=".to_string(), " ".to_string());
+            if let Some(q @ ('"' | '\'')) = s[i + 1..].chars().next() {
+                end_str = q.to_string();
+                split = format!("={q}");
+            }
+            let offset = i + split.len();
+            let key = &s[..i];
+            let value_part = &s[offset..];
+            let end = value_part
+                .find(&end_str)
+                .or_else(|| value_part.find('|'))
+                .map_or(s.len(), |e| e + offset);
+            let known = [
+                "disabled",
+                "key",
+                "href",
+                "color",
+                "font",
+                "size",
+                "shell",
+                "bash",
+                "templateImage",
+                "image",
+                "terminal",
+                "refresh",
+                "dropdown",
+                "length",
+                "trim",
+                "alternate",
+                "emojize",
+                "ansi",
+            ];
+            let param_n = key
+                .strip_prefix("param")
+                .is_some_and(|n| n.parse::<usize>().is_ok());
+            if !known.contains(&key) && !param_n {
+                return Err(format!("unknown parameter: {key}"));
+            }
+            if key == "color" {
+                let v = &s[offset..end];
+                let hex = v.len() == 7
+                    && v.starts_with('#')
+                    && v[1..].bytes().all(|b| b.is_ascii_hexdigit());
+                if !hex {
+                    return Err(format!("invalid hex format \"{v}\""));
+                }
+            }
+            params.insert(key.to_string(), s[offset..end].to_string());
+            if end + 1 > s.len() {
+                return Ok((title.to_string(), params));
+            }
+            s = &s[end + 1..];
+        }
+    }
+
+    fn xbar_lines(out: &str) -> Vec<(String, BTreeMap<String, String>)> {
+        out.lines()
+            .map(|l| xbar_parse(l).unwrap_or_else(|e| panic!("xbar refuses `{l}`: {e}")))
+            .collect()
+    }
+
+    #[test]
+    fn the_xbar_flavour_keeps_to_xbar_parameters_with_a_glyph_of_its_own_per_level() {
+        let mut glyphs = Vec::new();
+        for level in [
+            Level::Normal,
+            Level::Warning,
+            Level::Critical,
+            Level::Unknown,
+        ] {
+            for dark in [false, true] {
+                let host = Host::Xbar { dark };
+                let plain = swiftbar(&at(level, "agency"), true, &actions(), host);
+                let ls = xbar_lines(&plain);
+                let (_, glyph, pair) = look(level);
+                let colour = if dark { &pair[8..] } else { &pair[..7] };
+                assert_eq!(ls[0].1["color"], colour, "{plain}");
+                assert!(ls[0].0.starts_with(&format!("{glyph} ")), "{plain}");
+                assert_eq!(ls[1].0.trim(), "---");
+                let reap = ls.iter().find(|l| l.0.starts_with("Reap dry run")).unwrap();
+                assert_eq!(reap.1["bash"], "/opt/homebrew/opt/headroom/bin/headroom");
+                assert_eq!(reap.1["param2"], "--dry-run");
+                let chart = ls
+                    .iter()
+                    .find(|l| l.0.starts_with("Open the evidence"))
+                    .unwrap();
+                assert_eq!(chart.1["param2"], CHART_SCRIPT);
+                assert_eq!(
+                    chart.1["param4"],
+                    "/Users/a/Library/Application Support/headroom/evidence.svg"
+                );
+                // A hostile name: the same lines, the same parameters, text kept as text.
+                let out = swiftbar(&at(level, HOSTILE), true, &actions(), host);
+                let hs = xbar_lines(&out);
+                assert_eq!(hs.len(), ls.len(), "{out}");
+                for ((_, pp), (t, p)) in ls.iter().zip(&hs) {
+                    assert_eq!(pp, p, "{t}");
+                    if t == "---" {
+                        continue;
+                    }
+                    assert_eq!(
+                        (p["emojize"].as_str(), p["ansi"].as_str()),
+                        ("false", "false")
+                    );
+                }
+            }
+            glyphs.push(look(level).1);
+        }
+        glyphs.sort_unstable();
+        glyphs.dedup();
+        assert_eq!(glyphs.len(), 4);
+        // Control: SwiftBar's own output is refused by xbar, which is why xbar has its own.
+        let sb = swiftbar(
+            &at(Level::Normal, "agency"),
+            true,
+            &actions(),
+            Host::SwiftBar,
+        );
+        let e = xbar_parse(sb.lines().next().unwrap()).unwrap_err();
+        assert_eq!(e, "unknown parameter: sfimage");
     }
 }
