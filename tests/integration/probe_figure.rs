@@ -183,6 +183,10 @@ fn tmux_figure_is_one_line_with_the_name_escaped() {
         "#[fg=white,bg=red,bold] slots 75% CRIT · a|b\\n--- ##[fg=red]##(id)\\u{1b}[… 8z #[default]\n"
     );
     assert!(!home.exists());
+    // With history, in the same fresh home: the first reading has no trend yet, so the same
+    // line, and the history is started.
+    assert_eq!(figure(&env, &home, &root, "tmux", &[]), out);
+    assert!(home.is_dir());
     // Control: the same table read as JSON names the parent as it is, and exits by the
     // level (2, critical), as every probe but a figure does.
     let out = env
