@@ -155,12 +155,12 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
         }
         ProbeFormat::Prometheus => prometheus(&report),
         ProbeFormat::Human => human(&report, ctx.printer, plan.history),
-        ProbeFormat::Swiftbar => swiftbar::swiftbar(
-            &report,
-            plan.history,
-            &figure_actions(),
-            swiftbar::Host::SwiftBar,
-        ),
+        ProbeFormat::Swiftbar => {
+            // What SwiftBar says of the appearance in every plugin run's environment.
+            let dark = std::env::var("OS_APPEARANCE").is_ok_and(|v| v == "Dark");
+            let host = swiftbar::Host::SwiftBar { dark };
+            swiftbar::swiftbar(&report, plan.history, &figure_actions(), host)
+        }
         ProbeFormat::Xbar => {
             // xbar's own variable for the menu bar's appearance, set for every plugin run.
             let dark = std::env::var("XBARDarkMode").is_ok_and(|v| v == "true");

@@ -180,10 +180,7 @@ fn the_swiftbar_plugin_is_current_executable_and_runs() {
         let o = run(on_path.clone(), vars);
         let text = String::from_utf8_lossy(&o.stdout);
         assert_eq!(o.status.code(), Some(0), "{o:?}");
-        assert!(
-            text.lines().next().unwrap().contains(" | sfimage="),
-            "{text}"
-        );
+        assert!(text.lines().next().unwrap().contains(" sfimage="), "{text}");
         assert!(text.lines().any(|l| l == "---"), "{text}");
     }
     // Under xbar (XBARDarkMode set, SWIFTBAR not): the xbar flavour, a dark bar's colour.

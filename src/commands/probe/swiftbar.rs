@@ -7,6 +7,9 @@
 //! …`, split at its first `|` (there is no escape for one in a title), a value runs to the
 //! next blank unless it is quoted with `"` or `'` (no escape for the quote inside). Titles
 //! turn `:name:` into an SF Symbol or an emoji unless `symbolize=false emojize=false`.
+//! An `sfimage` is a template image (drawn in the menu bar's own text colour) unless
+//! `sfconfig` gives it colours: base64 of `{"renderingMode": …, "colors": [hex, …]}`, one
+//! colour each, not a light/dark pair; `sfcolor` colours only symbols inside the text.
 //! xbar (`pkg/plugins/item_params.go`) reads the same lines but refuses the whole output at
 //! a parameter it does not know (`sfimage`, `sfcolor`, `symbolize`, `tooltip`), takes one
 //! colour, and unquotes titles as Go strings unless `ansi=false`: its flavour keeps to its
@@ -50,36 +53,71 @@ fn look(level: Level) -> (&'static str, &'static str, &'static str) {
     }
 }
 
-/// Which menu-bar app reads the output.
+/// Which menu-bar app reads the output, and whether its menu bar is dark: where a
+/// parameter takes one colour, not a light/dark pair, the colour is picked for it
+/// (SwiftBar's `OS_APPEARANCE`, xbar's `XBARDarkMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Host {
-    SwiftBar,
-    /// `dark`: xbar's `XBARDarkMode`, as xbar takes one colour, not a light/dark pair.
-    Xbar {
-        dark: bool,
-    },
+    SwiftBar { dark: bool },
+    Xbar { dark: bool },
 }
 
 impl Host {
     /// The parameters every line of ours carries so that its text stays text.
     fn plain(self) -> &'static str {
         match self {
-            Self::SwiftBar => "symbolize=false emojize=false",
+            Self::SwiftBar { .. } => "symbolize=false emojize=false",
             Self::Xbar { .. } => "emojize=false ansi=false",
         }
     }
 
-    /// A level's own parameters: its colour (and SF Symbol, for SwiftBar).
+    /// A level's own parameters: its colour (and coloured SF Symbol, for SwiftBar).
     fn level(self, level: Level) -> String {
         let (symbol, _, pair) = look(level);
         match self {
-            Self::SwiftBar => format!("color={pair} sfimage={symbol} sfcolor={pair}"),
-            Self::Xbar { dark } => {
-                let (light, dark_colour) = pair.split_once(',').unwrap_or((pair, pair));
-                format!("color={}", if dark { dark_colour } else { light })
+            Self::SwiftBar { dark } => format!(
+                "color={pair} sfimage={symbol} sfconfig={}",
+                sf_config(one_colour(pair, dark))
+            ),
+            Self::Xbar { dark } => format!("color={}", one_colour(pair, dark)),
+        }
+    }
+}
+
+/// The light or the dark colour of a `light,dark` pair.
+fn one_colour(pair: &str, dark: bool) -> &str {
+    let (light, dark_colour) = pair.split_once(',').unwrap_or((pair, pair));
+    if dark { dark_colour } else { light }
+}
+
+/// SwiftBar's `sfconfig` for a symbol in one colour: hierarchical rendering keeps the
+/// symbol's inner marks (the `!` of the triangle) visible, where a palette of one colour
+/// would fill them in.
+fn sf_config(colour: &str) -> String {
+    base64(format!(r#"{{"renderingMode":"Hierarchical","colors":["{colour}"]}}"#).as_bytes())
+}
+
+/// Standard base64 with padding (RFC 4648 section 4), as Foundation's
+/// `Data(base64Encoded:)` reads it.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
             }
         }
     }
+    out
 }
 
 /// Text we did not write (a process name), safe in a SwiftBar title: control and bidi
@@ -117,7 +155,7 @@ fn item(s: &mut String, host: Host, title: &str, params: &str) {
 /// The whole plugin output: the figure, `---`, the reading, `---`, the actions.
 pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host: Host) -> String {
     let r = &rep.reading;
-    let (symbol, glyph, pair) = look(r.level);
+    let glyph = look(r.level).1;
     let level = r.level.as_str();
     let mut s = String::new();
     let figure = match r.usage_pct {
@@ -138,9 +176,10 @@ pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host: Host)
         None => format!("headroom: {level}, no ceiling could be read"),
     };
     let _ = match host {
-        Host::SwiftBar => writeln!(
+        Host::SwiftBar { .. } => writeln!(
             s,
-            "{figure} | sfimage={symbol} sfcolor={pair} color={pair} {} tooltip=\"{tip}\"",
+            "{figure} | {} {} tooltip=\"{tip}\"",
+            host.level(r.level),
             host.plain()
         ),
         Host::Xbar { .. } => writeln!(
@@ -337,6 +376,8 @@ mod tests {
     use super::*;
     use crate::commands::probe::tests::at;
 
+    const SB: Host = Host::SwiftBar { dark: false };
+
     /// One line as SwiftBar reads it (`MenuLineParameters.init(line:)`, `getParams`): the
     /// title up to the first `|`; then `key=value`, a value bare to the next blank or
     /// quoted by `"`/`'` to the same quote (a backslash kept with the character after it).
@@ -398,7 +439,7 @@ mod tests {
     /// The parameters SwiftBar documents (its README's tables) that this output may use.
     const KNOWN: &[&str] = &[
         "sfimage",
-        "sfcolor",
+        "sfconfig",
         "color",
         "symbolize",
         "emojize",
@@ -411,6 +452,45 @@ mod tests {
         "terminal",
         "refresh",
     ];
+
+    /// `sfconfig` as SwiftBar reads it (`getSFConfig`: base64, then JSON with a
+    /// `renderingMode` it knows and `colors`): the colours.
+    fn sf_colours(config: &str) -> Vec<String> {
+        const ABC: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        assert_eq!(config.len() % 4, 0, "{config}");
+        let mut bits = Vec::new();
+        for c in config.trim_end_matches('=').chars() {
+            let v = ABC.find(c).unwrap_or_else(|| panic!("not base64: {c:?}"));
+            bits.extend((0..6).rev().map(|i| (v >> i) & 1));
+        }
+        let bytes: Vec<u8> = bits
+            .chunks_exact(8)
+            .map(|b| b.iter().fold(0u8, |a, bit| (a << 1) | *bit as u8))
+            .collect();
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert!(["Hierarchical", "Palette"].contains(&v["renderingMode"].as_str().unwrap()));
+        v["colors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn base64_is_rfc_4648s() {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), coded, "{plain}");
+        }
+    }
 
     fn actions() -> Actions {
         Actions {
@@ -437,14 +517,27 @@ mod tests {
             Level::Critical,
             Level::Unknown,
         ] {
-            let out = swiftbar(&at(level, "agency"), true, &actions(), Host::SwiftBar);
+            let out = swiftbar(&at(level, "agency"), true, &actions(), SB);
             let ls = lines(&out);
             // The header is everything before the first `---`: one line, the figure.
             assert_eq!(ls[1].0, "---", "{out}");
             let (title, p) = &ls[0];
             assert_eq!(p["sfimage"], look(level).0);
-            assert_eq!(p["sfcolor"], look(level).2);
             assert_eq!(p["color"], look(level).2);
+            // The symbol coloured as SwiftBar decodes `sfconfig`, for a light and a dark bar.
+            let light = &look(level).2[..7];
+            assert_eq!(sf_colours(&p["sfconfig"]), [light.to_string()]);
+            let dark = swiftbar(
+                &at(level, "agency"),
+                true,
+                &actions(),
+                Host::SwiftBar { dark: true },
+            );
+            let dark_colour = &look(level).2[8..];
+            assert_eq!(
+                sf_colours(&lines(&dark)[0].1["sfconfig"]),
+                [dark_colour.to_string()]
+            );
             // A light and a dark colour, both hex as SwiftBar's webColor reads them.
             let pair: Vec<&str> = p["color"].split(',').collect();
             assert_eq!(pair.len(), 2, "{}", p["color"]);
@@ -463,12 +556,7 @@ mod tests {
 
     #[test]
     fn the_menu_has_usage_against_the_limit_eta_top_parent_and_actions() {
-        let out = swiftbar(
-            &at(Level::Warning, "agency"),
-            true,
-            &actions(),
-            Host::SwiftBar,
-        );
+        let out = swiftbar(&at(Level::Warning, "agency"), true, &actions(), SB);
         let ls = lines(&out);
         let titles: Vec<&str> = ls.iter().map(|l| l.0.as_str()).collect();
         assert!(
@@ -517,7 +605,7 @@ mod tests {
             chart: None,
             ..actions()
         };
-        let out = swiftbar(&at(Level::Warning, "agency"), false, &none, Host::SwiftBar);
+        let out = swiftbar(&at(Level::Warning, "agency"), false, &none, SB);
         assert!(
             out.contains("No ETA: trend off (--no-history or --snapshot) |"),
             "{out}"
@@ -534,8 +622,8 @@ mod tests {
             Level::Critical,
             Level::Unknown,
         ] {
-            let plain = swiftbar(&at(level, "agency"), true, &actions(), Host::SwiftBar);
-            let out = swiftbar(&at(level, HOSTILE), true, &actions(), Host::SwiftBar);
+            let plain = swiftbar(&at(level, "agency"), true, &actions(), SB);
+            let out = swiftbar(&at(level, HOSTILE), true, &actions(), SB);
             let (pl, ls) = (lines(&plain), lines(&out));
             assert_eq!(pl.len(), ls.len(), "no line added:\n{out}");
             assert!(!out.contains('\x1b'), "{out}");
@@ -581,14 +669,14 @@ mod tests {
             program: Ok(PathBuf::from("/x/it's \"odd\"/headroom")),
             chart: None,
         };
-        let out = swiftbar(&at(Level::Normal, "agency"), true, &odd, Host::SwiftBar);
+        let out = swiftbar(&at(Level::Normal, "agency"), true, &odd, SB);
         assert!(out.contains("No actions: headroom's path"), "{out}");
         assert!(!out.contains("bash="), "{out}");
         let gone = Actions {
             program: Err("cannot find headroom's own executable".into()),
             chart: None,
         };
-        let out = swiftbar(&at(Level::Normal, "agency"), true, &gone, Host::SwiftBar);
+        let out = swiftbar(&at(Level::Normal, "agency"), true, &gone, SB);
         assert!(
             out.contains("No actions: cannot find headroom's own executable |"),
             "{out}"
@@ -721,13 +809,10 @@ mod tests {
         glyphs.dedup();
         assert_eq!(glyphs.len(), 4);
         // Control: SwiftBar's own output is refused by xbar, which is why xbar has its own.
-        let sb = swiftbar(
-            &at(Level::Normal, "agency"),
-            true,
-            &actions(),
-            Host::SwiftBar,
-        );
+        let sb = swiftbar(&at(Level::Normal, "agency"), true, &actions(), SB);
         let e = xbar_parse(sb.lines().next().unwrap()).unwrap_err();
+        assert_eq!(e, "invalid hex format \"#1a7f37,#3fb950\"");
+        let e = xbar_parse("t | sfimage=checkmark.circle").unwrap_err();
         assert_eq!(e, "unknown parameter: sfimage");
     }
 }
