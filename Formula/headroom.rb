@@ -31,6 +31,9 @@ class Headroom < Formula
     bash_completion.install "completions/headroom.bash" => "headroom"
     zsh_completion.install "completions/_headroom"
     fish_completion.install "completions/headroom.fish"
+    # The menu-bar figure: link it into SwiftBar's plugin folder (`headroom generate swiftbar`
+    # writes the same file).
+    pkgshare.install "swiftbar"
   end
 
   # What this starts: an acting guard (auto-reap; on macOS, the kill-and-relaunch of an app
@@ -70,6 +73,10 @@ class Headroom < Formula
     assert_equal probe_schema, reading["schema"]
     assert_operator reading["processes"], :>, 0
     assert_includes %w[normal warning critical unknown], reading["level"]
+    # The menu-bar figure: SwiftBar's protocol (a title, `---`, the menu), exit 0 at any level.
+    figure = shell_output("#{bin}/headroom probe --format swiftbar --no-history")
+    assert_match(/\A[^|\n]+ \| .* sfimage=\S+ /, figure)
+    assert_includes figure.lines.map(&:chomp), "---"
     assert_match "EXIT STATUS", (man1/"headroom.1").read
     assert_path_exists man1/"headroom-watch.1"
   end

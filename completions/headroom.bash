@@ -882,7 +882,7 @@ _headroom() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "human json prometheus" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "human json prometheus swiftbar xbar tmux" -- "${cur}"))
                     return 0
                     ;;
                 --output)

@@ -59,7 +59,10 @@ complete -c headroom -n "__fish_headroom_using_subcommand probe" -l warn -d 'War
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -l crit -d 'Critical threshold, percent of the effective limit (inclusive) [default: 75]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -l format -d 'Output format (`--json` is the same as `--format json`)' -r -f -a "human\t''
 json\t''
-prometheus\t'node_exporter textfile format'"
+prometheus\t'node_exporter textfile format'
+swiftbar\t'A SwiftBar plugin\'s output: the menu-bar figure, then its menu'
+xbar\t'The same for xbar, in the parameters it knows (colour from `XBARDarkMode`)'
+tmux\t'One line of tmux styles for `status-right`: `#(headroom probe --format tmux)`'"
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -s o -l output -d 'Write the output to FILE atomically instead of stdout (for the node_exporter textfile collector)' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -l record -d 'Also record the snapshot this reading was computed from, for a bug report or replay' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -l config -d 'Read settings from FILE instead of the default config file' -r -F

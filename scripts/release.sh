@@ -9,7 +9,8 @@
 #   scripts/release.sh archive TARGET [DIR] build TARGET (a Rust target triple) in release
 #                                           mode and pack headroom-VERSION-TARGET.tar.gz in
 #                                           DIR (default dist/): the binary, the man pages,
-#                                           the completions, README, LICENSE, CHANGELOG; and
+#                                           the completions, the SwiftBar plugin, README,
+#                                           LICENSE, CHANGELOG; and
 #                                           its .sha256 (`shasum -a 256` format).
 #   scripts/release.sh formula SUMS_FILE    write the formula's stable url/sha256 lines for
 #                                           the current version from the archives' sums.
@@ -37,10 +38,11 @@ archive() {
   cargo build --release --locked --target "$target" --bin headroom || die "cargo build --target $target failed"
   [[ -x target/$target/release/headroom ]] || die "no target/$target/release/headroom"
   stage=$(mktemp -d)
-  mkdir -p "$stage/$name/man" "$stage/$name/completions" "$out"
+  mkdir -p "$stage/$name/man" "$stage/$name/completions" "$stage/$name/swiftbar" "$out"
   cp "target/$target/release/headroom" "$stage/$name/"
   cp man/*.1 "$stage/$name/man/"
   cp completions/* "$stage/$name/completions/"
+  cp -p swiftbar/* "$stage/$name/swiftbar/"
   cp README.md LICENSE CHANGELOG.md "$stage/$name/"
   # Owner and mode fixed, so the archive does not carry the builder's uid.
   tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$out/$name.tar.gz" "$name" 2>/dev/null ||
@@ -111,6 +113,7 @@ case ${1:-} in
     tar -C "$tmp" -xzf "$tarball"
     dir=$tmp/$(basename "$tarball" .tar.gz)
     for f in man/*.1 completions/*; do [[ -f $dir/$f ]] || die "the archive lacks $f"; done
+    for f in swiftbar/*; do [[ -x $dir/$f ]] || die "the archive lacks $f, or it is not executable"; done
     if [[ $target == "$(host)" ]]; then
       got=$("$dir/headroom" --version)
       [[ $got == "headroom $(version)" ]] || die "the archived binary says '$got'"

@@ -208,6 +208,20 @@ pub enum ProbeFormat {
     Json,
     /// node_exporter textfile format.
     Prometheus,
+    /// A SwiftBar plugin's output: the menu-bar figure, then its menu.
+    Swiftbar,
+    /// The same for xbar, in the parameters it knows (colour from `XBARDarkMode`).
+    Xbar,
+    /// One line of tmux styles for `status-right`: `#(headroom probe --format tmux)`.
+    Tmux,
+}
+
+impl ProbeFormat {
+    /// A figure for a menu bar or a status line, which shows nothing for a non-zero exit:
+    /// the level is in the figure and the exit is 0 once it is printed.
+    pub fn is_figure(self) -> bool {
+        matches!(self, Self::Swiftbar | Self::Xbar | Self::Tmux)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -226,7 +240,10 @@ pub struct ThresholdArgs {
 readable) — the monitoring-plugin convention.\n\nThe trend is fitted over the readings of \
 the last 10 minutes after the last drop (a fall of at least 5 slots and 2 %, as a cleanup \
 makes); it needs 3 readings spanning a minute, and gives an ETA only while usage rose over \
-the newest minute. Run probe from cron every minute to build it."
+the newest minute. Run probe from cron every minute to build it.\n\nExit status with `--format \
+swiftbar` or `--format tmux`: 0 once the figure is printed (a menu bar or a status line \
+shows nothing for a non-zero exit; the figure's glyph and colour carry the level), 3 when \
+no reading could be made (`--format xbar` likewise)."
 )]
 pub struct ProbeArgs {
     #[command(flatten)]
@@ -780,6 +797,11 @@ pub enum GenerateWhat {
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
+    },
+    /// The SwiftBar plugin (`headroom.30s.sh`) on stdout, or written into DIR.
+    Swiftbar {
+        /// Directory to write the plugin into (SwiftBar's plugin folder).
+        dir: Option<PathBuf>,
     },
 }
 

@@ -12,12 +12,12 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "headroom probe; echo $?",
             ),
             (
-                "Free slots and the worst parent, in a pipeline",
-                "headroom probe --json | jq '.free_slots, .top_parents[0]'",
-            ),
-            (
                 "A node_exporter textfile, from cron",
                 "headroom probe -q --format prometheus -o /var/lib/node_exporter/headroom.prom",
+            ),
+            (
+                "The figure in tmux's status line",
+                "tmux set -g status-right '#(headroom probe --format tmux)'",
             ),
         ],
     ),

@@ -21,6 +21,14 @@ pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<ExitStatus> {
             crate::commands::schema::write_all(dir)?;
             Ok(ExitStatus::Ok)
         }
+        GenerateWhat::Swiftbar { dir: None } => {
+            ctx.printer.raw(crate::commands::probe::swiftbar::PLUGIN)?;
+            Ok(ExitStatus::Ok)
+        }
+        GenerateWhat::Swiftbar { dir: Some(dir) } => {
+            swiftbar_plugin(dir)?;
+            Ok(ExitStatus::Ok)
+        }
         GenerateWhat::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(*shell, &mut visible(&full_command()), "headroom", &mut buf);
@@ -28,6 +36,19 @@ pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<ExitStatus> {
             Ok(ExitStatus::Ok)
         }
     }
+}
+
+/// The SwiftBar plugin written into `dir` (made if missing), executable: SwiftBar runs
+/// every executable file of its plugin folder.
+fn swiftbar_plugin(dir: &Path) -> Result<()> {
+    use crate::commands::probe::swiftbar::{PLUGIN, PLUGIN_FILE};
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
+    let path = dir.join(PLUGIN_FILE);
+    crate::store::fsio::atomic_write(&path, PLUGIN.as_bytes())?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot make `{}` executable", path.display()))?;
+    Ok(())
 }
 
 /// `cmd` without what it hides (the test flags `--proc-root`/`--sys-root`, `doctor
@@ -308,6 +329,10 @@ const EXAMPLES: &[(&str, &str)] = &[
     (
         "Audit the liveness guard before trusting it:",
         "headroom idle-watch --duration 5m --threshold 2m",
+    ),
+    (
+        "The menu-bar figure: SwiftBar's plugin, into its plugin folder:",
+        "headroom generate swiftbar ~/SwiftBarPlugins",
     ),
     (
         "Free slots of the worst parent, in a pipeline:",

@@ -31,10 +31,10 @@ fn home() -> Result<PathBuf> {
         .context("HOME is not set")
 }
 
-/// The path to register: one that an upgrade does not delete (`core::program_path`), with a
-/// warning when there is none (a bare Homebrew keg path).
-fn program(ctx: &Ctx<'_>) -> Result<PathBuf> {
-    use crate::core::program_path::{Facts, Reason, choose, opt_candidates};
+/// The path that runs headroom again after an upgrade (`core::program_path`): what a
+/// service definition registers and what the menu-bar figure's actions run.
+pub fn lasting_program() -> Result<crate::core::program_path::Choice> {
+    use crate::core::program_path::{Facts, choose, opt_candidates};
     use crate::platform::own_program;
     let real = own_program::real().context("cannot find headroom's own executable")?;
     let invoked = own_program::invoked();
@@ -49,11 +49,18 @@ fn program(ctx: &Ctx<'_>) -> Result<PathBuf> {
             (o, to)
         })
         .collect();
-    let choice = choose(&Facts {
+    Ok(choose(&Facts {
         invoked: invoked.as_deref().map(|i| (i, invoked_to.as_deref())),
         real: &real,
         opt_links: &opt_links,
-    });
+    }))
+}
+
+/// The path to register, with a warning when no lasting one exists (a bare Homebrew keg
+/// path).
+fn program(ctx: &Ctx<'_>) -> Result<PathBuf> {
+    use crate::core::program_path::Reason;
+    let choice = lasting_program()?;
     if choice.reason == Reason::Keg {
         ctx.printer.warn(&format!(
             "`{}` is inside a Homebrew keg, which the next `brew upgrade` deletes, and no \

@@ -20,6 +20,9 @@ use crate::store::evidence::{EvidenceLog, Row};
 use crate::store::fsio::atomic_write;
 use crate::store::state;
 
+pub mod swiftbar;
+pub mod tmux;
+
 /// Probe args resolved against config and environment.
 #[derive(Debug)]
 struct ProbePlan {
@@ -152,6 +155,19 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
         }
         ProbeFormat::Prometheus => prometheus(&report),
         ProbeFormat::Human => human(&report, ctx.printer, plan.history),
+        ProbeFormat::Swiftbar => {
+            // What SwiftBar says of the appearance in every plugin run's environment.
+            let dark = std::env::var("OS_APPEARANCE").is_ok_and(|v| v == "Dark");
+            let host = swiftbar::Host::SwiftBar { dark };
+            swiftbar::swiftbar(&report, plan.history, &figure_actions(), host)
+        }
+        ProbeFormat::Xbar => {
+            // xbar's own variable for the menu bar's appearance, set for every plugin run.
+            let dark = std::env::var("XBARDarkMode").is_ok_and(|v| v == "true");
+            let host = swiftbar::Host::Xbar { dark };
+            swiftbar::swiftbar(&report, plan.history, &figure_actions(), host)
+        }
+        ProbeFormat::Tmux => tmux::tmux(&report, plan.history),
     };
     match &plan.output {
         Some(path) => atomic_write(path, text.as_bytes())?,
@@ -176,7 +192,25 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
             path.display()
         ));
     }
+    if plan.format.is_figure() {
+        return Ok(ExitStatus::Ok);
+    }
     Ok(reading.level.into())
+}
+
+/// What the menu's actions run: headroom by a path that outlives an upgrade, and the chart
+/// when there is an evidence log to draw. A few `stat`s and a directory listing, no
+/// process-table read; nothing is created (a fresh state directory stays absent).
+fn figure_actions() -> swiftbar::Actions {
+    let program = crate::commands::login_item::lasting_program()
+        .map(|c| c.path)
+        .map_err(|e| crate::exit::said_once(&e));
+    let chart = crate::store::paths::state_dir()
+        .ok()
+        // Any layout's file: another version's log is drawn too.
+        .filter(|dir| !EvidenceLog::new(dir).files().is_empty())
+        .map(|dir| dir.join("evidence.svg"));
+    swiftbar::Actions { program, chart }
 }
 
 /// Keep the reading: in the trend history, and as a `poll` row of the evidence log.
@@ -264,26 +298,7 @@ pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
         thousands(r.processes),
         crate::output::plural(r.zombies, "zombie")
     );
-    let trend = if !history {
-        "off (--no-history or --snapshot)".to_string()
-    } else {
-        match (r.growth_per_min, r.eta_seconds) {
-            (None, _) => format!(
-                "gathering readings ({} of {} in the last 10 min)",
-                r.trend_samples,
-                reading::TREND_MIN_SAMPLES
-            ),
-            (Some(g), Some(eta)) if g > 0.0 => {
-                format!(
-                    "{g:+.1} slots/min, the wall in about {}",
-                    human_duration(eta as f64)
-                )
-            }
-            (Some(g), _) if g > 0.0 => format!("{g:+.1} slots/min"),
-            (Some(g), _) if g < 0.0 => format!("falling ({g:+.1} slots/min)"),
-            (Some(_), _) => "stable".to_string(),
-        }
-    };
+    let trend = trend_phrase(r, history);
     let _ = writeln!(s, "  trend     {trend}");
     if rep.top_parents.is_empty() {
         let _ = writeln!(s, "  no zombie parents");
@@ -300,6 +315,27 @@ pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
         }
     }
     s
+}
+
+/// The trend as a person reads it: off, gathering, rising (with the ETA), falling, stable.
+pub fn trend_phrase(r: &SlotReading, history: bool) -> String {
+    if !history {
+        return "off (--no-history or --snapshot)".to_string();
+    }
+    match (r.growth_per_min, r.eta_seconds) {
+        (None, _) => format!(
+            "gathering readings ({} of {} in the last 10 min)",
+            r.trend_samples,
+            reading::TREND_MIN_SAMPLES
+        ),
+        (Some(g), Some(eta)) if g > 0.0 => format!(
+            "{g:+.1} slots/min, the wall in about {}",
+            human_duration(eta as f64)
+        ),
+        (Some(g), _) if g > 0.0 => format!("{g:+.1} slots/min"),
+        (Some(g), _) if g < 0.0 => format!("falling ({g:+.1} slots/min)"),
+        (Some(_), _) => "stable".to_string(),
+    }
 }
 
 /// node_exporter textfile format (no timestamps; unknown values are left out).
@@ -376,6 +412,34 @@ pub fn prometheus(rep: &ProbeReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first incident's report at `level` (the usage to match), its top parent named
+    /// `name`: the figures' tests take each level with a hostile name and a plain one.
+    pub(super) fn at(level: Level, name: &str) -> ProbeReport {
+        let mut r = report();
+        r.top_parents[0].name = name.into();
+        r.reading.level = level;
+        let (used, eta) = match level {
+            Level::Normal => (400, None),
+            Level::Warning => (1500, Some(786)),
+            Level::Critical => (2744, Some(0)),
+            Level::Unknown => (2744, None),
+        };
+        r.reading.used = used;
+        r.reading.processes = used;
+        r.reading.eta_seconds = eta;
+        r.reading.growth_per_min = eta.map(|_| 10.0);
+        if level == Level::Unknown {
+            r.reading.limit = None;
+            r.reading.limit_source = None;
+            r.reading.usage_pct = None;
+            r.reading.free_slots = None;
+        } else {
+            r.reading.usage_pct = Some(round2(used as f64 * 100.0 / 2666.0));
+            r.reading.free_slots = Some(2666u64.saturating_sub(used));
+        }
+        r
+    }
 
     fn report() -> ProbeReport {
         ProbeReport {

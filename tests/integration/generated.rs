@@ -118,6 +118,94 @@ fn committed_completions_are_current() {
     }
 }
 
+/// The SwiftBar plugin the formula installs is the one `headroom generate swiftbar`
+/// prints and writes (executable: SwiftBar runs only executable files), and it runs: with
+/// headroom on `PATH` it prints the figure and exits 0; without, it says so in the menu bar.
+#[test]
+fn the_swiftbar_plugin_is_current_executable_and_runs() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = Env::new();
+    let out = env.cmd().args(["generate", "swiftbar"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let committed = repo().join("swiftbar/headroom.30s.sh");
+    assert!(
+        out.stdout == std::fs::read(&committed).unwrap(),
+        "swiftbar/headroom.30s.sh is stale: run `scripts/generate.sh`"
+    );
+    let dir = env.path("plugins");
+    let o = env
+        .cmd()
+        .arg("generate")
+        .arg("swiftbar")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let written = dir.join("headroom.30s.sh");
+    assert_eq!(std::fs::read(&written).unwrap(), out.stdout);
+    let mode = std::fs::metadata(&written).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755, "{mode:o}");
+    assert!(
+        std::fs::metadata(&committed).unwrap().permissions().mode() & 0o111 != 0,
+        "the committed plugin is executable"
+    );
+    if has_tool("shellcheck") {
+        let o = Command::new("shellcheck").arg(&committed).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    }
+    // Run as SwiftBar runs it, headroom found on PATH.
+    let path_dir = env.path("path");
+    std::fs::create_dir_all(&path_dir).unwrap();
+    std::os::unix::fs::symlink(env.headroom_path(), path_dir.join("headroom")).unwrap();
+    let run = |path: String, vars: &[(&str, &str)]| {
+        let mut argv = env.as_test_user();
+        argv.push(written.clone().into());
+        Command::new(&argv[0])
+            .args(&argv[1..])
+            .env_remove("SWIFTBAR")
+            .env_remove("XBARDarkMode")
+            .envs(vars.iter().copied())
+            .env("PATH", path)
+            .env("HOME", env.path("nohome"))
+            .env("HEADROOM_HOME", env.path("state"))
+            .output()
+            .unwrap()
+    };
+    let on_path = format!("{}:/usr/bin:/bin", path_dir.display());
+    for vars in [
+        &[("SWIFTBAR", "1")][..],
+        &[("SWIFTBAR", "1"), ("XBARDarkMode", "true")],
+        &[],
+    ] {
+        let o = run(on_path.clone(), vars);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert!(text.lines().next().unwrap().contains(" sfimage="), "{text}");
+        assert!(text.lines().any(|l| l == "---"), "{text}");
+    }
+    // Under xbar (XBARDarkMode set, SWIFTBAR not): the xbar flavour, a dark bar's colour.
+    let o = run(on_path.clone(), &[("XBARDarkMode", "true")]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let first = text.lines().next().unwrap();
+    assert!(
+        !first.contains("sfimage") && first.contains(" | color=#"),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l == "---"), "{text}");
+    // Control: with no headroom anywhere it looks, the menu bar says so (exit 0 too).
+    let elsewhere = ["/opt/homebrew/bin/headroom", "/usr/local/bin/headroom"];
+    if elsewhere.iter().all(|p| !Path::new(p).exists()) {
+        let o = run("/usr/bin:/bin".into(), &[]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert!(
+            text.starts_with("headroom? | color=#57606a\n---\n"),
+            "{text}"
+        );
+    }
+}
+
 fn render(page: &Path) -> String {
     let out = Command::new("groff")
         .args(["-man", "-Tutf8"])

@@ -721,7 +721,8 @@ fn formula_agrees(
     let installs: Vec<&str> = readme
         .lines()
         .map(str::trim)
-        .filter(|l| l.starts_with("brew install"))
+        // Only headroom's own install: the README also installs SwiftBar with brew.
+        .filter(|l| l.starts_with("brew install") && l.contains("headroom"))
         .collect();
     if installs.is_empty() {
         return Err("the README gives no `brew install` command".into());

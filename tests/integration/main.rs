@@ -45,6 +45,8 @@ mod park;
 mod pressure;
 mod probe;
 #[cfg(target_os = "linux")]
+mod probe_figure;
+#[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
 mod reap_decisions;
