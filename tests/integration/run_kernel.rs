@@ -269,15 +269,13 @@ fn the_kernel_ends_a_tree_over_its_cgroup_limit_with_no_overshoot_and_no_cgroup_
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn kernel_is_refused_with_the_reason_where_impossible_and_auto_falls_back_saying_why() {
     // Impossible here: the real cgroupfs, as a private uid that was delegated nothing. (A
     // made-up `/proc` cannot stand in: `run` refuses `--proc-root`, since it starts a real
     // command; checked last.)
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root to run headroom as a uid that was delegated nothing");
-        return;
-    }
+    crate::support::require_root();
     let ran = env.path("ran");
     let touch = format!("touch {}", ran.display());
     let base = ["run", "--limit", "100M"];
@@ -352,12 +350,10 @@ fn kernel_is_refused_with_the_reason_where_impossible_and_auto_falls_back_saying
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn without_delegation_the_real_cgroupfs_refuses_a_private_uid() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root to run headroom as a uid that was delegated nothing");
-        return;
-    }
+    crate::support::require_root();
     let out = env
         .cmd()
         .args([
