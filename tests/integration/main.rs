@@ -42,6 +42,7 @@ mod park;
 #[cfg(target_os = "linux")]
 mod pressure;
 mod probe;
+mod progress;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
