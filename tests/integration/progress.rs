@@ -209,3 +209,47 @@ fn no_test_says_skipped_and_passes() {
     let old = "    if !env.private {\n        eprintln!(\"skipped: needs root\");\n        return;\n    }\n";
     assert_eq!(silent_skips(old).len(), 1);
 }
+
+/// An acting `reap` counts down its grace on a terminal's stderr; the control, `--json` in
+/// the same terminal, draws nothing. A leaker of this test's own (private uid), ended by
+/// SIGTERM within the grace.
+#[cfg(target_os = "linux")]
+#[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_script)),
+    ignore = "needs root and script (util-linux)"
+)]
+fn on_a_terminal_reap_counts_down_its_grace_and_not_with_json() {
+    crate::support::require_root();
+    require_tool("script");
+    let env = Env::new();
+    let user: Vec<String> = env
+        .as_test_user()
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let run = |json: &str, name: &str| {
+        let exe = env.named_fixture(name);
+        let mut tree = env.spawn(&exe, &["leak", "--zombies", "120"]);
+        tree.ready();
+        let out = env.path(&format!("{name}.out"));
+        let cmd = format!(
+            "{} {} {json} reap --allow {name} --grace 1s > {}",
+            user.join(" "),
+            env.headroom_path().display(),
+            out.display()
+        );
+        let o = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env("HEADROOM_HOME", &env.home)
+            .env("TERM", "xterm")
+            .output()
+            .unwrap();
+        assert_eq!(tree.exit_code(), 128 + 15, "{o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let tty = run("", "agency-cd");
+    assert!(tty.contains("SIGKILL to what is left in"), "{tty:?}");
+    let tty = run("--json", "agency-cdj");
+    assert!(!tty.contains("SIGKILL to what is left"), "{tty:?}");
+}
