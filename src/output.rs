@@ -481,6 +481,7 @@ pub fn finish_stderr(wait: std::time::Duration) {
     }
 }
 
+pub mod progress;
 pub mod queue;
 
 #[cfg(test)]

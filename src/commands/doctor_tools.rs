@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::core::doctor::{self as dr, Limit};
@@ -12,27 +12,40 @@ use crate::core::doctor::{self as dr, Limit};
 /// How long one tool may take.
 const TOOL_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Run a tool (no shell unless asked for), stdin closed, within TOOL_TIMEOUT: its stdout,
-/// or why there is none (the message names the command).
-pub fn tool(program: &str, args: &[&str]) -> Result<String, String> {
+/// Why a bounded run gave no output.
+#[derive(Debug)]
+pub struct NotRun {
+    /// The run took longer than its bound (the message names the command and the bound).
+    pub timed_out: bool,
+    pub message: String,
+}
+
+/// Run `program` (no shell unless asked for), stdin closed, for at most `bound`: its output,
+/// or why there is none (the message names the command). On the deadline the child this
+/// started, and only it, is killed and reaped.
+pub fn bounded(program: &str, args: &[&str], bound: Duration) -> Result<Output, NotRun> {
     let line = format!("`{program} {}`", args.join(" "));
+    let fail = |message: String| NotRun {
+        timed_out: false,
+        message,
+    };
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {line}: {e}"))?;
+        .map_err(|e| fail(format!("cannot run {line}: {e}")))?;
     // Both pipes drained on threads, so a chatty tool never blocks on a full pipe; the
     // result is awaited only until the deadline (a grandchild may hold a pipe open).
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let mut text = String::new();
+            let mut bytes = Vec::new();
             if let Some(mut p) = pipe {
-                let _ = p.read_to_string(&mut text);
+                let _ = p.read_to_end(&mut bytes);
             }
-            let _ = tx.send(text);
+            let _ = tx.send(bytes);
         });
         rx
     };
@@ -48,7 +61,7 @@ pub fn tool(program: &str, args: &[&str]) -> Result<String, String> {
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let deadline = Instant::now() + TOOL_TIMEOUT;
+    let deadline = Instant::now() + bound;
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st,
@@ -57,27 +70,84 @@ pub fn tool(program: &str, args: &[&str]) -> Result<String, String> {
                 // Our own child, started just above.
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{line} took longer than {} s",
-                    TOOL_TIMEOUT.as_secs()
-                ));
+                return Err(NotRun {
+                    timed_out: true,
+                    message: format!("{line} took longer than {}", secs(bound)),
+                });
             }
-            Err(e) => return Err(format!("cannot wait for {line}: {e}")),
+            Err(e) => return Err(fail(format!("cannot wait for {line}: {e}"))),
         }
     };
     let left = || deadline.saturating_duration_since(Instant::now());
-    let text = reader
-        .recv_timeout(left())
-        .map_err(|_| format!("{line} left its output open past the deadline"))?;
-    let err = errors.recv_timeout(left()).unwrap_or_default();
-    if !status.success() {
+    let stdout = reader.recv_timeout(left()).map_err(|_| NotRun {
+        timed_out: true,
+        message: format!("{line} left its output open past the deadline"),
+    })?;
+    let stderr = errors.recv_timeout(left()).unwrap_or_default();
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+fn secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+/// Run a tool within TOOL_TIMEOUT: its stdout, or why there is none (the message names
+/// the command).
+pub fn tool(program: &str, args: &[&str]) -> Result<String, String> {
+    let o = bounded(program, args, TOOL_TIMEOUT).map_err(|e| e.message)?;
+    if !o.status.success() {
         return Err(format!(
-            "{line} exited {}: {}",
-            status.code().unwrap_or(-1),
-            err.lines().next().unwrap_or("").trim()
+            "`{program} {}` exited {}: {}",
+            args.join(" "),
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
         ));
     }
-    Ok(text)
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// The login item's service-manager calls (`systemctl --user`, `launchctl`) for `doctor`,
+/// each within TOOL_TIMEOUT: a session bus that accepts and never answers would hold
+/// `systemctl` for 90 s. After the first call that timed out none is started (the manager
+/// does not answer); `timed_out` says which it was.
+#[derive(Debug, Default)]
+pub struct DeadlineExec {
+    timed_out: std::cell::RefCell<Option<String>>,
+}
+
+impl DeadlineExec {
+    /// The first call that took longer than its bound, as `` `program args` took longer
+    /// than 10 s ``.
+    pub fn timed_out(&self) -> Option<String> {
+        self.timed_out.borrow().clone()
+    }
+}
+
+impl crate::actions::login_item::Exec for DeadlineExec {
+    fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output> {
+        if let Some(first) = self.timed_out.borrow().as_ref() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("not run: {first}"),
+            ));
+        }
+        bounded(program, args, TOOL_TIMEOUT).map_err(|e| {
+            if e.timed_out {
+                *self.timed_out.borrow_mut() = Some(e.message.clone());
+                std::io::Error::new(std::io::ErrorKind::TimedOut, e.message)
+            } else {
+                std::io::Error::other(e.message)
+            }
+        })
+    }
 }
 
 /// `ps -A -o ruid=,stat=`: processes and zombies of `uid`.

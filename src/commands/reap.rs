@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::actions::escalate::RealClock;
+use crate::actions::escalate::{Clock, RealClock};
 use crate::actions::terminate::{Outcome, terminate_all};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
@@ -33,6 +33,7 @@ use crate::core::policy::{self, Policy, Selection, Situation};
 use crate::core::reading::{self, Reading, Thresholds};
 use crate::core::snapshot::{Detail, Identity, ProcessTable, Snapshot};
 use crate::exit::{self, ExitStatus, UsageError};
+use crate::output::progress::Countdown;
 use crate::platform::{self, ProcessSource};
 use crate::store::evidence::{EvidenceLog, Row};
 
@@ -334,7 +335,21 @@ pub fn execute(
                 Vec::new()
             }
         };
-        terminate_all(control.as_ref(), &ids, plan.grace, &RealClock, &mut gate)
+        // The grace is waited out on a terminal with a countdown, not in silence.
+        let countdown = Countdown::new(
+            ctx.printer,
+            plan.grace,
+            "SIGTERM sent; SIGKILL to what is left",
+        );
+        let ended = terminate_all(
+            control.as_ref(),
+            &ids,
+            plan.grace,
+            &CountdownClock(&countdown),
+            &mut gate,
+        );
+        countdown.clear();
+        ended
     };
     // A gate that could not read the table sent no SIGKILL (absence of evidence protects);
     // those survivors are not "no longer targets": each carries the reason, and the exit
@@ -429,6 +444,18 @@ fn finish(ctx: &Ctx<'_>, report: &ReapReport, status: ExitStatus) -> Result<Exit
         ctx.printer.text(&report.human_results())?;
     }
     Ok(status)
+}
+
+/// The real clock, whose sleeps draw `reap`'s grace countdown.
+struct CountdownClock<'a>(&'a Countdown);
+
+impl Clock for CountdownClock<'_> {
+    fn now(&self) -> std::time::Instant {
+        RealClock.now()
+    }
+    fn sleep(&self, d: Duration) {
+        self.0.sleep(d);
+    }
 }
 
 #[cfg(test)]

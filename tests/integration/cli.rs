@@ -183,10 +183,9 @@ fn login_item_status_with_nothing_registered_says_so_and_exits_1() {
 /// that did: a closed fd 0–2 is opened on /dev/null before anything else can take its
 /// number (else the next file opened would receive stdout).
 #[test]
+#[cfg_attr(not(hr_tool_strace), ignore = "needs strace")]
 fn closed_standard_fds_are_opened_on_dev_null_at_start() {
-    if !crate::support::has_tool("strace") {
-        return;
-    }
+    crate::support::require_tool("strace");
     let env = Env::new();
     let logs = env.path("logs");
     std::fs::create_dir(&logs).unwrap();
@@ -311,10 +310,10 @@ fn run_s_command_inherits_dev_null_for_closed_fds_and_the_default_sigpipe() {
 /// as the test's private uid.
 #[cfg(target_os = "linux")]
 #[test]
+#[cfg_attr(not(all(hr_root, hr_tool_unshare)), ignore = "needs root and unshare")]
 fn a_closed_fd_that_cannot_be_made_safe_is_a_refusal_with_no_action() {
-    if !crate::support::is_root() || !crate::support::has_tool("unshare") {
-        return;
-    }
+    crate::support::require_root();
+    crate::support::require_tool("unshare");
     let env = Env::new();
     let script = r#"mount -t tmpfs headroom-test-dev /dev && exec "$@" <&-"#;
     let out = std::process::Command::new("timeout")

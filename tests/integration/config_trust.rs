@@ -52,12 +52,10 @@ fn someone_else(env: &Env) -> u32 {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_config_someone_else_could_write_never_drives_a_memory_guard_a_trusted_one_does() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root (files of another owner, the hog as the tree's root)");
-        return;
-    }
+    crate::support::require_root();
     let (mut tree, pid) = hog(&env, "hog-trust");
     let text = guard("hog-trust");
     let other = someone_else(&env);
@@ -134,12 +132,10 @@ fn a_config_someone_else_could_write_never_drives_a_memory_guard_a_trusted_one_d
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_root_owned_config_is_trusted() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root (a root-owned file read by the test user)");
-        return;
-    }
+    crate::support::require_root();
     let (mut tree, _pid) = hog(&env, "hog-rooted");
     // Written by the test (root), 0644, in a root-owned 0755 directory.
     let dir = env.dir.path().join("etc");
@@ -159,12 +155,10 @@ fn a_root_owned_config_is_trusted() {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn reap_refuses_an_untrusted_config_and_read_only_commands_go_on_with_a_warning() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root (a private uid for the leaker)");
-        return;
-    }
+    crate::support::require_root();
     let exe = env.named_fixture("agency-trust");
     let mut tree = env.spawn(&exe, &["leak", "--zombies", "120"]);
     let pid = tree.ready()["pid"].as_i64().unwrap() as i32;
@@ -201,12 +195,10 @@ fn reap_refuses_an_untrusted_config_and_read_only_commands_go_on_with_a_warning(
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_bad_pattern_is_refused_in_the_config_and_in_flags_a_real_one_acts() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root (the hog as the tree's root)");
-        return;
-    }
+    crate::support::require_root();
     let (mut tree, pid) = hog(&env, "hog-pat");
     let exe = env.named_fixture("agency-pat");
     let mut leaker = env.spawn(&exe, &["leak", "--zombies", "120"]);

@@ -6,7 +6,7 @@
 //! runs), so a renamed flag fails here. A documented line with no entry fails; so does an
 //! entry no document has any more.
 
-use crate::support::{Env, chown, has_tool, headroom_bin, is_root};
+use crate::support::{Env, chown, headroom_bin, is_root};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -552,10 +552,15 @@ fn entries() -> Vec<Entry> {
 }
 
 #[test]
-#[cfg(target_os = "linux")]
+#[cfg_attr(
+    not(all(hr_tool_jq, hr_tool_prlimit, any(not(hr_root), hr_tool_setpriv))),
+    ignore = "needs jq, prlimit (and setpriv as root)"
+)]
 fn every_documented_command_line_is_run_or_listed_and_stays_true() {
-    if !has_tool("jq") || !has_tool("prlimit") || (is_root() && !has_tool("setpriv")) {
-        return;
+    crate::support::require_tool("jq");
+    crate::support::require_tool("prlimit");
+    if is_root() {
+        crate::support::require_tool("setpriv");
     }
     let entries = entries();
     let problems = coverage(&documented(), &entries);

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{Env, has_tool};
+use crate::support::{Env, has_tool, require_tool};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-2026-08-29/evidence.csv")
@@ -313,10 +313,9 @@ fn the_readme_example_is_the_fixture_as_rendered_today() {
 }
 
 #[test]
+#[cfg_attr(not(hr_tool_script), ignore = "needs script (util-linux)")]
 fn on_a_terminal_the_chart_comes_first_at_the_terminal_width() {
-    if !has_tool("script") {
-        return;
-    }
+    require_tool("script");
     let env = with_fixture();
     // A pseudo-terminal 60 columns wide (reading files only: nothing is signalled).
     let cmd = format!(

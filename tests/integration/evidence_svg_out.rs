@@ -6,7 +6,7 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::support::{Env, has_tool, is_root};
+use crate::support::{Env, is_root, require_tool};
 
 fn with_fixture() -> Env {
     let env = Env::new();
@@ -245,10 +245,9 @@ fn columns_from_the_environment_are_clamped_like_width() {
 }
 
 #[test]
+#[cfg_attr(not(hr_tool_rsvg_convert), ignore = "needs rsvg-convert")]
 fn a_hostile_log_makes_an_svg_librsvg_reads() {
-    if !has_tool("rsvg-convert") {
-        return;
-    }
+    require_tool("rsvg-convert");
     let env = Env::new();
     let header = headroom::store::evidence::columns().join(",");
     let mut text = format!("{header}\n");

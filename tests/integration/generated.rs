@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{Env, has_tool};
+use crate::support::{Env, has_tool, require_tool};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -232,11 +232,9 @@ fn render(page: &Path) -> String {
 }
 
 #[test]
+#[cfg_attr(not(hr_tool_groff), ignore = "needs groff")]
 fn every_man_page_renders_and_the_main_page_names_every_subcommand() {
-    if !has_tool("groff") {
-        eprintln!("groff is not installed: .ci/run installs it");
-        return;
-    }
+    require_tool("groff");
     let main = render(&repo().join("man/headroom.1"));
     for section in ["EXIT STATUS", "FILES", "EXAMPLES"] {
         assert!(main.contains(section), "headroom.1 lacks {section}");
@@ -346,11 +344,9 @@ fn bash_completion_loads_and_zsh_fish_where_installed() {
 }
 
 #[test]
+#[cfg_attr(not(hr_tool_ruby), ignore = "needs ruby")]
 fn the_formula_parses_where_ruby_is_installed() {
-    if !has_tool("ruby") {
-        eprintln!("ruby is not installed: .ci/run installs it");
-        return;
-    }
+    require_tool("ruby");
     let out = Command::new("ruby")
         .arg("-c")
         .arg(repo().join("Formula/headroom.rb"))
@@ -363,21 +359,15 @@ fn the_formula_parses_where_ruby_is_installed() {
     );
 }
 
-/// Ruby with minitest (a bundled gem since Ruby 2.2), which the harness needs; `.ci/run`
-/// (HEADROOM_REQUIRE_TOOLS) fails the test without it instead of skipping.
-fn ruby_with_minitest() -> bool {
-    if !has_tool("ruby") {
-        return false;
-    }
+/// Ruby with minitest (a bundled gem since Ruby 2.2), which the harness needs: the first
+/// line of a test gated on `hr_tool_ruby`, which fails without either.
+fn require_ruby_with_minitest() {
+    require_tool("ruby");
     let ok = Command::new("ruby")
         .args(["-e", "require 'minitest'"])
         .output()
         .is_ok_and(|o| o.status.success());
-    assert!(
-        ok || std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
-        "ruby has no minitest here"
-    );
-    ok
+    assert!(ok, "ruby has no minitest here");
 }
 
 fn formula_harness(args: &[&std::ffi::OsStr]) -> std::process::Output {
@@ -391,10 +381,9 @@ fn formula_harness(args: &[&std::ffi::OsStr]) -> std::process::Output {
 /// The formula's `test do`, run for real (`.ci/formula-test.rb`: Homebrew's assertions, its
 /// `shell_output`) against the binary under test and the committed man pages (#27 item 1).
 #[test]
+#[cfg_attr(not(hr_tool_ruby), ignore = "needs ruby")]
 fn the_formula_test_block_passes_against_the_built_binary() {
-    if !ruby_with_minitest() {
-        return;
-    }
+    require_ruby_with_minitest();
     let bin_dir = crate::support::headroom_bin()
         .parent()
         .unwrap()
@@ -432,10 +421,9 @@ fn the_formula_test_block_passes_against_the_built_binary() {
 /// `keep_alive true` (`successful_exit: false` would give no `Restart=` there at all);
 /// `ProcessType = Interactive`; `HEADROOM_SERVICE` naming the service (#27 items 5-7).
 #[test]
+#[cfg_attr(not(hr_tool_ruby), ignore = "needs ruby")]
 fn the_formula_service_block_restarts_on_failure_only_unthrottled_and_names_itself() {
-    if !ruby_with_minitest() {
-        return;
-    }
+    require_ruby_with_minitest();
     let formula = repo().join("Formula/headroom.rb");
     let service = |os: &str| -> serde_json::Value {
         let o = formula_harness(&[

@@ -61,20 +61,12 @@ fn pids(v: &Value) -> Vec<i64> {
         .unwrap_or_default()
 }
 
-fn private(env: &Env) -> bool {
-    if !env.private {
-        eprintln!("skipped: needs root (a private uid owning only this test's processes)");
-    }
-    env.private
-}
-
 /// bash (not matching) → hr-cargo (a hog, matching) → hr-cargo (its child, matching too).
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_match_below_a_shell_is_held_from_the_topmost_match_and_the_shell_is_left() {
     let env = Env::new();
-    if !private(&env) {
-        return;
-    }
+    crate::support::require_root();
     let cargo = env.named_fixture("hr-cargo");
     let script = r#""$0" hog --mib 64 --children 1 --depth 2; echo after $?; sleep 3600"#;
     let mut tree = env.spawn(
@@ -99,11 +91,10 @@ fn a_match_below_a_shell_is_held_from_the_topmost_match_and_the_shell_is_left() 
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_session_leader_is_never_held_the_same_process_leading_nothing_is() {
     let env = Env::new();
-    if !private(&env) {
-        return;
-    }
+    crate::support::require_root();
     let hog = env.named_fixture("hr-leader");
     // On a terminal of its own, the hog leads its session.
     let mut leader = env.spawn_pty(&hog, &["hog", "--mib", "64"]);
@@ -139,11 +130,10 @@ fn tty(t: &mut Tree, prefix: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_shell_at_its_prompt_is_never_held_the_same_shell_running_a_job_is() {
     let env = Env::new();
-    if !private(&env) {
-        return;
-    }
+    crate::support::require_root();
     // An interactive bash (it leads its session) → a nested interactive bash, at its prompt:
     // it leads the terminal's foreground process group, and leads no session.
     let bash = ["--norc", "--noprofile", "-i"];
@@ -186,11 +176,10 @@ fn a_shell_at_its_prompt_is_never_held_the_same_shell_running_a_job_is() {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn headroom_s_own_ancestor_is_never_held_the_same_tree_beside_it_is() {
     let env = Env::new();
-    if !private(&env) {
-        return;
-    }
+    crate::support::require_root();
     let hog = env.named_fixture("hr-anc-hog");
     let cfg = env.path("anc.toml");
     std::fs::write(&cfg, guard("bash", "16M")).unwrap();

@@ -46,6 +46,7 @@ mod pressure;
 mod probe;
 #[cfg(target_os = "linux")]
 mod probe_figure;
+mod progress;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{Env, has_tool};
+use crate::support::Env;
 
 /// The zombie parent's name: a title-ending `|`, a line break that would start a SwiftBar
 /// separator, tmux styles and a command, an ANSI escape and an emoji code.
@@ -235,10 +235,9 @@ fn table_opens(env: &Env, root: &Path, format: &str) -> usize {
 /// The figures cost what one probe costs: the same reads of the process table as `--format
 /// json` (the menu's actions look up headroom's path and the evidence log, not the table).
 #[test]
+#[cfg_attr(not(hr_tool_strace), ignore = "needs strace")]
 fn the_figures_read_the_process_table_as_often_as_one_probe() {
-    if !has_tool("strace") {
-        return;
-    }
+    crate::support::require_tool("strace");
     let env = Env::new();
     let root = fake_proc(&env);
     let json = table_opens(&env, &root, "json");
@@ -289,10 +288,9 @@ impl Drop for Tmux<'_> {
 }
 
 #[test]
+#[cfg_attr(not(hr_tool_tmux), ignore = "needs tmux")]
 fn a_real_tmux_status_line_draws_the_figure_as_text() {
-    if !has_tool("tmux") {
-        return;
-    }
+    crate::support::require_tool("tmux");
     let env = Env::new();
     let root = fake_proc(&env);
     let nanos = std::time::SystemTime::now()

@@ -187,6 +187,10 @@ fn enforcement(events: &[RunEvent]) -> (&str, Option<&str>, Option<&str>) {
 }
 
 #[test]
+#[cfg_attr(
+    not(hr_root),
+    ignore = "needs root (a cgroup delegated to a private uid)"
+)]
 fn the_kernel_ends_a_tree_over_its_cgroup_limit_with_no_overshoot_and_no_cgroup_left() {
     let env = Env::new();
     let fx = env.fixture().to_str().unwrap().to_string();
@@ -195,14 +199,7 @@ fn the_kernel_ends_a_tree_over_its_cgroup_limit_with_no_overshoot_and_no_cgroup_
     let (delegated, (mut t, err)) = if is_root() {
         let d = match delegate(&env, "cap") {
             Ok(d) => d,
-            Err(why) => {
-                assert!(
-                    std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
-                    "the kernel cap cannot be tested here: {why}"
-                );
-                eprintln!("skipped: the kernel cap cannot be tested here: {why}");
-                return;
-            }
+            Err(why) => panic!("the kernel cap cannot be tested here: {why}"),
         };
         let r = headroom_in(&env, &d.leaf, &args);
         (Some(d), r)
@@ -214,9 +211,9 @@ fn the_kernel_ends_a_tree_over_its_cgroup_limit_with_no_overshoot_and_no_cgroup_
             .output()
             .unwrap();
         let events = schema::run_events(&String::from_utf8_lossy(&probe.stderr));
+        // Reached with `--include-ignored`, where this user was delegated a cgroup.
         if let ("poll", _, reason) = enforcement(&events) {
-            eprintln!("skipped: no delegated cgroup for this user: {reason:?}");
-            return;
+            panic!("no delegated cgroup for this user: {reason:?}");
         }
         let err = env.path("stderr");
         let out = env.path("stdout");
@@ -269,15 +266,13 @@ fn the_kernel_ends_a_tree_over_its_cgroup_limit_with_no_overshoot_and_no_cgroup_
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn kernel_is_refused_with_the_reason_where_impossible_and_auto_falls_back_saying_why() {
     // Impossible here: the real cgroupfs, as a private uid that was delegated nothing. (A
     // made-up `/proc` cannot stand in: `run` refuses `--proc-root`, since it starts a real
     // command; checked last.)
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root to run headroom as a uid that was delegated nothing");
-        return;
-    }
+    crate::support::require_root();
     let ran = env.path("ran");
     let touch = format!("touch {}", ran.display());
     let base = ["run", "--limit", "100M"];
@@ -352,12 +347,10 @@ fn kernel_is_refused_with_the_reason_where_impossible_and_auto_falls_back_saying
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn without_delegation_the_real_cgroupfs_refuses_a_private_uid() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root to run headroom as a uid that was delegated nothing");
-        return;
-    }
+    crate::support::require_root();
     let out = env
         .cmd()
         .args([

@@ -71,6 +71,7 @@ fn a_tree_near_its_limit_is_warned_once_before_anything_is_done() {
 /// `watch`'s guards: a guarded tree at 90 % of its limit gets one `approaching-limit` event
 /// over many rounds, and is not acted on.
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_guarded_tree_near_its_limit_is_warned_once_and_left_alone() {
     let env = Env::new();
     let Some(Guarded {

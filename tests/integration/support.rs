@@ -48,18 +48,42 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Whether `tool` is installed. `.ci/run` sets HEADROOM_REQUIRE_TOOLS: there a missing tool
-/// fails the test instead of skipping it.
+/// Whether `tool` is on PATH, for a test that only does more where it is (a test that
+/// needs it is gated instead: `require_tool`). Under `.ci/run` (HEADROOM_REQUIRE_TOOLS) a
+/// missing one fails: there the more must be done.
 pub fn has_tool(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let found = on_path(tool);
     assert!(
         found || std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
         "{tool} is required here but not installed"
     );
     found
+}
+
+fn on_path(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Why a requirement the build found (build.rs's `hr_*` cfgs) or `HEADROOM_REQUIRE_TOOLS`
+/// demanded is missing now: a test compiled to run fails, it never passes without running.
+const GATE_HINT: &str = "build.rs compiles this test to run where it found the requirement \
+    (or under HEADROOM_REQUIRE_TOOLS); if the machine or user changed since, rebuild \
+    (`touch build.rs`) and it is ignored instead";
+
+/// The test's first line when it needs `tool` (gated `#[cfg_attr(not(hr_tool_…), ignore)]`).
+pub fn require_tool(tool: &str) {
+    assert!(
+        on_path(tool),
+        "{tool} is required here but not installed; {GATE_HINT}"
+    );
+}
+
+/// The test's first line when it needs root (gated `#[cfg_attr(not(hr_root), ignore)]`).
+pub fn require_root() {
+    assert!(is_root(), "this test needs root; {GATE_HINT}");
 }
 
 pub fn is_root() -> bool {

@@ -4,13 +4,10 @@ use crate::schema;
 use crate::support::Env;
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn top_lists_a_big_test_tree_above_a_small_one() {
     let env = Env::new();
-    if !env.private {
-        // Without a private uid the fixtures hang under the test runner's own tree.
-        eprintln!("skipped: needs root (a private uid) to see the fixtures as trees of their own");
-        return;
-    }
+    crate::support::require_root();
     let mut big = env.spawn(
         env.fixture(),
         &["hog", "--mib", "100", "--children", "1", "--depth", "2"],

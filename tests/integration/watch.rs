@@ -251,10 +251,7 @@ pub(crate) struct Guarded {
 /// the pattern would have to match it. CI runs as root.
 #[cfg(target_os = "linux")]
 pub(crate) fn guarded_hog(env: &Env, name: &str, mib: &str, config: &str) -> Option<Guarded> {
-    if !env.private {
-        eprintln!("skipped: needs root for a private uid (the tree's root must be the fixture)");
-        return None;
-    }
+    crate::support::require_root();
     let cfg = env.path("guard.toml");
     std::fs::write(&cfg, config).unwrap();
     let hog = env.named_fixture(name);
@@ -280,6 +277,7 @@ pub(crate) fn guarded_hog(env: &Env, name: &str, mib: &str, config: &str) -> Opt
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 #[cfg(target_os = "linux")]
 fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
     let env = Env::new();
@@ -365,13 +363,12 @@ exit 0
 "#;
 
 #[test]
+#[cfg_attr(not(all(hr_root, hr_tool_unshare)), ignore = "needs root and unshare")]
 #[cfg(target_os = "linux")]
 fn a_reused_root_pid_is_never_signalled_by_a_memory_guard() {
     let env = Env::new();
-    if !env.private || !crate::support::has_tool("unshare") {
-        eprintln!("skipped: needs root (a pid namespace, ns_last_pid, a private uid)");
-        return;
-    }
+    crate::support::require_root();
+    crate::support::require_tool("unshare");
     let cfg = env.path("guard.toml");
     std::fs::write(&cfg, "[[memory.guard]]\npattern = \"hog-reuse\"\nlimit = \"100M\"\n[memory]\ngrace = \"1s\"\n[watch]\nauto_reap = false\nhangs = false\n[notifications]\nenabled = false\n").unwrap();
     let guarded = env.named_fixture("hog-reuse");

@@ -76,12 +76,10 @@ fn recorded(home: &Path) -> Option<serde_json::Value> {
 /// so slow that the watch moved on to its SIGTERM before the test's SIGKILL landed, the
 /// attempt is not counted and is tried again.)
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_watch_killed_with_a_tree_parked_leaves_it_for_the_next_watch_to_wake() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root for a private uid (the tree's root must be the fixture)");
-        return;
-    }
+    crate::support::require_root();
     let cfg = env.path("guard.toml");
     std::fs::write(
         &cfg,
@@ -154,12 +152,10 @@ fn a_watch_killed_with_a_tree_parked_leaves_it_for_the_next_watch_to_wake() {
 /// signalled and stays stopped; control: the same stopped processes recorded as they are
 /// are continued. All four are stopped by the test itself (SIGSTOP to its own fixtures).
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_recorded_process_that_is_no_longer_the_same_is_never_signalled() {
     let env = Env::new();
-    if !env.private {
-        eprintln!("skipped: needs root for a private uid (root may signal anyone)");
-        return;
-    }
+    crate::support::require_root();
     let same = env.spawn(&env.named_fixture("parked-same"), &["idle"]);
     let other = env.spawn(&env.named_fixture("parked-other"), &["idle"]);
     for t in [&same, &other] {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::faults::sandbox_ok;
+use crate::faults::require_sandbox;
 use crate::support::{Env, count_uid, json_lines, proc_state, wait_until};
 
 /// Every task on the machine (`/proc/loadavg`'s total), as the bound is read.
@@ -64,11 +64,10 @@ fn watch_until_readings(env: &Env, nproc: u64, readings: usize) -> Vec<serde_jso
 /// far below the 50 % warning, so the readings are normal). Fails when the plan never waits
 /// (no quiet rounds far) or waits near (quiet rounds near).
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn far_rounds_read_only_the_bound_and_near_ones_read_the_table() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let tasks = machine_tasks();
     let events = watch_until_readings(&env, tasks * 50, 3);
     let summary = events.last().unwrap();
@@ -116,11 +115,10 @@ fn far_rounds_read_only_the_bound_and_near_ones_read_the_table() {
 /// waits on a bound that does not include the leak (or waits at all once near): the
 /// watch never reads critical, and the leaker reaches the wall (`fork-failed`).
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_leak_of_50_zombies_a_second_is_cleaned_up_before_a_fork_fails() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let cfg = env.path("pace.toml");
     std::fs::write(
         &cfg,

@@ -13,7 +13,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Instant;
 
-use crate::support::{Env, TIMEOUT, has_tool, spawn_retrying};
+use crate::support::{Env, TIMEOUT, require_tool, spawn_retrying};
 
 /// What the rewrite of the status line starts with (src/commands/watch/mod.rs `emit`).
 const REWRITE: &str = "\r\x1b[2K";
@@ -348,11 +348,9 @@ fn check(case: &Case) {
 }
 
 #[test]
+#[cfg_attr(not(hr_tool_script), ignore = "needs script (util-linux)")]
 fn on_a_terminal_the_status_line_is_rewritten_only_with_colour_on() {
-    if !has_tool("script") {
-        eprintln!("skipped: `script` (util-linux) is not installed, so there is no pty");
-        return;
-    }
+    require_tool("script");
     // The cases are independent (an Env each: their own HEADROOM_HOME and watch lock), so
     // they run side by side.
     std::thread::scope(|s| {

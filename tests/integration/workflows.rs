@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::support::has_tool;
+use crate::support::require_tool;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -67,10 +67,9 @@ fn ci_run_portable() -> (BTreeSet<String>, BTreeSet<String>) {
 }
 
 #[test]
+#[cfg_attr(not(hr_tool_ruby), ignore = "needs ruby")]
 fn the_linux_job_runs_what_ci_run_runs_and_no_more() {
-    if !has_tool("ruby") {
-        return;
-    }
+    require_tool("ruby");
     let ci = workflow("ci.yml");
     let linux = &ci["jobs"]["linux"];
     assert!(
@@ -102,10 +101,9 @@ fn the_linux_job_runs_what_ci_run_runs_and_no_more() {
 }
 
 #[test]
+#[cfg_attr(not(hr_tool_ruby), ignore = "needs ruby")]
 fn the_macos_jobs_run_on_the_runners_that_exist_and_the_release_builds_four_targets() {
-    if !has_tool("ruby") {
-        return;
-    }
+    require_tool("ruby");
     let ci = workflow("ci.yml");
     let os: Vec<&str> = ci["jobs"]["macos"]["strategy"]["matrix"]["os"]
         .as_array()

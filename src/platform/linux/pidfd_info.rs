@@ -149,15 +149,10 @@ mod tests {
     /// parent; the thread count of a single-threaded child matches its `status`; a reaped
     /// child's pidfd answers ESRCH and polls readable.
     #[test]
+    #[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
     fn pidfd_info_and_thread_count_of_real_processes() {
         let me = open(std::process::id() as i32).unwrap();
-        let i = match info(&me) {
-            Ok(i) => i,
-            Err(e) => {
-                eprintln!("skipped: no PIDFD_GET_INFO here (Linux before 6.13?): {e}");
-                return;
-            }
-        };
+        let i = info(&me).unwrap_or_else(|e| panic!("no PIDFD_GET_INFO here: {e}"));
         assert_eq!(i.pid, std::process::id() as i32);
         // SAFETY: getuid and getppid have no preconditions.
         let ids = unsafe { (libc::getuid(), libc::getppid()) };

@@ -121,12 +121,10 @@ fn levels_from_psi_text_and_the_macos_sysctl() {
 /// For real where PSI exists: the system source reads a level.
 #[cfg(target_os = "linux")]
 #[test]
+#[cfg_attr(not(hr_psi), ignore = "needs PSI (/proc/pressure/memory)")]
 fn the_system_psi_source_reads_a_level() {
     let p = Pressure::system(std::path::Path::new("/proc"));
-    if p.kind != Kind::Psi {
-        eprintln!("skipped: no PSI trigger here ({})", p.describe());
-        return;
-    }
+    assert_eq!(p.kind, Kind::Psi, "no PSI trigger here: {}", p.describe());
     let (_, from) = p.level().expect("a level from /proc/pressure/memory");
     assert!(from.starts_with("some avg10 "), "{from}");
 }
@@ -171,18 +169,17 @@ fn a_missing_psi_file_means_polling_and_says_why() {
 }
 
 /// For real: the kernel accepts the 2 s-window trigger (unprivileged too, on kernels
-/// with unprivileged PSI triggers). Skipped with the reason where /proc has no PSI.
+/// with unprivileged PSI triggers). Ignored where the build found no PSI.
 #[cfg(target_os = "linux")]
 #[test]
+#[cfg_attr(not(hr_psi), ignore = "needs PSI (/proc/pressure/memory)")]
 fn the_kernel_accepts_the_trigger() {
     let path = std::path::Path::new("/proc/pressure/memory");
-    if !path.exists() {
-        eprintln!(
-            "skipped: {} does not exist (kernel without PSI)",
-            path.display()
-        );
-        return;
-    }
+    assert!(
+        path.exists(),
+        "{} does not exist (kernel without PSI)",
+        path.display()
+    );
     let p = Pressure::psi(path);
     assert_eq!(p.kind, Kind::Psi, "{}", p.describe());
     // A 1 s window is refused to unprivileged users; the control that a refusal is seen

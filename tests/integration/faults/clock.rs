@@ -5,10 +5,10 @@
 //! set back neither freezes the reap cooldown for hours nor skips it, and a session child's
 //! CPU idle time, on the awake clock, is neither negative nor "idle for 5 h" after a step.
 
-use super::{check_state_files, sandbox_ok};
+use super::{check_state_files, require_sandbox};
 use crate::liveness::{parent, seed_cpu_history, setup};
 use crate::schema;
-use crate::support::{Env, has_tool, proc_state};
+use crate::support::{Env, proc_state, require_tool};
 
 fn probe_at(env: &Env, offset: &str) -> serde_json::Value {
     let out = env
@@ -25,11 +25,14 @@ fn probe_at(env: &Env, offset: &str) -> serde_json::Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_faketime)),
+    ignore = "needs root and faketime"
+)]
 fn a_clock_stepped_by_hours_gives_no_negative_trend_and_keeps_the_cooldown_short() {
     let env = Env::new();
-    if !sandbox_ok(&env) || !has_tool("faketime") {
-        return;
-    }
+    require_sandbox(&env);
+    require_tool("faketime");
     // The trend: a reading now, then 5 h earlier, then 5 h later.
     let mut ats = Vec::new();
     for offset in ["+0", "-5h", "+5h", "+5h"] {
@@ -122,13 +125,16 @@ fn a_clock_stepped_by_hours_gives_no_negative_trend_and_keeps_the_cooldown_short
 }
 
 #[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_faketime)),
+    ignore = "needs root and faketime"
+)]
 fn a_wall_clock_stepped_by_hours_is_not_cpu_idle_time() {
     // A session whose log has been quiet for 3 h and whose child uses no CPU: only the CPU
     // history (read a moment ago, on the awake clock) keeps it from being idle past the 10 min threshold.
     let s = setup("agency-cik", None);
-    if !sandbox_ok(&s.env) || !has_tool("faketime") {
-        return;
-    }
+    require_sandbox(&s.env);
+    require_tool("faketime");
     // The wall clock stepped, the monotonic one not: what `date -s` or NTP does.
     let reap_at = |offset: &str| -> schema::Reap {
         let out = s

@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{check_state_files, sandbox_ok};
+use super::{check_state_files, require_sandbox};
 use crate::support::Env;
 
 /// xorshift64*: reproducible delays from a printed seed (HEADROOM_FAULT_SEED replays one).
@@ -89,11 +89,10 @@ fn probe_us(env: &Env) -> u64 {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_thousand_sigkills_mid_write_leave_every_file_whole() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let _heavy = super::heavy();
     let seed = std::env::var("HEADROOM_FAULT_SEED")
         .ok()

@@ -3,15 +3,14 @@
 //! and is written, in order, once space returns (never twice); no file is left torn; `probe`
 //! from cron exits with its reading's level and a warning.
 
-use super::{check_state_files, fill, in_mount_ns, sandbox_ok, tmpfs, umount};
+use super::{check_state_files, fill, in_mount_ns, require_sandbox, tmpfs, umount};
 use crate::support::{Env, json_lines, wait_until};
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_full_disk_loses_no_reading_and_tears_no_file() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     in_mount_ns(|| {
         tmpfs(&env.home, "64k", env.uid);
         let probe_home = env.home.join("probe");

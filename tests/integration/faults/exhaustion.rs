@@ -7,15 +7,14 @@
 //! to direct writes, and nothing crashes. (Hang restarts, macOS, report a helper that could
 //! not start as `restart-failed` with the error: `actions/recover/tests.rs`.)
 
-use super::{check_state_files, sandbox_ok};
+use super::{check_state_files, require_sandbox};
 use crate::support::{Env, count_uid, json_lines, proc_state, wait_more_readings, wait_until};
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn watch_and_reap_at_the_fork_wall_with_16_descriptors() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let cfg = env.path("wall.toml");
     std::fs::write(
         &cfg,
@@ -133,11 +132,10 @@ fn watch_and_reap_at_the_fork_wall_with_16_descriptors() {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn with_16_descriptors_a_notification_is_posted_or_says_why_not() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     // A notify-send of the test's own, that records what it was asked to post.
     let bin = env.path("bin");
     std::fs::create_dir(&bin).unwrap();

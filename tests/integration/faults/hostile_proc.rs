@@ -5,7 +5,7 @@
 //! attributed to the right pid, terminal output escapes control characters, and the evidence
 //! CSV neutralises a formula name.
 
-use super::{in_mount_ns, mount, sandbox_ok, umount};
+use super::{in_mount_ns, mount, require_sandbox, umount};
 use crate::support::{Env, Tree, count_uid};
 
 fn hex(b: &[u8]) -> String {
@@ -93,11 +93,10 @@ fn sorted(pairs: &[(i64, u64)]) -> Vec<(i64, u64)> {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn hostile_names_and_huge_argv_are_read_whole_and_neutralised() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let _heavy = super::heavy();
     let (_trees, expected) = hostile_leakers(&env);
     let r = probe(&env);
@@ -145,11 +144,10 @@ fn hostile_names_and_huge_argv_are_read_whole_and_neutralised() {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn pids_vanishing_mid_scan_and_a_hidepid_proc_keep_counts_right() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let _heavy = super::heavy();
     let (_trees, expected) = hostile_leakers(&env);
     // The control, on the machine's /proc: whole, and the same parents are targets.

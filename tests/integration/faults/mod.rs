@@ -23,7 +23,7 @@ mod two_guards;
 use std::ffi::CString;
 use std::path::Path;
 
-use crate::support::{Env, is_root};
+use crate::support::Env;
 
 /// Held by the tests that load the machine most (the kill loop, the hostile leakers with
 /// ~500 zombies each), so they run one at a time and leave the rest of the test run (and
@@ -37,18 +37,15 @@ pub fn heavy() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Whether this machine can host the sandboxes (root, for namespaces and a private uid).
-/// Under `.ci/run` it must.
-pub fn sandbox_ok(env: &Env) -> bool {
-    let ok = is_root() && env.private;
+/// The first line of a fault test: the sandboxes need root (namespaces, a private uid).
+/// Such a test is gated `#[cfg_attr(not(hr_root), ignore)]`; compiled to run without root
+/// (a stale build, or HEADROOM_REQUIRE_TOOLS), it fails here.
+pub fn require_sandbox(env: &Env) {
+    crate::support::require_root();
     assert!(
-        ok || std::env::var_os("HEADROOM_REQUIRE_TOOLS").is_none(),
-        "the fault suite needs root here"
+        env.private,
+        "root without a private uid: the sandboxes need one"
     );
-    if !ok {
-        eprintln!("skipped: the fault suite needs root (namespaces, a private uid)");
-    }
-    ok
 }
 
 /// Run `f` on a new thread in a new mount namespace whose mounts are all private: what `f`

@@ -10,7 +10,7 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{check_state_files, sandbox_ok};
+use super::{check_state_files, require_sandbox};
 use crate::support::{Env, TIMEOUT, json_lines, spawn_retrying, wait_until};
 
 /// A headroom child of the test; killed (it is ours, unreaped) if the test fails early.
@@ -92,11 +92,10 @@ fn sighup_stops_watch_cleanly_with_its_summary_and_exit_75_for_its_service_to_re
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_reader_that_closes_the_stream_ends_watch() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let mut w = watch(&env, Stdio::piped());
     let mut reader = BufReader::new(w.0.stdout.take().unwrap());
     // The stream opens with notices (the memory-pressure source); read up to the first
@@ -150,11 +149,10 @@ fn full_pipe() -> (OwnedFd, OwnedFd, usize) {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_full_stdout_pipe_does_not_stall_the_rounds() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let (read_end, write_end, filled) = full_pipe();
     let mut w = watch(&env, Stdio::from(write_end));
     // Readings go on (each has its evidence row) though every write to stdout would block.
@@ -188,11 +186,10 @@ fn a_full_stdout_pipe_does_not_stall_the_rounds() {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_full_stderr_pipe_does_not_stall_the_rounds() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let (_read_end, write_end, _) = full_pipe();
     let cfg = env.path("stderr.toml");
     std::fs::write(&cfg, "[notifications]\nenabled = false\n").unwrap();

@@ -6,7 +6,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use super::{check_state_files, in_mount_ns, mount, sandbox_ok, umount};
+use super::{check_state_files, in_mount_ns, mount, require_sandbox, umount};
 use crate::support::{Env, chown, json_lines, wait_until};
 
 fn level_code(report: &serde_json::Value) -> i32 {
@@ -17,11 +17,10 @@ fn level_code(report: &serde_json::Value) -> i32 {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_read_only_state_dir_is_a_warning_and_the_reading_still_counts() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     in_mount_ns(|| {
         let opts = format!("size=64k,mode=0700,uid={0},gid={0}", env.uid);
         mount(
@@ -65,11 +64,10 @@ fn a_read_only_state_dir_is_a_warning_and_the_reading_still_counts() {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_vanished_state_dir_is_made_again_and_no_reading_is_lost() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     // As `~/.local/state/headroom` is: a directory the user may make again.
     let state = env.home.join("state");
     let (out, err) = (env.path("watch.out"), env.path("watch.err"));
@@ -117,11 +115,10 @@ fn a_vanished_state_dir_is_made_again_and_no_reading_is_lost() {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn no_write_follows_a_link_planted_to_another_users_file() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     // Another user's file the test user could write if a link were followed (0666), and a
     // place where following a dangling link would create a file.
     let other = env.dir.path().join("other");
@@ -181,11 +178,10 @@ fn no_write_follows_a_link_planted_to_another_users_file() {
 }
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn a_state_dir_replaced_by_a_link_to_another_users_dir_or_file_is_not_written_through() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     // Another user's directory the test user could write into if the link were followed
     // (0777), and another user's 0666 file.
     let other = env.dir.path().join("other");

@@ -4,17 +4,16 @@
 //! again and reports the parent as already handled); a second `watch` refuses (`watch.lock`),
 //! and the state and evidence stay whole.
 
-use super::{check_state_files, sandbox_ok};
+use super::{check_state_files, require_sandbox};
 use crate::support::{
     Env, hold_cleanup_lock, json_lines, lock_waiters, proc_state, wait_more_readings, wait_until,
 };
 
 #[test]
+#[cfg_attr(not(hr_root), ignore = "needs root (namespaces, a private uid)")]
 fn watch_and_two_reaps_signal_a_leaker_once_and_a_second_watch_refuses() {
     let env = Env::new();
-    if !sandbox_ok(&env) {
-        return;
-    }
+    require_sandbox(&env);
     let cfg = env.path("guards.toml");
     std::fs::write(
         &cfg,

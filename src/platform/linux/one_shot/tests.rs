@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 
 use crate::core::snapshot::{Detail, ProcessRecord, Snapshot};
 use crate::platform::ProcessSource;
-use crate::platform::linux::slots::round_tests::{full_reads, skipped, wait_status};
+use crate::platform::linux::slots::round_tests::{full_reads, require_pidfd_info, wait_status};
 use crate::platform::linux::{LinuxSource, Roots};
 
 struct Cat(Child);
@@ -47,10 +47,9 @@ fn counted(r: &ProcessRecord) -> (i32, u32, Option<u32>, bool) {
 /// (`refresh_zombie_parents`; without it the name is empty), and once reaped the zombie is
 /// gone from the reading.
 #[test]
+#[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
 fn a_one_shot_reading_counts_live_and_zombie_children_as_a_full_read_does() {
-    if skipped() {
-        return;
-    }
+    require_pidfd_info();
     let live = Cat::start();
     let mut zombie = Cat::start();
     drop(zombie.0.stdin.take());

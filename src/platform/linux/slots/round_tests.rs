@@ -11,14 +11,13 @@ use crate::core::snapshot::Detail;
 use crate::platform::ProcessSource;
 use crate::platform::linux::{LinuxSource, Roots};
 
-/// Says why and is true where the unchanged check cannot run: no `PIDFD_GET_INFO` (Linux
-/// before 6.13), or too few descriptors to keep.
-pub(crate) fn skipped() -> bool {
-    let why = unavailable();
-    if let Some(why) = &why {
-        eprintln!("skipped: {why}");
+/// The first line of a test of the unchanged check, gated on `hr_pidfd_info` (build.rs: Linux
+/// 6.13): it fails, saying why, where the check cannot run after all (no `PIDFD_GET_INFO`,
+/// or too few descriptors to keep).
+pub(crate) fn require_pidfd_info() {
+    if let Some(why) = unavailable() {
+        panic!("the unchanged check cannot run here: {why}");
     }
-    why.is_some()
 }
 
 fn unavailable() -> Option<String> {
@@ -123,10 +122,9 @@ fn start(script: &str) -> Started {
 /// A process that stays as it was is served unchanged from the second round on; the round
 /// after it exits reads it in full (a zombie now); a zombie is then served unchanged too.
 #[test]
+#[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
 fn an_unchanged_process_is_served_and_its_exit_is_read_in_full() {
-    if skipped() {
-        return;
-    }
+    require_pidfd_info();
     let mut c = start("exec cat");
     let pid = c.0.id() as i32;
     wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
@@ -153,10 +151,9 @@ fn an_unchanged_process_is_served_and_its_exit_is_read_in_full() {
 /// The parent of a zombie is named as it is now, though nothing the check compares
 /// changed when it `exec`ed (`sh` became `cat`, the same uid, parent and one thread).
 #[test]
+#[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
 fn the_parent_of_a_zombie_is_named_as_it_is_now() {
-    if skipped() {
-        return;
-    }
+    require_pidfd_info();
     // `true &` exits at once and nobody waits for it: after the exec, `cat` never does.
     let (mut c, pid, src, before) = start_served("read x; true & exec cat");
     assert_eq!(before.name, "sh");
@@ -186,15 +183,18 @@ fn the_parent_of_a_zombie_is_named_as_it_is_now() {
 /// nobody and execs `cat`, keeping its pid, parent and one thread) is seen with the new
 /// uid in the next round.
 #[test]
+#[cfg_attr(
+    not(all(hr_pidfd_info, hr_root, hr_tool_setpriv)),
+    ignore = "needs PIDFD_GET_INFO (Linux 6.13), root and setpriv"
+)]
 fn a_changed_real_uid_is_seen_the_next_round() {
-    if skipped() {
-        return;
-    }
+    require_pidfd_info();
     // SAFETY: getuid has no preconditions.
-    if unsafe { libc::getuid() } != 0 || !std::path::Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: changing a process's real uid needs root and setpriv");
-        return;
-    }
+    let root = unsafe { libc::getuid() } == 0;
+    assert!(
+        root && std::path::Path::new("/usr/bin/setpriv").exists(),
+        "changing a process's real uid needs root and /usr/bin/setpriv"
+    );
     let (mut c, pid, src, before) =
         start_served("read x; exec setpriv --reuid=65534 --regid=65534 --clear-groups cat");
     assert_eq!(before.uid, 0);

@@ -13,7 +13,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use super::round_tests::{full_reads, repeating, round, skipped, until, wait_status};
+use super::round_tests::{full_reads, repeating, require_pidfd_info, round, until, wait_status};
 use crate::platform::linux::{LinuxSource, Roots};
 
 /// `hr-fixture`, which `cargo test` builds next to the test binary's directory.
@@ -177,10 +177,9 @@ fn threads_leader_exit_and_zombie_leader(src: &LinuxSource, fast: bool) {
 }
 
 #[test]
+#[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
 fn a_multi_threaded_process_is_counted_as_a_full_read_counts_it() {
-    if skipped() {
-        return;
-    }
+    require_pidfd_info();
     threads_leader_exit_and_zombie_leader(&repeating(), true);
 }
 
@@ -189,10 +188,9 @@ fn a_multi_threaded_process_is_counted_as_a_full_read_counts_it() {
 /// shows), uid, parent. Breaking the `statm` check (a multi-threaded process read as never
 /// a zombie) fails at the `leader-exit` step.
 #[test]
+#[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
 fn a_one_shot_reading_counts_a_multi_threaded_process_as_a_full_read_does() {
-    if skipped() {
-        return;
-    }
+    require_pidfd_info();
     threads_leader_exit_and_zombie_leader(&LinuxSource::new(Roots::default()), false);
 }
 
