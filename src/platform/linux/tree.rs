@@ -506,8 +506,12 @@ mod tests {
         let first = state(reader.sample_tree(&open, &q, &no_full).unwrap());
         assert_eq!(first, Some(crate::core::snapshot::ProcState::Sleeping));
         let at = status_read_at(&open, pid);
-        // SAFETY: a child this test started and still holds (not reaped).
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+        // The child this test started and still holds (not reaped), by its pid.
+        let stopped = std::process::Command::new("kill")
+            .args(["-STOP", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(stopped.success());
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut seen = None;
         while Instant::now() < deadline {
