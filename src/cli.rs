@@ -730,7 +730,8 @@ is answered at once; a cancelled call is ended and not answered; a request with 
 progressToken gets progress notifications.
 
 Tools, by group (--tools, or `[mcp] tools` in the config): read: probe, limits, top, evidence, \
-log_probe, hangs_events, doctor, explain_reap; act: reap, park, wake, park_tree, wake_tree; \
+log_probe, hangs_events, hangs_check (a live `hangs --dry-run` round; macOS in a GUI session \
+only), doctor, explain_reap; act: reap, park, wake, park_tree, wake_tree; \
 run: run_limited, which starts any program the user could (`[mcp] run_allow` lists the only \
 ones it may start). Each calls the command of the same name and returns its `--json` report \
 as structuredContent and as text; a refusal (pid 1 or lower, another user's process, \
@@ -1159,8 +1160,8 @@ mod tests {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolGroup {
-    /// The tools that read: probe, limits, top, evidence, log_probe, hangs_events, doctor,
-    /// explain_reap.
+    /// The tools that read: probe, limits, top, evidence, log_probe, hangs_events,
+    /// hangs_check (macOS in a GUI session), doctor, explain_reap.
     Read,
     /// The tools that signal processes under the safety rules: reap, park, wake, park_tree,
     /// wake_tree.
