@@ -347,7 +347,12 @@ impl Server {
     /// trees), stop watching resources, wait at most `bound`.
     pub fn end(&self, bound: Duration) {
         self.resources.stop();
+        let deadline = std::time::Instant::now() + bound;
+        // Tasks first: their trees get SIGTERM at once, beside the calls' below.
+        let tasks = Arc::clone(&self.tools.tasks);
+        let ending = std::thread::spawn(move || tasks.end_all(deadline));
         self.calls.end_all(bound);
+        let _ = ending.join();
     }
 }
 

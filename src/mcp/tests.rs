@@ -201,7 +201,11 @@ fn every_tool_has_object_schemas_and_truthful_annotations() {
             "wake",
             "park_tree",
             "wake_tree",
-            "run_limited"
+            "run_limited",
+            "run_start",
+            "run_status",
+            "run_terminate",
+            "run_list",
         ]
     );
     for t in tools {
@@ -220,10 +224,20 @@ fn every_tool_has_object_schemas_and_truthful_annotations() {
         let reads = a["readOnlyHint"].as_bool().unwrap();
         let acting = matches!(
             name,
-            "reap" | "park" | "wake" | "park_tree" | "wake_tree" | "run_limited"
+            "reap"
+                | "park"
+                | "wake"
+                | "park_tree"
+                | "wake_tree"
+                | "run_limited"
+                | "run_start"
+                | "run_terminate"
         );
         assert_eq!(reads, !acting, "{name}");
-        if matches!(name, "reap" | "park" | "park_tree" | "run_limited") {
+        if matches!(
+            name,
+            "reap" | "park" | "park_tree" | "run_limited" | "run_start" | "run_terminate"
+        ) {
             assert_eq!(a["destructiveHint"], true, "{name}");
         }
     }
@@ -304,7 +318,7 @@ fn the_stateless_style_needs_no_handshake_and_marks_results_complete() {
     assert_eq!(r["result"]["resultType"], "complete");
     assert_eq!(r["result"]["cacheScope"], "private");
     assert!(r["result"]["ttlMs"].is_u64());
-    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 14);
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 18);
     let r = ask(
         &mut s,
         json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{META_VERSION: "2031-01-01"}}}),

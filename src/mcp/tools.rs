@@ -21,6 +21,10 @@ use crate::output::{Printer, ReportHook};
 pub mod hangs_check;
 /// The one tool that is not a command: `headroom run` under a timeout, as a child process.
 pub mod run_limited;
+/// `run_limited`'s output: the tails and `run`'s records.
+mod run_output;
+/// Long commands as tasks: run_start, run_status, run_terminate, run_list.
+pub mod run_tasks;
 /// The tools that are commands, in the order `tools/list` gives them.
 mod table;
 
@@ -62,6 +66,8 @@ pub struct Tools {
     pub selection: Selection,
     /// A hangs round can ask the WindowServer from here (`hangs_check::gui_session`).
     pub gui: bool,
+    /// The session's tasks (`run_start`), shared by every clone.
+    pub tasks: std::sync::Arc<run_tasks::Tasks>,
 }
 
 /// Which groups of tools are offered, and which programs `run_limited` may start.
@@ -110,6 +116,7 @@ impl Tools {
             global: global.clone(),
             selection,
             gui,
+            tasks: std::sync::Arc::default(),
         }
     }
 

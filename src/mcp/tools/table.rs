@@ -274,6 +274,10 @@ park.",
     },
     super::hangs_check::SPEC,
     super::run_limited::SPEC,
+    super::run_tasks::START,
+    super::run_tasks::STATUS,
+    super::run_tasks::TERMINATE,
+    super::run_tasks::LIST,
 ];
 
 fn pid_argv(cmd: &str, a: &PidArgs) -> Vec<String> {
