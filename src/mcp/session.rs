@@ -407,8 +407,10 @@ errors naming the rule.",
     }
     if sel.has(ToolGroup::Run) {
         s += &format!(
-            " Running: {} starts a program under a memory limit and a timeout; it runs any \
-program the user could{}, and no refusal rule applies to what that program does.",
+            " Running ({}): run_limited runs a program under a memory limit and a timeout \
+and answers when it ends; run_start starts the same as a task and answers at once with its \
+id, to poll with run_status and end with run_terminate. They run any program the user \
+could{}, and no refusal rule applies to what that program does.",
             list(ToolGroup::Run),
             if sel.run_allow.is_some() {
                 " among those the config allows"
