@@ -43,6 +43,8 @@ async def main():
         f.write(PEER)
     cases = [
         ("headroom mcp (limits)", StdioServerParameters(command=exe, args=["mcp"]), "limits", {}),
+        # A tool that does no work of its own, as the peer's echo does none.
+        ("headroom mcp (run_list)", StdioServerParameters(command=exe, args=["mcp"]), "run_list", {}),
         ("Python SDK MCPServer (echo)", StdioServerParameters(command=sys.executable, args=[peer]), "echo", {"text": "x"}),
     ]
     for name, params, tool, args in cases:

@@ -266,9 +266,9 @@ never\t''"
 complete -c headroom -n "__fish_headroom_using_subcommand schema" -l json -d 'Print JSON: one object for one-shot commands, JSON Lines for streaming ones'
 complete -c headroom -n "__fish_headroom_using_subcommand schema" -s q -l quiet -d 'Print nothing on stdout but what was asked for in a machine format; keep the exit code'
 complete -c headroom -n "__fish_headroom_using_subcommand schema" -s h -l help -d 'Print help'
-complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l tools -d 'The groups of tools to offer, comma-separated [default: `[mcp] tools`, else read,act,run]' -r -f -a "read\t'The tools that read: probe, limits, top, evidence, log_probe, hangs_events, doctor, explain_reap'
+complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l tools -d 'The groups of tools to offer, comma-separated [default: `[mcp] tools`, else read,act,run]' -r -f -a "read\t'The tools that read: probe, limits, top, evidence, log_probe, hangs_events, hangs_check (macOS in a GUI session), doctor, explain_reap'
 act\t'The tools that signal processes under the safety rules: reap, park, wake, park_tree, wake_tree'
-run\t'run_limited: start any program the user could (within `[mcp] run_allow`)'"
+run\t'run_limited and its task form (run_start, run_status, run_terminate, run_list): start any program the user could (within `[mcp] run_allow`)'"
 complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l config -d 'Read settings from FILE instead of the default config file' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand mcp" -l color -d 'When to use colour' -r -f -a "auto\t''
 always\t''

@@ -748,9 +748,11 @@ is answered at once; a cancelled call is ended and not answered; a request with 
 progressToken gets progress notifications.
 
 Tools, by group (--tools, or `[mcp] tools` in the config): read: probe, limits, top, evidence, \
-log_probe, hangs_events, doctor, explain_reap; act: reap, park, wake, park_tree, wake_tree; \
+log_probe, hangs_events, hangs_check (a live `hangs --dry-run` round; macOS in a GUI session \
+only), doctor, explain_reap; act: reap, park, wake, park_tree, wake_tree; \
 run: run_limited, which starts any program the user could (`[mcp] run_allow` lists the only \
-ones it may start). Each calls the command of the same name and returns its `--json` report \
+ones it may start), and the same as a task: run_start (answers with a task id at once), \
+run_status, run_terminate, run_list. Each calls the command of the same name and returns its `--json` report \
 as structuredContent and as text; a refusal (pid 1 or lower, another user's process, \
 headroom and its ancestors, which include the agent that started the server) is a result \
 with isError and the rule's name. `reap`'s arguments can only narrow the configured policy. \
@@ -758,7 +760,7 @@ Without `run`, nothing the server does starts a process (doctor skips the checks
 would). Resources: the current reading, the evidence log's recent rows, the hang events and \
 the effective config, with updates while subscribed; prompts: `out-of-slots`.
 
-When stdin closes or SIGTERM arrives, every run the server started is ended (its tree: \
+When stdin closes or SIGTERM arrives, every run and task the server started is ended (its tree: \
 SIGTERM, grace, SIGKILL) before it exits; each run also ends its tree if the server dies.
 
 Register it with an agent as the command `headroom mcp` (see the README).
@@ -1182,13 +1184,14 @@ mod tests {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolGroup {
-    /// The tools that read: probe, limits, top, evidence, log_probe, hangs_events, doctor,
-    /// explain_reap.
+    /// The tools that read: probe, limits, top, evidence, log_probe, hangs_events,
+    /// hangs_check (macOS in a GUI session), doctor, explain_reap.
     Read,
     /// The tools that signal processes under the safety rules: reap, park, wake, park_tree,
     /// wake_tree.
     Act,
-    /// run_limited: start any program the user could (within `[mcp] run_allow`).
+    /// run_limited and its task form (run_start, run_status, run_terminate, run_list):
+    /// start any program the user could (within `[mcp] run_allow`).
     Run,
 }
 

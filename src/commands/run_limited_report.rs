@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::actions::watchdog::Summary;
 
 /// The `headroom.run-limited/1` report.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunLimitedReport {
     pub command: Vec<String>,
     pub cwd: String,

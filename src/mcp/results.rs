@@ -45,3 +45,11 @@ pub fn failure(kind: &str, reason: Option<&str>, message: &str, status: ExitStat
         "_meta": {"headroom": {"error": kind, "reason": reason, "exit_code": status.code()}},
     })
 }
+
+/// The text of a result's first block (a failure's message).
+pub fn text_of(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("(no text)")
+        .to_string()
+}

@@ -249,10 +249,15 @@ impl Server {
             Some(name) => match self.tools.find(name) {
                 Ok(s) => s,
                 Err(known) => {
+                    let why = if name == super::tools::hangs_check::NAME {
+                        super::tools::hangs_check::not_offered()
+                    } else {
+                        format!("unknown tool `{name}`")
+                    };
                     return reply(rpc::error(
                         id,
                         RpcError::invalid_params(format!(
-                            "unknown tool `{name}`; the tools are {}",
+                            "{why}; the tools are {}",
                             known.join(", ")
                         )),
                     ));
@@ -274,6 +279,15 @@ impl Server {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
             .cloned();
+        if spec.needs_gui {
+            // The WindowServer answers the main thread only, which reads stdin: the call
+            // runs here, in the milliseconds a round takes.
+            let mut r = (spec.call)(&self.tools, spec, &super::calls::Call::new(), args);
+            if stateless {
+                r["resultType"] = json!("complete");
+            }
+            return reply(rpc::result(id, r));
+        }
         let tools = Arc::clone(&self.tools);
         let rid = id.clone();
         let rid_for_result = id.clone();
@@ -313,7 +327,7 @@ impl Server {
             "protocolVersion": version,
             "capabilities": capabilities(),
             "serverInfo": server_info(),
-            "instructions": instructions(&self.tools.selection),
+            "instructions": instructions(&self.tools),
         }))
     }
 
@@ -322,7 +336,7 @@ impl Server {
             "resultType": "complete",
             "supportedVersions": supported_versions(),
             "capabilities": capabilities(),
-            "instructions": instructions(&self.tools.selection),
+            "instructions": instructions(&self.tools),
             "ttlMs": TOOLS_TTL_MS,
             "cacheScope": "private",
             "_meta": {META_SERVER_INFO: server_info()},
@@ -333,7 +347,12 @@ impl Server {
     /// trees), stop watching resources, wait at most `bound`.
     pub fn end(&self, bound: Duration) {
         self.resources.stop();
+        let deadline = std::time::Instant::now() + bound;
+        // Tasks first: their trees get SIGTERM at once, beside the calls' below.
+        let tasks = Arc::clone(&self.tools.tasks);
+        let ending = std::thread::spawn(move || tasks.end_all(deadline));
         self.calls.end_all(bound);
+        let _ = ending.join();
     }
 }
 
@@ -363,12 +382,13 @@ fn capabilities() -> Value {
 }
 
 /// What the server tells the agent: exactly the tools this selection offers.
-pub fn instructions(sel: &Selection) -> String {
+pub fn instructions(tools: &Tools) -> String {
+    let sel = &tools.selection;
     let mut s = String::from(
         "headroom reports how much room this machine has left and acts within the same \
 safety rules a person gets.",
     );
-    let list = |g: ToolGroup| super::tools::names_of(g).join(", ");
+    let list = |g: ToolGroup| tools.names_of(g).join(", ");
     if sel.has(ToolGroup::Read) {
         s += &format!(
             " Reading (changes no process): {}. The resources hold the current reading, the \
@@ -387,8 +407,10 @@ errors naming the rule.",
     }
     if sel.has(ToolGroup::Run) {
         s += &format!(
-            " Running: {} starts a program under a memory limit and a timeout; it runs any \
-program the user could{}, and no refusal rule applies to what that program does.",
+            " Running ({}): run_limited runs a program under a memory limit and a timeout \
+and answers when it ends; run_start starts the same as a task and answers at once with its \
+id, to poll with run_status and end with run_terminate. They run any program the user \
+could{}, and no refusal rule applies to what that program does.",
             list(ToolGroup::Run),
             if sel.run_allow.is_some() {
                 " among those the config allows"

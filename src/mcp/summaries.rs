@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::commands::doctor::DoctorReport;
 use crate::commands::evidence::EvidenceReport;
-use crate::commands::hangs::report::EventsReport;
+use crate::commands::hangs::report::{EventsReport, RoundReport};
 use crate::commands::limits::LimitsReport;
 use crate::commands::log_probe::LogProbeReport;
 use crate::commands::park::ParkReport;
@@ -111,6 +111,23 @@ impl Summary for LogProbeReport {
 impl Summary for EventsReport {
     fn summary(&self) -> String {
         plural(self.events.len() as u64, "hang event")
+    }
+}
+
+impl Summary for RoundReport {
+    fn summary(&self) -> String {
+        if let Some(why) = &self.unavailable_reason {
+            return format!("the WindowServer could not be asked: {why}");
+        }
+        let mut s = format!(
+            "{} checked, {} not responding",
+            plural(self.checked as u64, "app"),
+            self.apps.len()
+        );
+        for a in &self.apps {
+            s += &format!("; {} (pid {}) {}", a.name, a.pid, a.state.as_str());
+        }
+        s
     }
 }
 

@@ -9,12 +9,12 @@ use crate::config::Settings;
 use session::{META_SERVER_INFO, META_VERSION};
 
 /// A server whose messages are kept: each `ask` returns the answer to the message sent.
-struct Probe {
+pub(super) struct Probe {
     server: Server,
     sink: std::sync::Arc<std::sync::Mutex<crate::output::Captured>>,
 }
 
-fn server(read_only: bool) -> Probe {
+pub(super) fn server(read_only: bool) -> Probe {
     let cli = crate::cli::Cli::try_parse_from(["headroom", "mcp"]).unwrap();
     let (printer, sink) = crate::output::Printer::capturing(None);
     let out = std::sync::Arc::new(calls::Outbox::new(printer));
@@ -52,11 +52,11 @@ impl Probe {
     }
 }
 
-fn ask(s: &mut Probe, msg: Value) -> Value {
+pub(super) fn ask(s: &mut Probe, msg: Value) -> Value {
     s.handle_line(msg.to_string().as_bytes()).unwrap()
 }
 
-fn init(s: &mut Probe) {
+pub(super) fn init(s: &mut Probe) {
     let r = ask(
         s,
         json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
@@ -64,7 +64,7 @@ fn init(s: &mut Probe) {
     assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
 }
 
-fn code(r: &Value) -> i64 {
+pub(super) fn code(r: &Value) -> i64 {
     r["error"]["code"].as_i64().unwrap()
 }
 
@@ -201,7 +201,11 @@ fn every_tool_has_object_schemas_and_truthful_annotations() {
             "wake",
             "park_tree",
             "wake_tree",
-            "run_limited"
+            "run_limited",
+            "run_start",
+            "run_status",
+            "run_terminate",
+            "run_list",
         ]
     );
     for t in tools {
@@ -220,10 +224,20 @@ fn every_tool_has_object_schemas_and_truthful_annotations() {
         let reads = a["readOnlyHint"].as_bool().unwrap();
         let acting = matches!(
             name,
-            "reap" | "park" | "wake" | "park_tree" | "wake_tree" | "run_limited"
+            "reap"
+                | "park"
+                | "wake"
+                | "park_tree"
+                | "wake_tree"
+                | "run_limited"
+                | "run_start"
+                | "run_terminate"
         );
         assert_eq!(reads, !acting, "{name}");
-        if matches!(name, "reap" | "park" | "park_tree" | "run_limited") {
+        if matches!(
+            name,
+            "reap" | "park" | "park_tree" | "run_limited" | "run_start" | "run_terminate"
+        ) {
             assert_eq!(a["destructiveHint"], true, "{name}");
         }
     }
@@ -268,7 +282,7 @@ fn read_only_offers_no_tool_that_acts_and_refuses_to_call_one() {
     );
     assert_eq!(code(&r), rpc::INVALID_PARAMS);
     // The instructions name exactly the tools offered.
-    let i = session::instructions(&s.server_selection());
+    let i = session::instructions(&s.server_tools(false));
     let words: Vec<&str> = i
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .collect();
@@ -304,7 +318,7 @@ fn the_stateless_style_needs_no_handshake_and_marks_results_complete() {
     assert_eq!(r["result"]["resultType"], "complete");
     assert_eq!(r["result"]["cacheScope"], "private");
     assert!(r["result"]["ttlMs"].is_u64());
-    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 14);
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 18);
     let r = ask(
         &mut s,
         json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{META_VERSION: "2031-01-01"}}}),
@@ -383,11 +397,14 @@ fn reap_arguments_only_narrow_the_configured_policy() {
 }
 
 impl Probe {
-    fn server_selection(&self) -> Selection {
-        Selection {
+    /// The read-only server's tools, with or without a GUI session to ask.
+    pub(super) fn server_tools(&self, gui: bool) -> tools::Tools {
+        let cli = crate::cli::Cli::try_parse_from(["headroom", "mcp"]).unwrap();
+        let sel = Selection {
             groups: vec![crate::config::ToolGroup::Read],
             run_allow: None,
-        }
+        };
+        tools::Tools::with_gui(&cli.global, sel, gui)
     }
 }
 
@@ -464,3 +481,5 @@ fn no_schema_a_client_sees_has_a_schemars_format_or_a_nullable_argument() {
         walk(&t["outputSchema"], false, n);
     }
 }
+
+mod hangs_check;

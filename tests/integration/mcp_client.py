@@ -15,6 +15,7 @@ import sys
 from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
 
 
 def state(pid):
@@ -84,6 +85,16 @@ async def legacy(cfg, schemas):
                 {"probe", "doctor", "explain_reap", "park_tree", "wake_tree", "run_limited"} <= set(names),
                 f"tools {names}",
             )
+            # hangs_check asks the macOS WindowServer: not offered here, and a call anyway is
+            # an error saying why. Control: hangs_events is offered and answers.
+            check("hangs_check" not in names and "hangs_events" in names, f"tools {names}")
+            check("hangs_check" not in init.instructions, init.instructions)
+            try:
+                await s.call_tool("hangs_check", {})
+                raise AssertionError("hangs_check answered where there is no WindowServer")
+            except MCPError as e:
+                check("WindowServer" in str(e) and "not offered" in str(e), f"hangs_check: {e}")
+            await call(s, "hangs_events", {})
             check(next(t for t in tools if t.name == "probe").annotations.read_only_hint is True, "probe reads")
             check(next(t for t in tools if t.name == "doctor").annotations.read_only_hint is True, "doctor reads")
             check(next(t for t in tools if t.name == "park").annotations.destructive_hint is True, "park acts")

@@ -161,6 +161,67 @@ async def the_server_killed_mid_call(cfg):
             task.cancel()
 
 
+async def tasks(cfg):
+    """run_start / run_status / run_terminate / run_list, and a task left running ending
+    with the session."""
+    work = cfg["work"]
+    pid_t, pid_u = os.path.join(work, "t.pid"), os.path.join(work, "u.pid")
+
+    async def status(s, tid):
+        r = await s.call_tool("run_status", {"task_id": tid})
+        check(not r.is_error, f"run_status: {r}")
+        check(json.loads(r.content[0].text) == r.structured_content, "the JSON as text too")
+        return r.structured_content
+
+    async def until_ended(s, tid, bound=30):
+        end = time.monotonic() + bound
+        while True:
+            st = await status(s, tid)
+            if st["state"] == "ended":
+                return st
+            check(time.monotonic() < end, f"task {tid} still running: {st}")
+            await asyncio.sleep(0.1)
+
+    async with stdio_client(params(cfg)) as (read, write):
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            # Control: a task that ends by itself, with its exit, output and peak.
+            r = await s.call_tool("run_start", {"command": ["sh", "-c", "echo done; echo err >&2"], "limit": 64})
+            check(not r.is_error and r.structured_content["task_id"], f"run_start: {r}")
+            st = await until_ended(s, r.structured_content["task_id"])
+            check(st["exit_code"] == 0 and st["stdout_tail"] == "done\n" and st["stderr_tail"] == "err\n", f"{st}")
+            check(st["peak_footprint_bytes"] is not None and st["result"]["capped"] is False, f"{st}")
+            # A long one answers at once; its status shows it running with its output so far.
+            cmd = ["sh", "-c", f"trap '' TERM; echo $$ > {pid_t}; echo started; exec sleep 600"]
+            t0 = time.monotonic()
+            r = await s.call_tool("run_start", {"command": cmd, "limit": 64, "grace": "1s"})
+            check(time.monotonic() - t0 < 10, "run_start answers at once")
+            tid = r.structured_content["task_id"]
+            await wait_for(lambda: pid_in(pid_t), "the task started")
+            end = time.monotonic() + 20
+            while (st := await status(s, tid))["stdout_tail"] != "started\n":
+                check(time.monotonic() < end, f"output so far: {st}")
+                await asyncio.sleep(0.1)
+            check(st["state"] == "running" and st["exit_code"] is None and st["pid"], f"{st}")
+            listed = (await s.call_tool("run_list", {})).structured_content["tasks"]
+            check([t["task_id"] for t in listed][-1] == tid and listed[-1]["state"] == "running", f"{listed}")
+            # run_terminate ends its tree (a command that ignores SIGTERM: SIGKILL after grace).
+            r = await s.call_tool("run_terminate", {"task_id": tid})
+            st = r.structured_content
+            check(not r.is_error and st["state"] == "ended" and st["exit_code"] == 137, f"terminated: {st}")
+            check(not alive(pid_in(pid_t)), "the terminated task's tree is gone")
+            # Bad ids and values are tool errors.
+            r = await s.call_tool("run_status", {"task_id": "task-999"})
+            check(r.is_error and "no task" in r.content[0].text, f"{r}")
+            r = await s.call_tool("run_start", {"command": ["true"], "limit": "lots"})
+            check(r.is_error and "usage" in r.content[0].text, f"{r}")
+            # One left running ends with the session (the SDK's shutdown).
+            cmd = ["sh", "-c", f"trap '' TERM; echo $$ > {pid_u}; exec sleep 600"]
+            await s.call_tool("run_start", {"command": cmd, "limit": 64, "grace": "1s"})
+            await wait_for(lambda: pid_in(pid_u), "the last task started")
+    await wait_for(lambda: not alive(pid_in(pid_u)), "the task ended with the session", 30)
+
+
 async def selections(cfg):
     # Read only: no acting tool, no run; doctor starts nothing and says so.
     async with stdio_client(params(cfg, "--tools", "read")) as (read, write):
@@ -168,6 +229,7 @@ async def selections(cfg):
             init = await s.initialize()
             names = [t.name for t in (await s.list_tools()).tools]
             check("run_limited" not in names and "park" not in names and "doctor" in names, f"{names}")
+            check(not [n for n in names if n.startswith("run_")], f"no task tools without run: {names}")
             check("run_limited" not in init.instructions and "park_tree" not in init.instructions, init.instructions)
             r = await s.call_tool("doctor", {})
             checks = {c["name"]: c for c in r.structured_content["checks"]}
@@ -179,6 +241,8 @@ async def selections(cfg):
             await s.initialize()
             r = await s.call_tool("run_limited", {"command": ["kill", "-STOP", str(os.getpid())], "limit": 64})
             check(r.is_error and "not-in-run-allow" in r.content[0].text, f"{r}")
+            r = await s.call_tool("run_start", {"command": ["kill", "-STOP", str(os.getpid())], "limit": 64})
+            check(r.is_error and "not-in-run-allow" in r.content[0].text, f"run_start: {r}")
             r = await s.call_tool("run_limited", {"command": ["sh", "-c", "echo allowed"], "limit": 64})
             check(not r.is_error and r.structured_content["stdout_tail"] == "allowed\n", f"control: {r}")
 
@@ -188,6 +252,7 @@ async def main():
         cfg = json.load(f)
     await concurrent_cancel_progress_and_the_spec_shutdown(cfg)
     await the_server_killed_mid_call(cfg)
+    await tasks(cfg)
     await selections(cfg)
     print("ok")
 

@@ -14,16 +14,16 @@
 //! two graces; SIGKILL to `run` is the escalation's last step, only if it has not ended by
 //! then (and a run's own backstop past its timeout, the same way).
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::run_output::{SharedTail, Tail, exit_code_of, lock, read_records, tail_thread};
 use super::{Effect, Spec, Tools, schema_of};
 use crate::actions::escalate::{self, Escalation, Step};
 use crate::config::ToolGroup;
@@ -39,8 +39,6 @@ const DEFAULT_TAIL: usize = 8 << 10;
 const MAX_TAIL: usize = 64 << 10;
 /// The longest the server waits for a pipe once `run` has ended.
 const LAST_WAIT: Duration = Duration::from_secs(10);
-/// A record line longer than this is not one of `run`'s.
-const MAX_RECORD_LINE: usize = 64 << 10;
 /// How often the wait loop looks at the call (cancelled?) and the escalation.
 const TICK: Duration = Duration::from_millis(100);
 /// The descriptor `run` writes its records to.
@@ -95,6 +93,7 @@ given; stdin is empty.",
         idempotent: false,
     },
     level_exit: false,
+    needs_gui: false,
     input: schema_of::<RunLimitedArgs>,
     output: report_schema,
     call,
@@ -106,115 +105,6 @@ fn report_schema() -> Value {
     v
 }
 
-/// The last `max` bytes of a stream, and how many there were.
-#[derive(Debug, Default)]
-struct Tail {
-    buf: VecDeque<u8>,
-    total: u64,
-    max: usize,
-}
-
-impl Tail {
-    fn new(max: usize) -> Self {
-        Self {
-            max,
-            ..Self::default()
-        }
-    }
-
-    fn push(&mut self, bytes: &[u8]) {
-        self.total += bytes.len() as u64;
-        let keep = &bytes[bytes.len().saturating_sub(self.max)..];
-        self.buf.extend(keep);
-        let over = self.buf.len().saturating_sub(self.max);
-        self.buf.drain(..over);
-    }
-
-    fn text(&self) -> String {
-        let (a, b) = self.buf.as_slices();
-        String::from_utf8_lossy(&[a, b].concat()).into_owned()
-    }
-}
-
-/// The records the server reads, typed: the summary's outcome and an error document.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Record {
-    Summary(Outcome),
-    Error {
-        error: String,
-    },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Debug, Deserialize)]
-struct Outcome {
-    ended_by: Option<String>,
-    peak_footprint_bytes: u64,
-}
-
-#[derive(Debug, Default)]
-struct Records {
-    summary: Option<(Value, Outcome)>,
-    error: Option<String>,
-}
-
-/// Read `run`'s records until the pipe closes.
-fn read_records(r: impl Read) -> Records {
-    let mut out = Records::default();
-    let mut r = BufReader::new(r);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match r.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return out,
-            Ok(_) => {}
-        }
-        if line.len() > MAX_RECORD_LINE {
-            continue;
-        }
-        match serde_json::from_slice::<Record>(&line) {
-            Ok(Record::Summary(o)) => {
-                if let Ok(v) = serde_json::from_slice::<Value>(&line) {
-                    out.summary = Some((v, o));
-                }
-            }
-            Ok(Record::Error { error }) => out.error = Some(error),
-            Ok(Record::Other) | Err(_) => {}
-        }
-    }
-}
-
-fn tail_thread(r: Option<impl Read + Send + 'static>, max: usize) -> mpsc::Receiver<Tail> {
-    let (tx, rx) = mpsc::channel();
-    if let Some(mut r) = r {
-        std::thread::spawn(move || {
-            let mut tail = Tail::new(max);
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = r.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                tail.push(&buf[..n]);
-            }
-            let _ = tx.send(tail);
-        });
-    }
-    rx
-}
-
-#[cfg(unix)]
-fn exit_code_of(s: std::process::ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    s.code().or_else(|| s.signal().map(|n| 128 + n))
-}
-
-#[cfg(not(unix))]
-fn exit_code_of(s: std::process::ExitStatus) -> Option<i32> {
-    s.code()
-}
-
 fn parse_duration(what: &str, s: Option<&str>, default: Duration) -> Result<Duration, String> {
     s.map_or(Ok(default), |s| {
         crate::cli::parse_duration(s).map_err(|e| format!("{what} of `run_limited`: {e}"))
@@ -222,17 +112,17 @@ fn parse_duration(what: &str, s: Option<&str>, default: Duration) -> Result<Dura
 }
 
 /// The checked arguments of one call.
-struct Plan {
-    command: Vec<String>,
-    limit_text: String,
-    limit_bytes: u64,
-    timeout: Duration,
-    grace: Duration,
-    tail: usize,
-    cwd: std::path::PathBuf,
+pub(super) struct Plan {
+    pub(super) command: Vec<String>,
+    pub(super) limit_text: String,
+    pub(super) limit_bytes: u64,
+    pub(super) timeout: Duration,
+    pub(super) grace: Duration,
+    pub(super) tail: usize,
+    pub(super) cwd: std::path::PathBuf,
 }
 
-fn plan(tools: &Tools, args: Value) -> Result<Plan, Value> {
+pub(super) fn plan(tools: &Tools, args: Value) -> Result<Plan, Value> {
     let a: RunLimitedArgs = serde_json::from_value(args)
         .map_err(|e| results::usage(&format!("arguments of `run_limited`: {e}")))?;
     if let Some(refusal) = tools.refuse_acting() {
@@ -316,27 +206,61 @@ fn allowlisted(program: &str, _cwd: &std::path::Path, _allowed: &[String]) -> Re
 
 fn call(tools: &Tools, _spec: &Spec, call: &Call, args: Value) -> Value {
     match plan(tools, args) {
-        Ok(p) => run(tools, call, p),
+        Ok(p) => result(run(tools, call, p, &Live::default())),
+        Err(e) => e,
+    }
+}
+
+/// A run as it goes: `run`'s pid once started (0 before), the tails of its output so far.
+#[derive(Debug, Default)]
+pub struct Live {
+    pub pid: AtomicI32,
+    pub(super) stdout: SharedTail,
+    pub(super) stderr: SharedTail,
+}
+
+impl Live {
+    pub fn pid(&self) -> Option<i32> {
+        Some(self.pid.load(Ordering::SeqCst)).filter(|p| *p > 0)
+    }
+
+    /// The tails so far: (stdout, stderr).
+    pub fn tails(&self) -> (String, String) {
+        (lock(&self.stdout).text(), lock(&self.stderr).text())
+    }
+}
+
+/// How a run ended: its report, the summary line, whether it is an error (`run` could not
+/// run the command). Err: the tool error that stood in its way.
+pub type Ended = Result<(RunLimitedReport, String, bool), Value>;
+
+/// The tool result of a run that ended.
+pub fn result(ended: Ended) -> Value {
+    match ended {
+        Ok((report, text, failed)) => match crate::schema::to_value(&report) {
+            Ok(v) => results::with_report(v, text, failed),
+            Err(e) => results::error(&anyhow::anyhow!("cannot serialize the report: {e}")),
+        },
         Err(e) => e,
     }
 }
 
 #[cfg(unix)]
-fn run(tools: &Tools, call: &Call, p: Plan) -> Value {
+pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
     use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
 
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
-            return results::error(&anyhow::anyhow!(
+            return Err(results::error(&anyhow::anyhow!(
                 "cannot find headroom's own executable to run `run`: {e}"
-            ));
+            )));
         }
     };
     let (records_r, records_w) = match crate::platform::pipe_pair() {
         Ok(p) => p,
-        Err(e) => return results::error(&anyhow::anyhow!("cannot make a pipe: {e}")),
+        Err(e) => return Err(results::error(&anyhow::anyhow!("cannot make a pipe: {e}"))),
     };
     let mut cmd = Command::new(exe);
     if let Some(c) = &tools.global.config {
@@ -362,7 +286,9 @@ fn run(tools: &Tools, call: &Call, p: Plan) -> Value {
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
-            return results::error(&anyhow::anyhow!("cannot start `headroom run`: {e}"));
+            return Err(results::error(&anyhow::anyhow!(
+                "cannot start `headroom run`: {e}"
+            )));
         }
     };
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
@@ -374,8 +300,11 @@ fn run(tools: &Tools, call: &Call, p: Plan) -> Value {
         .ok()
         .flatten()
         .and_then(|r| r.identity());
-    let out_rx = tail_thread(child.stdout.take(), p.tail);
-    let err_rx = tail_thread(child.stderr.take(), p.tail);
+    live.pid.store(pid, Ordering::SeqCst);
+    *lock(&live.stdout) = Tail::new(p.tail);
+    *lock(&live.stderr) = Tail::new(p.tail);
+    let out_rx = tail_thread(child.stdout.take(), Arc::clone(&live.stdout));
+    let err_rx = tail_thread(child.stderr.take(), Arc::clone(&live.stderr));
     let (rec_tx, rec_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = rec_tx.send(read_records(records_r));
@@ -437,13 +366,17 @@ fn run(tools: &Tools, call: &Call, p: Plan) -> Value {
     let exit_code = match status {
         Ok(s) => exit_code_of(s).filter(|_| !killed),
         Err(e) => {
-            return results::error(&anyhow::anyhow!("cannot wait for `headroom run`: {e}"));
+            return Err(results::error(&anyhow::anyhow!(
+                "cannot wait for `headroom run`: {e}"
+            )));
         }
     };
     // `run` ended: its tree is gone, so the pipes close; bounded all the same, in case
     // something that escaped it still holds one.
-    let stdout = out_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
-    let stderr = err_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
+    let _ = out_rx.recv_timeout(LAST_WAIT);
+    let _ = err_rx.recv_timeout(LAST_WAIT);
+    let stdout = std::mem::take(&mut *lock(&live.stdout));
+    let stderr = std::mem::take(&mut *lock(&live.stderr));
     let records = rec_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
     let outcome = records.summary.as_ref().map(|(_, o)| o);
     let ended_by = outcome.and_then(|o| o.ended_by.as_deref());
@@ -492,50 +425,20 @@ fn run(tools: &Tools, call: &Call, p: Plan) -> Value {
         );
     }
     let failed = report.summary.is_none();
-    match crate::schema::to_value(&report) {
-        Ok(v) => results::with_report(v, text, failed),
-        Err(e) => results::error(&anyhow::anyhow!("cannot serialize the report: {e}")),
-    }
+    Ok((report, text, failed))
 }
 
 #[cfg(not(unix))]
-fn run(_tools: &Tools, _call: &Call, _p: Plan) -> Value {
-    results::error(&anyhow::anyhow!(
+pub(super) fn run(_tools: &Tools, _call: &Call, _p: Plan, _live: &Live) -> Ended {
+    Err(results::error(&anyhow::anyhow!(
         "run_limited: unsupported on {}",
         std::env::consts::OS
-    ))
+    )))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_tail_keeps_the_last_bytes_and_counts_all() {
-        let mut t = Tail::new(4);
-        t.push(b"abc");
-        t.push(b"defgh");
-        assert_eq!((t.text().as_str(), t.total), ("efgh", 8));
-        t.push(b"0123456789");
-        assert_eq!((t.text().as_str(), t.total), ("6789", 18));
-    }
-
-    #[test]
-    fn the_records_pipe_is_read_typed_and_anything_else_on_it_is_skipped() {
-        let text = b"{\"schema\":\"headroom.run/1\",\"type\":\"start\",\"pid\":1}\n\
-not json\n\
-{\"schema\":\"headroom.run/1\",\"type\":\"summary\",\"ended_by\":\"limit\",\"peak_footprint_bytes\":7,\"exit_code\":143}\n";
-        let r = read_records(&text[..]);
-        let (v, o) = r.summary.unwrap();
-        assert_eq!(
-            (o.ended_by.as_deref(), o.peak_footprint_bytes),
-            (Some("limit"), 7)
-        );
-        assert_eq!(v["exit_code"], 143);
-        let r = read_records(&b"{\"type\":\"error\",\"error\":\"`x`: command not found\"}\n"[..]);
-        assert!(r.summary.is_none());
-        assert_eq!(r.error.as_deref(), Some("`x`: command not found"));
-    }
 
     #[cfg(unix)]
     #[test]
