@@ -508,3 +508,47 @@ fn a_root_that_is_headroom_s_ancestor_or_became_a_session_leader_is_never_signal
     let r = w.enforce_all(vec![target()], true).remove(0);
     assert_eq!(r.outcome, GuardOutcome::Sigterm, "{r:?}");
 }
+
+#[test]
+fn a_tree_exactly_at_its_limit_when_re_read_is_still_over_it() {
+    // At the limit is over it (as a breach and `rejudge` count it): 600 + 400 = 1000 MiB
+    // re-read after the idle window is ended, not let off as "under its limit".
+    let at = |child_mib: u64| {
+        move |s: &mut Snapshot| {
+            keep_busy(s);
+            pid_of(s, 101).footprint_bytes = Some(child_mib * MIB);
+        }
+    };
+    let w = World::new(tree(600, 500)).at_read(1, at(400));
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::Sigterm, "{r:?}");
+    assert_eq!(r.acted_footprint_bytes, Some(1000 * MIB));
+    // Control: one MiB less is under it: nothing signalled.
+    let w = World::new(tree(600, 500)).at_read(1, at(399));
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::UnderLimit, "{r:?}");
+    assert!(w.sent().is_empty(), "{:?}", w.sent());
+}
+
+#[test]
+fn parking_that_leaves_the_tree_exactly_at_its_limit_has_not_relieved_it() {
+    // 101 is parked; the relief read finds 10 + 490 + 500 = 1000 MiB: at the limit, so the
+    // tree is ended (101 continued with its SIGTERM), not reported as parked to relief.
+    let relief =
+        |mib: u64| move |s: &mut Snapshot| pid_of(s, 101).footprint_bytes = Some(mib * MIB);
+    let w = World::new(idle_tree())
+        .at_read(1, second_sample)
+        .at_read(2, relief(490));
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::Sigterm, "{r:?}");
+    assert_eq!(r.parked, vec![101]);
+    assert_eq!(r.terminated, vec![100, 101, 102]);
+    assert!(r.parked_ids.is_empty(), "{r:?}");
+    // Control: one MiB less is relief: parked, nothing ended.
+    let w = World::new(idle_tree())
+        .at_read(1, second_sample)
+        .at_read(2, relief(489));
+    let r = w.enforce(1000, true, vec![]);
+    assert_eq!(r.outcome, GuardOutcome::Parked, "{r:?}");
+    assert_eq!(w.sent(), vec![(101, Signal::Stop)]);
+}

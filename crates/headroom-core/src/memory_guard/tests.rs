@@ -247,3 +247,16 @@ fn first_rule_wins_pressure_lowers_the_limit_and_other_users_are_never_held() {
     );
     assert!(rule_for(&rules, "x", Some("/home/u/cargo/bin/x")).is_none());
 }
+
+#[test]
+fn a_shell_with_a_version_suffix_is_a_shell_a_name_that_only_ends_in_digits_is_not() {
+    // Login shells and versioned binaries: a leading `-` and a trailing version of digits,
+    // dots and dashes are ignored.
+    for name in ["ksh93", "bash-5.2", "-zsh", "bash5.2.21"] {
+        assert!(is_shell_name(name), "{name}");
+    }
+    // Control: stripping the suffix leaves a name that is no shell.
+    for name in ["python3", "cargo-1.80", "bashful2"] {
+        assert!(!is_shell_name(name), "{name}");
+    }
+}
