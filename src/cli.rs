@@ -165,7 +165,8 @@ fn define_args(name: &str) -> Option<fn(clap::Command) -> clap::Command> {
     })
 }
 
-/// `--snapshot`, offered by the commands that honour it.
+// No doc comment: clap derive would take a flattened struct's as the about of every command
+// that flattens it (clap#3127), replacing their own one-liners.
 #[derive(Debug, Args)]
 pub struct SnapshotArg {
     /// Read a recorded snapshot (`headroom snapshot -o FILE`; `-` reads standard input)
