@@ -26,9 +26,11 @@ impl crate::schema::Document for ConfigReport {
 
 pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<ExitStatus> {
     let mut settings = ctx.settings.clone();
-    (settings.probe, _) = settings
-        .probe
-        .with_flags(args.thresholds.warn, args.thresholds.crit)?;
+    (settings.probe, _) = settings.probe.with_flags(
+        args.thresholds.warn,
+        args.thresholds.crit,
+        ctx.settings.file.as_deref(),
+    )?;
     settings.watch = settings.watch.with_interval(args.interval)?;
     let report = ConfigReport {
         file: ctx.settings.file.as_ref().map(|p| p.display().to_string()),

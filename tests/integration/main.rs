@@ -43,6 +43,7 @@ mod park;
 #[cfg(target_os = "linux")]
 mod pressure;
 mod probe;
+mod probe_messages;
 #[cfg(target_os = "linux")]
 mod reap;
 #[cfg(target_os = "linux")]
