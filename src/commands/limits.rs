@@ -15,7 +15,7 @@ use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::exit::ExitStatus;
-use crate::output::{Printer, Style, thousands};
+use crate::output::{Printer, Style, plural, thousands};
 
 /// The `headroom.limits/2` report: the reading the ceilings are judged against, then each
 /// ceiling and the traps.
@@ -203,18 +203,14 @@ fn describe(c: &CeilingEval) -> String {
 pub fn human(report: &LimitsReport, p: &Printer) -> String {
     let r = &report.reading;
     let mut s = String::new();
-    let unit = if r.tasks.is_some() {
-        "tasks"
-    } else {
-        "processes"
-    };
+    let unit = if r.tasks.is_some() { "task" } else { "process" };
     let _ = writeln!(
         s,
-        "{} for uid {} ({}): {} {unit} in use",
+        "{} for uid {} ({}): {} in use",
         p.paint("process-slot ceilings", Style::Bold),
         r.uid,
         report.os,
-        thousands(r.used)
+        plural(r.used, unit)
     );
     for c in &report.ceilings {
         let mut line = format!(
