@@ -145,3 +145,51 @@ fn every_command_introduces_itself_with_its_one_liner_everywhere() {
     wrong.extend(counts);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `-h` is the short help and `--help` the long one, as clap offers: `-h` fits a screen and
+/// ends with the examples; `--help` keeps the prose, the exit status and the examples.
+#[test]
+fn dash_h_is_a_screenful_and_double_dash_help_is_complete() {
+    let env = Env::new();
+    let text = |args: &[&str]| {
+        let out = env.cmd().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let top = text(&["--help"]);
+    for sub in one_liners(&top).keys() {
+        let short = text(&[sub, "-h"]);
+        let long = text(&[sub, "--help"]);
+        assert!(
+            short.lines().count() <= 45,
+            "{sub} -h is {} lines",
+            short.lines().count()
+        );
+        assert!(
+            short.contains("\nExamples:\n") && long.contains("\nExamples:\n"),
+            "{sub}"
+        );
+        assert!(
+            long.contains("Exit codes: the table in"),
+            "{sub} --help lost the exit pointer"
+        );
+        assert!(
+            !short.contains("Exit codes: the table in"),
+            "{sub} -h is the long help"
+        );
+        assert!(short.lines().count() < long.lines().count(), "{sub}");
+    }
+    // `run`, the longest: its prose and exit status are in --help only.
+    let (short, long) = (text(&["run", "-h"]), text(&["run", "--help"]));
+    let (short, long) = (plain(&short), plain(&long));
+    assert!(
+        long.contains("Exit status: the command's own code"),
+        "{long}"
+    );
+    assert!(!short.contains("Exit status"), "{short}");
+    assert!(long.contains("The command does not inherit it"), "{long}");
+    assert!(
+        !short.contains("The command does not inherit it"),
+        "{short}"
+    );
+}
