@@ -57,7 +57,7 @@ complete -c headroom -n "__fish_headroom_needs_command" -f -a "help" -d 'Print t
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -l snapshot -d 'Read a recorded snapshot (`headroom snapshot -o FILE`; `-` reads standard input) instead of the live machine' -r -F
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -l warn -d 'Warning threshold, percent of the effective limit (inclusive) [default: 50]' -r
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -l crit -d 'Critical threshold, percent of the effective limit (inclusive) [default: 75]' -r
-complete -c headroom -n "__fish_headroom_using_subcommand probe" -l format -d 'Output format (`--json` is the same as `--format json`)' -r -f -a "human\t''
+complete -c headroom -n "__fish_headroom_using_subcommand probe" -l format -d 'Output format (`--json` is the same as `--format json`; with another format it is a usage error, exit 64, as clap\'s conflicting flags are)' -r -f -a "human\t''
 json\t''
 prometheus\t'node_exporter textfile format'"
 complete -c headroom -n "__fish_headroom_using_subcommand probe" -s o -l output -d 'Write the output to FILE atomically instead of stdout (for the node_exporter textfile collector)' -r -F

@@ -482,6 +482,7 @@ pub fn finish_stderr(wait: std::time::Duration) {
 }
 
 pub mod queue;
+pub mod screen;
 
 #[cfg(test)]
 mod tests;

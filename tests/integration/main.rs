@@ -38,6 +38,7 @@ mod liveness;
 mod log_probe;
 #[cfg(target_os = "linux")]
 mod mcp;
+mod narrow;
 mod one_liners;
 mod park;
 #[cfg(target_os = "linux")]

@@ -31,17 +31,20 @@ pub enum Refusal {
     Ancestor { pid: i32, name: String },
 }
 
-/// What kill(2) would make of a pid ≤ 1: each range means something else, and a user who
-/// typed `-1` (every process) or `-4242` (a process group) meant neither pid 0 nor init.
+/// What the kill system call would make of a pid ≤ 1: each range means something else, and
+/// a user who typed `-1` (every process) or `-4242` (a process group) meant neither pid 0
+/// nor init.
 fn reserved_why(pid: i64) -> String {
     match pid {
         1 => "pid 1 is init (launchd on macOS)".to_string(),
-        0 => "pid 0 is no process: kill(0, …) would signal your whole process group".to_string(),
-        -1 => "a negative pid is no process: kill(-1, …) would signal every process you may \
+        0 => {
+            "pid 0 is no process: as a signal target it means your whole process group".to_string()
+        }
+        -1 => "a negative pid is no process: as a signal target -1 means every process you may \
                signal"
             .to_string(),
         _ => format!(
-            "a negative pid is no process: kill({pid}, …) would signal process group {}",
+            "a negative pid is no process: as a signal target {pid} means process group {}",
             pid.unsigned_abs()
         ),
     }
@@ -159,8 +162,8 @@ mod tests {
     #[test]
     fn a_reserved_pid_is_explained_as_what_kill_would_make_of_it() {
         let said = |pid: i64| Refusal::Reserved { pid }.to_string();
-        assert!(said(-1).contains("kill(-1, …) would signal every process you may signal"));
-        assert!(said(-4242).contains("would signal process group 4242"));
+        assert!(said(-1).contains("-1 means every process you may signal"));
+        assert!(said(-4242).contains("-4242 means process group 4242"));
         assert!(said(0).contains("your whole process group"));
         for pid in [-1, -4242, 0] {
             assert!(!said(pid).contains("init"), "{}", said(pid));
