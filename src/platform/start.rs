@@ -24,10 +24,8 @@ use std::os::unix::ffi::OsStrExt;
 /// the caller reports it and exits without doing anything.
 pub fn prepare() -> io::Result<()> {
     // SAFETY: getppid cannot fail and has no preconditions.
-    PARENT_AT_START.store(
-        unsafe { libc::getppid() },
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    let parent = unsafe { libc::getppid() };
+    PARENT_AT_START.store(parent, std::sync::atomic::Ordering::Relaxed);
     // First, so that reporting a failure below cannot die of a closed pipe.
     // SAFETY: installs the predefined SIG_IGN disposition; no handler code runs.
     if unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } == libc::SIG_ERR {
