@@ -165,7 +165,8 @@ fn define_args(name: &str) -> Option<fn(clap::Command) -> clap::Command> {
     })
 }
 
-/// `--snapshot`, offered by the commands that honour it.
+// No doc comment: clap derive would take a flattened struct's as the about of every command
+// that flattens it (clap#3127), replacing their own one-liners.
 #[derive(Debug, Args)]
 pub struct SnapshotArg {
     /// Read a recorded snapshot (`headroom snapshot -o FILE`; `-` reads standard input)
@@ -236,8 +237,9 @@ pub struct ThresholdArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 normal, 1 warning, 2 critical, 3 unknown (no ceiling \
-readable) — the monitoring-plugin convention.\n\nThe trend is fitted over the readings of \
+    after_help = "Exit status: 0 normal, 1 warning, 2 critical, or `-o FILE` could not be \
+written (the reading is printed on stdout instead), 3 unknown (no ceiling readable) — the \
+monitoring-plugin convention; 64 usage error.\n\nThe trend is fitted over the readings of \
 the last 10 minutes after the last drop (a fall of at least 5 slots and 2 %, as a cleanup \
 makes); it needs 3 readings spanning a minute, and gives an ETA only while usage rose over \
 the newest minute. Run probe from cron every minute to build it.\n\nExit status with `--format \
@@ -253,7 +255,8 @@ pub struct ProbeArgs {
     /// Neither read nor write the reading history (no trend, no ETA).
     #[arg(long)]
     pub no_history: bool,
-    /// Output format (`--json` is the same as `--format json`).
+    /// Output format (`--json` is the same as `--format json`; with another format it is a
+    /// usage error, exit 64, as clap's conflicting flags are).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<ProbeFormat>,
     /// Write the output to FILE atomically instead of stdout (for the node_exporter textfile

@@ -289,7 +289,9 @@ fn after_help(existing: Option<String>, name: &str) -> String {
     s
 }
 
-/// `sub`, defined now (see `cli::define_now`), with its help ending in its examples.
+/// `sub`, defined now (see `cli::define_now`), with two helps, as clap offers them: `-h` a
+/// screenful (each option's first sentence and the examples) and `--help` everything (the
+/// whole option texts, the prose, the exit status, the examples).
 pub fn with_examples(sub: clap::Command) -> clap::Command {
     let sub = crate::cli::define_now(sub);
     if sub.is_hide_set() {
@@ -297,7 +299,51 @@ pub fn with_examples(sub: clap::Command) -> clap::Command {
     }
     let name = sub.get_name().to_string();
     let existing = sub.get_after_help().map(ToString::to_string);
-    sub.after_help(after_help(existing, &name))
+    sub.after_long_help(after_help(existing, &name))
+        .after_help(short_after_help(&name))
+        .mut_args(|a| {
+            if a.get_long_help().is_some() {
+                return a;
+            }
+            let Some(full) = a.get_help().map(ToString::to_string) else {
+                return a;
+            };
+            let short = first_sentence(&full);
+            if short.len() == full.len() {
+                return a;
+            }
+            a.help(short.to_string()).long_help(full)
+        })
+}
+
+/// What `-h` ends with: the examples and where the rest is.
+fn short_after_help(name: &str) -> String {
+    let mut s = String::from("Examples:\n");
+    for (what, line) in examples(name) {
+        s.push_str(&format!("  # {what}\n  {line}\n"));
+    }
+    s.push_str("\nMore (how it works, exit status): --help");
+    s
+}
+
+/// An option's text up to its first `. ` or `; ` outside parentheses and backticks: what
+/// `-h` shows of it.
+pub fn first_sentence(text: &str) -> &str {
+    let mut depth = 0i32;
+    let mut code = false;
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'`' => code = !code,
+            b'(' | b'[' if !code => depth += 1,
+            b')' | b']' if !code => depth -= 1,
+            b'.' | b';' if !code && depth == 0 && bytes.get(i + 1) == Some(&b' ') => {
+                return &text[..i];
+            }
+            _ => {}
+        }
+    }
+    text
 }
 
 #[cfg(test)]
@@ -335,6 +381,23 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn first_sentence_stops_at_a_full_stop_or_semicolon_outside_brackets() {
+        assert_eq!(
+            first_sentence("Warn at PCT (again after 5 points); 100 turns it off"),
+            "Warn at PCT (again after 5 points)"
+        );
+        assert_eq!(
+            first_sentence("Write it here. The command does not inherit it"),
+            "Write it here"
+        );
+        assert_eq!(
+            first_sentence("A `a. b` pattern (e.g. this; that) stays"),
+            "A `a. b` pattern (e.g. this; that) stays"
+        );
+        assert_eq!(first_sentence("v1.2 is a version"), "v1.2 is a version");
     }
 
     /// Each `headroom …` invocation in an example line, as argv: the line cut at the shell's

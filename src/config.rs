@@ -134,6 +134,20 @@ impl Settings {
             {
                 return Ok(Self::default());
             }
+            // A `--config FILE` that is not there is a wrong command line, as a bad value in
+            // it is (exit 64); a file that exists but cannot be read stays an I/O error.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Err(UsageError(format!(
+                    "--config `{}` does not exist: {e}",
+                    path.display()
+                ))
+                .into());
+            }
             Err(e) => {
                 return Err(e)
                     .with_context(|| format!("cannot read config file `{}`", path.display()));
@@ -159,13 +173,23 @@ impl Settings {
 
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
         let file: FileConfig = toml::from_str(text).map_err(|e| {
-            let msg = e.message().to_string();
-            // Name the line and show it: the key is on it.
+            // serde names Rust types (`expected f64`); the user wrote TOML.
+            let msg = e
+                .message()
+                .replace("expected f64", "expected a number")
+                .replace("expected u64", "expected a whole number");
+            // Name the line, its key and show it.
             let at = e.span().map(|s| {
                 let start = s.start.min(text.len());
                 let line_no = text[..start].matches('\n').count() + 1;
                 let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
-                format!(" line {line_no} (`{}`)", crate::sanitize::sanitize(line))
+                let key = key_at(text, line_no)
+                    .map(|k| format!(", key `{}`", crate::sanitize::sanitize(&k)))
+                    .unwrap_or_default();
+                format!(
+                    " line {line_no}{key} (`{}`)",
+                    crate::sanitize::sanitize(line)
+                )
             });
             UsageError(format!(
                 "config file `{}`{}: {msg}",
@@ -220,18 +244,60 @@ impl Settings {
     }
 }
 
+/// The dotted key (`probe.warn`) that `key = …` on line `line_no` (from 1) sets: the last
+/// `[table]` header above it, then the key. `None` when the line sets no key.
+fn key_at(text: &str, line_no: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().take(line_no).collect();
+    let (key, _) = lines.last()?.split_once('=')?;
+    let key = key.trim();
+    if key.is_empty() || key.starts_with('[') {
+        return None;
+    }
+    let table = lines.iter().rev().skip(1).find_map(|l| {
+        let l = l.trim();
+        l.strip_prefix('[')
+            .map(|t| t.trim_matches(|c| c == '[' || c == ']').trim())
+    });
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
+}
+
 impl ProbeSection {
     /// `--warn`/`--crit` over this section, checked together (warn ≤ crit): what `probe`,
     /// `limits`, `watch` and `config` compare a reading with.
+    /// `file` is the config file read, named when one of the two came from it.
     pub fn with_flags(
         &self,
         warn: Option<f64>,
         crit: Option<f64>,
+        file: Option<&Path>,
     ) -> Result<(Self, Thresholds), UsageError> {
         let s = Self {
             warn: self.warn.clone().with_flag(warn),
             crit: self.crit.clone().with_flag(crit),
         };
+        if s.warn.value > s.crit.value {
+            // Name each side where it came from: a user who wrote only the file never typed
+            // `--warn`.
+            let side = |key: &str, v: &Sourced<f64>| match v.origin {
+                Origin::Flag => format!("--{key} `{}`", v.value),
+                Origin::File => format!("`[probe] {key} = {}`", v.value),
+                Origin::Default => format!("the default {key} `{}`", v.value),
+            };
+            let in_file = match file {
+                Some(f) if [&s.warn, &s.crit].iter().any(|v| v.origin == Origin::File) => {
+                    format!(" (config file `{}`)", f.display())
+                }
+                _ => String::new(),
+            };
+            return Err(UsageError(format!(
+                "{} is above {}{in_file}: the warning threshold must not exceed the critical one",
+                side("warn", &s.warn),
+                side("crit", &s.crit)
+            )));
+        }
         let t = Thresholds::new(s.warn.value, s.crit.value).map_err(UsageError)?;
         Ok((s, t))
     }

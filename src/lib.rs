@@ -167,6 +167,18 @@ fn subcommand_of(args: &[OsString]) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Words other tools use for a value of ours: (subcommand, what was typed, what we call it).
+const SYNONYMS: &[(&str, &str, &str)] = &[
+    ("login-item", "install", "register"),
+    ("login-item", "enable", "register"),
+    ("login-item", "add", "register"),
+    ("login-item", "load", "register"),
+    ("login-item", "uninstall", "unregister"),
+    ("login-item", "disable", "unregister"),
+    ("login-item", "remove", "unregister"),
+    ("login-item", "unload", "unregister"),
+];
+
 /// clap's rendered error as one line: its message, its tips ("did you mean `--json`?", "to
 /// pass `echo` as a value, use `-- echo`"), the possible values, and where the help is.
 pub fn usage_line(rendered: &str, sub: Option<&str>) -> String {
@@ -206,6 +218,20 @@ pub fn usage_line(rendered: &str, sub: Option<&str>) -> String {
     }
     if !missing.is_empty() {
         msg = format!("{msg} {}", missing.join(", "));
+    }
+    // clap suggests only spellings close to a value; a word from another tool's vocabulary
+    // (`install`) is far from ours (`register`), so it gets its hint here.
+    if let (Some(s), Some(typed)) = (sub, msg.strip_prefix("invalid value '")) {
+        let typed = typed.split('\'').next().unwrap_or_default();
+        let meant = SYNONYMS
+            .iter()
+            .find(|(cmd, word, _)| *cmd == s && *word == typed)
+            .map(|(_, _, meant)| *meant);
+        if let Some(meant) = meant {
+            if !notes.iter().any(|n| n.starts_with("did you mean")) {
+                notes.insert(0, format!("did you mean `{meant}`?"));
+            }
+        }
     }
     let mut out = backticks(&msg);
     for n in notes {
@@ -290,6 +316,24 @@ mod tests {
         let args: Vec<OsString> = argv.iter().map(OsString::from).collect();
         let e = parse(&args).unwrap_err();
         usage_line(&e.render().to_string(), subcommand_of(&args).as_deref())
+    }
+
+    #[test]
+    fn another_tools_word_for_a_login_item_action_gets_a_did_you_mean() {
+        let e = usage_error(&["headroom", "login-item", "install"]);
+        assert!(
+            e.starts_with("invalid value `install` for `[ACTION]`; did you mean `register`? Possible values: register, status, unregister"),
+            "{e}"
+        );
+        let e = usage_error(&["headroom", "login-item", "uninstall"]);
+        assert!(e.contains("did you mean `unregister`?"), "{e}");
+        // Control: a word with no counterpart gets the possible values and no guess.
+        let e = usage_error(&["headroom", "login-item", "frobnicate"]);
+        assert!(!e.contains("did you mean"), "{e}");
+        assert!(
+            e.contains("possible values: register, status, unregister"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -483,6 +483,7 @@ pub fn finish_stderr(wait: std::time::Duration) {
 
 pub mod progress;
 pub mod queue;
+pub mod screen;
 
 #[cfg(test)]
 mod tests;

@@ -108,7 +108,13 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     if ctx.printer.is_json() {
         ctx.printer.json_value(&report)?;
     } else {
-        ctx.printer.text(&human(&report, ctx.printer))?;
+        let text = human(&report, ctx.printer);
+        // Each check's verdict wraps under its own column, not back to the left margin.
+        let text = match crate::platform::screen_width() {
+            Some(w) => crate::output::screen::wrap_all(&text, w),
+            None => text,
+        };
+        ctx.printer.text(&text)?;
     }
     Ok(dr::verdict(&report.checks).into())
 }

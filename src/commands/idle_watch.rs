@@ -36,6 +36,9 @@ pub struct WatchedParent {
     pub log_age_seconds: Option<f64>,
     /// `active`, `idle` or `unreadable`, judged against the watch threshold.
     pub verdict: SessionVerdict,
+    /// Why the session could not be judged at all, when that is why it is `unreadable`.
+    #[serde(skip)]
+    pub blind: Option<crate::core::liveness::Blind>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -120,6 +123,7 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
                     cpu_idle_seconds: s.cpu_idle_s.map(f64::round),
                     log_age_seconds: s.log_age_s.map(f64::round),
                     verdict: s.verdict(threshold_s),
+                    blind: s.blind,
                 })
             })
             .collect();
@@ -217,14 +221,36 @@ pub fn human(p: &Poll) -> String {
             .collect::<Vec<_>>()
             .join(", ");
         let verdict = match x.verdict {
-            SessionVerdict::Active => "ACTIVE (protected)",
-            SessionVerdict::Idle => "IDLE (released)",
-            SessionVerdict::Unreadable => "SIGNAL UNREADABLE (protected)",
-            SessionVerdict::NoSession => "no session",
+            SessionVerdict::Active => "ACTIVE (protected)".to_string(),
+            SessionVerdict::Idle => "IDLE (released)".to_string(),
+            // Say which signal is missing: "unreadable" alone leaves the user guessing.
+            SessionVerdict::Unreadable => {
+                let why = match x.blind {
+                    Some(b) => b.describe().to_string(),
+                    None => {
+                        [
+                            x.cpu_idle_seconds.is_none().then_some("CPU idle"),
+                            x.log_age_seconds.is_none().then_some("log age"),
+                        ]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                            + " unknown"
+                    }
+                };
+                format!("UNREADABLE: {why}, so no decision (protected)")
+            }
+            SessionVerdict::NoSession => "no session".to_string(),
+        };
+        let kids = if x.session_children.len() == 1 {
+            "session child pid"
+        } else {
+            "session child pids"
         };
         let _ = writeln!(
             s,
-            "  pid {} {} — {}, session {children}, CPU idle {}, log age {} → {verdict}",
+            "  pid {} {} — {}, {kids} {children}, CPU idle {}, log age {} → {verdict}",
             x.pid,
             sanitize(&x.name),
             plural(x.zombies, "zombie"),
@@ -237,6 +263,54 @@ pub fn human(p: &Poll) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn parent(children: Vec<i32>, cpu: Option<f64>, log: Option<f64>) -> WatchedParent {
+        WatchedParent {
+            pid: 42,
+            name: "agency".into(),
+            zombies: 3,
+            session_children: children,
+            cpu_idle_seconds: cpu,
+            log_age_seconds: log,
+            verdict: SessionVerdict::Unreadable,
+            blind: None,
+        }
+    }
+
+    fn line(x: WatchedParent) -> String {
+        human(&Poll {
+            at: "t".into(),
+            threshold_seconds: 60.0,
+            zombies: 3,
+            parents: vec![x],
+        })
+    }
+
+    #[test]
+    fn session_children_are_named_as_pids_and_unreadable_says_which_signal() {
+        let s = line(parent(vec![125], None, Some(30.0)));
+        assert!(s.contains("session child pid 125,"), "{s}");
+        assert!(
+            s.contains("→ UNREADABLE: CPU idle unknown, so no decision (protected)"),
+            "{s}"
+        );
+        let s = line(parent(vec![125, 126], Some(30.0), None));
+        assert!(s.contains("session child pids 125, 126,"), "{s}");
+        assert!(s.contains("UNREADABLE: log age unknown,"), "{s}");
+        let mut b = parent(vec![125], Some(1.0), Some(1.0));
+        b.blind = Some(crate::core::liveness::Blind::ChildStopped);
+        assert!(line(b).contains("UNREADABLE: session child stopped,"));
+        // Control: a judged session names no missing signal.
+        let mut a = parent(vec![125], Some(1.0), Some(1.0));
+        a.verdict = SessionVerdict::Active;
+        let s = line(a);
+        assert!(
+            s.contains("→ ACTIVE (protected)") && !s.contains("unknown"),
+            "{s}"
+        );
+    }
+
     /// The audit mode must stay unable to signal: no control handle, no termination.
     #[test]
     fn idle_watch_holds_no_means_to_signal() {

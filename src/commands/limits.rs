@@ -15,7 +15,7 @@ use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::exit::ExitStatus;
-use crate::output::{Printer, Style, thousands};
+use crate::output::{Printer, Style, plural, thousands};
 
 /// The `headroom.limits/2` report: the reading the ceilings are judged against, then each
 /// ceiling and the traps.
@@ -203,26 +203,36 @@ fn describe(c: &CeilingEval) -> String {
 pub fn human(report: &LimitsReport, p: &Printer) -> String {
     let r = &report.reading;
     let mut s = String::new();
-    let unit = if r.tasks.is_some() {
-        "tasks"
-    } else {
-        "processes"
-    };
+    let unit = if r.tasks.is_some() { "task" } else { "process" };
     let _ = writeln!(
         s,
-        "{} for uid {} ({}): {} {unit} in use",
+        "{} for uid {} ({}): {} in use",
         p.paint("process-slot ceilings", Style::Bold),
         r.uid,
         report.os,
-        thousands(r.used)
+        plural(r.used, unit)
     );
+    let width = crate::platform::screen_width();
+    // Narrow (procs and btm do the same): the value column as wide as its values, and where
+    // each was read on the lines under it instead of to the right.
+    let narrow = width.is_some_and(|w| w < 100);
+    let value_width = if narrow {
+        report
+            .ceilings
+            .iter()
+            .map(|c| describe(c).chars().count())
+            .max()
+            .unwrap_or(0)
+    } else {
+        34
+    };
     for c in &report.ceilings {
-        let mut line = format!(
-            "  {:<13} {:<34} {}",
+        let head = format!(
+            "  {:<13} {:<value_width$}",
             c.ceiling.source.as_str(),
-            describe(c),
-            c.ceiling.origin
+            describe(c)
         );
+        let mut tail = c.ceiling.origin.clone();
         if let (Some(eff), Some(in_use)) = (c.effective, c.ceiling.in_use) {
             if c.ceiling.value.is_some_and(|v| v as u64 != eff) {
                 // The last slot of kern.maxproc is root's (xnu fork1).
@@ -233,7 +243,7 @@ pub fn human(report: &LimitsReport, p: &Printer) -> String {
                     _ => "",
                 };
                 let _ = write!(
-                    line,
+                    tail,
                     " ({} in use by everyone{last}: {} left for this user)",
                     thousands(in_use),
                     thousands(eff)
@@ -242,14 +252,20 @@ pub fn human(report: &LimitsReport, p: &Printer) -> String {
         }
         if let Some(note) = &c.ceiling.note {
             if c.status != CeilingStatus::Unlimited || !note.starts_with("no ") {
-                let _ = write!(line, " — {note}");
+                let _ = write!(tail, " — {note}");
             }
         }
-        if c.binds {
-            line.push_str("  ");
-            line.push_str(&p.paint("BINDS", Style::Bold));
+        let binds = if c.binds {
+            format!("  {}", p.paint("BINDS", Style::Bold))
+        } else {
+            String::new()
+        };
+        if narrow {
+            let _ = writeln!(s, "{}{binds}", head.trim_end());
+            let _ = writeln!(s, "      {tail}");
+        } else {
+            let _ = writeln!(s, "{head} {tail}{binds}");
         }
-        let _ = writeln!(s, "{line}");
     }
     match (r.limit, r.limit_source) {
         (Some(l), Some(src)) => {
@@ -270,7 +286,10 @@ pub fn human(report: &LimitsReport, p: &Printer) -> String {
     for n in &report.notes {
         let _ = writeln!(s, "note: {n}");
     }
-    s
+    match width {
+        Some(w) => crate::output::screen::wrap_all(&s, w),
+        None => s,
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
-use crate::exit::ExitStatus;
+use crate::exit::{ExitStatus, UsageError};
 use crate::output::{Printer, Style, bar, human_duration, thousands};
 use crate::sanitize::sanitize;
 use crate::store::evidence::{EvidenceLog, Row};
@@ -35,7 +35,10 @@ struct ProbePlan {
 
 /// `--warn/--crit` over config over defaults, validated together.
 pub fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds> {
-    let (_, thresholds) = ctx.settings.probe.with_flags(t.warn, t.crit)?;
+    let (_, thresholds) =
+        ctx.settings
+            .probe
+            .with_flags(t.warn, t.crit, ctx.settings.file.as_deref())?;
     Ok(thresholds)
 }
 
@@ -102,6 +105,14 @@ impl ProbeReport {
 
 pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     let format = match (args.format, ctx.printer.is_json()) {
+        (Some(f), true) if f != ProbeFormat::Json => {
+            return Err(UsageError(format!(
+                "--json cannot be used with --format {}: --json is --format json; give one",
+                clap::ValueEnum::to_possible_value(&f)
+                    .map_or("?".into(), |v| v.get_name().to_string())
+            ))
+            .into());
+        }
         (Some(f), _) => f,
         (None, true) => ProbeFormat::Json,
         (None, false) => ProbeFormat::Human,
@@ -169,12 +180,18 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
         }
         ProbeFormat::Tmux => tmux::tmux(&report, plan.history),
     };
-    match &plan.output {
-        Some(path) => atomic_write(path, text.as_bytes())?,
+    // The reading was taken: a file that cannot be written is an I/O error (exit 2), not "no
+    // reading" (3), and the reading goes to stdout so that it is not lost.
+    let write_failure = match &plan.output {
+        Some(path) => atomic_write(path, text.as_bytes()).err().map(|e| (path, e)),
+        None => None,
+    };
+    match (&plan.output, &write_failure) {
+        (Some(_), None) => {}
         // The same bytes as `text`, handed over typed (`headroom mcp` reads the report).
-        None if plan.format == ProbeFormat::Json => ctx.printer.json_value(&report)?,
-        None if plan.format == ProbeFormat::Human => ctx.printer.text(&text)?,
-        None => ctx.printer.raw(&text)?,
+        _ if plan.format == ProbeFormat::Json => ctx.printer.json_value(&report)?,
+        _ if plan.format == ProbeFormat::Human => ctx.printer.text(&text)?,
+        _ => ctx.printer.raw(&text)?,
     }
     if let Some(e) = failure {
         // The reading was printed and its level is the answer cron asked for; the history
@@ -191,6 +208,14 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
             crate::exit::said_once(&e),
             path.display()
         ));
+    }
+    if let Some((_, e)) = write_failure {
+        return Err(crate::exit::Failure::Failed(format!(
+            "{}; the reading ({}) was taken and is printed on stdout instead",
+            crate::exit::said_once(&e),
+            reading.level.as_str().to_uppercase(),
+        ))
+        .into());
     }
     if plan.format.is_figure() {
         return Ok(ExitStatus::Ok);

@@ -138,7 +138,7 @@ pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<Re
         ))
         .into());
     }
-    let (_, thresholds) = s.probe.with_flags(None, None)?;
+    let (_, thresholds) = s.probe.with_flags(None, None, s.file.as_deref())?;
     Ok(ReapPlan {
         policy: Policy {
             allow_deny,

@@ -213,14 +213,29 @@ impl ReapReport {
                 ""
             }
         );
+        let width = crate::platform::screen_width();
         if self.parents.is_empty() {
-            return s;
+            return match width {
+                Some(w) => crate::output::screen::wrap_all(&s, w),
+                None => s,
+            };
         }
-        let _ = writeln!(
-            s,
-            "  {:>8} {:>8}  {:<8} {:<28} {:>9} {:>9}  NAME",
-            "PID", "ZOMBIES", "VERDICT", "REASON", "CPU IDLE", "LOG AGE"
-        );
+        // Narrow: CPU IDLE and LOG AGE go (the reason says which signal decided) and NAME
+        // comes before the reason, which is cut to what is left of the line.
+        let narrow = width.is_some_and(|w| w < 100);
+        if narrow {
+            let _ = writeln!(
+                s,
+                "  {:>8} {:>8}  {:<8} {:<14} REASON",
+                "PID", "ZOMBIES", "VERDICT", "NAME"
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "  {:>8} {:>8}  {:<8} {:<28} {:>9} {:>9}  NAME",
+                "PID", "ZOMBIES", "VERDICT", "REASON", "CPU IDLE", "LOG AGE"
+            );
+        }
         let dur = |v: Option<f64>, has: bool| {
             if !has {
                 "-".to_string()
@@ -247,6 +262,16 @@ impl ReapReport {
                 (None, None) => String::new(),
             };
             let has = !x.session_children.is_empty();
+            if narrow {
+                let name: String = sanitize(&x.name).chars().take(14).collect();
+                let _ = writeln!(
+                    s,
+                    "  {:>8} {:>8}  {verdict:<pad$} {name:<14} {reason}",
+                    x.pid,
+                    thousands(x.zombies),
+                );
+                continue;
+            }
             let _ = writeln!(
                 s,
                 "  {:>8} {:>8}  {verdict:<pad$} {reason:<28} {:>9} {:>9}  {}",
@@ -257,7 +282,18 @@ impl ReapReport {
                 sanitize(&x.name)
             );
         }
-        s
+        match width {
+            // The summary above the table is prose, wrapped; the rows are cut.
+            Some(w) => s
+                .lines()
+                .enumerate()
+                .map(|(i, l)| match i {
+                    0 => crate::output::screen::wrap(l, w, 2).join("\n") + "\n",
+                    _ => crate::output::screen::cut(l, w) + "\n",
+                })
+                .collect(),
+            None => s,
+        }
     }
 
     /// What was done, then the one-line summary.

@@ -115,8 +115,14 @@ fn watch(
         if ctx.printer.is_json() {
             ctx.printer.json_value(&report)?;
         } else if live {
-            ctx.printer
-                .raw(&format!("\x1b[H\x1b[2J{}", human(&report, ctx.printer)))?;
+            // Redrawn in place, the table must fit the screen or its header scrolls away.
+            let screen = human_sized(
+                &report,
+                ctx.printer,
+                crate::platform::screen_width(),
+                crate::platform::screen_height(),
+            );
+            ctx.printer.raw(&format!("\x1b[H\x1b[2J{screen}"))?;
         } else {
             ctx.printer
                 .text(&format!("{}\n", human(&report, ctx.printer)))?;
@@ -286,6 +292,22 @@ fn truncate(s: &str, n: usize) -> String {
 }
 
 pub fn human(r: &TopReport, p: &Printer) -> String {
+    human_sized(r, p, crate::platform::screen_width(), None)
+}
+
+/// Columns `top` drops, in this order, when the width cannot hold them all with a command of
+/// `MIN_COMMAND` characters (the REASON code is also said on the lines under the table).
+const DROP_ORDER: [&str; 4] = ["REASON", "PIDS", "STATE", "KB/s"];
+const MIN_COMMAND: usize = 16;
+
+/// The table laid out for `width` columns (columns dropped, every line cut to it) and, with
+/// `height`, cut to that many rows like top(1): the header stays, the smallest trees go.
+pub fn human_sized(
+    r: &TopReport,
+    p: &Printer,
+    width: Option<usize>,
+    height: Option<usize>,
+) -> String {
     let mut s = String::new();
     let free = r
         .free_pct
@@ -298,12 +320,54 @@ pub fn human(r: &TopReport, p: &Printer) -> String {
         if r.processes.len() == 1 { "" } else { "s" },
         r.uid
     );
-    let _ = writeln!(
-        s,
-        "{:>8}  {:>9}  {:>4}  {:<7}  {:>9}  {:>6}  {:<11}  COMMAND",
-        "PID", "TREE", "PIDS", "STATE", "KB/s", "CPU", "REASON"
-    );
-    for row in r.processes.iter().take(HUMAN_ROWS) {
+    // (name, width, right-aligned)
+    let all: [(&str, usize, bool); 7] = [
+        ("PID", 8, true),
+        ("TREE", 9, true),
+        ("PIDS", 4, true),
+        ("STATE", 7, false),
+        ("KB/s", 9, true),
+        ("CPU", 6, true),
+        ("REASON", 11, false),
+    ];
+    let mut shown: Vec<(&str, usize, bool)> = all.to_vec();
+    let used = |cols: &[(&str, usize, bool)]| cols.iter().map(|c| c.1 + 2).sum::<usize>();
+    if let Some(w) = width {
+        for drop in DROP_ORDER {
+            if used(&shown) + MIN_COMMAND <= w {
+                break;
+            }
+            shown.retain(|c| c.0 != drop);
+        }
+    }
+    let command_width = width.map_or(60, |w| w.saturating_sub(used(&shown)).clamp(1, 60));
+    let cell = |text: &str, (_, w, right): (&str, usize, bool)| {
+        if right {
+            format!("{text:>w$}  ")
+        } else {
+            format!("{text:<w$}  ")
+        }
+    };
+    let mut header: String = shown.iter().map(|c| cell(c.0, *c)).collect();
+    header.push_str("COMMAND");
+    let _ = writeln!(s, "{header}");
+    let flagged_in = |n: usize| {
+        r.processes
+            .iter()
+            .take(n)
+            .filter(|row| row.reason_code != ReasonCode::None)
+            .count()
+    };
+    let hint = usize::from(r.processes.iter().any(|row| row.park_candidate));
+    let mut rows = r.processes.len().min(HUMAN_ROWS);
+    if let Some(h) = height {
+        // One line is left for the cursor, so the header never scrolls away.
+        let lines = |n: usize| 2 + n + usize::from(r.processes.len() > n) + flagged_in(n) + hint;
+        while rows > 1 && lines(rows) > h.saturating_sub(1) {
+            rows -= 1;
+        }
+    }
+    for row in r.processes.iter().take(rows) {
         let cpu = row.cpu_pct.map_or("?".to_string(), |c| format!("{c:.1}%"));
         let code = serde_json::to_value(row.reason_code)
             .ok()
@@ -314,47 +378,102 @@ pub fn human(r: &TopReport, p: &Printer) -> String {
         } else {
             code
         };
-        let _ = writeln!(
-            s,
-            "{:>8}  {:>9}  {:>4}  {:<7}  {:>+9}  {:>6}  {:<11}  {}",
-            row.pid,
-            human_bytes(row.footprint_kb * 1024),
-            row.process_count,
-            row.state.as_str(),
-            row.growth_kb_s,
-            cpu,
-            code,
-            truncate(&sanitize(&row.cmd), 60)
-        );
+        let value = |name: &str| match name {
+            "PID" => row.pid.to_string(),
+            "TREE" => human_bytes(row.footprint_kb * 1024),
+            "PIDS" => row.process_count.to_string(),
+            "STATE" => row.state.as_str().to_string(),
+            "KB/s" => format!("{:+}", row.growth_kb_s),
+            "CPU" => cpu.clone(),
+            _ => code.clone(),
+        };
+        let mut line: String = shown.iter().map(|c| cell(&value(c.0), *c)).collect();
+        line.push_str(&truncate(&sanitize(&row.cmd), command_width));
+        let _ = writeln!(s, "{line}");
     }
-    if r.processes.len() > HUMAN_ROWS {
+    if r.processes.len() > rows {
         let _ = writeln!(
             s,
             "… and {} smaller trees (`--json` lists every one)",
-            r.processes.len() - HUMAN_ROWS
+            r.processes.len() - rows
         );
     }
     let flagged: Vec<&TopRow> = r
         .processes
         .iter()
-        .take(HUMAN_ROWS)
+        .take(rows)
         .filter(|row| row.reason_code != ReasonCode::None)
         .collect();
     for row in flagged {
         let _ = writeln!(s, "  {}: {}", row.pid, sanitize(&row.reason));
     }
-    if r.processes.iter().any(|row| row.park_candidate) {
+    if hint == 1 {
         let _ = writeln!(
             s,
             "park a candidate with `headroom park-tree PID`; continue it with `headroom wake-tree PID`"
         );
     }
-    s
+    match width {
+        Some(w) => s
+            .lines()
+            .map(|l| crate::output::screen::cut(l, w) + "\n")
+            .collect(),
+        None => s,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report(trees: usize) -> TopReport {
+        let row = |i: usize| TopRow {
+            pid: 1000 + i as i32,
+            cmd: format!("cargo build --release --workspace --all-features job {i}"),
+            footprint_kb: (trees - i) as u64 * 1024,
+            tree_pids: vec![1000 + i as i32],
+            process_count: 1,
+            state: TreeState::Running,
+            growth_kb_s: 300,
+            cpu_pct: Some(50.0),
+            park_candidate: i == 0,
+            reason_code: if i % 4 == 0 {
+                ReasonCode::GrowthRate
+            } else {
+                ReasonCode::None
+            },
+            reason: "growing 300 KB/s, faster than 200 KB/s".into(),
+        };
+        TopReport {
+            at: "t".into(),
+            uid: 501,
+            free_pct: Some(40),
+            total_bytes: None,
+            available_bytes: None,
+            park_min_mb: 512,
+            sample_ms: 500,
+            processes: (0..trees).map(row).collect(),
+        }
+    }
+
+    #[test]
+    fn a_watched_screen_fits_the_terminal_height_and_keeps_its_header() {
+        let p = Printer::new(false, false, crate::output::ColorChoice::Never);
+        for (w, h) in [(60, 12), (80, 24), (200, 8)] {
+            let s = human_sized(&report(30), &p, Some(w), Some(h));
+            let lines: Vec<&str> = s.lines().collect();
+            assert!(lines.len() < h, "{w}x{h}: {} lines\n{s}", lines.len());
+            assert!(lines[0].starts_with("headroom top: 30 trees"), "{s}");
+            assert!(lines[1].trim_start().starts_with("PID"), "{s}");
+            assert!(lines.iter().any(|l| l.starts_with("… and ")), "{s}");
+            assert!(lines.iter().all(|l| l.chars().count() <= w), "{s}");
+            // The largest tree is the one kept.
+            assert!(lines[2].trim_start().starts_with("1000 "), "{s}");
+        }
+        // Control: without a height, the usual 25 rows.
+        let s = human_sized(&report(30), &p, None, None);
+        assert!(s.lines().count() > 25, "{s}");
+    }
 
     use crate::core::snapshot::fixture::MIB;
 

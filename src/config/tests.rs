@@ -170,6 +170,12 @@ fn memory_guards_parse_and_bad_ones_name_the_entry() {
 fn missing_explicit_file_is_an_error() {
     let e = Settings::load(Some(Path::new("/nonexistent/headroom.toml"))).unwrap_err();
     assert!(format!("{e:#}").contains("/nonexistent/headroom.toml"));
+    // Exit 64, as every other config error: the command line named it.
+    assert!(e.downcast_ref::<UsageError>().is_some(), "{e:#}");
+    // Control: a directory given as the file is not a usage error but an I/O one.
+    let dir = std::env::temp_dir();
+    let e = Settings::load(Some(&dir)).unwrap_err();
+    assert!(e.downcast_ref::<UsageError>().is_none(), "{e:#}");
 }
 
 #[test]
@@ -179,7 +185,7 @@ fn config_lists_each_key_with_its_origin_and_every_key_reads_back() {
         Path::new("c.toml"),
     )
     .unwrap();
-    let (probe, _) = s.probe.with_flags(Some(40.0), None).unwrap();
+    let (probe, _) = s.probe.with_flags(Some(40.0), None, None).unwrap();
     let s = Settings {
         probe,
         watch: s
@@ -366,12 +372,49 @@ fn every_rule_refuses_naming_the_key_the_value_and_the_rule() {
 #[test]
 fn flags_are_held_to_the_rules_of_the_keys_they_override() {
     let d = Settings::default();
-    let e = d.probe.with_flags(Some(80.0), Some(70.0)).unwrap_err();
+    let e = d
+        .probe
+        .with_flags(Some(80.0), Some(70.0), None)
+        .unwrap_err();
     assert!(e.0.contains("--warn `80` is above --crit `70`"), "{}", e.0);
+    // Values the file set are named as its keys, with the file: no flag was typed.
+    let f = Settings::parse("[probe]\nwarn = 80\ncrit = 60\n", Path::new("/x/c.toml")).unwrap();
+    let e = f
+        .probe
+        .with_flags(None, None, Some(Path::new("/x/c.toml")))
+        .unwrap_err();
+    assert_eq!(
+        e.0,
+        "`[probe] warn = 80` is above `[probe] crit = 60` (config file `/x/c.toml`): \
+         the warning threshold must not exceed the critical one"
+    );
+    // A flag over one side names that side as the flag, the other as the file's key.
+    let e = f
+        .probe
+        .with_flags(Some(70.0), None, Some(Path::new("/x/c.toml")))
+        .unwrap_err();
+    assert!(
+        e.0.starts_with("--warn `70` is above `[probe] crit = 60` (config file"),
+        "{}",
+        e.0
+    );
+    let e = d.probe.with_flags(None, Some(40.0), None).unwrap_err();
+    assert!(
+        e.0.starts_with("the default warn `50` is above --crit `40`:"),
+        "{}",
+        e.0
+    );
+    // Control: in order, from the file, it is accepted.
+    let ok = Settings::parse("[probe]\nwarn = 60\ncrit = 80\n", Path::new("/x/c.toml")).unwrap();
+    assert!(
+        ok.probe
+            .with_flags(None, None, Some(Path::new("/x/c.toml")))
+            .is_ok()
+    );
     // A file's warn above the default crit is fixed by a crit flag.
     let s = Settings::parse("[probe]\nwarn = 80\n", Path::new("c.toml")).unwrap();
-    assert!(s.probe.with_flags(None, None).is_err());
-    let (p, t) = s.probe.with_flags(None, Some(90.0)).unwrap();
+    assert!(s.probe.with_flags(None, None, None).is_err());
+    let (p, t) = s.probe.with_flags(None, Some(90.0), None).unwrap();
     assert_eq!((p.warn.origin, p.crit.origin), (Origin::File, Origin::Flag));
     assert_eq!((t.warn_pct, t.crit_pct), (80.0, 90.0));
     let e = d
@@ -384,4 +427,20 @@ fn flags_are_held_to_the_rules_of_the_keys_they_override() {
         w.interval, d.watch.interval,
         "no flag keeps the file's value and origin"
     );
+}
+
+#[test]
+fn a_value_of_the_wrong_type_names_the_file_the_key_and_what_was_expected() {
+    let e = Settings::parse("[probe]\nwarn = \"fifty\"\n", Path::new("/x/c.toml")).unwrap_err();
+    assert_eq!(
+        format!("{e:#}"),
+        "config file `/x/c.toml` line 2, key `probe.warn` (`warn = \"fifty\"`): \
+         invalid type: string \"fifty\", expected a number"
+    );
+    assert!(e.downcast_ref::<UsageError>().is_some(), "exit 64");
+    let e = Settings::parse("[reap]\nmin_zombies = 1.5\n", Path::new("c.toml")).unwrap_err();
+    assert!(format!("{e:#}").contains("key `reap.min_zombies`"), "{e:#}");
+    assert!(!format!("{e:#}").contains("u64"), "{e:#}");
+    // Control: a number is accepted where a number is expected.
+    assert!(Settings::parse("[probe]\nwarn = 50\n", Path::new("c.toml")).is_ok());
 }

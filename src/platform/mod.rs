@@ -419,6 +419,48 @@ pub fn utc_offset_secs(t: i64) -> Option<i32> {
     }
 }
 
+/// Narrower than this, a layout gives up on columns and only cuts lines.
+const MIN_SCREEN_WIDTH: usize = 20;
+
+/// The width tables are laid out for: the terminal's, else `$COLUMNS` (as a shell exports
+/// it); none known (a pipe, no variable): no limit, every column kept.
+pub fn screen_width() -> Option<usize> {
+    terminal_columns()
+        .or_else(|| size_from_env("COLUMNS"))
+        .map(|w| w.max(MIN_SCREEN_WIDTH))
+}
+
+/// The height a screenful has: the terminal's, else `$LINES`; none known, no limit.
+pub fn screen_height() -> Option<usize> {
+    terminal_rows()
+        .or_else(|| size_from_env("LINES"))
+        .map(|h| h.max(5))
+}
+
+fn size_from_env(name: &str) -> Option<usize> {
+    std::env::var(name)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
+}
+
+/// The height of the terminal on stdout in rows, None when stdout is not a terminal.
+pub fn terminal_rows() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        // SAFETY: winsize is plain old data; zeroed is a valid value.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        // SAFETY: TIOCGWINSZ writes one winsize into the valid pointer it is given.
+        let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+        if rc == 0 && ws.ws_row > 0 {
+            return Some(usize::from(ws.ws_row));
+        }
+    }
+    None
+}
+
 /// The width of the terminal on stdout in columns, None when stdout is not a terminal.
 pub fn terminal_columns() -> Option<usize> {
     #[cfg(unix)]

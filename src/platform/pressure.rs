@@ -185,7 +185,8 @@ impl Pressure {
         }
         Self {
             kind: Kind::Psi,
-            detail: format!("{} (trigger `{PSI_TRIGGER}`)", path.display()),
+            // A comma, not parentheses: `describe` puts the detail in parentheses already.
+            detail: format!("{}, trigger `{PSI_TRIGGER}`", path.display()),
             fd: Some(f.into()),
             events: libc::POLLPRI,
             psi_path: Some(path.to_path_buf()),

@@ -209,3 +209,28 @@ fn kern_maxprocperuid_never_binds_and_the_raised_rlimit_does() {
     assert!(!reap(&raised), "31 % free is no emergency");
     assert!(reap(&default), "control: 2.5 % free is");
 }
+
+#[test]
+fn the_count_in_use_agrees_with_its_noun() {
+    let env = Env::new();
+    for (live, says) in [(1, "1 process in use"), (2, "2 processes in use")] {
+        let f = env.path(&format!("snap-{live}.json"));
+        let ceilings = mac_ceilings(Some(4000), Some(4000), Some(6000), live as u64);
+        std::fs::write(&f, snapshot_json("macos", live, 0, ceilings)).unwrap();
+        let out = env
+            .cmd()
+            .args(["limits", "--snapshot"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let first = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            first.ends_with(&format!("(macos): {says}")),
+            "{live}: {first}"
+        );
+    }
+}

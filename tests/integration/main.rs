@@ -40,12 +40,15 @@ mod liveness;
 mod log_probe;
 #[cfg(target_os = "linux")]
 mod mcp;
+mod narrow;
+mod one_liners;
 mod park;
 #[cfg(target_os = "linux")]
 mod pressure;
 mod probe;
 #[cfg(target_os = "linux")]
 mod probe_figure;
+mod probe_messages;
 mod progress;
 #[cfg(target_os = "linux")]
 mod reap;

@@ -111,14 +111,20 @@ fn park_and_wake_one_process() {
 #[test]
 fn refusals_exit_3_and_signal_nothing() {
     let env = Env::new();
-    for pid in ["1", "0", "-1"] {
+    for (pid, why) in [
+        ("1", "pid 1 is init"),
+        ("0", "your whole process group"),
+        ("-1", "every process you may signal"),
+        ("-4242", "process group 4242"),
+    ] {
         env.cmd()
-            .args(["park", pid])
+            .args(["park", "--", pid])
             .assert()
             .code(3)
             .stderr(predicate::str::contains(format!(
-                "pid `{pid}` is never signalled"
-            )));
+                "pid `{pid}` is never signalled: "
+            )))
+            .stderr(predicate::str::contains(why));
     }
     env.cmd()
         .args(["park", "999999"])

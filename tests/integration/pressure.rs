@@ -42,7 +42,7 @@ fn watch_waits_on_a_psi_trigger_the_kernel_accepted_from_an_unprivileged_user() 
     let (source, level) = m.split_once("; level ").unwrap_or((&m, ""));
     assert_eq!(
         source,
-        "memory pressure source: psi (/proc/pressure/memory (trigger `some 150000 2000000`))"
+        "memory pressure source: psi (/proc/pressure/memory, trigger `some 150000 2000000`)"
     );
     // The level read now, from the same file: normal, warn or critical, and the figure.
     let (name, from) = level.split_once(' ').unwrap_or(("", ""));
@@ -55,7 +55,7 @@ fn watch_waits_on_a_psi_trigger_the_kernel_accepted_from_an_unprivileged_user() 
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v["memory_pressure"],
-        "psi (/proc/pressure/memory (trigger `some 150000 2000000`))"
+        "psi (/proc/pressure/memory, trigger `some 150000 2000000`)"
     );
     let out = env.cmd().args(["limits"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("memory pressure source: psi ("));

@@ -307,6 +307,9 @@ impl Env {
         c.args(&argv[1..])
             .env("HEADROOM_HOME", &self.home)
             .env_remove("NO_COLOR")
+            // Tables adapt to $COLUMNS/$LINES: a test that wants a width sets one.
+            .env_remove("COLUMNS")
+            .env_remove("LINES")
             .timeout(TIMEOUT);
         c
     }

@@ -13,9 +13,7 @@ use crate::snapshot::{ProcessRecord, ProcessTable};
 /// Why a process may not be parked or woken. Exit 3.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    #[error(
-        "pid `{pid}` is never signalled: pid 0 is the kernel's and pid 1 is init (launchd on macOS)"
-    )]
+    #[error("pid `{pid}` is never signalled: {}", reserved_why(*pid))]
     Reserved { pid: i64 },
     #[error("pid `{pid}` (`{name}`) belongs to uid {owner}, not to you (uid {uid})")]
     OtherUser {
@@ -31,6 +29,25 @@ pub enum Refusal {
          program this command was run from"
     )]
     Ancestor { pid: i32, name: String },
+}
+
+/// What the kill system call would make of a pid ≤ 1: each range means something else, and
+/// a user who typed `-1` (every process) or `-4242` (a process group) meant neither pid 0
+/// nor init.
+fn reserved_why(pid: i64) -> String {
+    match pid {
+        1 => "pid 1 is init (launchd on macOS)".to_string(),
+        0 => {
+            "pid 0 is no process: as a signal target it means your whole process group".to_string()
+        }
+        -1 => "a negative pid is no process: as a signal target -1 means every process you may \
+               signal"
+            .to_string(),
+        _ => format!(
+            "a negative pid is no process: as a signal target {pid} means process group {}",
+            pid.unsigned_abs()
+        ),
+    }
 }
 
 impl Refusal {
@@ -140,6 +157,19 @@ mod tests {
         );
         s.self_pid = 30;
         s
+    }
+
+    #[test]
+    fn a_reserved_pid_is_explained_as_what_kill_would_make_of_it() {
+        let said = |pid: i64| Refusal::Reserved { pid }.to_string();
+        assert!(said(-1).contains("-1 means every process you may signal"));
+        assert!(said(-4242).contains("-4242 means process group 4242"));
+        assert!(said(0).contains("your whole process group"));
+        for pid in [-1, -4242, 0] {
+            assert!(!said(pid).contains("init"), "{}", said(pid));
+        }
+        // Control: pid 1 is init, and only pid 1 is explained as init.
+        assert!(said(1).ends_with("pid 1 is init (launchd on macOS)"));
     }
 
     #[test]

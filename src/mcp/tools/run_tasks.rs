@@ -383,7 +383,10 @@ each as run_status reports it.",
             tasks: tasks.iter().map(|t| t.report()).collect(),
         };
         let running = list.tasks.iter().filter(|r| r.state == "running").count();
-        let text = format!("{} tasks, {running} running", list.tasks.len());
+        let text = format!(
+            "{}, {running} running",
+            crate::output::plural(list.tasks.len() as u64, "task")
+        );
         report_value(&list, text)
     },
 };

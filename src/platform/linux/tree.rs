@@ -374,6 +374,21 @@ mod tests {
         );
     }
 
+    /// Waits until the child has exec'd `comm` and sleeps in the kernel, so that its
+    /// memory and state hold still while a test compares two samples (a child just
+    /// spawned is still loading: its statm moves and it may read as running).
+    fn settled(pid: i32, comm: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.contains(&format!("({comm})")) && stat_state(&stat) == Some('S') {
+                return;
+            }
+            assert!(Instant::now() < deadline, "pid {pid} never settled: {stat}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     fn status_read_at(open: &KeptOpen, pid: i32) -> Option<Instant> {
         open.borrow()
             .members
@@ -406,6 +421,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
+        settled(pid, "sh");
         let me = std::process::id() as i32;
         let q = TreeQuery {
             roots: &[me],
@@ -462,6 +478,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
+        settled(pid, "sleep");
         let q = TreeQuery {
             roots: &[std::process::id() as i32],
             pgid: None,
@@ -489,6 +506,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
+        settled(pid, "sleep");
         let reader = ProcReader::new(Roots::default());
         let open = KeptOpen::default();
         let no_full = || -> Result<Snapshot, PlatformError> {
