@@ -1,6 +1,7 @@
 //! `doctor`'s burn child: a copy of headroom that touches CHILD_MIB and burns CHILD_CPU of
 //! CPU time, measured by headroom and by `ps -o time=,rss=`. It ends when its stdin
-//! closes, so nothing is ever signalled.
+//! closes, so nothing is ever signalled; one that does not say `ready` within READY_WITHIN
+//! is left to end on its own (its stdin closed), not waited for.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
@@ -16,6 +17,34 @@ use crate::platform::{self, ProcessSource};
 /// What the burn child allocates and touches, and how much CPU it burns.
 const CHILD_MIB: usize = 64;
 const CHILD_CPU: Duration = Duration::from_millis(1_200);
+/// How long doctor waits for the burn child's `ready`: its work is 1.2 s of CPU, so this is
+/// a machine too loaded (or a child stuck) for the check to mean anything.
+const READY_WITHIN: Duration = Duration::from_secs(30);
+
+/// What the burn child said on its stdout before the bound.
+#[derive(Debug, PartialEq, Eq)]
+enum ChildSaid {
+    Ready,
+    /// It closed its stdout or said something else.
+    Other,
+    /// Nothing within the bound.
+    Nothing,
+}
+
+/// Reads the first line on a thread so that a child that never writes cannot hold doctor.
+fn await_ready(out: impl Read + Send + 'static, bound: Duration) -> ChildSaid {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let ok = BufReader::new(out).read_line(&mut line).is_ok() && line.trim() == "ready";
+        let _ = tx.send(ok);
+    });
+    match rx.recv_timeout(bound) {
+        Ok(true) => ChildSaid::Ready,
+        Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => ChildSaid::Other,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => ChildSaid::Nothing,
+    }
+}
 
 /// Start a copy of headroom that touches CHILD_MIB and burns CHILD_CPU, then compare
 /// headroom's reading of it with `ps -o time=,rss=`. The child waits on its stdin and ends
@@ -42,12 +71,20 @@ pub fn child(source: &dyn ProcessSource) -> Vec<Check> {
         Err(e) => return skip(format!("cannot start the burn child: {e}")),
     };
     let pid = c.id() as i32;
-    let ready = c.stdout.take().map(BufReader::new).and_then(|mut r| {
-        let mut line = String::new();
-        r.read_line(&mut line).ok()?;
-        (line.trim() == "ready").then_some(())
-    });
-    let checks = if ready.is_none() {
+    let ready = match c.stdout.take() {
+        Some(out) => await_ready(out, READY_WITHIN),
+        None => ChildSaid::Other,
+    };
+    let checks = if ready == ChildSaid::Nothing {
+        // Not waited for: with its stdin closed it ends once its burn does, and is reaped
+        // by whoever inherits it when doctor exits. Nothing is signalled.
+        drop(c.stdin.take());
+        return skip(format!(
+            "the burn child did not report ready within {} s (a machine this loaded cannot \
+             time it)",
+            READY_WITHIN.as_secs()
+        ));
+    } else if ready == ChildSaid::Other {
         skip("the burn child did not report ready".into())
     } else {
         let rec = source.process(pid).ok().flatten();
@@ -94,4 +131,40 @@ pub fn burn_child() -> Result<ExitStatus> {
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     std::hint::black_box(&mem);
     Ok(ExitStatus::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_that_never_says_ready_does_not_hold_doctor() {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // The writer stays open and silent: the read can only end by the bound.
+        let got = await_ready(reader, Duration::from_millis(50));
+        assert_eq!(got, ChildSaid::Nothing);
+        drop(writer);
+    }
+
+    #[test]
+    fn ready_is_ready_and_anything_else_is_not() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writer.write_all(b"ready\n").unwrap();
+        assert_eq!(
+            await_ready(reader, Duration::from_secs(10)),
+            ChildSaid::Ready
+        );
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writer.write_all(b"oops\n").unwrap();
+        assert_eq!(
+            await_ready(reader, Duration::from_secs(10)),
+            ChildSaid::Other
+        );
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(writer);
+        assert_eq!(
+            await_ready(reader, Duration::from_secs(10)),
+            ChildSaid::Other
+        );
+    }
 }

@@ -128,24 +128,28 @@ pub fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
             read_value(r, LimitSource::PerUid),
             value_of(r, LimitSource::RlimitNproc),
         ) {
-            if per_uid > rl {
-                notes.push(format!(
-                    "kern.maxprocperuid ({}) is above this session's RLIMIT_NPROC ({}): raising the sysctl does not \
-                     raise the limit processes inherited at login. Check `launchctl limit maxproc`; raise it with \
-                     `sudo launchctl limit maxproc <soft> <hard>` and log in again.",
-                    thousands(per_uid as u64),
-                    thousands(rl as u64)
-                ));
-            } else if per_uid < rl {
-                // Not the trap above (doctor tells them apart by the first word).
-                notes.push(format!(
-                    "RLIMIT_NPROC ({}) is above kern.maxprocperuid ({}): fork checks only RLIMIT_NPROC and \
-                     kern.maxproc, so the sysctl is not the limit here; but a non-root setrlimit(RLIMIT_NPROC), \
-                     such as `ulimit -u` in a shell, is cut to {}, which then binds that process and its children.",
-                    thousands(rl as u64),
-                    thousands(per_uid as u64),
-                    thousands(per_uid as u64)
-                ));
+            match per_uid.cmp(&rl) {
+                std::cmp::Ordering::Greater => {
+                    notes.push(format!(
+                        "kern.maxprocperuid ({}) is above this session's RLIMIT_NPROC ({}): raising the sysctl does not \
+                         raise the limit processes inherited at login. Check `launchctl limit maxproc`; raise it with \
+                         `sudo launchctl limit maxproc <soft> <hard>` and log in again.",
+                        thousands(per_uid as u64),
+                        thousands(rl as u64)
+                    ));
+                }
+                std::cmp::Ordering::Less => {
+                    // Not the trap above (doctor tells them apart by the first word).
+                    notes.push(format!(
+                        "RLIMIT_NPROC ({}) is above kern.maxprocperuid ({}): fork checks only RLIMIT_NPROC and \
+                         kern.maxproc, so the sysctl is not the limit here; but a non-root setrlimit(RLIMIT_NPROC), \
+                         such as `ulimit -u` in a shell, is cut to {}, which then binds that process and its children.",
+                        thousands(rl as u64),
+                        thousands(per_uid as u64),
+                        thousands(per_uid as u64)
+                    ));
+                }
+                std::cmp::Ordering::Equal => {}
             }
         }
         if r.uid == 0 {

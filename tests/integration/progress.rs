@@ -2,6 +2,10 @@
 //! and the one that hung is named; its spinner is drawn on a terminal's stderr only, never in
 //! a pipe or with `--json`.
 
+// The fake service manager and its helpers serve the Linux tests only (launchctl's
+// check is not faked here); on macOS they compile unused.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;

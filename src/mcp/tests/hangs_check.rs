@@ -4,8 +4,13 @@
 use clap::Parser;
 use serde_json::{Value, json};
 
-use super::{ask, code, init, server};
-use crate::mcp::{Selection, args, calls, rpc, session, tools};
+use super::server;
+// Only the test of a machine without a WindowServer asks the server over the protocol.
+#[cfg(not(target_os = "macos"))]
+use super::{ask, code, init};
+#[cfg(not(target_os = "macos"))]
+use crate::mcp::rpc;
+use crate::mcp::{Selection, args, calls, session, tools};
 
 /// `hangs_check` is offered, listed and named in the instructions only where a hangs round
 /// can ask the WindowServer; elsewhere calling it is an error saying why. Control: the
