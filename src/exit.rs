@@ -2,20 +2,26 @@
 //! `ExitStatus` every command returns, and the error types that `lib::run` maps onto it.
 
 /// How headroom ends: one variant per row of the exit-code table (`TABLE`), `run`'s
-/// passthrough of the command's own status included. Every command returns one; `code` is
-/// the only place a number is chosen.
+/// passthrough of the command's own status included, plus `Level`, which shares rows 0-3
+/// with the statuses whose numbers the monitoring-plugin convention gives it. Every command
+/// returns one; `code` is the only place a number is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
-    /// Ran cleanly; nothing wrong (probe/limits: normal).
+    /// Ran cleanly; nothing wrong.
     Ok,
-    /// Ran cleanly, but the answer is the unhappy one the command tests for (probe: warning;
-    /// reap: a target survived; hangs: a confirmed hang was left; login-item status: not
-    /// registered).
+    /// Ran cleanly, but the answer is the unhappy one the command tests for (reap: a target
+    /// survived; hangs: a confirmed hang was left; login-item status: not registered).
     Unhappy,
-    /// Something the user asked for failed (probe: critical).
+    /// Something the user asked for failed. Never a reading's level: a critical reading is
+    /// `Level(Critical)`, an answer, not a failure.
     Error,
-    /// Refused by a safety rule (probe and limits: unknown).
+    /// Refused by a safety rule. Never a reading's level: an unknown reading is
+    /// `Level(Unknown)`.
     Refused,
+    /// probe, limits and a watch round: the reading's level, exiting as the
+    /// monitoring-plugin convention numbers it (0 normal, 1 warning, 2 critical, 3 unknown),
+    /// so a caller can tell a critical reading from a failure that shares its number.
+    Level(crate::core::reading::Level),
     /// The command line or a config value is wrong; nothing was done.
     Usage,
     /// `run`: headroom itself failed before or while supervising the command.
@@ -40,7 +46,12 @@ pub enum ExitStatus {
 impl ExitStatus {
     /// The process exit status.
     pub fn code(self) -> u8 {
+        use crate::core::reading::Level;
         match self {
+            Self::Level(Level::Normal) => 0,
+            Self::Level(Level::Warning) => 1,
+            Self::Level(Level::Critical) => 2,
+            Self::Level(Level::Unknown) => 3,
             Self::Ok => 0,
             Self::Unhappy => 1,
             Self::Error => 2,
@@ -61,9 +72,15 @@ impl ExitStatus {
         self.code() == 0
     }
 
-    /// The row of `TABLE` that documents it.
+    /// The row of `TABLE` that documents it (a level's is the row of its number, which
+    /// names the level).
     fn row(self) -> &'static str {
+        use crate::core::reading::Level;
         match self {
+            Self::Level(Level::Normal) => "0",
+            Self::Level(Level::Warning) => "1",
+            Self::Level(Level::Critical) => "2",
+            Self::Level(Level::Unknown) => "3",
             Self::Ok => "0",
             Self::Unhappy => "1",
             Self::Error => "2",
@@ -81,16 +98,10 @@ impl ExitStatus {
 }
 
 /// probe and limits speak the monitoring-plugin convention: 0 OK, 1 WARNING, 2 CRITICAL,
-/// 3 UNKNOWN. The one place a level becomes an exit status.
+/// 3 UNKNOWN (numbered in `code`). The one place a level becomes an exit status.
 impl From<crate::core::reading::Level> for ExitStatus {
     fn from(l: crate::core::reading::Level) -> Self {
-        use crate::core::reading::Level;
-        match l {
-            Level::Normal => Self::Ok,
-            Level::Warning => Self::Unhappy,
-            Level::Critical => Self::Error,
-            Level::Unknown => Self::Refused,
-        }
+        Self::Level(l)
     }
 }
 
@@ -361,8 +372,9 @@ mod tests {
     use super::*;
     use crate::core::reading::Level;
 
-    /// One of each variant; `every_variant_is_listed` makes a new variant fail to compile
-    /// until it is added here (and so checked against the table).
+    /// One of each variant that has a row of its own; `every_variant_is_listed` makes a new
+    /// variant fail to compile until it is added here (and so checked against the table) or,
+    /// like `Level`, to the rows it shares (`each_level_is_documented_by_the_row_of_its_code`).
     fn one_of_each() -> Vec<ExitStatus> {
         vec![
             ExitStatus::Ok,
@@ -396,6 +408,7 @@ mod tests {
                 | ExitStatus::Signalled(_)
                 | ExitStatus::Interrupted
                 | ExitStatus::Restart => {}
+                ExitStatus::Level(_) => unreachable!("a level shares the rows of its codes"),
             }
         }
     }
@@ -453,6 +466,49 @@ mod tests {
                 (Level::Unknown, 3)
             ]
         );
+    }
+
+    const LEVELS: [Level; 4] = [
+        Level::Normal,
+        Level::Warning,
+        Level::Critical,
+        Level::Unknown,
+    ];
+
+    #[test]
+    fn each_level_is_documented_by_the_row_of_its_code() {
+        for l in LEVELS {
+            let s = ExitStatus::from(l);
+            assert_eq!(s.row(), s.code().to_string(), "{l:?}");
+            let meaning = table()
+                .find(|(row, _)| *row == s.row())
+                .map(|(_, m)| m)
+                .unwrap_or_default();
+            let named = format!("probe/limits: level {}", l.as_str());
+            assert!(meaning.contains(&named), "row {} names {named}", s.row());
+        }
+    }
+
+    #[test]
+    fn a_critical_reading_is_its_level_not_an_error_and_an_unknown_one_not_a_refusal() {
+        let critical = ExitStatus::from(Level::Critical);
+        assert_eq!(critical, ExitStatus::Level(Level::Critical));
+        assert_eq!(critical.code(), 2);
+        assert_ne!(critical, ExitStatus::Error);
+        let unknown = ExitStatus::from(Level::Unknown);
+        assert_eq!(unknown, ExitStatus::Level(Level::Unknown));
+        assert_eq!(unknown.code(), 3);
+        assert_ne!(unknown, ExitStatus::Refused);
+        assert!(ExitStatus::from(Level::Normal).is_success());
+        assert!(!ExitStatus::from(Level::Warning).is_success());
+        // Control: a real failure still says so, with the same numbers.
+        let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e: anyhow::Error = crate::platform::PlatformError::io("cannot read `x`", io).into();
+        let r = report(&e);
+        assert_eq!((r.status, r.status.code()), (ExitStatus::Error, 2));
+        let r = report(&Refused("no".into()).into());
+        assert_eq!((r.status, r.status.code()), (ExitStatus::Refused, 3));
+        assert_eq!(Failure::NoReading("m".into()).status(), ExitStatus::Refused);
     }
 
     #[test]

@@ -294,3 +294,37 @@ fn report(
     }
     results::with_report(r.value, summary, !spec.level_exit && !status.is_success())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::reading::Level;
+    use crate::exit::ExitStatus;
+
+    fn printed(tool: &str, status: ExitStatus) -> Value {
+        let Some(spec) = ALL.iter().find(|s| s.name == tool) else {
+            panic!("no tool `{tool}`");
+        };
+        let captured = crate::output::Captured {
+            report: Some(crate::output::CapturedReport {
+                value: json!({"schema": "t/1"}),
+                summary: Some("s".into()),
+            }),
+            ..Default::default()
+        };
+        report(spec, status, captured)
+    }
+
+    #[test]
+    fn a_critical_or_unknown_reading_is_a_result_not_an_error() {
+        for l in [Level::Critical, Level::Unknown, Level::Warning] {
+            let r = printed("probe", ExitStatus::Level(l));
+            assert_eq!(r["isError"], false, "{l:?}: {r}");
+            let code = ExitStatus::Level(l).code();
+            assert!(r.to_string().contains(&format!("(exit {code})")), "{r}");
+        }
+        // Control: a tool whose exit status is not a level reports the same number as an error.
+        let r = printed("top", ExitStatus::Error);
+        assert_eq!(r["isError"], true, "{r}");
+    }
+}
