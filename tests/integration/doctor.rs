@@ -13,6 +13,27 @@ fn doctor(env: &Env, path_prefix: Option<&Path>) -> (schema::Doctor, i32, String
 }
 
 /// `doctor` as above, with environment variables set (Some) or removed (None).
+/// A PATH of one directory with a link to every program on this PATH but `tool` (the
+/// first of each name, as a lookup would find it).
+fn path_without(env: &Env, tool: &str) -> String {
+    let dir = env.path(&format!("path-without-{tool}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for d in std::env::split_paths(&path) {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let link = dir.join(e.file_name());
+            if e.file_name() != tool && std::fs::symlink_metadata(&link).is_err() {
+                std::os::unix::fs::symlink(e.path(), &link).unwrap();
+            }
+        }
+    }
+    assert!(!dir.join(tool).exists() && dir.join("sh").exists());
+    dir.to_str().unwrap().to_string()
+}
+
 fn doctor_with(
     env: &Env,
     path_prefix: Option<&Path>,
@@ -315,28 +336,21 @@ fn notifications_need_the_helper_a_session_bus_that_answers_and_a_service() {
         c.outcome, "ok",
         "$XDG_RUNTIME_DIR/bus is the test's socket: {c:?}"
     );
-    // No helper: a bus that answers is not enough.
-    // Not `has_tool`: under .ci/run a missing tool is a failure, and here its absence is
-    // the case tested.
-    let installed = std::process::Command::new("sh")
-        .args(["-c", "command -v notify-send"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if installed {
-        eprintln!("notify-send is installed: the no-helper case needs a PATH without it");
-    } else {
-        let (r, _, _) = doctor_with(
-            &env,
-            None,
-            &[
-                ("DBUS_SESSION_BUS_ADDRESS", Some(&bus)),
-                ("OWNER", Some("true")),
-            ],
-        );
-        let c = check(&r, "notifications");
-        assert_eq!(c.outcome, "skipped", "{c:?}");
-        assert!(c.note.as_deref().unwrap().contains("notify-send"), "{c:?}");
-    }
+    // No helper: a bus that answers is not enough. The PATH is the test's own copy of this
+    // machine's without notify-send, so the case runs whether or not it is installed.
+    let no_helper = path_without(&env, "notify-send");
+    let (r, _, _) = doctor_with(
+        &env,
+        None,
+        &[
+            ("DBUS_SESSION_BUS_ADDRESS", Some(&bus)),
+            ("OWNER", Some("true")),
+            ("PATH", Some(&no_helper)),
+        ],
+    );
+    let c = check(&r, "notifications");
+    assert_eq!(c.outcome, "skipped", "{c:?}");
+    assert!(c.note.as_deref().unwrap().contains("notify-send"), "{c:?}");
     // Nothing was posted in any of these.
     assert!(!posted.exists(), "doctor posted a notification");
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{Env, has_tool, require_tool};
+use crate::support::{Env, require_tool};
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-2026-08-29/evidence.csv")
@@ -104,7 +104,12 @@ fn a_width_too_narrow_or_not_a_number_is_a_usage_error() {
 }
 
 #[test]
+#[cfg_attr(
+    not(hr_tool_rsvg_convert),
+    ignore = "needs rsvg-convert (the SVG is rendered)"
+)]
 fn the_archived_row_is_a_mark_on_the_chart_and_in_the_svg() {
+    require_tool("rsvg-convert");
     let env = Env::new();
     let header = "timestamp,total_procs,zombies,limit,usage_pct,free_slots,growth_per_min,eta_seconds,top_parent_pid,top_parent_name,top_parent_zombies,action,result";
     let mut text = format!("{header}\n");
@@ -148,9 +153,6 @@ fn the_archived_row_is_a_mark_on_the_chart_and_in_the_svg() {
 
 /// The SVG through librsvg: it must render without an error to a non-empty PNG.
 fn render_png(svg: &Path) {
-    if !has_tool("rsvg-convert") {
-        return;
-    }
     let png = svg.with_extension("png");
     let out = Command::new("rsvg-convert")
         .arg(svg)
@@ -168,7 +170,12 @@ fn render_png(svg: &Path) {
 }
 
 #[test]
+#[cfg_attr(
+    not(hr_tool_rsvg_convert),
+    ignore = "needs rsvg-convert (the SVG is rendered)"
+)]
 fn the_2026_08_29_replay_as_svg_has_every_series_mark_and_label() {
+    require_tool("rsvg-convert");
     let env = with_fixture();
     let svg = env.home.join("incident.svg");
     let (out, code) = stdout(&env, &["--svg", svg.to_str().unwrap()], &[]);
