@@ -71,6 +71,16 @@ fn login_item(r: &schema::Doctor) -> &schema::DoctorCheck {
         .unwrap_or_else(|| panic!("no login-item check: {:?}", r.checks))
 }
 
+/// `cmd` run by `script` on a pseudo-terminal of its own (so stderr is a terminal), with the
+/// test's state directory; what `cmd` redirects to a file is the report.
+fn on_a_pty(env: &Env, cmd: &str) -> Command {
+    let mut c = Command::new("script");
+    c.args(["-qec", cmd, "/dev/null"])
+        .env("HEADROOM_HOME", &env.home)
+        .env("TERM", "xterm");
+    c
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_systemctl_that_never_answers_is_cut_off_at_the_bound_and_named() {
@@ -154,12 +164,9 @@ fn on_a_terminal_doctor_spins_on_stderr_and_not_with_json() {
             env.headroom_path().display(),
             out.display()
         );
-        let o = Command::new("script")
-            .args(["-qec", &cmd, "/dev/null"])
-            .env("HEADROOM_HOME", &env.home)
+        let o = on_a_pty(&env, &cmd)
             .env("HOME", &env.home)
             .env("PATH", path_with(&dir))
-            .env("TERM", "xterm")
             .output()
             .unwrap();
         (
@@ -243,12 +250,7 @@ fn on_a_terminal_reap_counts_down_its_grace_and_not_with_json() {
             env.headroom_path().display(),
             out.display()
         );
-        let o = Command::new("script")
-            .args(["-qec", &cmd, "/dev/null"])
-            .env("HEADROOM_HOME", &env.home)
-            .env("TERM", "xterm")
-            .output()
-            .unwrap();
+        let o = on_a_pty(&env, &cmd).output().unwrap();
         assert_eq!(tree.exit_code(), 128 + 15, "{o:?}");
         String::from_utf8_lossy(&o.stdout).into_owned()
     };

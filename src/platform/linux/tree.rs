@@ -329,15 +329,17 @@ mod tests {
     use super::*;
     use crate::platform::linux::Roots;
 
+    /// The full-table fallback, never wanted here: this kernel has `children` files.
+    fn no_full() -> Result<Snapshot, PlatformError> {
+        Err(PlatformError::Invalid(
+            "this kernel has children files".into(),
+        ))
+    }
+
     #[test]
     fn kept_files_follow_a_live_tree_and_drop_the_dead() {
         let reader = ProcReader::new(Roots::default());
         let open = KeptOpen::default();
-        let no_full = || -> Result<Snapshot, PlatformError> {
-            Err(PlatformError::Invalid(
-                "this kernel has children files".into(),
-            ))
-        };
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -406,11 +408,6 @@ mod tests {
         use std::io::Write;
         let reader = ProcReader::new(Roots::default());
         let open = KeptOpen::default();
-        let no_full = || -> Result<Snapshot, PlatformError> {
-            Err(PlatformError::Invalid(
-                "this kernel has children files".into(),
-            ))
-        };
         // A shell that holds 20 MB more once told to (the command substitution's result
         // stays in its memory), then waits.
         let mut child = std::process::Command::new("sh")
@@ -468,11 +465,6 @@ mod tests {
     fn status_is_read_again_once_it_is_older_than_status_every() {
         let reader = ProcReader::new(Roots::default());
         let open = KeptOpen::default();
-        let no_full = || -> Result<Snapshot, PlatformError> {
-            Err(PlatformError::Invalid(
-                "this kernel has children files".into(),
-            ))
-        };
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
@@ -509,11 +501,6 @@ mod tests {
         settled(pid, "sleep");
         let reader = ProcReader::new(Roots::default());
         let open = KeptOpen::default();
-        let no_full = || -> Result<Snapshot, PlatformError> {
-            Err(PlatformError::Invalid(
-                "this kernel has children files".into(),
-            ))
-        };
         let q = TreeQuery {
             roots: &[std::process::id() as i32],
             pgid: None,
