@@ -91,3 +91,22 @@ impl Countdown {
         self.bar.finish_and_clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// reap's grace is slept through the countdown: it must wait the whole grace, hidden or
+    /// drawn (one that returned early would send SIGKILL before the grace is over). What is
+    /// drawn, and where not, is tests/integration/progress.rs's (on a pty).
+    #[test]
+    fn a_countdown_sleeps_the_whole_grace() {
+        let (p, _) = Printer::capturing(None);
+        let grace = Duration::from_millis(250);
+        let c = Countdown::new(&p, grace, "SIGKILL to what is left");
+        let start = Instant::now();
+        c.sleep(grace);
+        assert!(start.elapsed() >= grace, "{:?}", start.elapsed());
+        c.clear();
+    }
+}
