@@ -12,9 +12,9 @@ fn doctor(env: &Env, path_prefix: Option<&Path>) -> (schema::Doctor, i32, String
     doctor_with(env, path_prefix, &[])
 }
 
-/// `doctor` as above, with environment variables set (Some) or removed (None).
 /// A PATH of one directory with a link to every program on this PATH but `tool` (the
 /// first of each name, as a lookup would find it).
+#[cfg(target_os = "linux")]
 fn path_without(env: &Env, tool: &str) -> String {
     let dir = env.path(&format!("path-without-{tool}"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -34,6 +34,7 @@ fn path_without(env: &Env, tool: &str) -> String {
     dir.to_str().unwrap().to_string()
 }
 
+/// `doctor` as above, with environment variables set (Some) or removed (None).
 fn doctor_with(
     env: &Env,
     path_prefix: Option<&Path>,
