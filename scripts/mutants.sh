@@ -3,9 +3,9 @@
 # unit tests only (`--lib`): the core's policy.rs, liveness.rs, emergency.rs, patterns.rs and
 # memory_guard.rs (crates/headroom-core/src), and src/actions/terminate.rs,
 # src/actions/escalate.rs and src/actions/memory_guard.rs.
-# Every mutant runs the unit tests of the whole workspace (`--test-workspace=true`): the
-# core's rules are also tested from the main crate (actions, commands), as they were when
-# the core was a module of it.
+# Every mutant that survives the unit tests of its own crate runs the unit tests of the whole
+# workspace (`--test-workspace=true`): the core's rules are also tested from the main crate
+# (actions, commands), as they were when the core was a module of it (two passes, below).
 #
 # Every mutant must be caught, or listed in scripts/mutants-equivalent.txt as equivalent (a
 # change of code that cannot change behaviour), with a `# why` comment above it. An entry is
@@ -74,20 +74,47 @@ if [ "$mode" = --check-list ]; then
     exit 0
 fi
 out=${MUTANTS_OUT:-target/mutants}
-if [ "$mode" != --judge ]; then
-    mkdir -p "$out"
-    # Exit 2 (survivors) and 3 (timeouts) are judged below; anything else is a failure to run.
-    set +e
+# Two passes, one verdict. The core's unit tests are a subset of the workspace's, so a mutant
+# of a core file they catch is caught by the whole set: pass 1 runs the core files' mutants
+# against `cargo test -p headroom-core --lib` alone (a rebuild of the core crate, not of
+# both), and pass 2 runs everything not caught or unviable there (`--iterate`: the core's
+# survivors and timeouts, and every mutant of the main crate's files) against the unit tests
+# of the whole workspace. Pass 1's outcome is kept in $out/pass1 for the verdict.
+core_files=()
+for f in "${files[@]}"; do
+    case $f in crates/headroom-core/*) core_files+=("$f") ;; esac
+done
+run_mutants() { # OUTPUT-DIR ARGS...: exit 2 (survivors) and 3 (timeouts) are judged below
+    local o=$1 rc
+    shift
     # In place there is one tree, so one job.
-    where=(--jobs "${MUTANTS_JOBS:-1}")
+    local where=(--jobs "${MUTANTS_JOBS:-1}")
     if [ -n "${MUTANTS_IN_PLACE:-}" ]; then where=(--in-place); fi
+    set +e
     cargo mutants --no-shuffle "${where[@]}" --timeout "${MUTANTS_TIMEOUT:-120}" \
-        --profile mutants --output "$out" "${args[@]}" -- --lib
+        --profile mutants --output "$o" "$@" -- --lib
     rc=$?
     set -e
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] && [ "$rc" -ne 3 ]; then
         echo "mutants.sh: cargo mutants failed (exit $rc)" >&2
         exit "$rc"
+    fi
+}
+if [ "$mode" != --judge ]; then
+    mkdir -p "$out"
+    rm -rf "$out/pass1" "$out/mutants.out"
+    if [ ${#core_files[@]} -gt 0 ]; then
+        pass1=(--package headroom-core --test-package headroom-core)
+        for f in "${core_files[@]}"; do pass1+=(--file "$f"); done
+        run_mutants "$out" "${pass1[@]}"
+        mv "$out/mutants.out" "$out/pass1"
+        mkdir -p "$out/mutants.out"
+        for k in caught unviable; do
+            if [ -f "$out/pass1/$k.txt" ]; then cp "$out/pass1/$k.txt" "$out/mutants.out/"; fi
+        done
+        run_mutants "$out" --iterate "${args[@]}"
+    else
+        run_mutants "$out" "${args[@]}"
     fi
 fi
 dir="$out/mutants.out"
@@ -95,7 +122,12 @@ if [ ! -f "$dir/caught.txt" ]; then
     echo "mutants.sh: no finished run in $dir" >&2
     exit 1
 fi
-list() { name 2>/dev/null <"$dir/$1.txt" | sort || true; }
+# An outcome of pass 2, with pass 1's caught and unviable (its survivors were run again).
+list() {
+    { cat "$dir/$1.txt" 2>/dev/null || true
+      case $1 in caught | unviable) cat "$out/pass1/$1.txt" 2>/dev/null || true ;; esac
+    } | name | sort -u
+}
 all=$(for k in caught missed timeout unviable; do list "$k"; done)
 check_entries "$all" || exit 1
 # A mutant that makes the tests hang (timeout.txt) is detected by the hang: counted apart.
