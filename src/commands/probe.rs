@@ -210,12 +210,18 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
         ));
     }
     if let Some((_, e)) = write_failure {
-        return Err(crate::exit::Failure::Failed(format!(
+        let msg = format!(
             "{}; the reading ({}) was taken and is printed on stdout instead",
             crate::exit::said_once(&e),
             reading.level.as_str().to_uppercase(),
-        ))
-        .into());
+        );
+        // stdout already holds the report, the one document `--json` promises: the failure
+        // is said on stderr alone, not as a second (`headroom.error/1`) document after it.
+        if plan.format == ProbeFormat::Json && ctx.printer.is_json() {
+            ctx.printer.error(&msg);
+            return Ok(ExitStatus::Error);
+        }
+        return Err(crate::exit::Failure::Failed(msg).into());
     }
     if plan.format.is_figure() {
         return Ok(ExitStatus::Ok);

@@ -61,6 +61,45 @@ fn an_output_file_that_cannot_be_written_is_an_io_error_and_the_reading_is_still
 }
 
 #[test]
+fn with_json_an_unwritable_output_file_leaves_the_report_the_one_document_on_stdout() {
+    let env = Env::new();
+    let snap = normal_snapshot(&env);
+    let out = env
+        .cmd()
+        .args(["probe", "--json", "--snapshot"])
+        .arg(&snap)
+        .args(["-o", "/nonexistent/dir/x.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "an I/O error: {stderr}");
+    assert!(
+        stderr.contains("cannot write `/nonexistent/dir/x.json`"),
+        "{stderr}"
+    );
+    // One JSON document, the report: a second (the error object) would break a reader that
+    // parses stdout as one value.
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!("stdout is not one JSON document ({e}): {stdout}");
+    });
+    assert_eq!(doc["schema"], "headroom.probe/2", "{stdout}");
+    // Control: a failure with nothing on stdout yet (an unreadable snapshot) still gets its
+    // error object there.
+    let out = env
+        .cmd()
+        .args(["probe", "--json", "--snapshot"])
+        .arg(env.path("missing.json"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!("stdout is not one JSON document ({e}): {stdout}");
+    });
+    assert_eq!(doc["schema"], "headroom.error/1", "{stdout}");
+}
+
+#[test]
 fn json_with_another_format_is_refused_as_a_usage_error() {
     let env = Env::new();
     let snap = normal_snapshot(&env);
