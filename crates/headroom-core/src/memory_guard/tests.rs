@@ -260,3 +260,36 @@ fn a_shell_with_a_version_suffix_is_a_shell_a_name_that_only_ends_in_digits_is_n
         assert!(!is_shell_name(name), "{name}");
     }
 }
+
+#[test]
+fn a_pattern_matches_the_name_or_the_executables_file_name_and_nothing_else() {
+    let mut by_exe = proc(40, 1, "node");
+    by_exe.exe = Some("/opt/tools/bin/cargo".into());
+    for (pattern, r) in [("cargo", proc(30, 1, "cargo")), ("cargo", by_exe.clone())] {
+        assert!(matches(pattern, &r), "{pattern} on {r:?}");
+    }
+    // Control: another name, and an executable of another name, do not match.
+    for (pattern, r) in [("cargo", proc(31, 1, "rustc")), ("rustc", by_exe)] {
+        assert!(!matches(pattern, &r), "{pattern} on {r:?}");
+    }
+}
+
+#[test]
+fn a_refusal_names_the_process_and_why_it_is_protected() {
+    // bash 20 leads its session; cargo 30 is not protected (the control).
+    let snap = terminal(30);
+    let table = ProcessTable::new(&snap);
+    let holding = Holding::new(&table);
+    let leader = p(20, 10, "bash", 20, 20, 30, 5);
+    assert_eq!(
+        holding.refusal(&leader).as_deref(),
+        Some("pid `20` (`bash`) leads its session (or its session was not read)")
+    );
+    // A shell that leads the terminal's foreground group, not its session: at its prompt.
+    let prompt = p(25, 20, "zsh", 20, 25, 25, 5);
+    assert_eq!(
+        holding.refusal(&prompt).as_deref(),
+        Some("pid `25` (`zsh`) is a shell at its terminal's prompt")
+    );
+    assert_eq!(holding.refusal(&p(30, 20, "cargo", 20, 30, 30, 100)), None);
+}
