@@ -17,22 +17,25 @@ fn e1_at_the_wall_the_busy_offender_is_overridden() {
     let s = busy_28979(World::wall()).select(&policy());
     assert!(s.pressure);
     assert_eq!((targets(&s), overrides(&s)), (vec![28979], vec![28979]));
+    // The report says an override was used (reap's "EMERGENCY" prefix reads this).
+    assert!(s.used_override());
 }
 
 #[test]
 fn e2_with_room_the_busy_offender_is_spared() {
     let s = busy_28979(World::room()).select(&policy());
     assert_eq!(reasons(&s), vec![SkipReason::HasActiveSession]);
+    assert!(!s.used_override());
 }
 
 #[test]
 fn e3_override_disabled_at_the_wall() {
     let mut p = policy();
     p.emergency.enabled = false;
-    assert_eq!(
-        reasons(&busy_28979(World::wall()).select(&p)),
-        vec![SkipReason::HasActiveSession]
-    );
+    let s = busy_28979(World::wall()).select(&p);
+    assert_eq!(reasons(&s), vec![SkipReason::HasActiveSession]);
+    // At the wall with the override off, none is used.
+    assert!(!s.used_override());
 }
 
 #[test]
