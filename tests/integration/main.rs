@@ -17,6 +17,7 @@ mod cleanup_reporting;
 mod cli;
 #[cfg(target_os = "linux")]
 mod config_trust;
+mod contract;
 #[cfg(target_os = "linux")]
 mod doc_commands;
 mod doctor;
