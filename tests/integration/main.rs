@@ -66,6 +66,8 @@ mod run_lifetime;
 mod run_warn;
 mod schema;
 #[cfg(target_os = "linux")]
+mod screens;
+#[cfg(target_os = "linux")]
 mod service;
 #[cfg(target_os = "linux")]
 mod snapshot;
