@@ -144,6 +144,20 @@ pub(crate) fn parse<T: DeserializeOwned>(name: &str, json: &[u8], context: &str)
     serde_json::from_value(value).unwrap_or_else(|e| panic!("{name} view: {e}: {text}"))
 }
 
+/// One JSON line held to `v` (the schema `what`), read into a view; the error says why not.
+pub(crate) fn parse_line<T: DeserializeOwned>(
+    v: &jsonschema::Validator,
+    what: &str,
+    line: &str,
+) -> Result<T, String> {
+    let value: Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let errs = errors(v, &value);
+    if !errs.is_empty() {
+        return Err(format!("not {what}: {errs:?}"));
+    }
+    serde_json::from_value(value).map_err(|e| format!("{what} view: {e}"))
+}
+
 /// A validator for one of `name`'s `$defs` (a record the schema lists but no command
 /// prints alone: a line of a state file), closed.
 pub(crate) fn def_validator(name: &str, def: &str) -> jsonschema::Validator {

@@ -450,42 +450,26 @@ pub fn run_event(line: &str) -> Result<RunEvent, String> {
 }
 
 fn run_event_with(v: &jsonschema::Validator, line: &str) -> Result<RunEvent, String> {
-    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
-    let errors = crate::contract::errors(v, &value);
-    if !errors.is_empty() {
-        return Err(format!("not headroom.run/1: {errors:?}"));
-    }
-    serde_json::from_value(value).map_err(|e| e.to_string())
+    crate::contract::parse_line(v, "headroom.run/1", line)
 }
 
 /// `hangs --json` stream lines (`--watch`, `--observations`), each held to
 /// `headroom.hangs/2`, closed.
 pub fn hangs_rounds(out: &[u8]) -> Vec<HangsRound> {
     let v = crate::contract::validator("headroom.hangs/2");
-    String::from_utf8_lossy(out)
-        .lines()
-        .map(|l| {
-            let value: serde_json::Value =
-                serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
-            let errors = crate::contract::errors(&v, &value);
-            assert!(errors.is_empty(), "not headroom.hangs/2: {errors:?}\n  {l}");
-            serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}: {l}"))
-        })
-        .collect()
+    parse_lines(&v, "headroom.hangs/2", &String::from_utf8_lossy(out))
 }
 
 /// The lines of `hangs-events.jsonl`, each held to the event the closed
 /// `headroom.hangs-events/2` lists (`$defs/HangEvent`).
 pub fn hang_events(text: &str) -> Vec<HangEvent> {
     let v = crate::contract::def_validator("headroom.hangs-events/2", "HangEvent");
+    parse_lines(&v, "a HangEvent", text)
+}
+
+fn parse_lines<T: DeserializeOwned>(v: &jsonschema::Validator, what: &str, text: &str) -> Vec<T> {
     text.lines()
-        .map(|l| {
-            let value: serde_json::Value =
-                serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
-            let errors = crate::contract::errors(&v, &value);
-            assert!(errors.is_empty(), "not a HangEvent: {errors:?}\n  {l}");
-            serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}: {l}"))
-        })
+        .map(|l| crate::contract::parse_line(v, what, l).unwrap_or_else(|e| panic!("{e}\n  {l}")))
         .collect()
 }
 

@@ -90,6 +90,12 @@ macro_rules! assert_screen {
     }};
 }
 
+/// The screen of `headroom ARGS` as `name` and its `--json` output as `name_json`.
+fn human_and_json(env: &Env, name: &str, args: &[&str], extra: &[(&str, &str)]) {
+    assert_screen!(env, name, screen(env, args), extra);
+    assert_screen!(env, &format!("{name}_json"), json_screen(env, args), extra);
+}
+
 /// `probe`, `limits` and `reap --dry-run` on the incident Mac at the wall (a replayed
 /// reading is stamped now).
 #[test]
@@ -102,13 +108,7 @@ fn probe_limits_and_reap_on_the_incident_snapshot() {
         ("limits", vec!["limits", "--snapshot", f]),
         ("reap_dry_run", vec!["reap", "--dry-run", "--snapshot", f]),
     ] {
-        assert_screen!(&env, name, screen(&env, &args), &[NOW]);
-        assert_screen!(
-            &env,
-            &format!("{name}_json"),
-            json_screen(&env, &args),
-            &[NOW]
-        );
+        human_and_json(&env, name, &args, &[NOW]);
     }
 }
 
@@ -120,8 +120,7 @@ fn top_on_a_recorded_table() {
     let ceilings = crate::probe::mac_ceilings(Some(4000), Some(2666), Some(4000), 12);
     std::fs::write(&f, crate::probe::snapshot_json("macos", 4, 6, ceilings)).unwrap();
     let args = ["top", "--snapshot", f.to_str().unwrap()];
-    assert_screen!(&env, "top", screen(&env, &args), &[NOW]);
-    assert_screen!(&env, "top_json", json_screen(&env, &args), &[NOW]);
+    human_and_json(&env, "top", &args, &[NOW]);
 }
 
 /// `evidence` on the recorded log of 2026-08-29 (every instant is the log's own).
@@ -131,8 +130,7 @@ fn evidence_on_the_recorded_log() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/evidence-2026-08-29/evidence.csv");
     std::fs::copy(fixture, env.home.join("evidence.csv")).unwrap();
-    assert_screen!(&env, "evidence", screen(&env, &["evidence"]));
-    assert_screen!(&env, "evidence_json", json_screen(&env, &["evidence"]));
+    human_and_json(&env, "evidence", &["evidence"], &[]);
 }
 
 /// `hangs` replaying the recorded rounds (pending, confirmed with its restart plan,
@@ -142,8 +140,7 @@ fn hangs_on_a_replay() {
     let env = Env::new();
     let obs = crate::hangs::write_obs(&env, "obs.json", crate::hangs::scenario());
     let args = ["hangs", "--observations", obs.to_str().unwrap()];
-    assert_screen!(&env, "hangs", screen(&env, &args), &[NOW]);
-    assert_screen!(&env, "hangs_json", json_screen(&env, &args), &[NOW]);
+    human_and_json(&env, "hangs", &args, &[NOW]);
 }
 
 /// What a mistyped command line and an unreadable input say, on stderr and (with `--json`)
