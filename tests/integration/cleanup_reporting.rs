@@ -74,7 +74,7 @@ fn an_unwritable_evidence_log_keeps_reaps_report_and_exit() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let r: schema::Reap = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Reap = schema::read(&out.stdout);
     assert_eq!(r.schema, "headroom.reap/3");
     assert_eq!(
         (
@@ -92,7 +92,7 @@ fn an_unwritable_evidence_log_keeps_reaps_report_and_exit() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let r: schema::Reap = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Reap = schema::read(&out.stdout);
     assert_eq!(r.summary, "No candidates for cleanup.");
     assert!(String::from_utf8_lossy(&out.stderr).contains(NOT_RECORDED));
 

@@ -56,8 +56,7 @@ fn doctor_with(
     let out = c.output().unwrap();
     let code = out.status.code().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let report: schema::Doctor = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    let report: schema::Doctor = schema::read_or(&out.stdout, &stderr);
     (report, code, stderr)
 }
 
@@ -182,7 +181,7 @@ fn a_state_directory_others_can_enter_is_a_mismatch() {
         .env("HOME", &env.home)
         .output()
         .unwrap();
-    let r: schema::Doctor = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Doctor = schema::read(&out.stdout);
     let s = check(&r, "state-dir");
     assert_eq!(s.outcome, "mismatch", "{s:?}");
     assert!(s.system.as_deref().unwrap().contains("0755"), "{s:?}");

@@ -12,8 +12,7 @@ fn evidence_json(env: &Env, extra: &[&str]) -> (schema::Evidence, i32) {
         .unwrap();
     let code = out.status.code().unwrap();
     (
-        serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))),
+        schema::read_or(&out.stdout, &String::from_utf8_lossy(&out.stderr)),
         code,
     )
 }
@@ -220,14 +219,7 @@ fn a_probe_reading_reads_back_from_evidence_as_probe_printed_it() {
     let out = env.cmd().args(["evidence", "--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let published = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("schemas")
-        .join(headroom::schema::file_name("headroom.evidence/3"));
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(published).unwrap()).unwrap();
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = v.iter_errors(&report).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:?}\n{report}");
+    crate::contract::assert_valid("headroom.evidence/3", std::slice::from_ref(&report));
     // The old row has the lowest free count and the shortest ETA (rounded to whole seconds),
     // the new one the peak usage (the old one's is unknown).
     let old = &report["shortest_eta"];

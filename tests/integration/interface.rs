@@ -521,14 +521,9 @@ fn every_command_line_prefix() -> Vec<Vec<String>> {
     out
 }
 
-/// The published JSON Schema of the error object, compiled by a real validator.
+/// The published JSON Schema of the error object, closed, compiled by a real validator.
 fn error_validator() -> jsonschema::Validator {
-    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("schemas")
-        .join(headroom::schema::file_name("headroom.error/1"));
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
-    jsonschema::validator_for(&schema).unwrap()
+    crate::contract::validator("headroom.error/1")
 }
 
 /// Every visible subcommand (and action), one table: its help ends with two or three

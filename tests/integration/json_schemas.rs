@@ -1,13 +1,13 @@
 //! Every command's actual `--json` output, validated against its published schema (the
-//! committed file in `schemas/`) by a real JSON Schema validator (`jsonschema`, draft
-//! 2020-12): one-shot reports, JSON Lines streams record by record, and the error object.
-//! A mangled record must fail, or the schemas would prove nothing.
+//! committed file in `schemas/`, closed: `contract.rs`) by a real JSON Schema validator
+//! (`jsonschema`, draft 2020-12): one-shot reports, JSON Lines streams record by record,
+//! and the error object. A mangled record must fail, or the schemas would prove nothing.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::contract::{assert_valid, errors, validator};
 use crate::support::Env;
 
 /// Where a command writes its JSON.
@@ -36,47 +36,6 @@ fn case(args: &[&str], schema: &'static str, out: Out, codes: &'static [i32]) ->
         out,
         codes,
     }
-}
-
-fn published(name: &str) -> Value {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("schemas")
-        .join(headroom::schema::file_name(name));
-    let text = std::fs::read_to_string(&file)
-        .unwrap_or_else(|e| panic!("{}: {e} (run scripts/generate.sh)", file.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn validator(name: &str) -> jsonschema::Validator {
-    // Formats checked too: every `at`/`*_at` is published as `date-time` (RFC 3339).
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(&published(name))
-        .unwrap_or_else(|e| panic!("schema {name} is not a valid JSON Schema: {e}"))
-}
-
-/// The validator's complaints about `record` (empty when it is valid).
-fn errors(v: &jsonschema::Validator, record: &Value) -> Vec<String> {
-    v.iter_errors(record)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
-}
-
-/// Every record is valid under the published schema `name` and carries its `schema` and a
-/// `type` (the test of each record kind another test produces for real: `watch`'s
-/// cleanup, memory and approaching-limit records, the MCP `run_limited` result).
-pub(crate) fn assert_valid(name: &str, records: &[Value]) {
-    assert!(!records.is_empty(), "no {name} record to validate");
-    let v = validator(name);
-    let failures: Vec<String> = records
-        .iter()
-        .filter_map(|r| {
-            let errs = errors(&v, r);
-            (r["schema"] != name || !r["type"].is_string() || !errs.is_empty())
-                .then(|| format!("{errs:?}\n  {r}"))
-        })
-        .collect();
-    assert!(failures.is_empty(), "not {name}:\n{}", failures.join("\n"));
 }
 
 fn records(case: &Case, stdout: &[u8], stderr: &[u8]) -> Vec<Value> {

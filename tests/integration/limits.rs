@@ -55,7 +55,7 @@ fn unreadable_ceilings_and_the_inherited_rlimit_trap() {
         .arg(&f)
         .output()
         .unwrap();
-    let l: schema::Limits = serde_json::from_slice(&out.stdout).unwrap();
+    let l: schema::Limits = schema::read(&out.stdout);
     assert_eq!(l.schema, "headroom.limits/2");
     assert_eq!(
         (l.limit, l.limit_source.as_deref(), l.level.as_str()),
@@ -102,7 +102,7 @@ fn nothing_readable_is_unknown_with_exit_3() {
 fn live_linux_ceilings_are_all_listed() {
     let env = Env::new();
     let out = env.cmd().args(["limits", "--json"]).output().unwrap();
-    let l: schema::Limits = serde_json::from_slice(&out.stdout).unwrap();
+    let l: schema::Limits = schema::read(&out.stdout);
     let sources: Vec<&str> = l.ceilings.iter().map(|c| c.source.as_str()).collect();
     assert_eq!(
         sources,
@@ -139,7 +139,7 @@ fn kern_maxprocperuid_never_binds_and_the_raised_rlimit_does() {
     };
     let probe = |f| {
         let (code, text) = json(&["probe", "--json", "--snapshot"], f);
-        let p: schema::Probe = serde_json::from_str(&text).unwrap();
+        let p: schema::Probe = schema::read(text.as_bytes());
         (code, p)
     };
     let (code, p) = probe(&raised);
@@ -203,7 +203,7 @@ fn kern_maxprocperuid_never_binds_and_the_raised_rlimit_does() {
             ],
             f,
         );
-        let r: schema::Reap = serde_json::from_str(&text).unwrap();
+        let r: schema::Reap = schema::read(text.as_bytes());
         r.pressure
     };
     assert!(!reap(&raised), "31 % free is no emergency");

@@ -106,8 +106,7 @@ pub(crate) fn reap(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
         .args(extra)
         .output()
         .unwrap();
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    schema::read_or(&out.stdout, &String::from_utf8_lossy(&out.stderr))
 }
 
 pub(crate) fn parent(r: &schema::Reap, pid: i32) -> &schema::ReapParent {
@@ -390,7 +389,7 @@ fn an_old_mtime_on_a_fresh_log_keeps_its_session_active() {
         .arg(&s.logs)
         .output()
         .unwrap();
-    let lp: schema::LogProbe = serde_json::from_slice(&out.stdout).unwrap();
+    let lp: schema::LogProbe = schema::read(&out.stdout);
     assert_eq!(lp.directory.verdict, "work", "{lp:?}");
     assert!(lp.files[0].bytes_read > 0 && !lp.files[0].tail_only);
     assert!(lp.files[0].mtime_age_seconds.unwrap() > 71 * 3600);

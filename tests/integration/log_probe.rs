@@ -94,7 +94,7 @@ fn probe_json(env: &Env, args: &[&str]) -> schema::LogProbe {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.stderr.is_empty());
-    serde_json::from_slice(&out.stdout).unwrap()
+    schema::read(&out.stdout)
 }
 
 #[test]

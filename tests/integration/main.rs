@@ -17,6 +17,7 @@ mod cleanup_reporting;
 mod cli;
 #[cfg(target_os = "linux")]
 mod config_trust;
+mod contract;
 #[cfg(target_os = "linux")]
 mod doc_commands;
 mod doctor;
@@ -64,6 +65,8 @@ mod run_lifetime;
 #[cfg(target_os = "linux")]
 mod run_warn;
 mod schema;
+#[cfg(target_os = "linux")]
+mod screens;
 #[cfg(target_os = "linux")]
 mod service;
 #[cfg(target_os = "linux")]

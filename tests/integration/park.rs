@@ -56,7 +56,7 @@ fn park_tree_stops_every_process_and_wake_tree_continues_them() {
         .success()
         .get_output()
         .clone();
-    let r: schema::Park = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Park = schema::read(&out.stdout);
     assert_eq!(
         (r.schema.as_str(), r.action.as_str(), r.changed),
         ("headroom.park/1", "wake-tree", 7)
@@ -85,7 +85,7 @@ fn park_and_wake_one_process() {
         .success()
         .get_output()
         .clone();
-    let r: schema::Park = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Park = schema::read(&out.stdout);
     assert_eq!((r.changed, r.processes[0].outcome.as_str()), (1, "stopped"));
     assert_eq!(proc_state(pids[1]), Some('T'));
     assert_ne!(proc_state(pids[0]), Some('T'), "only the one process");

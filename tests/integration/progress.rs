@@ -59,8 +59,7 @@ fn doctor_json(env: &Env, dir: &Path) -> (schema::Doctor, i32, String, Duration)
         .unwrap();
     let took = start.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let r: schema::Doctor = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    let r: schema::Doctor = schema::read_or(&out.stdout, &stderr);
     (r, out.status.code().unwrap(), stderr, took)
 }
 

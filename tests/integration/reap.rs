@@ -15,13 +15,8 @@ fn reap_json(env: &Env, args: &[&str]) -> (schema::Reap, i32) {
         .output()
         .unwrap();
     let code = out.status.code().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let r = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "{e}: exit {code}\nstdout: {text}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let r = schema::read_or(&out.stdout, &format!("exit {code}\nstderr: {stderr}"));
     (r, code)
 }
 
@@ -131,7 +126,7 @@ fn reap_run_from_inside_the_leaker_spares_its_own_ancestor() {
     );
     let pid = tree.ready()["pid"].as_i64().unwrap() as i32;
     assert_eq!(tree.expect("child-exited "), "0");
-    let r: schema::Reap = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let r: schema::Reap = schema::read(&std::fs::read(&out).unwrap());
     assert_eq!(
         parent(&r, pid).reason.as_deref(),
         Some("protected-ancestor")

@@ -23,12 +23,7 @@ fn leaker(env: &Env, name: &str, zombies: usize, extra: &[&str]) -> (Tree, i32) 
 }
 
 fn reap_report(out: &std::process::Output) -> schema::Reap {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {out:?}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    schema::read_or(&out.stdout, &String::from_utf8_lossy(&out.stderr))
 }
 
 fn target(r: &schema::Reap, pid: i32) -> &schema::ReapTarget {
@@ -349,6 +344,6 @@ fn watch_keeps_reading_and_guarding_while_its_cleanup_waits_out_the_grace() {
         "{}",
         std::fs::read_to_string(&err).unwrap_or_default()
     );
-    crate::json_schemas::assert_valid("headroom.watch/3", &json_lines(&out));
+    crate::contract::assert_valid("headroom.watch/3", &json_lines(&out));
     drop(hog);
 }

@@ -19,7 +19,7 @@ fn leaker(env: &Env, name: &str, zombies: usize) -> (Tree, i32) {
 fn verdict(env: &Env, args: &[&str], pid: i32) -> (String, Option<String>) {
     let out = env.cmd().args(args).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let r: schema::Reap = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Reap = schema::read(&out.stdout);
     let p = r.parents.iter().find(|p| p.pid == pid).unwrap();
     (p.verdict.clone(), p.reason.clone())
 }
@@ -217,7 +217,7 @@ fn a_state_dir_others_can_write_is_one_line_exit_2_and_nothing_is_signalled() {
     set_mode(0o700);
     let out = env.cmd().args(acting).args(["--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let r: schema::Reap = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Reap = schema::read(&out.stdout);
     assert_eq!(r.targets.len(), 1, "{r:?}");
     assert_eq!(r.targets[0].pid, pid);
     crate::support::wait_until("the leaker to be reaped", || proc_state(pid).is_none());

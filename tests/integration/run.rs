@@ -145,7 +145,7 @@ fn a_tree_over_its_limit_is_ended_and_nothing_survives() {
         );
         last = at;
     }
-    crate::json_schemas::assert_valid("headroom.run/1", &records);
+    crate::contract::assert_valid("headroom.run/1", &records);
     drop(t);
 }
 

@@ -75,7 +75,7 @@ fn a_timeout_ends_a_tree_that_ignores_sigterm_and_spares_one_that_finishes() {
     if env.private {
         assert_eq!(crate::support::live_pids_of_uid(env.uid), Vec::<i32>::new());
     }
-    crate::json_schemas::assert_valid(
+    crate::contract::assert_valid(
         "headroom.run/1",
         &crate::support::json_lines_among_text("run stderr", &read(&err)),
     );
@@ -229,7 +229,7 @@ plain
     assert_eq!(read(&err), lookalikes, "the command's stderr, untouched");
     assert_eq!(read(&out), "no-fd3\n");
     let recs = crate::support::strict_json_lines("records", &read(&records));
-    crate::json_schemas::assert_valid("headroom.run/1", &recs);
+    crate::contract::assert_valid("headroom.run/1", &recs);
     assert_eq!(recs.first().map(|r| &r["type"]), Some(&"start".into()));
     let last = recs.last().unwrap();
     assert_eq!(

@@ -33,7 +33,7 @@ fn a_recording_reproduces_the_live_report() {
         .arg(&rec)
         .output()
         .unwrap();
-    let l: schema::Limits = serde_json::from_slice(&limits_live.stdout).unwrap();
+    let l: schema::Limits = schema::read(&limits_live.stdout);
     assert_eq!(l.used, a["used"].as_u64().unwrap());
 }
 
@@ -66,8 +66,7 @@ fn snapshot_command_writes_a_complete_table_atomically() {
         .assert()
         .success()
         .stdout("");
-    let s: schema::Snapshot =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let s: schema::Snapshot = schema::read(&std::fs::read(&out).unwrap());
     assert_eq!(s.schema, "headroom.snapshot/1");
     assert_eq!(s.os, "linux");
     let mine = s.processes.iter().filter(|p| p.uid == env.uid).count() as u64;

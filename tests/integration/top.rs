@@ -24,7 +24,7 @@ fn top_lists_a_big_test_tree_above_a_small_one() {
         .success()
         .get_output()
         .clone();
-    let r: schema::Top = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Top = schema::read(&out.stdout);
     assert_eq!(r.schema, "headroom.top/2");
     assert_eq!(r.uid, env.uid);
     assert!(
@@ -61,7 +61,7 @@ fn top_lists_a_big_test_tree_above_a_small_one() {
         .success()
         .get_output()
         .clone();
-    let r: schema::Top = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Top = schema::read(&out.stdout);
     assert_eq!(r.processes.len(), 1);
     assert!(
         r.processes[0].park_candidate,
@@ -101,7 +101,7 @@ fn calibrate_suggests_a_limit_in_bytes() {
         .success()
         .get_output()
         .clone();
-    let r: schema::Calibrate = serde_json::from_slice(&out.stdout).unwrap();
+    let r: schema::Calibrate = schema::read(&out.stdout);
     assert_eq!(r.schema, "headroom.calibrate/1");
     assert!(r.samples >= 2, "{r:?}");
     let total = r.total_bytes;

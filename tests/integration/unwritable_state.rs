@@ -66,8 +66,7 @@ fn reap_acts_when_the_cpu_history_cannot_be_written() {
         .unwrap();
     set_mode(&env.home, 0o700);
     let err = String::from_utf8_lossy(&out.stderr);
-    let r: schema::Reap = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{err}", String::from_utf8_lossy(&out.stdout)));
+    let r: schema::Reap = schema::read_or(&out.stdout, &err);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(r.targets.len(), 1, "{r:?}");
     assert_eq!((r.targets[0].pid, r.targets[0].verified), (pid, true));
@@ -186,5 +185,5 @@ fn watch_cleans_up_when_the_cpu_history_cannot_be_written() {
             .is_some_and(|m| m.contains("cleanup failed"))),
         "{events:?}"
     );
-    crate::json_schemas::assert_valid("headroom.watch/3", &events);
+    crate::contract::assert_valid("headroom.watch/3", &events);
 }

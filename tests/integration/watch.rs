@@ -128,7 +128,7 @@ fn a_real_guard_reaps_a_leaking_parent_once_and_stops_cleanly_on_sigterm() {
     assert_eq!(cleanups[0]["targets"][0]["outcome"], "sigkill");
     assert_eq!(cleanups[0]["targets"][0]["verified"], true);
     // Every line, the cleanup with its targets among them, as published.
-    crate::json_schemas::assert_valid("headroom.watch/3", &events);
+    crate::contract::assert_valid("headroom.watch/3", &events);
     let rounds = events.iter().filter(|e| e["type"] == "reading").count();
     let summary = events.last().unwrap();
     assert_eq!(
@@ -324,7 +324,7 @@ fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
         kinds.iter().position(|k| *k == "memory"),
     );
     assert!(warned.is_some() && warned < acted, "{kinds:?}");
-    crate::json_schemas::assert_valid("headroom.watch/3", &events);
+    crate::contract::assert_valid("headroom.watch/3", &events);
 }
 
 /// The scenario of issue 19 (item 1), in a private pid namespace the test creates, as root:
