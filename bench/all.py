@@ -8,7 +8,7 @@ Every comparison runs headroom and its peer interleaved, in the same run on the 
 and load, N times each, and prints min / median / max of each and the ratio of the medians
 (peer / headroom: above 1 is headroom cheaper or faster). The machine (cores, load, task
 count) is printed first: on a shared machine compare ratios, not absolute figures.
-Everything, at the defaults, takes about 12 minutes on 2 shared cores.
+Everything, at the defaults, takes about 15 minutes on 2 shared cores (after the build).
 
 Comparisons (Linux; NAME for --only):
   probe   `probe --json --no-history` vs `ps -e -o pid,ppid,stat,uid,comm` on a table with
