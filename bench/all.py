@@ -2,19 +2,15 @@
 """One entry point for headroom's side-by-side benchmarks (issue 31 item 4).
 
     bench/all.py [--runs N] [--secs S] [--sizes 100,1400,6000] [--earlyoom PATH] [--only NAME]
-                 [--log-mb MB] [--evidence-rows N]
 
 Every comparison runs headroom and its peer interleaved, in the same run on the same table
 and load, N times each, and prints min / median / max of each and the ratio of the medians
 (peer / headroom: above 1 is headroom cheaper or faster). The machine (cores, load, task
 count) is printed first: on a shared machine compare ratios, not absolute figures.
-Everything, at the defaults, takes about 15 minutes on 2 shared cores (after the build).
 
-Comparisons (Linux; NAME for --only):
+Comparisons (Linux):
   probe   `probe --json --no-history` vs `ps -e -o pid,ppid,stat,uid,comm` on a table with
-          3,000 zombies of a fixture (wall time per run, ms, 4N runs), and vs the floor
-          readers of bench/floor.c (built with `cc -O2`): `stat` of every process (no uid)
-          and `status` of every process (state, real uid, threads: what probe needs).
+          3,000 zombies of a fixture (wall time per run, ms).
   watch   `watch --interval 1s` idle vs `earlyoom --dryrun` (its default 1 s), CPU ms over S
           seconds (schedstat), with 100, 1,400 or 6,000 extra processes of the benchmark's
           (sleeping fixtures up to 1,400, zombies above: a zombie costs watch's scan the same
@@ -22,6 +18,11 @@ Comparisons (Linux; NAME for --only):
   run     `run --limit 1G` vs the `ps` loop a user would write (bench/ps_watchdog.sh) around
           an idle 20-process tree, CPU ms over S seconds (headroom: its own schedstat; the
           loop: its ticks and its reaped children's, as bench/run_limit.sh counts them).
+
+Also (NAME for --only; sized by [--log-mb MB] [--evidence-rows N]):
+  probe   beside ps, the floor readers of bench/floor.c (built with `cc -O2`) on the same
+          table: `stat` of every process (no uid), and `status` of every process (state,
+          real uid, threads: what probe needs); 4N runs of each.
   log     `log-probe` vs `grep -c ''` on bench/log_probe.sh's session log (MB, default 250),
           4N runs each.
   overshoot  a child growing ~1,000 MiB/s past `run --limit 256M`: how far past the limit it
@@ -37,7 +38,8 @@ Comparisons (Linux; NAME for --only):
           1,000,000): wall, CPU and peak RSS.
 
 Every process it starts runs under the fixture's supervisor, which kills all of them when
-this script closes its stdin (or dies), or is a short run it waits for.
+this script closes its stdin (or dies), or is a short run it waits for. The comparisons
+other than probe, watch and run are in bench/more_comparisons.py.
 """
 
 import argparse
@@ -239,12 +241,12 @@ COMPARISONS = (
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--log-mb", type=int, default=250)
+    ap.add_argument("--evidence-rows", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--secs", type=float, default=10)
     ap.add_argument("--sizes", default="100,1400,6000")
     ap.add_argument("--earlyoom", default=shutil.which("earlyoom"))
-    ap.add_argument("--log-mb", type=int, default=250)
-    ap.add_argument("--evidence-rows", type=int, default=1_000_000)
     ap.add_argument("--only", choices=[name for name, _ in COMPARISONS])
     args = ap.parse_args()
     args.sizes = [int(x) for x in args.sizes.split(",") if x]
