@@ -106,9 +106,10 @@ def bench_log(args, env):
 # --- run's overshoot at ~1 GB/s (bench/run_limit.sh) ----------------------------------------
 
 
-def delegate(uid, tag):
+def delegate(uid, tag, made):
     """A memory cgroup handed to UID (cgroup v2 with memory at the root, else v1), as systemd
-    delegates one to a user's manager: (made dirs to remove, the leaf), or (None, why not)."""
+    delegates one to a user's manager: (the leaf, None), or (None, why not). Every directory
+    it makes is put first in MADE as it is made, for the caller to remove in that order."""
     mounts = [line.split() for line in open("/proc/self/mountinfo")]
     fstype = lambda m: m[m.index("-") + 1]  # noqa: E731
     v2 = next((m[4] for m in mounts if fstype(m) == "cgroup2"), None)
@@ -121,23 +122,24 @@ def delegate(uid, tag):
         top = os.path.join(v2, tag)
         leaf = os.path.join(top, "leaf")
         os.mkdir(top)
+        made.insert(0, top)
         with open(os.path.join(top, "cgroup.subtree_control"), "w") as f:
             f.write("+memory")
         os.mkdir(leaf)
+        made.insert(0, leaf)
         owned = [top, leaf] + [os.path.join(top, f) for f in ("cgroup.procs", "cgroup.subtree_control", "cgroup.threads")]
         owned.append(os.path.join(leaf, "cgroup.procs"))
-        made = [leaf, top]
     elif v1:
         own = next(line.split(":")[2].strip() for line in open("/proc/self/cgroup") if "memory" in line.split(":")[1].split(","))
         top = leaf = v1 + own.rstrip("/") + "/" + tag
         os.mkdir(top)
+        made.insert(0, top)
         owned = [top, os.path.join(top, "cgroup.procs"), os.path.join(top, "tasks")]
-        made = [top]
     else:
         return None, "no cgroup memory controller to delegate"
     for p in owned:
         os.chown(p, uid, uid)
-    return made, leaf
+    return leaf, None
 
 
 def enforce(cmd, uid, home, stderr, leaf=None):
@@ -175,10 +177,11 @@ def bench_overshoot(args, env):
     os.mkdir(home)
     os.chown(home, uid, uid)
     stderr = os.path.join(work, "stderr")
-    made, leaf = delegate(uid, f"headroom-bench-{os.getpid()}")
+    made = []
     try:
+        leaf, why = delegate(uid, f"headroom-bench-{os.getpid()}", made)
         kinds = {"poll": [], "ps loop": []}
-        if made:
+        if leaf:
             kinds["kernel"] = []
         for r in range(args.runs):
             # A different phase of the 200 ms polling cycle each run.
@@ -189,7 +192,7 @@ def bench_overshoot(args, env):
             kinds["ps loop"].append(enforce(
                 ["bash", os.path.join(base.ROOT, "bench", "ps_watchdog.sh"), str(LIMIT_MIB), "0.2", "5", "--", *hog],
                 uid, home, stderr))
-            if made:
+            if leaf:
                 # The shell waits until this script has moved it into the cgroup, then execs
                 # headroom there.
                 wait = f'while ! grep -q "/{os.path.basename(leaf)}$" /proc/self/cgroup; do sleep 0.01; done; exec "$@"'
@@ -199,7 +202,7 @@ def bench_overshoot(args, env):
         ps = past(kinds["ps loop"])
         for kind in ("poll", "kernel"):
             if kind not in kinds:
-                note(f"--enforce kernel: skipped ({leaf})")
+                note(f"--enforce kernel: skipped ({why})")
                 continue
             ours = past(kinds[kind])
             ratio = f"{ps[2] / ours[2]:.2f}x" if ours[2] > 0 else "- (headroom: none)"
@@ -209,7 +212,7 @@ def bench_overshoot(args, env):
             note(f"peak the child reached: {fmt(base.spread(kinds[kind]), 0)} MiB")
         sys.stdout.flush()
     finally:
-        for d in made or []:
+        for d in made:
             try:
                 os.rmdir(d)
             except OSError as e:
