@@ -19,10 +19,27 @@ Comparisons (Linux):
           an idle 20-process tree, CPU ms over S seconds (headroom: its own schedstat; the
           loop: its ticks and its reaped children's, as bench/run_limit.sh counts them).
 
-Not here yet (their own scripts, in BENCHMARKS.md): log-probe vs grep (bench/log_probe.sh),
-run's overshoot (bench/run_limit.sh), PSI reaction (bench/pressure_reaction.sh), MCP
-(bench/mcp_roundtrip.py). Every process it starts runs under the fixture's supervisor,
-which kills all of them when this script closes its stdin (or dies).
+Also (NAME for --only; sized by [--log-mb MB] [--evidence-rows N]):
+  probe   beside ps, the floor readers of bench/floor.c (built with `cc -O2`) on the same
+          table: `stat` of every process (no uid), and `status` of every process (state,
+          real uid, threads: what probe needs); 4N runs of each.
+  log     `log-probe` vs `grep -c ''` on bench/log_probe.sh's session log (MB, default 250),
+          4N runs each.
+  overshoot  a child growing ~1,000 MiB/s past `run --limit 256M`: how far past the limit it
+          got, `--enforce poll`, and `--enforce kernel` in a cgroup delegated to the
+          benchmark's uid, vs the ps loop (bench/run_limit.sh's enforcement; root).
+  pressure   a working set thrashing in a 48 MiB cgroup to watch's guard acting, the PSI
+          source armed vs `pressure = "off"` (the 60 s timer): bench/pressure_reaction.sh,
+          N runs each (root and PSI; skipped with the reason otherwise).
+  mcp     `headroom mcp` start-up to initialized and a call's round trip vs the Python SDK's
+          own server, both from the SDK's client (bench/mcp_roundtrip.py, 2N rounds; needs
+          HEADROOM_MCP_PYTHON, a python with the `mcp` package).
+  evidence   `evidence --chart` and `--svg` on bench/evidence.sh's log of N rows (default
+          1,000,000): wall, CPU and peak RSS.
+
+Every process it starts runs under the fixture's supervisor, which kills all of them when
+this script closes its stdin (or dies), or is a short run it waits for. The comparisons
+other than probe, watch and run are in bench/more_comparisons.py.
 """
 
 import argparse
@@ -33,6 +50,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import more_comparisons
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REL = os.path.join(ROOT, "target", "release")
@@ -105,16 +124,47 @@ def timed(argv, env=None):
     return (time.perf_counter() - t) * 1000
 
 
+def floor_reader(tmp):
+    """bench/floor.c built with `cc -O2` in TMP: its path, or None and why not."""
+    cc = shutil.which("cc")
+    if not cc:
+        return None, "no C compiler (cc)"
+    exe = os.path.join(tmp, "floor")
+    r = subprocess.run([cc, "-O2", "-o", exe, os.path.join(ROOT, "bench", "floor.c")], capture_output=True, text=True)
+    if r.returncode:
+        return None, f"cc -O2 bench/floor.c failed: {r.stderr.strip()}"
+    return exe, None
+
+
 def bench_probe(args, env):
     leak = Supervised([FIX, "leak", "--zombies", "3000"])
+    tmp = tempfile.mkdtemp(prefix="headroom-floor-")
     try:
-        ours, peer = [], []
-        for _ in range(args.runs):
-            ours.append(timed([HR, "probe", "--json", "--no-history"], env))
-            peer.append(timed(["ps", "-e", "-o", "pid,ppid,stat,uid,comm"]))
-        row(f"probe, 3,000 zombies ({machine()})", "ms", ours, peer, "ps")
+        floor, why = floor_reader(tmp)
+        cmds = {"probe": [HR, "probe", "--json", "--no-history"], "ps": ["ps", "-e", "-o", "pid,ppid,stat,uid,comm"]}
+        if floor:
+            cmds["floor stat"] = [floor, "stat"]
+            cmds["floor status"] = [floor, "status"]
+        # A run is one process: a few more samples than the slow comparisons take.
+        times = {k: [] for k in cmds}
+        for _ in range(args.runs * 4):
+            for k, argv in cmds.items():
+                times[k].append(timed(argv, env))
+        row(f"probe, 3,000 zombies ({machine()})", "ms", times["probe"], times["ps"], "ps")
+        if not floor:
+            print(f"{'':<34} floors: skipped ({why})")
+            return
+        # The floors are below probe: the ratio printed is probe's median over the floor's
+        # (the target is <= 1.2 for the floor that gives the same facts, `status`).
+        probe_mid = statistics.median(times["probe"])
+        for k, facts in (("floor stat", "state only"), ("floor status", "state, real uid, threads")):
+            lo, mid, hi = spread(times[k])
+            print(
+                f"{'':<34} {k} ({facts}) {lo:.2f}/{mid:.2f}/{hi:.2f} ms: probe {probe_mid / mid:.2f}x the floor"
+            )
     finally:
         leak.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def cpu_over(pid, secs, own=True):
@@ -177,15 +227,32 @@ def bench_run(args, env):
     row(f"run --limit, idle 20-process tree ({machine()})", f"ms/{args.secs}s", ours, peer, "ps loop")
 
 
+COMPARISONS = (
+    ("probe", bench_probe),
+    ("watch", bench_watch),
+    ("run", bench_run),
+    ("log", more_comparisons.bench_log),
+    ("overshoot", more_comparisons.bench_overshoot),
+    ("pressure", more_comparisons.bench_pressure),
+    ("mcp", more_comparisons.bench_mcp),
+    ("evidence", more_comparisons.bench_evidence),
+)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--secs", type=float, default=20)
+    ap.add_argument("--log-mb", type=int, default=250)
+    ap.add_argument("--evidence-rows", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--secs", type=float, default=10)
     ap.add_argument("--sizes", default="100,1400,6000")
     ap.add_argument("--earlyoom", default=shutil.which("earlyoom"))
-    ap.add_argument("--only", choices=["probe", "watch", "run"])
+    ap.add_argument("--only", choices=[name for name, _ in COMPARISONS])
     args = ap.parse_args()
     args.sizes = [int(x) for x in args.sizes.split(",") if x]
+    # Only the MCP comparison's: build.rs reads it (a cfg), so a build with it set and one
+    # without (this script's, bench/pressure_reaction.sh's) would each rebuild the binary.
+    args.mcp_python = os.environ.pop("HEADROOM_MCP_PYTHON", None)
     subprocess.run(
         ["cargo", "build", "--release", "--quiet", "--locked", "--bin", "headroom", "--example", "hr-fixture"],
         cwd=ROOT,
@@ -196,7 +263,7 @@ def main():
     os.environ["HEADROOM_HOME"] = home
     print(f"machine: {machine()}; headroom {subprocess.run([HR, '--version'], capture_output=True, text=True).stdout.strip()}")
     try:
-        for name, f in (("probe", bench_probe), ("watch", bench_watch), ("run", bench_run)):
+        for name, f in COMPARISONS:
             if args.only in (None, name):
                 f(args, env)
     finally:

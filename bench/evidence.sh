@@ -21,30 +21,9 @@ work=$(mktemp -d /tmp/headroom-evidence-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export HEADROOM_HOME=$work
 
-python3 - "$rows" "$gaps" "$work/evidence.csv" <<'PY'
-import sys, datetime as dt
-rows, gaps, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-cols = ("at,uid,processes,tasks,zombies,used,limit,limit_source,usage_pct,free_slots,level,"
-        "growth_per_min,eta_seconds,trend_samples,partial,top_parent_pid,top_parent_name,"
-        "top_parent_zombies,session_signal,action,result,override")
-every = max(1, rows // (gaps + 1))
-t = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc).timestamp()
-with open(path, "w") as f:
-    f.write(cols + "\n")
-    for i in range(rows):
-        t += 7200 if i % every == every - 1 else 60
-        at = dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        used = 1500 + (i * 7919) % 1200
-        zombies = used - 400
-        limit, source = (4194304 - (i * 31) % 997, "pid-max") if i % 2 else (2666, "rlimit-nproc")
-        pct = round(100 * used / limit, 2)
-        f.write(f"{at},501,{used},{used},{zombies},{used},{limit},{source},{pct},{max(0, limit - used)},"
-                f"normal,1.5,,10,false,4242,agency,{zombies},,poll,,\n")
-        if i % 10000 == 9999:
-            f.write(f"{at},501,{used},{used},{zombies},{used},{limit},{source},{pct},{max(0, limit - used)},"
-                    f"normal,,,0,false,4242,agency,{zombies},cpu_idle=900;log_age=900,kill:15+9,"
-                    f"sigkill;reaped={zombies};freed={zombies + 1};verified=true,\n")
-PY
+# The log's generator is shared with bench/all.py (`evidence`).
+python3 -c 'import sys; sys.path.insert(0, "bench"); import more_comparisons as m
+m.write_evidence(sys.argv[3], int(sys.argv[1]), int(sys.argv[2]))' "$rows" "$gaps" "$work/evidence.csv"
 size=$(du -m "$work/evidence.csv" | cut -f1)
 echo "log: ${rows} readings, ${gaps} gaps, ${size} MB ($("$HEADROOM_BIN" --version))"
 

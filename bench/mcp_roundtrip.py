@@ -1,9 +1,12 @@
 """Start-up and one call's round trip of `headroom mcp` against the official Python SDK's
 own server (MCPServer, one `echo` tool, the SDK's example shape), both driven by the SDK's
-stdio client. Usage: python bench/mcp_roundtrip.py HEADROOM_BINARY [ROUNDS]
-(a python with the `mcp` package; .ci/run makes one). Prints medians in ms."""
+stdio client. Usage: python bench/mcp_roundtrip.py HEADROOM_BINARY [ROUNDS] [--json]
+(a python with the `mcp` package; .ci/run makes one). Prints medians in ms; with --json, one
+object a case with every sample (bench/all.py's input)."""
 
 import asyncio
+import importlib.metadata
+import json
 import os
 import statistics
 import sys
@@ -37,7 +40,9 @@ async def once(params, tool, args):
 
 
 async def main():
-    exe, rounds = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    as_json = "--json" in sys.argv
+    argv = [a for a in sys.argv if a != "--json"]
+    exe, rounds = argv[1], int(argv[2]) if len(argv) > 2 else 10
     peer = os.path.join(tempfile.mkdtemp(), "peer.py")
     with open(peer, "w") as f:
         f.write(PEER)
@@ -53,6 +58,10 @@ async def main():
             s, c = await once(params, tool, args)
             starts.append(s)
             calls.append(c)
+        if as_json:
+            sdk = importlib.metadata.version("mcp")
+            print(json.dumps({"name": name, "sdk": sdk, "starts": starts, "calls": calls}), flush=True)
+            continue
         print(f"{name}: start-up to initialized {statistics.median(starts):.1f} ms, "
               f"a call's round trip {statistics.median(calls):.2f} ms (median of {rounds})")
 
