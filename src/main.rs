@@ -1,24 +1,29 @@
 //! The `headroom` binary: everything lives in the library.
 //!
-//! `no_main` on Unix: the C runtime calls `main` below directly, skipping Rust's runtime
-//! start-up, which on Linux reads `/proc/self/maps` at every start to guard the main thread's
-//! stack — 0.12 ms of a 1.15 ms `log-probe` run (bench/log_probe.sh). What of that start-up
-//! headroom relies on (fds 0–2 open, SIGPIPE ignored) is `platform::start`; stdout is
-//! flushed here before returning, as std's runtime would.
-#![cfg_attr(unix, no_main)]
+//! `no_main` on glibc Linux and macOS: the C runtime calls `main` below directly, skipping
+//! Rust's runtime start-up, which on Linux reads `/proc/self/maps` at every start to guard
+//! the main thread's stack — 0.12 ms of a 1.15 ms `log-probe` run (bench/log_probe.sh). What
+//! of that start-up headroom relies on (fds 0–2 open, SIGPIPE ignored) is `platform::start`;
+//! stdout is flushed here before returning, as std's runtime would. The arguments are
+//! `std::env::args_os`, which on these two std fills without its runtime (glibc hands
+//! `argv` to std's `.init_array` hook; macOS has `_NSGetArgv`), so nothing here reads the
+//! C `argv` by pointer. Elsewhere (musl, the BSDs, Windows) std's own `main` runs.
+#![cfg_attr(
+    any(all(target_os = "linux", target_env = "gnu"), target_os = "macos"),
+    no_main
+)]
 
-/// # Safety
-///
-/// Called by the C runtime only, with its own `argc` and `argv`.
-#[cfg(unix)]
+/// The C entry point. Its arguments are the C runtime's `argc` and `argv`, left unread:
+/// std has them already (see the top of this file).
+#[cfg(any(all(target_os = "linux", target_env = "gnu"), target_os = "macos"))]
 #[allow(
     unsafe_code,
-    reason = "the C entry point is exported unmangled and reads argv"
+    reason = "the C entry point is exported unmangled, which `unsafe_code` flags"
 )]
 #[unsafe(no_mangle)]
-unsafe extern "C" fn main(
-    argc: std::ffi::c_int,
-    argv: *const *const std::ffi::c_char,
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
     use std::io::Write as _;
 
@@ -34,11 +39,27 @@ unsafe extern "C" fn main(
         );
         return std::ffi::c_int::from(headroom::exit::ExitStatus::Refused.code());
     }
-    // SAFETY: the C runtime passes main its own argc and argv.
-    let args = unsafe { start::args_from_c(argc, argv) };
-    let status = headroom::run(args);
+    let status = headroom::run(std::env::args_os());
     let _ = std::io::stdout().flush();
     std::ffi::c_int::from(status.code())
+}
+
+/// std's runtime has made fds 0–2 safe and ignored SIGPIPE already; `prepare` still notes
+/// the parent at start (`run --die-with-parent`).
+#[cfg(all(
+    unix,
+    not(any(all(target_os = "linux", target_env = "gnu"), target_os = "macos"))
+))]
+fn main() -> std::process::ExitCode {
+    if let Err(e) = headroom::platform::start::prepare() {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "headroom: error: cannot start safely: {e}"
+        );
+        return std::process::ExitCode::from(headroom::exit::ExitStatus::Refused.code());
+    }
+    headroom::run(std::env::args_os()).into()
 }
 
 #[cfg(not(unix))]

@@ -104,7 +104,10 @@ struct Input;
 #[cfg(unix)]
 impl std::io::Read for Input {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match crate::platform::stop_flag::read_unless_stopped(0, buf)? {
+        match crate::platform::stop_flag::read_unless_stopped(
+            std::os::fd::AsFd::as_fd(&std::io::stdin()),
+            buf,
+        )? {
             Some(n) => Ok(n),
             // A stop reads as the end of input: the session ends the same way.
             None => Ok(0),

@@ -33,17 +33,17 @@ struct RawFd(i32);
 
 impl Write for RawFd {
     #[cfg(unix)]
-    #[allow(unsafe_code)]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         loop {
-            // SAFETY: buf is valid for its length; fds 1 and 2 are open (platform::start).
-            let n = unsafe { libc::write(self.0, buf.as_ptr().cast(), buf.len()) };
-            if n >= 0 {
-                return Ok(n as usize);
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e);
+            // The descriptor only, through std's handle, whose `AsFd` takes no lock.
+            let written = match self.0 {
+                2 => rustix::io::write(std::io::stderr(), buf),
+                _ => rustix::io::write(std::io::stdout(), buf),
+            };
+            match written {
+                Ok(n) => return Ok(n),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
             }
         }
     }

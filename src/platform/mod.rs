@@ -4,8 +4,7 @@
 //! `Identity` (pid + start time + uid) that it re-reads and compares just before each signal.
 //! Every decision about *whom* to signal lives in `core`.
 
-#![allow(unsafe_code)]
-
+mod clock;
 #[cfg(unix)]
 mod fd;
 pub mod linux;
@@ -18,6 +17,7 @@ pub mod path_lookup;
 #[cfg(unix)]
 pub mod pressure;
 pub mod replay;
+mod screen;
 #[cfg(unix)]
 mod signal;
 #[cfg(unix)]
@@ -37,6 +37,12 @@ use crate::core::hangs::AppObservation;
 use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcessRecord, Snapshot};
 /// The tree walk is pure logic over a table: it lives in the core.
 pub use crate::core::tree_select::{TreeQuery, reachable, select_tree};
+#[cfg(unix)]
+pub use clock::own_cpu_ns;
+pub use clock::{awake_ms, boot_id, boot_ms, now_ms, utc_offset_secs};
+#[cfg(unix)]
+pub use fd::{adopt_records_fd, pass_fd, pipe_pair};
+pub use screen::{screen_height, screen_width, terminal_columns, terminal_rows};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlatformError {
@@ -57,57 +63,6 @@ pub enum PlatformError {
     Invalid(String),
 }
 
-/// `run --records-fd FD`: the inherited descriptor as a file to write to (open, writable,
-/// 3 or above), made close-on-exec so the command does not inherit it.
-#[cfg(unix)]
-pub fn adopt_records_fd(fd: i32) -> std::io::Result<std::fs::File> {
-    fd::adopt_for_writing(fd)
-}
-
-/// Have `cmd`'s child find `fd` (open in this process) at `target` (3 or above), inherited
-/// across exec: how `headroom mcp` hands `run` its `--records-fd`. Every other descriptor
-/// stays close-on-exec, so a concurrent spawn never holds this one. `dup2` between fork and
-/// exec is async-signal-safe.
-#[cfg(unix)]
-pub fn pass_fd(
-    cmd: &mut std::process::Command,
-    fd: std::os::fd::RawFd,
-    target: std::os::fd::RawFd,
-) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure calls only dup2 and fcntl, async-signal-safe, on descriptors this
-    // process owns; it allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            if fd == target {
-                let fl = libc::fcntl(fd, libc::F_GETFD);
-                if fl < 0 || libc::fcntl(fd, libc::F_SETFD, fl & !libc::FD_CLOEXEC) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            } else if libc::dup2(fd, target) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        })
-    };
-}
-
-/// A blocking, close-on-exec pipe: (read end as a file, write end), for `pass_fd`.
-#[cfg(unix)]
-pub fn pipe_pair() -> std::io::Result<(std::fs::File, std::os::fd::OwnedFd)> {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let mut fds = [0 as std::ffi::c_int; 2];
-    // SAFETY: fds is an array of two ints, as pipe(2) requires.
-    fd::cvt(unsafe { libc::pipe(fds.as_mut_ptr()) })?;
-    // SAFETY: both descriptors were just created and are owned by nothing else.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    for f in [fds[0], fds[1]] {
-        // SAFETY: fcntl on descriptors owned above.
-        fd::cvt(unsafe { libc::fcntl(f, libc::F_SETFD, libc::FD_CLOEXEC) })?;
-    }
-    Ok((std::fs::File::from(r), w))
-}
-
 impl PlatformError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io {
@@ -121,38 +76,11 @@ impl PlatformError {
 /// backends report it; what it means (origin, enforcement) is theirs to say.
 #[cfg(unix)]
 pub(crate) fn rlimit_nproc() -> (Option<i64>, bool, Option<String>) {
-    let mut rl = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `rl` is a valid, writable rlimit.
-    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) };
-    if rc != 0 {
-        (
-            None,
-            false,
-            Some(std::io::Error::last_os_error().to_string()),
-        )
-    } else if rl.rlim_cur == libc::RLIM_INFINITY || rl.rlim_cur > i64::MAX as u64 {
-        (None, true, None)
-    } else {
-        (Some(rl.rlim_cur as i64), false, None)
+    // rustix's getrlimit cannot fail (the resource is valid); `None` is RLIM_INFINITY.
+    match rustix::process::getrlimit(rustix::process::Resource::Nproc).current {
+        Some(cur) if cur <= i64::MAX as u64 => (Some(cur as i64), false, None),
+        _ => (None, true, None),
     }
-}
-
-/// CPU time (user + system) this process has used so far, in nanoseconds.
-#[cfg(unix)]
-pub fn own_cpu_ns() -> Option<u64> {
-    // SAFETY: rusage is plain integers; all-zero is valid.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: ru is a valid, writable rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return None;
-    }
-    let ns = |t: libc::timeval| -> Option<u64> {
-        Some(u64::try_from(t.tv_sec).ok()? * 1_000_000_000 + u64::try_from(t.tv_usec).ok()? * 1_000)
-    };
-    Some(ns(ru.ru_utime)? + ns(ru.ru_stime)?)
 }
 
 /// Read-only access to the process table.
@@ -378,203 +306,10 @@ pub fn native_control<'a>(_source: &'a dyn ProcessSource) -> Box<dyn ProcessCont
 pub fn current_uid() -> u32 {
     #[cfg(unix)]
     {
-        // SAFETY: getuid has no preconditions and cannot fail.
-        unsafe { libc::getuid() }
+        rustix::process::getuid().as_raw()
     }
     #[cfg(not(unix))]
     {
         0
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-/// The local clock's offset from UTC at instant `t` (Unix seconds), in seconds east, as
-/// the C library's time zone rules (`TZ`, `/etc/localtime`) give it; None where it cannot say.
-pub fn utc_offset_secs(t: i64) -> Option<i32> {
-    #[cfg(unix)]
-    {
-        // time_t is 64 bits on the targets built today, 32 on others.
-        #[allow(clippy::useless_conversion)]
-        let t: libc::time_t = t.try_into().ok()?;
-        // SAFETY: tm is plain old data; zeroed is a valid value.
-        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-        // SAFETY: both pointers are valid for the call; localtime_r is the reentrant form.
-        let r = unsafe { libc::localtime_r(&t, &mut tm) };
-        if r.is_null() {
-            return None;
-        }
-        i32::try_from(tm.tm_gmtoff).ok()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = t;
-        None
-    }
-}
-
-/// Narrower than this, a layout gives up on columns and only cuts lines.
-const MIN_SCREEN_WIDTH: usize = 20;
-
-/// The width tables are laid out for: the terminal's, else `$COLUMNS` (as a shell exports
-/// it); none known (a pipe, no variable): no limit, every column kept.
-pub fn screen_width() -> Option<usize> {
-    terminal_columns()
-        .or_else(|| size_from_env("COLUMNS"))
-        .map(|w| w.max(MIN_SCREEN_WIDTH))
-}
-
-/// The height a screenful has: the terminal's, else `$LINES`; none known, no limit.
-pub fn screen_height() -> Option<usize> {
-    terminal_rows()
-        .or_else(|| size_from_env("LINES"))
-        .map(|h| h.max(5))
-}
-
-fn size_from_env(name: &str) -> Option<usize> {
-    std::env::var(name)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-        .filter(|&n| n > 0)
-}
-
-/// The height of the terminal on stdout in rows, None when stdout is not a terminal.
-pub fn terminal_rows() -> Option<usize> {
-    #[cfg(unix)]
-    {
-        // SAFETY: winsize is plain old data; zeroed is a valid value.
-        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-        // SAFETY: TIOCGWINSZ writes one winsize into the valid pointer it is given.
-        let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
-        if rc == 0 && ws.ws_row > 0 {
-            return Some(usize::from(ws.ws_row));
-        }
-    }
-    None
-}
-
-/// The width of the terminal on stdout in columns, None when stdout is not a terminal.
-pub fn terminal_columns() -> Option<usize> {
-    #[cfg(unix)]
-    {
-        // SAFETY: winsize is plain old data; zeroed is a valid value.
-        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-        // SAFETY: TIOCGWINSZ writes one winsize into the valid pointer it is given.
-        let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
-        if rc == 0 && ws.ws_col > 0 {
-            return Some(usize::from(ws.ws_col));
-        }
-    }
-    None
-}
-
-/// Milliseconds of a clock that stops while the machine sleeps, comparable across processes
-/// within one boot (Linux CLOCK_MONOTONIC, macOS CLOCK_UPTIME_RAW): time asleep is not idle
-/// time. It starts again near 0 after a reboot. A failed read is an error, never 0: a 0
-/// would make every stored reading look like it came from the future, or a fresh one look
-/// hours old.
-pub fn awake_ms() -> Result<i64, PlatformError> {
-    #[cfg(unix)]
-    {
-        #[cfg(target_os = "macos")]
-        let clock = libc::CLOCK_UPTIME_RAW;
-        #[cfg(not(target_os = "macos"))]
-        let clock = libc::CLOCK_MONOTONIC;
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: ts is a valid, writable timespec.
-        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-            return Err(PlatformError::io(
-                "cannot read the awake clock",
-                std::io::Error::last_os_error(),
-            ));
-        }
-        // time_t and c_long are i64 on every 64-bit target headroom supports.
-        #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-        Ok(ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000)
-    }
-    #[cfg(not(unix))]
-    Err(PlatformError::Unsupported {
-        os: std::env::consts::OS,
-        what: "the awake clock".into(),
-    })
-}
-
-/// What identifies the current boot, so that CPU history (pids, start times, awake-clock
-/// readings) from an earlier boot is discarded: Linux `/proc/sys/kernel/random/boot_id`,
-/// macOS `kern.bootsessionuuid` (not `kern.boottime`, which every clock step moves:
-/// `macos::boot`). Always the live OS, never a replay root.
-pub fn boot_id() -> Result<String, PlatformError> {
-    #[cfg(target_os = "macos")]
-    {
-        // A `uuid_string_t` is 37 bytes; room to spare, and the parser stops at the NUL.
-        let mut buf = [0u8; 64];
-        let mut len = buf.len();
-        // SAFETY: the name is NUL-terminated; the out-buffer is `len` writable bytes.
-        let rc = unsafe {
-            libc::sysctlbyname(
-                c"kern.bootsessionuuid".as_ptr(),
-                buf.as_mut_ptr().cast::<libc::c_void>(),
-                &mut len,
-                std::ptr::null_mut(),
-                0,
-            )
-        };
-        if rc != 0 {
-            return Err(PlatformError::io(
-                "cannot read kern.bootsessionuuid",
-                std::io::Error::last_os_error(),
-            ));
-        }
-        macos::boot::parse_session_uuid(&buf[..len.min(buf.len())]).map_err(PlatformError::Invalid)
-    }
-    #[cfg(target_os = "linux")]
-    {
-        let path = "/proc/sys/kernel/random/boot_id";
-        let text = std::fs::read_to_string(path).map_err(|e| PlatformError::io(path, e))?;
-        let id = text.trim();
-        if id.is_empty() {
-            return Err(PlatformError::Invalid(format!("`{path}` is empty")));
-        }
-        Ok(id.to_string())
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-    Err(PlatformError::Unsupported {
-        os: std::env::consts::OS,
-        what: "the boot identity".into(),
-    })
-}
-
-/// Milliseconds since boot on a clock that is never stepped and counts time asleep (Linux
-/// CLOCK_BOOTTIME, macOS CLOCK_MONOTONIC), comparable across processes within one boot:
-/// what the hang cooldown is measured on, so that a wall clock set forward or back moves it
-/// neither way. `None` where there is none.
-pub fn boot_ms() -> Option<i64> {
-    #[cfg(unix)]
-    {
-        #[cfg(target_os = "macos")]
-        let clock = libc::CLOCK_MONOTONIC;
-        #[cfg(not(target_os = "macos"))]
-        let clock = libc::CLOCK_BOOTTIME;
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: ts is a valid, writable timespec.
-        if unsafe { libc::clock_gettime(clock, &mut ts) } == 0 {
-            #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
-            return Some(ts.tv_sec as i64 * 1000 + ts.tv_nsec as i64 / 1_000_000);
-        }
-    }
-    None
 }

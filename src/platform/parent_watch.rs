@@ -20,9 +20,12 @@
 //! set-up, so that window is closed too (left open: the exec of headroom itself, before
 //! its first instruction).
 
+// `unsafe` here: macOS kevent with EVFILT_PROC: rustix's kevent is unsafe too.
+#![allow(unsafe_code)]
+
 use std::io;
 #[cfg(target_os = "macos")]
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 /// Watches the parent headroom was started by.
 #[derive(Debug)]
@@ -34,8 +37,7 @@ pub struct ParentWatch {
 
 /// This process's parent now.
 pub fn current_parent() -> i32 {
-    // SAFETY: getppid cannot fail and has no preconditions.
-    unsafe { libc::getppid() }
+    rustix::process::Pid::as_raw(rustix::process::getppid())
 }
 
 impl ParentWatch {
@@ -43,33 +45,21 @@ impl ParentWatch {
     pub fn new(parent: i32) -> io::Result<Self> {
         #[cfg(target_os = "linux")]
         {
-            // SAFETY: prctl(PR_SET_PDEATHSIG, sig) takes integer arguments only.
-            super::fd::cvt(unsafe {
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGCHLD as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                )
-            })?;
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::CHILD))?;
             Ok(Self { parent })
         }
         #[cfg(target_os = "macos")]
         {
-            // SAFETY: kqueue takes no arguments; a negative return is an error.
-            let kq = super::fd::cvt(unsafe { libc::kqueue() })?;
-            // SAFETY: kq was just created and is owned by nothing else.
-            let kq = unsafe { OwnedFd::from_raw_fd(kq) };
-            // SAFETY: an all-zero kevent is valid plain data; the fields that matter are set.
-            let mut ev: libc::kevent = unsafe { std::mem::zeroed() };
-            ev.ident = parent as libc::uintptr_t;
-            ev.filter = libc::EVFILT_PROC;
-            ev.flags = libc::EV_ADD | libc::EV_ONESHOT;
-            ev.fflags = libc::NOTE_EXIT;
-            // SAFETY: one valid change, no event list; a zero timeout is not needed without
-            // events to return.
+            let kq = rustix::event::kqueue::kqueue()?;
+            // SAFETY: an all-zero kevent is valid plain data, with the fields that matter
+            // set before the call; one valid change, no event list (so no timeout is
+            // needed: there are no events to wait for).
             let rc = unsafe {
+                let mut ev: libc::kevent = std::mem::zeroed();
+                ev.ident = parent as libc::uintptr_t;
+                ev.filter = libc::EVFILT_PROC;
+                ev.flags = libc::EV_ADD | libc::EV_ONESHOT;
+                ev.fflags = libc::NOTE_EXIT;
                 libc::kevent(
                     kq.as_raw_fd(),
                     &ev,
@@ -106,10 +96,10 @@ impl ParentWatch {
 
     /// A descriptor that becomes readable when the parent exits, for the loop's `poll`
     /// (macOS); on Linux the wake is a signal and there is none.
-    pub fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
+    pub fn poll_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
         #[cfg(target_os = "macos")]
         {
-            Some(self.kq.as_raw_fd())
+            Some(self.kq.as_fd())
         }
         #[cfg(not(target_os = "macos"))]
         {
@@ -121,14 +111,16 @@ impl ParentWatch {
     pub fn drain(&self) {
         #[cfg(target_os = "macos")]
         {
-            // SAFETY: an all-zero kevent is valid plain data to be written.
-            let mut ev: libc::kevent = unsafe { std::mem::zeroed() };
             let zero = libc::timespec {
                 tv_sec: 0,
                 tv_nsec: 0,
             };
-            // SAFETY: no changes, room for one event, a zero timeout: never blocks.
-            unsafe { libc::kevent(self.kq.as_raw_fd(), std::ptr::null(), 0, &mut ev, 1, &zero) };
+            // SAFETY: an all-zero kevent is valid plain data to be written; no changes,
+            // room for one event, a zero timeout: never blocks.
+            unsafe {
+                let mut ev: libc::kevent = std::mem::zeroed();
+                libc::kevent(self.kq.as_raw_fd(), std::ptr::null(), 0, &mut ev, 1, &zero)
+            };
         }
     }
 }
@@ -145,10 +137,9 @@ mod tests {
         // Clear the death signal again after: the test runner's threads come and go.
         let w = ParentWatch::new(now).unwrap();
         assert!(!w.gone(), "the live parent");
-        // SAFETY: as in `new`, integer arguments only.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0) };
+        rustix::process::set_parent_process_death_signal(None).unwrap();
         let other = ParentWatch { parent: now + 1 };
         assert!(other.gone(), "another pid than getppid()");
-        assert_eq!(w.poll_fd(), None);
+        assert!(w.poll_fd().is_none());
     }
 }

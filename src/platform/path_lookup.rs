@@ -50,11 +50,7 @@ pub fn resolve_in(prog: &OsStr, path: &OsStr) -> Result<PathBuf, LookupError> {
         if !candidate.is_file() {
             continue;
         }
-        let Ok(c) = std::ffi::CString::new(candidate.as_os_str().as_bytes()) else {
-            continue;
-        };
-        // SAFETY: c is a NUL-terminated path; access has no other preconditions.
-        if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
+        if rustix::fs::access(&candidate, rustix::fs::Access::EXEC_OK).is_ok() {
             return Ok(candidate);
         }
         not_executable.get_or_insert(candidate);

@@ -13,7 +13,9 @@
 //! - Otherwise, or when that fails: no descriptor, and the loops poll on their timer as
 //!   before. `describe` says which and why.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use rustix::event::{PollFd, PollFlags};
 use std::time::{Duration, Instant};
 
 /// The Linux trigger: 150 ms of "some" memory stall within a 2 s window.
@@ -104,7 +106,7 @@ pub struct Pressure {
     pub detail: String,
     fd: Option<OwnedFd>,
     /// `POLLPRI` for PSI, `POLLIN` for a pipe.
-    events: i16,
+    events: PollFlags,
     /// The PSI file the level is read from (Linux).
     psi_path: Option<std::path::PathBuf>,
     /// Keeps the macOS dispatch source alive (cancelled on drop).
@@ -132,7 +134,7 @@ impl Pressure {
             kind: Kind::Poll,
             detail: reason.into(),
             fd: None,
-            events: 0,
+            events: PollFlags::empty(),
             psi_path: None,
             #[cfg(target_os = "macos")]
             _dispatch: None,
@@ -151,7 +153,7 @@ impl Pressure {
             kind,
             detail: detail.into(),
             fd: Some(fd),
-            events: libc::POLLIN,
+            events: PollFlags::IN,
             psi_path: None,
             #[cfg(target_os = "macos")]
             _dispatch: None,
@@ -188,7 +190,7 @@ impl Pressure {
             // A comma, not parentheses: `describe` puts the detail in parentheses already.
             detail: format!("{}, trigger `{PSI_TRIGGER}`", path.display()),
             fd: Some(f.into()),
-            events: libc::POLLPRI,
+            events: PollFlags::PRI,
             psi_path: Some(path.to_path_buf()),
         }
     }
@@ -260,12 +262,12 @@ impl Pressure {
 
     /// The descriptor and `poll` events to wait on, for a loop that polls other
     /// descriptors too (`Supervisor::wait`); call `drain` when it fired.
-    pub fn poll_spec(&self) -> Option<(RawFd, i16)> {
+    pub fn poll_spec(&self) -> Option<(BorrowedFd<'_>, PollFlags)> {
         self.fd().map(|fd| (fd, self.events))
     }
 
-    pub fn fd(&self) -> Option<RawFd> {
-        self.fd.as_ref().map(|f| f.as_raw_fd())
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.fd.as_ref().map(|f| f.as_fd())
     }
 
     /// Wait up to `timeout` for the source to fire or `stop` to hold. `stop` is the flag the
@@ -294,40 +296,36 @@ impl Pressure {
             } else {
                 left.min(Duration::from_secs(1))
             };
-            let ms = slice.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-            // `poll` ignores an entry whose descriptor is negative: no source, or no pipe.
-            let mut pfd = [
-                libc::pollfd {
-                    fd: self.fd().unwrap_or(-1),
-                    events: self.events,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: wake.unwrap_or(-1),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            // SAFETY: two valid pollfds for the duration of the call.
-            let n = unsafe { libc::poll(pfd.as_mut_ptr(), pfd.len() as libc::nfds_t, ms) };
-            if n <= 0 {
+            // Only what there is is polled: no source, or no pipe, is no entry.
+            let mut pfd = Vec::with_capacity(2);
+            if let Some(fd) = self.fd() {
+                pfd.push(PollFd::from_borrowed_fd(fd, self.events));
+            }
+            let source_at = pfd.len().checked_sub(1);
+            if let Some(w) = wake {
+                pfd.push(PollFd::from_borrowed_fd(w, PollFlags::IN));
+            }
+            let wake_at = wake.map(|_| pfd.len() - 1);
+            if !matches!(super::fd::poll(&mut pfd, Some(slice)), Ok(n) if n > 0) {
                 continue; // timeout slice, or EINTR: look at `stop` again
             }
-            if pfd[1].revents != 0 {
+            let revents = source_at.map_or(PollFlags::empty(), |i| pfd[i].revents());
+            let woke = wake_at.is_some_and(|i| !pfd[i].revents().is_empty());
+            drop(pfd);
+            if woke {
                 // A caught signal: emptied (the flag was stored before the byte), so the
                 // loop looks at `stop` and a byte of another signal cannot keep it busy.
                 super::signal_handlers::take_arrived();
             }
-            let revents = pfd[0].revents;
-            if revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0
-                && revents & self.events == 0
+            if revents.intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL)
+                && !revents.intersects(self.events)
             {
                 self.fd = None;
                 self.kind = Kind::Poll;
                 self.detail = format!("the source went away ({})", self.detail);
                 return Woke::Gone;
             }
-            if revents & self.events != 0 {
+            if revents.intersects(self.events) {
                 self.drain();
                 return Woke::Pressure;
             }
@@ -337,13 +335,13 @@ impl Pressure {
     /// A readable source (a pipe) is emptied so it does not fire again for the same event;
     /// a PSI trigger needs nothing (its event is consumed by the poll that reported it).
     pub fn drain(&self) {
-        if self.events != libc::POLLIN {
+        if self.events != PollFlags::IN {
             return;
         }
         if let Some(fd) = self.fd() {
             let mut buf = [0u8; 64];
-            // SAFETY: buf is writable for its length; the descriptor is non-blocking.
-            while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+            // The descriptor is non-blocking.
+            while matches!(rustix::io::read(fd, &mut buf), Ok(n) if n > 0) {}
         }
     }
 }

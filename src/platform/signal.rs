@@ -1,5 +1,6 @@
-//! The one place that calls `kill(2)` (Unix). Every signal is preceded by a fresh read of
-//! the target and a comparison with the identity the core approved.
+//! The one place that calls `kill(2)` and `pidfd_send_signal(2)` (Unix). Every signal is
+//! preceded by a fresh read of the target and a comparison with the identity the core
+//! approved.
 
 use crate::core::snapshot::Identity;
 use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, ProcessSource, Signal};
@@ -39,14 +40,27 @@ impl UnixControl {
     }
 }
 
-/// `kill(2)`, where no pidfd can be had (macOS; Linux before 5.3).
-fn kill(pid: i32, sig: i32) -> i32 {
-    #[allow(clippy::disallowed_methods)]
-    // SAFETY: kill has no memory-safety preconditions; the caller refused pid <= 1, so
-    // neither a process group nor "every process" can be addressed.
-    unsafe {
-        libc::kill(pid, sig)
+/// The signal as rustix names it.
+fn os_signal(sig: Signal) -> rustix::process::Signal {
+    use rustix::process::Signal as S;
+    match sig {
+        Signal::Term => S::TERM,
+        Signal::Kill => S::KILL,
+        Signal::Stop => S::STOP,
+        Signal::Cont => S::CONT,
+        Signal::Int => S::INT,
+        Signal::Hup => S::HUP,
     }
+}
+
+/// `kill(2)`, where no pidfd can be had (macOS; Linux before 5.3). The caller refused
+/// pid <= 1, so neither a process group nor "every process" can be addressed.
+fn kill(pid: i32, sig: Signal) -> rustix::io::Result<()> {
+    let Some(pid) = rustix::process::Pid::from_raw(pid.max(0)) else {
+        return Err(rustix::io::Errno::INVAL);
+    };
+    #[allow(clippy::disallowed_methods)]
+    rustix::process::kill_process(pid, os_signal(sig))
 }
 
 /// How signals are delivered on this machine: `pidfd` (Linux 5.3+) or `kill` (the pid is
@@ -61,30 +75,23 @@ pub(super) fn delivery() -> super::SignalPath {
 
 #[cfg(target_os = "linux")]
 mod pidfd {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::fd::OwnedFd;
+
+    use rustix::process::{Pid, PidfdFlags};
 
     /// `pidfd_open(pid, 0)`; `None` when unavailable (ENOSYS, a seccomp filter) or the pid
     /// is gone, and the caller falls back to `kill`.
     pub(super) fn open(pid: i32) -> Option<OwnedFd> {
-        // SAFETY: pidfd_open takes two integers and returns a new descriptor or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        // SAFETY: a non-negative return is a fresh descriptor nobody else owns.
-        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) })
+        let pid = Pid::from_raw(pid.max(0))?;
+        rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok()
     }
 
-    /// `pidfd_send_signal(fd, sig, NULL, 0)`: 0 or -1 with errno, like `kill`.
-    pub(super) fn send_signal(fd: &OwnedFd, sig: i32) -> i32 {
-        // SAFETY: a valid descriptor, a signal number, a null siginfo and no flags.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                fd.as_raw_fd(),
-                sig,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            )
-        };
-        rc as i32
+    /// `pidfd_send_signal(fd, sig, NULL, 0)`.
+    pub(super) fn send_signal(
+        fd: &OwnedFd,
+        sig: crate::platform::Signal,
+    ) -> rustix::io::Result<()> {
+        rustix::process::pidfd_send_signal(fd, super::os_signal(sig))
     }
 }
 
@@ -106,16 +113,16 @@ impl ProcessControl for UnixControl {
             return Ok(verdict);
         }
         #[cfg(target_os = "linux")]
-        let rc = match &pidfd {
-            Some(fd) => pidfd::send_signal(fd, sig.number()),
-            None => kill(target.pid, sig.number()),
+        let sent = match &pidfd {
+            Some(fd) => pidfd::send_signal(fd, sig),
+            None => kill(target.pid, sig),
         };
         #[cfg(not(target_os = "linux"))]
-        let rc = kill(target.pid, sig.number());
-        if rc == 0 {
-            return Ok(Delivery::Sent);
-        }
-        let err = std::io::Error::last_os_error();
+        let sent = kill(target.pid, sig);
+        let err = match sent {
+            Ok(()) => return Ok(Delivery::Sent),
+            Err(e) => std::io::Error::from(e),
+        };
         match err.raw_os_error() {
             Some(libc::ESRCH) => Ok(Delivery::Gone),
             Some(libc::EPERM) => Err(PlatformError::PermissionDenied { pid: target.pid }),

@@ -12,9 +12,13 @@
 //! Which signals are caught, and how, is chosen by the one caller that installs them
 //! (`Handlers::install`); dropping `Handlers` restores what was there before.
 
+// `unsafe` here: sigaction and the handler's write(2): no safe crate installs a handler
+// with these semantics.
+#![allow(unsafe_code)]
+
 use std::ffi::c_int;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -36,69 +40,65 @@ extern "C" fn on_signal(sig: c_int) {
     if fd < 0 {
         return;
     }
-    let saved = errno();
+    // The handler runs between any two instructions of the interrupted code: it must leave
+    // errno as it found it.
+    let saved = errno::errno();
     let byte = sig as u8;
     // SAFETY: write(2) is async-signal-safe; the buffer is one valid byte. A full pipe
     // (EAGAIN) drops the byte, which is fine: the reader is already due to wake.
     unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
-    set_errno(saved);
+    errno::set_errno(saved);
 }
 
-#[cfg(target_os = "linux")]
-fn errno_ptr() -> *mut c_int {
-    // SAFETY: returns the calling thread's errno location; no preconditions.
-    unsafe { libc::__errno_location() }
-}
-
-#[cfg(target_os = "macos")]
-fn errno_ptr() -> *mut c_int {
-    // SAFETY: returns the calling thread's errno location; no preconditions.
-    unsafe { libc::__error() }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn errno_ptr() -> *mut c_int {
-    std::ptr::null_mut()
-}
-
-/// The handler runs between any two instructions of the interrupted code: it must leave
-/// errno as it found it.
-fn errno() -> c_int {
-    let p = errno_ptr();
-    if p.is_null() {
-        return 0;
+/// `sigaction(2)` for `sig`: install `new`, or only ask when it is `None`; the action in
+/// place before.
+fn sigaction(sig: c_int, new: Option<&libc::sigaction>) -> io::Result<libc::sigaction> {
+    let new = new.map_or(std::ptr::null(), |n| n as *const libc::sigaction);
+    // SAFETY: an all-zero sigaction is valid plain data for the kernel to overwrite; `new`
+    // is null (a query) or an action made by `action` (whose handler, `on_signal`, only
+    // touches atomics, errno and write(2)) or one `sigaction` returned before.
+    let (rc, old) = unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        let rc = libc::sigaction(sig, new, &mut old);
+        (rc, old)
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
     }
-    // SAFETY: p points at this thread's errno.
-    unsafe { *p }
+    Ok(old)
 }
 
-fn set_errno(v: c_int) {
-    let p = errno_ptr();
-    if !p.is_null() {
-        // SAFETY: p points at this thread's errno.
-        unsafe { *p = v };
-    }
+/// An action running `handler` (a function address, `SIG_DFL` or `SIG_IGN`) with `flags`
+/// and an empty mask.
+fn action(handler: libc::sighandler_t, flags: c_int) -> libc::sigaction {
+    // SAFETY: an all-zero sigaction is a valid "no flags, empty mask" value; sigemptyset
+    // initialises the mask it is given.
+    let mut sa: libc::sigaction = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa
+    };
+    sa.sa_sigaction = handler;
+    sa.sa_flags = flags;
+    sa
 }
 
 /// The read end of the self-pipe, made on first use.
-pub fn wake_fd() -> io::Result<RawFd> {
+pub fn wake_fd() -> io::Result<BorrowedFd<'static>> {
     if let Some((r, _)) = PIPE.get() {
-        return Ok(r.as_raw_fd());
+        return Ok(r.as_fd());
     }
     let made = fd::nonblocking_pipe()?;
     // A racing first call may have won; its pipe is the one kept (ours is closed here).
     let (r, w) = PIPE.get_or_init(|| made);
     PIPE_WRITE.store(w.as_raw_fd(), Ordering::SeqCst);
-    Ok(r.as_raw_fd())
+    Ok(r.as_fd())
 }
 
 /// The signal numbers written since the last call, in order (the pipe emptied).
 pub fn take_arrived() -> Vec<c_int> {
     match PIPE.get() {
-        Some((r, _)) => fd::drain(r.as_raw_fd())
-            .into_iter()
-            .map(c_int::from)
-            .collect(),
+        Some((r, _)) => fd::drain(r.as_fd()).into_iter().map(c_int::from).collect(),
         None => Vec::new(),
     }
 }
@@ -148,26 +148,15 @@ impl Handlers {
                     format!("cannot install a handler for signal {sig}: {e}"),
                 )
             };
-            // SAFETY: sigaction is plain data; all-zero is a valid value to overwrite.
-            let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: a query only (no new action); `current` is valid to write.
-            fd::cvt(unsafe { libc::sigaction(sig, std::ptr::null(), &mut current) })
-                .map_err(named)?;
+            let current = sigaction(sig, None).map_err(named)?;
             if how.keep_ignored && sig != libc::SIGCHLD && current.sa_sigaction == libc::SIG_IGN {
                 continue;
             }
-            // SAFETY: an all-zero sigaction is a valid "no flags, empty mask" value; the
-            // fields set below are the handler address, the flags and an initialised mask.
-            let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-            sa.sa_sigaction = on_signal as extern "C" fn(c_int) as libc::sighandler_t;
-            sa.sa_flags = if how.restart { libc::SA_RESTART } else { 0 };
-            // SAFETY: sa.sa_mask is a valid, writable sigset_t.
-            unsafe { libc::sigemptyset(&mut sa.sa_mask) };
-            // SAFETY: as above.
-            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: sig is a catchable signal; both structs are valid; the handler only
-            // touches atomics and write(2).
-            fd::cvt(unsafe { libc::sigaction(sig, &sa, &mut old) }).map_err(named)?;
+            let sa = action(
+                on_signal as extern "C" fn(c_int) as libc::sighandler_t,
+                if how.restart { libc::SA_RESTART } else { 0 },
+            );
+            let old = sigaction(sig, Some(&sa)).map_err(named)?;
             out.old.push((sig, old));
         }
         Ok(out)
@@ -191,8 +180,8 @@ impl Handlers {
 impl Drop for Handlers {
     fn drop(&mut self) {
         for (sig, old) in self.old.iter().rev() {
-            // SAFETY: restoring the action saved by `install` for the same signal.
-            unsafe { libc::sigaction(*sig, old, std::ptr::null_mut()) };
+            // Restoring the action saved by `install` for the same signal.
+            let _ = sigaction(*sig, Some(old));
         }
     }
 }
@@ -207,11 +196,15 @@ pub(crate) mod tests {
     pub(crate) static DISPOSITIONS: Mutex<()> = Mutex::new(());
 
     fn disposition(sig: c_int) -> libc::sighandler_t {
-        // SAFETY: as in `install`.
-        let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
-        // SAFETY: a query only.
-        unsafe { libc::sigaction(sig, std::ptr::null(), &mut cur) };
-        cur.sa_sigaction
+        sigaction(sig, None).unwrap().sa_sigaction
+    }
+
+    /// `raise(3)`: `sig` delivered to this thread before it returns (a `kill` to the
+    /// process could land on another thread of the test harness, later).
+    pub(crate) fn raise(sig: c_int) {
+        // SAFETY: raise has no memory-safety preconditions; the tests that call it have
+        // routed `sig` to `on_signal` (or to the default of a signal that does no harm).
+        unsafe { libc::raise(sig) };
     }
 
     #[test]
@@ -229,8 +222,7 @@ pub(crate) mod tests {
         assert_eq!(h.len(), 1);
         let fd = wake_fd().unwrap();
         take_arrived();
-        // SAFETY: raise delivers to this thread before it returns; the handler is ours.
-        unsafe { libc::raise(libc::SIGUSR2) };
+        raise(libc::SIGUSR2);
         assert!(
             fd::wait_readable(fd, Duration::from_secs(5)),
             "the byte woke poll"
@@ -244,8 +236,8 @@ pub(crate) mod tests {
     #[test]
     fn an_inherited_ignore_is_kept_only_when_asked() {
         let _turn = DISPOSITIONS.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: SIGUSR1 ignored for the test; restored below.
-        let prev = unsafe { libc::signal(libc::SIGUSR1, libc::SIG_IGN) };
+        // SIGUSR1 ignored for the test; restored below.
+        let prev = sigaction(libc::SIGUSR1, Some(&action(libc::SIG_IGN, 0))).unwrap();
         let keep = Catch {
             restart: true,
             keep_ignored: true,
@@ -269,8 +261,7 @@ pub(crate) mod tests {
         );
         drop(h);
         assert_eq!(disposition(libc::SIGUSR1), libc::SIG_IGN);
-        // SAFETY: restoring what the test found.
-        unsafe { libc::signal(libc::SIGUSR1, prev) };
+        sigaction(libc::SIGUSR1, Some(&prev)).unwrap();
     }
 
     #[test]
@@ -285,13 +276,11 @@ pub(crate) mod tests {
         )
         .unwrap();
         // A full pipe, so the handler's own write fails (EAGAIN) and sets errno.
-        let w = PIPE_WRITE.load(Ordering::SeqCst);
-        // SAFETY: one valid byte to our own non-blocking pipe, until it is full.
-        while unsafe { libc::write(w, b"x".as_ptr().cast(), 1) } == 1 {}
-        set_errno(libc::ENOSPC);
-        // SAFETY: as above.
-        unsafe { libc::raise(libc::SIGUSR2) };
-        assert_eq!(errno(), libc::ENOSPC);
+        let (_, w) = PIPE.get().unwrap();
+        while rustix::io::write(w, b"x") == Ok(1) {}
+        errno::set_errno(errno::Errno(libc::ENOSPC));
+        raise(libc::SIGUSR2);
+        assert_eq!(errno::errno().0, libc::ENOSPC);
         take_arrived();
         drop(h);
     }

@@ -2,6 +2,9 @@
 //! own, handed the terminal before it execs, with the signal mask headroom was started with,
 //! and optionally inside a cgroup it joins between fork and exec.
 
+// `unsafe` here: pre_exec: std has no safe way to run code between fork and exec.
+#![allow(unsafe_code)]
+
 use std::ffi::{OsString, c_int};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -95,11 +98,11 @@ pub(crate) fn spawn_in_own_group(argv: &[OsString], setup: Setup) -> Result<i32,
     };
     let spawned = cmd.spawn();
     if let (Err(_), Some((r, _))) = (&spawned, &marker) {
-        let mut code = 0u8;
-        // SAFETY: one writable byte; the read end is non-blocking.
-        if unsafe { libc::read(r.as_raw_fd(), (&mut code as *mut u8).cast(), 1) } == 1 {
+        let mut code = [0u8; 1];
+        // The read end is non-blocking.
+        if rustix::io::read(r, &mut code) == Ok(1) {
             return Err(SpawnError::Cgroup(io::Error::from_raw_os_error(
-                c_int::from(code),
+                c_int::from(code[0]),
             )));
         }
     }
@@ -115,7 +118,9 @@ pub(crate) fn spawn_in_own_group(argv: &[OsString], setup: Setup) -> Result<i32,
     drop(child);
     // The same from this side, so neither order of events leaves a window (as shells
     // do). EACCES after the child's exec is expected and harmless.
-    // SAFETY: setpgid on our own child, into a group it leads.
-    unsafe { libc::setpgid(pid, pid) };
+    // (Never `None`: that would name headroom itself.)
+    if let Some(child_pid) = rustix::process::Pid::from_raw(pid.max(0)) {
+        let _ = rustix::process::setpgid(Some(child_pid), Some(child_pid));
+    }
     Ok(pid)
 }

@@ -72,7 +72,7 @@ pub fn is_hangup(sig: i32) -> bool {
 /// loop that polls other descriptors too (it may be readable for other caught signals:
 /// look at `requested` when it is).
 #[cfg(unix)]
-pub fn wake_fd() -> std::io::Result<std::os::fd::RawFd> {
+pub fn wake_fd() -> std::io::Result<std::os::fd::BorrowedFd<'static>> {
     super::signal_handlers::wake_fd()
 }
 
@@ -81,48 +81,35 @@ pub fn wake_fd() -> std::io::Result<std::os::fd::RawFd> {
 /// on SIGTERM (`headroom mcp`): the wait is a `poll` on `fd` and the self-pipe together.
 #[cfg(unix)]
 pub fn read_unless_stopped(
-    fd: std::os::fd::RawFd,
+    fd: std::os::fd::BorrowedFd<'_>,
     buf: &mut [u8],
 ) -> std::io::Result<Option<usize>> {
     use super::signal_handlers;
+    use rustix::event::{PollFd, PollFlags};
     let wake = signal_handlers::wake_fd()?;
     loop {
         if requested().is_some() {
             return Ok(None);
         }
         let mut pfds = [
-            libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: wake,
-                events: libc::POLLIN,
-                revents: 0,
-            },
+            PollFd::from_borrowed_fd(fd, PollFlags::IN),
+            PollFd::from_borrowed_fd(wake, PollFlags::IN),
         ];
-        // SAFETY: two valid pollfds for the duration of the call; no timeout.
-        let n = unsafe { libc::poll(pfds.as_mut_ptr(), 2, -1) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+        match super::fd::poll(&mut pfds, None) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
         }
-        if pfds[1].revents != 0 {
+        let (input, woke) = (pfds[0].revents(), pfds[1].revents());
+        if !woke.is_empty() {
             signal_handlers::take_arrived();
         }
-        if pfds[0].revents != 0 {
-            // SAFETY: buf is writable for its length; poll said a read will not block.
-            let r = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-            if r >= 0 {
-                return Ok(Some(r as usize));
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e);
+        if !input.is_empty() {
+            // poll said a read will not block.
+            match rustix::io::read(fd, &mut *buf) {
+                Ok(n) => return Ok(Some(n)),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
             }
         }
     }
@@ -174,7 +161,8 @@ mod tests {
     /// that would otherwise take a minute.
     #[test]
     fn a_signal_between_the_look_and_the_sleep_still_ends_the_sleep_at_once() {
-        use crate::platform::signal_handlers::{Catch, Handlers, clear_stop, tests::DISPOSITIONS};
+        use crate::platform::signal_handlers::tests::{DISPOSITIONS, raise};
+        use crate::platform::signal_handlers::{Catch, Handlers, clear_stop};
         let _turn = DISPOSITIONS.lock().unwrap_or_else(|e| e.into_inner());
         let h = Handlers::install(
             &[libc::SIGHUP],
@@ -185,8 +173,8 @@ mod tests {
         )
         .unwrap();
         crate::platform::signal_handlers::take_arrived();
-        // SAFETY: the handler for SIGHUP is ours; raise delivers before it returns.
-        unsafe { libc::raise(libc::SIGHUP) };
+        // The handler for SIGHUP is ours; raise delivers before it returns.
+        raise(libc::SIGHUP);
         assert_eq!(requested(), Some(libc::SIGHUP));
         assert!(!is_interrupt(libc::SIGHUP) && is_interrupt(libc::SIGINT));
         clear_stop();
@@ -195,8 +183,7 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
         // With the flag set, sleep returns without sleeping; the control: without it, it
         // sleeps the time asked.
-        // SAFETY: as above.
-        unsafe { libc::raise(libc::SIGHUP) };
+        raise(libc::SIGHUP);
         let t = Instant::now();
         sleep(Duration::from_secs(60));
         assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());

@@ -22,15 +22,21 @@
 //! owner of dispositions), the terminal in `tty.rs`, `$PATH` lookup in `path_lookup.rs`, the
 //! fork/exec in `spawn.rs`; this file holds them together for one run.
 
+// `unsafe` here: raise(SIGTSTP): libc only (job control stops headroom itself).
+#![allow(unsafe_code)]
+
 use std::ffi::{OsString, c_int};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags};
+use rustix::process::WaitOptions;
 
 use super::signal_handlers::{self, Catch, Handlers};
 pub use super::spawn::SpawnError;
 use super::spawn::{Setup, spawn_in_own_group};
-use super::tty::{Tty, tty_signals};
+use super::tty::{Tty, thread_mask, tty_signals};
 use crate::platform::Signal;
 
 /// Signals whose arrival wakes the loop.
@@ -61,7 +67,7 @@ pub enum ChildEvent {
 /// The OS state `run` holds while it supervises a command.
 pub struct Supervisor {
     /// The self-pipe's read end (`signal_handlers`).
-    wake: std::os::fd::RawFd,
+    wake: BorrowedFd<'static>,
     handlers: Handlers,
     old_mask: libc::sigset_t,
     tty: Option<Tty>,
@@ -88,8 +94,8 @@ impl std::fmt::Debug for Supervisor {
 /// Become a child subreaper (Linux): orphaned descendants are reparented to this process.
 #[cfg(target_os = "linux")]
 fn become_subreaper() -> io::Result<bool> {
-    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) takes integer arguments only.
-    super::fd::cvt(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })?;
+    // Any non-zero argument sets the flag; rustix passes this process's pid.
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
     Ok(true)
 }
 
@@ -107,14 +113,8 @@ impl Supervisor {
         // Bytes of signals that arrived before this run are not this run's.
         signal_handlers::take_arrived();
 
-        let blocked = tty_signals();
-        // SAFETY: sigset_t is plain data; pthread_sigmask fills it.
-        let mut old_mask: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: both sets are valid; this thread is the one that runs the loop.
-        let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &blocked, &mut old_mask) };
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
+        // This thread is the one that runs the loop.
+        let old_mask = thread_mask(libc::SIG_BLOCK, &tty_signals())?;
         let handlers = Handlers::install(
             &CAUGHT,
             Catch {
@@ -125,10 +125,8 @@ impl Supervisor {
         let handlers = match handlers {
             Ok(h) => h,
             Err(e) => {
-                // SAFETY: restoring the mask saved above, on the same thread.
-                unsafe {
-                    libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut())
-                };
+                // Restoring the mask saved above, on the same thread.
+                let _ = thread_mask(libc::SIG_SETMASK, &old_mask);
                 return Err(e);
             }
         };
@@ -207,37 +205,28 @@ impl Supervisor {
 
     /// Sleep until a caught signal arrives or `timeout` passes; what arrived, in order.
     pub fn wait(&mut self, timeout: Duration) -> Vec<Wake> {
-        let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as c_int;
         let pressure = self.pressure.as_ref().and_then(|p| p.poll_spec());
         let parent_fd = self.parent.as_ref().and_then(|p| p.poll_fd());
-        let mut pfds = [
-            libc::pollfd {
-                fd: self.wake,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: pressure.map_or(-1, |(fd, _)| fd),
-                events: pressure.map_or(0, |(_, ev)| ev),
-                revents: 0,
-            },
-            // A negative fd is skipped by poll.
-            libc::pollfd {
-                fd: parent_fd.unwrap_or(-1),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: three valid pollfds (unused ones negative). EINTR just ends the wait
-        // early; the byte the handler wrote is read below or on the next call.
-        unsafe { libc::poll(pfds.as_mut_ptr(), 3, ms) };
+        // Only what there is is polled: no pressure source or parent kqueue, no entry.
+        let mut pfds = vec![PollFd::from_borrowed_fd(self.wake, PollFlags::IN)];
+        let pressure_at = pressure.map(|(fd, ev)| {
+            pfds.push(PollFd::from_borrowed_fd(fd, ev));
+            (pfds.len() - 1, ev)
+        });
+        if let Some(fd) = parent_fd {
+            pfds.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
+        }
+        // EINTR just ends the wait early; the byte the handler wrote is read below or on
+        // the next call.
+        let _ = super::fd::poll(&mut pfds, Some(timeout));
+        let pressure_woke = pressure_at.map(|(i, ev)| (pfds[i].revents(), ev));
+        drop(pfds);
         let mut out = Vec::new();
-        if let (Some(p), Some((_, ev))) = (self.pressure.as_mut(), pressure) {
-            let r = pfds[1].revents;
-            if r & ev != 0 {
+        if let (Some(p), Some((r, ev))) = (self.pressure.as_mut(), pressure_woke) {
+            if r.intersects(ev) {
                 p.drain();
                 out.push(Wake::Pressure);
-            } else if r & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
+            } else if r.intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL) {
                 self.pressure = None;
             }
         }
@@ -268,22 +257,24 @@ impl Supervisor {
     pub fn reap(&self) -> Vec<(i32, ChildEvent)> {
         let mut out = Vec::new();
         loop {
-            let mut status: c_int = 0;
-            // SAFETY: status is a valid out-pointer; WNOHANG never blocks.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::WUNTRACED) };
-            if pid <= 0 {
+            // `waitpid(-1, …)`: any child (rustix's `waitpid(None, …)` is pid 0, headroom's
+            // own group only, which the command has left). WNOHANG never blocks. None, or
+            // an error (ECHILD): no more.
+            let Ok(Some((pid, status))) =
+                rustix::process::wait(WaitOptions::NOHANG | WaitOptions::UNTRACED)
+            else {
                 return out;
-            }
-            let ev = if libc::WIFEXITED(status) {
-                ChildEvent::Exited(libc::WEXITSTATUS(status))
-            } else if libc::WIFSIGNALED(status) {
-                ChildEvent::Signaled(libc::WTERMSIG(status))
-            } else if libc::WIFSTOPPED(status) {
-                ChildEvent::Stopped(libc::WSTOPSIG(status))
+            };
+            let ev = if let Some(code) = status.exit_status() {
+                ChildEvent::Exited(code)
+            } else if let Some(sig) = status.terminating_signal() {
+                ChildEvent::Signaled(sig)
+            } else if let Some(sig) = status.stopping_signal() {
+                ChildEvent::Stopped(sig)
             } else {
                 continue;
             };
-            out.push((pid, ev));
+            out.push((pid.as_raw_pid(), ev));
         }
     }
 
@@ -313,7 +304,7 @@ impl Drop for Supervisor {
     fn drop(&mut self) {
         self.take_terminal();
         // The handlers go back when `self.handlers` drops, right after this.
-        // SAFETY: restoring the mask saved by `install`, on the same thread.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut()) };
+        // Restoring the mask saved by `install`, on the same thread.
+        let _ = thread_mask(libc::SIG_SETMASK, &self.old_mask);
     }
 }

@@ -6,8 +6,6 @@
 //! user's file, must never be written through, truncated or created. Such a link is an error
 //! that names it; the caller still prints its reading.
 
-#![allow(unsafe_code)]
-
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -228,19 +226,14 @@ impl Lock {
             })?;
         #[cfg(unix)]
         {
-            use std::os::fd::AsRawFd;
+            use rustix::fs::FlockOperation;
             let op = if wait {
-                libc::LOCK_EX
+                FlockOperation::LockExclusive
             } else {
-                libc::LOCK_EX | libc::LOCK_NB
+                FlockOperation::NonBlockingLockExclusive
             };
-            loop {
-                // SAFETY: the fd is open for the lifetime of `file`.
-                let rc = unsafe { libc::flock(file.as_raw_fd(), op) };
-                if rc == 0 {
-                    break;
-                }
-                let e = std::io::Error::last_os_error();
+            while let Err(e) = rustix::fs::flock(&file, op) {
+                let e = std::io::Error::from(e);
                 if e.kind() == std::io::ErrorKind::WouldBlock && !wait {
                     return Ok(None);
                 }

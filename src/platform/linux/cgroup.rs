@@ -174,9 +174,8 @@ fn lists_memory(text: &str) -> bool {
 
 /// The page size, to which the kernel rounds limits down.
 fn page_size() -> u64 {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 { p as u64 } else { 4096 }
+    let p = rustix::param::page_size() as u64;
+    if p > 0 { p } else { 4096 }
 }
 
 /// `memory.high` for a cap of `max`: a sixteenth below, so the kernel throttles and

@@ -15,16 +15,12 @@ pub(super) fn others_hidden(proc: &Path) -> bool {
 }
 
 fn is_procfs(path: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+    let Ok(fs) = rustix::fs::statfs(path) else {
         return false;
     };
-    // SAFETY: statfs is plain old data; zeroed is a valid value.
-    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a NUL-terminated path, fs a valid, writable statfs.
-    let rc = unsafe { libc::statfs(c.as_ptr(), &mut fs) };
     #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
     let magic = fs.f_type as i64;
-    rc == 0 && magic == PROC_SUPER_MAGIC
+    magic == PROC_SUPER_MAGIC
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@
 use std::ffi::CStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use super::pidfd_info::{self, Info};
@@ -157,13 +157,7 @@ impl Scan {
     fn threads(&self, pid: i32) -> Option<u32> {
         let mut buf = [0u8; 32];
         let path = rel_path(pid, b"task", &mut buf)?;
-        // SAFETY: stat is plain old data; zeroed is a valid value to overwrite.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid directory descriptor, a NUL-terminated path, a writable stat.
-        let rc = unsafe { libc::fstatat(self.proc.as_raw_fd(), path.as_ptr(), &mut st, 0) };
-        if rc != 0 {
-            return None;
-        }
+        let st = rustix::fs::statat(&self.proc, path, rustix::fs::AtFlags::empty()).ok()?;
         #[allow(clippy::useless_conversion)]
         let nlink = u64::from(st.st_nlink);
         (nlink >= 3)
@@ -175,19 +169,14 @@ impl Scan {
     fn leader_exited(&self, pid: i32) -> Option<bool> {
         let mut buf = [0u8; 32];
         let path = rel_path(pid, b"statm", &mut buf)?;
-        // SAFETY: a valid directory descriptor and a NUL-terminated relative path.
-        let fd = unsafe {
-            libc::openat(
-                self.proc.as_raw_fd(),
-                path.as_ptr(),
-                libc::O_RDONLY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return None;
-        }
-        // SAFETY: just opened, owned by nothing else.
-        let statm = unsafe { File::from_raw_fd(fd) };
+        let statm = rustix::fs::openat(
+            &self.proc,
+            path,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .ok()?;
+        let statm = File::from(statm);
         pidfd_info::leader_exited(&statm)
     }
 }

@@ -28,9 +28,9 @@ pub(super) struct ProcReader {
 
 impl ProcReader {
     pub(super) fn new(roots: Roots) -> Self {
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        let hz = if hz > 0 { hz as u64 } else { 100 };
+        // `sysconf(_SC_CLK_TCK)`: the kernel's `AT_CLKTCK`.
+        let hz = rustix::param::clock_ticks_per_second();
+        let hz = if hz > 0 { hz } else { 100 };
         // Only this machine's `/proc` names the pids a pidfd opens.
         let real_proc = roots.proc == Path::new("/proc");
         Self {

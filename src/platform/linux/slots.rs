@@ -144,15 +144,11 @@ impl KeptStatus {
     }
 
     fn budget_now() -> usize {
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: `rl` is a valid, writable rlimit.
-        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 {
-            return 0;
-        }
-        rl.rlim_cur.saturating_sub(RESERVE).min(MAX_KEPT) as usize
+        // `None` is RLIM_INFINITY.
+        let cur = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(u64::MAX);
+        cur.saturating_sub(RESERVE).min(MAX_KEPT) as usize
     }
 
     /// Start a snapshot: one `poll` over the kept pidfds says which processes exited.
@@ -382,23 +378,21 @@ impl KeptStatus {
 /// `RESERVE`), for a long-lived reader that keeps descriptors (`watch`). The limit is a
 /// per-process ceiling the user already holds; nothing is raised above the hard limit.
 pub fn raise_nofile() {
-    let mut rl = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `rl` is a valid, writable rlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 {
-        return;
-    }
-    let want = rl.rlim_max.min(MAX_KEPT + RESERVE);
-    if want > rl.rlim_cur {
-        rl.rlim_cur = want;
-        // SAFETY: `rl` is a valid rlimit no higher than the hard limit it was read with.
-        // This is platform/, which may change limits (clippy.toml).
+    use rustix::process::{Resource, Rlimit};
+    // `None` is RLIM_INFINITY.
+    let rl = rustix::process::getrlimit(Resource::Nofile);
+    let want = rl.maximum.unwrap_or(u64::MAX).min(MAX_KEPT + RESERVE);
+    if want > rl.current.unwrap_or(u64::MAX) {
+        // No higher than the hard limit it was read with. This is platform/, which may
+        // change limits (clippy.toml).
         #[allow(clippy::disallowed_methods)]
-        unsafe {
-            libc::setrlimit(libc::RLIMIT_NOFILE, &rl)
-        };
+        let _ = rustix::process::setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(want),
+                maximum: rl.maximum,
+            },
+        );
     }
 }
 

@@ -5,6 +5,10 @@
 //! (and tested) on every OS; only the calls are gated to macOS, and
 //! `../shared/tools/check-macos` type-checks them on Linux.
 
+// `unsafe` here: the macOS backend is FFI (libproc, sysctl, Mach, CoreFoundation) with no
+// safe crate.
+#![allow(unsafe_code)]
+
 pub mod apps_ffi;
 pub mod boot;
 pub mod kinfo;

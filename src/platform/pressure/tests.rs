@@ -15,8 +15,7 @@ fn an_event_wakes_the_wait_at_once_not_at_the_next_tick() {
     let fired = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
         let at = Instant::now();
-        // SAFETY: one valid byte to a descriptor this thread owns.
-        unsafe { libc::write(w.as_raw_fd(), b"x".as_ptr().cast(), 1) };
+        rustix::io::write(&w, b"x").unwrap();
         (at, w)
     });
     let woke = p.wait(Duration::from_secs(30), &|| false);
@@ -64,9 +63,8 @@ fn a_stop_signal_ends_a_long_wait_at_once() {
                 std::thread::sleep(Duration::from_millis(100));
                 let at = Instant::now();
                 while !done.load(std::sync::atomic::Ordering::SeqCst) {
-                    // SAFETY: the handler for SIGHUP is ours; raise delivers it to this
-                    // thread.
-                    unsafe { libc::raise(libc::SIGHUP) };
+                    // The handler for SIGHUP is ours; raise delivers it to this thread.
+                    crate::platform::signal_handlers::tests::raise(libc::SIGHUP);
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 at

@@ -189,8 +189,7 @@ fn the_parent_of_a_zombie_is_named_as_it_is_now() {
 )]
 fn a_changed_real_uid_is_seen_the_next_round() {
     require_pidfd_info();
-    // SAFETY: getuid has no preconditions.
-    let root = unsafe { libc::getuid() } == 0;
+    let root = rustix::process::getuid().is_root();
     assert!(
         root && std::path::Path::new("/usr/bin/setpriv").exists(),
         "changing a process's real uid needs root and /usr/bin/setpriv"
