@@ -275,7 +275,7 @@ fn a_grace_beyond_sixty_seconds_is_refused_from_the_flag_and_both_sections() {
     accepted(&[], "[memory]\ngrace = \"60s\"\n");
 }
 
-/// `watch`'s cleanup runs beside the rounds: while its escalation waits out a 15 s grace for
+/// `watch`'s cleanup runs beside the rounds: while its escalation waits out a 30 s grace (long enough that a loaded machine still fits three rounds and a guard in it) for
 /// a leaker that ignores SIGTERM, readings keep coming, and (as the private uid) a memory
 /// guard ends a tree over its limit; only then is the leaker killed and the cleanup
 /// reported. (Before: the round was held for the whole grace, no reading and no guard.)
@@ -285,7 +285,7 @@ fn watch_keeps_reading_and_guarding_while_its_cleanup_waits_out_the_grace() {
     let cfg = env.path("watch.toml");
     std::fs::write(
         &cfg,
-        "[reap]\nallow = [\"agency-wgrace\"]\ngrace = \"15s\"\n[notifications]\nenabled = false\n\
+        "[reap]\nallow = [\"agency-wgrace\"]\ngrace = \"30s\"\n[notifications]\nenabled = false\n\
          [[memory.guard]]\npattern = \"hog-wgrace\"\nlimit = \"100M\"\n[memory]\ngrace = \"1s\"\n",
     )
     .unwrap();
