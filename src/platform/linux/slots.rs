@@ -26,8 +26,10 @@
 //! read was a zombie's, is served that read's record: 2.6 µs instead of 17.7 (~4 µs
 //! multi-threaded). Its name and non-zombie state (running, sleeping, stopped) are then
 //! those of that read: slot counting uses neither, except the names of zombies' parents,
-//! which the snapshot reads in full again (`live.rs`). Without the ioctl (older kernels),
-//! or for a fake `--proc-root`, every round reads every `status`, as before.
+//! which the snapshot reads in full again (`live.rs`). A single-threaded zombie whose pidfd
+//! has polled exited is dead and keeps its thread count without the link count (`dead`).
+//! Without the ioctl (older kernels), or for a fake `--proc-root`, every round reads every
+//! `status`, as before.
 
 use std::collections::HashMap;
 use std::fs::File;
