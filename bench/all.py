@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One entry point for headroom's side-by-side benchmarks (issue 31 item 4).
 
-    bench/all.py [--runs N] [--secs S] [--sizes 100,1400,6000] [--earlyoom PATH] [--only NAME]
+    bench/all.py [--runs N] [--secs S] [--sizes 100,1400,6000] [--earlyoom PATH] [--table-every SECS]
+                 [--only NAME]
 
 Every comparison runs headroom and its peer interleaved, in the same run on the same table
 and load, N times each, and prints min / median / max of each and the ratio of the medians
@@ -11,10 +12,15 @@ count) is printed first: on a shared machine compare ratios, not absolute figure
 Comparisons (Linux):
   probe   `probe --json --no-history` vs `ps -e -o pid,ppid,stat,uid,comm` on a table with
           3,000 zombies of a fixture (wall time per run, ms).
-  watch   `watch --interval 1s` idle vs `earlyoom --dryrun` (its default 1 s), CPU ms over S
-          seconds (schedstat), with 100, 1,400 or 6,000 extra processes of the benchmark's
-          (sleeping fixtures up to 1,400, zombies above: a zombie costs watch's scan the same
-          and the machine no memory).
+  watch   `watch --interval 1s` idle vs `earlyoom --dryrun` (its default 1 s), both running at
+          once and measured over the same windows (schedstat of every thread), with 100,
+          1,400 or 6,000 extra processes of the benchmark's (sleeping fixtures up to 1,400,
+          zombies above: a zombie costs watch's scan the same and the machine no memory).
+          Two rows a size: `quiet`, S seconds of quiet rounds alone (no whole-table round in
+          the window, checked); `period`, one whole `--table-every` (2 min) from the same
+          start, so its rounds are the quiet ones and exactly one whole-table round, with the
+          table round's own cost derived from the two. watch's start-up and first round (a
+          whole-table one) are counted apart, before either window.
   run     `run --limit 1G` vs the `ps` loop a user would write (bench/ps_watchdog.sh) around
           an idle 20-process tree, CPU ms over S seconds (headroom: its own schedstat; the
           loop: its ticks and its reaped children's, as bench/run_limit.sh counts them).
@@ -185,31 +191,78 @@ def extra_processes(n):
     return Supervised([FIX, "leak", "--zombies", str(n)])
 
 
+def cpu_ns(pid):
+    """Every thread's CPU time (watch has an output thread; earlyoom one thread)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total
+
+
+def next_reading(s):
+    for line in s.p.stdout:
+        if '"type":"reading"' in line:
+            return True
+    return False
+
+
 def bench_watch(args, env):
     if not args.earlyoom:
         print("watch: skipped (no earlyoom: --earlyoom PATH, or apt-get install earlyoom)")
         return
+    every = args.table_every
+    if args.secs + 4 >= every:
+        raise SystemExit(f"--secs {args.secs} must be below --table-every {every} less 4 s")
     for n in args.sizes:
         extra = extra_processes(n)
         try:
-            ours, peer, first = [], [], []
+            quiet, quiet_peer, period, period_peer, table, first, spans = [], [], [], [], [], [], []
             for _ in range(args.runs):
-                s = Supervised([HR, "watch", "--interval", "1s", "--no-auto-reap", "--no-hangs", "--json"], ready=False)
-                # Start-up and the first round, which reads the whole table (as one round in
-                # every `--table-every`, 2 min, does): counted apart.
-                for line in s.p.stdout:
-                    if '"type":"reading"' in line:
-                        break
-                first.append(schedstat_ns(s.pid) / 1e6)
-                ours.append(cpu_over(s.pid, args.secs))
-                s.close()
-                s = Supervised([args.earlyoom, "--dryrun"], ready=False)
+                peer = Supervised([args.earlyoom, "--dryrun"], ready=False)
                 time.sleep(2)  # its start-up
-                peer.append(cpu_over(s.pid, args.secs))
+                s = Supervised(
+                    [HR, "watch", "--interval", "1s", "--table-every", f"{every:g}s", "--no-auto-reap", "--no-hangs", "--json"],
+                    ready=False,
+                )
+                # Start-up and the first round, which reads the whole table: counted apart.
+                if not next_reading(s):
+                    raise SystemExit("watch ended before its first reading")
+                first.append(cpu_ns(s.pid) / 1e6)
+                # Both windows start 2 s after the first reading (its tail, the state write, is
+                # the first round's) and at the same instant for both programs.
+                time.sleep(2)
+                a0, b0, t0 = cpu_ns(s.pid), cpu_ns(peer.pid), time.monotonic()
+                time.sleep(args.secs)
+                a1, b1, t1 = cpu_ns(s.pid), cpu_ns(peer.pid), time.monotonic()
+                # The next reading is the next whole-table round, `--table-every` after the
+                # first: the period window ends as long after it as the windows started
+                # after the first, so it holds exactly one.
+                if not next_reading(s):
+                    raise SystemExit("watch ended before its second whole-table round")
+                if time.monotonic() - t0 < args.secs:
+                    raise SystemExit("a whole-table round came inside the quiet window")
+                time.sleep(2)
+                a2, b2, t2 = cpu_ns(s.pid), cpu_ns(peer.pid), time.monotonic()
                 s.close()
-            row(f"watch 1s idle, +{n} processes ({machine()})", f"ms/{args.secs}s", ours, peer, "earlyoom")
+                peer.close()
+                scale = lambda c0, c1, u0, u1: (c1 - c0) / 1e6 * args.secs / (u1 - u0)  # noqa: E731
+                quiet.append(scale(a0, a1, t0, t1))
+                quiet_peer.append(scale(b0, b1, t0, t1))
+                period.append((a2 - a0) / 1e6)
+                period_peer.append((b2 - b0) / 1e6)
+                # The table round: the period's CPU less its quiet rounds at the quiet rate.
+                table.append((a2 - a0) / 1e6 - (a1 - a0) / 1e6 * (t2 - t0) / (t1 - t0))
+                spans.append(t2 - t0)
+            span = statistics.median(spans)
+            row(f"watch 1s quiet, +{n} processes ({machine()})", f"ms/{args.secs:g}s", quiet, quiet_peer, "earlyoom")
+            row(f"watch 1s period, +{n} processes", f"ms/{span:.0f}s", period, period_peer, "earlyoom")
+            pad = f"{'':<34}"
+            print(f"{pad} the period ({span:.0f} s) holds its quiet rounds and 1 whole-table round; that round alone "
+                  f"{'/'.join(f'{v:.2f}' for v in spread(table))} ms")
             lo, mid, hi = spread(first)
-            print(f"{'':<34} watch's start-up and first (whole-table) round: {lo:.2f}/{mid:.2f}/{hi:.2f} ms")
+            print(f"{pad} watch's start-up and first (whole-table) round: {lo:.2f}/{mid:.2f}/{hi:.2f} ms")
+            sys.stdout.flush()
         finally:
             extra.close()
 
@@ -247,6 +300,7 @@ def main():
     ap.add_argument("--secs", type=float, default=10)
     ap.add_argument("--sizes", default="100,1400,6000")
     ap.add_argument("--earlyoom", default=shutil.which("earlyoom"))
+    ap.add_argument("--table-every", type=float, default=120, help="watch's --table-every, seconds (its default: 120)")
     ap.add_argument("--only", choices=[name for name, _ in COMPARISONS])
     args = ap.parse_args()
     args.sizes = [int(x) for x in args.sizes.split(",") if x]

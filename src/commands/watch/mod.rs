@@ -211,7 +211,7 @@ pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
             // The reader went away (`watch --json | head`): nobody to guard for.
             break;
         }
-        if let Some(change) = program.as_mut().and_then(service::ProgramWatch::check) {
+        if let Some(change) = program.as_mut().and_then(|p| p.check(started)) {
             let (message, restart) = service::on_change(&change, label.as_deref());
             g.notice(Severity::Warning, &message);
             if restart {

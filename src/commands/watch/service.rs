@@ -20,7 +20,7 @@
 //!   says how to restart.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
@@ -160,12 +160,21 @@ pub enum ProgramChange {
     Gone(PathBuf),
 }
 
-/// The path this guard was started by and the file it named then, looked at each round.
+/// How often, at most, the program on disk is looked at: an upgrade is noticed within this
+/// (within a round when rounds are further apart, as at the default 60 s), and a quiet round
+/// at 1 s, otherwise three system calls and its wait, makes the `statx` (a walk of the
+/// whole path) one round in five.
+pub const PROGRAM_EVERY: Duration = Duration::from_secs(5);
+
+/// The path this guard was started by and the file it named then, looked at after a round
+/// at most every `PROGRAM_EVERY`.
 #[derive(Debug)]
 pub struct ProgramWatch {
     path: PathBuf,
     at_start: FileId,
     told: bool,
+    /// When it was last looked at (monotonic); `None` before the first round.
+    looked: Option<Instant>,
 }
 
 impl ProgramWatch {
@@ -178,16 +187,23 @@ impl ProgramWatch {
             path,
             at_start,
             told: false,
+            looked: None,
         })
     }
 
-    /// A change, the first time one is seen (one `stat` of the path); `None` after that, so
-    /// it is said once. A read that fails for another reason than a missing file says
-    /// nothing: an unreadable path is no sign of an upgrade.
-    pub fn check(&mut self) -> Option<ProgramChange> {
-        if self.told {
+    /// A change, the first time one is seen (one `stat` of the path, unless the last was
+    /// less than `PROGRAM_EVERY` before `now`); `None` after that, so it is said once. A read
+    /// that fails for another reason than a missing file says nothing: an unreadable path is
+    /// no sign of an upgrade.
+    pub fn check(&mut self, now: Instant) -> Option<ProgramChange> {
+        if self.told
+            || self
+                .looked
+                .is_some_and(|at| now.saturating_duration_since(at) < PROGRAM_EVERY)
+        {
             return None;
         }
+        self.looked = Some(now);
         let change = match own_program::file_id(&self.path) {
             Ok(now) if now == self.at_start => return None,
             Ok(_) => ProgramChange::Replaced(self.path.clone()),
@@ -316,23 +332,47 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("headroom");
         std::fs::write(&path, b"old").unwrap();
-        let mut w = ProgramWatch {
-            at_start: own_program::file_id(&path).unwrap(),
-            path: path.clone(),
-            told: false,
-        };
-        assert_eq!(w.check(), None, "unchanged");
+        let t = Instant::now();
+        let mut w = watching(&path);
+        assert_eq!(w.check(t), None, "unchanged");
         let new = d.path().join("headroom.new");
         std::fs::write(&new, b"new").unwrap();
         std::fs::rename(&new, &path).unwrap();
-        assert_eq!(w.check(), Some(ProgramChange::Replaced(path.clone())));
-        assert_eq!(w.check(), None, "said once");
-        let mut gone = ProgramWatch {
-            at_start: own_program::file_id(&path).unwrap(),
-            path: path.clone(),
-            told: false,
-        };
+        let later = t + PROGRAM_EVERY;
+        assert_eq!(w.check(later), Some(ProgramChange::Replaced(path.clone())));
+        assert_eq!(w.check(later + PROGRAM_EVERY), None, "said once");
+        let mut gone = watching(&path);
         std::fs::remove_file(&path).unwrap();
-        assert_eq!(gone.check(), Some(ProgramChange::Gone(path)));
+        assert_eq!(gone.check(t), Some(ProgramChange::Gone(path)));
+    }
+
+    fn watching(path: &Path) -> ProgramWatch {
+        ProgramWatch {
+            at_start: own_program::file_id(path).unwrap(),
+            path: path.to_path_buf(),
+            told: false,
+            looked: None,
+        }
+    }
+
+    /// The program is looked at no more often than `PROGRAM_EVERY`: a replacement just
+    /// after a look waits for the next (breaking input), and is seen once that much time
+    /// has passed (control).
+    #[test]
+    fn the_program_is_looked_at_once_every_program_every() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("headroom");
+        std::fs::write(&path, b"old").unwrap();
+        let t = Instant::now();
+        let mut w = watching(&path);
+        assert_eq!(w.check(t), None, "the first round looks: unchanged");
+        std::fs::remove_file(&path).unwrap();
+        let soon = t + PROGRAM_EVERY - Duration::from_millis(1);
+        assert_eq!(w.check(soon), None, "not looked at again yet");
+        assert_eq!(
+            w.check(t + PROGRAM_EVERY),
+            Some(ProgramChange::Gone(path)),
+            "looked at again"
+        );
     }
 }

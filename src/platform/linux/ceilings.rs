@@ -167,12 +167,17 @@ fn tightest(levels: impl Iterator<Item = (PathBuf, Option<String>, Option<String
 /// does not move between readings is kept from the last one: the values of `threads-max`
 /// and `pid_max`, the levels without a limit, whether RLIMIT_NPROC is enforced (root,
 /// this process's capabilities); the next full reading, at most `core::round_plan`'s
-/// period later, reads them again.
+/// period later, reads them again, and so is whose slots they are: a process's real uid
+/// does not change unless it calls `setuid`, which headroom never does, so a quiet round
+/// makes no `getuid` call.
 #[derive(Debug)]
 pub(super) struct KeptCeilings {
     last: Vec<Ceiling>,
     loadavg: fs::File,
     levels: Vec<(PathBuf, fs::File, fs::File)>,
+    uid: u32,
+    /// `loadavg`'s text, one buffer for every round: a quiet round allocates no room for it.
+    text: std::cell::RefCell<String>,
 }
 
 impl KeptCeilings {
@@ -194,15 +199,19 @@ impl KeptCeilings {
             last: last.to_vec(),
             loadavg,
             levels,
+            uid: crate::platform::current_uid(),
+            text: std::cell::RefCell::new(String::with_capacity(128)),
         })
     }
 
     /// The bound and the ceilings now (`pread`s of the kept files and one `getrlimit`).
     pub(super) fn read(&self) -> Bound {
-        let mut text = String::with_capacity(128);
-        let tasks = read_whole(&self.loadavg, &mut text)
-            .ok()
-            .and_then(|_| procfs::parse_loadavg_tasks(&text));
+        let tasks = {
+            let mut text = self.text.borrow_mut();
+            read_whole(&self.loadavg, &mut text)
+                .ok()
+                .and_then(|_| procfs::parse_loadavg_tasks(&text))
+        };
         let cgroup = (!self.levels.is_empty()).then(|| {
             tightest(self.levels.iter().map(|(dir, max, cur)| {
                 let mut m = String::new();
@@ -238,7 +247,7 @@ impl KeptCeilings {
         Bound {
             slots: tasks,
             ceilings,
-            uid: crate::platform::current_uid(),
+            uid: self.uid,
         }
     }
 }

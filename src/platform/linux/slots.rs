@@ -26,8 +26,10 @@
 //! read was a zombie's, is served that read's record: 2.6 µs instead of 17.7 (~4 µs
 //! multi-threaded). Its name and non-zombie state (running, sleeping, stopped) are then
 //! those of that read: slot counting uses neither, except the names of zombies' parents,
-//! which the snapshot reads in full again (`live.rs`). Without the ioctl (older kernels),
-//! or for a fake `--proc-root`, every round reads every `status`, as before.
+//! which the snapshot reads in full again (`live.rs`). A single-threaded zombie whose pidfd
+//! has polled exited is dead and keeps its thread count without the link count (`dead`).
+//! Without the ioctl (older kernels), or for a fake `--proc-root`, every round reads every
+//! `status`, as before.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -119,6 +121,16 @@ fn still_unchanged(
         && leader
 }
 
+/// A process that was a single-threaded zombie at its last full read and whose pidfd has
+/// polled exited since is dead: no thread can start in it, so its thread count is still that
+/// read's and its `task` link count need not be asked (one `fstat` fewer a zombie in a
+/// table round, and a leak of thousands of zombies is the table those rounds read most).
+/// Its parent can still change (it is reparented when the parent dies), and
+/// `PIDFD_GET_INFO` is still asked for that, and fails once it is reaped.
+fn dead(record: &ProcessRecord, exited: bool) -> bool {
+    exited && record.is_zombie() && record.threads == Some(1)
+}
+
 impl KeptStatus {
     /// Keep as many as the soft RLIMIT_NOFILE allows beyond `RESERVE` (none at the usual
     /// 1,024, where every read goes by path as before; `watch` raises its soft limit).
@@ -195,7 +207,11 @@ impl KeptStatus {
         let same = match pidfd_info::info(fd) {
             Ok(info) => {
                 let leader = c.statm.as_ref().and_then(pidfd_info::leader_exited);
-                let threads = pidfd_info::threads(&c.task);
+                let threads = if dead(&c.record, k.exited) {
+                    c.record.threads
+                } else {
+                    pidfd_info::threads(&c.task)
+                };
                 still_unchanged(&c.record, pid, info, threads, k.exited, leader)
             }
             // Reaped (ESRCH): read afresh, as any kept descriptor that reads ESRCH.

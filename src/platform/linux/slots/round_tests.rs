@@ -256,3 +256,24 @@ fn any_compared_change_means_a_full_read() {
     rec.threads = Some(1);
     assert!(same(&rec, info, 1, true, None), "a single-threaded zombie");
 }
+
+/// Only a process that was a single-threaded zombie and has exited since skips its thread
+/// count: a zombie leader whose other threads still run, a live process, and a zombie whose
+/// pidfd has not polled exited are counted as before.
+#[test]
+fn only_a_dead_single_threaded_zombie_keeps_its_thread_count() {
+    let mut zombie = crate::core::snapshot::fixture::proc(100, 1, "leak");
+    zombie.state = crate::core::snapshot::ProcState::Zombie;
+    zombie.threads = Some(1);
+    assert!(dead(&zombie, true));
+    assert!(!dead(&zombie, false), "its pidfd has not polled exited");
+    let mut leader = zombie.clone();
+    leader.threads = Some(3);
+    assert!(
+        !dead(&leader, true),
+        "a zombie leader, its other threads running"
+    );
+    let mut live = zombie.clone();
+    live.state = crate::core::snapshot::ProcState::Sleeping;
+    assert!(!dead(&live, true), "not a zombie at its last read");
+}
