@@ -44,7 +44,7 @@ pub const POLL: Duration = Duration::from_millis(25);
 /// How one identity's escalation ended. Stable names (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum EscalationOutcome {
     ExitedAfterTerm,
     Killed,
     IdentityChanged,
@@ -54,7 +54,7 @@ pub enum Outcome {
     Spared,
 }
 
-impl Outcome {
+impl EscalationOutcome {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ExitedAfterTerm => "exited-after-term",
@@ -80,7 +80,7 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Ended {
     pub identity: Identity,
-    pub outcome: Outcome,
+    pub outcome: EscalationOutcome,
     /// Signals actually delivered, in order (SIGCONT after SIGTERM included).
     pub signals: Vec<Signal>,
     /// What went wrong, for `signal-failed` and unreadable identities.
@@ -152,7 +152,7 @@ enum State {
     Termed,
     /// SIGKILL delivered; waiting for it to go.
     Killed,
-    Done(Outcome),
+    Done(EscalationOutcome),
 }
 
 #[derive(Debug, Clone)]
@@ -166,10 +166,10 @@ struct Entry {
 }
 
 impl Entry {
-    fn finish(&mut self, o: Outcome) {
+    fn finish(&mut self, o: EscalationOutcome) {
         self.state = State::Done(o);
     }
-    fn fail(&mut self, o: Outcome, e: impl std::fmt::Display) {
+    fn fail(&mut self, o: EscalationOutcome, e: impl std::fmt::Display) {
         self.error = Some(e.to_string());
         self.state = State::Done(o);
     }
@@ -275,7 +275,7 @@ impl Escalation {
         let failed = self
             .entries
             .iter()
-            .filter(|e| e.state == State::Done(Outcome::SignalFailed))
+            .filter(|e| e.state == State::Done(EscalationOutcome::SignalFailed))
             .filter_map(|e| Some((e.id, e.error.clone()?)))
             .collect();
         (sent, failed)
@@ -309,9 +309,9 @@ impl Escalation {
                 for e in self.entries.iter_mut().filter(|e| e.state == State::Termed) {
                     match ctl.presence(&e.id) {
                         Ok(Presence::Alive) => {}
-                        Ok(Presence::Gone) => e.finish(Outcome::ExitedAfterTerm),
-                        Ok(Presence::Changed) => e.finish(Outcome::IdentityChanged),
-                        Err(err) => e.fail(Outcome::IdentityChanged, err),
+                        Ok(Presence::Gone) => e.finish(EscalationOutcome::ExitedAfterTerm),
+                        Ok(Presence::Changed) => e.finish(EscalationOutcome::IdentityChanged),
+                        Err(err) => e.fail(EscalationOutcome::IdentityChanged, err),
                     }
                 }
                 if now >= deadline {
@@ -325,7 +325,7 @@ impl Escalation {
                         if wanted.contains(&e.id) {
                             send_kill(ctl, e);
                         } else {
-                            e.finish(Outcome::Spared);
+                            e.finish(EscalationOutcome::Spared);
                         }
                     }
                     self.phase = Phase::Settle(later(now, self.settings.settle));
@@ -335,12 +335,12 @@ impl Escalation {
                 for e in self.entries.iter_mut().filter(|e| e.state == State::Killed) {
                     // After SIGKILL, a pid that names another process means ours is gone.
                     if let Ok(Presence::Gone | Presence::Changed) = ctl.presence(&e.id) {
-                        e.finish(Outcome::Killed);
+                        e.finish(EscalationOutcome::Killed);
                     }
                 }
                 if now >= deadline {
                     for e in self.entries.iter_mut().filter(|e| e.state == State::Killed) {
-                        e.finish(Outcome::Survived);
+                        e.finish(EscalationOutcome::Survived);
                     }
                 }
             }
@@ -365,7 +365,7 @@ impl Escalation {
                         outcome: match e.state {
                             State::Done(o) => o,
                             // Unreachable by `next`'s condition; the safe reading.
-                            _ => Outcome::Survived,
+                            _ => EscalationOutcome::Survived,
                         },
                         signals: e.signals.clone(),
                         error: e.error.clone(),
@@ -394,8 +394,8 @@ fn send_term(ctl: &dyn ProcessControl, e: &mut Entry) {
                 e.signals.push(Signal::Cont);
             }
         }
-        Ok(Delivery::Gone) => e.finish(Outcome::AlreadyGone),
-        Ok(Delivery::IdentityChanged) => e.finish(Outcome::IdentityChanged),
+        Ok(Delivery::Gone) => e.finish(EscalationOutcome::AlreadyGone),
+        Ok(Delivery::IdentityChanged) => e.finish(EscalationOutcome::IdentityChanged),
         Err(err) => failed(ctl, e, err),
     }
 }
@@ -408,8 +408,8 @@ fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
             e.state = State::Killed;
         }
         // It went at the very end of the grace period: SIGTERM did it.
-        Ok(Delivery::Gone) => e.finish(Outcome::ExitedAfterTerm),
-        Ok(Delivery::IdentityChanged) => e.finish(Outcome::IdentityChanged),
+        Ok(Delivery::Gone) => e.finish(EscalationOutcome::ExitedAfterTerm),
+        Ok(Delivery::IdentityChanged) => e.finish(EscalationOutcome::IdentityChanged),
         Err(err) => failed(ctl, e, err),
     }
 }
@@ -419,8 +419,8 @@ fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
 /// process"). Only this rare path reads the identity a second time, to tell the two apart.
 fn failed(ctl: &dyn ProcessControl, e: &mut Entry, err: crate::platform::PlatformError) {
     match ctl.presence(&e.id) {
-        Ok(_) => e.fail(Outcome::SignalFailed, err),
-        Err(_) => e.fail(Outcome::IdentityChanged, err),
+        Ok(_) => e.fail(EscalationOutcome::SignalFailed, err),
+        Err(_) => e.fail(EscalationOutcome::IdentityChanged, err),
     }
 }
 

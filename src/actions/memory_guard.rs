@@ -30,7 +30,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::actions::escalate::{self, Clock, Escalation, Outcome, Settings};
+use crate::actions::escalate::{self, Clock, Escalation, EscalationOutcome, Settings};
 use crate::actions::park::signal_each;
 use crate::core::idle::{CpuHistory, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{effective_limit, tree_footprint};
@@ -487,16 +487,16 @@ fn end(
             if e.signals.contains(&Signal::Kill) {
                 r.killed.push(e.identity.pid);
             }
-            if e.outcome == Outcome::Spared {
+            if e.outcome == EscalationOutcome::Spared {
                 r.spared.push(e.identity.pid);
             }
         }
-        let any = |o: &[Outcome]| mine.iter().any(|e| o.contains(&e.outcome));
-        r.outcome = if any(&[Outcome::Survived, Outcome::SignalFailed]) {
+        let any = |o: &[EscalationOutcome]| mine.iter().any(|e| o.contains(&e.outcome));
+        r.outcome = if any(&[EscalationOutcome::Survived, EscalationOutcome::SignalFailed]) {
             GuardOutcome::Survived
-        } else if any(&[Outcome::Spared]) {
+        } else if any(&[EscalationOutcome::Spared]) {
             GuardOutcome::Spared
-        } else if any(&[Outcome::Killed]) {
+        } else if any(&[EscalationOutcome::Killed]) {
             GuardOutcome::Sigkill
         } else if r.terminated.is_empty() {
             GuardOutcome::Gone

@@ -59,15 +59,15 @@ impl Outcome {
         matches!(self, Self::Sigterm | Self::Sigkill)
     }
 
-    fn of(o: escalate::Outcome) -> Self {
+    fn of(o: escalate::EscalationOutcome) -> Self {
         match o {
-            escalate::Outcome::ExitedAfterTerm => Self::Sigterm,
-            escalate::Outcome::Killed => Self::Sigkill,
-            escalate::Outcome::AlreadyGone => Self::AlreadyGone,
-            escalate::Outcome::IdentityChanged => Self::IdentityChanged,
-            escalate::Outcome::SignalFailed => Self::SignalFailed,
-            escalate::Outcome::Survived => Self::Survived,
-            escalate::Outcome::Spared => Self::Spared,
+            escalate::EscalationOutcome::ExitedAfterTerm => Self::Sigterm,
+            escalate::EscalationOutcome::Killed => Self::Sigkill,
+            escalate::EscalationOutcome::AlreadyGone => Self::AlreadyGone,
+            escalate::EscalationOutcome::IdentityChanged => Self::IdentityChanged,
+            escalate::EscalationOutcome::SignalFailed => Self::SignalFailed,
+            escalate::EscalationOutcome::Survived => Self::Survived,
+            escalate::EscalationOutcome::Spared => Self::Spared,
         }
     }
 }

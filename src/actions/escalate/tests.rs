@@ -184,7 +184,7 @@ fn term_honoured_means_no_kill() {
     let (w, e) = one(Script::default());
     assert_eq!(
         (e.outcome, e.signals.as_slice()),
-        (Outcome::ExitedAfterTerm, &[Signal::Term][..])
+        (EscalationOutcome::ExitedAfterTerm, &[Signal::Term][..])
     );
     assert_eq!(w.signals_to(4242), [Signal::Term]);
     assert!(w.elapsed() < GRACE, "no need to wait out the grace");
@@ -196,7 +196,7 @@ fn term_ignored_escalates_to_kill_after_the_whole_grace() {
         ignores_term: true,
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::Killed);
+    assert_eq!(e.outcome, EscalationOutcome::Killed);
     assert_eq!(w.signals_to(4242), [Signal::Term, Signal::Kill]);
     assert!(w.elapsed() >= GRACE, "SIGKILL only after the grace period");
 }
@@ -207,7 +207,7 @@ fn slow_exit_within_grace_is_exited_after_term() {
         term_delay: Some(Duration::from_millis(700)),
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::ExitedAfterTerm);
+    assert_eq!(e.outcome, EscalationOutcome::ExitedAfterTerm);
     assert!(w.elapsed() >= Duration::from_millis(700) && w.elapsed() < GRACE);
 }
 
@@ -218,7 +218,7 @@ fn both_ignored_is_survived_after_the_settle_time() {
         survives_kill: true,
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::Survived);
+    assert_eq!(e.outcome, EscalationOutcome::Survived);
     assert_eq!(e.signals, [Signal::Term, Signal::Kill]);
     assert!(w.elapsed() >= GRACE + KILL_SETTLE);
 }
@@ -229,7 +229,7 @@ fn already_gone_sends_nothing() {
         absent: true,
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::AlreadyGone);
+    assert_eq!(e.outcome, EscalationOutcome::AlreadyGone);
     assert!(w.sent.borrow().is_empty());
 }
 
@@ -239,7 +239,7 @@ fn identity_changed_at_the_first_check_sends_nothing() {
         reused_after: Some(Duration::ZERO),
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::IdentityChanged);
+    assert_eq!(e.outcome, EscalationOutcome::IdentityChanged);
     assert!(w.sent.borrow().is_empty());
 }
 
@@ -250,7 +250,7 @@ fn pid_reused_during_the_grace_is_identity_changed_and_gets_no_kill() {
         reused_after: Some(Duration::from_secs(1)),
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::IdentityChanged);
+    assert_eq!(e.outcome, EscalationOutcome::IdentityChanged);
     assert_eq!(w.signals_to(4242), [Signal::Term]);
 }
 
@@ -260,7 +260,7 @@ fn undeliverable_term_is_signal_failed_without_escalation() {
         term_fails: true,
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::SignalFailed);
+    assert_eq!(e.outcome, EscalationOutcome::SignalFailed);
     assert!(e.error.is_some());
     assert!(w.sent.borrow().is_empty());
 }
@@ -271,7 +271,7 @@ fn unreadable_identity_is_identity_changed_never_signal_failed() {
         unreadable_after: Some(Duration::ZERO),
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::IdentityChanged);
+    assert_eq!(e.outcome, EscalationOutcome::IdentityChanged);
     assert!(e.error.is_some(), "the read error is kept");
     assert!(w.sent.borrow().is_empty());
 }
@@ -283,6 +283,6 @@ fn identity_unreadable_during_the_grace_gets_no_kill() {
         unreadable_after: Some(Duration::from_secs(1)),
         ..Script::default()
     });
-    assert_eq!(e.outcome, Outcome::IdentityChanged);
+    assert_eq!(e.outcome, EscalationOutcome::IdentityChanged);
     assert_eq!(w.signals_to(4242), [Signal::Term]);
 }

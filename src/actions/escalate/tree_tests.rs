@@ -71,14 +71,14 @@ fn a_tree_at_once_each_with_its_own_outcome_in_the_given_order() {
         &w,
         &mut kill_all,
     );
-    let got: Vec<(i32, Outcome)> = r.iter().map(|e| (e.identity.pid, e.outcome)).collect();
+    let got: Vec<(i32, EscalationOutcome)> = r.iter().map(|e| (e.identity.pid, e.outcome)).collect();
     assert_eq!(
         got,
         [
-            (10, Outcome::ExitedAfterTerm),
-            (11, Outcome::Killed),
-            (12, Outcome::AlreadyGone),
-            (13, Outcome::Survived)
+            (10, EscalationOutcome::ExitedAfterTerm),
+            (11, EscalationOutcome::Killed),
+            (12, EscalationOutcome::AlreadyGone),
+            (13, EscalationOutcome::Survived)
         ]
     );
 }
@@ -94,10 +94,10 @@ fn the_gate_sees_only_grace_survivors_and_can_only_narrow() {
     };
     let r = run(&w, &[id(10), id(11), id(12)], settings(), &w, &mut gate);
     assert_eq!(asked, [id(11), id(12)], "10 exited during the grace");
-    let got: Vec<Outcome> = r.iter().map(|e| e.outcome).collect();
+    let got: Vec<EscalationOutcome> = r.iter().map(|e| e.outcome).collect();
     assert_eq!(
         got,
-        [Outcome::ExitedAfterTerm, Outcome::Killed, Outcome::Spared]
+        [EscalationOutcome::ExitedAfterTerm, EscalationOutcome::Killed, EscalationOutcome::Spared]
     );
     assert_eq!(w.signals_to(12), [Signal::Term]);
     assert!(w.signals_to(99).is_empty());
@@ -107,7 +107,7 @@ fn the_gate_sees_only_grace_survivors_and_can_only_narrow() {
 fn a_gate_that_says_no_longer_needed_sends_no_kill() {
     let w = World::new(&[(10, stubborn())]);
     let r = run(&w, &[id(10)], settings(), &w, &mut |_: &[Identity]| vec![]);
-    assert_eq!(r[0].outcome, Outcome::Spared);
+    assert_eq!(r[0].outcome, EscalationOutcome::Spared);
     assert_eq!(w.signals_to(10), [Signal::Term]);
 }
 
@@ -119,7 +119,7 @@ fn the_gate_is_not_asked_when_nothing_survived_the_grace() {
         asked = true;
         s.to_vec()
     });
-    assert_eq!(r[0].outcome, Outcome::ExitedAfterTerm);
+    assert_eq!(r[0].outcome, EscalationOutcome::ExitedAfterTerm);
     assert!(!asked);
 }
 
@@ -131,7 +131,7 @@ fn stopped_members_are_continued_after_their_term() {
     assert_eq!(w.signals_to(10), [Signal::Term], "only the stopped one");
     assert_eq!(w.signals_to(11), [Signal::Term, Signal::Cont]);
     assert_eq!(r[1].signals, [Signal::Term, Signal::Cont]);
-    assert_eq!(r[1].outcome, Outcome::ExitedAfterTerm);
+    assert_eq!(r[1].outcome, EscalationOutcome::ExitedAfterTerm);
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn step_by_step_never_blocks_and_keeps_the_deadline() {
         "SIGKILL exactly at the end of the grace"
     );
     let Step::Done(r) = step else { unreachable!() };
-    assert_eq!(r[0].outcome, Outcome::Killed);
+    assert_eq!(r[0].outcome, EscalationOutcome::Killed);
 }
 
 #[test]
@@ -196,13 +196,13 @@ fn cut_grace_goes_to_kill_at_the_next_tick() {
 #[test]
 fn outcome_names_are_stable() {
     let names: Vec<&str> = [
-        Outcome::ExitedAfterTerm,
-        Outcome::Killed,
-        Outcome::IdentityChanged,
-        Outcome::AlreadyGone,
-        Outcome::SignalFailed,
-        Outcome::Survived,
-        Outcome::Spared,
+        EscalationOutcome::ExitedAfterTerm,
+        EscalationOutcome::Killed,
+        EscalationOutcome::IdentityChanged,
+        EscalationOutcome::AlreadyGone,
+        EscalationOutcome::SignalFailed,
+        EscalationOutcome::Survived,
+        EscalationOutcome::Spared,
     ]
     .iter()
     .map(|o| o.as_str())
@@ -219,7 +219,7 @@ fn outcome_names_are_stable() {
             "spared"
         ]
     );
-    for o in [Outcome::ExitedAfterTerm, Outcome::Killed, Outcome::Spared] {
+    for o in [EscalationOutcome::ExitedAfterTerm, EscalationOutcome::Killed, EscalationOutcome::Spared] {
         let json = serde_json::to_string(&o).unwrap_or_default();
         assert_eq!(json, format!("\"{}\"", o.as_str()));
     }
@@ -227,7 +227,7 @@ fn outcome_names_are_stable() {
 
 #[test]
 fn gone_is_exactly_the_outcomes_where_the_process_no_longer_exists() {
-    use Outcome::*;
+    use EscalationOutcome::*;
     for (o, gone) in [
         (ExitedAfterTerm, true),
         (Killed, true),

@@ -26,7 +26,7 @@ pub mod steps;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use crate::actions::escalate::{self, Clock, Outcome};
+use crate::actions::escalate::{self, Clock, EscalationOutcome};
 use crate::actions::exec::ExecOutput;
 pub use crate::actions::recover::live::LiveOps;
 pub use crate::actions::recover::steps::Step;
@@ -281,20 +281,20 @@ fn stop(
     // The steps as they happened.
     let term_result = match e.outcome {
         _ if termed => "sent".to_string(),
-        Outcome::AlreadyGone => "already gone".into(),
-        Outcome::IdentityChanged if e.error.is_some() => format!("not sent: {error}"),
-        Outcome::IdentityChanged => "not sent: the pid is another process now".into(),
+        EscalationOutcome::AlreadyGone => "already gone".into(),
+        EscalationOutcome::IdentityChanged if e.error.is_some() => format!("not sent: {error}"),
+        EscalationOutcome::IdentityChanged => "not sent: the pid is another process now".into(),
         _ => format!("failed: {error}"),
     };
     r.steps
         .push(signal_step(id, Signal::Term, None, term_result));
     if termed {
         r.signalled = true;
-        let in_grace = !killed && e.outcome != Outcome::SignalFailed;
+        let in_grace = !killed && e.outcome != EscalationOutcome::SignalFailed;
         r.steps
             .push(wait_step(id, s.grace, in_grace.then_some(elapsed)));
     }
-    let kill_attempted = killed || (termed && e.outcome == Outcome::SignalFailed);
+    let kill_attempted = killed || (termed && e.outcome == EscalationOutcome::SignalFailed);
     if kill_attempted {
         let result = if killed {
             "sent".to_string()
@@ -305,25 +305,25 @@ fn stop(
             .push(signal_step(id, Signal::Kill, Some(KILL_CONDITION), result));
     }
     if killed {
-        let gone = (e.outcome == Outcome::Killed).then(|| elapsed.saturating_sub(s.grace));
+        let gone = (e.outcome == EscalationOutcome::Killed).then(|| elapsed.saturating_sub(s.grace));
         r.steps.push(wait_step(id, KILL_WAIT, gone));
     }
     match e.outcome {
-        Outcome::ExitedAfterTerm | Outcome::Killed => Ok(()),
-        Outcome::AlreadyGone => Err(format!(
+        EscalationOutcome::ExitedAfterTerm | EscalationOutcome::Killed => Ok(()),
+        EscalationOutcome::AlreadyGone => Err(format!(
             "pid `{}` had already exited before the restart; nothing was signalled or reopened",
             id.pid
         )),
-        Outcome::IdentityChanged if e.error.is_some() => {
+        EscalationOutcome::IdentityChanged if e.error.is_some() => {
             Err(format!("cannot check pid `{}`: {error}", id.pid))
         }
         // After SIGTERM: the old process is gone and nothing else was signalled.
-        Outcome::IdentityChanged if termed => Ok(()),
-        Outcome::IdentityChanged => Err(format!(
+        EscalationOutcome::IdentityChanged if termed => Ok(()),
+        EscalationOutcome::IdentityChanged => Err(format!(
             "pid `{}` now belongs to another process; nothing was signalled",
             id.pid
         )),
-        Outcome::SignalFailed => {
+        EscalationOutcome::SignalFailed => {
             let sig = if termed { Signal::Kill } else { Signal::Term };
             Err(format!(
                 "{} to pid `{}` failed: {error}",
@@ -331,7 +331,7 @@ fn stop(
                 id.pid
             ))
         }
-        Outcome::Survived | Outcome::Spared => Err(format!(
+        EscalationOutcome::Survived | EscalationOutcome::Spared => Err(format!(
             "pid `{}` was still running {} after SIGKILL; not restarted",
             id.pid,
             secs(ms(KILL_WAIT))

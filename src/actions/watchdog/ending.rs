@@ -11,7 +11,7 @@ use std::time::Instant;
 use super::{
     CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summary, Watch, now_at,
 };
-use crate::actions::escalate::{Ended, Escalation, Outcome, Settings, Step};
+use crate::actions::escalate::{Ended, Escalation, EscalationOutcome, Settings, Step};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcState, ProcessRecord};
 use crate::exit::ExitStatus;
@@ -155,7 +155,7 @@ impl Watch<'_, '_> {
         let mut spared = Vec::new();
         for e in ended {
             // An identity that could not be read is not known to be gone: a survivor.
-            let unreadable = e.outcome == Outcome::IdentityChanged && e.error.is_some();
+            let unreadable = e.outcome == EscalationOutcome::IdentityChanged && e.error.is_some();
             match e.outcome {
                 _ if unreadable => {
                     self.given_up.insert(e.identity);
@@ -163,13 +163,13 @@ impl Watch<'_, '_> {
                         self.summary.survivors.push(e.identity.pid);
                     }
                 }
-                Outcome::Survived | Outcome::SignalFailed => {
+                EscalationOutcome::Survived | EscalationOutcome::SignalFailed => {
                     self.given_up.insert(e.identity);
                     if !self.summary.survivors.contains(&e.identity.pid) {
                         self.summary.survivors.push(e.identity.pid);
                     }
                 }
-                Outcome::Spared => spared.push(e.identity.pid),
+                EscalationOutcome::Spared => spared.push(e.identity.pid),
                 _ => {
                     self.concluded.insert(e.identity);
                 }
