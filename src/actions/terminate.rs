@@ -23,7 +23,8 @@ use crate::platform::{ProcessControl, Signal};
 /// How a termination ended. The kebab-case names are stable (JSON, evidence CSV).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+#[schemars(rename = "Outcome")]
+pub enum TerminationOutcome {
     Sigterm,
     Sigkill,
     Survived,
@@ -36,7 +37,7 @@ pub enum Outcome {
     Spared,
 }
 
-impl Outcome {
+impl TerminationOutcome {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Sigterm => "sigterm",
@@ -74,7 +75,7 @@ impl Outcome {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Termination {
-    pub outcome: Outcome,
+    pub outcome: TerminationOutcome,
     /// Signals actually delivered, in order.
     pub signals: Vec<Signal>,
     /// What went wrong, for `signal-failed` and unreadable identities.
@@ -129,7 +130,7 @@ pub fn terminate_all(
                 .iter()
                 .find(|e| e.identity == *id)
                 .map_or_else(no_outcome, |e| Termination {
-                    outcome: Outcome::of(e.outcome),
+                    outcome: TerminationOutcome::of(e.outcome),
                     signals: e.signals.clone(),
                     error: e.error.clone(),
                 })
@@ -140,7 +141,7 @@ pub fn terminate_all(
 /// One identity in, one outcome out; were it not, nothing is known to be gone.
 fn no_outcome() -> Termination {
     Termination {
-        outcome: Outcome::Survived,
+        outcome: TerminationOutcome::Survived,
         signals: vec![],
         error: Some("the escalation returned no outcome".into()),
     }
@@ -167,7 +168,7 @@ mod tests {
         let (_, t) = one(Script::default());
         assert_eq!(
             (t.outcome, t.signal_list()),
-            (Outcome::Sigterm, "15".into())
+            (TerminationOutcome::Sigterm, "15".into())
         );
     }
 
@@ -179,7 +180,7 @@ mod tests {
         });
         assert_eq!(
             (t.outcome, t.signal_list()),
-            (Outcome::Sigkill, "15+9".into())
+            (TerminationOutcome::Sigkill, "15+9".into())
         );
         assert!(w.elapsed() >= GRACE);
     }
@@ -193,7 +194,7 @@ mod tests {
         });
         assert_eq!(
             (t.outcome, t.signal_list()),
-            (Outcome::Survived, "15+9".into())
+            (TerminationOutcome::Survived, "15+9".into())
         );
         assert!(!t.outcome.succeeded());
     }
@@ -204,7 +205,7 @@ mod tests {
             absent: true,
             ..Script::default()
         });
-        assert_eq!(t.outcome, Outcome::AlreadyGone);
+        assert_eq!(t.outcome, TerminationOutcome::AlreadyGone);
         assert!(t.outcome.succeeded());
         assert!(w.sent.borrow().is_empty());
     }
@@ -215,14 +216,14 @@ mod tests {
             reused_after: Some(Duration::ZERO),
             ..Script::default()
         });
-        assert_eq!(t.outcome, Outcome::IdentityChanged);
+        assert_eq!(t.outcome, TerminationOutcome::IdentityChanged);
         assert!(w.sent.borrow().is_empty());
         let (w, t) = one(Script {
             ignores_term: true,
             reused_after: Some(Duration::from_secs(1)),
             ..Script::default()
         });
-        assert_eq!(t.outcome, Outcome::IdentityChanged);
+        assert_eq!(t.outcome, TerminationOutcome::IdentityChanged);
         assert!(!t.outcome.succeeded(), "not known to be gone");
         assert_eq!(w.signals_to(4242), [Signal::Term]);
     }
@@ -233,7 +234,7 @@ mod tests {
             term_fails: true,
             ..Script::default()
         });
-        assert_eq!(t.outcome, Outcome::SignalFailed);
+        assert_eq!(t.outcome, TerminationOutcome::SignalFailed);
         assert!(t.error.is_some());
         assert!(w.sent.borrow().is_empty());
     }
@@ -244,7 +245,7 @@ mod tests {
             unreadable_after: Some(Duration::ZERO),
             ..Script::default()
         });
-        assert_eq!(t.outcome, Outcome::IdentityChanged);
+        assert_eq!(t.outcome, TerminationOutcome::IdentityChanged);
         assert!(t.error.is_some());
         assert!(w.sent.borrow().is_empty());
     }
@@ -252,13 +253,13 @@ mod tests {
     #[test]
     fn outcome_names_are_stable() {
         let names: Vec<&str> = [
-            Outcome::Sigterm,
-            Outcome::Sigkill,
-            Outcome::Survived,
-            Outcome::AlreadyGone,
-            Outcome::IdentityChanged,
-            Outcome::SignalFailed,
-            Outcome::Spared,
+            TerminationOutcome::Sigterm,
+            TerminationOutcome::Sigkill,
+            TerminationOutcome::Survived,
+            TerminationOutcome::AlreadyGone,
+            TerminationOutcome::IdentityChanged,
+            TerminationOutcome::SignalFailed,
+            TerminationOutcome::Spared,
         ]
         .iter()
         .map(|o| o.as_str())
@@ -300,11 +301,11 @@ mod tests {
         );
         assert_eq!(
             (t[0].outcome, t[0].signal_list()),
-            (Outcome::Sigkill, "15+9".into())
+            (TerminationOutcome::Sigkill, "15+9".into())
         );
         assert_eq!(
             (t[1].outcome, t[1].signal_list()),
-            (Outcome::Spared, "15".into())
+            (TerminationOutcome::Spared, "15".into())
         );
         assert!(!t[1].outcome.succeeded(), "a spared parent is still there");
         assert!(w.elapsed() >= GRACE);

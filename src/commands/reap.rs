@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::actions::escalate::{Clock, RealClock};
-use crate::actions::terminate::{Outcome, terminate_all};
+use crate::actions::terminate::{TerminationOutcome, terminate_all};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
 use crate::commands::probe::rfc3339_ms;
@@ -361,7 +361,7 @@ pub fn execute(
         )
     });
     let mut ended = ended;
-    for t in ended.iter_mut().filter(|t| t.outcome == Outcome::Spared) {
+    for t in ended.iter_mut().filter(|t| t.outcome == TerminationOutcome::Spared) {
         if let Some(why) = &unread_at_gate {
             t.error = Some(why.clone());
         }

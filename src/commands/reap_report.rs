@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::actions::terminate::{Outcome, Termination};
+use crate::actions::terminate::{TerminationOutcome, Termination};
 use crate::commands::probe::{poll_row, rfc3339_ms};
 use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
@@ -56,7 +56,7 @@ pub struct Holder {
 pub struct TargetReport {
     pub pid: i32,
     pub name: String,
-    pub outcome: Outcome,
+    pub outcome: TerminationOutcome,
     pub signals: Vec<Signal>,
     /// Its zombies at the last reading before the signal that ended it (the decision's
     /// table for SIGTERM, the table read again before SIGKILL for SIGKILL).
@@ -110,8 +110,8 @@ impl TargetReport {
     /// its selection could not be made again carries that error, and did not).
     pub fn stood_down(&self) -> bool {
         match self.outcome {
-            Outcome::AlreadyGone => true,
-            Outcome::Spared => self.error.is_none(),
+            TerminationOutcome::AlreadyGone => true,
+            TerminationOutcome::Spared => self.error.is_none(),
             _ => false,
         }
     }
@@ -514,7 +514,7 @@ pub(crate) mod tests {
 
     fn report(sel: &Selection, reaped: u64) -> ReapReport {
         let t = Termination {
-            outcome: Outcome::Sigkill,
+            outcome: TerminationOutcome::Sigkill,
             signals: vec![Signal::Term, Signal::Kill],
             error: None,
         };

@@ -108,12 +108,12 @@ fn most_common(v: &[i32]) -> Option<i32> {
 mod tests {
     //! Credit and holders over recorded tables: only the parents headroom ended are credited.
     use super::*;
-    use crate::actions::terminate::{Outcome, Termination};
+    use crate::actions::terminate::{TerminationOutcome, Termination};
     use crate::commands::reap_report::TargetReport;
     use crate::core::snapshot::fixture::{proc, snapshot, zombie};
     use crate::platform::Signal;
 
-    fn target(pid: i32, outcome: Outcome, zombies: u64) -> TargetReport {
+    fn target(pid: i32, outcome: TerminationOutcome, zombies: u64) -> TargetReport {
         let d = crate::commands::reap_report::tests::decision(pid, zombies, None);
         let t = Termination {
             outcome,
@@ -169,9 +169,9 @@ mod tests {
         // Every one of those zombies is gone.
         let after = snapshot("linux", vec![proc(200, 1, "agency")]);
         let mut r = report(vec![
-            target(100, Outcome::Sigkill, 2),
-            target(200, Outcome::Spared, 3),
-            target(300, Outcome::AlreadyGone, 1),
+            target(100, TerminationOutcome::Sigkill, 2),
+            target(200, TerminationOutcome::Spared, 3),
+            target(300, TerminationOutcome::AlreadyGone, 1),
         ]);
         assert_eq!(settle(&after, &zombies_of, &mut r), 0);
         let got: Vec<(u64, bool, bool)> = r
@@ -201,7 +201,7 @@ mod tests {
         let mut procs = vec![proc(1, 0, "tini")];
         procs.extend([101, 102].map(|z| zombie(z, 1)));
         let after = snapshot("linux", procs);
-        let mut r = report(vec![target(100, Outcome::Sigterm, 3)]);
+        let mut r = report(vec![target(100, TerminationOutcome::Sigterm, 3)]);
         assert_eq!(settle(&after, &zombies_of, &mut r), 2);
         let t = &r.targets[0];
         assert_eq!(
@@ -227,7 +227,7 @@ mod tests {
     fn a_survivors_zombies_are_not_awaited() {
         let zombies_of: HashMap<i32, Vec<i32>> = [(100, vec![101])].into();
         let after = snapshot("linux", vec![proc(100, 1, "agency"), zombie(101, 100)]);
-        let mut r = report(vec![target(100, Outcome::Survived, 1)]);
+        let mut r = report(vec![target(100, TerminationOutcome::Survived, 1)]);
         assert_eq!(settle(&after, &zombies_of, &mut r), 0);
         assert_eq!(r.targets[0].zombies_left, 1);
         assert!(!r.targets[0].settled());
@@ -238,9 +238,9 @@ mod tests {
     /// selection no longer chose, is.
     #[test]
     fn a_survivor_spared_for_want_of_a_reading_is_not_settled() {
-        let chosen_no_more = target(100, Outcome::Spared, 5);
+        let chosen_no_more = target(100, TerminationOutcome::Spared, 5);
         assert!(chosen_no_more.settled());
-        let mut unread = target(200, Outcome::Spared, 5);
+        let mut unread = target(200, TerminationOutcome::Spared, 5);
         unread.error = Some("cannot read the process table again".into());
         assert!(!unread.settled());
     }
