@@ -21,7 +21,8 @@ const CONFIRM: Duration = Duration::from_secs(2);
 /// What happened to one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+#[schemars(rename = "Outcome")]
+pub enum ParkOutcome {
     /// SIGSTOP sent and the process is now stopped.
     Stopped,
     /// SIGCONT sent and the process is no longer stopped.
@@ -41,7 +42,7 @@ pub enum Outcome {
     Unconfirmed,
 }
 
-impl Outcome {
+impl ParkOutcome {
     pub fn changed(self) -> bool {
         matches!(self, Self::Stopped | Self::Continued | Self::Unconfirmed)
     }
@@ -52,7 +53,7 @@ impl Outcome {
 pub struct Step {
     pub pid: i32,
     pub name: String,
-    pub outcome: Outcome,
+    pub outcome: ParkOutcome,
     pub detail: Option<String>,
 }
 
@@ -96,7 +97,7 @@ pub fn apply(
             let Some(id) = p.identity() else {
                 steps.push(step(
                     p,
-                    Outcome::Failed,
+                    ParkOutcome::Failed,
                     Some("start time unreadable".into()),
                 ));
                 continue;
@@ -105,7 +106,7 @@ pub fn apply(
                 continue;
             }
             if let Some(outcome) = skip(p, permission, mode) {
-                if pass == 0 || outcome.0 != Outcome::NotStopped {
+                if pass == 0 || outcome.0 != ParkOutcome::NotStopped {
                     steps.push(step(p, outcome.0, outcome.1));
                 }
                 continue;
@@ -119,13 +120,13 @@ pub fn apply(
                 Ok(Delivery::Sent) => {
                     acted = true;
                     pending.push((id, steps.len()));
-                    steps.push(step(p, Outcome::Unconfirmed, None));
+                    steps.push(step(p, ParkOutcome::Unconfirmed, None));
                 }
-                Ok(Delivery::Gone) => steps.push(step(p, Outcome::Gone, None)),
+                Ok(Delivery::Gone) => steps.push(step(p, ParkOutcome::Gone, None)),
                 Ok(Delivery::IdentityChanged) => {
-                    steps.push(step(p, Outcome::IdentityChanged, None))
+                    steps.push(step(p, ParkOutcome::IdentityChanged, None))
                 }
-                Err(e) => steps.push(step(p, Outcome::Failed, Some(e.to_string()))),
+                Err(e) => steps.push(step(p, ParkOutcome::Failed, Some(e.to_string()))),
             }
         }
         // Continuing needs one pass; stopping goes on while children keep appearing.
@@ -142,15 +143,15 @@ fn skip(
     p: &ProcessRecord,
     permission: &ParkPermission,
     mode: Mode,
-) -> Option<(Outcome, Option<String>)> {
+) -> Option<(ParkOutcome, Option<String>)> {
     if let Err(r) = permission.check(p) {
-        return Some((Outcome::Refused, Some(r.to_string())));
+        return Some((ParkOutcome::Refused, Some(r.to_string())));
     }
     let stopped = p.state == ProcState::Stopped;
     match (mode, stopped) {
-        (Mode::Park, true) => Some((Outcome::AlreadyStopped, None)),
+        (Mode::Park, true) => Some((ParkOutcome::AlreadyStopped, None)),
         (Mode::Wake, false) => Some((
-            Outcome::NotStopped,
+            ParkOutcome::NotStopped,
             Some(format!("state {}", p.state.letter())),
         )),
         _ => None,
@@ -171,7 +172,7 @@ fn confirm(
             let now = match source.process(id.pid) {
                 Ok(Some(p)) if p.identity() == Some(*id) && !p.is_zombie() => p,
                 Ok(_) => {
-                    steps[*i].outcome = Outcome::Gone;
+                    steps[*i].outcome = ParkOutcome::Gone;
                     return false;
                 }
                 Err(_) => return true,
@@ -182,8 +183,8 @@ fn confirm(
             };
             if done {
                 steps[*i].outcome = match mode {
-                    Mode::Park => Outcome::Stopped,
-                    Mode::Wake => Outcome::Continued,
+                    Mode::Park => ParkOutcome::Stopped,
+                    Mode::Wake => ParkOutcome::Continued,
                 };
             } else {
                 steps[*i].detail = Some(format!("state {}", now.state.letter()));
@@ -197,7 +198,7 @@ fn confirm(
     }
 }
 
-fn step(p: &ProcessRecord, outcome: Outcome, detail: Option<String>) -> Step {
+fn step(p: &ProcessRecord, outcome: ParkOutcome, detail: Option<String>) -> Step {
     Step {
         pid: p.pid,
         name: p.name.clone(),
@@ -210,7 +211,7 @@ fn gone_step(pid: i32, name: &str) -> Step {
     Step {
         pid,
         name: name.to_string(),
-        outcome: Outcome::Gone,
+        outcome: ParkOutcome::Gone,
         detail: None,
     }
 }
@@ -265,12 +266,12 @@ mod tests {
             vec![(40, Signal::Stop), (41, Signal::Stop), (43, Signal::Stop)]
         );
         let refused = steps.iter().find(|s| s.pid == 42).unwrap();
-        assert_eq!(refused.outcome, Outcome::Refused);
+        assert_eq!(refused.outcome, ParkOutcome::Refused);
         assert!(
             steps
                 .iter()
                 .filter(|s| s.pid != 42)
-                .all(|s| s.outcome == Outcome::Stopped)
+                .all(|s| s.outcome == ParkOutcome::Stopped)
         );
         // Parking again changes nothing.
         let again = apply(&f, &f, &permission, root, Mode::Park, true).unwrap();
@@ -284,7 +285,7 @@ mod tests {
         // Waking a running process says so and sends nothing.
         f.sent.borrow_mut().clear();
         let steps = apply(&f, &f, &permission, root, Mode::Wake, false).unwrap();
-        assert_eq!(steps[0].outcome, Outcome::NotStopped);
+        assert_eq!(steps[0].outcome, ParkOutcome::NotStopped);
         assert!(f.sent.borrow().is_empty());
     }
 
@@ -296,7 +297,7 @@ mod tests {
         let mut root = snap.processes[3].identity().unwrap();
         root.start_time += 1;
         let steps = apply(&f, &f, &permission, root, Mode::Park, true).unwrap();
-        assert_eq!(steps[0].outcome, Outcome::Gone);
+        assert_eq!(steps[0].outcome, ParkOutcome::Gone);
         assert!(f.sent.borrow().is_empty());
     }
 }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::actions::park::{self, Mode, Outcome, Step};
+use crate::actions::park::{self, Mode, ParkOutcome, Step};
 use crate::cli::PidArgs;
 use crate::commands::Ctx;
 use crate::core::parking::ParkPermission;
@@ -74,14 +74,14 @@ fn left_unchanged(steps: &[Step], tree: bool) -> Vec<i32> {
     }
     steps
         .iter()
-        .filter(|s| matches!(s.outcome, Outcome::Refused | Outcome::Unconfirmed))
+        .filter(|s| matches!(s.outcome, ParkOutcome::Refused | ParkOutcome::Unconfirmed))
         .map(|s| s.pid)
         .collect()
 }
 
 /// 2 when a signal failed, 1 when a tree was left half parked (or half woken), else 0.
 fn exit_code(r: &ParkReport) -> ExitStatus {
-    if r.processes.iter().any(|s| s.outcome == Outcome::Failed) {
+    if r.processes.iter().any(|s| s.outcome == ParkOutcome::Failed) {
         ExitStatus::Error
     } else if !r.left.is_empty() {
         ExitStatus::Unhappy
@@ -158,22 +158,22 @@ pub fn human(r: &ParkReport, action: Action) -> String {
     let name = sanitize(&r.name);
     let root = r.processes.iter().find(|p| p.pid == r.pid);
     if !action.tree() {
-        let outcome = root.map_or(Outcome::Gone, |p| p.outcome);
+        let outcome = root.map_or(ParkOutcome::Gone, |p| p.outcome);
         let detail = root.and_then(|p| p.detail.clone()).unwrap_or_default();
         let _ = match outcome {
-            Outcome::Stopped => writeln!(
+            ParkOutcome::Stopped => writeln!(
                 s,
                 "parked pid {} (`{name}`) with SIGSTOP; its memory can be reclaimed under \
                  pressure. Continue it with `headroom wake {}`",
                 r.pid, r.pid
             ),
-            Outcome::Continued => writeln!(s, "woke pid {} (`{name}`) with SIGCONT", r.pid),
-            Outcome::AlreadyStopped => writeln!(
+            ParkOutcome::Continued => writeln!(s, "woke pid {} (`{name}`) with SIGCONT", r.pid),
+            ParkOutcome::AlreadyStopped => writeln!(
                 s,
                 "pid {} (`{name}`) is already parked (stopped); nothing to do",
                 r.pid
             ),
-            Outcome::NotStopped => writeln!(
+            ParkOutcome::NotStopped => writeln!(
                 s,
                 "pid {} (`{name}`) is not parked ({detail}); nothing to do",
                 r.pid
@@ -210,7 +210,7 @@ pub fn human(r: &ParkReport, action: Action) -> String {
         );
     }
     for p in &r.processes {
-        if matches!(p.outcome, Outcome::NotStopped | Outcome::AlreadyStopped) {
+        if matches!(p.outcome, ParkOutcome::NotStopped | ParkOutcome::AlreadyStopped) {
             continue;
         }
         let detail = p.detail.clone().unwrap_or_default();
@@ -247,7 +247,7 @@ pub fn human(r: &ParkReport, action: Action) -> String {
     s
 }
 
-fn describe(o: Outcome, detail: &str) -> String {
+fn describe(o: ParkOutcome, detail: &str) -> String {
     let with = |t: &str| {
         if detail.is_empty() {
             t.to_string()
@@ -256,15 +256,15 @@ fn describe(o: Outcome, detail: &str) -> String {
         }
     };
     match o {
-        Outcome::Stopped => "stopped".into(),
-        Outcome::Continued => "continued".into(),
-        Outcome::AlreadyStopped => "already stopped".into(),
-        Outcome::NotStopped => with("not stopped"),
-        Outcome::Gone => "exited meanwhile; nothing sent".into(),
-        Outcome::IdentityChanged => "the pid now names another process; nothing sent".into(),
-        Outcome::Refused => with("refused"),
-        Outcome::Failed => with("failed"),
-        Outcome::Unconfirmed => with("signalled, state not changed yet"),
+        ParkOutcome::Stopped => "stopped".into(),
+        ParkOutcome::Continued => "continued".into(),
+        ParkOutcome::AlreadyStopped => "already stopped".into(),
+        ParkOutcome::NotStopped => with("not stopped"),
+        ParkOutcome::Gone => "exited meanwhile; nothing sent".into(),
+        ParkOutcome::IdentityChanged => "the pid now names another process; nothing sent".into(),
+        ParkOutcome::Refused => with("refused"),
+        ParkOutcome::Failed => with("failed"),
+        ParkOutcome::Unconfirmed => with("signalled, state not changed yet"),
     }
 }
 
@@ -272,7 +272,7 @@ fn describe(o: Outcome, detail: &str) -> String {
 mod tests {
     use super::*;
 
-    fn step(pid: i32, outcome: Outcome) -> Step {
+    fn step(pid: i32, outcome: ParkOutcome) -> Step {
         Step {
             pid,
             name: format!("p{pid}"),
@@ -290,9 +290,9 @@ mod tests {
             changed: 2,
             left: vec![42],
             processes: vec![
-                step(40, Outcome::Stopped),
-                step(41, Outcome::Stopped),
-                step(42, Outcome::Refused),
+                step(40, ParkOutcome::Stopped),
+                step(41, ParkOutcome::Stopped),
+                step(42, ParkOutcome::Refused),
             ],
         };
         let h = human(&r, Action::ParkTree);
@@ -319,7 +319,7 @@ mod tests {
             left: vec![],
             processes: vec![Step {
                 detail: Some("state S".into()),
-                ..step(41, Outcome::NotStopped)
+                ..step(41, ParkOutcome::NotStopped)
             }],
         };
         assert_eq!(
@@ -340,7 +340,7 @@ mod tests {
         };
         // One member refused (another user's): the tree is half stopped. Used to exit 0.
         let half = report(
-            vec![step(40, Outcome::Stopped), step(41, Outcome::Refused)],
+            vec![step(40, ParkOutcome::Stopped), step(41, ParkOutcome::Refused)],
             Action::ParkTree,
         );
         assert_eq!(
@@ -348,22 +348,22 @@ mod tests {
             (vec![41], ExitStatus::Unhappy)
         );
         let slow = report(
-            vec![step(40, Outcome::Stopped), step(41, Outcome::Unconfirmed)],
+            vec![step(40, ParkOutcome::Stopped), step(41, ParkOutcome::Unconfirmed)],
             Action::WakeTree,
         );
         assert_eq!(exit_code(&slow), ExitStatus::Unhappy);
         // Controls: the whole tree (gone members do not count), and a failed signal is 2.
         let whole = report(
             vec![
-                step(40, Outcome::Stopped),
-                step(41, Outcome::AlreadyStopped),
-                step(42, Outcome::Gone),
+                step(40, ParkOutcome::Stopped),
+                step(41, ParkOutcome::AlreadyStopped),
+                step(42, ParkOutcome::Gone),
             ],
             Action::ParkTree,
         );
         assert_eq!((whole.left.len(), exit_code(&whole)), (0, ExitStatus::Ok));
         let failed = report(
-            vec![step(40, Outcome::Failed), step(41, Outcome::Refused)],
+            vec![step(40, ParkOutcome::Failed), step(41, ParkOutcome::Refused)],
             Action::ParkTree,
         );
         assert_eq!(exit_code(&failed), ExitStatus::Error);
