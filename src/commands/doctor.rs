@@ -17,7 +17,7 @@ use crate::commands::doctor_tools::{
     cgroup_pids_max, notification_check, ps_counts, shell_ulimit, tool,
 };
 use crate::commands::probe::rfc3339_ms;
-use crate::core::doctor::{self as dr, Check, Limit, Outcome};
+use crate::core::doctor::{self as dr, Check, Limit, CheckOutcome};
 use crate::core::limits::{Ceiling, LimitSource};
 use crate::core::reading;
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
@@ -93,14 +93,14 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
         checks.extend(not_run(&["login-item", "notifications"]));
     }
     checks.push(window_server());
-    let count = |o: Outcome| checks.iter().filter(|c| c.outcome == o).count();
+    let count = |o: CheckOutcome| checks.iter().filter(|c| c.outcome == o).count();
     let report = DoctorReport {
         at: rfc3339_ms(snap.taken_at_ms),
         os: snap.os.clone(),
         uid,
-        ok: count(Outcome::Ok),
-        mismatches: count(Outcome::Mismatch),
-        skipped: count(Outcome::Skipped),
+        ok: count(CheckOutcome::Ok),
+        mismatches: count(CheckOutcome::Mismatch),
+        skipped: count(CheckOutcome::Skipped),
         checks,
         guard: guard_report(ctx, source.as_ref()),
     };
@@ -130,9 +130,9 @@ pub fn human(r: &DoctorReport, p: &Printer) -> String {
     );
     for c in &r.checks {
         let verdict = match c.outcome {
-            Outcome::Ok => p.paint("ok", Style::Green),
-            Outcome::Mismatch => p.paint("mismatch", Style::Bold),
-            Outcome::Skipped => format!(
+            CheckOutcome::Ok => p.paint("ok", Style::Green),
+            CheckOutcome::Mismatch => p.paint("mismatch", Style::Bold),
+            CheckOutcome::Skipped => format!(
                 "skipped ({})",
                 c.note.as_deref().unwrap_or("no reason given")
             ),
@@ -198,7 +198,7 @@ fn counts(source: &dyn ProcessSource, uid: u32) -> Vec<Check> {
             Err(e) => {
                 let why = format!("headroom cannot read the process table: {e}");
                 return vec![
-                    Check::new("processes", Outcome::Mismatch, why.clone(), "-".into()),
+                    Check::new("processes", CheckOutcome::Mismatch, why.clone(), "-".into()),
                     Check::skipped("zombies", why),
                 ];
             }
@@ -217,7 +217,7 @@ fn counts(source: &dyn ProcessSource, uid: u32) -> Vec<Check> {
             dr::bracketed("processes", before.0, usage.processes, after.0),
             dr::bracketed("zombies", before.1, usage.zombies, after.1),
         ];
-        if last.iter().all(|c| c.outcome == Outcome::Ok) {
+        if last.iter().all(|c| c.outcome == CheckOutcome::Ok) {
             break;
         }
     }
@@ -287,9 +287,9 @@ fn ceilings(snap: &Snapshot, exec: bool) -> Vec<Check> {
             launchd,
             "launchctl limit maxproc (soft)",
         );
-        out.push(if c.outcome == Outcome::Mismatch {
+        out.push(if c.outcome == CheckOutcome::Mismatch {
             Check {
-                outcome: Outcome::Skipped,
+                outcome: CheckOutcome::Skipped,
                 note: Some(
                     "launchd gives new login sessions another limit than this process inherited \
                      (the inherited-RLIMIT trap: log in again after `launchctl limit maxproc`)"
@@ -426,9 +426,9 @@ fn services() -> Vec<Check> {
     let mut out = vec![Check::new(
         "login-item",
         if consistent {
-            Outcome::Ok
+            CheckOutcome::Ok
         } else {
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         },
         file,
         status.raw.clone(),
@@ -437,7 +437,7 @@ fn services() -> Vec<Check> {
         let both = brew && status.registered;
         out.push(Check::new(
             "brew-service",
-            if both { Outcome::Mismatch } else { Outcome::Ok },
+            if both { CheckOutcome::Mismatch } else { CheckOutcome::Ok },
             if status.registered {
                 "login item registered".into()
             } else {
@@ -466,7 +466,7 @@ fn window_server() -> Check {
             if scan.available {
                 Check::new(
                     NAME,
-                    Outcome::Ok,
+                    CheckOutcome::Ok,
                     format!("{} GUI apps", scan.apps.len()),
                     "interface answers".into(),
                 )

@@ -7,13 +7,14 @@ use serde::Serialize;
 /// The verdict of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+#[schemars(rename = "Outcome")]
+pub enum CheckOutcome {
     Ok,
     Mismatch,
     Skipped,
 }
 
-impl Outcome {
+impl CheckOutcome {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "ok",
@@ -28,7 +29,7 @@ impl Outcome {
 pub struct Check {
     /// A stable name, e.g. `processes`, `ceiling.per-uid`, `child.cpu`.
     pub name: String,
-    pub outcome: Outcome,
+    pub outcome: CheckOutcome,
     /// What headroom read.
     pub headroom: Option<String>,
     /// What the system's tool said, and which tool.
@@ -38,7 +39,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn new(name: &str, outcome: Outcome, headroom: String, system: String) -> Self {
+    pub fn new(name: &str, outcome: CheckOutcome, headroom: String, system: String) -> Self {
         Self {
             name: name.to_string(),
             outcome,
@@ -51,7 +52,7 @@ impl Check {
     pub fn skipped(name: &str, why: impl Into<String>) -> Self {
         Self {
             name: name.to_string(),
-            outcome: Outcome::Skipped,
+            outcome: CheckOutcome::Skipped,
             headroom: None,
             system: None,
             note: Some(why.into()),
@@ -76,7 +77,7 @@ pub enum Verdict {
 
 /// `Mismatch` when any check mismatches, `Agrees` otherwise.
 pub fn verdict(checks: &[Check]) -> Verdict {
-    if checks.iter().any(|c| c.outcome == Outcome::Mismatch) {
+    if checks.iter().any(|c| c.outcome == CheckOutcome::Mismatch) {
         Verdict::Mismatch
     } else {
         Verdict::Agrees
@@ -118,9 +119,9 @@ pub fn parse_ps_uid_stat(text: &str, uid: u32) -> Result<(u64, u64), String> {
 pub fn bracketed(name: &str, before: u64, headroom: u64, after: u64) -> Check {
     let (lo, hi) = (before.min(after), before.max(after));
     let outcome = if (lo..=hi).contains(&headroom) {
-        Outcome::Ok
+        CheckOutcome::Ok
     } else {
-        Outcome::Mismatch
+        CheckOutcome::Mismatch
     };
     let system = if lo == hi {
         format!("{lo} (ps)")
@@ -170,13 +171,13 @@ pub fn cpu(headroom_ns: Option<u64>, ps_time: &str) -> Check {
     };
     let system = format!("{} s (ps -o time= `{}`)", fmt_secs(ps), ps_time.trim());
     let Some(ns) = headroom_ns else {
-        return Check::new(NAME, Outcome::Mismatch, "unread".into(), system);
+        return Check::new(NAME, CheckOutcome::Mismatch, "unread".into(), system);
     };
     let h = ns as f64 / 1e9;
     let ok = h >= ps - 0.05 && h <= ps + res + 0.05;
     Check::new(
         NAME,
-        if ok { Outcome::Ok } else { Outcome::Mismatch },
+        if ok { CheckOutcome::Ok } else { CheckOutcome::Mismatch },
         format!("{} s", fmt_secs(h)),
         system,
     )
@@ -206,14 +207,14 @@ pub fn footprint(headroom_bytes: Option<u64>, ps_rss_kib: &str) -> Check {
     let rss = kib * 1024;
     let system = format!("rss {} KiB (ps -o rss=)", kib);
     let Some(fp) = headroom_bytes else {
-        return Check::new(NAME, Outcome::Mismatch, "unread".into(), system);
+        return Check::new(NAME, CheckOutcome::Mismatch, "unread".into(), system);
     };
     let ok = rss > 0
         && fp.saturating_mul(FOOTPRINT_FACTOR) >= rss
         && fp <= rss.saturating_mul(FOOTPRINT_FACTOR);
     Check::new(
         NAME,
-        if ok { Outcome::Ok } else { Outcome::Mismatch },
+        if ok { CheckOutcome::Ok } else { CheckOutcome::Mismatch },
         format!("footprint {} KiB", fp / 1024),
         system,
     )
@@ -260,9 +261,9 @@ pub fn ceiling(
     };
     let shown = headroom.map_or_else(|| "unread".to_string(), Limit::show);
     let outcome = if headroom == Some(system) {
-        Outcome::Ok
+        CheckOutcome::Ok
     } else {
-        Outcome::Mismatch
+        CheckOutcome::Mismatch
     };
     Check::new(name, outcome, shown, format!("{} ({tool})", system.show()))
 }
@@ -280,9 +281,9 @@ pub fn rlimit_trap(headroom_says: bool, per_uid: Option<Limit>, rlimit: Option<L
     Check::new(
         NAME,
         if applies == headroom_says {
-            Outcome::Ok
+            CheckOutcome::Ok
         } else {
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         },
         say(headroom_says).into(),
         format!(
@@ -320,9 +321,9 @@ pub fn state_dir(uid: u32, owner: u32, mode: u32, writable: Result<(), String>) 
     Check::new(
         "state-dir",
         if problems.is_empty() {
-            Outcome::Ok
+            CheckOutcome::Ok
         } else {
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         },
         format!("expects owner uid {uid}, mode 0700, writable"),
         if problems.is_empty() {
@@ -353,16 +354,16 @@ mod tests {
 
     #[test]
     fn churn_widens_the_range_but_a_wrong_count_is_a_mismatch() {
-        assert_eq!(bracketed("processes", 10, 10, 10).outcome, Outcome::Ok);
+        assert_eq!(bracketed("processes", 10, 10, 10).outcome, CheckOutcome::Ok);
         let c = bracketed("processes", 10, 12, 14);
-        assert_eq!(c.outcome, Outcome::Ok);
+        assert_eq!(c.outcome, CheckOutcome::Ok);
         assert!(c.note.as_deref().is_some_and(|n| n.ends_with(": 4")));
-        assert_eq!(bracketed("processes", 14, 11, 10).outcome, Outcome::Ok);
+        assert_eq!(bracketed("processes", 14, 11, 10).outcome, CheckOutcome::Ok);
         let bad = bracketed("zombies", 5, 0, 5);
-        assert_eq!(bad.outcome, Outcome::Mismatch);
+        assert_eq!(bad.outcome, CheckOutcome::Mismatch);
         assert_eq!(bad.headroom.as_deref(), Some("0"));
         assert_eq!(bad.system.as_deref(), Some("5 (ps)"));
-        assert_eq!(bracketed("zombies", 5, 7, 6).outcome, Outcome::Mismatch);
+        assert_eq!(bracketed("zombies", 5, 7, 6).outcome, CheckOutcome::Mismatch);
     }
 
     #[test]
@@ -381,35 +382,35 @@ mod tests {
     #[test]
     fn cpu_within_the_resolution_is_ok_a_wrong_tick_conversion_is_not() {
         // Linux: ps truncates 1.23 s to 00:00:01.
-        assert_eq!(cpu(Some(1_230_000_000), "00:00:01").outcome, Outcome::Ok);
+        assert_eq!(cpu(Some(1_230_000_000), "00:00:01").outcome, CheckOutcome::Ok);
         // macOS hundredths.
-        assert_eq!(cpu(Some(1_230_000_000), "0:01.23").outcome, Outcome::Ok);
+        assert_eq!(cpu(Some(1_230_000_000), "0:01.23").outcome, CheckOutcome::Ok);
         // Ticks taken for nanoseconds on Apple Silicon: 41.67x too small / too large.
-        assert_eq!(cpu(Some(29_500_000), "0:01.23").outcome, Outcome::Mismatch);
+        assert_eq!(cpu(Some(29_500_000), "0:01.23").outcome, CheckOutcome::Mismatch);
         assert_eq!(
             cpu(Some(51_250_000_000), "00:00:01").outcome,
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         );
-        assert_eq!(cpu(None, "00:00:01").outcome, Outcome::Mismatch);
-        assert_eq!(cpu(Some(1), "soon").outcome, Outcome::Skipped);
+        assert_eq!(cpu(None, "00:00:01").outcome, CheckOutcome::Mismatch);
+        assert_eq!(cpu(Some(1), "soon").outcome, CheckOutcome::Skipped);
     }
 
     #[test]
     fn footprint_within_a_factor_is_ok_a_wrong_unit_is_not() {
         let mib = 1u64 << 20;
-        assert_eq!(footprint(Some(64 * mib), "70000").outcome, Outcome::Ok);
+        assert_eq!(footprint(Some(64 * mib), "70000").outcome, CheckOutcome::Ok);
         // Pages or KiB taken for bytes.
         assert_eq!(
             footprint(Some(64 * mib / 4096), "70000").outcome,
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         );
         assert_eq!(
             footprint(Some(64 * mib * 1024), "70000").outcome,
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         );
-        assert_eq!(footprint(None, "70000").outcome, Outcome::Mismatch);
-        assert_eq!(footprint(Some(1), "").outcome, Outcome::Skipped);
-        assert_eq!(footprint(Some(1), "0").outcome, Outcome::Mismatch);
+        assert_eq!(footprint(None, "70000").outcome, CheckOutcome::Mismatch);
+        assert_eq!(footprint(Some(1), "").outcome, CheckOutcome::Skipped);
+        assert_eq!(footprint(Some(1), "0").outcome, CheckOutcome::Mismatch);
     }
 
     #[test]
@@ -417,22 +418,22 @@ mod tests {
         let v = Limit::Value;
         assert_eq!(
             ceiling("c", Some(v(2666)), Ok(v(2666)), "sysctl").outcome,
-            Outcome::Ok
+            CheckOutcome::Ok
         );
         let m = ceiling("c", Some(v(2666)), Ok(v(4000)), "sysctl");
-        assert_eq!(m.outcome, Outcome::Mismatch);
+        assert_eq!(m.outcome, CheckOutcome::Mismatch);
         assert_eq!(m.system.as_deref(), Some("4000 (sysctl)"));
         assert_eq!(
             ceiling("c", Some(Limit::Unlimited), Ok(Limit::Unlimited), "sh").outcome,
-            Outcome::Ok
+            CheckOutcome::Ok
         );
         assert_eq!(
             ceiling("c", None, Ok(v(1)), "sh").outcome,
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         );
         assert_eq!(
             ceiling("c", None, Err("absent".into()), "sh").outcome,
-            Outcome::Skipped
+            CheckOutcome::Skipped
         );
         assert_eq!(Limit::parse(" max\n"), Some(Limit::Unlimited));
         assert_eq!(Limit::parse("12x"), None);
@@ -441,17 +442,17 @@ mod tests {
     #[test]
     fn the_trap_check_agrees_with_the_system() {
         let v = |n| Some(Limit::Value(n));
-        assert_eq!(rlimit_trap(true, v(2666), v(1333)).outcome, Outcome::Ok);
-        assert_eq!(rlimit_trap(false, v(2666), v(2666)).outcome, Outcome::Ok);
+        assert_eq!(rlimit_trap(true, v(2666), v(1333)).outcome, CheckOutcome::Ok);
+        assert_eq!(rlimit_trap(false, v(2666), v(2666)).outcome, CheckOutcome::Ok);
         assert_eq!(
             rlimit_trap(false, v(2666), v(1333)).outcome,
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         );
         assert_eq!(
             rlimit_trap(true, v(2666), Some(Limit::Unlimited)).outcome,
-            Outcome::Mismatch
+            CheckOutcome::Mismatch
         );
-        assert_eq!(rlimit_trap(true, None, v(1)).outcome, Outcome::Skipped);
+        assert_eq!(rlimit_trap(true, None, v(1)).outcome, CheckOutcome::Skipped);
     }
 
     #[test]
@@ -468,19 +469,19 @@ mod tests {
 
     #[test]
     fn the_state_dir_must_be_the_users_private_and_writable() {
-        assert_eq!(state_dir(501, 501, 0o40700, Ok(())).outcome, Outcome::Ok);
+        assert_eq!(state_dir(501, 501, 0o40700, Ok(())).outcome, CheckOutcome::Ok);
         let c = state_dir(501, 0, 0o40755, Err("read-only".into()));
-        assert_eq!(c.outcome, Outcome::Mismatch);
+        assert_eq!(c.outcome, CheckOutcome::Mismatch);
         let sys = c.system.unwrap_or_default();
         assert!(sys.contains("uid 0") && sys.contains("0755") && sys.contains("read-only"));
     }
 
     #[test]
     fn only_a_mismatch_makes_the_checks_disagree() {
-        let ok = Check::new("a", Outcome::Ok, "1".into(), "1".into());
+        let ok = Check::new("a", CheckOutcome::Ok, "1".into(), "1".into());
         let skip = Check::skipped("b", "no tool");
         assert_eq!(verdict(&[ok.clone(), skip.clone()]), Verdict::Agrees);
-        let bad = Check::new("c", Outcome::Mismatch, "1".into(), "2".into());
+        let bad = Check::new("c", CheckOutcome::Mismatch, "1".into(), "2".into());
         assert_eq!(verdict(&[ok, skip, bad]), Verdict::Mismatch);
     }
 }

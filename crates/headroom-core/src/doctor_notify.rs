@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use super::doctor::{Check, Outcome};
+use super::doctor::{Check, CheckOutcome};
 
 const NAME: &str = "notifications";
 /// The freedesktop notification service `notify-send` talks to.
@@ -127,14 +127,14 @@ pub fn linux(f: &LinuxFacts) -> Check {
         }
     };
     let (outcome, service, note) = match &f.service {
-        Service::Owned => (Outcome::Ok, format!("{SERVICE} running"), None),
+        Service::Owned => (CheckOutcome::Ok, format!("{SERVICE} running"), None),
         Service::Activatable => (
-            Outcome::Ok,
+            CheckOutcome::Ok,
             format!("{SERVICE} activatable (started on the first notification)"),
             None,
         ),
         Service::Absent => (
-            Outcome::Skipped,
+            CheckOutcome::Skipped,
             format!("no {SERVICE} on it"),
             Some(format!(
                 "cannot be posted: the session bus has no notification service ({SERVICE} is \
@@ -142,7 +142,7 @@ pub fn linux(f: &LinuxFacts) -> Check {
             )),
         ),
         Service::Unknown(why) => (
-            Outcome::Ok,
+            CheckOutcome::Ok,
             format!("{SERVICE} not asked"),
             Some(format!(
                 "helper and bus are there; whether a notification service runs was not asked: \
@@ -177,7 +177,7 @@ pub fn macos(f: &MacFacts) -> Check {
     match f.manager.as_deref().map(str::trim) {
         Ok("Aqua") => Check {
             name: NAME.into(),
-            outcome: Outcome::Ok,
+            outcome: CheckOutcome::Ok,
             headroom: Some(format!("would post through {helper}")),
             system: Some("launchctl managername: Aqua (a GUI login session)".into()),
             note: Some(
@@ -255,26 +255,26 @@ mod tests {
     #[test]
     fn linux_is_ok_only_with_helper_bus_and_service() {
         let c = linux(&facts(Service::Owned));
-        assert_eq!(c.outcome, Outcome::Ok, "{c:?}");
+        assert_eq!(c.outcome, CheckOutcome::Ok, "{c:?}");
         assert!(c.system.as_deref().unwrap().contains("answers"), "{c:?}");
-        assert_eq!(linux(&facts(Service::Activatable)).outcome, Outcome::Ok);
+        assert_eq!(linux(&facts(Service::Activatable)).outcome, CheckOutcome::Ok);
         let unknown = linux(&facts(Service::Unknown(
             "dbus-send is not installed".into(),
         )));
-        assert_eq!(unknown.outcome, Outcome::Ok);
+        assert_eq!(unknown.outcome, CheckOutcome::Ok);
         assert!(unknown.note.unwrap().contains("not asked"));
         let absent = linux(&facts(Service::Absent));
-        assert_eq!(absent.outcome, Outcome::Skipped);
+        assert_eq!(absent.outcome, CheckOutcome::Skipped);
         assert!(absent.note.unwrap().starts_with("cannot be posted"));
         let mut no_bus = facts(Service::Owned);
         no_bus.bus = Err("DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR are unset".into());
         let c = linux(&no_bus);
-        assert_eq!(c.outcome, Outcome::Skipped);
+        assert_eq!(c.outcome, CheckOutcome::Skipped);
         assert!(c.note.unwrap().contains("XDG_RUNTIME_DIR"));
         let mut no_helper = facts(Service::Owned);
         no_helper.helper = Err("`notify-send` is not installed".into());
         let c = linux(&no_helper);
-        assert_eq!(c.outcome, Outcome::Skipped);
+        assert_eq!(c.outcome, CheckOutcome::Skipped);
         assert!(c.note.unwrap().contains("notify-send"));
     }
 
@@ -285,16 +285,16 @@ mod tests {
             manager: manager.map(String::from).map_err(String::from),
         };
         let c = macos(&f(Ok("Aqua\n")));
-        assert_eq!(c.outcome, Outcome::Ok, "{c:?}");
+        assert_eq!(c.outcome, CheckOutcome::Ok, "{c:?}");
         assert!(c.note.unwrap().contains("Script Editor"));
         let c = macos(&f(Ok("Background")));
-        assert_eq!(c.outcome, Outcome::Skipped);
+        assert_eq!(c.outcome, CheckOutcome::Skipped);
         assert!(c.note.unwrap().contains("Background"));
         let c = macos(&f(Err("`launchctl managername` exited 1")));
-        assert_eq!(c.outcome, Outcome::Skipped);
+        assert_eq!(c.outcome, CheckOutcome::Skipped);
         assert!(c.note.unwrap().contains("cannot tell"));
         let mut missing = f(Ok("Aqua"));
         missing.helper = Err("`/usr/bin/osascript` is missing".into());
-        assert_eq!(macos(&missing).outcome, Outcome::Skipped);
+        assert_eq!(macos(&missing).outcome, CheckOutcome::Skipped);
     }
 }
