@@ -202,7 +202,7 @@ pub struct Cgroup {
 
 /// What the kernel did, read when the tree has ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Outcome {
+pub struct CgroupOutcome {
     /// Processes the kernel's OOM killer ended in the cgroup.
     pub oom_kills: u64,
     /// The cgroup's own peak charge, when the kernel keeps one (v2 `memory.peak`, 5.19+).
@@ -410,7 +410,7 @@ impl Cgroup {
     }
 
     /// What the kernel did to the tree (read before `remove`).
-    pub fn outcome(&self) -> Outcome {
+    pub fn outcome(&self) -> CgroupOutcome {
         let (events, peak) = match self.version {
             Version::V2 => ("memory.events", "memory.peak"),
             Version::V1 => ("memory.oom_control", "memory.max_usage_in_bytes"),
@@ -419,7 +419,7 @@ impl Cgroup {
             .ok()
             .and_then(|t| keyed(&t, "oom_kill"))
             .unwrap_or(0);
-        Outcome {
+        CgroupOutcome {
             oom_kills,
             peak_bytes: read_u64(&self.dir.join(peak)).ok().flatten(),
         }

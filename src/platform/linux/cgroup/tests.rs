@@ -133,7 +133,7 @@ fn v2_needs_memory_in_controllers_and_subtree_control_and_skips_to_a_delegated_a
     assert_eq!(read("memory.oom.group"), "1");
     assert_eq!(
         cg.outcome(),
-        Outcome {
+        CgroupOutcome {
             oom_kills: 2,
             peak_bytes: Some(100 << 20)
         }
