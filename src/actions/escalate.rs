@@ -107,7 +107,7 @@ impl Clock for RealClock {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
+pub struct EscalationTiming {
     /// Between SIGTERM and SIGKILL.
     pub grace: Duration,
     /// After SIGKILL, before `survived`.
@@ -116,7 +116,7 @@ pub struct Settings {
     pub poll: Duration,
 }
 
-impl Settings {
+impl EscalationTiming {
     pub fn with_grace(grace: Duration) -> Self {
         Self {
             grace,
@@ -188,12 +188,12 @@ enum Phase {
 #[derive(Debug, Clone)]
 pub struct Escalation {
     entries: Vec<Entry>,
-    settings: Settings,
+    settings: EscalationTiming,
     phase: Phase,
 }
 
 impl Escalation {
-    pub fn new(targets: &[Identity], settings: Settings) -> Self {
+    pub fn new(targets: &[Identity], settings: EscalationTiming) -> Self {
         let mut e = Self {
             entries: Vec::new(),
             settings,
@@ -428,7 +428,7 @@ fn failed(ctl: &dyn ProcessControl, e: &mut Entry, err: crate::platform::Platfor
 pub fn run(
     ctl: &dyn ProcessControl,
     targets: &[Identity],
-    settings: Settings,
+    settings: EscalationTiming,
     clock: &dyn Clock,
     gate: &mut KillGate<'_>,
 ) -> Vec<Ended> {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::actions::escalate::{self, Clock, Settings};
+use crate::actions::escalate::{self, Clock, EscalationTiming};
 pub use crate::actions::escalate::{KILL_SETTLE, POLL};
 use crate::core::snapshot::Identity;
 use crate::platform::{ProcessControl, Signal};
@@ -122,7 +122,7 @@ pub fn terminate_all(
     clock: &dyn Clock,
     gate: &mut escalate::KillGate<'_>,
 ) -> Vec<Termination> {
-    let ended = escalate::run(ctl, targets, Settings::with_grace(grace), clock, gate);
+    let ended = escalate::run(ctl, targets, EscalationTiming::with_grace(grace), clock, gate);
     targets
         .iter()
         .map(|id| {

@@ -167,8 +167,8 @@ impl ProcessControl for World {
 
 pub(super) const GRACE: Duration = Duration::from_secs(2);
 
-pub(super) fn settings() -> Settings {
-    Settings::with_grace(GRACE)
+pub(super) fn settings() -> EscalationTiming {
+    EscalationTiming::with_grace(GRACE)
 }
 
 pub(super) fn one(script: Script) -> (World, Ended) {

@@ -313,7 +313,7 @@ fn a_grace_too_long_for_the_clock_is_never_cut_short() {
     // `now + Duration::MAX` overflows `Instant`: the deadline falls back to a year away,
     // never to `now` (which would SIGKILL at the first tick) nor to anything sooner.
     let w = World::new(&[(10, stubborn())]);
-    let mut esc = Escalation::new(&[id(10)], Settings::with_grace(Duration::MAX));
+    let mut esc = Escalation::new(&[id(10)], EscalationTiming::with_grace(Duration::MAX));
     let step = esc.start(&w, w.now());
     assert!(matches!(step, Step::Pending(_)), "{step:?}");
     w.sleep(Duration::from_secs(300 * 86_400));

@@ -264,7 +264,7 @@ fn stop(
         ops: RefCell::new(ops),
         base: Instant::now(),
     };
-    let settings = escalate::Settings {
+    let settings = escalate::EscalationTiming {
         grace: s.grace,
         settle: KILL_WAIT,
         poll: POLL,

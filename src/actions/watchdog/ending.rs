@@ -11,7 +11,7 @@ use std::time::Instant;
 use super::{
     CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summary, Watch, now_at,
 };
-use crate::actions::escalate::{Ended, Escalation, EscalationOutcome, Settings, Step};
+use crate::actions::escalate::{Ended, Escalation, EscalationOutcome, EscalationTiming, Step};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcState, ProcessRecord};
 use crate::exit::ExitStatus;
@@ -41,7 +41,7 @@ impl Watch<'_, '_> {
             .filter_map(ProcessRecord::identity)
             .chain(self.parked.iter().copied())
             .collect();
-        let settings = Settings {
+        let settings = EscalationTiming {
             grace: self.cfg.grace,
             settle: KILL_WAIT,
             poll: self.cfg.interval.min(ENDING_TICK),

@@ -317,7 +317,7 @@ pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
     let control = crate::platform::native_control(source.as_ref());
     // `run` past its own timeout, or told to end: it ends the tree within two graces (the
     // forwarded signal's, then the tree's own) and a margin; only then SIGKILL to `run`.
-    let settings = escalate::Settings {
+    let settings = escalate::EscalationTiming {
         grace: p.grace * 2 + Duration::from_secs(5),
         settle: LAST_WAIT,
         poll: TICK,
