@@ -61,7 +61,7 @@ pub struct Target {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
+pub struct RecoverySettings {
     pub grace: Duration,
     /// The current user, whose launchd domain is asked.
     pub uid: u32,
@@ -131,7 +131,7 @@ fn service_dir() -> String {
 const KILL_CONDITION: &str = "only if the same process is still running after the grace period";
 
 /// The exact steps a recovery would take, for `--dry-run` and `--observations`.
-pub fn plan(t: &Target, s: &Settings) -> Vec<Step> {
+pub fn plan(t: &Target, s: &RecoverySettings) -> Vec<Step> {
     let mut steps = vec![
         Step::Signal {
             signal: Signal::Term.name().into(),
@@ -197,7 +197,7 @@ pub fn refusal(t: &Target) -> Option<String> {
 }
 
 /// Perform the recovery of `t`.
-pub fn recover(ops: &mut dyn RecoveryOps, t: &Target, s: &Settings) -> Recovery {
+pub fn recover(ops: &mut dyn RecoveryOps, t: &Target, s: &RecoverySettings) -> Recovery {
     let mut r = Recovery {
         ok: false,
         signalled: false,
@@ -257,7 +257,7 @@ impl Clock for Bridge<'_> {
 fn stop(
     ops: &mut dyn RecoveryOps,
     id: &Identity,
-    s: &Settings,
+    s: &RecoverySettings,
     r: &mut Recovery,
 ) -> Result<(), String> {
     let bridge = Bridge {
@@ -407,7 +407,7 @@ fn kickstart(
     ops: &mut dyn RecoveryOps,
     t: &Target,
     old: &Identity,
-    s: &Settings,
+    s: &RecoverySettings,
     r: &mut Recovery,
 ) -> Result<(), String> {
     let [gui, user] = domains(s.uid);

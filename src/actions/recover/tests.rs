@@ -186,8 +186,8 @@ impl RecoveryOps for Fake {
     }
 }
 
-pub(super) fn settings() -> Settings {
-    Settings {
+pub(super) fn settings() -> RecoverySettings {
+    RecoverySettings {
         grace: GRACE,
         uid: UID,
     }

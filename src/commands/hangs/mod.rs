@@ -54,12 +54,12 @@ struct HangsPlan {
     watch: bool,
     every: Duration,
     monitor: MonitorConfig,
-    recovery: recover::Settings,
+    recovery: recover::RecoverySettings,
 }
 
 /// What a round decides with and acts by, from `[hangs]`: the same for `hangs` and
 /// `watch`'s hangs round.
-fn round_settings(s: &HangsSection) -> (MonitorConfig, recover::Settings) {
+fn round_settings(s: &HangsSection) -> (MonitorConfig, recover::RecoverySettings) {
     let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
     (
         MonitorConfig {
@@ -69,7 +69,7 @@ fn round_settings(s: &HangsSection) -> (MonitorConfig, recover::Settings) {
             min_gap_ms: ms(s.min_interval.value),
             resolve_path: platform::canonical_path,
         },
-        recover::Settings {
+        recover::RecoverySettings {
             grace: s.grace.value,
             uid: platform::current_uid(),
         },

@@ -60,14 +60,14 @@ impl Actor for Planner {
 pub(crate) struct LiveActor<'a> {
     source: &'a dyn ProcessSource,
     control: &'a dyn ProcessControl,
-    settings: recover::Settings,
+    settings: recover::RecoverySettings,
 }
 
 impl<'a> LiveActor<'a> {
     pub(crate) fn new(
         source: &'a dyn ProcessSource,
         control: &'a dyn ProcessControl,
-        settings: recover::Settings,
+        settings: recover::RecoverySettings,
     ) -> Self {
         Self {
             source,
@@ -131,7 +131,7 @@ pub(crate) fn process_round(
     state: &mut MonitorState,
     round: &Round,
     cfg: &MonitorConfig,
-    settings: &recover::Settings,
+    settings: &recover::RecoverySettings,
     actor: &mut dyn Actor,
 ) -> (RoundReport, Vec<HangEvent>) {
     let outcome = hangs::round(state, round, cfg);
@@ -276,7 +276,7 @@ pub(crate) fn persisted_round(
     plan_dry_run: bool,
     round: &Round,
     cfg: &MonitorConfig,
-    settings: &recover::Settings,
+    settings: &recover::RecoverySettings,
     actor: &mut dyn Actor,
 ) -> Result<(RoundReport, Vec<String>, Option<anyhow::Error>)> {
     let mut warnings = Vec::new();

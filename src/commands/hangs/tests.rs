@@ -89,8 +89,8 @@ pub(super) fn round_at(i: i64, apps: Vec<AppObservation>) -> Round {
     }
 }
 
-pub(super) fn settings() -> recover::Settings {
-    recover::Settings {
+pub(super) fn settings() -> recover::RecoverySettings {
+    recover::RecoverySettings {
         grace: Duration::from_secs(2),
         uid: 501,
     }
