@@ -15,7 +15,7 @@ use crate::core::liveness::{
 use crate::core::session_log::ReaderLimits;
 use crate::core::snapshot::{ProcessTable, Snapshot};
 use crate::platform::{self, ProcessSource};
-use crate::store::state::CpuHistory;
+use crate::store::state::SavedCpuHistory;
 
 /// The CPU a session child must use between readings to count as working, as a fraction of
 /// one core: `cpu_active_pct` from the settings, or the default when it is not positive.
@@ -129,7 +129,7 @@ pub fn assess(
             }
         }
         History::Dir(dir) => match (platform::awake_ms(), platform::boot_id()) {
-            (Ok(now), Ok(boot)) => match CpuHistory::load(dir, snap.uid, &boot, now) {
+            (Ok(now), Ok(boot)) => match SavedCpuHistory::load(dir, snap.uid, &boot, now) {
                 Ok(h) => {
                     history = Some(h);
                     awake_ms = Some(now);

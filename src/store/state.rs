@@ -154,7 +154,7 @@ pub fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
 /// The CPU readings of session children across runs, held under the state lock from load
 /// to save so a `watch` round and a `reap` from cron do not lose each other's readings.
 #[derive(Debug)]
-pub struct CpuHistory {
+pub struct SavedCpuHistory {
     path: PathBuf,
     uid: u32,
     boot: String,
@@ -164,7 +164,7 @@ pub struct CpuHistory {
     pub warning: Option<String>,
 }
 
-impl CpuHistory {
+impl SavedCpuHistory {
     /// Load the history in `dir`. Kept are only entries of this uid and this boot (`boot`:
     /// pids, start times and awake-clock readings of another boot mean nothing now) that
     /// are `core::state_rules::consistent` at awake-clock `awake_now_ms`; the rest is dropped.
@@ -282,24 +282,24 @@ mod tests {
     fn cpu_history_round_trips_and_resets_for_another_uid_or_corruption() {
         let d = tempfile::tempdir().unwrap();
         let e = entry(5, 1000, 500);
-        CpuHistory::load(d.path(), 1, BOOT, 2000)
+        SavedCpuHistory::load(d.path(), 1, BOOT, 2000)
             .unwrap()
             .save(vec![e.clone()])
             .unwrap();
         assert_eq!(
-            CpuHistory::load(d.path(), 1, BOOT, 2000).unwrap().entries,
+            SavedCpuHistory::load(d.path(), 1, BOOT, 2000).unwrap().entries,
             vec![e.clone()],
             "control: a consistent entry of this uid and boot is kept"
         );
         assert!(
-            CpuHistory::load(d.path(), 2, BOOT, 2000)
+            SavedCpuHistory::load(d.path(), 2, BOOT, 2000)
                 .unwrap()
                 .entries
                 .is_empty(),
             "another uid"
         );
         std::fs::write(d.path().join(CPU_FILE), "[[[").unwrap();
-        let h = CpuHistory::load(d.path(), 1, BOOT, 2000).unwrap();
+        let h = SavedCpuHistory::load(d.path(), 1, BOOT, 2000).unwrap();
         assert!(h.entries.is_empty());
         assert!(h.warning.unwrap().contains("kept it as"));
     }
@@ -308,19 +308,19 @@ mod tests {
     fn history_of_another_boot_is_discarded() {
         let d = tempfile::tempdir().unwrap();
         let e = entry(5, 1000, 500);
-        CpuHistory::load(d.path(), 1, BOOT, 2000)
+        SavedCpuHistory::load(d.path(), 1, BOOT, 2000)
             .unwrap()
             .save(vec![e.clone()])
             .unwrap();
         assert!(
-            CpuHistory::load(d.path(), 1, "another-boot", 2000)
+            SavedCpuHistory::load(d.path(), 1, "another-boot", 2000)
                 .unwrap()
                 .entries
                 .is_empty(),
             "another boot, even with a plausible awake clock"
         );
         assert_eq!(
-            CpuHistory::load(d.path(), 1, BOOT, 2000).unwrap().entries,
+            SavedCpuHistory::load(d.path(), 1, BOOT, 2000).unwrap().entries,
             vec![e],
             "control: the same boot keeps it"
         );
@@ -331,7 +331,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            CpuHistory::load(d.path(), 1, BOOT, 2000)
+            SavedCpuHistory::load(d.path(), 1, BOOT, 2000)
                 .unwrap()
                 .entries
                 .is_empty(),
@@ -353,7 +353,7 @@ mod tests {
         ];
         let mut all = vec![good.clone(), good2.clone()];
         all.extend(bad.iter().cloned());
-        CpuHistory::load(d.path(), 1, BOOT, 2000)
+        SavedCpuHistory::load(d.path(), 1, BOOT, 2000)
             .unwrap()
             .save(all)
             .unwrap();
@@ -366,7 +366,7 @@ mod tests {
             1,
         );
         std::fs::write(&path, text).unwrap();
-        let kept = CpuHistory::load(d.path(), 1, BOOT, 2000).unwrap();
+        let kept = SavedCpuHistory::load(d.path(), 1, BOOT, 2000).unwrap();
         assert_eq!(kept.entries, vec![good.clone(), good2]);
         assert!(kept.warning.is_none(), "{:?}", kept.warning);
         for b in &bad {
