@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::actions::escalate::{self, Clock, Escalation, EscalationOutcome, EscalationTiming};
 use crate::actions::park::signal_each;
-use crate::core::idle::{CpuHistory, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
+use crate::core::idle::{CpuSamples, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{effective_limit, tree_footprint};
 use crate::core::memory_guard::{Breach, Holding, matches};
 use crate::core::snapshot::{Detail, Identity, ProcState, ProcessRecord, ProcessTable, Snapshot};
@@ -316,7 +316,7 @@ fn pass(
     }
     // Two samples a second apart tell which subtrees are idle.
     let start = clock.now();
-    let mut cpu = CpuHistory::default();
+    let mut cpu = CpuSamples::default();
     if opts.park {
         let all: Vec<&ProcessRecord> = trees.iter().flat_map(|t| t.members()).collect();
         cpu.record(0, &all);
@@ -362,7 +362,7 @@ fn pass(
 fn park(
     control: &dyn ProcessControl,
     trees: &mut [Tree],
-    cpu: &mut CpuHistory,
+    cpu: &mut CpuSamples,
     elapsed: Duration,
 ) -> bool {
     let all: Vec<&ProcessRecord> = trees.iter().flat_map(|t| t.members()).collect();

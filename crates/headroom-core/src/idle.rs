@@ -18,11 +18,11 @@ pub const PARK_MIN_BYTES: u64 = 512 << 20;
 /// second. Samples older than needed are dropped; identities not seen in a round are
 /// forgotten.
 #[derive(Debug, Default, Clone)]
-pub struct CpuHistory {
+pub struct CpuSamples {
     samples: HashMap<Identity, VecDeque<(u64, u64)>>,
 }
 
-impl CpuHistory {
+impl CpuSamples {
     /// Add one round of samples taken at `at_ms` (any monotonic millisecond clock).
     pub fn record(&mut self, at_ms: u64, members: &[&ProcessRecord]) {
         let mut next: HashMap<Identity, VecDeque<(u64, u64)>> =
@@ -103,7 +103,7 @@ pub struct IdleSubtree {
 pub fn idle_subtrees<'a>(
     members: &[&'a ProcessRecord],
     leaders: &Leaders,
-    cpu: &CpuHistory,
+    cpu: &CpuSamples,
     min_bytes: u64,
 ) -> Vec<IdleSubtree> {
     let pids: HashSet<i32> = members.iter().map(|m| m.pid).collect();
@@ -145,7 +145,7 @@ fn qualify(
     top: &ProcessRecord,
     sub: &[&ProcessRecord],
     leaders: &Leaders,
-    cpu: &CpuHistory,
+    cpu: &CpuSamples,
     min_bytes: u64,
 ) -> Option<IdleSubtree> {
     let mut footprint = 0u64;
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn cpu_fraction_needs_a_full_window() {
-        let mut h = CpuHistory::default();
+        let mut h = CpuSamples::default();
         let p = rec(5, 1, 1);
         let id = p.identity().unwrap();
         h.record(0, &[&with_cpu(p.clone(), 0)]);
@@ -224,8 +224,8 @@ mod tests {
         ]
     }
 
-    fn history(records: &[ProcessRecord], busy: &[i32], seconds: u64) -> CpuHistory {
-        let mut h = CpuHistory::default();
+    fn history(records: &[ProcessRecord], busy: &[i32], seconds: u64) -> CpuSamples {
+        let mut h = CpuSamples::default();
         for step in 0..=(seconds * 5) {
             let t = step * 200;
             let round: Vec<ProcessRecord> = records

@@ -22,7 +22,7 @@ mod signals;
 pub use report::{CommandStatus, EndReason, Event, JobAction, Summary, now_at};
 
 use crate::actions::escalate::Escalation;
-use crate::core::idle::{CpuHistory, Leaders, PARK_MIN_BYTES, idle_subtrees};
+use crate::core::idle::{CpuSamples, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{TreeSpec, TreeTracker};
 use crate::core::snapshot::{Identity, ProcessRecord};
 use crate::exit::ExitStatus;
@@ -175,7 +175,7 @@ struct Watch<'a, 'e> {
     spec: TreeSpec,
     sid: Option<i32>,
     tracker: TreeTracker,
-    cpu: CpuHistory,
+    cpu: CpuSamples,
     phase: Phase,
     next_tick: Instant,
     last_group_scan: Option<Instant>,
@@ -246,7 +246,7 @@ impl<'a, 'e> Watch<'a, 'e> {
             },
             sid: None,
             tracker: TreeTracker::default(),
-            cpu: CpuHistory::default(),
+            cpu: CpuSamples::default(),
             phase: Phase::Watching,
             next_tick: start.at,
             last_group_scan: None,
