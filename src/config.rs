@@ -21,7 +21,7 @@ mod sections;
 pub use sections::{
     EmergencySection, GRACE_MAX, HANGS_COOLDOWN_MAX, HANGS_COOLDOWN_MIN, HANGS_GRACE_MAX,
     HangsSection, LivenessSection, McpSection, MemorySection, NotificationsSection, PressureMode,
-    ProbeSection, ReapSection, Refusal, ToolGroup, WatchSection,
+    ProbeSection, ReapSection, InvalidValue, ToolGroup, WatchSection,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -212,7 +212,7 @@ impl Settings {
             })
     }
 
-    fn from_file(f: FileConfig) -> Result<Self, Refusal> {
+    fn from_file(f: FileConfig) -> Result<Self, InvalidValue> {
         Ok(Self {
             file: None,
             untrusted: None,

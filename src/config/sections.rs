@@ -61,14 +61,14 @@ pub use crate::cli::ToolGroup;
 
 /// A refused file value: the key and what is wrong with the value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct InvalidValue {
     pub key: &'static str,
     /// Follows the key: "`0` must be at least 1", or "[2] has an empty `pattern`…" for an
     /// entry of a list of tables.
     pub rule: String,
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for InvalidValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let sep = if self.rule.starts_with('[') { "" } else { " " };
         write!(f, "{}{sep}{}", self.key, self.rule)
@@ -108,11 +108,11 @@ macro_rules! section {
 
         impl $name {
             /// The defaults, overlaid with what the file sets, each value checked by its rule.
-            pub(super) fn from_file(file: $file) -> Result<Self, Refusal> {
+            pub(super) fn from_file(file: $file) -> Result<Self, InvalidValue> {
                 let mut s = Self::default();
                 $(
                     if let Some(v) = file.$field {
-                        let v: $ty = ($rule)(v).map_err(|rule| Refusal {
+                        let v: $ty = ($rule)(v).map_err(|rule| InvalidValue {
                             key: concat!($key, ".", stringify!($field)),
                             rule,
                         })?;
