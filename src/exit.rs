@@ -283,7 +283,7 @@ pub struct Reported {
     pub message: String,
     pub status: ExitStatus,
     pub kind: ErrorKind,
-    /// The refusing rule's stable name (`core::parking::Refusal`).
+    /// The refusing rule's stable name (`core::parking::ParkRefusal`).
     pub reason: Option<&'static str>,
     /// A closed pipe (`headroom probe | head -1`): not an error, said nowhere.
     pub broken_pipe: bool,
@@ -301,7 +301,7 @@ pub fn report(e: &anyhow::Error) -> Reported {
             _ => ErrorKind::Failed,
         };
         (f.status(), kind, None, f.to_string())
-    } else if let Some(r) = e.downcast_ref::<crate::core::parking::Refusal>() {
+    } else if let Some(r) = e.downcast_ref::<crate::core::parking::ParkRefusal>() {
         let m = said_once(e);
         (ExitStatus::Refused, ErrorKind::Refused, Some(r.reason()), m)
     } else if e.downcast_ref::<Refused>().is_some() {

@@ -12,7 +12,7 @@ use crate::snapshot::{ProcessRecord, ProcessTable};
 
 /// Why a process may not be parked or woken. Exit 3.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refusal {
+pub enum ParkRefusal {
     #[error("pid `{pid}` is never signalled: {}", reserved_why(*pid))]
     Reserved { pid: i64 },
     #[error("pid `{pid}` (`{name}`) belongs to uid {owner}, not to you (uid {uid})")]
@@ -50,7 +50,7 @@ fn reserved_why(pid: i64) -> String {
     }
 }
 
-impl Refusal {
+impl ParkRefusal {
     /// The stable name of the rule, the same one `reap`'s decision table uses for it.
     pub fn reason(&self) -> &'static str {
         match self {
@@ -87,18 +87,18 @@ impl ParkPermission {
     }
 
     /// The pid alone: 0, 1 and negative numbers (process groups, "every process") never.
-    pub fn check_pid(&self, pid: i64) -> Result<(), Refusal> {
+    pub fn check_pid(&self, pid: i64) -> Result<(), ParkRefusal> {
         if pid <= 1 {
-            return Err(Refusal::Reserved { pid });
+            return Err(ParkRefusal::Reserved { pid });
         }
         Ok(())
     }
 
     /// Every rule, for a process that exists.
-    pub fn check(&self, p: &ProcessRecord) -> Result<(), Refusal> {
+    pub fn check(&self, p: &ProcessRecord) -> Result<(), ParkRefusal> {
         self.check_pid(i64::from(p.pid))?;
         if p.uid != self.uid {
-            return Err(Refusal::OtherUser {
+            return Err(ParkRefusal::OtherUser {
                 pid: p.pid,
                 name: p.name.clone(),
                 owner: p.uid,
@@ -106,10 +106,10 @@ impl ParkPermission {
             });
         }
         if p.pid == self.self_pid {
-            return Err(Refusal::Headroom { pid: p.pid });
+            return Err(ParkRefusal::Headroom { pid: p.pid });
         }
         if self.ancestors.contains(&p.pid) {
-            return Err(Refusal::Ancestor {
+            return Err(ParkRefusal::Ancestor {
                 pid: p.pid,
                 name: p.name.clone(),
             });
@@ -161,7 +161,7 @@ mod tests {
 
     #[test]
     fn a_reserved_pid_is_explained_as_what_kill_would_make_of_it() {
-        let said = |pid: i64| Refusal::Reserved { pid }.to_string();
+        let said = |pid: i64| ParkRefusal::Reserved { pid }.to_string();
         assert!(said(-1).contains("-1 means every process you may signal"));
         assert!(said(-4242).contains("-4242 means process group 4242"));
         assert!(said(0).contains("your whole process group"));
@@ -178,21 +178,21 @@ mod tests {
         let t = ProcessTable::new(&snap);
         let g = ParkPermission::new(&t);
         for pid in [-4096, -1, 0, 1] {
-            assert_eq!(g.check_pid(pid), Err(Refusal::Reserved { pid }));
+            assert_eq!(g.check_pid(pid), Err(ParkRefusal::Reserved { pid }));
         }
         assert!(matches!(
             g.check(t.get(50).unwrap()),
-            Err(Refusal::OtherUser {
+            Err(ParkRefusal::OtherUser {
                 owner: OTHER_UID,
                 ..
             })
         ));
         assert_eq!(
             g.check(t.get(30).unwrap()),
-            Err(Refusal::Headroom { pid: 30 })
+            Err(ParkRefusal::Headroom { pid: 30 })
         );
         let e = g.check(t.get(20).unwrap()).unwrap_err();
-        assert!(matches!(e, Refusal::Ancestor { pid: 20, .. }));
+        assert!(matches!(e, ParkRefusal::Ancestor { pid: 20, .. }));
         assert!(e.to_string().contains("`zsh`"), "{e}");
         assert!(g.check(t.get(1).unwrap()).is_err());
         assert_eq!(g.check(t.get(40).unwrap()), Ok(()));
