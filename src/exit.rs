@@ -215,10 +215,10 @@ pub struct UsageError(pub String);
 /// A safety rule refused the request. Exit 3.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct Refused(pub String);
+pub struct RefusedError(pub String);
 
 /// A failure whose exit status the command chose, typed by the row of the table it maps to
-/// (`code`). With `UsageError` (64), `Refused` (3) and any other error (2) these are every
+/// (`code`). With `UsageError` (64), `RefusedError` (3) and any other error (2) these are every
 /// way a command fails; `lib::run`, `headroom mcp` and probe's UNKNOWN read them alike.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Failure {
@@ -304,7 +304,7 @@ pub fn report(e: &anyhow::Error) -> Reported {
     } else if let Some(r) = e.downcast_ref::<crate::core::parking::ParkRefusal>() {
         let m = said_once(e);
         (ExitStatus::Refused, ErrorKind::Refused, Some(r.reason()), m)
-    } else if e.downcast_ref::<Refused>().is_some() {
+    } else if e.downcast_ref::<RefusedError>().is_some() {
         (ExitStatus::Refused, ErrorKind::Refused, None, said_once(e))
     } else if e.downcast_ref::<UsageError>().is_some() {
         (ExitStatus::Usage, ErrorKind::Usage, None, said_once(e))
@@ -506,7 +506,7 @@ mod tests {
         let e: anyhow::Error = crate::platform::PlatformError::io("cannot read `x`", io).into();
         let r = report(&e);
         assert_eq!((r.status, r.status.code()), (ExitStatus::Error, 2));
-        let r = report(&Refused("no".into()).into());
+        let r = report(&RefusedError("no".into()).into());
         assert_eq!((r.status, r.status.code()), (ExitStatus::Refused, 3));
         assert_eq!(Failure::NoReading("m".into()).status(), ExitStatus::Refused);
     }

@@ -57,7 +57,7 @@ pub fn target(path: &Path, uid: u32) -> Result<Target> {
         if meta.file_type().is_symlink() {
             let owner = owner(&meta);
             if owner != uid && owner != 0 {
-                return Err(crate::exit::Refused(format!(
+                return Err(crate::exit::RefusedError(format!(
                     "`{}` is a symbolic link owned by uid {owner}; headroom writes through a \
                      link only when it is yours or root's: give the path it leads to",
                     p.display()

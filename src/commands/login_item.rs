@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::actions::login_item::{Backend, Launchd, RealExec, Status, Systemd, crontab_line};
 use crate::cli::{LoginItemAction, LoginItemArgs};
 use crate::commands::Ctx;
-use crate::exit::{ExitStatus, Refused};
+use crate::exit::{ExitStatus, RefusedError};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LoginItemReport {
@@ -111,7 +111,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
         match args.action {
             LoginItemAction::Register => {
                 if l.brew_service() {
-                    return Err(Refused(
+                    return Err(RefusedError(
                         "`brew services` already runs headroom (homebrew.mxcl.headroom); a second watcher would double every \
                          cleanup. Keep that one, or `brew services stop headroom` first."
                             .into(),
@@ -171,7 +171,7 @@ pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
         match args.action {
             LoginItemAction::Register => {
                 if s.brew_service() {
-                    return Err(Refused(format!(
+                    return Err(RefusedError(format!(
                         "`brew services` already runs headroom ({}); a second watcher would \
                          double every cleanup. Keep that one, or `brew services stop headroom` \
                          first.",

@@ -185,7 +185,7 @@ fn decide(
             source.process(pid).ok().flatten().map(|p| p.ppid)
         })
         .map_err(|pid| {
-            exit::Refused(format!(
+            exit::RefusedError(format!(
                 "headroom's ancestry is unknown: pid `{pid}` in its parent chain cannot be read, \
                  so nothing above it can be protected; nothing was signalled"
             ))

@@ -697,7 +697,7 @@ fn a_command_that_can_refuse_lists_exit_3() {
             std::fs::read_to_string(&path).unwrap()
         };
         assert!(
-            text.contains("Refused("),
+            text.contains("RefusedError("),
             "{src} no longer refuses: drop it here"
         );
         let para = status(&help(sub)).unwrap();

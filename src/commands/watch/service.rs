@@ -26,7 +26,7 @@ use anyhow::Result;
 
 use crate::actions::login_item::SERVICE_ENV;
 use crate::commands::Ctx;
-use crate::exit::Refused;
+use crate::exit::RefusedError;
 use crate::platform::own_program::{self, FileId};
 use crate::store::fsio::Lock;
 use crate::store::guard::{self, Holder, Taken};
@@ -129,7 +129,7 @@ pub fn single(ctx: &Ctx<'_>, once: bool, label: Option<&str>) -> Result<Single> 
             }
             Ok(Taken::Busy(holder)) => {
                 match when_busy(label, holder.as_ref(), &guard::lock_path(&dir)) {
-                    WhenBusy::Refuse(m) => return Err(Refused(m).into()),
+                    WhenBusy::Refuse(m) => return Err(RefusedError(m).into()),
                     WhenBusy::Leave(m) => {
                         ctx.printer.stderr_line(&format!("headroom: {m}"));
                         return Ok(Single::Leave);
