@@ -42,7 +42,7 @@ mod linux {
     use std::process::{Child, Command, Stdio};
     use std::time::Duration;
 
-    use headroom::actions::escalate::RealClock;
+    use headroom::actions::clock::RealClock;
     use headroom::actions::terminate::terminate;
     use headroom::core::emergency::Emergency;
     use headroom::core::liveness::Session;

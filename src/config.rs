@@ -20,8 +20,8 @@ mod sections;
 
 pub use sections::{
     EmergencySection, GRACE_MAX, HANGS_COOLDOWN_MAX, HANGS_COOLDOWN_MIN, HANGS_GRACE_MAX,
-    HangsSection, LivenessSection, McpSection, MemorySection, NotificationsSection, PressureMode,
-    ProbeSection, ReapSection, InvalidValue, ToolGroup, WatchSection,
+    HangsSection, InvalidValue, LivenessSection, McpSection, MemorySection, NotificationsSection,
+    PressureMode, ProbeSection, ReapSection, ToolGroup, WatchSection,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

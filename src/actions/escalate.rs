@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::actions::clock::Clock;
 use crate::core::snapshot::Identity;
 use crate::platform::{Delivery, Presence, ProcessControl, Signal};
 
@@ -85,25 +86,6 @@ pub struct Ended {
     pub signals: Vec<Signal>,
     /// What went wrong, for `signal-failed` and unreadable identities.
     pub error: Option<String>,
-}
-
-/// Time, injectable: `run` sleeps on it, tests advance a fake one.
-pub trait Clock {
-    fn now(&self) -> Instant;
-    fn sleep(&self, d: Duration);
-}
-
-/// The real clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RealClock;
-
-impl Clock for RealClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-    fn sleep(&self, d: Duration) {
-        std::thread::sleep(d);
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,7 +30,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::actions::escalate::{self, Clock, Escalation, EscalationOutcome, EscalationTiming};
+use crate::actions::clock::Clock;
+use crate::actions::escalate::{self, Escalation, EscalationOutcome, EscalationTiming};
 use crate::actions::park::signal_each;
 use crate::core::idle::{CpuSamples, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{effective_limit, tree_footprint};
@@ -432,7 +433,8 @@ fn end(
                 .collect::<Vec<_>>()
         })
         .collect();
-    let esc = Escalation::new(&live, EscalationTiming::with_grace(grace)).continue_after_term(&stopped);
+    let esc =
+        Escalation::new(&live, EscalationTiming::with_grace(grace)).continue_after_term(&stopped);
     let mut notes: Vec<Option<String>> = vec![None; over.len()];
     let mut gate = |survivors: &[Identity]| -> Vec<Identity> {
         let snap = match read(source) {

@@ -3,6 +3,7 @@
 //! places headroom execs other programs (`open`, `launchctl`, `systemctl`, notifiers), and
 //! never on a polling path.
 
+pub mod clock;
 pub mod escalate;
 pub mod exec;
 pub mod login_item;

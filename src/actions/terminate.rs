@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::actions::escalate::{self, Clock, EscalationTiming};
+use crate::actions::clock::Clock;
+use crate::actions::escalate::{self, EscalationTiming};
 pub use crate::actions::escalate::{KILL_SETTLE, POLL};
 use crate::core::snapshot::Identity;
 use crate::platform::{ProcessControl, Signal};
@@ -122,7 +123,13 @@ pub fn terminate_all(
     clock: &dyn Clock,
     gate: &mut escalate::KillGate<'_>,
 ) -> Vec<Termination> {
-    let ended = escalate::run(ctl, targets, EscalationTiming::with_grace(grace), clock, gate);
+    let ended = escalate::run(
+        ctl,
+        targets,
+        EscalationTiming::with_grace(grace),
+        clock,
+        gate,
+    );
     targets
         .iter()
         .map(|id| {

@@ -17,7 +17,7 @@ use crate::commands::doctor_tools::{
     cgroup_pids_max, notification_check, ps_counts, shell_ulimit, tool,
 };
 use crate::commands::probe::rfc3339_ms;
-use crate::core::doctor::{self as dr, Check, Limit, CheckOutcome};
+use crate::core::doctor::{self as dr, Check, CheckOutcome, Limit};
 use crate::core::limits::{Ceiling, LimitSource};
 use crate::core::reading;
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
@@ -437,7 +437,11 @@ fn services() -> Vec<Check> {
         let both = brew && status.registered;
         out.push(Check::new(
             "brew-service",
-            if both { CheckOutcome::Mismatch } else { CheckOutcome::Ok },
+            if both {
+                CheckOutcome::Mismatch
+            } else {
+                CheckOutcome::Ok
+            },
             if status.registered {
                 "login item registered".into()
             } else {

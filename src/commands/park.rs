@@ -210,7 +210,10 @@ pub fn human(r: &ParkReport, action: Action) -> String {
         );
     }
     for p in &r.processes {
-        if matches!(p.outcome, ParkOutcome::NotStopped | ParkOutcome::AlreadyStopped) {
+        if matches!(
+            p.outcome,
+            ParkOutcome::NotStopped | ParkOutcome::AlreadyStopped
+        ) {
             continue;
         }
         let detail = p.detail.clone().unwrap_or_default();
@@ -340,7 +343,10 @@ mod tests {
         };
         // One member refused (another user's): the tree is half stopped. Used to exit 0.
         let half = report(
-            vec![step(40, ParkOutcome::Stopped), step(41, ParkOutcome::Refused)],
+            vec![
+                step(40, ParkOutcome::Stopped),
+                step(41, ParkOutcome::Refused),
+            ],
             Action::ParkTree,
         );
         assert_eq!(
@@ -348,7 +354,10 @@ mod tests {
             (vec![41], ExitStatus::Unhappy)
         );
         let slow = report(
-            vec![step(40, ParkOutcome::Stopped), step(41, ParkOutcome::Unconfirmed)],
+            vec![
+                step(40, ParkOutcome::Stopped),
+                step(41, ParkOutcome::Unconfirmed),
+            ],
             Action::WakeTree,
         );
         assert_eq!(exit_code(&slow), ExitStatus::Unhappy);
@@ -363,7 +372,10 @@ mod tests {
         );
         assert_eq!((whole.left.len(), exit_code(&whole)), (0, ExitStatus::Ok));
         let failed = report(
-            vec![step(40, ParkOutcome::Failed), step(41, ParkOutcome::Refused)],
+            vec![
+                step(40, ParkOutcome::Failed),
+                step(41, ParkOutcome::Refused),
+            ],
             Action::ParkTree,
         );
         assert_eq!(exit_code(&failed), ExitStatus::Error);

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::actions::escalate::{Clock, RealClock};
+use crate::actions::clock::{Clock, RealClock};
 use crate::actions::terminate::{TerminationOutcome, terminate_all};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
@@ -361,7 +361,10 @@ pub fn execute(
         )
     });
     let mut ended = ended;
-    for t in ended.iter_mut().filter(|t| t.outcome == TerminationOutcome::Spared) {
+    for t in ended
+        .iter_mut()
+        .filter(|t| t.outcome == TerminationOutcome::Spared)
+    {
         if let Some(why) = &unread_at_gate {
             t.error = Some(why.clone());
         }

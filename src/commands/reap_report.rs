@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::actions::terminate::{TerminationOutcome, Termination};
+use crate::actions::terminate::{Termination, TerminationOutcome};
 use crate::commands::probe::{poll_row, rfc3339_ms};
 use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};

@@ -108,7 +108,7 @@ fn most_common(v: &[i32]) -> Option<i32> {
 mod tests {
     //! Credit and holders over recorded tables: only the parents headroom ended are credited.
     use super::*;
-    use crate::actions::terminate::{TerminationOutcome, Termination};
+    use crate::actions::terminate::{Termination, TerminationOutcome};
     use crate::commands::reap_report::TargetReport;
     use crate::core::snapshot::fixture::{proc, snapshot, zombie};
     use crate::platform::Signal;

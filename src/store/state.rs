@@ -287,7 +287,9 @@ mod tests {
             .save(vec![e.clone()])
             .unwrap();
         assert_eq!(
-            SavedCpuHistory::load(d.path(), 1, BOOT, 2000).unwrap().entries,
+            SavedCpuHistory::load(d.path(), 1, BOOT, 2000)
+                .unwrap()
+                .entries,
             vec![e.clone()],
             "control: a consistent entry of this uid and boot is kept"
         );
@@ -320,7 +322,9 @@ mod tests {
             "another boot, even with a plausible awake clock"
         );
         assert_eq!(
-            SavedCpuHistory::load(d.path(), 1, BOOT, 2000).unwrap().entries,
+            SavedCpuHistory::load(d.path(), 1, BOOT, 2000)
+                .unwrap()
+                .entries,
             vec![e],
             "control: the same boot keeps it"
         );

@@ -177,7 +177,11 @@ pub fn cpu(headroom_ns: Option<u64>, ps_time: &str) -> Check {
     let ok = h >= ps - 0.05 && h <= ps + res + 0.05;
     Check::new(
         NAME,
-        if ok { CheckOutcome::Ok } else { CheckOutcome::Mismatch },
+        if ok {
+            CheckOutcome::Ok
+        } else {
+            CheckOutcome::Mismatch
+        },
         format!("{} s", fmt_secs(h)),
         system,
     )
@@ -214,7 +218,11 @@ pub fn footprint(headroom_bytes: Option<u64>, ps_rss_kib: &str) -> Check {
         && fp <= rss.saturating_mul(FOOTPRINT_FACTOR);
     Check::new(
         NAME,
-        if ok { CheckOutcome::Ok } else { CheckOutcome::Mismatch },
+        if ok {
+            CheckOutcome::Ok
+        } else {
+            CheckOutcome::Mismatch
+        },
         format!("footprint {} KiB", fp / 1024),
         system,
     )
@@ -363,7 +371,10 @@ mod tests {
         assert_eq!(bad.outcome, CheckOutcome::Mismatch);
         assert_eq!(bad.headroom.as_deref(), Some("0"));
         assert_eq!(bad.system.as_deref(), Some("5 (ps)"));
-        assert_eq!(bracketed("zombies", 5, 7, 6).outcome, CheckOutcome::Mismatch);
+        assert_eq!(
+            bracketed("zombies", 5, 7, 6).outcome,
+            CheckOutcome::Mismatch
+        );
     }
 
     #[test]
@@ -382,11 +393,20 @@ mod tests {
     #[test]
     fn cpu_within_the_resolution_is_ok_a_wrong_tick_conversion_is_not() {
         // Linux: ps truncates 1.23 s to 00:00:01.
-        assert_eq!(cpu(Some(1_230_000_000), "00:00:01").outcome, CheckOutcome::Ok);
+        assert_eq!(
+            cpu(Some(1_230_000_000), "00:00:01").outcome,
+            CheckOutcome::Ok
+        );
         // macOS hundredths.
-        assert_eq!(cpu(Some(1_230_000_000), "0:01.23").outcome, CheckOutcome::Ok);
+        assert_eq!(
+            cpu(Some(1_230_000_000), "0:01.23").outcome,
+            CheckOutcome::Ok
+        );
         // Ticks taken for nanoseconds on Apple Silicon: 41.67x too small / too large.
-        assert_eq!(cpu(Some(29_500_000), "0:01.23").outcome, CheckOutcome::Mismatch);
+        assert_eq!(
+            cpu(Some(29_500_000), "0:01.23").outcome,
+            CheckOutcome::Mismatch
+        );
         assert_eq!(
             cpu(Some(51_250_000_000), "00:00:01").outcome,
             CheckOutcome::Mismatch
@@ -442,8 +462,14 @@ mod tests {
     #[test]
     fn the_trap_check_agrees_with_the_system() {
         let v = |n| Some(Limit::Value(n));
-        assert_eq!(rlimit_trap(true, v(2666), v(1333)).outcome, CheckOutcome::Ok);
-        assert_eq!(rlimit_trap(false, v(2666), v(2666)).outcome, CheckOutcome::Ok);
+        assert_eq!(
+            rlimit_trap(true, v(2666), v(1333)).outcome,
+            CheckOutcome::Ok
+        );
+        assert_eq!(
+            rlimit_trap(false, v(2666), v(2666)).outcome,
+            CheckOutcome::Ok
+        );
         assert_eq!(
             rlimit_trap(false, v(2666), v(1333)).outcome,
             CheckOutcome::Mismatch
@@ -469,7 +495,10 @@ mod tests {
 
     #[test]
     fn the_state_dir_must_be_the_users_private_and_writable() {
-        assert_eq!(state_dir(501, 501, 0o40700, Ok(())).outcome, CheckOutcome::Ok);
+        assert_eq!(
+            state_dir(501, 501, 0o40700, Ok(())).outcome,
+            CheckOutcome::Ok
+        );
         let c = state_dir(501, 0, 0o40755, Err("read-only".into()));
         assert_eq!(c.outcome, CheckOutcome::Mismatch);
         let sys = c.system.unwrap_or_default();

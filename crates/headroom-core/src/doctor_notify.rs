@@ -257,7 +257,10 @@ mod tests {
         let c = linux(&facts(Service::Owned));
         assert_eq!(c.outcome, CheckOutcome::Ok, "{c:?}");
         assert!(c.system.as_deref().unwrap().contains("answers"), "{c:?}");
-        assert_eq!(linux(&facts(Service::Activatable)).outcome, CheckOutcome::Ok);
+        assert_eq!(
+            linux(&facts(Service::Activatable)).outcome,
+            CheckOutcome::Ok
+        );
         let unknown = linux(&facts(Service::Unknown(
             "dbus-send is not installed".into(),
         )));

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::tests::*;
 use super::*;
+use crate::actions::clock::RealClock;
 
 /// Outlives SIGTERM (SIGKILL ends it).
 fn stubborn() -> Script {
@@ -71,7 +72,8 @@ fn a_tree_at_once_each_with_its_own_outcome_in_the_given_order() {
         &w,
         &mut kill_all,
     );
-    let got: Vec<(i32, EscalationOutcome)> = r.iter().map(|e| (e.identity.pid, e.outcome)).collect();
+    let got: Vec<(i32, EscalationOutcome)> =
+        r.iter().map(|e| (e.identity.pid, e.outcome)).collect();
     assert_eq!(
         got,
         [
@@ -97,7 +99,11 @@ fn the_gate_sees_only_grace_survivors_and_can_only_narrow() {
     let got: Vec<EscalationOutcome> = r.iter().map(|e| e.outcome).collect();
     assert_eq!(
         got,
-        [EscalationOutcome::ExitedAfterTerm, EscalationOutcome::Killed, EscalationOutcome::Spared]
+        [
+            EscalationOutcome::ExitedAfterTerm,
+            EscalationOutcome::Killed,
+            EscalationOutcome::Spared
+        ]
     );
     assert_eq!(w.signals_to(12), [Signal::Term]);
     assert!(w.signals_to(99).is_empty());
@@ -219,7 +225,11 @@ fn outcome_names_are_stable() {
             "spared"
         ]
     );
-    for o in [EscalationOutcome::ExitedAfterTerm, EscalationOutcome::Killed, EscalationOutcome::Spared] {
+    for o in [
+        EscalationOutcome::ExitedAfterTerm,
+        EscalationOutcome::Killed,
+        EscalationOutcome::Spared,
+    ] {
         let json = serde_json::to_string(&o).unwrap_or_default();
         assert_eq!(json, format!("\"{}\"", o.as_str()));
     }

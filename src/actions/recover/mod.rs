@@ -26,7 +26,8 @@ pub mod steps;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use crate::actions::escalate::{self, Clock, EscalationOutcome};
+use crate::actions::clock::Clock;
+use crate::actions::escalate::{self, EscalationOutcome};
 use crate::actions::exec::ExecOutput;
 pub use crate::actions::recover::live::LiveOps;
 pub use crate::actions::recover::steps::Step;
@@ -305,7 +306,8 @@ fn stop(
             .push(signal_step(id, Signal::Kill, Some(KILL_CONDITION), result));
     }
     if killed {
-        let gone = (e.outcome == EscalationOutcome::Killed).then(|| elapsed.saturating_sub(s.grace));
+        let gone =
+            (e.outcome == EscalationOutcome::Killed).then(|| elapsed.saturating_sub(s.grace));
         r.steps.push(wait_step(id, KILL_WAIT, gone));
     }
     match e.outcome {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::actions::escalate::Clock;
+use crate::actions::clock::Clock;
 use crate::cli::GlobalArgs;
 use crate::commands::Ctx;
 use crate::commands::reap::{self, Cleanup, ReapPlan};
@@ -248,7 +248,7 @@ impl Watcher<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::{cooling_now, in_cooldown};
-    use crate::actions::escalate::Clock;
+    use crate::actions::clock::Clock;
     use std::cell::Cell;
     use std::time::{Duration, Instant};
 

@@ -30,7 +30,7 @@ pub mod service;
 
 use std::time::{Duration, Instant};
 
-use crate::actions::escalate::{Clock, RealClock};
+use crate::actions::clock::{Clock, RealClock};
 use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
 use crate::cli::WatchArgs;
