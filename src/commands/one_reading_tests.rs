@@ -10,11 +10,11 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use crate::commands::limits::LimitsReport;
-use crate::commands::probe::{ProbeReport, poll_row};
+use crate::commands::probe::ProbeReport;
 use crate::commands::reap_report::ReapReport;
 use crate::commands::watch::events::{Event, ReadingEvent};
 use crate::core::emergency::Emergency;
-use crate::core::evidence_csv::{ReadRow, columns, encode, parse};
+use crate::core::evidence_csv::{ReadRow, Row, columns, encode, parse};
 use crate::core::limits::fixture::mac;
 use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{Policy, Selection};
@@ -111,7 +111,7 @@ fn limits(snap: &Snapshot) -> Map<String, Value> {
 fn evidence(snap: &Snapshot, trend: Option<&Trend>) -> Map<String, Value> {
     let r = reading::read(snap, Thresholds::default());
     let mut bytes = encode(&columns()).unwrap();
-    bytes.extend(encode(&poll_row(&r, trend).csv_fields().unwrap()).unwrap());
+    bytes.extend(encode(&Row::poll(&r, trend).csv_fields().unwrap()).unwrap());
     let (rows, anomalies) = parse(std::path::Path::new("evidence.csv"), &bytes);
     assert!(anomalies.is_empty(), "{anomalies:?}");
     let report = crate::commands::evidence::summarise(vec![], &rows, vec![]);

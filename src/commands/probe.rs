@@ -249,19 +249,8 @@ fn record_history(r: &Reading) -> Result<(Trend, Option<String>)> {
     let dir = crate::store::paths::ensure_state_dir()?;
     let h = state::record_reading(&dir, r.uid, r.sample())?;
     let trend = reading::trend(&h.samples, r.limit.limit);
-    EvidenceLog::new(&dir).append(&[poll_row(r, Some(&trend))])?;
+    EvidenceLog::new(&dir).append(&[Row::poll(r, Some(&trend))])?;
     Ok((trend, h.warning))
-}
-
-/// The evidence row of one reading (the session signal is not evaluated by a probe).
-pub fn poll_row(r: &Reading, trend: Option<&Trend>) -> Row {
-    Row {
-        top_parent: r
-            .top_parents
-            .first()
-            .map(|p| (p.pid, p.name.clone(), p.zombies)),
-        ..Row::new(SlotReading::new(r, trend), "poll")
-    }
 }
 
 fn level_style(level: Level) -> Style {

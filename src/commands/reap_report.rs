@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::actions::terminate::{Termination, TerminationOutcome};
-use crate::commands::probe::{poll_row, rfc3339_ms};
+use crate::commands::probe::rfc3339_ms;
 use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
 use crate::core::reading::Reading;
@@ -444,7 +444,7 @@ pub fn evidence_rows(
     report: &ReapReport,
     at: String,
 ) -> Vec<Row> {
-    let mut base = poll_row(reading, None);
+    let mut base = Row::poll(reading, None);
     base.reading.at = at;
     if report.targets.is_empty() {
         let unreadable = selection.skipped_for(SkipReason::SessionSignalUnavailable);

@@ -8,6 +8,7 @@
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use crate::reading::{Reading, Trend};
 use crate::slot_reading::SlotReading;
 
 /// The columns after the reading's ([`SlotReading::FIELDS`]): the top zombie parent and
@@ -55,6 +56,18 @@ impl Row {
             action: action.into(),
             result: String::new(),
             override_: String::new(),
+        }
+    }
+
+    /// The row of one reading (`poll`), with its top zombie parent; the session signal is
+    /// not evaluated for a reading.
+    pub fn poll(r: &Reading, trend: Option<&Trend>) -> Self {
+        Self {
+            top_parent: r
+                .top_parents
+                .first()
+                .map(|p| (p.pid, p.name.clone(), p.zombies)),
+            ..Self::new(SlotReading::new(r, trend), "poll")
         }
     }
 

@@ -4,12 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::commands::probe::poll_row;
 use crate::commands::watch::Watcher;
 use crate::commands::watch::events::Severity;
 use crate::core::alerts::AlertState;
 use crate::core::reading::{self, Reading, Trend};
-use crate::store::evidence::EvidenceLog;
+use crate::store::evidence::{EvidenceLog, Row};
 use crate::store::state::{self, Loaded, load_json, save_json};
 
 const STATE_FILE: &str = "watch-state.json";
@@ -93,7 +92,7 @@ impl Watcher<'_, '_> {
                 none
             }
         };
-        self.pending.push(poll_row(r, Some(&trend)));
+        self.pending.push(Row::poll(r, Some(&trend)));
         self.write_pending(&dir);
         trend
     }
