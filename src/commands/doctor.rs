@@ -16,11 +16,11 @@ use crate::commands::doctor_child::{burn_child, child};
 use crate::commands::doctor_tools::{
     cgroup_pids_max, notification_check, ps_counts, shell_ulimit, tool,
 };
-use crate::commands::probe::rfc3339_ms;
 use crate::core::doctor::{self as dr, Check, CheckOutcome, Limit};
 use crate::core::limits::{Ceiling, LimitSource};
 use crate::core::reading;
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
+use crate::core::time::format_ms;
 use crate::exit::{self, ExitStatus};
 use crate::output::{Printer, Style};
 use crate::platform::{self, ProcessSource};
@@ -95,7 +95,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     checks.push(window_server());
     let count = |o: CheckOutcome| checks.iter().filter(|c| c.outcome == o).count();
     let report = DoctorReport {
-        at: rfc3339_ms(snap.taken_at_ms),
+        at: format_ms(snap.taken_at_ms),
         os: snap.os.clone(),
         uid,
         ok: count(CheckOutcome::Ok),

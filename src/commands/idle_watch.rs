@@ -13,10 +13,10 @@ use serde::Serialize;
 
 use crate::cli::IdleWatchArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::rfc3339_ms;
 use crate::commands::sessions;
 use crate::core::liveness::SessionVerdict;
 use crate::core::snapshot::{Detail, ProcessTable};
+use crate::core::time::format_ms;
 use crate::exit::{ExitStatus, UsageError};
 use crate::output::{Printer, human_duration, plural};
 use crate::platform::stop_flag;
@@ -133,7 +133,7 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
             }
         }
         let poll = Poll {
-            at: rfc3339_ms(snap.taken_at_ms),
+            at: format_ms(snap.taken_at_ms),
             threshold_seconds: threshold_s,
             zombies: zp.iter().map(|p| p.zombies).sum(),
             parents,
@@ -156,7 +156,7 @@ pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
         }
     }
     let summary = Summary {
-        at: crate::commands::probe::rfc3339_ms(crate::platform::now_ms()),
+        at: crate::core::time::format_ms(crate::platform::now_ms()),
         polls,
         released,
         signals_sent: 0,

@@ -73,10 +73,6 @@ impl crate::schema::Document for ProbeReport {
     const TYPE: Option<&'static str> = Some("probe");
 }
 
-/// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
-/// report; it lives beside the hangs state that needed it first).
-pub use crate::core::time::format_ms as rfc3339_ms;
-
 /// Two decimals, as every report that repeats probe's percentages and rates shows them.
 pub use crate::core::slot_reading::round2;
 

@@ -21,7 +21,6 @@ use crate::actions::clock::{Clock, RealClock};
 use crate::actions::terminate::{TerminationOutcome, terminate_all};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::rfc3339_ms;
 use crate::commands::reap_report::{ReapReport, TargetReport, evidence_rows, summary};
 use crate::commands::reap_verify::verify;
 use crate::commands::sessions;
@@ -32,6 +31,7 @@ use crate::core::patterns::{AllowDeny, Patterns};
 use crate::core::policy::{self, Policy, Selection, Situation};
 use crate::core::reading::{self, Reading, Thresholds};
 use crate::core::snapshot::{Detail, Identity, ProcessTable, Snapshot};
+use crate::core::time::format_ms;
 use crate::exit::{self, ExitStatus, UsageError};
 use crate::output::progress::Countdown;
 use crate::platform::{self, ProcessSource};
@@ -303,7 +303,7 @@ pub fn execute(
     if show_table {
         ctx.printer.text(&report.human_table(ctx.printer))?;
     }
-    let stamp = || rfc3339_ms(platform::now_ms());
+    let stamp = || format_ms(platform::now_ms());
     if plan.dry_run || selection.targets().next().is_none() {
         report.summary = summary(&report, &selection);
         let rows = if plan.dry_run || ctx.replaying() {

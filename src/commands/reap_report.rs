@@ -5,12 +5,12 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::actions::terminate::{Termination, TerminationOutcome};
-use crate::commands::probe::rfc3339_ms;
 use crate::core::liveness::{Blind, SessionVerdict};
 use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
 use crate::core::reading::Reading;
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Snapshot;
+use crate::core::time::format_ms;
 use crate::output::{Printer, Style, human_duration, plural, thousands};
 use crate::platform::Signal;
 use crate::sanitize::sanitize;
@@ -157,7 +157,7 @@ impl ReapReport {
         grace: std::time::Duration,
     ) -> Self {
         Self {
-            at: rfc3339_ms(snap.taken_at_ms),
+            at: format_ms(snap.taken_at_ms),
             uid: snap.uid,
             dry_run,
             pressure: sel.pressure,

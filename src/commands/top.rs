@@ -214,7 +214,7 @@ fn build(
         })
         .collect();
     Ok(TopReport {
-        at: crate::commands::probe::rfc3339_ms(after.taken_at_ms),
+        at: crate::core::time::format_ms(after.taken_at_ms),
         uid,
         free_pct: free.map(|f| f.floor().clamp(0.0, 100.0) as u8),
         total_bytes: after.memory.map(|m| m.total_bytes),

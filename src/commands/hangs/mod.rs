@@ -316,7 +316,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<ExitStatus> {
         }
     }
     let sig = stop_flag::requested();
-    summary.at = crate::commands::probe::rfc3339_ms(crate::platform::now_ms());
+    summary.at = crate::core::time::format_ms(crate::platform::now_ms());
     summary.stopped_by = sig.map(|s| {
         if stop_flag::is_interrupt(s) {
             "SIGINT".to_string()

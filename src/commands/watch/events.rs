@@ -96,7 +96,7 @@ pub enum Event {
 /// The `notice` line that says `watch`'s stdout lost lines (`output::queue`'s JSON notice).
 pub fn lost_lines(message: String) -> String {
     let notice = Event::Notice {
-        at: crate::commands::probe::rfc3339_ms(crate::platform::now_ms()),
+        at: crate::core::time::format_ms(crate::platform::now_ms()),
         severity: Severity::Warning,
         message,
     };

@@ -3,11 +3,11 @@
 //! between rounds.
 
 use crate::actions::memory_guard;
-use crate::commands::probe::rfc3339_ms;
 use crate::commands::watch::events::Event;
 use crate::commands::watch::events::Severity;
 use crate::commands::watch::{Watcher, park_journal, pressure};
 use crate::core::memory_guard::{Guarded, breaches, guarded};
+use crate::core::time::format_ms;
 use crate::platform;
 
 impl Watcher<'_, '_> {
@@ -25,7 +25,7 @@ impl Watcher<'_, '_> {
                 continue;
             };
             let e = Event::ApproachingLimit {
-                at: rfc3339_ms(platform::now_ms()),
+                at: format_ms(platform::now_ms()),
                 root,
                 name: t.name.clone(),
                 pattern: t.pattern.clone(),

@@ -35,7 +35,7 @@ use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
 use crate::cli::WatchArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::{resolve_thresholds, rfc3339_ms};
+use crate::commands::probe::resolve_thresholds;
 use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch::events::Severity;
 use crate::commands::watch::events::{Event, ReadingEvent, status_line};
@@ -44,6 +44,7 @@ use crate::commands::watch::persist::Persisted;
 use crate::core::alerts::Crossing;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
 use crate::core::snapshot::Detail;
+use crate::core::time::format_ms;
 use crate::exit::{ExitStatus, UsageError};
 use crate::output::queue::{DRAIN_AT_EXIT, JsonNotice, Output};
 use crate::output::thousands;
@@ -283,7 +284,7 @@ impl Watcher<'_, '_> {
             self.errors += 1;
         }
         self.emit(&Event::Notice {
-            at: rfc3339_ms(platform::now_ms()),
+            at: format_ms(platform::now_ms()),
             severity,
             message: message.to_string(),
         });
@@ -439,7 +440,7 @@ impl Watcher<'_, '_> {
             self.sync_parked();
         }
         self.emit(&Event::Summary {
-            at: rfc3339_ms(platform::now_ms()),
+            at: format_ms(platform::now_ms()),
             rounds: self.rounds,
             quiet_rounds: self.schedule.quiet,
             cleanups: self.cleanups,

@@ -113,7 +113,7 @@ pub fn single(ctx: &Ctx<'_>, once: bool, label: Option<&str>) -> Result<Single> 
             pid: std::process::id(),
             label: label.map(str::to_string),
             once,
-            locked_at: crate::commands::probe::rfc3339_ms(crate::platform::now_ms()),
+            locked_at: crate::core::time::format_ms(crate::platform::now_ms()),
             version: env!("CARGO_PKG_VERSION").to_string(),
             program: program.clone(),
         };
