@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use crate::cli::LimitsArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::resolve_thresholds;
 use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource, usable};
 use crate::core::reading::{self, Reading};
 use crate::core::slot_reading::SlotReading;
@@ -57,7 +56,7 @@ impl LimitsReport {
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
-    let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
+    let thresholds = ctx.thresholds(&args.thresholds)?;
     let snap = ctx
         .source()?
         .snapshot(Detail::Slots)

@@ -38,8 +38,9 @@ mod one_reading_tests;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{Cli, Command, GlobalArgs, ThresholdArgs};
 use crate::config::Settings;
+use crate::core::reading::Thresholds;
 use crate::exit::ExitStatus;
 use crate::output::Printer;
 use crate::platform::replay::ReplaySource;
@@ -54,6 +55,15 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// `--warn/--crit` over config over defaults, validated together (probe, limits, watch).
+    pub fn thresholds(&self, t: &ThresholdArgs) -> Result<Thresholds> {
+        let (_, thresholds) =
+            self.settings
+                .probe
+                .with_flags(t.warn, t.crit, self.settings.file.as_deref())?;
+        Ok(thresholds)
+    }
+
     /// The recorded snapshot (`--snapshot`), a fake `/proc` (`--proc-root`), or the live OS.
     pub fn source(&self) -> Result<Box<dyn ProcessSource>> {
         if let Some(path) = &self.global.snapshot {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::cli::{ProbeArgs, ProbeFormat, ThresholdArgs};
+use crate::cli::{ProbeArgs, ProbeFormat};
 use crate::commands::Ctx;
 use crate::core::limits::LimitSource;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
@@ -31,15 +31,6 @@ struct ProbePlan {
     format: ProbeFormat,
     output: Option<PathBuf>,
     record: Option<PathBuf>,
-}
-
-/// `--warn/--crit` over config over defaults, validated together.
-pub fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds> {
-    let (_, thresholds) =
-        ctx.settings
-            .probe
-            .with_flags(t.warn, t.crit, ctx.settings.file.as_deref())?;
-    Ok(thresholds)
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -114,7 +105,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
         (None, false) => ProbeFormat::Human,
     };
     let plan = ProbePlan {
-        thresholds: resolve_thresholds(ctx, &args.thresholds)?,
+        thresholds: ctx.thresholds(&args.thresholds)?,
         // A replay has no "now" to add to a live history.
         history: !args.no_history && !ctx.replaying(),
         format,

@@ -35,7 +35,6 @@ use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
 use crate::cli::WatchArgs;
 use crate::commands::Ctx;
-use crate::commands::probe::resolve_thresholds;
 use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch::events::Severity;
 use crate::commands::watch::events::{Event, ReadingEvent, status_line};
@@ -94,7 +93,7 @@ struct Watcher<'c, 'a> {
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
-    let thresholds = resolve_thresholds(ctx, &args.thresholds)?;
+    let thresholds = ctx.thresholds(&args.thresholds)?;
     let interval = ctx.settings.watch.with_interval(args.interval)?.interval;
     if ctx.replaying() && !args.once {
         return Err(UsageError(
