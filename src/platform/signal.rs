@@ -24,18 +24,18 @@ impl UnixControl {
     }
 
     /// Re-read `target.pid` and say whether it is still the same, live process.
-    fn check(&self, target: &Identity) -> Result<Delivery, PlatformError> {
+    fn reread(&self, target: &Identity) -> Result<Presence, PlatformError> {
         match self.source.process(target.pid)? {
-            None => Ok(Delivery::Gone),
+            None => Ok(Presence::Gone),
             Some(p) if p.identity() != Some(*target) => Ok(
                 if p.is_zombie() && p.start_time == Some(target.start_time) {
-                    Delivery::Gone
+                    Presence::Gone
                 } else {
-                    Delivery::IdentityChanged
+                    Presence::Changed
                 },
             ),
-            Some(p) if p.is_zombie() => Ok(Delivery::Gone),
-            Some(_) => Ok(Delivery::Sent),
+            Some(p) if p.is_zombie() => Ok(Presence::Gone),
+            Some(_) => Ok(Presence::Alive),
         }
     }
 }
@@ -108,9 +108,10 @@ impl ProcessControl for UnixControl {
         // was checked, so a pid reused between the check and the signal cannot be hit.
         #[cfg(target_os = "linux")]
         let pidfd = pidfd::open(target.pid);
-        let verdict = self.check(target)?;
-        if verdict != Delivery::Sent {
-            return Ok(verdict);
+        match self.reread(target)? {
+            Presence::Alive => {}
+            Presence::Gone => return Ok(Delivery::Gone),
+            Presence::Changed => return Ok(Delivery::IdentityChanged),
         }
         #[cfg(target_os = "linux")]
         let sent = match &pidfd {
@@ -134,15 +135,11 @@ impl ProcessControl for UnixControl {
     }
 
     fn alive(&self, target: &Identity) -> Result<bool, PlatformError> {
-        Ok(self.check(target)? == Delivery::Sent)
+        Ok(self.reread(target)? == Presence::Alive)
     }
 
     fn presence(&self, target: &Identity) -> Result<Presence, PlatformError> {
-        Ok(match self.check(target)? {
-            Delivery::Sent => Presence::Alive,
-            Delivery::Gone => Presence::Gone,
-            Delivery::IdentityChanged => Presence::Changed,
-        })
+        self.reread(target)
     }
 }
 
