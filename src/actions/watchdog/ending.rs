@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use super::{
-    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summary, Watch, now_at,
+    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summary, Watchdog, now_at,
 };
 use crate::actions::escalate::{Ended, Escalation, EscalationOutcome, EscalationTiming, Step};
 use crate::actions::park::signal_each;
@@ -18,7 +18,7 @@ use crate::exit::ExitStatus;
 use crate::platform::supervise::ChildEvent;
 use crate::platform::{Delivery, Signal};
 
-impl Watch<'_, '_> {
+impl Watchdog<'_, '_> {
     /// SIGTERM the whole tree as it is now (and SIGCONT whatever is stopped).
     pub(super) fn begin_ending(&mut self, why: EndReason) {
         // A limit or signal ending decides the exit code; leftovers after it do not.

@@ -144,7 +144,7 @@ pub fn run(
         subreaper: sup.is_subreaper(),
         terminal: sup.handed_terminal(),
     });
-    let mut w = Watch::new(
+    let mut w = Watchdog::new(
         source,
         control,
         cfg,
@@ -162,7 +162,7 @@ pub fn run(
     Ok(w.finish())
 }
 
-struct Watch<'a, 'e> {
+struct Watchdog<'a, 'e> {
     source: &'a dyn ProcessSource,
     control: &'a dyn ProcessControl,
     cfg: &'a Config,
@@ -223,7 +223,7 @@ struct Start {
     subreaper: bool,
 }
 
-impl<'a, 'e> Watch<'a, 'e> {
+impl<'a, 'e> Watchdog<'a, 'e> {
     fn new(
         source: &'a dyn ProcessSource,
         control: &'a dyn ProcessControl,
@@ -231,7 +231,7 @@ impl<'a, 'e> Watch<'a, 'e> {
         start: Start,
         emit: &'e mut dyn FnMut(&Event),
     ) -> Self {
-        Watch {
+        Watchdog {
             source,
             control,
             cfg,
@@ -295,7 +295,7 @@ impl<'a, 'e> Watch<'a, 'e> {
     }
 }
 
-impl Watch<'_, '_> {
+impl Watchdog<'_, '_> {
     fn main_loop(&mut self, sup: &mut Supervisor) {
         loop {
             let now = Instant::now();

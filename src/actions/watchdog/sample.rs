@@ -5,12 +5,12 @@
 use std::time::Instant;
 
 use super::notify::{warn_body, without_helpers};
-use super::{Event, Sample, Watch, after, now_at};
+use super::{Event, Sample, Watchdog, after, now_at};
 use crate::core::memory::{effective_limit, tree_footprint};
 use crate::core::snapshot::ProcessRecord;
 use crate::platform::TreeQuery;
 
-impl Watch<'_, '_> {
+impl Watchdog<'_, '_> {
     /// Read the tree once: members, footprint, effective limit, CPU history, peak.
     pub(super) fn tick(&mut self, now: Instant) {
         self.next_tick = after(now, self.tick_every());

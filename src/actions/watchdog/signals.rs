@@ -4,13 +4,13 @@
 
 use std::time::Instant;
 
-use super::{EndReason, Event, JobAction, Phase, Watch, now_at};
+use super::{EndReason, Event, JobAction, Phase, Watchdog, now_at};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcessRecord};
 use crate::platform::Signal;
 use crate::platform::supervise::Supervisor;
 
-impl Watch<'_, '_> {
+impl Watchdog<'_, '_> {
     /// Ctrl-Z (or a background read/write) stopped the command's group: stop headroom too,
     /// so the shell sees the job stopped; when continued, continue the group.
     pub(super) fn on_command_stopped(&mut self, sup: &mut Supervisor, sig: i32) {

@@ -49,8 +49,8 @@ fn watch<'a, 'e>(
     world: &'a World,
     cfg: &'a Config,
     emit: &'e mut dyn FnMut(&Event),
-) -> Watch<'a, 'e> {
-    Watch::new(
+) -> Watchdog<'a, 'e> {
+    Watchdog::new(
         world,
         world,
         cfg,
@@ -66,7 +66,7 @@ fn watch<'a, 'e>(
 
 /// A watch of `world` under a 1 GiB limit, handed to `f`; the names of the events it
 /// emitted, once `f` is done with it.
-fn watching(world: &World, f: impl FnOnce(Watch<'_, '_>)) -> Vec<String> {
+fn watching(world: &World, f: impl FnOnce(Watchdog<'_, '_>)) -> Vec<String> {
     let cfg = config(1024);
     let mut events = Vec::new();
     let mut emit = |e: &Event| events.push(name(e));
