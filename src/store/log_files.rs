@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::core::session_log::{
-    self, Clock, DirReport, FileKind, FileMeta, FileReport, LogDirError, LogFiles, ReaderLimits,
+    self, DirReport, FileKind, FileMeta, FileReport, LogDirError, LogFiles, ReaderLimits, Stopwatch,
 };
 
 /// The OS's file system.
@@ -42,7 +42,7 @@ impl LogFiles for Disk {
 }
 
 /// [`session_log::judge_file`] on the disk.
-pub fn judge_file(path: &Path, now: i64, limits: &ReaderLimits, clock: Clock) -> FileReport {
+pub fn judge_file(path: &Path, now: i64, limits: &ReaderLimits, clock: Stopwatch) -> FileReport {
     session_log::judge_file(&Disk, path, now, limits, clock)
 }
 
@@ -51,7 +51,7 @@ pub fn judge_dir(
     dir: &Path,
     now: i64,
     limits: &ReaderLimits,
-    clock: Clock,
+    clock: Stopwatch,
 ) -> Result<DirReport, LogDirError> {
     session_log::judge_dir(&Disk, dir, now, limits, clock)
 }

@@ -7,7 +7,7 @@
 //! Pure rules over what a [`LogFiles`] answers: which files to open, how far back and how
 //! much to read are decided here, file by file as it reads; the file system itself is the
 //! caller's (`headroom::store::log_files::Disk`, or a test's). It reads no clock: `now` is
-//! an argument, and the time each file cost is measured on the caller's [`Clock`]. `line`
+//! an argument, and the time each file cost is measured on the caller's [`Stopwatch`]. `line`
 //! holds the timestamp parser and the heartbeat denylist, `backwards` the chunked reader;
 //! this file holds the file and directory rules and the public types.
 //!
@@ -291,7 +291,7 @@ pub fn log_dir_from_argv(argv: &[String]) -> Option<PathBuf> {
 
 /// The monotonic clock a judgement times itself by (`micros` in the reports): the caller's
 /// (commands pass `Instant`'s `now`), since the core reads no clock of its own.
-pub type Clock = fn() -> Instant;
+pub type Stopwatch = fn() -> Instant;
 
 /// Judge one file as of `now` (unix seconds), by the same rules as a file in a directory.
 pub fn judge_file(
@@ -299,7 +299,7 @@ pub fn judge_file(
     path: &Path,
     now: i64,
     limits: &ReaderLimits,
-    clock: Clock,
+    clock: Stopwatch,
 ) -> FileReport {
     let started = clock();
     let name = path.file_name().map_or_else(
@@ -322,7 +322,7 @@ pub fn judge_dir(
     dir: &Path,
     now: i64,
     limits: &ReaderLimits,
-    clock: Clock,
+    clock: Stopwatch,
 ) -> Result<DirReport, LogDirError> {
     let started = clock();
     match fs.metadata(dir) {
@@ -541,7 +541,7 @@ fn read<F: LogFiles>(
     report
 }
 
-fn micros_since(clock: Clock, t: Instant) -> u64 {
+fn micros_since(clock: Stopwatch, t: Instant) -> u64 {
     u64::try_from(clock().saturating_duration_since(t).as_micros()).unwrap_or(u64::MAX)
 }
 
