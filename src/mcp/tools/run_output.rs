@@ -45,7 +45,7 @@ impl Tail {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Record {
-    Summary(Outcome),
+    Summary(RunEnding),
     Error {
         error: String,
     },
@@ -53,15 +53,16 @@ enum Record {
     Other,
 }
 
+/// What the MCP result needs of `run`'s summary record: how it ended and its peak.
 #[derive(Debug, Deserialize)]
-pub(super) struct Outcome {
+pub(super) struct RunEnding {
     pub(super) ended_by: Option<String>,
     pub(super) peak_footprint_bytes: u64,
 }
 
 #[derive(Debug, Default)]
 pub(super) struct Records {
-    pub(super) summary: Option<(Value, Outcome)>,
+    pub(super) summary: Option<(Value, RunEnding)>,
     pub(super) error: Option<String>,
 }
 
