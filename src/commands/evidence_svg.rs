@@ -13,8 +13,10 @@
 //! the axis. Labels never sit on a line or another label (`place.rs`). A `<title>` and a
 //! `<desc>` say the same in a sentence.
 
+mod axes;
 mod caption;
 mod doc;
+mod labels;
 mod marks;
 mod palette;
 mod panel;
@@ -26,19 +28,16 @@ use anyhow::Result;
 use crate::commands::evidence_chart::footnotes;
 use crate::commands::evidence_time::Zone;
 use crate::core::chart::{Chart, Scale};
-use crate::output::{plural, thousands};
-use crate::sanitize::sanitize;
+use crate::output::thousands;
+use axes::draw_axes;
 use caption::{description, headline};
-use doc::{Anchor, Doc, Stroke, text_width};
+use doc::{Anchor, Doc, text_width};
+use labels::draw_labels;
 use marks::{draw_cleanups, draw_projection, draw_unread};
-use palette::{
-    BAND, CRITICAL_LINE, GRID, INK, MUTED, USED_LINE, WARNING_LINE, WHITE, ZOMBIES_LINE, limit_line,
-};
+use palette::{INK, MUTED, WHITE};
 use panel::{draw_panel, panel_lines};
 use place::{Box2, Occupied};
-use series::{Series, draw_over, envelope_runs, step_runs};
-
-use palette::Rgb;
+use series::{draw_gaps, draw_lines};
 
 pub const WIDTH: f64 = 1100.0;
 /// The least height; the panel on the right may make it taller (it is never cut).
@@ -134,245 +133,17 @@ pub fn render(c: &Chart, zone: &Zone) -> Result<String> {
         y1: f.y1 - 2.0,
     });
 
-    // The grid and the axes' labels.
-    for (v, label) in &y_labels {
-        let y = f.y(*v);
-        d.line((f.x0, y), (f.x1, y), Stroke::solid(GRID, 1.0));
-        d.text(
-            f.x0 - 8.0,
-            y + 4.5,
-            FONT,
-            Anchor::End,
-            INK,
-            label,
-            false,
-            "y-label",
-        );
-    }
-    let ticks = zone.ticks(c, 90.0 / (f.x1 - f.x0));
-    for (t, label) in &ticks {
-        let x = f.x_of(t.x);
-        d.line((x, f.y0), (x, f.y1), Stroke::solid(GRID, 1.0));
-        d.line((x, f.y1), (x, f.y1 + 5.0), Stroke::solid(INK, 1.0));
-        d.text(
-            x,
-            f.y1 + 20.0,
-            FONT,
-            Anchor::Middle,
-            INK,
-            label,
-            false,
-            "x-label",
-        );
-    }
-    d.text(
-        16.0,
-        (f.y0 + f.y1) / 2.0,
-        14.0,
-        Anchor::Middle,
-        INK,
-        "process slots (processes of the uid)",
-        true,
-        "y-title",
-    );
-    let short = c.axis.shortened();
-    let x_title = if short.gaps > 0 {
-        format!(
-            "time ({}; {} drawn shorter)",
-            zone.name(c),
-            plural(short.gaps as u64, "gap")
-        )
-    } else {
-        format!("time ({})", zone.name(c))
-    };
-    d.text(
-        (f.x0 + f.x1) / 2.0,
-        f.y1 + 42.0,
-        14.0,
-        Anchor::Middle,
-        INK,
-        &x_title,
-        false,
-        "x-title",
-    );
-
-    // Gaps first, so everything else is drawn over them.
-    let mut gap_boxes = Vec::new();
-    for g in &c.axis.gaps {
-        let (a, b) = (f.x_of(c.axis.x(g.from)), f.x_of(c.axis.x(g.to)));
-        let (a, b) = if b - a < 3.0 {
-            let m = (a + b) / 2.0;
-            (m - 1.5, m + 1.5)
-        } else {
-            (a, b)
-        };
-        d.rect(a, f.y0, b - a, f.y1 - f.y0, BAND, "gap");
-        gap_boxes.push((a, b, g.secs()));
-    }
-    draw_over(&mut d, &f, &cols);
-    let limit_runs = step_runs(&f, &cols, |col| col.binding_limit());
-    for (pct, line) in [(c.warn_pct, WARNING_LINE), (c.crit_pct, CRITICAL_LINE)] {
-        for run in &limit_runs {
-            let pts: Vec<(f64, f64)> = run
-                .pts
-                .iter()
-                .map(|&(x, v)| (x, f.y((v as f64 * pct / 100.0).round() as u64)))
-                .collect();
-            d.polyline(&pts, line, "threshold");
-            occ.line(&pts, 3.0);
-        }
-    }
-    for run in &limit_runs {
-        let pts: Vec<(f64, f64)> = run.pts.iter().map(|&(x, v)| (x, f.y(v))).collect();
-        d.polyline(&pts, limit_line(c.source_name(run.source)), "limit");
-        occ.line(&pts, 4.0);
-    }
-    for (line, class, get) in [
-        (ZOMBIES_LINE, "zombies", Series::Zombies),
-        (USED_LINE, "used", Series::Used),
-    ] {
-        for run in envelope_runs(&f, &cols, get) {
-            if run.len() == 1 || run.iter().all(|p| (p.0 - run[0].0).abs() < 1.0) {
-                // One reading (or one column of them): a dot, not a 1-px line.
-                d.circle(run[0], 3.5, line.colour, &format!("{class}-dot"));
-                occ.rect(Box2 {
-                    x0: run[0].0 - 5.0,
-                    y0: run[0].1 - 5.0,
-                    x1: run[0].0 + 5.0,
-                    y1: run[0].1 + 5.0,
-                });
-                if run.len() > 1 {
-                    d.polyline(&run, line, class);
-                }
-            } else {
-                d.polyline(&run, line, class);
-                occ.line(&run, 3.0);
-            }
-        }
-    }
+    draw_axes(&mut d, c, zone, &f, &y_labels);
+    let gap_boxes = draw_gaps(&mut d, c, &f);
+    draw_lines(&mut d, &mut occ, c, &f, &cols);
     let proj = draw_projection(&mut d, &mut occ, c, &f, zone);
     let marks = draw_cleanups(&mut d, &mut occ, c, &f, &notes);
     draw_unread(&mut d, c, &f);
 
-    // Labels last, each where it covers nothing already drawn (one with no free place is
-    // left out: the panel names every change, and the projection's time).
-    for ch in &c.changes {
-        let name = c
-            .source_name(ch.source)
-            .map_or("unknown source".into(), |n| sanitize(n).into_owned());
-        let label = format!("{} ({name})", thousands(ch.limit));
-        let (x, y) = (f.x_of(c.axis.x(ch.at)), f.y(ch.limit));
-        let colour = limit_line(c.source_name(ch.source)).colour;
-        // Where the value and its source do not fit, the value alone (its colour and the
-        // panel name the source).
-        if !place_text(&mut d, &mut occ, x, y, &label, colour, "limit-label") {
-            place_text(
-                &mut d,
-                &mut occ,
-                x,
-                y,
-                &thousands(ch.limit),
-                colour,
-                "limit-label",
-            );
-        }
-    }
-    if let Some((x, y, label)) = proj {
-        place_text(
-            &mut d,
-            &mut occ,
-            x,
-            y,
-            &label,
-            USED_LINE.colour,
-            "projection-label",
-        );
-    }
-    for (x, y, number) in marks {
-        place_text(
-            &mut d,
-            &mut occ,
-            x,
-            y,
-            &number.to_string(),
-            INK,
-            "cleanup-number",
-        );
-    }
-    for (a, b, secs) in gap_boxes {
-        let label = format!("no readings {}", crate::commands::evidence_time::span(secs));
-        let h = text_width(&label, 12.0);
-        let x = (a + b) / 2.0 + 4.0;
-        let y0 = f.y1 - 10.0 - h;
-        let b2 = Box2 {
-            x0: x - 10.0,
-            y0,
-            x1: x + 2.0,
-            y1: f.y1 - 10.0,
-        };
-        if b - a >= 16.0 && occ.free(b2) {
-            occ.rect(b2);
-            d.text(
-                x,
-                f.y1 - 10.0,
-                12.0,
-                Anchor::Start,
-                INK,
-                &label,
-                true,
-                "gap-label",
-            );
-        }
-    }
+    draw_labels(&mut d, &mut occ, c, &f, proj, marks, gap_boxes);
     d.frame(f.x0, f.y0, f.x1 - f.x0, f.y1 - f.y0, INK);
     draw_panel(&mut d, &panel, WIDTH - PANEL_W);
     Ok(d.finish())
-}
-
-/// Try `label` at a few places about (x, y): just above and just below, to the right and
-/// to the left, then a line further off.
-fn place_text(
-    d: &mut Doc,
-    occ: &mut Occupied,
-    x: f64,
-    y: f64,
-    label: &str,
-    colour: Rgb,
-    class: &str,
-) -> bool {
-    let w = text_width(label, FONT);
-    let h = FONT + 1.0;
-    let mut candidates = Vec::new();
-    // Box tops: 5 px clear above the anchor, 5 px clear below, then a line further each way.
-    for k in 0..4 {
-        let k = f64::from(k);
-        let (above, below) = (y - 5.0 - h - k * h, y + 5.0 + k * h);
-        for top in [above, below] {
-            for (x0, anchor) in [(x + 4.0, Anchor::Start), (x - 4.0 - w, Anchor::End)] {
-                candidates.push((
-                    Box2 {
-                        x0,
-                        y0: top,
-                        x1: x0 + w,
-                        y1: top + h,
-                    },
-                    anchor,
-                ));
-            }
-        }
-    }
-    let boxes: Vec<Box2> = candidates.iter().map(|c| c.0).collect();
-    let Some(b) = occ.take(&boxes) else {
-        return false;
-    };
-    let anchor = candidates
-        .iter()
-        .find(|c| c.0 == b)
-        .map_or(Anchor::Start, |c| c.1);
-    let tx = if anchor == Anchor::Start { b.x0 } else { b.x1 };
-    // The baseline sits about a fifth of the box above its bottom.
-    d.text(tx, b.y1 - 3.5, FONT, anchor, colour, label, false, class);
-    true
 }
 
 #[cfg(test)]

@@ -3,8 +3,11 @@
 
 use super::Frame;
 use super::doc::Doc;
-use super::palette::OVER;
-use crate::core::chart::{Column, Envelope, Kind};
+use super::palette::{
+    BAND, CRITICAL_LINE, OVER, USED_LINE, WARNING_LINE, ZOMBIES_LINE, limit_line,
+};
+use super::place::{Box2, Occupied};
+use crate::core::chart::{Chart, Column, Envelope, Kind};
 
 /// The columns at or over the limit: a strip above the plot.
 pub(super) fn draw_over(d: &mut Doc, f: &Frame, cols: &[Column]) {
@@ -138,4 +141,69 @@ pub(super) fn envelope_runs(f: &Frame, cols: &[Column], s: Series) -> Vec<Vec<(f
         }
     }
     runs
+}
+
+/// The gaps as bands (a narrow one widened to 3 px); returns each band's left, right and
+/// length in seconds, for its label.
+pub(super) fn draw_gaps(d: &mut Doc, c: &Chart, f: &Frame) -> Vec<(f64, f64, i64)> {
+    // Gaps first, so everything else is drawn over them.
+    let mut gap_boxes = Vec::new();
+    for g in &c.axis.gaps {
+        let (a, b) = (f.x_of(c.axis.x(g.from)), f.x_of(c.axis.x(g.to)));
+        let (a, b) = if b - a < 3.0 {
+            let m = (a + b) / 2.0;
+            (m - 1.5, m + 1.5)
+        } else {
+            (a, b)
+        };
+        d.rect(a, f.y0, b - a, f.y1 - f.y0, BAND, "gap");
+        gap_boxes.push((a, b, g.secs()));
+    }
+    gap_boxes
+}
+
+/// The data: the over strip, the thresholds and the limit as step lines, then zombies and
+/// used slots through their envelopes (a dot for a single reading).
+pub(super) fn draw_lines(d: &mut Doc, occ: &mut Occupied, c: &Chart, f: &Frame, cols: &[Column]) {
+    draw_over(d, f, cols);
+    let limit_runs = step_runs(f, cols, |col| col.binding_limit());
+    for (pct, line) in [(c.warn_pct, WARNING_LINE), (c.crit_pct, CRITICAL_LINE)] {
+        for run in &limit_runs {
+            let pts: Vec<(f64, f64)> = run
+                .pts
+                .iter()
+                .map(|&(x, v)| (x, f.y((v as f64 * pct / 100.0).round() as u64)))
+                .collect();
+            d.polyline(&pts, line, "threshold");
+            occ.line(&pts, 3.0);
+        }
+    }
+    for run in &limit_runs {
+        let pts: Vec<(f64, f64)> = run.pts.iter().map(|&(x, v)| (x, f.y(v))).collect();
+        d.polyline(&pts, limit_line(c.source_name(run.source)), "limit");
+        occ.line(&pts, 4.0);
+    }
+    for (line, class, get) in [
+        (ZOMBIES_LINE, "zombies", Series::Zombies),
+        (USED_LINE, "used", Series::Used),
+    ] {
+        for run in envelope_runs(f, cols, get) {
+            if run.len() == 1 || run.iter().all(|p| (p.0 - run[0].0).abs() < 1.0) {
+                // One reading (or one column of them): a dot, not a 1-px line.
+                d.circle(run[0], 3.5, line.colour, &format!("{class}-dot"));
+                occ.rect(Box2 {
+                    x0: run[0].0 - 5.0,
+                    y0: run[0].1 - 5.0,
+                    x1: run[0].0 + 5.0,
+                    y1: run[0].1 + 5.0,
+                });
+                if run.len() > 1 {
+                    d.polyline(&run, line, class);
+                }
+            } else {
+                d.polyline(&run, line, class);
+                occ.line(&run, 3.0);
+            }
+        }
+    }
 }
