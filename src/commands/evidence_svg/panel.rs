@@ -66,13 +66,21 @@ fn wrap(text: &str, px: f64, width: f64) -> Vec<String> {
     out
 }
 
+/// The panel: a key for every mark drawn, then the projection, cleanups, limit and gaps
+/// in words.
 pub(super) fn panel_lines(
     c: &Chart,
     zone: &Zone,
     cols: &[Column],
     notes: &[Footnote<'_>],
 ) -> Vec<Line> {
-    let style = zone.axis_style(c);
+    let mut v = key_lines(c, cols);
+    v.extend(word_lines(c, zone, notes));
+    v
+}
+
+/// A key (a sample of the mark, then its name) for each kind of mark the chart draws.
+fn key_lines(c: &Chart, cols: &[Column]) -> Vec<Line> {
     let mut v = vec![Line::Key(Key::Stroke(USED_LINE), "used slots".into())];
     if c.points.iter().any(|p| p.zombies().is_some()) {
         v.push(Line::Key(Key::Stroke(ZOMBIES_LINE), "zombies".into()));
@@ -135,6 +143,13 @@ pub(super) fn panel_lines(
             format!("+{unplaced} without a readable time"),
         ));
     }
+    v
+}
+
+/// The sections in words, each under its heading, wrapped to the panel's width.
+fn word_lines(c: &Chart, zone: &Zone, notes: &[Footnote<'_>]) -> Vec<Line> {
+    let style = zone.axis_style(c);
+    let mut v = Vec::new();
     let text = |v: &mut Vec<Line>, s: &str| {
         for l in wrap(s, FONT, PANEL_TEXT_W) {
             v.push(Line::Text(l));
