@@ -27,35 +27,7 @@ pub(super) fn legend(
     notes: &[Footnote<'_>],
 ) -> String {
     let style = zone.axis_style(c);
-    let mut items = vec![format!("{} used slots (peak per column)", g.bar[8])];
-    if c.points.iter().any(|p| p.zombies().is_some()) {
-        // A series' name beside its glyph, not a count.
-        items.push(key(g.zombie, "zombies"));
-    }
-    if !c.changes.is_empty() {
-        items.push(format!("{} limit", g.limit));
-        items.push(format!("{} critical {} %", g.crit, c.crit_pct));
-        items.push(format!("{} warning {} %", g.warn, c.warn_pct));
-    }
-    if cols.iter().any(|col| col.over) {
-        items.push(format!("{} at or over the limit", g.over));
-    }
-    if c.cleanups.iter().any(|m| !m.emergency) {
-        items.push(format!("{} cleanup", g.cleanup));
-    }
-    if c.cleanups.iter().any(|m| m.emergency) {
-        items.push(format!("{} emergency cleanup", g.emergency));
-    }
-    let placed = c.unread.iter().filter(|u| u.at.is_some()).count();
-    if placed > 0 {
-        items.push(format!("{} row not interpreted ({placed})", g.unread));
-    }
-    if !c.axis.gaps.is_empty() {
-        items.push(format!("{} no readings", g.gap_word));
-    }
-    if c.drawn_projection().is_some() {
-        items.push(format!("{} projection", g.projection));
-    }
+    let items = key_items(c, g, cols);
     let mut s = String::new();
     wrap(g, &mut s, &items, width, "  ");
 
@@ -149,6 +121,7 @@ pub(super) fn legend(
             "",
         );
     }
+    let placed = c.unread.iter().filter(|u| u.at.is_some()).count();
     let unplaced = c.unread.len() - placed;
     if unplaced > 0 {
         wrap(
@@ -164,4 +137,38 @@ pub(super) fn legend(
         );
     }
     s
+}
+
+/// The legend's first lines: a key for each glyph the chart draws.
+fn key_items(c: &Chart, g: &Glyphs, cols: &[Column]) -> Vec<String> {
+    let mut items = vec![format!("{} used slots (peak per column)", g.bar[8])];
+    if c.points.iter().any(|p| p.zombies().is_some()) {
+        // A series' name beside its glyph, not a count.
+        items.push(key(g.zombie, "zombies"));
+    }
+    if !c.changes.is_empty() {
+        items.push(format!("{} limit", g.limit));
+        items.push(format!("{} critical {} %", g.crit, c.crit_pct));
+        items.push(format!("{} warning {} %", g.warn, c.warn_pct));
+    }
+    if cols.iter().any(|col| col.over) {
+        items.push(format!("{} at or over the limit", g.over));
+    }
+    if c.cleanups.iter().any(|m| !m.emergency) {
+        items.push(format!("{} cleanup", g.cleanup));
+    }
+    if c.cleanups.iter().any(|m| m.emergency) {
+        items.push(format!("{} emergency cleanup", g.emergency));
+    }
+    let placed = c.unread.iter().filter(|u| u.at.is_some()).count();
+    if placed > 0 {
+        items.push(format!("{} row not interpreted ({placed})", g.unread));
+    }
+    if !c.axis.gaps.is_empty() {
+        items.push(format!("{} no readings", g.gap_word));
+    }
+    if c.drawn_projection().is_some() {
+        items.push(format!("{} projection", g.projection));
+    }
+    items
 }
