@@ -22,9 +22,9 @@ unsafe extern "C" fn main(
 ) -> std::ffi::c_int {
     use std::io::Write as _;
 
-    use headroom::platform::start;
+    use headroom::{args_from_c, prepare};
 
-    if let Err(e) = start::prepare() {
+    if let Err(e) = prepare() {
         // fd 2 is the caller's stderr, /dev/null or closed (the write then fails
         // harmlessly): no file of headroom's can hold it yet. Nothing is done, and the exit
         // status is a safety refusal's (for probe: unknown, not critical).
@@ -32,10 +32,10 @@ unsafe extern "C" fn main(
             std::io::stderr(),
             "headroom: error: cannot start safely: {e}"
         );
-        return std::ffi::c_int::from(headroom::exit::ExitStatus::Refused.code());
+        return std::ffi::c_int::from(headroom::ExitStatus::Refused.code());
     }
     // SAFETY: the C runtime passes main its own argc and argv.
-    let args = unsafe { start::args_from_c(argc, argv) };
+    let args = unsafe { args_from_c(argc, argv) };
     let status = headroom::run(args);
     let _ = std::io::stdout().flush();
     std::ffi::c_int::from(status.code())

@@ -494,12 +494,12 @@ fn usage_errors_exit_64() {
 #[test]
 fn the_watch_summary_matches_its_schema_mirror() {
     // --watch only runs on macOS; its last line is checked against the mirror here.
-    let s = headroom::commands::hangs::report::Summary {
+    let s = headroom::testing::HangsSummary {
         stopped_by: Some("SIGTERM".into()),
         ..Default::default()
     };
     let back: schema::HangsSummary =
-        serde_json::from_str(&headroom::schema::to_line(&s).unwrap()).unwrap();
+        serde_json::from_str(&headroom::testing::to_line(&s).unwrap()).unwrap();
     assert_eq!(
         (back.schema.as_str(), back.kind.as_str()),
         ("headroom.hangs/2", "summary")

@@ -41,7 +41,7 @@ fn case(args: &[&str], schema: &'static str, out: Out, codes: &'static [i32]) ->
 fn published(name: &str) -> Value {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("schemas")
-        .join(headroom::schema::file_name(name));
+        .join(headroom::testing::file_name(name));
     let text = std::fs::read_to_string(&file)
         .unwrap_or_else(|e| panic!("{}: {e} (run scripts/generate.sh)", file.display()));
     serde_json::from_str(&text).unwrap()
@@ -230,7 +230,7 @@ fn every_json_output_validates_against_its_published_schema() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // Every published schema is exercised here but the MCP-only `run_limited` result
     // (validated by mcp::run_limited_results_validate_against_the_published_schema).
-    let untested: Vec<_> = headroom::commands::schema::ALL
+    let untested: Vec<_> = headroom::testing::ALL
         .iter()
         .map(|e| e.name)
         .filter(|n| !covered.contains(n) && *n != "headroom.run-limited/1")
