@@ -485,7 +485,7 @@ fn the_readme_documents_the_exit_table_once_and_every_page_points_to_it() {
             "the docs say a dry run exits 1: {para}"
         );
     }
-    for sub in headroom::cli_help::EXAMPLES.iter().map(|(n, _)| *n) {
+    for sub in headroom::testing::EXAMPLES.iter().map(|(n, _)| *n) {
         let page = repo_file(&format!("man/headroom-{sub}.1"));
         assert!(page.contains("README under \"Exit codes\""), "{sub}");
         assert!(
