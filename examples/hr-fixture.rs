@@ -893,9 +893,9 @@ mod linux {
     fn evidence_writer(args: &[String]) {
         let dir = std::path::PathBuf::from(args.first().expect("DIR"));
         let n: u64 = args.get(1).and_then(|v| v.parse().ok()).unwrap_or(1000);
-        let log = headroom::store::evidence::EvidenceLog::new(&dir);
+        let log = headroom::testing::EvidenceLog::new(&dir);
         for i in 0..n {
-            let reading = headroom::core::slot_reading::SlotReading {
+            let reading = headroom_core::slot_reading::SlotReading {
                 at: "2026-11-30T10:00:00Z".into(),
                 uid: 0,
                 processes: std::process::id() as u64,
@@ -906,15 +906,15 @@ mod linux {
                 limit_source: None,
                 usage_pct: None,
                 free_slots: None,
-                level: headroom::core::reading::Level::Unknown,
+                level: headroom_core::reading::Level::Unknown,
                 growth_per_min: None,
                 eta_seconds: None,
                 trend_samples: 0,
                 partial: false,
             };
-            let row = headroom::store::evidence::Row {
+            let row = headroom_core::evidence_csv::Row {
                 top_parent: Some((std::process::id() as i32, format!("writer,{i}\nx"), i)),
-                ..headroom::store::evidence::Row::new(reading, "poll")
+                ..headroom_core::evidence_csv::Row::new(reading, "poll")
             };
             log.append(&[row]).expect("append");
         }

@@ -42,14 +42,14 @@ mod linux {
     use std::process::{Child, Command, Stdio};
     use std::time::Duration;
 
-    use headroom::actions::clock::RealClock;
-    use headroom::actions::terminate::terminate;
-    use headroom::core::emergency::Emergency;
-    use headroom::core::liveness::Session;
-    use headroom::core::patterns::{AllowDeny, Patterns};
-    use headroom::core::policy::{Policy, Situation, select};
-    use headroom::core::snapshot::{Detail, Identity, ProcessTable};
-    use headroom::platform::{self, ProcessSource};
+    use headroom::testing::{
+        ProcessSource, RealClock, native, native_control, signal_delivery, terminate,
+    };
+    use headroom_core::emergency::Emergency;
+    use headroom_core::liveness::Session;
+    use headroom_core::patterns::{AllowDeny, Patterns};
+    use headroom_core::policy::{Policy, Situation, select};
+    use headroom_core::snapshot::{Detail, Identity, ProcessTable};
 
     const GRACE: Duration = Duration::from_millis(200);
 
@@ -110,7 +110,7 @@ mod linux {
         let leaker_pid = leaker.id() as i32;
 
         // reap's selection over the namespace's live table.
-        let source = platform::native();
+        let source = native();
         let snap = source.snapshot(Detail::Full).map_err(|e| e.to_string())?;
         let table = ProcessTable::new(&snap);
         let sessions: HashMap<i32, Session> = table
@@ -156,7 +156,7 @@ mod linux {
         end(leaker);
         let newcomer = spawn_at(stale.pid)?;
         let fresh = identity_of(source.as_ref(), stale.pid)?;
-        let control = platform::native_control(source.as_ref());
+        let control = native_control(source.as_ref());
         let t = terminate(control.as_ref(), &stale, GRACE, &RealClock);
         let mut newcomer = newcomer;
         let alive_after = newcomer.try_wait().map_err(|e| e.to_string())?.is_none()
@@ -175,7 +175,7 @@ mod linux {
                 "new_process_alive_after": alive_after,
                 "control_outcome": control_t.outcome.as_str(),
                 "control_gone": control_gone,
-                "delivery": platform::signal_delivery(),
+                "delivery": signal_delivery(),
             })
         );
         Ok(())

@@ -7,23 +7,64 @@
 //! `store` keeps what lasts between runs (state files, the evidence log); the core reads
 //! no file and no clock.
 
-pub mod actions;
-pub mod cli;
-pub mod cli_help;
-pub mod commands;
-pub mod config;
+// The library's public surface is `run`, what `src/main.rs` calls before it, and `testing`
+// (hidden): every module is private, its items `pub(crate)` unless a public item's signature
+// names them, so `unreachable_pub` and `dead_code` see the whole crate (ARCHITECTURE.md,
+// "The public surface").
+mod actions;
+mod cli;
+mod cli_help;
+mod commands;
+mod config;
 /// The pure rules, a crate of their own (`crates/headroom-core`): `crate::core::…` paths
-/// are that crate's.
-pub use headroom_core as core;
-pub mod exit;
-pub mod mcp;
-pub mod output;
-pub mod platform;
+/// are that crate's. Tests, examples and the fuzz target use `headroom_core` directly.
+use headroom_core as core;
+mod exit;
+mod mcp;
+mod output;
+mod platform;
 /// Where it was before `exit` held it; `crate::exit::said_once` is the path to use.
-pub use exit::said_once;
-pub use headroom_core::sanitize;
-pub mod schema;
-pub mod store;
+use exit::said_once;
+use headroom_core::sanitize;
+mod schema;
+mod store;
+
+/// What `run` returns: the exit-code table's rows.
+pub use exit::ExitStatus;
+/// `src/main.rs`'s start-up checks, before `run`.
+#[cfg(unix)]
+#[doc(hidden)]
+pub use platform::start::prepare;
+
+/// What the integration tests (`tests/integration`) and the examples (`hr-fixture`,
+/// `hr-pidreuse`) reach inside the crate for, and nothing else: not an API (hidden, no
+/// stability promise). An item joins this list when a test needs it, with the reason;
+/// the core's items are `headroom_core`'s own, public there.
+#[doc(hidden)]
+pub mod testing {
+    /// `hr-pidreuse`: the real termination path, run with a stale and a fresh identity.
+    pub use crate::actions::clock::RealClock;
+    /// `generated.rs`: the Homebrew service's names in the committed service files.
+    pub use crate::actions::login_item::{BREW_LABEL, BREW_UNIT};
+    pub use crate::actions::terminate::terminate;
+    /// The clap tree: the help, man pages and completions are checked against it
+    /// (`generated.rs`, `interface.rs`, `doc_commands.rs`).
+    pub use crate::cli::{Cli, full_command};
+    /// `interface.rs`: every subcommand's help ends in its examples.
+    pub use crate::cli_help::EXAMPLES;
+    /// `hangs.rs`: a summary serialised as the command writes it.
+    pub use crate::commands::hangs::report::Summary as HangsSummary;
+    /// The registry of JSON documents and their schemas (`json_schemas.rs`,
+    /// `json_conventions.rs`, `generated.rs`), and the file each schema is committed as.
+    pub use crate::commands::schema::{ALL, find};
+    /// `interface.rs`: the exit-code table the docs print.
+    pub use crate::exit::table as exit_table;
+    pub use crate::platform::{ProcessSource, native, native_control, signal_delivery};
+    pub use crate::schema::{file_name, to_line};
+    /// The evidence log as headroom writes (`hr-fixture evidence-writer`) and reads it
+    /// (the fault tests); its rows and columns are `headroom_core::evidence_csv`'s.
+    pub use crate::store::evidence::{EvidenceLog, read_file};
+}
 
 use std::ffi::OsString;
 

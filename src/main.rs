@@ -27,9 +27,7 @@ extern "C" fn main(
 ) -> std::ffi::c_int {
     use std::io::Write as _;
 
-    use headroom::platform::start;
-
-    if let Err(e) = start::prepare() {
+    if let Err(e) = headroom::prepare() {
         // fd 2 is the caller's stderr, /dev/null or closed (the write then fails
         // harmlessly): no file of headroom's can hold it yet. Nothing is done, and the exit
         // status is a safety refusal's (for probe: unknown, not critical).
@@ -37,7 +35,7 @@ extern "C" fn main(
             std::io::stderr(),
             "headroom: error: cannot start safely: {e}"
         );
-        return std::ffi::c_int::from(headroom::exit::ExitStatus::Refused.code());
+        return std::ffi::c_int::from(headroom::ExitStatus::Refused.code());
     }
     let status = headroom::run(std::env::args_os());
     let _ = std::io::stdout().flush();
@@ -51,13 +49,13 @@ extern "C" fn main(
     not(any(all(target_os = "linux", target_env = "gnu"), target_os = "macos"))
 ))]
 fn main() -> std::process::ExitCode {
-    if let Err(e) = headroom::platform::start::prepare() {
+    if let Err(e) = headroom::prepare() {
         use std::io::Write as _;
         let _ = writeln!(
             std::io::stderr(),
             "headroom: error: cannot start safely: {e}"
         );
-        return std::process::ExitCode::from(headroom::exit::ExitStatus::Refused.code());
+        return std::process::ExitCode::from(headroom::ExitStatus::Refused.code());
     }
     headroom::run(std::env::args_os()).into()
 }

@@ -6,10 +6,10 @@
 
 use std::io::Cursor;
 
-use headroom::core::session_log::{
+use headroom_core::session_log::{
     FileVerdict, HEARTBEATS, ReaderLimits, is_heartbeat, judge_reader, parse_timestamp,
 };
-use headroom::core::time::format_secs;
+use headroom_core::time::format_secs;
 use libfuzzer_sys::fuzz_target;
 
 /// 2026-08-29T09:21:47Z, the incident capture instant.

@@ -515,4 +515,6 @@ pub fn wake(control: &dyn ProcessControl, parked: &[Identity]) {
 }
 
 #[cfg(test)]
+mod parking_tests;
+#[cfg(test)]
 mod tests;

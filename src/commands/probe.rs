@@ -1,6 +1,5 @@
 //! `headroom probe`: one reading of the current user's process slots.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -8,20 +7,22 @@ use serde::Serialize;
 
 use crate::cli::{ProbeArgs, ProbeFormat};
 use crate::commands::Ctx;
-use crate::core::limits::LimitSource;
-use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
+use crate::core::reading::{self, Reading, Thresholds, Trend};
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
 use crate::core::snapshot::Snapshot;
 use crate::exit::{ExitStatus, UsageError};
-use crate::output::{Printer, Style, bar, human_duration, thousands};
-use crate::sanitize::sanitize;
 use crate::store::evidence::{EvidenceLog, Row};
 use crate::store::fsio::atomic_write;
 use crate::store::state;
 
+mod human;
+mod prometheus;
 pub mod swiftbar;
 pub mod tmux;
+
+pub use human::{human, trend_phrase};
+pub use prometheus::prometheus;
 
 /// Probe args resolved against config and environment.
 #[derive(Debug)]
@@ -240,285 +241,5 @@ fn record_history(r: &Reading) -> Result<(Trend, Option<String>)> {
     Ok((trend, h.warning))
 }
 
-fn level_style(level: Level) -> Style {
-    match level {
-        Level::Normal => Style::Green,
-        Level::Warning => Style::Yellow,
-        Level::Critical | Level::Unknown => Style::Red,
-    }
-}
-
-/// The short block a person reads at a glance.
-pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
-    let r = &rep.reading;
-    let mut s = String::new();
-    let unit = if r.tasks.is_some() {
-        "task slots"
-    } else {
-        "process slots"
-    };
-    let _ = writeln!(
-        s,
-        "{} for uid {} ({})",
-        p.paint("headroom probe", Style::Bold),
-        r.uid,
-        rep.os
-    );
-    let level = p.paint(&r.level.as_str().to_uppercase(), level_style(r.level));
-    match (r.limit, r.usage_pct) {
-        (Some(limit), Some(pct)) => {
-            let _ = writeln!(s, "  {} {pct:5.1} %  {level}", bar(pct, 30));
-            let source = r.limit_source.map_or("?", LimitSource::as_str);
-            let _ = writeln!(
-                s,
-                "  {} of {} {unit} used, {} free; the binding limit is {source}",
-                thousands(r.used),
-                thousands(limit),
-                thousands(r.free_slots.unwrap_or(0)),
-            );
-        }
-        _ => {
-            let _ = writeln!(
-                s,
-                "  {level}: no ceiling could be read, so the limit is unknown (see `headroom limits`)"
-            );
-            let _ = writeln!(s, "  {} {unit} used", thousands(r.used));
-        }
-    }
-    let tasks = r
-        .tasks
-        .map(|t| format!(", {}", crate::output::plural(t, "task")))
-        .unwrap_or_default();
-    let mut unreadable = match rep.unreadable {
-        0 => String::new(),
-        n => format!("; {} could not be read", thousands(n)),
-    };
-    if rep.others_hidden {
-        unreadable.push_str("; other users' processes hidden (/proc hidepid)");
-    }
-    if r.partial {
-        unreadable.push_str(": partial, nothing is selected on it");
-    }
-    let _ = writeln!(
-        s,
-        "  processes {} ({}){tasks}{unreadable}",
-        thousands(r.processes),
-        crate::output::plural(r.zombies, "zombie")
-    );
-    let trend = trend_phrase(r, history);
-    let _ = writeln!(s, "  trend     {trend}");
-    if rep.top_parents.is_empty() {
-        let _ = writeln!(s, "  no zombie parents");
-    } else {
-        let _ = writeln!(s, "  zombie parents:");
-        for tp in &rep.top_parents {
-            let _ = writeln!(
-                s,
-                "    {:>8}  {:>15}  {}",
-                tp.pid,
-                crate::output::plural(tp.zombies, "zombie"),
-                sanitize(&tp.name)
-            );
-        }
-    }
-    s
-}
-
-/// The trend as a person reads it: off, gathering, rising (with the ETA), falling, stable.
-pub fn trend_phrase(r: &SlotReading, history: bool) -> String {
-    if !history {
-        return "off (--no-history or --snapshot)".to_string();
-    }
-    match (r.growth_per_min, r.eta_seconds) {
-        (None, _) => format!(
-            "gathering readings ({} of {} in the last 10 min)",
-            r.trend_samples,
-            reading::TREND_MIN_SAMPLES
-        ),
-        (Some(g), Some(eta)) if g > 0.0 => format!(
-            "{g:+.1} slots/min, the wall in about {}",
-            human_duration(eta as f64)
-        ),
-        (Some(g), _) if g > 0.0 => format!("{g:+.1} slots/min"),
-        (Some(g), _) if g < 0.0 => format!("falling ({g:+.1} slots/min)"),
-        (Some(_), _) => "stable".to_string(),
-    }
-}
-
-/// node_exporter textfile format (no timestamps; unknown values are left out).
-pub fn prometheus(rep: &ProbeReport) -> String {
-    let r = &rep.reading;
-    let mut s = String::new();
-    let uid = format!("uid=\"{}\"", r.uid);
-    let src = r.limit_source.map_or("unknown", LimitSource::as_str);
-    let with_src = format!("{uid},limit_source=\"{src}\"");
-    let mut gauge = |name: &str, help: &str, labels: &str, value: Option<f64>| {
-        let _ = writeln!(s, "# HELP headroom_{name} {help}");
-        let _ = writeln!(s, "# TYPE headroom_{name} gauge");
-        if let Some(v) = value {
-            let _ = writeln!(s, "headroom_{name}{{{labels}}} {v}");
-        }
-    };
-    gauge(
-        "processes",
-        "Processes owned by the user's real uid, zombies included.",
-        &uid,
-        Some(r.processes as f64),
-    );
-    gauge(
-        "tasks",
-        "Tasks (threads) of those processes; what RLIMIT_NPROC counts on Linux.",
-        &uid,
-        r.tasks.map(|t| t as f64),
-    );
-    gauge(
-        "zombies",
-        "Zombie processes of the user.",
-        &uid,
-        Some(r.zombies as f64),
-    );
-    gauge(
-        "limit",
-        "Effective slot limit: the lowest readable ceiling.",
-        &with_src,
-        r.limit.map(|l| l as f64),
-    );
-    gauge(
-        "free_slots",
-        "Slots left before fork() fails.",
-        &with_src,
-        r.free_slots.map(|f| f as f64),
-    );
-    gauge(
-        "usage_ratio",
-        "Used slots divided by the effective limit.",
-        &with_src,
-        r.usage_pct.map(|p| p / 100.0),
-    );
-    gauge(
-        "level",
-        "0 normal, 1 warning, 2 critical, 3 unknown.",
-        &uid,
-        Some(f64::from(ExitStatus::from(r.level).code())),
-    );
-    gauge(
-        "growth_per_minute",
-        "Slot growth over the last 10 minutes (least squares).",
-        &uid,
-        r.growth_per_min,
-    );
-    gauge(
-        "eta_seconds",
-        "Seconds until the limit at the current growth.",
-        &uid,
-        r.eta_seconds.map(|e| e as f64),
-    );
-    s
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The first incident's report at `level` (the usage to match), its top parent named
-    /// `name`: the figures' tests take each level with a hostile name and a plain one.
-    pub(super) fn at(level: Level, name: &str) -> ProbeReport {
-        let mut r = report();
-        r.top_parents[0].name = name.into();
-        r.reading.level = level;
-        let (used, eta) = match level {
-            Level::Normal => (400, None),
-            Level::Warning => (1500, Some(786)),
-            Level::Critical => (2744, Some(0)),
-            Level::Unknown => (2744, None),
-        };
-        r.reading.used = used;
-        r.reading.processes = used;
-        r.reading.eta_seconds = eta;
-        r.reading.growth_per_min = eta.map(|_| 10.0);
-        if level == Level::Unknown {
-            r.reading.limit = None;
-            r.reading.limit_source = None;
-            r.reading.usage_pct = None;
-            r.reading.free_slots = None;
-        } else {
-            r.reading.usage_pct = Some(round2(used as f64 * 100.0 / 2666.0));
-            r.reading.free_slots = Some(2666u64.saturating_sub(used));
-        }
-        r
-    }
-
-    fn report() -> ProbeReport {
-        ProbeReport {
-            reading: SlotReading {
-                at: "2026-08-29T22:42:41Z".into(),
-                uid: 501,
-                processes: 2744,
-                tasks: None,
-                zombies: 2038,
-                used: 2744,
-                limit: Some(2666),
-                limit_source: Some(LimitSource::RlimitNproc),
-                usage_pct: Some(102.93),
-                free_slots: Some(0),
-                level: Level::Critical,
-                growth_per_min: Some(10.0),
-                eta_seconds: Some(0),
-                trend_samples: 4,
-                partial: true,
-            },
-            os: "macos".into(),
-            warn_pct: 50.0,
-            crit_pct: 75.0,
-            top_parents: vec![TopParent {
-                pid: 28979,
-                name: "agency\x1b[2J".into(),
-                zombies: 526,
-            }],
-            history: true,
-            unreadable: 3,
-            others_hidden: false,
-        }
-    }
-
-    #[test]
-    fn human_block_names_the_binding_limit_and_escapes_names() {
-        let p = Printer::new(false, false, crate::output::ColorChoice::Never);
-        let h = human(&report(), &p, true);
-        assert!(h.contains("102.9 %  CRITICAL"), "{h}");
-        assert!(
-            h.contains(
-                "2,744 of 2,666 process slots used, 0 free; the binding limit is rlimit-nproc"
-            ),
-            "{h}"
-        );
-        assert!(h.contains("agency\\u{1b}[2J"), "{h}");
-        assert!(h.contains("2,038 zombies); 3 could not be read"), "{h}");
-        assert!(!h.contains('\x1b'));
-    }
-
-    #[test]
-    fn prometheus_text_has_every_gauge_and_omits_unknowns() {
-        let mut r = report();
-        let t = prometheus(&r);
-        assert!(
-            t.contains("headroom_limit{uid=\"501\",limit_source=\"rlimit-nproc\"} 2666\n"),
-            "{t}"
-        );
-        assert!(
-            t.contains("headroom_usage_ratio{uid=\"501\",limit_source=\"rlimit-nproc\"} 1.0293"),
-            "{t}"
-        );
-        assert!(t.contains("headroom_level{uid=\"501\"} 2\n"));
-        assert!(
-            t.contains("# TYPE headroom_eta_seconds gauge\nheadroom_eta_seconds{uid=\"501\"} 0\n")
-        );
-        assert!(!t.contains("headroom_tasks{"));
-        r.reading.limit = None;
-        r.reading.limit_source = None;
-        r.reading.eta_seconds = None;
-        let t = prometheus(&r);
-        assert!(!t.contains("headroom_limit{") && !t.contains("headroom_eta_seconds{"));
-        assert!(t.ends_with('\n'));
-    }
-}
+mod tests;

@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 pub(crate) fn published(name: &str) -> Value {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("schemas")
-        .join(headroom::schema::file_name(name));
+        .join(headroom::testing::file_name(name));
     let text = std::fs::read_to_string(&file)
         .unwrap_or_else(|e| panic!("{}: {e} (run scripts/generate.sh)", file.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()))

@@ -287,7 +287,7 @@ fn is_operator(w: &str) -> bool {
 
 /// Each `headroom SUBCOMMAND …` in a line: its arguments up to the next operator.
 fn headroom_invocations(line: &str) -> Vec<Vec<String>> {
-    let subs: Vec<String> = headroom::cli::full_command()
+    let subs: Vec<String> = headroom::testing::full_command()
         .get_subcommands()
         .map(|s| s.get_name().to_string())
         .collect();

@@ -35,7 +35,7 @@ fn two_processes_appending_1000_rows_each_leave_2000_well_formed_rows() {
     let mut n = 0;
     for rec in rdr.records() {
         let rec = rec.unwrap();
-        assert_eq!(rec.len(), headroom::store::evidence::columns().len());
+        assert_eq!(rec.len(), headroom_core::evidence_csv::columns().len());
         assert!(rec[16].starts_with("writer,"), "{rec:?}");
         n += 1;
     }
@@ -107,7 +107,7 @@ fn a_file_that_is_not_csv_is_skipped_and_reported_and_the_rest_reads() {
     )
     .unwrap();
     // The rows written since (a writer appends to its own file beside the foreign one).
-    let header = headroom::store::evidence::columns().join(",");
+    let header = headroom_core::evidence_csv::columns().join(",");
     let row = "2026-08-29T22:42:41Z,501,3869,,3326,3869,4000,per-uid,96.73,131,critical,10.0,786,4,false,87537,agency,600,no-session,poll,,";
     std::fs::write(
         env.home.join("evidence.1.csv"),

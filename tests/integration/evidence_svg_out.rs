@@ -258,7 +258,7 @@ fn columns_from_the_environment_are_clamped_like_width() {
 fn a_hostile_log_makes_an_svg_librsvg_reads() {
     require_tool("rsvg-convert");
     let env = Env::new();
-    let header = headroom::store::evidence::columns().join(",");
+    let header = headroom_core::evidence_csv::columns().join(",");
     let mut text = format!("{header}\n");
     for (i, source) in [
         "x\u{FFFE}\u{FFFF}",

@@ -14,7 +14,7 @@ fn repo() -> PathBuf {
 
 fn subcommands() -> Vec<String> {
     use clap::CommandFactory;
-    headroom::cli::Cli::command()
+    headroom::testing::Cli::command()
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
         .map(|s| s.get_name().to_string())
@@ -75,7 +75,7 @@ fn committed_schemas_are_current() {
         list(&repo().join("schemas")),
         "schemas/ is stale: run `scripts/generate.sh`"
     );
-    assert_eq!(generated.len(), headroom::commands::schema::ALL.len());
+    assert_eq!(generated.len(), headroom::testing::ALL.len());
     for f in &generated {
         let a = std::fs::read_to_string(dir.join(f)).unwrap();
         let b = std::fs::read_to_string(repo().join("schemas").join(f)).unwrap();
@@ -443,7 +443,7 @@ fn the_formula_service_block_restarts_on_failure_only_unthrottled_and_names_itse
     );
     assert_eq!(
         mac["environment_variables"],
-        serde_json::json!({"HEADROOM_SERVICE": headroom::actions::login_item::BREW_LABEL})
+        serde_json::json!({"HEADROOM_SERVICE": headroom::testing::BREW_LABEL})
     );
     let linux = service("linux");
     assert_eq!(linux["keep_alive"], serde_json::json!(true));
@@ -451,7 +451,7 @@ fn the_formula_service_block_restarts_on_failure_only_unthrottled_and_names_itse
         linux["environment_variables"]["HEADROOM_SERVICE"]
             .as_str()
             .map(|l| format!("{l}.service")),
-        Some(headroom::actions::login_item::BREW_UNIT.to_string())
+        Some(headroom::testing::BREW_UNIT.to_string())
     );
     for s in [&mac, &linux] {
         assert_eq!(s["process_type"], "interactive");

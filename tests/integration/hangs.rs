@@ -488,13 +488,13 @@ fn usage_errors_exit_64() {
 #[test]
 fn the_watch_summary_matches_its_published_schema() {
     // --watch only runs on macOS; its last line is checked against the schema here.
-    let s = headroom::commands::hangs::report::Summary {
+    let s = headroom::testing::HangsSummary {
         at: "2026-08-28T18:05:00Z".into(),
         stopped_by: Some("SIGTERM".into()),
         ..Default::default()
     };
     let back: schema::HangsSummary =
-        schema::read(headroom::schema::to_line(&s).unwrap().as_bytes());
+        schema::read(headroom::testing::to_line(&s).unwrap().as_bytes());
     assert_eq!(
         (back.schema.as_str(), back.kind.as_str()),
         ("headroom.hangs/2", "summary")

@@ -452,7 +452,7 @@ fn a_hangs_replay_writes_events_only_when_asked() {
 /// The README's exit-code table, once, as `exit::TABLE` has it (and every page points to it).
 fn readme_exit_table() -> String {
     let mut s = String::from("| Code | Meaning |\n|---|---|\n");
-    for (code, meaning) in headroom::exit::table() {
+    for (code, meaning) in headroom::testing::exit_table() {
         s.push_str(&format!("| {code} | {meaning} |\n"));
     }
     s
@@ -485,7 +485,7 @@ fn the_readme_documents_the_exit_table_once_and_every_page_points_to_it() {
             "the docs say a dry run exits 1: {para}"
         );
     }
-    for sub in headroom::cli_help::EXAMPLES.iter().map(|(n, _)| *n) {
+    for sub in headroom::testing::EXAMPLES.iter().map(|(n, _)| *n) {
         let page = repo_file(&format!("man/headroom-{sub}.1"));
         assert!(page.contains("README under \"Exit codes\""), "{sub}");
         assert!(
@@ -501,7 +501,7 @@ fn the_readme_documents_the_exit_table_once_and_every_page_points_to_it() {
 fn every_command_line_prefix() -> Vec<Vec<String>> {
     use clap::CommandFactory;
     let mut out = Vec::new();
-    for sub in headroom::cli::full_command().get_subcommands() {
+    for sub in headroom::testing::full_command().get_subcommands() {
         if sub.is_hide_set() || sub.get_name() == "help" {
             continue;
         }
@@ -516,7 +516,7 @@ fn every_command_line_prefix() -> Vec<Vec<String>> {
     if out.iter().any(|p| p[0] == "schema") {
         out.push(vec!["schema".into(), "probe".into()]);
     }
-    let top = headroom::cli::Cli::command();
+    let top = headroom::testing::Cli::command();
     assert!(top.get_subcommands().filter(|s| !s.is_hide_set()).count() >= 20);
     out
 }
@@ -633,7 +633,7 @@ fn a_huge_value_to_any_flag_is_echoed_cut() {
     let env = Env::new();
     let huge = "x".repeat(100_000);
     let mut tried = 0;
-    for sub in headroom::cli::full_command().get_subcommands() {
+    for sub in headroom::testing::full_command().get_subcommands() {
         let name = sub.get_name();
         if sub.is_hide_set() || name == "help" || name == "mcp" {
             continue;

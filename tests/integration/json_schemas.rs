@@ -189,7 +189,7 @@ fn every_json_output_validates_against_its_published_schema() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // Every published schema is exercised here but the MCP-only `run_limited` result
     // (validated by mcp::run_limited_results_validate_against_the_published_schema).
-    let untested: Vec<_> = headroom::commands::schema::ALL
+    let untested: Vec<_> = headroom::testing::ALL
         .iter()
         .map(|e| e.name)
         .filter(|n| !covered.contains(n) && *n != "headroom.run-limited/1")

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use headroom::core::time::format_secs;
+use headroom_core::time::format_secs;
 use predicates::prelude::*;
 
 use crate::schema;

@@ -135,7 +135,7 @@ fn a_tree_over_its_limit_is_ended_and_nothing_survives() {
         let r = records.iter().find(|r| r["type"] == kind);
         let at = r
             .and_then(|r| r["at"].as_str())
-            .and_then(|t| headroom::core::time::parse_ms(t).ok());
+            .and_then(|t| headroom_core::time::parse_ms(t).ok());
         let Some(at) = at else {
             panic!("no {kind} with an RFC 3339 `at`: {records:?}");
         };

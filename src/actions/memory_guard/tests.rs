@@ -7,12 +7,12 @@ use std::time::Instant;
 use super::*;
 use crate::actions::test_double::Table;
 use crate::core::memory_guard::{Rule, breaches, guarded};
-use crate::core::snapshot::ProcState;
+
 use crate::core::snapshot::fixture::{MIB, member, proc, snapshot};
 
 /// The shared scripted table, on a fake clock.
-struct World {
-    table: Table,
+pub(super) struct World {
+    pub(super) table: Table,
     base: Instant,
     now: Cell<Duration>,
 }
@@ -25,20 +25,20 @@ impl std::ops::Deref for World {
 }
 
 impl World {
-    fn new(snap: Snapshot) -> Self {
+    pub(super) fn new(snap: Snapshot) -> Self {
         Self {
             table: Table::new(snap),
             base: Instant::now(),
             now: Cell::new(Duration::ZERO),
         }
     }
-    fn at_read(self, n: usize, f: impl Fn(&mut Snapshot) + 'static) -> Self {
+    pub(super) fn at_read(self, n: usize, f: impl Fn(&mut Snapshot) + 'static) -> Self {
         Self {
             table: self.table.at_read(n, f),
             ..self
         }
     }
-    fn breaches(&self, limit_mib: u64) -> Vec<Breach> {
+    pub(super) fn breaches(&self, limit_mib: u64) -> Vec<Breach> {
         let snap = self.snap.borrow();
         let rules = [Rule {
             pattern: "p100".into(),
@@ -46,13 +46,13 @@ impl World {
         }];
         breaches(&guarded(&ProcessTable::new(&snap), &rules, None))
     }
-    fn breach(&self, limit_mib: u64) -> Breach {
+    pub(super) fn breach(&self, limit_mib: u64) -> Breach {
         let mut b = self.breaches(limit_mib);
         assert_eq!(b.len(), 1, "{b:?}");
         b.remove(0)
     }
     /// Enforce `targets` found in the table as it is now.
-    fn enforce_all(&self, targets: Vec<Target>, park: bool) -> Vec<GuardReport> {
+    pub(super) fn enforce_all(&self, targets: Vec<Target>, park: bool) -> Vec<GuardReport> {
         let a = self.snap.borrow().clone();
         let opts = Options {
             park,
@@ -60,7 +60,7 @@ impl World {
         };
         enforce(&self.table, &self.table, &a, targets, self, opts).unwrap()
     }
-    fn enforce(&self, limit_mib: u64, park: bool, before: Vec<Identity>) -> GuardReport {
+    pub(super) fn enforce(&self, limit_mib: u64, park: bool, before: Vec<Identity>) -> GuardReport {
         let target = Target {
             breach: self.breach(limit_mib),
             parked_before: before,
@@ -69,7 +69,7 @@ impl World {
         assert_eq!(r.len(), 1);
         r.remove(0)
     }
-    fn elapsed(&self) -> Duration {
+    pub(super) fn elapsed(&self) -> Duration {
         self.now.get()
     }
 }
@@ -96,7 +96,7 @@ fn tree(root_mib: u64, child_mib: u64) -> Snapshot {
     )
 }
 
-fn pid_of(s: &mut Snapshot, pid: i32) -> &mut ProcessRecord {
+pub(super) fn pid_of(s: &mut Snapshot, pid: i32) -> &mut ProcessRecord {
     s.processes.iter_mut().find(|p| p.pid == pid).unwrap()
 }
 
@@ -168,7 +168,7 @@ fn a_spike_that_has_passed_is_not_ended_and_the_true_footprint_is_reported() {
 }
 
 /// The signals `pid` was sent, in order.
-fn to(w: &World, pid: i32) -> Vec<Signal> {
+pub(super) fn to(w: &World, pid: i32) -> Vec<Signal> {
     w.sent()
         .into_iter()
         .filter(|(p, _)| *p == pid)
@@ -202,7 +202,7 @@ fn grace_survivors_are_killed_only_while_still_over_the_limit() {
 }
 
 /// root 100 (10 MiB) → 101 (600 MiB, idle) and → 102 (500 MiB, busy).
-fn idle_tree() -> Snapshot {
+pub(super) fn idle_tree() -> Snapshot {
     snapshot(
         "linux",
         vec![
@@ -215,120 +215,8 @@ fn idle_tree() -> Snapshot {
     )
 }
 
-fn second_sample(s: &mut Snapshot) {
+pub(super) fn second_sample(s: &mut Snapshot) {
     pid_of(s, 102).cpu_ns = Some(2_000_000_000);
-}
-
-#[test]
-fn idle_subtrees_are_parked_and_relief_is_read_back() {
-    let w = World::new(idle_tree())
-        .at_read(1, second_sample)
-        .at_read(2, |s| pid_of(s, 101).footprint_bytes = Some(100 * MIB));
-    let r = w.enforce(1000, true, vec![]);
-    assert_eq!(r.outcome, GuardOutcome::Parked, "{r:?}");
-    assert_eq!(w.sent(), vec![(101, Signal::Stop)]);
-    assert_eq!(r.parked_ids.len(), 1);
-    // A one-shot round (`watch --once`) parks nothing: it goes straight to SIGTERM.
-    let w = World::new(idle_tree()).at_read(1, second_sample);
-    let r = w.enforce(1000, false, vec![]);
-    assert!(
-        !w.sent().iter().any(|(_, s)| *s == Signal::Stop),
-        "{:?}",
-        w.sent()
-    );
-    assert_eq!(r.outcome, GuardOutcome::Sigterm);
-}
-
-#[test]
-fn a_session_leader_inside_the_tree_is_neither_counted_parked_nor_ended() {
-    // 101 is an interactive shell (it leads its session): not held at all, so the tree is
-    // 10 + 500 MiB, under its limit, and nothing is signalled.
-    let w = World::new(idle_tree()).at_read(1, |s| {
-        second_sample(s);
-        pid_of(s, 101).sid = Some(101);
-    });
-    w.snap.borrow_mut().processes[2].sid = Some(101);
-    assert!(w.breaches(1000).is_empty(), "510 MiB held");
-    // Over a lower limit, the rest of the tree is ended, never the session leader.
-    let r = w.enforce(400, true, vec![]);
-    assert!(r.parked.is_empty(), "{r:?}");
-    assert_eq!(
-        (r.outcome, r.terminated.clone()),
-        (GuardOutcome::Sigterm, vec![100, 102])
-    );
-    assert!(to(&w, 101).is_empty(), "{:?}", w.sent());
-    // The root leads no group and the whole tree is idle (1.1 GB): the root is not parked.
-    let w = World::new(idle_tree()).at_read(1, |s| pid_of(s, 100).pgid = Some(7));
-    let r = w.enforce(1000, true, vec![]);
-    assert!(!r.parked.contains(&100), "{r:?}");
-    // Control: 101 and 102 lead nothing and are idle: they are parked.
-    assert_eq!(r.parked, vec![101]);
-}
-
-#[test]
-fn a_parked_tree_over_its_limit_again_is_ended_and_its_parked_continued() {
-    let snap = idle_tree();
-    let parked = snap.processes[2].identity().unwrap();
-    let mut w = World::new(snap).at_read(1, second_sample);
-    w.snap.borrow_mut().processes[2].state = ProcState::Stopped;
-    // Stopped, it cannot act on SIGTERM until continued; here it does not act at all.
-    w.table.survives = vec![101];
-    let r = w.enforce(1000, true, vec![parked]);
-    assert!(r.parked.is_empty(), "not parked twice: {r:?}");
-    assert_eq!(
-        to(&w, 101),
-        vec![Signal::Term, Signal::Cont],
-        "continued with its SIGTERM"
-    );
-    // 600 MiB left, under the limit: spared, and running, not stopped.
-    assert_eq!(r.outcome, GuardOutcome::Spared, "{r:?}");
-    assert_eq!(
-        pid_of(&mut w.snap.borrow_mut(), 101).state,
-        ProcState::Sleeping
-    );
-    assert!(r.parked_ids.is_empty());
-}
-
-#[test]
-fn parked_trees_are_rejudged_woken_under_kept_near_ended_over() {
-    let snap = idle_tree();
-    let root = snap.processes[1].identity().unwrap();
-    let p = ParkedTree {
-        root,
-        pattern: "p100".into(),
-        limit_bytes: 1000 * MIB,
-        ids: vec![snap.processes[2].identity().unwrap()],
-    };
-    let with = |mib: u64| {
-        let mut s = idle_tree();
-        pid_of(&mut s, 101).footprint_bytes = Some(mib * MIB);
-        s
-    };
-    // 10 + 600 + 500 = 1110 MiB: over, enforced again (it used to be skipped for good).
-    assert_eq!(rejudge(&with(600), &p), Rejudge::Enforce);
-    assert_eq!(rejudge(&with(440), &p), Rejudge::Keep, "950 MiB: 95 %");
-    // Exactly 90 % is not under it: kept (woken only below the line), and one MiB less wakes.
-    assert_eq!(rejudge(&with(390), &p), Rejudge::Keep, "900 MiB: 90 %");
-    assert_eq!(rejudge(&with(389), &p), Rejudge::Wake, "899 MiB");
-    assert_eq!(
-        rejudge(&with(300), &p),
-        Rejudge::Wake,
-        "810 MiB: under 90 %"
-    );
-    let mut reused = with(600);
-    pid_of(&mut reused, 100).start_time = Some(1);
-    assert_eq!(rejudge(&reused, &p), Rejudge::Wake, "not the guarded root");
-}
-
-#[test]
-fn a_root_changing_after_parking_wakes_what_was_parked() {
-    let w = World::new(idle_tree())
-        .at_read(1, second_sample)
-        .at_read(2, |s| pid_of(s, 100).start_time = Some(1));
-    let r = w.enforce(1000, true, vec![]);
-    assert_eq!(r.outcome, GuardOutcome::RootChanged);
-    assert_eq!(w.sent(), vec![(101, Signal::Stop), (101, Signal::Cont)]);
-    assert!(r.parked_ids.is_empty());
 }
 
 /// Two guarded trees, both over 1000 MiB: root 100 → 101 (600 MiB, idle) and → 102 (500

@@ -8,6 +8,7 @@ use crate::actions::test_double::Table;
 use crate::core::snapshot::fixture::{MIB, member, proc, snapshot};
 use crate::core::snapshot::{MemoryTotals, ProcState};
 use crate::exit::ExitStatus;
+use crate::platform::Signal;
 
 type World = Table;
 

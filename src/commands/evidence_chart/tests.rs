@@ -1,3 +1,4 @@
+use super::wrap::push_wrapped;
 use super::*;
 use crate::core::chart::fixture::{HEADER, T0, chart, poll, polls_then_a_late_cleanup, survey};
 

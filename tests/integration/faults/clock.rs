@@ -37,7 +37,7 @@ fn a_clock_stepped_by_hours_gives_no_negative_trend_and_keeps_the_cooldown_short
     let mut ats = Vec::new();
     for offset in ["+0", "-5h", "+5h", "+5h"] {
         let r = probe_at(&env, offset);
-        ats.push(headroom::core::time::parse_ms(r["at"].as_str().unwrap()).unwrap());
+        ats.push(headroom_core::time::parse_ms(r["at"].as_str().unwrap()).unwrap());
         assert!(r["eta_seconds"].as_f64().is_none_or(|v| v >= 0.0), "{r}");
         if offset == "-5h" {
             assert_eq!(
@@ -154,10 +154,10 @@ fn a_wall_clock_stepped_by_hours_is_not_cpu_idle_time() {
         None,
         "first sighting"
     );
-    let t0 = headroom::core::time::parse_ms(&first.at).unwrap();
+    let t0 = headroom_core::time::parse_ms(&first.at).unwrap();
     for (offset, hours) in [("+5h", 5), ("-5h", -5)] {
         let r = reap_at(offset);
-        let at = headroom::core::time::parse_ms(&r.at).unwrap();
+        let at = headroom_core::time::parse_ms(&r.at).unwrap();
         assert!(
             (at - t0 - hours * 3_600_000).abs() < 600_000,
             "faketime took effect: {} vs {}",

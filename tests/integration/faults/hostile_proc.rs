@@ -136,8 +136,7 @@ fn hostile_names_and_huge_argv_are_read_whole_and_neutralised() {
     );
 
     // The evidence CSV, opened in a spreadsheet for a bug report, runs no formula.
-    let (rows, anomalies) =
-        headroom::store::evidence::read_file(&env.home.join("evidence.csv")).unwrap();
+    let (rows, anomalies) = headroom::testing::read_file(&env.home.join("evidence.csv")).unwrap();
     assert!(anomalies.is_empty(), "{anomalies:?}");
     let top = rows[0].top_parent_name.as_deref().unwrap();
     assert_eq!(top, "'=a) b\\nc");
@@ -223,8 +222,7 @@ fn pids_vanishing_mid_scan_and_a_hidepid_proc_keep_counts_right() {
             .find(|e| e["type"] == "reading")
             .unwrap();
         assert_eq!(reading["partial"], true, "{reading}");
-        let (rows, _) =
-            headroom::store::evidence::read_file(&env.home.join("evidence.csv")).unwrap();
+        let (rows, _) = headroom::testing::read_file(&env.home.join("evidence.csv")).unwrap();
         assert!(
             rows.iter()
                 .rev()

@@ -141,7 +141,7 @@ pub fn fill(dir: &Path) -> std::fs::File {
 
 /// Every file of the state directory parses as what it is, no temporary is left, and the
 /// evidence log reads without an anomaly. Returns (files checked, evidence rows).
-pub fn check_state_files(dir: &Path) -> (usize, Vec<headroom::store::evidence::ReadRow>) {
+pub fn check_state_files(dir: &Path) -> (usize, Vec<headroom_core::evidence_csv::ReadRow>) {
     let mut checked = 0;
     let mut rows = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -159,7 +159,7 @@ pub fn check_state_files(dir: &Path) -> (usize, Vec<headroom::store::evidence::R
                 bytes.is_empty() || bytes.ends_with(b"\n"),
                 "{name} ends inside a row"
             );
-            let (r, anomalies) = headroom::store::evidence::read_file(&path).unwrap();
+            let (r, anomalies) = headroom::testing::read_file(&path).unwrap();
             assert!(anomalies.is_empty(), "{name}: {anomalies:?}");
             rows.extend(r);
             checked += 1;

@@ -34,16 +34,17 @@
 
 pub mod cooldown;
 pub mod eligibility;
+mod round;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::hangs::cooldown::{prune_restarts, since_restart};
 pub use crate::hangs::eligibility::{
     Ineligible, Resolve, eligibility, is_app_bundle_path, lexical_only,
 };
 use crate::snapshot::ProcState;
+pub use round::{record_restart, round};
 
 /// The one system service that is restarted automatically (seed 002, Behavior 5).
 pub const CURSOR_SERVICE_ID: &str = "com.apple.TextInputUI.xpc.CursorUIViewService";
@@ -305,222 +306,6 @@ pub struct RoundOutcome {
     pub cleared_pending: usize,
 }
 
-/// Run one round: update `state` and say what to do. Pure: `round.at_ms` is the clock.
-pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> RoundOutcome {
-    let now = round.at_ms;
-    let cooldown = cfg.cooldown_ms.max(COOLDOWN_MS);
-    let (lo, hi) = MIN_ROUND_GAP_RANGE_MS;
-    let min_gap = cfg.min_gap_ms.clamp(lo, hi);
-    prune_restarts(state, round, cooldown);
-    let consecutive = state
-        .last_round_ms
-        .is_some_and(|last| now >= last && now - last <= MAX_ROUND_GAP_MS);
-    state.last_round_ms = Some(now);
-
-    if !round.available {
-        let cleared = state.observations.len();
-        state.observations.clear();
-        return RoundOutcome {
-            at_ms: now,
-            available: false,
-            unavailable_reason: round.unavailable_reason.clone(),
-            checked: 0,
-            decisions: Vec::new(),
-            cleared_pending: cleared,
-        };
-    }
-
-    // Eligible processes per identity: two of them (`open -n`) cannot be told apart by
-    // identity, so neither is acted on; an ineligible lookalike does not count.
-    let verdicts: Vec<Result<Kind, Ineligible>> =
-        round.apps.iter().map(|a| eligibility(a, cfg)).collect();
-    let mut instances: BTreeMap<&str, usize> = BTreeMap::new();
-    for (app, v) in round.apps.iter().zip(&verdicts) {
-        if v.is_ok() {
-            *instances.entry(app.identity()).or_default() += 1;
-        }
-    }
-    let mut observations = BTreeMap::new();
-    let mut blocked = BTreeMap::new();
-    let mut decisions = Vec::new();
-    // Restarts decided this round, not yet recorded (`record_restart` follows the act): they
-    // count against the cap on restart times as if they were.
-    let mut decided = 0usize;
-    for (app, verdict) in round.apps.iter().zip(verdicts.iter().cloned()) {
-        if app.responsive {
-            continue;
-        }
-        let identity = app.identity().to_string();
-        let mut d = AppDecision {
-            app: app.clone(),
-            identity: identity.clone(),
-            kind: None,
-            state: HangState::Ignored,
-            reason: None,
-            rounds: 0,
-            cooldown_until_ms: None,
-            detected: false,
-            restart: false,
-            newly_blocked: false,
-        };
-        let eligible =
-            verdict.and_then(
-                |kind| match instances.get(identity.as_str()).copied().unwrap_or(0) {
-                    n if n > 1 => Err(Ineligible::SharedIdentity(n)),
-                    _ if observations.len() >= MAX_TRACKED => Err(Ineligible::TooMany),
-                    _ => Ok(kind),
-                },
-            );
-        let kind = match eligible {
-            Ok(k) => k,
-            Err(reason) => {
-                d.reason = Some(reason.to_string());
-                decisions.push(d);
-                continue;
-            }
-        };
-        if let Some(held) = app.held() {
-            // Neither pending nor blocked is carried on: both maps are rebuilt from this
-            // round, and a held app enters neither.
-            d.kind = Some(kind);
-            d.state = held;
-            d.reason = Some(match held {
-                HangState::Traced => {
-                    "a debugger holds it (traced): it cannot answer until released; never restarted"
-                        .into()
-                }
-                _ => "stopped (parked, SIGSTOP): it cannot answer until continued; never restarted"
-                    .into(),
-            });
-            decisions.push(d);
-            continue;
-        }
-        d.kind = Some(kind);
-        let prev = state
-            .observations
-            .get(&identity)
-            .filter(|p| consecutive && p.pid == app.pid && p.start_time == app.start_time);
-        // An observation too soon after the last counted one is the same observation: it
-        // neither counts as a round nor moves the time the next one is measured from.
-        let last_ms = prev.map(|p| p.last_ms.unwrap_or(p.since_ms));
-        let too_soon = last_ms.is_some_and(|l| now.saturating_sub(l) < min_gap);
-        let rounds = match prev {
-            None => 1,
-            Some(p) if too_soon => p.rounds,
-            Some(p) => p.rounds.saturating_add(1),
-        };
-        let since_ms = prev.map_or(now, |p| p.since_ms);
-        let counted_ms = if too_soon {
-            last_ms.unwrap_or(now)
-        } else {
-            now
-        };
-        let attempts = prev.map_or(0, |p| p.attempts);
-        d.rounds = rounds;
-        d.cooldown_until_ms = since_restart(state, &identity, round)
-            .filter(|elapsed| *elapsed < cooldown)
-            .map(|elapsed| now.saturating_add(cooldown - elapsed));
-        let mut pending = Pending {
-            pid: app.pid,
-            start_time: app.start_time,
-            rounds,
-            since_ms,
-            last_ms: Some(counted_ms),
-            attempts,
-        };
-        if let Some(since) = state.blocked.get(&identity) {
-            // Blocked lasts until the app responds or goes from the list, whatever happens
-            // to the round count (a gap, a relaunch between two rounds): notified once.
-            blocked.insert(identity.clone(), *since);
-            d.state = HangState::Blocked;
-            d.reason = Some("still unresponsive; already reported".into());
-        } else if rounds < CONFIRM_ROUNDS {
-            d.state = if d.cooldown_until_ms.is_some() {
-                HangState::CoolingDown
-            } else {
-                HangState::Pending
-            };
-        } else if d.cooldown_until_ms.is_some() {
-            blocked.insert(identity.clone(), now);
-            d.state = HangState::Blocked;
-            d.detected = true;
-            d.newly_blocked = true;
-            d.reason = Some(format!(
-                "unresponsive again within {} min of an automatic restart",
-                cooldown / 60_000
-            ));
-        } else if too_soon && attempts > 0 {
-            // Confirmed before, and the restart then performed nothing (a performed one would
-            // have started the cooldown): tried again only at a counted round.
-            d.state = HangState::Confirmed;
-            d.reason = Some(
-                "the last restart performed nothing; it is tried again at the next round".into(),
-            );
-        } else if !state.restarts.contains_key(&identity)
-            && state.restarts.len().saturating_add(decided) >= MAX_TRACKED
-        {
-            // Forgetting a restart time to make room would allow a second restart within the
-            // cooldown: refuse instead (the observation is kept; it restarts once room frees).
-            d.kind = None;
-            d.state = HangState::Ignored;
-            d.reason = Some(format!(
-                "{MAX_TRACKED} apps were restarted within the cooldown: no room to record \
-                 another restart, so none is made"
-            ));
-        } else {
-            decided += 1;
-            d.state = HangState::Confirmed;
-            // Detected once per observation: a retry of a restart that performed nothing is
-            // not a new detection.
-            d.detected = attempts == 0;
-            d.restart = true;
-            if attempts > 0 {
-                d.reason = Some(format!(
-                    "restart tried again: {} earlier attempt(s) performed nothing",
-                    attempts
-                ));
-            }
-            pending.attempts = attempts.saturating_add(1);
-        }
-        observations.insert(identity.clone(), pending);
-        decisions.push(d);
-    }
-    // Blocked lasts until the app responds or quits, whatever the instance count does: an
-    // identity skipped this round (a second instance, `open -n`) that is still unresponsive
-    // stays blocked, so it is not notified again when the extra instance goes.
-    for (identity, since) in &state.blocked {
-        let still = round
-            .apps
-            .iter()
-            .any(|a| !a.responsive && a.held().is_none() && a.identity() == identity.as_str());
-        if still && !blocked.contains_key(identity) && blocked.len() < MAX_TRACKED {
-            blocked.insert(identity.clone(), *since);
-        }
-    }
-    state.observations = observations;
-    state.blocked = blocked;
-    RoundOutcome {
-        at_ms: now,
-        available: true,
-        unavailable_reason: None,
-        checked: round.apps.len(),
-        decisions,
-        cleared_pending: 0,
-    }
-}
-
-/// Record that the restart `round` decided for `identity` was performed (something was
-/// signalled; in a replay or dry run, planned): this, and only this, starts the cooldown. A
-/// restart refused before acting, or one that signalled nothing, is not recorded, so the app
-/// is neither reported as unresponsive "again after a restart" nor kept from a retry.
-pub fn record_restart(state: &mut MonitorState, identity: &str, round: &Round) {
-    state.restarts.insert(identity.to_string(), round.at_ms);
-    match round.boot_ms {
-        Some(b) => state.restarts_boot.insert(identity.to_string(), b),
-        None => state.restarts_boot.remove(identity),
-    };
-}
-
 /// Events the monitor logs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -559,6 +344,8 @@ pub fn should_notify(kind: Kind, event: EventKind, signalled: bool) -> bool {
     }
 }
 
+#[cfg(test)]
+mod restart_tests;
 #[cfg(test)]
 mod state_tests;
 #[cfg(test)]
