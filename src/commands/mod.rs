@@ -56,7 +56,7 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// `--warn/--crit` over config over defaults, validated together (probe, limits, watch).
-    pub fn thresholds(&self, t: &ThresholdArgs) -> Result<Thresholds> {
+    pub(crate) fn thresholds(&self, t: &ThresholdArgs) -> Result<Thresholds> {
         let (_, thresholds) =
             self.settings
                 .probe
