@@ -21,7 +21,7 @@ const CONFIRM: Duration = Duration::from_secs(2);
 /// What happened to one process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// SIGSTOP sent and the process is now stopped.
     Stopped,
     /// SIGCONT sent and the process is no longer stopped.
@@ -42,14 +42,14 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn changed(self) -> bool {
+    pub(crate) fn changed(self) -> bool {
         matches!(self, Self::Stopped | Self::Continued | Self::Unconfirmed)
     }
 }
 
 /// One process and what happened to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Step {
+pub(crate) struct Step {
     pub pid: i32,
     pub name: String,
     pub outcome: Outcome,
@@ -57,14 +57,14 @@ pub struct Step {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Park,
     Wake,
 }
 
 /// Park or wake `root` (alone, or with its whole tree). The root has already passed
 /// `ParkPermission`; members are checked one by one.
-pub fn apply(
+pub(crate) fn apply(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     permission: &ParkPermission,
@@ -216,7 +216,7 @@ fn gone_step(pid: i32, name: &str) -> Step {
 }
 
 /// Send `sig` to each identity in order (no read-back: `run`'s loop samples again anyway).
-pub fn signal_each(
+pub(crate) fn signal_each(
     control: &dyn ProcessControl,
     targets: &[Identity],
     sig: Signal,

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::actions::escalate::{self, Clock, Settings};
-pub use crate::actions::escalate::{KILL_SETTLE, POLL};
+pub(crate) use crate::actions::escalate::{KILL_SETTLE, POLL};
 use crate::core::snapshot::Identity;
 use crate::platform::{ProcessControl, Signal};
 
@@ -114,7 +114,7 @@ pub fn terminate(
 /// once, the grace is shared (n targets that ignore SIGTERM cost one grace, not n), and
 /// when it ends `gate` says which survivors still need SIGKILL (it can only narrow the
 /// set). One termination per target, in their order.
-pub fn terminate_all(
+pub(crate) fn terminate_all(
     ctl: &dyn ProcessControl,
     targets: &[Identity],
     grace: Duration,

@@ -18,11 +18,11 @@ use crate::store::state;
 
 mod human;
 mod prometheus;
-pub mod swiftbar;
-pub mod tmux;
+pub(crate) mod swiftbar;
+pub(crate) mod tmux;
 
-pub use human::{human, trend_phrase};
-pub use prometheus::prometheus;
+pub(crate) use human::{human, trend_phrase};
+pub(crate) use prometheus::prometheus;
 
 /// Probe args resolved against config and environment.
 #[derive(Debug)]
@@ -35,7 +35,7 @@ struct ProbePlan {
 }
 
 /// `--warn/--crit` over config over defaults, validated together.
-pub fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds> {
+pub(crate) fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds> {
     let (_, thresholds) =
         ctx.settings
             .probe
@@ -44,7 +44,7 @@ pub fn resolve_thresholds(ctx: &Ctx<'_>, t: &ThresholdArgs) -> Result<Thresholds
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct TopParent {
+pub(crate) struct TopParent {
     pub pid: i32,
     pub name: String,
     pub zombies: u64,
@@ -52,7 +52,7 @@ pub struct TopParent {
 
 /// The `headroom.probe/2` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ProbeReport {
+pub(crate) struct ProbeReport {
     /// The reading, as `watch`, `reap` and the evidence log print it too.
     #[serde(flatten)]
     pub reading: SlotReading,
@@ -76,13 +76,13 @@ impl crate::schema::Document for ProbeReport {
 
 /// Milliseconds since the epoch as RFC 3339 in UTC, to the second (one formatter for every
 /// report; it lives beside the hangs state that needed it first).
-pub use crate::core::time::format_ms as rfc3339_ms;
+pub(crate) use crate::core::time::format_ms as rfc3339_ms;
 
 /// Two decimals, as every report that repeats probe's percentages and rates shows them.
-pub use crate::core::slot_reading::round2;
+pub(crate) use crate::core::slot_reading::round2;
 
 impl ProbeReport {
-    pub fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
+    pub(crate) fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
         Self {
             reading: SlotReading::new(r, trend),
             os: snap.os.clone(),
@@ -104,7 +104,7 @@ impl ProbeReport {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     let format = match (args.format, ctx.printer.is_json()) {
         (Some(f), true) if f != ProbeFormat::Json => {
             return Err(UsageError(format!(
@@ -255,7 +255,7 @@ fn record_history(r: &Reading) -> Result<(Trend, Option<String>)> {
 }
 
 /// The evidence row of one reading (the session signal is not evaluated by a probe).
-pub fn poll_row(r: &Reading, trend: Option<&Trend>) -> Row {
+pub(crate) fn poll_row(r: &Reading, trend: Option<&Trend>) -> Row {
     Row {
         top_parent: r
             .top_parents

@@ -4,7 +4,7 @@ use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcessRecord, Snaps
 use crate::platform::{Delivery, PlatformError, ProcessControl, ProcessSource, Signal};
 
 #[derive(Debug, Clone, Copy)]
-pub struct Unsupported;
+pub(crate) struct Unsupported;
 
 fn err(what: &str) -> PlatformError {
     PlatformError::Unsupported {

@@ -15,7 +15,7 @@ use crate::core::session_log::{
 
 /// The OS's file system.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Disk;
+pub(crate) struct Disk;
 
 impl LogFiles for Disk {
     type File = File;
@@ -42,12 +42,12 @@ impl LogFiles for Disk {
 }
 
 /// [`session_log::judge_file`] on the disk.
-pub fn judge_file(path: &Path, now: i64, limits: &ReaderLimits, clock: Clock) -> FileReport {
+pub(crate) fn judge_file(path: &Path, now: i64, limits: &ReaderLimits, clock: Clock) -> FileReport {
     session_log::judge_file(&Disk, path, now, limits, clock)
 }
 
 /// [`session_log::judge_dir`] on the disk.
-pub fn judge_dir(
+pub(crate) fn judge_dir(
     dir: &Path,
     now: i64,
     limits: &ReaderLimits,

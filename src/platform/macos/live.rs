@@ -31,7 +31,7 @@ const _: () = assert!(
 const _: () = assert!(lp::PROC_PIDPATHINFO_MAXSIZE == libc::PROC_PIDPATHINFO_MAXSIZE as usize);
 
 #[derive(Debug)]
-pub struct MacSource {
+pub(crate) struct MacSource {
     /// Nanoseconds per Mach absolute-time tick (125/3 on Apple Silicon, 1 on Intel).
     ns_per_tick: f64,
     /// The `KERN_PROCARGS2` buffer: `kern.argmax` bytes, allocated at the first `argv`
@@ -46,7 +46,7 @@ impl Default for MacSource {
 }
 
 impl MacSource {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             ns_per_tick: ns_per_tick(),
             argv_buf: Mutex::new(Vec::new()),

@@ -9,22 +9,22 @@
 // safe crate.
 #![allow(unsafe_code)]
 
-pub mod apps_ffi;
-pub mod boot;
-pub mod kinfo;
-pub mod layout;
-pub mod libproc;
-pub mod procargs;
-pub mod vnode;
+pub(crate) mod apps_ffi;
+pub(crate) mod boot;
+pub(crate) mod kinfo;
+pub(crate) mod layout;
+pub(crate) mod libproc;
+pub(crate) mod procargs;
+pub(crate) mod vnode;
 
 #[cfg(target_os = "macos")]
-pub mod apps;
+pub(crate) mod apps;
 #[cfg(target_os = "macos")]
 mod cf;
 #[cfg(target_os = "macos")]
 mod live;
 #[cfg(target_os = "macos")]
-pub mod pressure;
+pub(crate) mod pressure;
 
 #[cfg(target_os = "macos")]
-pub use live::MacSource;
+pub(crate) use live::MacSource;
