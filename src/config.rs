@@ -19,9 +19,9 @@ use crate::exit::UsageError;
 mod sections;
 
 pub(crate) use sections::{
-    EmergencySection, GRACE_MAX, HANGS_COOLDOWN_MAX, HANGS_COOLDOWN_MIN, HANGS_GRACE_MAX,
-    HangsSection, LivenessSection, McpSection, MemorySection, NotificationsSection, PressureMode,
-    ProbeSection, ReapSection, Refusal, ToolGroup, WatchSection,
+    EmergencySection, GRACE_MAX, HangsSection, LivenessSection, McpSection, MemorySection,
+    NotificationsSection, PressureMode, ProbeSection, ReapSection, Refusal, ToolGroup,
+    WatchSection,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

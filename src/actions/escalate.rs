@@ -55,6 +55,7 @@ pub(crate) enum Outcome {
 }
 
 impl Outcome {
+    #[cfg(test)]
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::ExitedAfterTerm => "exited-after-term",
@@ -241,6 +242,7 @@ impl Escalation {
     /// Add identities during the grace (a newcomer of the tree): they are checked and
     /// SIGTERMed now and share the running deadline. Ignored once SIGKILL was sent: an
     /// escalation never widens after its survivors were decided.
+    #[cfg(test)]
     pub(crate) fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
         if matches!(self.phase, Phase::Settle(_)) {
             return;

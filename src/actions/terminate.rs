@@ -16,7 +16,6 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::actions::escalate::{self, Clock, Settings};
-pub(crate) use crate::actions::escalate::{KILL_SETTLE, POLL};
 use crate::core::snapshot::Identity;
 use crate::platform::{ProcessControl, Signal};
 

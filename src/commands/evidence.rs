@@ -20,7 +20,10 @@ use crate::exit::ExitStatus;
 use crate::store::evidence::EvidenceLog;
 
 use crate::commands::evidence_summary::Summary;
-pub(crate) use crate::commands::evidence_summary::{human, summarise};
+pub(crate) use crate::commands::evidence_summary::human;
+// Re-exported for the unit tests only (they name it by this path).
+#[cfg(test)]
+pub(crate) use crate::commands::evidence_summary::summarise;
 
 pub(crate) use crate::commands::evidence_summary::EvidenceReport;
 

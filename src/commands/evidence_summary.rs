@@ -177,6 +177,7 @@ impl Summary {
 }
 
 /// The report of `rows` already read whole.
+#[cfg(test)]
 pub(crate) fn summarise(
     files: Vec<String>,
     rows: &[ReadRow],

@@ -36,6 +36,7 @@ pub(crate) enum Style {
 }
 
 impl Zone {
+    #[cfg(test)]
     pub(crate) const UTC: Zone = Zone { local: false };
 
     pub(crate) fn new(z: ChartZone) -> Self {

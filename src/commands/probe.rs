@@ -79,6 +79,7 @@ impl crate::schema::Document for ProbeReport {
 pub(crate) use crate::core::time::format_ms as rfc3339_ms;
 
 /// Two decimals, as every report that repeats probe's percentages and rates shows them.
+#[cfg(test)]
 pub(crate) use crate::core::slot_reading::round2;
 
 impl ProbeReport {

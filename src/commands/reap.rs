@@ -37,7 +37,6 @@ use crate::output::progress::Countdown;
 use crate::platform::{self, ProcessSource};
 use crate::store::evidence::{EvidenceLog, Row};
 
-pub(crate) use crate::commands::reap_verify::VERIFY_BOUND;
 /// The shortest idle threshold `reap` and `watch` accept.
 pub(crate) const MIN_IDLE_THRESHOLD: Duration = Duration::from_secs(60);
 /// The shortest grace between SIGTERM and SIGKILL.

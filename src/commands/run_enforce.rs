@@ -13,6 +13,13 @@ use crate::cli::Enforce;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[schemars(description = "The `type` of a record `run` writes about its enforcement.")]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(
+        dead_code,
+        reason = "the kernel values are Linux's; the JSON schema names them all"
+    )
+)]
 pub(crate) enum RecordType {
     Enforcement,
     KernelOutcome,
@@ -21,6 +28,13 @@ pub(crate) enum RecordType {
 /// Who holds the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(
+        dead_code,
+        reason = "the kernel values are Linux's; the JSON schema names them all"
+    )
+)]
 pub(crate) enum Holder {
     /// The kernel, in a cgroup of the command's own (headroom's watchdog runs too).
     Kernel,
@@ -31,6 +45,13 @@ pub(crate) enum Holder {
 /// The cgroup hierarchy the kernel's cap is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(
+        dead_code,
+        reason = "the kernel values are Linux's; the JSON schema names them all"
+    )
+)]
 pub(crate) enum CgroupVersion {
     V2,
     V1,

@@ -90,7 +90,7 @@ macro_rules! section {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Serialize)]
-        pub struct $name {
+        pub(crate) struct $name {
             $( $(#[$fmeta])* pub $field: Sourced<$ty>, )*
         }
 

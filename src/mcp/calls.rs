@@ -56,12 +56,9 @@ impl Outbox {
     }
 }
 
-type OnCancel = Box<dyn FnOnce() + Send>;
-
 /// One call in flight, as its tool sees it.
 pub(crate) struct Call {
     cancelled: AtomicBool,
-    on_cancel: Mutex<Option<OnCancel>>,
     /// What the tool says it is doing, for the progress notifications.
     status: Mutex<String>,
     done: Mutex<bool>,
@@ -80,7 +77,6 @@ impl Call {
     pub(crate) fn new() -> Self {
         Self {
             cancelled: AtomicBool::new(false),
-            on_cancel: Mutex::new(None),
             status: Mutex::new(String::new()),
             done: Mutex::new(false),
             done_cv: Condvar::new(),
@@ -91,18 +87,6 @@ impl Call {
         self.cancelled.load(Ordering::SeqCst)
     }
 
-    /// Run `f` when the call is cancelled (at once if it already was). One action per
-    /// call; a later one replaces an earlier one not yet run.
-    pub(crate) fn on_cancel(&self, f: OnCancel) {
-        let mut slot = lock(&self.on_cancel);
-        if self.cancelled() {
-            drop(slot);
-            f();
-            return;
-        }
-        *slot = Some(f);
-    }
-
     /// What the call is doing now (said in its progress notifications).
     pub(crate) fn set_status(&self, s: String) {
         *lock(&self.status) = s;
@@ -110,10 +94,6 @@ impl Call {
 
     pub(crate) fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
-        let f = lock(&self.on_cancel).take();
-        if let Some(f) = f {
-            f();
-        }
     }
 
     fn finish(&self) {
@@ -304,11 +284,6 @@ impl Calls {
                 let _ = t.join();
             }
         }
-    }
-
-    /// How many calls are in flight (running or waiting).
-    pub(crate) fn in_flight(&self) -> usize {
-        lock(&self.state).calls.len()
     }
 }
 

@@ -19,8 +19,6 @@ pub(crate) mod session;
 pub(crate) mod summaries;
 pub(crate) mod tools;
 
-pub(crate) use tools::run_limited;
-
 use std::io::BufRead;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +28,10 @@ use anyhow::Result;
 use crate::cli::GlobalArgs;
 use crate::exit::{ExitStatus, Failure};
 use crate::output::Printer;
-pub(crate) use session::{HANDSHAKE_VERSIONS, STATELESS_VERSION, Server};
+pub(crate) use session::Server;
+// Re-exported for the unit tests only (they name it by this path).
+#[cfg(test)]
+pub(crate) use session::{HANDSHAKE_VERSIONS, STATELESS_VERSION};
 pub(crate) use tools::Selection;
 
 /// A message longer than this is answered with an error and skipped, not kept in memory.

@@ -29,6 +29,8 @@ pub(crate) mod run_tasks;
 mod table;
 
 use table::ALL;
+// Re-exported for the unit tests only (they name it by this path).
+#[cfg(test)]
 pub(crate) use table::reap_argv;
 
 /// What an agent may expect of a tool (MCP `annotations`).
@@ -79,6 +81,7 @@ pub(crate) struct Selection {
 }
 
 impl Selection {
+    #[cfg(test)]
     pub(crate) fn all() -> Self {
         Self {
             groups: vec![ToolGroup::Read, ToolGroup::Act, ToolGroup::Run],

@@ -240,6 +240,7 @@ fn dropped_notice(n: u64, json: Option<JsonNotice>, stream: Stream) -> String {
 
 impl Output {
     /// Lines dropped since the last notice about it.
+    #[cfg(test)]
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }

@@ -36,7 +36,7 @@ pub(crate) mod unsupported;
 use crate::core::hangs::AppObservation;
 use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcessRecord, Snapshot};
 /// The tree walk is pure logic over a table: it lives in the core.
-pub(crate) use crate::core::tree_select::{TreeQuery, reachable, select_tree};
+pub(crate) use crate::core::tree_select::{TreeQuery, select_tree};
 #[cfg(unix)]
 pub(crate) use clock::own_cpu_ns;
 pub(crate) use clock::{awake_ms, boot_id, boot_ms, now_ms, utc_offset_secs};

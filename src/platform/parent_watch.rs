@@ -84,11 +84,6 @@ impl ParentWatch {
         }
     }
 
-    /// The parent this watch is about.
-    pub(crate) fn parent(&self) -> i32 {
-        self.parent
-    }
-
     /// Whether the parent has exited: headroom has been handed to another process.
     pub(crate) fn gone(&self) -> bool {
         current_parent() != self.parent

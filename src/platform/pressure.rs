@@ -19,6 +19,7 @@ use rustix::event::{PollFd, PollFlags};
 use std::time::{Duration, Instant};
 
 /// The Linux trigger: 150 ms of "some" memory stall within a 2 s window.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code, reason = "Linux's trigger"))]
 pub(crate) const PSI_TRIGGER: &str = "some 150000 2000000";
 
 /// How high memory pressure is now: the PSI file's `some avg10` on Linux (a share of the
@@ -67,6 +68,7 @@ pub(crate) fn psi_level(text: &str) -> Option<(Level, f64)> {
 }
 
 /// `kern.memorystatus_vm_pressure_level`: 1 normal, 2 warn, 4 critical.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "macOS-only"))]
 pub(crate) fn macos_level(v: i64) -> Option<Level> {
     match v {
         1 => Some(Level::Normal),
@@ -79,6 +81,14 @@ pub(crate) fn macos_level(v: i64) -> Option<Level> {
 /// Which signal a loop waits on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "one variant per OS; the JSON names them all")
+)]
+#[cfg_attr(
+    not(target_os = "macos"),
+    allow(dead_code, reason = "one variant per OS; the JSON names them all")
+)]
 pub(crate) enum Kind {
     /// A Linux PSI trigger.
     Psi,
@@ -148,6 +158,7 @@ impl Pressure {
 
     /// A source on a descriptor that becomes readable (`POLLIN`) when it fires: the macOS
     /// handler's pipe, or in tests a pipe standing in for a trigger.
+    #[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "macOS-only"))]
     pub(crate) fn from_readable(kind: Kind, detail: impl Into<String>, fd: OwnedFd) -> Self {
         Self {
             kind,

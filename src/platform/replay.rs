@@ -13,6 +13,7 @@ pub(crate) struct ReplaySource {
 }
 
 impl ReplaySource {
+    #[cfg(test)]
     pub(crate) fn new(snapshot: Snapshot) -> Self {
         Self { snapshot }
     }

@@ -167,6 +167,7 @@ impl Handlers {
         self.old.len()
     }
 
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.old.is_empty()
     }

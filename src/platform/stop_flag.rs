@@ -26,7 +26,7 @@ pub(crate) fn install() -> std::io::Result<()> {
 }
 
 #[cfg(not(unix))]
-pub fn install() -> std::io::Result<()> {
+pub(crate) fn install() -> std::io::Result<()> {
     Ok(())
 }
 
@@ -66,14 +66,6 @@ pub(crate) fn is_hangup(sig: i32) -> bool {
         let _ = sig;
         false
     }
-}
-
-/// The descriptor that becomes readable when a stop is requested after `install`, for a
-/// loop that polls other descriptors too (it may be readable for other caught signals:
-/// look at `requested` when it is).
-#[cfg(unix)]
-pub(crate) fn wake_fd() -> std::io::Result<std::os::fd::BorrowedFd<'static>> {
-    super::signal_handlers::wake_fd()
 }
 
 /// Read what is there on `fd` (blocking until something is, or it ends), unless a stop is

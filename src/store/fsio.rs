@@ -251,6 +251,7 @@ impl Lock {
         }))
     }
 
+    #[cfg(test)]
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }

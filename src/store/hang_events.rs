@@ -14,7 +14,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-pub(crate) use crate::core::hang_event::{EVENT_RETENTION_MS, HangEvent, MAX_EVENTS};
+pub(crate) use crate::core::hang_event::HangEvent;
+// Re-exported for the unit tests only (they name it by this path).
+#[cfg(test)]
+pub(crate) use crate::core::hang_event::MAX_EVENTS;
 use crate::core::hang_event::{parse_events, retain, since_filter};
 use crate::core::hangs::{MonitorState, STATE_SCHEMA};
 use crate::store::fsio::{Lock, atomic_write};

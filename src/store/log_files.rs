@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::core::session_log::{
-    self, Clock, DirReport, FileKind, FileMeta, FileReport, LogDirError, LogFiles, ReaderLimits,
+    self, Clock, DirReport, FileKind, FileMeta, LogDirError, LogFiles, ReaderLimits,
 };
 
 /// The OS's file system.
@@ -42,7 +42,13 @@ impl LogFiles for Disk {
 }
 
 /// [`session_log::judge_file`] on the disk.
-pub(crate) fn judge_file(path: &Path, now: i64, limits: &ReaderLimits, clock: Clock) -> FileReport {
+#[cfg(test)]
+pub(crate) fn judge_file(
+    path: &Path,
+    now: i64,
+    limits: &ReaderLimits,
+    clock: Clock,
+) -> session_log::FileReport {
     session_log::judge_file(&Disk, path, now, limits, clock)
 }
 

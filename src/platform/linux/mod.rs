@@ -1,6 +1,10 @@
 //! Linux backend: reads `/proc` and `/sys/fs/cgroup` directly (no `ps`, no fork). The roots
 //! are injectable (`--proc-root`, `--sys-root`) so tests can point it at a fake tree.
 
+// `procfs` (pure parsers) and `Roots` are compiled everywhere for their tests; only the
+// Linux backend calls them.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
 pub(crate) mod procfs;
 
 #[cfg(target_os = "linux")]

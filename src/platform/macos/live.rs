@@ -9,10 +9,11 @@ use crate::core::limits::{Ceiling, LimitSource, Scope};
 use crate::core::snapshot::{
     Detail, MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot,
 };
+use crate::core::tree_select::reachable;
 use crate::platform::macos::kinfo::{self, KINFO_PROC_SIZE, KinfoFields, KinfoProc};
 use crate::platform::macos::libproc::{self as lp, ProcTaskinfo, RusageInfoV2};
 use crate::platform::macos::procargs::{Lookup, parse_procargs2, procargs_error};
-use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms, reachable};
+use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms};
 
 // The declarations in libproc.rs are the ones `layout.rs` holds against the xnu headers;
 // libc's (compiled only here) must agree with them.
