@@ -14,8 +14,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-pub(crate) use launchd::{Launchd, check_plist, launch_agent};
-pub(crate) use systemd::{Systemd, crontab_line, systemd_unit};
+pub(crate) use launchd::Launchd;
+#[cfg(test)]
+use launchd::{check_plist, launch_agent};
+#[cfg(test)]
+use systemd::systemd_unit;
+pub(crate) use systemd::{Systemd, crontab_line};
 
 /// The LaunchAgent label (macOS).
 pub(crate) const LABEL: &str = "dev.headroom.watch";

@@ -42,7 +42,7 @@ pub(crate) use clock::own_cpu_ns;
 pub(crate) use clock::{awake_ms, boot_id, boot_ms, now_ms, utc_offset_secs};
 #[cfg(unix)]
 pub(crate) use fd::{adopt_records_fd, pass_fd, pipe_pair};
-pub(crate) use screen::{screen_height, screen_width, terminal_columns, terminal_rows};
+pub(crate) use screen::{screen_height, screen_width, terminal_columns};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlatformError {
