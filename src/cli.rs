@@ -131,7 +131,7 @@ pub fn full_command() -> clap::Command {
 }
 
 /// `sub` with its arguments (and its struct's `after_help`) defined now rather than deferred.
-pub fn define_now(sub: clap::Command) -> clap::Command {
+pub(crate) fn define_now(sub: clap::Command) -> clap::Command {
     match define_args(sub.get_name()) {
         // The derive's deferred definition is replaced by one that adds nothing.
         Some(define) => define(sub).defer(std::convert::identity),
@@ -363,12 +363,12 @@ pub enum ChartZone {
 }
 
 /// The narrowest chart that still has room for labels and a readable plot.
-pub const MIN_CHART_WIDTH: usize = 30;
+pub(crate) const MIN_CHART_WIDTH: usize = 30;
 /// The widest chart `--width` allows.
-pub const MAX_CHART_WIDTH: usize = 1000;
+pub(crate) const MAX_CHART_WIDTH: usize = 1000;
 
 /// A chart width: at least `MIN_CHART_WIDTH` columns, at most `MAX_CHART_WIDTH`.
-pub fn parse_chart_width(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_chart_width(s: &str) -> Result<usize, String> {
     let min = MIN_CHART_WIDTH;
     let v: usize = s
         .trim()
@@ -814,11 +814,11 @@ pub enum GenerateWhat {
 
 /// The longest duration any flag or config value accepts: ten years. Beyond it an
 /// `Instant` deadline may not exist (`run --interval 500000000000y` aborted on overflow).
-pub const DURATION_MAX: Duration = Duration::from_secs(3650 * 86_400);
+pub(crate) const DURATION_MAX: Duration = Duration::from_secs(3650 * 86_400);
 
 /// Why `s` is not a duration, in the user's words: humantime's own messages name parser
 /// positions ("expected number at 0").
-pub fn duration_error(s: &str, e: &humantime::DurationError) -> String {
+pub(crate) fn duration_error(s: &str, e: &humantime::DurationError) -> String {
     use humantime::DurationError as E;
     if s.trim().starts_with('-') {
         return format!("`{s}` is negative; the duration must be positive");
@@ -833,7 +833,7 @@ pub fn duration_error(s: &str, e: &humantime::DurationError) -> String {
 }
 
 /// A humantime duration (`90s`, `2h`, `500ms`), strictly positive, at most `DURATION_MAX`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s.trim()).map_err(|e| duration_error(s, &e))?;
     if d.is_zero() {
         return Err(format!("`{s}` is zero; the duration must be positive"));
@@ -845,7 +845,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// As `parse_duration`, where zero means "every time".
-pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
     match humantime::parse_duration(s.trim()) {
         Ok(d) if d.is_zero() => Ok(d),
         _ => parse_duration(s),
@@ -853,7 +853,7 @@ pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
 }
 
 /// `d` within `[min, max]`, else a message naming the bound broken.
-pub fn check_within(d: Duration, min: Duration, max: Duration) -> Result<(), String> {
+pub(crate) fn check_within(d: Duration, min: Duration, max: Duration) -> Result<(), String> {
     let f = |d: Duration| humantime::format_duration(d).to_string();
     if d < min {
         return Err(format!("`{}` is too short: at least {}", f(d), f(min)));
@@ -865,7 +865,7 @@ pub fn check_within(d: Duration, min: Duration, max: Duration) -> Result<(), Str
 }
 
 /// A process id to look at: a positive whole number that fits a pid.
-pub fn parse_pid(s: &str) -> Result<i32, String> {
+pub(crate) fn parse_pid(s: &str) -> Result<i32, String> {
     let v = parse_pid_any(s)?;
     match i32::try_from(v) {
         Ok(p) if p > 0 => Ok(p),
@@ -879,7 +879,7 @@ pub fn parse_pid(s: &str) -> Result<i32, String> {
 /// A process id to act on, as typed: any whole number that fits 64 bits, so that the safety
 /// rules (not the parser) refuse pid 0, 1 and negative ones (exit 3) and a large one is "no
 /// such process".
-pub fn parse_pid_any(s: &str) -> Result<i64, String> {
+pub(crate) fn parse_pid_any(s: &str) -> Result<i64, String> {
     let t = s.trim();
     let digits = t.strip_prefix('-').unwrap_or(t);
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -891,7 +891,7 @@ pub fn parse_pid_any(s: &str) -> Result<i64, String> {
 }
 
 /// A percentage in (0, 100].
-pub fn parse_pct(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_pct(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
         .trim_end_matches('%')
@@ -906,7 +906,7 @@ pub fn parse_pct(s: &str) -> Result<f64, String> {
 }
 
 /// A whole number ≥ 1.
-pub fn parse_positive(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_positive(s: &str) -> Result<u64, String> {
     let v: u64 = s
         .trim()
         .parse()
@@ -918,12 +918,12 @@ pub fn parse_positive(s: &str) -> Result<u64, String> {
 }
 
 /// The smallest memory size accepted: a limit below it would end any process at once.
-pub const SIZE_MIN: u64 = 1 << 20;
+pub(crate) const SIZE_MIN: u64 = 1 << 20;
 
 /// A memory size in bytes, at least `SIZE_MIN`: a bare number is MiB; units K, M, G, T
 /// (binary; `KB`/`KiB` alike, any case). Bytes (`B`) are refused as too small a unit, and
 /// anything else as unknown (`512B` used to mean 512 MiB).
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     if t.starts_with('-') {
         return Err(format!("`{s}` is negative; a size must be positive"));

@@ -266,11 +266,11 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
 ];
 
 /// Where every subcommand's help says the exit codes are.
-pub const EXIT_TABLE_POINTER: &str =
+pub(crate) const EXIT_TABLE_POINTER: &str =
     "Exit codes: the table in `headroom --help`, headroom(1) and the README (\"Exit codes\").";
 
 /// The examples of subcommand `name`.
-pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
+pub(crate) fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
     EXAMPLES
         .iter()
         .find(|(n, _)| *n == name)
@@ -292,7 +292,7 @@ fn after_help(existing: Option<String>, name: &str) -> String {
 /// `sub`, defined now (see `cli::define_now`), with two helps, as clap offers them: `-h` a
 /// screenful (each option's first sentence and the examples) and `--help` everything (the
 /// whole option texts, the prose, the exit status, the examples).
-pub fn with_examples(sub: clap::Command) -> clap::Command {
+pub(crate) fn with_examples(sub: clap::Command) -> clap::Command {
     let sub = crate::cli::define_now(sub);
     if sub.is_hide_set() {
         return sub;
@@ -328,7 +328,7 @@ fn short_after_help(name: &str) -> String {
 
 /// An option's text up to its first `. ` or `; ` outside parentheses and backticks: what
 /// `-h` shows of it.
-pub fn first_sentence(text: &str) -> &str {
+pub(crate) fn first_sentence(text: &str) -> &str {
     let mut depth = 0i32;
     let mut code = false;
     let bytes = text.as_bytes();

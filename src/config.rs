@@ -18,15 +18,15 @@ use crate::exit::UsageError;
 
 mod sections;
 
-pub use sections::{
-    EmergencySection, GRACE_MAX, HANGS_COOLDOWN_MAX, HANGS_COOLDOWN_MIN, HANGS_GRACE_MAX,
-    HangsSection, InvalidValue, LivenessSection, McpSection, MemorySection, NotificationsSection,
-    PressureMode, ProbeSection, ReapSection, ToolGroup, WatchSection,
+pub(crate) use sections::{
+    EmergencySection, GRACE_MAX, HangsSection, InvalidValue, LivenessSection, McpSection,
+    MemorySection, NotificationsSection, PressureMode, ProbeSection, ReapSection, ToolGroup,
+    WatchSection,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Origin {
+pub(crate) enum Origin {
     Default,
     File,
     Flag,
@@ -34,7 +34,7 @@ pub enum Origin {
 
 impl Origin {
     /// As `headroom config` prints it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Origin::Default => "default",
             Origin::File => "file",
@@ -45,7 +45,7 @@ impl Origin {
 
 /// A setting and where its value came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Sourced<T> {
+pub(crate) struct Sourced<T> {
     pub value: T,
     pub origin: Origin,
 }
@@ -68,7 +68,7 @@ impl<T> Sourced<T> {
 
     /// A command-line flag, when given, over file and default.
     #[must_use]
-    pub fn with_flag(self, v: Option<T>) -> Self {
+    pub(crate) fn with_flag(self, v: Option<T>) -> Self {
         match v {
             Some(value) => Self {
                 value,
@@ -96,7 +96,7 @@ struct FileConfig {
 
 /// Every setting, resolved: one section per command, in file order.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
     /// Why that file may not steer a command that signals (someone else could have written
@@ -117,7 +117,7 @@ pub struct Settings {
 impl Settings {
     /// Defaults, overlaid with the config file. `explicit` (`--config FILE`) must exist; the
     /// default location may be absent.
-    pub fn load(explicit: Option<&Path>) -> Result<Self> {
+    pub(crate) fn load(explicit: Option<&Path>) -> Result<Self> {
         let (path, required) = match explicit {
             Some(p) => (p.to_path_buf(), true),
             None => (crate::store::paths::config_file()?, false),
@@ -162,7 +162,7 @@ impl Settings {
     /// Refuse (exit 2) when the file read is not one the user alone controls
     /// (`core::state_rules::config_rule`): what a command that signals calls before it
     /// acts on these settings. `Ok` when no file was read or it is trusted.
-    pub fn trusted_for_action(&self) -> Result<(), crate::exit::Failure> {
+    pub(crate) fn trusted_for_action(&self) -> Result<(), crate::exit::Failure> {
         match &self.untrusted {
             Some(why) => Err(crate::exit::Failure::Failed(format!(
                 "{why}; nothing was signalled"
@@ -171,7 +171,7 @@ impl Settings {
         }
     }
 
-    pub fn parse(text: &str, path: &Path) -> Result<Self> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self> {
         let file: FileConfig = toml::from_str(text).map_err(|e| {
             // serde names Rust types (`expected f64`); the user wrote TOML.
             let msg = e
@@ -229,7 +229,7 @@ impl Settings {
     }
 
     /// Every setting under its config-file key, in file order.
-    pub fn entries(&self) -> Vec<Entry> {
+    pub(crate) fn entries(&self) -> Vec<Entry> {
         let mut out = Vec::new();
         self.probe.entries(&mut out);
         self.reap.entries(&mut out);
@@ -268,7 +268,7 @@ impl ProbeSection {
     /// `--warn`/`--crit` over this section, checked together (warn ≤ crit): what `probe`,
     /// `limits`, `watch` and `config` compare a reading with.
     /// `file` is the config file read, named when one of the two came from it.
-    pub fn with_flags(
+    pub(crate) fn with_flags(
         &self,
         warn: Option<f64>,
         crit: Option<f64>,
@@ -305,7 +305,7 @@ impl ProbeSection {
 
 impl WatchSection {
     /// `--interval` over `[watch] interval`, held to the same bounds.
-    pub fn with_interval(&self, flag: Option<Duration>) -> Result<Self, UsageError> {
+    pub(crate) fn with_interval(&self, flag: Option<Duration>) -> Result<Self, UsageError> {
         if let Some(i) = flag {
             check_interval(i).map_err(|m| UsageError(format!("--interval {m}")))?;
         }
@@ -318,7 +318,7 @@ impl WatchSection {
 
 /// `watch` rounds are at least 100 ms (a round costs a few milliseconds; a typo like `1ms`
 /// would be a busy loop) and at most a day apart.
-pub fn check_interval(d: Duration) -> Result<(), String> {
+pub(crate) fn check_interval(d: Duration) -> Result<(), String> {
     if d < Duration::from_millis(100) {
         return Err(format!(
             "`{}` is too short: at least 100ms",
@@ -336,7 +336,7 @@ pub fn check_interval(d: Duration) -> Result<(), String> {
 
 /// One setting as `headroom config` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub key: &'static str,
     pub value: serde_json::Value,
     pub origin: Origin,

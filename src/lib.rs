@@ -42,26 +42,35 @@ pub use platform::start::prepare;
 /// the core's items are `headroom_core`'s own, public there.
 #[doc(hidden)]
 pub mod testing {
-    /// `hr-pidreuse`: the real termination path, run with a stale and a fresh identity.
+    /// `hr-pidreuse`: the real termination path, run with a stale identity and a fresh one,
+    /// on the real process source and control.
     pub use crate::actions::clock::RealClock;
+    pub use crate::actions::terminate::terminate;
+    pub use crate::platform::{ProcessSource, native, native_control, signal_delivery};
+
     /// `generated.rs`: the Homebrew service's names in the committed service files.
     pub use crate::actions::login_item::{BREW_LABEL, BREW_UNIT};
-    pub use crate::actions::terminate::terminate;
+
     /// The clap tree: the help, man pages and completions are checked against it
     /// (`generated.rs`, `interface.rs`, `doc_commands.rs`).
     pub use crate::cli::{Cli, full_command};
+
     /// `interface.rs`: every subcommand's help ends in its examples.
     pub use crate::cli_help::EXAMPLES;
+
+    /// The registry of JSON documents and their schemas (`json_schemas.rs`,
+    /// `json_conventions.rs`, `generated.rs`), the file each schema is committed as, and a
+    /// document as one JSON line.
+    pub use crate::commands::schema::{ALL, find};
+    pub use crate::schema::{file_name, to_line};
+
     /// `hangs.rs`: a summary serialised as the command writes it.
     pub use crate::commands::hangs::report::Summary as HangsSummary;
-    /// The registry of JSON documents and their schemas (`json_schemas.rs`,
-    /// `json_conventions.rs`, `generated.rs`), and the file each schema is committed as.
-    pub use crate::commands::schema::{ALL, find};
+
     /// `interface.rs`: the exit-code table the docs print.
     pub use crate::exit::table as exit_table;
-    pub use crate::platform::{ProcessSource, native, native_control, signal_delivery};
-    pub use crate::schema::{file_name, to_line};
-    /// The evidence log as headroom writes (`hr-fixture evidence-writer`) and reads it
+
+    /// The evidence log as headroom writes it (`hr-fixture evidence-writer`) and reads it
     /// (the fault tests); its rows and columns are `headroom_core::evidence_csv`'s.
     pub use crate::store::evidence::{EvidenceLog, read_file};
 }
@@ -222,7 +231,7 @@ const SYNONYMS: &[(&str, &str, &str)] = &[
 
 /// clap's rendered error as one line: its message, its tips ("did you mean `--json`?", "to
 /// pass `echo` as a value, use `-- echo`"), the possible values, and where the help is.
-pub fn usage_line(rendered: &str, sub: Option<&str>) -> String {
+pub(crate) fn usage_line(rendered: &str, sub: Option<&str>) -> String {
     let mut lines = rendered.lines();
     let first = lines.next().unwrap_or("invalid command line");
     let mut msg = first.strip_prefix("error: ").unwrap_or(first).to_string();

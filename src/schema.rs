@@ -48,7 +48,7 @@ pub fn to_line<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
 
 /// `doc` as a JSON value, `schema` and `type` first: what `headroom mcp` returns as a
 /// tool's `structuredContent`, the same object `to_line` prints.
-pub fn to_value<T: Document + ?Sized>(doc: &T) -> serde_json::Result<serde_json::Value> {
+pub(crate) fn to_value<T: Document + ?Sized>(doc: &T) -> serde_json::Result<serde_json::Value> {
     serde_json::to_value(Stamped {
         schema: T::SCHEMA,
         kind: T::TYPE,
@@ -57,7 +57,7 @@ pub fn to_value<T: Document + ?Sized>(doc: &T) -> serde_json::Result<serde_json:
 }
 
 /// `doc` as indented JSON (a file a person may read: `headroom snapshot`).
-pub fn to_pretty<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
+pub(crate) fn to_pretty<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
     serde_json::to_string_pretty(&Stamped {
         schema: T::SCHEMA,
         kind: T::TYPE,
@@ -65,7 +65,7 @@ pub fn to_pretty<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
     })
 }
 
-pub use crate::core::serialize::{seconds, whole_seconds};
+pub(crate) use crate::core::serialize::{seconds, whole_seconds};
 
 /// One published schema: its name and the record types an output of that name is made of
 /// (a one-shot report is one; a JSON Lines stream is each kind of line it prints).
@@ -79,7 +79,7 @@ pub struct Entry {
 
 /// One kind of record of an output: its schema (usually a `$ref`) and the `type` the
 /// printer adds to it, if it does.
-pub type Part = fn(&mut SchemaGenerator) -> (schemars::Schema, Option<&'static str>);
+pub(crate) type Part = fn(&mut SchemaGenerator) -> (schemars::Schema, Option<&'static str>);
 
 /// `type` as the printer adds it: a required constant.
 fn add_type(schema: &mut Map<String, Value>, kind: &str) {
@@ -216,12 +216,14 @@ fn instants_are_date_times(schema: &mut schemars::Schema) {
 }
 
 /// The part of an [`Entry`] that is a record of type `T`.
-pub fn part<T: Document>(g: &mut SchemaGenerator) -> (schemars::Schema, Option<&'static str>) {
+pub(crate) fn part<T: Document>(
+    g: &mut SchemaGenerator,
+) -> (schemars::Schema, Option<&'static str>) {
     (g.subschema_for::<T>(), T::TYPE)
 }
 
 /// The schema of the one-record output `T` (as an MCP tool's `outputSchema`).
-pub fn of<T: Document>() -> Value {
+pub(crate) fn of<T: Document>() -> Value {
     Entry {
         name: T::SCHEMA,
         title: "",

@@ -38,14 +38,14 @@ use crate::core::snapshot::Identity;
 use crate::platform::{Delivery, Presence, ProcessControl, Signal};
 
 /// How long a SIGKILLed process may take to disappear before it is called a survivor.
-pub const KILL_SETTLE: Duration = Duration::from_secs(1);
+pub(crate) const KILL_SETTLE: Duration = Duration::from_secs(1);
 /// How often liveness is polled while waiting.
-pub const POLL: Duration = Duration::from_millis(25);
+pub(crate) const POLL: Duration = Duration::from_millis(25);
 
 /// How one identity's escalation ended. Stable names (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum EscalationOutcome {
+pub(crate) enum EscalationOutcome {
     ExitedAfterTerm,
     Killed,
     IdentityChanged,
@@ -56,7 +56,8 @@ pub enum EscalationOutcome {
 }
 
 impl EscalationOutcome {
-    pub fn as_str(self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::ExitedAfterTerm => "exited-after-term",
             Self::Killed => "killed",
@@ -69,7 +70,7 @@ impl EscalationOutcome {
     }
 
     /// The process is gone (whether or not we ended it).
-    pub fn gone(self) -> bool {
+    pub(crate) fn gone(self) -> bool {
         matches!(
             self,
             Self::ExitedAfterTerm | Self::Killed | Self::AlreadyGone
@@ -79,7 +80,7 @@ impl EscalationOutcome {
 
 /// The result for one identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Ended {
+pub(crate) struct Ended {
     pub identity: Identity,
     pub outcome: EscalationOutcome,
     /// Signals actually delivered, in order (SIGCONT after SIGTERM included).
@@ -89,7 +90,7 @@ pub struct Ended {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EscalationTiming {
+pub(crate) struct EscalationTiming {
     /// Between SIGTERM and SIGKILL.
     pub grace: Duration,
     /// After SIGKILL, before `survived`.
@@ -99,7 +100,7 @@ pub struct EscalationTiming {
 }
 
 impl EscalationTiming {
-    pub fn with_grace(grace: Duration) -> Self {
+    pub(crate) fn with_grace(grace: Duration) -> Self {
         Self {
             grace,
             settle: KILL_SETTLE,
@@ -110,7 +111,7 @@ impl EscalationTiming {
 
 /// What the caller does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Call `on_tick` again at (or after) this instant.
     Pending(Instant),
     /// Every identity has its outcome, in the order they were given.
@@ -119,10 +120,10 @@ pub enum Step {
 
 /// The gate before SIGKILL: given the grace survivors, which of them still need it. Only
 /// identities in the argument can be killed whatever it returns.
-pub type KillGate<'a> = dyn FnMut(&[Identity]) -> Vec<Identity> + 'a;
+pub(crate) type KillGate<'a> = dyn FnMut(&[Identity]) -> Vec<Identity> + 'a;
 
 /// A gate that kills every survivor (reap, hang recovery).
-pub fn kill_all(survivors: &[Identity]) -> Vec<Identity> {
+pub(crate) fn kill_all(survivors: &[Identity]) -> Vec<Identity> {
     survivors.to_vec()
 }
 
@@ -168,14 +169,14 @@ enum Phase {
 
 /// One escalation over a set of identities.
 #[derive(Debug, Clone)]
-pub struct Escalation {
+pub(crate) struct Escalation {
     entries: Vec<Entry>,
     settings: EscalationTiming,
     phase: Phase,
 }
 
 impl Escalation {
-    pub fn new(targets: &[Identity], settings: EscalationTiming) -> Self {
+    pub(crate) fn new(targets: &[Identity], settings: EscalationTiming) -> Self {
         let mut e = Self {
             entries: Vec::new(),
             settings,
@@ -186,7 +187,7 @@ impl Escalation {
     }
 
     /// These identities get SIGCONT right after their SIGTERM (parked or stopped members).
-    pub fn continue_after_term(mut self, stopped: &[Identity]) -> Self {
+    pub(crate) fn continue_after_term(mut self, stopped: &[Identity]) -> Self {
         for e in &mut self.entries {
             e.cont |= stopped.contains(&e.id);
         }
@@ -208,7 +209,7 @@ impl Escalation {
     }
 
     /// Check each identity and SIGTERM it; the grace starts `now`.
-    pub fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> Step {
+    pub(crate) fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> Step {
         if self.phase == Phase::NotStarted {
             self.phase = Phase::Grace(later(now, self.settings.grace));
         }
@@ -223,7 +224,8 @@ impl Escalation {
     /// Add identities during the grace (a newcomer of the tree): they are checked and
     /// SIGTERMed now and share the running deadline. Ignored once SIGKILL was sent: an
     /// escalation never widens after its survivors were decided.
-    pub fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
+    #[cfg(test)]
+    pub(crate) fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
         if matches!(self.phase, Phase::Settle(_)) {
             return;
         }
@@ -239,7 +241,7 @@ impl Escalation {
     }
 
     /// End the grace now (a second interrupt): the next `on_tick` goes to SIGKILL.
-    pub fn cut_grace(&mut self, now: Instant) {
+    pub(crate) fn cut_grace(&mut self, now: Instant) {
         if let Phase::Grace(d) = &mut self.phase {
             *d = (*d).min(now);
         }
@@ -247,7 +249,7 @@ impl Escalation {
 
     /// The identities `sig` was delivered to so far, and each failure so far (identity,
     /// error): what an event loop reports while the escalation is still in flight.
-    pub fn delivered(&self, sig: Signal) -> (Vec<Identity>, Vec<(Identity, String)>) {
+    pub(crate) fn delivered(&self, sig: Signal) -> (Vec<Identity>, Vec<(Identity, String)>) {
         let sent = self
             .entries
             .iter()
@@ -264,12 +266,12 @@ impl Escalation {
     }
 
     /// Whether SIGKILL's turn has come (the gate was asked, or nothing was left to ask).
-    pub fn past_grace(&self) -> bool {
+    pub(crate) fn past_grace(&self) -> bool {
         matches!(self.phase, Phase::Settle(_))
     }
 
     /// The identities SIGTERMed and not yet confirmed gone.
-    pub fn survivors(&self) -> Vec<Identity> {
+    pub(crate) fn survivors(&self) -> Vec<Identity> {
         self.entries
             .iter()
             .filter(|e| e.state == State::Termed)
@@ -279,7 +281,7 @@ impl Escalation {
 
     /// Look at everything in flight; past the grace, ask `gate` and SIGKILL; past the
     /// settle time, call what is left survivors.
-    pub fn on_tick(
+    pub(crate) fn on_tick(
         &mut self,
         ctl: &dyn ProcessControl,
         now: Instant,
@@ -407,7 +409,7 @@ fn failed(ctl: &dyn ProcessControl, e: &mut Entry, err: crate::platform::Platfor
 }
 
 /// Drive an escalation to the end on `clock`, blocking.
-pub fn run(
+pub(crate) fn run(
     ctl: &dyn ProcessControl,
     targets: &[Identity],
     settings: EscalationTiming,
@@ -418,7 +420,7 @@ pub fn run(
 }
 
 /// Drive a prepared escalation (e.g. with `continue_after_term`) to the end, blocking.
-pub fn run_escalation(
+pub(crate) fn run_escalation(
     ctl: &dyn ProcessControl,
     mut esc: Escalation,
     clock: &dyn Clock,

@@ -14,24 +14,28 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-pub use launchd::{Launchd, check_plist, launch_agent};
-pub use systemd::{Systemd, crontab_line, systemd_unit};
+pub(crate) use launchd::Launchd;
+#[cfg(test)]
+use launchd::{check_plist, launch_agent};
+#[cfg(test)]
+use systemd::systemd_unit;
+pub(crate) use systemd::{Systemd, crontab_line};
 
 /// The LaunchAgent label (macOS).
-pub const LABEL: &str = "dev.headroom.watch";
+pub(crate) const LABEL: &str = "dev.headroom.watch";
 /// What `brew services` names it on macOS; two watchers must not run at once.
 pub const BREW_LABEL: &str = "homebrew.mxcl.headroom";
 /// What `brew services` names it on Linux (Homebrew's `service.rb`: `homebrew.<formula>`).
 pub const BREW_UNIT: &str = "homebrew.headroom.service";
 /// The systemd user unit (Linux).
-pub const UNIT: &str = "headroom-watch.service";
+pub(crate) const UNIT: &str = "headroom-watch.service";
 /// The environment variable every service definition headroom writes or ships (this
 /// LaunchAgent and unit, the formula's service block) sets to its own label: how `watch`
 /// knows a service manager started it, and under which name (`commands::watch::single`).
-pub const SERVICE_ENV: &str = "HEADROOM_SERVICE";
+pub(crate) const SERVICE_ENV: &str = "HEADROOM_SERVICE";
 
 /// Runs a helper program; faked in tests.
-pub trait Exec {
+pub(crate) trait Exec {
     fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output>;
     /// Waits between two attempts (a fake advances a virtual clock instead).
     fn pause(&self, d: Duration) {
@@ -42,7 +46,7 @@ pub trait Exec {
 /// How long `register` gives an earlier copy of the agent to leave: `launchctl bootout`
 /// returns before launchd has removed the job, and a `bootstrap` in that window exits 5
 /// ("Input/output error") for up to a few seconds.
-pub const BOOTOUT_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const BOOTOUT_WAIT: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for dyn Exec + '_ {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -52,7 +56,7 @@ impl std::fmt::Debug for dyn Exec + '_ {
 
 /// Real process execution (off the polling path by construction: only `login-item` uses it).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RealExec;
+pub(crate) struct RealExec;
 
 impl Exec for RealExec {
     fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output> {
@@ -65,7 +69,7 @@ impl Exec for RealExec {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Backend {
+pub(crate) enum Backend {
     Launchd,
     Systemd,
     /// Neither: a crontab line is printed for the user to install.
@@ -82,7 +86,7 @@ fn empty_as_null<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error>
 
 /// The state read back from the service manager.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Status {
+pub(crate) struct Status {
     pub backend: Backend,
     pub name: String,
     /// The agent/unit file; `null` in JSON when there is none (the crontab fallback).

@@ -3,16 +3,16 @@
 //! places headroom execs other programs (`open`, `launchctl`, `systemctl`, notifiers), and
 //! never on a polling path.
 
-pub mod clock;
-pub mod escalate;
-pub mod exec;
-pub mod login_item;
-pub mod memory_guard;
-pub mod notify;
-pub mod park;
-pub mod recover;
-pub mod terminate;
+pub(crate) mod clock;
+pub(crate) mod escalate;
+pub(crate) mod exec;
+pub(crate) mod login_item;
+pub(crate) mod memory_guard;
+pub(crate) mod notify;
+pub(crate) mod park;
+pub(crate) mod recover;
+pub(crate) mod terminate;
 #[cfg(test)]
 pub(crate) mod test_double;
 #[cfg(unix)]
-pub mod watchdog;
+pub(crate) mod watchdog;

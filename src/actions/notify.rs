@@ -23,7 +23,7 @@ use crate::actions::exec;
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The command line that shows a notification on this OS, or why there is none.
-pub fn command(title: &str, message: &str) -> Result<Vec<String>, String> {
+pub(crate) fn command(title: &str, message: &str) -> Result<Vec<String>, String> {
     let title = clean(title);
     let message = clean(message);
     if cfg!(target_os = "macos") {
@@ -57,7 +57,7 @@ pub fn command(title: &str, message: &str) -> Result<Vec<String>, String> {
 }
 
 /// Show a notification; `Err` says why it was not shown.
-pub fn send(title: &str, message: &str) -> Result<(), String> {
+pub(crate) fn send(title: &str, message: &str) -> Result<(), String> {
     let argv = command(title, message)?;
     let out = exec::run(&argv, TIMEOUT)?;
     if out.success() {
@@ -68,10 +68,10 @@ pub fn send(title: &str, message: &str) -> Result<(), String> {
 }
 
 /// No notification at or below this fraction of free slots.
-pub const MIN_FREE_FRACTION: f64 = 0.01;
+pub(crate) const MIN_FREE_FRACTION: f64 = 0.01;
 
 /// Whether posting is allowed at this usage.
-pub fn allowed(free_slots: Option<u64>, limit: Option<u64>) -> bool {
+pub(crate) fn allowed(free_slots: Option<u64>, limit: Option<u64>) -> bool {
     match (free_slots, limit) {
         (Some(free), Some(limit)) if limit > 0 => free as f64 / limit as f64 > MIN_FREE_FRACTION,
         // An unknown limit is no evidence of pressure; a notification is harmless to try.
@@ -81,13 +81,13 @@ pub fn allowed(free_slots: Option<u64>, limit: Option<u64>) -> bool {
 
 /// Posts without waiting, and collects the helpers' exits later.
 #[derive(Debug, Default)]
-pub struct Notifier {
+pub(crate) struct Notifier {
     pending: Vec<Child>,
 }
 
 impl Notifier {
     /// Start the helper; `Err` says why nothing was posted.
-    pub fn post(&mut self, title: &str, message: &str) -> Result<(), String> {
+    pub(crate) fn post(&mut self, title: &str, message: &str) -> Result<(), String> {
         self.collect();
         let argv = command(title, message)?;
         let (prog, args) = argv.split_first().ok_or("empty notifier command")?;
@@ -103,24 +103,24 @@ impl Notifier {
     }
 
     /// The helpers still running (or not yet collected).
-    pub fn pids(&self) -> Vec<i32> {
+    pub(crate) fn pids(&self) -> Vec<i32> {
         self.pending.iter().map(|c| c.id() as i32).collect()
     }
 
     /// Drop the handle of `pid`, reaped by someone else (`run`'s `waitpid(-1)`): its pid
     /// may be reused and must not be taken for a helper's. Nothing is signalled or waited.
-    pub fn forget(&mut self, pid: i32) {
+    pub(crate) fn forget(&mut self, pid: i32) {
         self.pending.retain(|c| c.id() as i32 != pid);
     }
 
     /// Reap helpers that have finished (non-blocking).
-    pub fn collect(&mut self) {
+    pub(crate) fn collect(&mut self) {
         self.pending
             .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
     }
 
     /// Wait for the helpers still running (at exit).
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         for mut c in self.pending.drain(..) {
             let _ = c.wait();
         }

@@ -22,7 +22,7 @@ const CONFIRM: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 #[schemars(rename = "Outcome")]
-pub enum ParkOutcome {
+pub(crate) enum ParkOutcome {
     /// SIGSTOP sent and the process is now stopped.
     Stopped,
     /// SIGCONT sent and the process is no longer stopped.
@@ -43,14 +43,14 @@ pub enum ParkOutcome {
 }
 
 impl ParkOutcome {
-    pub fn changed(self) -> bool {
+    pub(crate) fn changed(self) -> bool {
         matches!(self, Self::Stopped | Self::Continued | Self::Unconfirmed)
     }
 }
 
 /// One process and what happened to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Step {
+pub(crate) struct Step {
     pub pid: i32,
     pub name: String,
     pub outcome: ParkOutcome,
@@ -58,14 +58,14 @@ pub struct Step {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Park,
     Wake,
 }
 
 /// Park or wake `root` (alone, or with its whole tree). The root has already passed
 /// `ParkPermission`; members are checked one by one.
-pub fn apply(
+pub(crate) fn apply(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     permission: &ParkPermission,
@@ -217,7 +217,7 @@ fn gone_step(pid: i32, name: &str) -> Step {
 }
 
 /// Send `sig` to each identity in order (no read-back: `run`'s loop samples again anyway).
-pub fn signal_each(
+pub(crate) fn signal_each(
     control: &dyn ProcessControl,
     targets: &[Identity],
     sig: Signal,

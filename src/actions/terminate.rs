@@ -17,7 +17,6 @@ use serde::Serialize;
 
 use crate::actions::clock::Clock;
 use crate::actions::escalate::{self, EscalationTiming};
-pub use crate::actions::escalate::{KILL_SETTLE, POLL};
 use crate::core::snapshot::Identity;
 use crate::platform::{ProcessControl, Signal};
 
@@ -116,7 +115,7 @@ pub fn terminate(
 /// once, the grace is shared (n targets that ignore SIGTERM cost one grace, not n), and
 /// when it ends `gate` says which survivors still need SIGKILL (it can only narrow the
 /// set). One termination per target, in their order.
-pub fn terminate_all(
+pub(crate) fn terminate_all(
     ctl: &dyn ProcessControl,
     targets: &[Identity],
     grace: Duration,

@@ -23,7 +23,7 @@ use crate::sanitize::sanitize;
 const SAMPLES: u32 = 30;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct CalibrateReport {
+pub(crate) struct CalibrateReport {
     pub duration_ms: u64,
     pub samples: usize,
     pub total_bytes: u64,
@@ -42,7 +42,7 @@ impl crate::schema::Document for CalibrateReport {
     const TYPE: Option<&'static str> = Some("calibrate");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &CalibrateArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     stop_flag::install().context("calibrate cannot handle SIGINT/SIGTERM")?;
     let every = (args.duration / SAMPLES).clamp(Duration::from_millis(100), Duration::from_secs(1));
@@ -125,7 +125,7 @@ fn progress(p: &Printer, duration: Duration) -> ProgressBar {
     bar
 }
 
-pub fn human(r: &CalibrateReport, p: &Printer) -> String {
+pub(crate) fn human(r: &CalibrateReport, p: &Printer) -> String {
     let mut s = String::new();
     let pct = |v: Option<f64>| v.map_or("unknown".to_string(), |f| format!("{f:.0} %"));
     let _ = writeln!(

@@ -11,7 +11,7 @@ use crate::config::Entry;
 use crate::exit::ExitStatus;
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct ConfigReport {
+pub(crate) struct ConfigReport {
     /// The config file that was read; null when none exists (defaults only).
     pub file: Option<String>,
     /// Where the file would be read from.
@@ -24,7 +24,7 @@ impl crate::schema::Document for ConfigReport {
     const TYPE: Option<&'static str> = Some("config");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<ExitStatus> {
     let mut settings = ctx.settings.clone();
     (settings.probe, _) = settings.probe.with_flags(
         args.thresholds.warn,

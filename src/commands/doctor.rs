@@ -26,7 +26,7 @@ use crate::output::{Printer, Style};
 use crate::platform::{self, ProcessSource};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct DoctorReport {
+pub(crate) struct DoctorReport {
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -50,7 +50,7 @@ const NOT_RUN: &str = "not run: --no-exec starts no process";
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.
 const COUNT_ATTEMPTS: usize = 3;
 
-pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     if args.burn_child {
         return burn_child();
     }
@@ -119,7 +119,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     Ok(dr::verdict(&report.checks).into())
 }
 
-pub fn human(r: &DoctorReport, p: &Printer) -> String {
+pub(crate) fn human(r: &DoctorReport, p: &Printer) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,

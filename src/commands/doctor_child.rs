@@ -49,7 +49,7 @@ fn await_ready(out: impl Read + Send + 'static, bound: Duration) -> ChildSaid {
 /// Start a copy of headroom that touches CHILD_MIB and burns CHILD_CPU, then compare
 /// headroom's reading of it with `ps -o time=,rss=`. The child waits on its stdin and ends
 /// when that closes, so nothing is signalled.
-pub fn child(source: &dyn ProcessSource) -> Vec<Check> {
+pub(crate) fn child(source: &dyn ProcessSource) -> Vec<Check> {
     let skip = |why: String| {
         vec![
             Check::skipped("child.cpu", why.clone()),
@@ -109,7 +109,7 @@ pub fn child(source: &dyn ProcessSource) -> Vec<Check> {
 
 /// The burn child's side: touch CHILD_MIB, burn CHILD_CPU of CPU time, say `ready`, wait
 /// for stdin to close.
-pub fn burn_child() -> Result<ExitStatus> {
+pub(crate) fn burn_child() -> Result<ExitStatus> {
     let mut mem = vec![0u8; CHILD_MIB << 20];
     for (i, b) in mem.iter_mut().enumerate().step_by(4096) {
         *b = (i / 4096) as u8 | 1;

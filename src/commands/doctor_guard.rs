@@ -14,7 +14,7 @@ use crate::store::guard::Holder;
 
 /// One thing the guard does unasked.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct GuardAct {
+pub(crate) struct GuardAct {
     /// `auto-reap`, `hangs`, `memory-guards`, `notifications`.
     pub name: &'static str,
     /// Whether the effective config turns it on (on this OS).
@@ -27,7 +27,7 @@ pub struct GuardAct {
 
 /// What the guard does on its own, and which guard runs.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct GuardReport {
+pub(crate) struct GuardReport {
     /// The guard holding `watch.lock` as it recorded itself, when one runs (its pid still
     /// runs headroom).
     pub running: Option<Holder>,
@@ -41,7 +41,7 @@ fn secs(d: Duration) -> String {
 }
 
 /// The acts, from `s` (`macos`: whether the hang monitor exists here).
-pub fn acts(s: &Settings, macos: bool) -> Vec<GuardAct> {
+pub(crate) fn acts(s: &Settings, macos: bool) -> Vec<GuardAct> {
     let config = s
         .file
         .clone()
@@ -126,7 +126,7 @@ pub fn acts(s: &Settings, macos: bool) -> Vec<GuardAct> {
 }
 
 /// The report's human lines.
-pub fn human(g: &GuardReport, out: &mut String) {
+pub(crate) fn human(g: &GuardReport, out: &mut String) {
     let running = g.running.as_ref().map_or_else(
         || "no guard runs now".to_string(),
         |h| {

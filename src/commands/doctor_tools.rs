@@ -14,7 +14,7 @@ const TOOL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why a bounded run gave no output.
 #[derive(Debug)]
-pub struct NotRun {
+pub(crate) struct NotRun {
     /// The run took longer than its bound (the message names the command and the bound).
     pub timed_out: bool,
     pub message: String,
@@ -23,7 +23,7 @@ pub struct NotRun {
 /// Run `program` (no shell unless asked for), stdin closed, for at most `bound`: its output,
 /// or why there is none (the message names the command). On the deadline the child this
 /// started, and only it, is killed and reaped.
-pub fn bounded(program: &str, args: &[&str], bound: Duration) -> Result<Output, NotRun> {
+pub(crate) fn bounded(program: &str, args: &[&str], bound: Duration) -> Result<Output, NotRun> {
     let line = format!("`{program} {}`", args.join(" "));
     let fail = |message: String| NotRun {
         timed_out: false,
@@ -97,7 +97,7 @@ fn secs(d: Duration) -> String {
 
 /// Run a tool within TOOL_TIMEOUT: its stdout, or why there is none (the message names
 /// the command).
-pub fn tool(program: &str, args: &[&str]) -> Result<String, String> {
+pub(crate) fn tool(program: &str, args: &[&str]) -> Result<String, String> {
     let o = bounded(program, args, TOOL_TIMEOUT).map_err(|e| e.message)?;
     if !o.status.success() {
         return Err(format!(
@@ -119,14 +119,14 @@ pub fn tool(program: &str, args: &[&str]) -> Result<String, String> {
 /// `systemctl` for 90 s. After the first call that timed out none is started (the manager
 /// does not answer); `timed_out` says which it was.
 #[derive(Debug, Default)]
-pub struct DeadlineExec {
+pub(crate) struct DeadlineExec {
     timed_out: std::cell::RefCell<Option<String>>,
 }
 
 impl DeadlineExec {
     /// The first call that took longer than its bound, as `` `program args` took longer
     /// than 10 s ``.
-    pub fn timed_out(&self) -> Option<String> {
+    pub(crate) fn timed_out(&self) -> Option<String> {
         self.timed_out.borrow().clone()
     }
 }
@@ -151,7 +151,7 @@ impl crate::actions::login_item::Exec for DeadlineExec {
 }
 
 /// `ps -A -o ruid=,stat=`: processes and zombies of `uid`.
-pub fn ps_counts(uid: u32) -> Result<(u64, u64), String> {
+pub(crate) fn ps_counts(uid: u32) -> Result<(u64, u64), String> {
     dr::parse_ps_uid_stat(&tool("ps", &["-A", "-o", "ruid=,stat="])?, uid)
 }
 
@@ -168,7 +168,7 @@ fn first_line(r: Result<String, String>) -> Result<Limit, String> {
 
 /// `ulimit -u` in a login shell: the soft RLIMIT_NPROC a child of this process gets. The
 /// user's `$SHELL` first, then bash (dash, Debian's `sh`, has no `-u`), then `sh`.
-pub fn shell_ulimit() -> (Result<Limit, String>, String) {
+pub(crate) fn shell_ulimit() -> (Result<Limit, String>, String) {
     let mut shells: Vec<String> = std::env::var("SHELL")
         .ok()
         .filter(|s| !s.is_empty())
@@ -196,7 +196,7 @@ pub fn shell_ulimit() -> (Result<Limit, String>, String) {
 
 /// The tightest `pids.max` from this process's cgroup up to the root (v2, or v1's `pids`
 /// hierarchy), read independently of headroom's own reader; unlimited when none is set.
-pub fn cgroup_pids_max(self_cgroup: &Path, root: &Path) -> Result<Limit, String> {
+pub(crate) fn cgroup_pids_max(self_cgroup: &Path, root: &Path) -> Result<Limit, String> {
     let text = std::fs::read_to_string(self_cgroup)
         .map_err(|e| format!("cannot read {}: {e}", self_cgroup.display()))?;
     let mut tightest: Option<i64> = None;
@@ -237,7 +237,7 @@ fn notify_helper() -> Result<String, String> {
 }
 
 /// The facts of the `notifications` check, gathered without posting anything.
-pub fn notification_check() -> crate::core::doctor::Check {
+pub(crate) fn notification_check() -> crate::core::doctor::Check {
     use crate::core::doctor_notify as dn;
     if cfg!(target_os = "macos") {
         let manager = tool("launchctl", &["managername"]);

@@ -20,11 +20,14 @@ use crate::exit::ExitStatus;
 use crate::store::evidence::EvidenceLog;
 
 use crate::commands::evidence_summary::Summary;
-pub use crate::commands::evidence_summary::{human, summarise};
+pub(crate) use crate::commands::evidence_summary::human;
+// Re-exported for the unit tests only (they name it by this path).
+#[cfg(test)]
+pub(crate) use crate::commands::evidence_summary::summarise;
 
-pub use crate::commands::evidence_summary::EvidenceReport;
+pub(crate) use crate::commands::evidence_summary::EvidenceReport;
 
-pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
     let dir = match crate::store::paths::existing_state_dir()? {
         Some(dir) => dir,
         None => crate::store::paths::state_dir()?,

@@ -19,15 +19,15 @@ use crate::output::{plural, thousands};
 use legend::legend;
 use wrap::wrap;
 
-pub use footnotes::{Footnote, footnote_text, footnotes};
-pub use sentences::{format_rate, gap_sentence, projection_sentence};
+pub(crate) use footnotes::{Footnote, footnote_text, footnotes};
+pub(crate) use sentences::{format_rate, gap_sentence, projection_sentence};
 
 /// Rows of the plot area: tall enough to tell 67 % from 75 %, short enough for a report.
-pub const HEIGHT: usize = 10;
+pub(crate) const HEIGHT: usize = 10;
 /// The narrowest chart that still has room for labels and a readable plot, and the widest
 /// (`--width`'s bounds, which the CLI checks; `$COLUMNS` and the terminal are clamped to
 /// them).
-pub use crate::cli::{MAX_CHART_WIDTH as MAX_WIDTH, MIN_CHART_WIDTH as MIN_WIDTH};
+pub(crate) use crate::cli::{MAX_CHART_WIDTH as MAX_WIDTH, MIN_CHART_WIDTH as MIN_WIDTH};
 
 #[derive(Debug, Clone, Copy)]
 struct Glyphs {
@@ -110,7 +110,7 @@ fn y_label(v: u64) -> String {
 }
 
 /// The chart `width` columns wide (`MIN_WIDTH` to `MAX_WIDTH`), ending in a newline.
-pub fn render(c: &Chart, width: usize, ascii: bool, zone: &Zone) -> String {
+pub(crate) fn render(c: &Chart, width: usize, ascii: bool, zone: &Zone) -> String {
     let g = if ascii { ASCII } else { UNICODE };
     let width = width.clamp(MIN_WIDTH, MAX_WIDTH);
     let top = c.y_top();

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 
 /// Where the SVG goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     Stdout,
     /// Atomically replaced (or created) at this path.
     Replace(PathBuf),
@@ -30,7 +30,7 @@ pub enum Target {
 const MAX_LINKS: usize = 40;
 
 /// Where `--svg path` writes, for a process of real uid `uid`.
-pub fn target(path: &Path, uid: u32) -> Result<Target> {
+pub(crate) fn target(path: &Path, uid: u32) -> Result<Target> {
     if path.as_os_str() == "-" {
         return Ok(Target::Stdout);
     }
@@ -113,7 +113,7 @@ fn is_stdout(_: &std::fs::Metadata) -> bool {
 }
 
 /// Write `bytes` to a `Replace` or `Open` target (stdout is the printer's).
-pub fn write(t: &Target, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write(t: &Target, bytes: &[u8]) -> Result<()> {
     match t {
         Target::Stdout => Ok(()),
         Target::Replace(p) => {

@@ -16,7 +16,7 @@ use crate::sanitize::sanitize;
 /// fields as `probe` prints them (null where the row's file predates the column), then the
 /// top zombie parent and what was done.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct EvidenceReport {
+pub(crate) struct EvidenceReport {
     pub files: Vec<String>,
     pub rows: usize,
     /// The earliest and the latest row's instant (by time, whatever the files' order).
@@ -42,7 +42,7 @@ impl crate::schema::Document for EvidenceReport {
 }
 
 /// What the summary asks of a row: read in place while streaming, or already whole.
-pub trait SummaryRow {
+pub(crate) trait SummaryRow {
     fn at_secs(&self) -> Option<i64>;
     /// `at` as logged.
     fn at_text(&self) -> Option<String>;
@@ -103,7 +103,7 @@ impl SummaryRow for ReadRow {
 
 /// The summary so far.
 #[derive(Debug, Default)]
-pub struct Summary {
+pub(crate) struct Summary {
     rows: usize,
     /// The earliest and the latest time, with `at` as logged.
     first: Option<(i64, Option<String>)>,
@@ -116,11 +116,11 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn row(&mut self, r: &dyn SummaryRow) {
+    pub(crate) fn row(&mut self, r: &dyn SummaryRow) {
         self.rows += 1;
         if let Some(at) = r.at_secs() {
             if self.first.as_ref().is_none_or(|f| at < f.0) {
@@ -150,15 +150,15 @@ impl Summary {
         }
     }
 
-    pub fn anomaly(&mut self, a: Anomaly) {
+    pub(crate) fn anomaly(&mut self, a: Anomaly) {
         self.anomalies.push(a);
     }
 
-    pub fn has_anomalies(&self) -> bool {
+    pub(crate) fn has_anomalies(&self) -> bool {
         !self.anomalies.is_empty()
     }
 
-    pub fn finish(mut self, files: Vec<String>) -> EvidenceReport {
+    pub(crate) fn finish(mut self, files: Vec<String>) -> EvidenceReport {
         // Cleanups by time (the files of two layouts interleave); untimed ones last.
         self.cleanups
             .sort_by_key(|r| r.at_secs.map_or((1, 0), |t| (0, t)));
@@ -177,7 +177,12 @@ impl Summary {
 }
 
 /// The report of `rows` already read whole.
-pub fn summarise(files: Vec<String>, rows: &[ReadRow], anomalies: Vec<Anomaly>) -> EvidenceReport {
+#[cfg(test)]
+pub(crate) fn summarise(
+    files: Vec<String>,
+    rows: &[ReadRow],
+    anomalies: Vec<Anomaly>,
+) -> EvidenceReport {
     let mut s = Summary::new();
     for r in rows {
         s.row(r);
@@ -189,7 +194,7 @@ pub fn summarise(files: Vec<String>, rows: &[ReadRow], anomalies: Vec<Anomaly>) 
 /// The most anomalies listed one by one on a terminal.
 const LISTED: usize = 20;
 
-pub fn human(r: &EvidenceReport, p: &Printer) -> String {
+pub(crate) fn human(r: &EvidenceReport, p: &Printer) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,

@@ -39,9 +39,9 @@ use panel::{draw_panel, panel_lines};
 use place::{Box2, Occupied};
 use series::{draw_gaps, draw_lines};
 
-pub const WIDTH: f64 = 1100.0;
+pub(crate) const WIDTH: f64 = 1100.0;
 /// The least height; the panel on the right may make it taller (it is never cut).
-pub const MIN_HEIGHT: f64 = 580.0;
+pub(crate) const MIN_HEIGHT: f64 = 580.0;
 const PANEL_W: f64 = 330.0;
 const PLOT_TOP: f64 = 86.0;
 const PLOT_BOTTOM: f64 = 510.0;
@@ -86,7 +86,7 @@ fn y_step(top: u64) -> u64 {
 }
 
 /// The SVG document of `c`, times in `zone`.
-pub fn render(c: &Chart, zone: &Zone) -> Result<String> {
+pub(crate) fn render(c: &Chart, zone: &Zone) -> Result<String> {
     let top = c.y_top();
     let step = y_step(top);
     let y_labels: Vec<(u64, String)> = (0..=top / step)

@@ -10,13 +10,13 @@ use crate::core::chart::ticks::{Step, Tick, Unit, step_for, ticks};
 
 /// The clock of a chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Zone {
+pub(crate) struct Zone {
     local: bool,
 }
 
 /// How much of a time to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// `2026-08-29 22:42`
     Full,
     /// `08-29 22:42`
@@ -36,16 +36,17 @@ pub enum Style {
 }
 
 impl Zone {
-    pub const UTC: Zone = Zone { local: false };
+    #[cfg(test)]
+    pub(crate) const UTC: Zone = Zone { local: false };
 
-    pub fn new(z: ChartZone) -> Self {
+    pub(crate) fn new(z: ChartZone) -> Self {
         Self {
             local: z == ChartZone::Local,
         }
     }
 
     /// Seconds east of UTC at `t`.
-    pub fn offset(&self, t: i64) -> i32 {
+    pub(crate) fn offset(&self, t: i64) -> i32 {
         if self.local {
             crate::platform::utc_offset_secs(t).unwrap_or(0)
         } else {
@@ -61,7 +62,7 @@ impl Zone {
     }
 
     /// `t` in `style`.
-    pub fn clock(&self, t: i64, style: Style) -> String {
+    pub(crate) fn clock(&self, t: i64, style: Style) -> String {
         let s = self.text(t);
         if s.len() != 19 {
             return s;
@@ -80,7 +81,7 @@ impl Zone {
 
     /// The name of the clock over `c`'s axis: `UTC`, `UTC+02:00`, or both offsets where a
     /// daylight-saving change falls inside (`UTC+01:00/+02:00`).
-    pub fn name(&self, c: &Chart) -> String {
+    pub(crate) fn name(&self, c: &Chart) -> String {
         if !self.local {
             return "UTC".into();
         }
@@ -99,7 +100,7 @@ impl Zone {
     }
 
     /// The style for single times on `c`'s axis: the time of day when it stays in one day.
-    pub fn axis_style(&self, c: &Chart) -> Style {
+    pub(crate) fn axis_style(&self, c: &Chart) -> Style {
         if self.day(c.axis.start) == self.day(c.axis.end) {
             Style::Time
         } else {
@@ -108,7 +109,7 @@ impl Zone {
     }
 
     /// `start → end ZONE` with the date written once.
-    pub fn span(&self, c: &Chart, arrow: &str) -> String {
+    pub(crate) fn span(&self, c: &Chart, arrow: &str) -> String {
         format!(
             "{} {arrow} {} {}",
             self.clock(c.axis.start, Style::Full),
@@ -118,7 +119,7 @@ impl Zone {
     }
 
     /// Round ticks at least `spacing` (a share of the axis) apart, with their labels.
-    pub fn ticks(&self, c: &Chart, spacing: f64) -> Vec<(Tick, String)> {
+    pub(crate) fn ticks(&self, c: &Chart, spacing: f64) -> Vec<(Tick, String)> {
         let step = step_for(&c.axis, spacing);
         let offset = |t: i64| self.offset(t);
         let all = ticks(&c.axis, step, spacing, &offset);
@@ -155,7 +156,7 @@ fn offset_text(secs: i32) -> String {
 }
 
 /// A duration in full: "45 s", "13 min", "2 h 14 min", "31 days 4 h".
-pub fn span(secs: i64) -> String {
+pub(crate) fn span(secs: i64) -> String {
     let s = secs.max(0);
     match s {
         0..=59 => format!("{s} s"),

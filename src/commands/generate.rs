@@ -11,7 +11,7 @@ use crate::cli::{GenerateArgs, GenerateWhat, full_command};
 use crate::commands::Ctx;
 use crate::exit::{self, ExitStatus};
 
-pub fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<ExitStatus> {
     match &args.what {
         GenerateWhat::Man { dir } => {
             man(dir)?;
@@ -53,7 +53,7 @@ fn swiftbar_plugin(dir: &Path) -> Result<()> {
 
 /// `cmd` without what it hides (the test flags `--proc-root`/`--sys-root`, `doctor
 /// --burn-child`, `generate` itself): clap_complete offers hidden items as completions.
-pub fn visible(cmd: &clap::Command) -> clap::Command {
+pub(crate) fn visible(cmd: &clap::Command) -> clap::Command {
     let mut out = clap::Command::new(cmd.get_name().to_string())
         .about(cmd.get_about().cloned().unwrap_or_default())
         .disable_help_subcommand(cmd.is_disable_help_subcommand_set());
@@ -80,11 +80,11 @@ fn roff(text: &str) -> String {
 }
 
 /// The date on every page's title line (mandoc wants one); `scripts/release.sh` sets it.
-pub const MAN_DATE: &str = "2026-12-01";
+pub(crate) const MAN_DATE: &str = "2026-12-01";
 
 /// `headroom.1` with EXIT STATUS, FILES and EXAMPLES, and one page per subcommand with its
 /// notes, EXIT STATUS (its own line and a pointer to the table) and EXAMPLES.
-pub fn man(dir: &Path) -> Result<()> {
+pub(crate) fn man(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
     let mut cmd = full_command().disable_help_subcommand(true);
     cmd.build();
@@ -237,7 +237,7 @@ fn upper_title(line: &str) -> String {
 /// (clap_mangen's possible-values lists) nor a `.PP` straight after a heading (mandoc warns
 /// "skipping paragraph macro" for both); the title in capitals and filled text lines cut to
 /// 80 bytes (`mandoc -Tlint`'s style notes).
-pub fn tidy(page: &str) -> String {
+pub(crate) fn tidy(page: &str) -> String {
     let mut escaped = String::with_capacity(page.len());
     for c in page.chars() {
         if c.is_ascii() {

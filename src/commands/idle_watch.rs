@@ -23,7 +23,7 @@ use crate::platform::stop_flag;
 use crate::sanitize::sanitize;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct WatchedParent {
+pub(crate) struct WatchedParent {
     pub pid: i32,
     pub name: String,
     pub zombies: u64,
@@ -42,7 +42,7 @@ pub struct WatchedParent {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Poll {
+pub(crate) struct Poll {
     pub at: String,
     #[serde(serialize_with = "crate::schema::seconds")]
     #[schemars(with = "i64")]
@@ -57,7 +57,7 @@ impl crate::schema::Document for Poll {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// When the watch ended (RFC 3339, UTC).
     pub at: String,
     pub polls: u32,
@@ -71,7 +71,7 @@ impl crate::schema::Document for Summary {
     const TYPE: Option<&'static str> = Some("summary");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
     if args.duration < args.every {
         return Err(UsageError(format!(
             "--duration `{}` is shorter than --interval `{}`: the guard needs two readings to say anything",
@@ -206,7 +206,7 @@ fn wait(printer: &Printer, d: Duration) {
     bar.finish_and_clear();
 }
 
-pub fn human(p: &Poll) -> String {
+pub(crate) fn human(p: &Poll) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "--- {} — {}", p.at, plural(p.zombies, "zombie"));
     if p.parents.is_empty() {

@@ -19,7 +19,7 @@ use crate::output::{Printer, Style, plural, thousands};
 /// The `headroom.limits/2` report: the reading the ceilings are judged against, then each
 /// ceiling and the traps.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct LimitsReport {
+pub(crate) struct LimitsReport {
     /// The reading, as `probe`, `watch`, `reap` and the evidence log print it too (no
     /// trend: `limits` keeps no history).
     #[serde(flatten)]
@@ -39,7 +39,7 @@ impl crate::schema::Document for LimitsReport {
 }
 
 impl LimitsReport {
-    pub fn new(
+    pub(crate) fn new(
         snap: &Snapshot,
         r: &Reading,
         notes: Vec<String>,
@@ -55,7 +55,7 @@ impl LimitsReport {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
     let thresholds = ctx.thresholds(&args.thresholds)?;
     let snap = ctx
         .source()?
@@ -120,7 +120,7 @@ fn read_value(r: &Reading, source: LimitSource) -> Option<i64> {
 }
 
 /// The two real traps, when they apply.
-pub fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
+pub(crate) fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
     let mut notes = Vec::new();
     if snap.os == "macos" {
         if let (Some(per_uid), Some(rl)) = (
@@ -203,7 +203,7 @@ fn describe(c: &CeilingEval) -> String {
     }
 }
 
-pub fn human(report: &LimitsReport, p: &Printer) -> String {
+pub(crate) fn human(report: &LimitsReport, p: &Printer) -> String {
     let r = &report.reading;
     let mut s = String::new();
     let unit = if r.tasks.is_some() { "task" } else { "process" };

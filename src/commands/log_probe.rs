@@ -33,7 +33,7 @@ struct LogProbePlan {
 /// Verdict names in `--json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum VerdictKind {
+pub(crate) enum VerdictKind {
     Work,
     HeartbeatOnly,
     Unknown,
@@ -42,7 +42,7 @@ pub enum VerdictKind {
 
 /// The reader's limits, as used.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct LimitsEntry {
+pub(crate) struct LimitsEntry {
     pub chunk_bytes: usize,
     pub budget_bytes: u64,
     pub horizon_seconds: i64,
@@ -56,7 +56,7 @@ pub struct LimitsEntry {
 /// have been (`heartbeat-only`); `age_seconds` is the time since then, so for
 /// `heartbeat-only` a lower bound.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct FileEntry {
+pub(crate) struct FileEntry {
     pub name: String,
     pub size_bytes: u64,
     #[serde(rename = "modified_at")]
@@ -82,7 +82,7 @@ pub struct FileEntry {
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct DirectoryEntry {
+pub(crate) struct DirectoryEntry {
     pub verdict: VerdictKind,
     #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
@@ -98,7 +98,7 @@ pub struct DirectoryEntry {
 
 /// The `headroom.log-probe/4` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct LogProbeReport {
+pub(crate) struct LogProbeReport {
     pub dir: String,
     /// The instant judged (now, or `--at`).
     pub at: String,
@@ -114,7 +114,7 @@ impl crate::schema::Document for LogProbeReport {
     const TYPE: Option<&'static str> = Some("log-probe");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<ExitStatus> {
     let plan = resolve(args)?;
     let dir =
         log_files::judge_dir(&plan.dir, plan.now, &plan.limits, Instant::now).map_err(|e| {
@@ -310,7 +310,7 @@ fn mtime_text(f: &FileEntry) -> String {
 }
 
 /// Rendered from the report alone, so it cannot say anything `--json` does not.
-pub fn human(r: &LogProbeReport, p: &Printer) -> String {
+pub(crate) fn human(r: &LogProbeReport, p: &Printer) -> String {
     let mut s = String::new();
     let when = if r.replay {
         format!("as of {}; later lines ignored", r.at)

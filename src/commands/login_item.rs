@@ -12,7 +12,7 @@ use crate::commands::Ctx;
 use crate::exit::{ExitStatus, RefusedError};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct LoginItemReport {
+pub(crate) struct LoginItemReport {
     pub action: LoginItemAction,
     #[serde(flatten)]
     pub status: Status,
@@ -33,7 +33,7 @@ fn home() -> Result<PathBuf> {
 
 /// The path that runs headroom again after an upgrade (`core::program_path`): what a
 /// service definition registers and what the menu-bar figure's actions run.
-pub fn lasting_program() -> Result<crate::core::program_path::Choice> {
+pub(crate) fn lasting_program() -> Result<crate::core::program_path::Choice> {
     use crate::core::program_path::{Facts, choose, opt_candidates};
     use crate::platform::own_program;
     let real = own_program::real().context("cannot find headroom's own executable")?;
@@ -99,7 +99,7 @@ fn wording(s: &Status) -> String {
     parts.join(", ")
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
     let action = args.action;
     let exec = RealExec;
     let (status, message) = if cfg!(target_os = "macos") {

@@ -1,37 +1,37 @@
 //! One file per subcommand: resolve args into a plan, call core and actions, build one
 //! report, hand it to the Printer.
 
-pub mod calibrate;
-pub mod config;
-pub mod doctor;
-pub mod doctor_child;
-pub mod doctor_guard;
-pub mod doctor_tools;
-pub mod evidence;
-pub mod evidence_chart;
-pub mod evidence_out;
-pub mod evidence_summary;
-pub mod evidence_svg;
-pub mod evidence_time;
-pub mod generate;
-pub mod hangs;
-pub mod idle_watch;
-pub mod limits;
-pub mod log_probe;
-pub mod login_item;
-pub mod park;
-pub mod probe;
-pub mod reap;
-pub mod reap_report;
-pub mod reap_verify;
-pub mod run;
-pub mod run_enforce;
-pub mod run_limited_report;
-pub mod schema;
-pub mod sessions;
-pub mod snapshot;
-pub mod top;
-pub mod watch;
+pub(crate) mod calibrate;
+pub(crate) mod config;
+pub(crate) mod doctor;
+pub(crate) mod doctor_child;
+pub(crate) mod doctor_guard;
+pub(crate) mod doctor_tools;
+pub(crate) mod evidence;
+pub(crate) mod evidence_chart;
+pub(crate) mod evidence_out;
+pub(crate) mod evidence_summary;
+pub(crate) mod evidence_svg;
+pub(crate) mod evidence_time;
+pub(crate) mod generate;
+pub(crate) mod hangs;
+pub(crate) mod idle_watch;
+pub(crate) mod limits;
+pub(crate) mod log_probe;
+pub(crate) mod login_item;
+pub(crate) mod park;
+pub(crate) mod probe;
+pub(crate) mod reap;
+pub(crate) mod reap_report;
+pub(crate) mod reap_verify;
+pub(crate) mod run;
+pub(crate) mod run_enforce;
+pub(crate) mod run_limited_report;
+pub(crate) mod schema;
+pub(crate) mod sessions;
+pub(crate) mod snapshot;
+pub(crate) mod top;
+pub(crate) mod watch;
 
 #[cfg(test)]
 mod one_reading_tests;
@@ -48,7 +48,7 @@ use crate::platform::{self, ProcessSource};
 
 /// What every command gets: the printer, the global flags and the resolved settings.
 #[derive(Debug)]
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub printer: &'a Printer,
     pub global: &'a GlobalArgs,
     pub settings: Settings,
@@ -65,7 +65,7 @@ impl Ctx<'_> {
     }
 
     /// The recorded snapshot (`--snapshot`), a fake `/proc` (`--proc-root`), or the live OS.
-    pub fn source(&self) -> Result<Box<dyn ProcessSource>> {
+    pub(crate) fn source(&self) -> Result<Box<dyn ProcessSource>> {
         if let Some(path) = &self.global.snapshot {
             return Ok(Box::new(ReplaySource::load(path)?));
         }
@@ -84,7 +84,7 @@ impl Ctx<'_> {
     }
 
     /// Whether this run replays a recording (then nothing is written to the state dir).
-    pub fn replaying(&self) -> bool {
+    pub(crate) fn replaying(&self) -> bool {
         self.global.snapshot.is_some()
     }
 
@@ -92,7 +92,7 @@ impl Ctx<'_> {
     /// `--proc-root`, `--sys-root`). Every command that acts refuses it: a decision must be
     /// made on what is really running, and the identity check before a signal always reads
     /// the live OS anyway (`platform::native_control`).
-    pub fn redirected(&self) -> Option<&'static str> {
+    pub(crate) fn redirected(&self) -> Option<&'static str> {
         if self.global.snapshot.is_some() {
             Some("--snapshot")
         } else if self.global.proc_root.is_some() {
@@ -107,20 +107,20 @@ impl Ctx<'_> {
 
 /// Run the command `cli` names (`headroom mcp` is a front end beside the CLI, started by
 /// `headroom::run`; its tools come back here, one command each).
-pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
+pub(crate) fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
     let settings = Settings::load(cli.global.config.as_deref())?;
     dispatch_with(cli, printer, settings)
 }
 
 /// `dispatch` with the settings already loaded (`headroom mcp` loads them once per call,
 /// for the tool's own use and the command's).
-pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<ExitStatus> {
+pub(crate) fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<ExitStatus> {
     in_ctx(&cli, printer, settings, |ctx| command(ctx, &cli.command))
 }
 
 /// `f` in the context of `cli`: the settings loaded (a bad config file refuses every
 /// command, exit 64) and the global flags with the command's own `--snapshot`.
-pub fn with_ctx<R>(
+pub(crate) fn with_ctx<R>(
     cli: &Cli,
     printer: &Printer,
     f: impl FnOnce(Ctx<'_>) -> Result<R>,

@@ -19,7 +19,7 @@ use crate::sanitize::sanitize;
 
 /// Which of the four commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Park,
     Wake,
     ParkTree,
@@ -27,7 +27,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Park => "park",
             Self::Wake => "wake",
@@ -50,7 +50,7 @@ impl Action {
 
 /// The `headroom.park/1` (`wake`, `park-tree`, `wake-tree`) report.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ParkReport {
+pub(crate) struct ParkReport {
     pub action: &'static str,
     pub pid: i32,
     pub name: String,
@@ -90,7 +90,7 @@ fn exit_code(r: &ParkReport) -> ExitStatus {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<ExitStatus> {
     if let Some(flag) = ctx.redirected() {
         return Err(UsageError(format!(
             "`{}` signals real processes; it cannot run against `{flag}`",
@@ -153,7 +153,7 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "es" }
 }
 
-pub fn human(r: &ParkReport, action: Action) -> String {
+pub(crate) fn human(r: &ParkReport, action: Action) -> String {
     let mut s = String::new();
     let name = sanitize(&r.name);
     let root = r.processes.iter().find(|p| p.pid == r.pid);

@@ -18,11 +18,11 @@ use crate::store::state;
 
 mod human;
 mod prometheus;
-pub mod swiftbar;
-pub mod tmux;
+pub(crate) mod swiftbar;
+pub(crate) mod tmux;
 
-pub use human::{human, trend_phrase};
-pub use prometheus::prometheus;
+pub(crate) use human::{human, trend_phrase};
+pub(crate) use prometheus::prometheus;
 
 /// Probe args resolved against config and environment.
 #[derive(Debug)]
@@ -35,7 +35,7 @@ struct ProbePlan {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct TopParent {
+pub(crate) struct TopParent {
     pub pid: i32,
     pub name: String,
     pub zombies: u64,
@@ -43,7 +43,7 @@ pub struct TopParent {
 
 /// The `headroom.probe/2` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ProbeReport {
+pub(crate) struct ProbeReport {
     /// The reading, as `watch`, `reap` and the evidence log print it too.
     #[serde(flatten)]
     pub reading: SlotReading,
@@ -66,10 +66,11 @@ impl crate::schema::Document for ProbeReport {
 }
 
 /// Two decimals, as every report that repeats probe's percentages and rates shows them.
-pub use crate::core::slot_reading::round2;
+#[cfg(test)]
+pub(crate) use crate::core::slot_reading::round2;
 
 impl ProbeReport {
-    pub fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
+    pub(crate) fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
         Self {
             reading: SlotReading::new(r, trend),
             os: snap.os.clone(),
@@ -91,7 +92,7 @@ impl ProbeReport {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     let format = match (args.format, ctx.printer.is_json()) {
         (Some(f), true) if f != ProbeFormat::Json => {
             return Err(UsageError(format!(

@@ -37,14 +37,13 @@ use crate::output::progress::Countdown;
 use crate::platform::{self, ProcessSource};
 use crate::store::evidence::{EvidenceLog, Row};
 
-pub use crate::commands::reap_verify::VERIFY_BOUND;
 /// The shortest idle threshold `reap` and `watch` accept.
-pub const MIN_IDLE_THRESHOLD: Duration = Duration::from_secs(60);
+pub(crate) const MIN_IDLE_THRESHOLD: Duration = Duration::from_secs(60);
 /// The shortest grace between SIGTERM and SIGKILL.
-pub const MIN_GRACE: Duration = Duration::from_millis(100);
+pub(crate) const MIN_GRACE: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Clone)]
-pub struct ReapPlan {
+pub(crate) struct ReapPlan {
     pub policy: Policy,
     pub grace: Duration,
     pub dry_run: bool,
@@ -58,7 +57,7 @@ pub struct ReapPlan {
 /// `reap`'s plan: its flags (`None` for `watch`'s cleanup, which has none) over the `[reap]`,
 /// `[liveness]`, `[emergency]` and `[probe]` sections. `dry_run` decides nothing here but
 /// whether a redirected process table is refused.
-pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<ReapPlan> {
+pub(crate) fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<ReapPlan> {
     let s = &ctx.settings;
     let mut warnings = Vec::new();
     let allow = (s.reap.allow.clone())
@@ -202,7 +201,7 @@ fn decide(
     Ok((policy::select_among(situation, &plan.policy, only), reading))
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
     let plan = plan(ctx, Some(args), args.dry_run)?;
     for w in &plan.warnings {
         ctx.printer.warn(w);
@@ -233,13 +232,13 @@ pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
 /// keeps them with its own rows while they cannot be written). No rows for a dry run or a
 /// replay.
 #[derive(Debug)]
-pub struct Cleanup {
+pub(crate) struct Cleanup {
     pub report: ReapReport,
     pub rows: Vec<Row>,
 }
 
 /// Append `rows` to the evidence log (nothing to do for none).
-pub fn record(rows: &[Row]) -> Result<()> {
+pub(crate) fn record(rows: &[Row]) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -251,7 +250,7 @@ pub fn record(rows: &[Row]) -> Result<()> {
 /// verify. With `show_table` the decision table is printed before anything is signalled.
 /// Past the first signal nothing fails the call: what went wrong is a warning and the report
 /// says what is known.
-pub fn execute(
+pub(crate) fn execute(
     ctx: &Ctx<'_>,
     source: &dyn ProcessSource,
     snap: &Snapshot,

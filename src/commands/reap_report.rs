@@ -17,16 +17,16 @@ use crate::core::time::format_ms;
 use crate::platform::Signal;
 use crate::store::evidence::Row;
 
-pub use summary::summary;
+pub(crate) use summary::summary;
 
 /// The longest `reap`'s verification waits for an inheritor to reap the zombies of the
 /// parents it ended (`reap_verify`). launchd and most inits reap at once; a container's pid 1
 /// or a busy subreaper may take seconds (1.4 s was measured where a fixed one-second window
 /// called a working cleanup a failure).
-pub const VERIFY_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const VERIFY_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ParentReport {
+pub(crate) struct ParentReport {
     pub pid: i32,
     pub name: String,
     pub exe: Option<String>,
@@ -50,13 +50,13 @@ pub struct ParentReport {
 /// Who holds the zombies of an ended parent that were not reaped: whoever inherited them
 /// (launchd, init, a container's pid 1, a subreaper) and has not waited for them yet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Holder {
+pub(crate) struct Holder {
     pub pid: i32,
     pub name: String,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct TargetReport {
+pub(crate) struct TargetReport {
     pub pid: i32,
     pub name: String,
     pub outcome: TerminationOutcome,
@@ -84,7 +84,7 @@ pub struct TargetReport {
 }
 
 impl TargetReport {
-    pub fn new(d: &Decision, t: &Termination, zombies_before: u64) -> Self {
+    pub(crate) fn new(d: &Decision, t: &Termination, zombies_before: u64) -> Self {
         Self {
             pid: d.pid,
             name: d.name.clone(),
@@ -105,13 +105,13 @@ impl TargetReport {
     /// Nothing is left undone for it: headroom ended it and its zombies are gone, or it
     /// stopped being a target before the signal that would have ended it (it went by
     /// itself, or the table read again at the end of the grace no longer chose it).
-    pub fn settled(&self) -> bool {
+    pub(crate) fn settled(&self) -> bool {
         self.verified || self.stood_down()
     }
 
     /// It stopped being a target before headroom ended it (a survivor left alone because
     /// its selection could not be made again carries that error, and did not).
-    pub fn stood_down(&self) -> bool {
+    pub(crate) fn stood_down(&self) -> bool {
         match self.outcome {
             TerminationOutcome::AlreadyGone => true,
             TerminationOutcome::Spared => self.error.is_none(),
@@ -121,7 +121,7 @@ impl TargetReport {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ReapReport {
+pub(crate) struct ReapReport {
     pub at: String,
     pub uid: u32,
     pub dry_run: bool,
@@ -151,7 +151,7 @@ impl crate::schema::Document for ReapReport {
 }
 
 impl ReapReport {
-    pub fn new(
+    pub(crate) fn new(
         snap: &Snapshot,
         reading: &Reading,
         sel: &Selection,
@@ -197,7 +197,7 @@ impl ReapReport {
 /// The evidence rows of a cleanup stamped `at`: one per target, or one `cleanup,no-targets`
 /// row. The reading's columns are those of the decision (no forecast: the pre-cleanup curve
 /// says nothing about after it).
-pub fn evidence_rows(
+pub(crate) fn evidence_rows(
     reading: &Reading,
     selection: &Selection,
     report: &ReapReport,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-pub use crate::commands::reap_report::VERIFY_BOUND;
+pub(crate) use crate::commands::reap_report::VERIFY_BOUND;
 use crate::commands::reap_report::{Holder, ReapReport};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::platform::ProcessSource;
@@ -24,7 +24,7 @@ const MAX_PAUSE: Duration = Duration::from_millis(500);
 /// Re-sample until every ended parent's zombies are gone or [`VERIFY_BOUND`] has passed,
 /// keeping `report` current after each sample (so a failed re-sample leaves it as far as it
 /// was verified). `zombies_of` holds each target's zombies at its ending signal.
-pub fn verify(
+pub(crate) fn verify(
     source: &dyn ProcessSource,
     used_before: u64,
     zombies_of: &HashMap<i32, Vec<i32>>,
@@ -50,7 +50,7 @@ pub fn verify(
 
 /// Each target's credit, leftovers, holder and verdict by `after`; returns how many zombies
 /// of ended parents are still there (what verification waits for).
-pub fn settle(
+pub(crate) fn settle(
     after: &Snapshot,
     zombies_of: &HashMap<i32, Vec<i32>>,
     report: &mut ReapReport,

@@ -18,7 +18,7 @@ use crate::exit::{ExitStatus, Failure, UsageError};
 #[cfg(unix)]
 use event_view::{EventView, ended_notice};
 #[cfg(unix)]
-pub use summary::summary_line;
+pub(crate) use summary::summary_line;
 
 /// Polling faster than this buys nothing and costs CPU ...
 const MIN_INTERVAL: Duration = Duration::from_millis(10);
@@ -69,13 +69,13 @@ fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
 }
 
 #[cfg(not(unix))]
-pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
     plan(ctx, args)?;
     Err(Failure::RunFailed(format!("run: unsupported on {}", std::env::consts::OS)).into())
 }
 
 #[cfg(unix)]
-pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
     use crate::actions::watchdog::{self, Config};
     use crate::platform::supervise::{SpawnError, Supervisor};
 

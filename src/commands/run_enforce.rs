@@ -13,7 +13,14 @@ use crate::cli::Enforce;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[schemars(description = "The `type` of a record `run` writes about its enforcement.")]
 #[serde(rename_all = "snake_case")]
-pub enum RecordType {
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(
+        dead_code,
+        reason = "the kernel values are Linux's; the JSON schema names them all"
+    )
+)]
+pub(crate) enum RecordType {
     Enforcement,
     KernelOutcome,
 }
@@ -21,7 +28,14 @@ pub enum RecordType {
 /// Who holds the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Holder {
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(
+        dead_code,
+        reason = "the kernel values are Linux's; the JSON schema names them all"
+    )
+)]
+pub(crate) enum Holder {
     /// The kernel, in a cgroup of the command's own (headroom's watchdog runs too).
     Kernel,
     /// headroom's polling watchdog only.
@@ -31,14 +45,21 @@ pub enum Holder {
 /// The cgroup hierarchy the kernel's cap is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum CgroupVersion {
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(
+        dead_code,
+        reason = "the kernel values are Linux's; the JSON schema names them all"
+    )
+)]
+pub(crate) enum CgroupVersion {
     V2,
     V1,
 }
 
 /// Who holds the limit for this run, and why not the kernel when it does not.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Enforcement {
+pub(crate) struct Enforcement {
     #[serde(rename = "type")]
     #[schemars(extend("const" = "enforcement"))]
     pub kind: RecordType,
@@ -66,7 +87,7 @@ impl crate::schema::Document for Enforcement {
 
 /// What the kernel did, reported just before the summary.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct KernelOutcome {
+pub(crate) struct KernelOutcome {
     #[serde(rename = "type")]
     #[schemars(extend("const" = "kernel_outcome"))]
     pub kind: RecordType,
@@ -88,7 +109,7 @@ impl crate::schema::Document for KernelOutcome {
 }
 
 impl Enforcement {
-    pub fn poll(mode: Enforce, reason: Option<String>) -> Self {
+    pub(crate) fn poll(mode: Enforce, reason: Option<String>) -> Self {
         Self {
             kind: RecordType::Enforcement,
             at: crate::actions::watchdog::now_at(),
@@ -108,7 +129,7 @@ impl Enforcement {
     /// Who held the limit, for the human summary line: the kernel, or polling where the
     /// kernel could have but cannot here (Linux `auto`). Nothing for `poll`, or where no
     /// kernel cap exists at all (macOS).
-    pub fn held(&self) -> Option<String> {
+    pub(crate) fn held(&self) -> Option<String> {
         match (self.by, self.cgroup_version) {
             (Holder::Kernel, Some(CgroupVersion::V1)) => {
                 Some("held by the kernel, cgroup memory.limit_in_bytes".into())
@@ -125,20 +146,20 @@ impl Enforcement {
 /// The kernel's hold on the command: its cgroup, until the tree has ended.
 #[cfg(target_os = "linux")]
 #[derive(Debug)]
-pub struct KernelCap {
+pub(crate) struct KernelCap {
     cg: crate::platform::linux::cgroup::Cgroup,
     removed: bool,
 }
 
 #[cfg(not(target_os = "linux"))]
 #[derive(Debug)]
-pub struct KernelCap {
+pub(crate) struct KernelCap {
     _never: std::convert::Infallible,
 }
 
 /// Decide who holds the limit. `Err` is the refusal of `--enforce kernel`: every reason.
 #[cfg(target_os = "linux")]
-pub fn prepare(
+pub(crate) fn prepare(
     mode: Enforce,
     limit: u64,
     proc_root: &std::path::Path,
@@ -182,7 +203,7 @@ pub fn prepare(
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn prepare(
+pub(crate) fn prepare(
     mode: Enforce,
     _limit: u64,
     _proc_root: &std::path::Path,
@@ -202,7 +223,7 @@ pub fn prepare(
 /// The pressure source for `run`: the command's own cgroup's `memory.pressure` when the
 /// kernel holds the limit in v2 (pressure of this tree, not of the machine), else the
 /// system's.
-pub fn pressure_source(
+pub(crate) fn pressure_source(
     cap: Option<&KernelCap>,
     proc_root: &std::path::Path,
 ) -> crate::platform::pressure::Pressure {
@@ -217,12 +238,12 @@ pub fn pressure_source(
 #[cfg(target_os = "linux")]
 impl KernelCap {
     /// `cgroup.procs`, for `Supervisor::join_cgroup_at_exec`.
-    pub fn procs_fd(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+    pub(crate) fn procs_fd(&self) -> std::io::Result<std::os::fd::OwnedFd> {
         self.cg.procs_fd()
     }
 
     /// Read what the kernel did, end what is left in the cgroup and remove it (once).
-    pub fn finish(&mut self) -> Option<KernelOutcome> {
+    pub(crate) fn finish(&mut self) -> Option<KernelOutcome> {
         if self.removed {
             return None;
         }
@@ -247,11 +268,11 @@ impl KernelCap {
 
 #[cfg(not(target_os = "linux"))]
 impl KernelCap {
-    pub fn procs_fd(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+    pub(crate) fn procs_fd(&self) -> std::io::Result<std::os::fd::OwnedFd> {
         match self._never {}
     }
 
-    pub fn finish(&mut self) -> Option<KernelOutcome> {
+    pub(crate) fn finish(&mut self) -> Option<KernelOutcome> {
         match self._never {}
     }
 }
@@ -266,7 +287,7 @@ impl Drop for KernelCap {
 
 impl KernelOutcome {
     /// The human line, when the kernel did something worth a line.
-    pub fn human(&self) -> Vec<String> {
+    pub(crate) fn human(&self) -> Vec<String> {
         use crate::output::human_bytes;
         let mut out = Vec::new();
         if self.oom_kills > 0 {

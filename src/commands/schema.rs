@@ -17,12 +17,12 @@ use crate::schema::{Document, Entry, file_name, part};
 
 /// `headroom schema --json` without a name: every schema, in one object.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     pub schemas: Vec<CatalogEntry>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct CatalogEntry {
+pub(crate) struct CatalogEntry {
     /// `headroom.<thing>/<version>`, the value of that output's `schema` key.
     pub name: &'static str,
     pub title: &'static str,
@@ -37,7 +37,7 @@ impl crate::schema::Document for Catalog {
     const TYPE: Option<&'static str> = Some("schemas");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<ExitStatus> {
     if let Some(name) = &args.name {
         let entry = find(name).ok_or_else(|| {
             UsageError(format!(
@@ -81,7 +81,7 @@ fn pretty(e: &Entry) -> Result<String> {
 }
 
 /// Every schema into `dir`, one file each (`headroom.probe.1.json`).
-pub fn write_all(dir: &Path) -> Result<()> {
+pub(crate) fn write_all(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
     for e in ALL {
         let path = dir.join(file_name(e.name));

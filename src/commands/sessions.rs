@@ -19,7 +19,7 @@ use crate::store::state::SavedCpuHistory;
 
 /// The CPU a session child must use between readings to count as working, as a fraction of
 /// one core: `cpu_active_pct` from the settings, or the default when it is not positive.
-pub fn active_fraction(s: &Settings) -> f64 {
+pub(crate) fn active_fraction(s: &Settings) -> f64 {
     match s.liveness.cpu_active_pct.value {
         v if v > 0.0 => v / 100.0,
         _ => DEFAULT_ACTIVE_FRACTION,
@@ -28,7 +28,7 @@ pub fn active_fraction(s: &Settings) -> f64 {
 
 /// The content reader behind the log signal.
 #[derive(Debug, Default)]
-pub struct ContentJudge {
+pub(crate) struct ContentJudge {
     pub limits: ReaderLimits,
 }
 
@@ -42,14 +42,14 @@ impl LogJudge for ContentJudge {
 
 /// What an assessment found.
 #[derive(Debug, Default)]
-pub struct Assessment {
+pub(crate) struct Assessment {
     pub sessions: HashMap<i32, Session>,
     pub warnings: Vec<String>,
 }
 
 /// Where the CPU history comes from and whether it may be used.
 #[derive(Debug, Clone)]
-pub enum History {
+pub(crate) enum History {
     /// A replay: nothing persisted, no history, the CPU signal reads unknown.
     None,
     /// The state directory, owned by the user and not writable by group or others.
@@ -66,7 +66,7 @@ pub enum History {
 impl History {
     /// The live state directory (created if missing), judged by the rule of
     /// `core::state_rules::dir_rule`.
-    pub fn live(uid: u32) -> Self {
+    pub(crate) fn live(uid: u32) -> Self {
         let dir = match crate::store::paths::ensure_state_dir() {
             Ok(d) => d,
             Err(e) => return Self::Unavailable(format!("{e:#}")),
@@ -84,7 +84,7 @@ static LOST_WRITES: AtomicU64 = AtomicU64::new(0);
 static UNREAD_SAID: AtomicBool = AtomicBool::new(false);
 
 /// How many CPU-history writes were lost in this process (`watch`'s summary counts them).
-pub fn lost_history_writes() -> u64 {
+pub(crate) fn lost_history_writes() -> u64 {
     LOST_WRITES.load(Ordering::Relaxed)
 }
 
@@ -104,7 +104,7 @@ fn lost_write(e: &anyhow::Error) -> Option<String> {
 /// read from and written back to that directory, if the awake clock and the boot identity
 /// can be read; otherwise no CPU reading is taken, the CPU signal reads unknown (no history
 /// means busy) and a warning says why.
-pub fn assess(
+pub(crate) fn assess(
     source: &dyn ProcessSource,
     snap: &Snapshot,
     table: &ProcessTable<'_>,

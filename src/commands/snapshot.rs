@@ -12,7 +12,7 @@ use crate::exit::ExitStatus;
 use crate::platform::ProcessSource;
 use crate::store::fsio::atomic_write;
 
-pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     let mut snap = source
         .snapshot(Detail::Full)
@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<ExitStatus> {
 /// derived, and reading ignores them, so a snapshot without them (older, or written by a
 /// test) replays the same.
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
-pub struct Recorded<'a> {
+pub(crate) struct Recorded<'a> {
     detail: Detail,
     /// `linux` or `macos`: which kernel produced it (decides what "slots" count).
     os: &'a str,
@@ -59,7 +59,7 @@ impl crate::schema::Document for Recorded<'_> {
 }
 
 impl<'a> Recorded<'a> {
-    pub fn new(snap: &'a Snapshot) -> Self {
+    pub(crate) fn new(snap: &'a Snapshot) -> Self {
         // Every field named, no `..`: a field added to `Snapshot` must be added here.
         let Snapshot {
             schema: _,
@@ -91,14 +91,14 @@ impl<'a> Recorded<'a> {
 }
 
 /// `snap` as a snapshot file (pretty JSON, no final newline).
-pub fn to_json(snap: &Snapshot) -> serde_json::Result<Vec<u8>> {
+pub(crate) fn to_json(snap: &Snapshot) -> serde_json::Result<Vec<u8>> {
     crate::schema::to_pretty(&Recorded::new(snap)).map(String::into_bytes)
 }
 
 /// The liveness guard reads `--log-dir` from the arguments of the live children of zombie
 /// parents (and resolves a relative one against the child's working directory); record
 /// exactly those (and no one else's) so a replay can judge them.
-pub fn record_session_argv(source: &dyn ProcessSource, snap: &mut Snapshot) {
+pub(crate) fn record_session_argv(source: &dyn ProcessSource, snap: &mut Snapshot) {
     let wanted: Vec<i32> = {
         let table = ProcessTable::new(snap);
         table

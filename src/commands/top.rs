@@ -21,7 +21,7 @@ use crate::core::top::{Facts, GROWTH_KB_S, NotParkable, ReasonCode, TreeState, V
 use crate::exit::{self, ExitStatus, Failure};
 use crate::output::human_bytes;
 use crate::platform::ProcessSource;
-pub use human::{human, human_sized};
+pub(crate) use human::{human, human_sized};
 
 /// Time between the two samples.
 const WINDOW: Duration = Duration::from_millis(500);
@@ -29,7 +29,7 @@ const WINDOW: Duration = Duration::from_millis(500);
 const HUMAN_ROWS: usize = 25;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct TopRow {
+pub(crate) struct TopRow {
     pub pid: i32,
     /// The root's command line (or executable, or name when that cannot be read).
     pub cmd: String,
@@ -48,7 +48,7 @@ pub struct TopRow {
 
 /// The `headroom.top/2` report.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct TopReport {
+pub(crate) struct TopReport {
     /// When the second sample was taken (RFC 3339 UTC).
     pub at: String,
     pub uid: u32,
@@ -66,7 +66,7 @@ impl crate::schema::Document for TopReport {
     const TYPE: Option<&'static str> = Some("top");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     let read = |s: &dyn ProcessSource| -> Result<Snapshot> {
         s.snapshot(Detail::Full)

@@ -49,7 +49,7 @@ show_as_json!(
 /// trigger misbehaves, and to measure what the signal buys (`bench/pressure_reaction.sh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum PressureMode {
+pub(crate) enum PressureMode {
     /// The signal where the OS has one, else the timer.
     Auto,
     /// The timer only.
@@ -57,11 +57,11 @@ pub enum PressureMode {
 }
 
 /// A group of `headroom mcp`'s tools: a flag value first (`--tools`), so `cli` holds it.
-pub use crate::cli::ToolGroup;
+pub(crate) use crate::cli::ToolGroup;
 
 /// A refused file value: the key and what is wrong with the value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidValue {
+pub(crate) struct InvalidValue {
     pub key: &'static str,
     /// Follows the key: "`0` must be at least 1", or "[2] has an empty `pattern`…" for an
     /// entry of a list of tables.
@@ -90,7 +90,7 @@ macro_rules! section {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Serialize)]
-        pub struct $name {
+        pub(crate) struct $name {
             $( $(#[$fmeta])* pub $field: Sourced<$ty>, )*
         }
 
@@ -311,13 +311,13 @@ fn guards(list: Vec<GuardFile>) -> Result<Vec<Rule>, String> {
 /// The longest grace between SIGTERM and SIGKILL, one bound for `[reap] grace` (and
 /// `reap --grace`, checked in its plan) and `[memory] grace`: a guard's grace holds
 /// `watch`'s round, and a cleanup's keeps slots a SIGKILL would free taken at the wall.
-pub const GRACE_MAX: Duration = Duration::from_secs(60);
+pub(crate) const GRACE_MAX: Duration = Duration::from_secs(60);
 /// `[hangs] grace` bounds: a restart must not stall a round for long.
-pub const HANGS_GRACE_MAX: Duration = Duration::from_secs(60);
+pub(crate) const HANGS_GRACE_MAX: Duration = Duration::from_secs(60);
 /// `[hangs] cooldown` bounds: at least the hour the seed requires, at most the 24 h that
 /// restart times are kept.
-pub const HANGS_COOLDOWN_MIN: Duration = Duration::from_secs(3600);
-pub const HANGS_COOLDOWN_MAX: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const HANGS_COOLDOWN_MIN: Duration = Duration::from_secs(3600);
+pub(crate) const HANGS_COOLDOWN_MAX: Duration = Duration::from_secs(24 * 3600);
 
 const fn secs(s: u64) -> Duration {
     Duration::from_secs(s)

@@ -36,7 +36,7 @@ const STANDARD_FORMATS: &[&str] = &[
 /// Leave out non-standard `format`s everywhere in `schema`; for an input schema also make
 /// each property's type plain (`"type": ["integer","null"]` → `"integer"`, `anyOf` of a
 /// type and `null` → the type): a client omits an optional argument rather than send null.
-pub fn clean(schema: &mut Value, input: bool) {
+pub(crate) fn clean(schema: &mut Value, input: bool) {
     match schema {
         Value::Object(o) => {
             if o.get("format")
@@ -81,7 +81,7 @@ pub fn clean(schema: &mut Value, input: bool) {
 }
 
 /// A JSON Schema (draft 2020-12) of `T`, cleaned for a client (`clean`).
-pub fn input_schema<T: JsonSchema>() -> Value {
+pub(crate) fn input_schema<T: JsonSchema>() -> Value {
     let mut v = serde_json::to_value(schemars::schema_for!(T))
         .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
     clean(&mut v, true);
@@ -91,7 +91,7 @@ pub fn input_schema<T: JsonSchema>() -> Value {
 /// An integer argument: a JSON number, or a string holding one (the MCP Inspector sends
 /// every form field as a string). Declared as the integer it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Int<T>(pub T);
+pub(crate) struct Int<T>(pub T);
 
 impl<'de, T> Deserialize<'de> for Int<T>
 where
@@ -131,11 +131,11 @@ impl<T: JsonSchema> JsonSchema for Int<T> {
 /// No arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+pub(crate) struct NoArgs {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ProbeArgs {
+pub(crate) struct ProbeArgs {
     /// Neither read nor write the reading history (then no trend and no ETA).
     #[serde(default)]
     pub no_history: bool,
@@ -143,7 +143,7 @@ pub struct ProbeArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TopArgs {
+pub(crate) struct TopArgs {
     /// Only the tree rooted at this pid.
     #[serde(default)]
     pub pid: Option<Int<i32>>,
@@ -155,7 +155,7 @@ pub struct TopArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SinceArgs {
+pub(crate) struct SinceArgs {
     /// Only the last DUR, like `90s`, `2h`, `7d`.
     #[serde(default)]
     pub since: Option<String>,
@@ -163,7 +163,7 @@ pub struct SinceArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct LogProbeArgs {
+pub(crate) struct LogProbeArgs {
     /// The session log directory.
     pub dir: String,
     /// Judge as of this instant (RFC 3339 UTC, like `2026-08-29T09:21:47Z`).
@@ -174,7 +174,7 @@ pub struct LogProbeArgs {
 /// Arguments that can only narrow the configured reap policy.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReapArgs {
+pub(crate) struct ReapArgs {
     /// Deny patterns added to the configured ones (plain case-insensitive substrings).
     #[serde(default)]
     pub deny: Vec<String>,
@@ -193,7 +193,7 @@ pub struct ReapArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PidArgs {
+pub(crate) struct PidArgs {
     /// The process id (the root, for a tree).
     pub pid: Int<i64>,
 }

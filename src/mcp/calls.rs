@@ -17,9 +17,9 @@ use serde_json::{Value, json};
 use crate::output::Printer;
 
 /// Calls that run at once ...
-pub const MAX_RUNNING: usize = 8;
+pub(crate) const MAX_RUNNING: usize = 8;
 /// ... and that may wait for a turn; past that a call is answered "busy" at once.
-pub const MAX_WAITING: usize = 64;
+pub(crate) const MAX_WAITING: usize = 64;
 /// Between two progress notifications of one call.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
@@ -31,37 +31,34 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Where every message to the client goes: whole lines on stdout, from any thread. A
 /// failed write (the client closed its end) is remembered: the server then stops, exit 2.
 #[derive(Debug)]
-pub struct Outbox {
+pub(crate) struct Outbox {
     printer: Printer,
     failed: Mutex<Option<String>>,
 }
 
 impl Outbox {
-    pub fn new(printer: Printer) -> Self {
+    pub(crate) fn new(printer: Printer) -> Self {
         Self {
             printer,
             failed: Mutex::new(None),
         }
     }
 
-    pub fn send(&self, msg: &Value) {
+    pub(crate) fn send(&self, msg: &Value) {
         if let Err(e) = self.printer.json_protocol(msg) {
             lock(&self.failed).get_or_insert_with(|| e.to_string());
         }
     }
 
     /// Why stdout could not be written, once it could not.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         lock(&self.failed).clone()
     }
 }
 
-type OnCancel = Box<dyn FnOnce() + Send>;
-
 /// One call in flight, as its tool sees it.
-pub struct Call {
+pub(crate) struct Call {
     cancelled: AtomicBool,
-    on_cancel: Mutex<Option<OnCancel>>,
     /// What the tool says it is doing, for the progress notifications.
     status: Mutex<String>,
     done: Mutex<bool>,
@@ -77,43 +74,26 @@ impl std::fmt::Debug for Call {
 }
 
 impl Call {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             cancelled: AtomicBool::new(false),
-            on_cancel: Mutex::new(None),
             status: Mutex::new(String::new()),
             done: Mutex::new(false),
             done_cv: Condvar::new(),
         }
     }
 
-    pub fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         self.cancelled.load(Ordering::SeqCst)
     }
 
-    /// Run `f` when the call is cancelled (at once if it already was). One action per
-    /// call; a later one replaces an earlier one not yet run.
-    pub fn on_cancel(&self, f: OnCancel) {
-        let mut slot = lock(&self.on_cancel);
-        if self.cancelled() {
-            drop(slot);
-            f();
-            return;
-        }
-        *slot = Some(f);
-    }
-
     /// What the call is doing now (said in its progress notifications).
-    pub fn set_status(&self, s: String) {
+    pub(crate) fn set_status(&self, s: String) {
         *lock(&self.status) = s;
     }
 
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
-        let f = lock(&self.on_cancel).take();
-        if let Some(f) = f {
-            f();
-        }
     }
 
     fn finish(&self) {
@@ -139,8 +119,8 @@ impl Default for Call {
 }
 
 /// What a call's thread does with its result.
-pub type Reply = Box<dyn FnOnce(Value) + Send>;
-pub type Work = Box<dyn FnOnce(&Call) -> Value + Send>;
+pub(crate) type Reply = Box<dyn FnOnce(Value) + Send>;
+pub(crate) type Work = Box<dyn FnOnce(&Call) -> Value + Send>;
 
 #[derive(Default)]
 struct State {
@@ -152,7 +132,7 @@ struct State {
 
 /// Every call in flight.
 #[derive(Default)]
-pub struct Calls {
+pub(crate) struct Calls {
     state: Mutex<State>,
     turn: Condvar,
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
@@ -168,7 +148,7 @@ impl Calls {
     /// Run `work` for the request `id` on a thread of its own, `reply` with its result
     /// unless it was cancelled. Err (at once, nothing started, `reply` handed back) when
     /// too many wait or the session is ending, or when `id` is already in flight.
-    pub fn start(
+    pub(crate) fn start(
         self: &Arc<Self>,
         id: &Value,
         progress: Option<(Value, Arc<Outbox>)>,
@@ -270,7 +250,7 @@ impl Calls {
     }
 
     /// `notifications/cancelled` for `id`: whether it named a call in flight.
-    pub fn cancel(&self, id: &Value) -> bool {
+    pub(crate) fn cancel(&self, id: &Value) -> bool {
         let call = lock(&self.state).calls.get(&id.to_string()).cloned();
         match call {
             Some(c) => {
@@ -284,7 +264,7 @@ impl Calls {
 
     /// The session ends: refuse new calls, cancel every one in flight and wait for their
     /// threads, at most `bound` in all.
-    pub fn end_all(&self, bound: Duration) {
+    pub(crate) fn end_all(&self, bound: Duration) {
         let calls: Vec<Arc<Call>> = {
             let mut st = lock(&self.state);
             st.ending = true;
@@ -304,11 +284,6 @@ impl Calls {
                 let _ = t.join();
             }
         }
-    }
-
-    /// How many calls are in flight (running or waiting).
-    pub fn in_flight(&self) -> usize {
-        lock(&self.state).calls.len()
     }
 }
 

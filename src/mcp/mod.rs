@@ -9,17 +9,15 @@
 //! the tool table, `run_limited` the one tool that starts a process, `resources` and
 //! `prompts` the rest of what a server offers.
 
-pub mod args;
-pub mod calls;
-pub mod prompts;
-pub mod resources;
-pub mod results;
-pub mod rpc;
-pub mod session;
-pub mod summaries;
-pub mod tools;
-
-pub use tools::run_limited;
+pub(crate) mod args;
+pub(crate) mod calls;
+pub(crate) mod prompts;
+pub(crate) mod resources;
+pub(crate) mod results;
+pub(crate) mod rpc;
+pub(crate) mod session;
+pub(crate) mod summaries;
+pub(crate) mod tools;
 
 use std::io::BufRead;
 use std::sync::Arc;
@@ -30,11 +28,14 @@ use anyhow::Result;
 use crate::cli::GlobalArgs;
 use crate::exit::{ExitStatus, Failure};
 use crate::output::Printer;
-pub use session::{HANDSHAKE_VERSIONS, STATELESS_VERSION, Server};
-pub use tools::Selection;
+pub(crate) use session::Server;
+// Re-exported for the unit tests only (they name it by this path).
+#[cfg(test)]
+pub(crate) use session::{HANDSHAKE_VERSIONS, STATELESS_VERSION};
+pub(crate) use tools::Selection;
 
 /// A message longer than this is answered with an error and skipped, not kept in memory.
-pub const MAX_MESSAGE: usize = 1 << 20;
+pub(crate) const MAX_MESSAGE: usize = 1 << 20;
 /// How much of a too-long message is kept to find its id in.
 const ID_PREFIX: usize = 4 << 10;
 /// The longest the server waits, once the session ended, for its calls to end (a run
@@ -44,7 +45,7 @@ const END_WAIT: Duration = Duration::from_secs(30);
 
 /// One line of input, or what stood in its way.
 #[derive(Debug, PartialEq)]
-pub enum Line {
+pub(crate) enum Line {
     Message(Vec<u8>),
     /// Longer than `MAX_MESSAGE`; the rest of it was skipped. The first bytes are kept, to
     /// answer with the request's id when it can be read there.
@@ -54,7 +55,7 @@ pub enum Line {
 
 /// Read up to the next newline, keeping at most `max` bytes. A last line without a newline
 /// (stdin closed mid-message) is returned as it is: it is parsed, and answered if it can be.
-pub fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
+pub(crate) fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
     let mut line = Vec::new();
     let mut too_long = false;
     loop {
@@ -118,7 +119,10 @@ impl std::io::Read for Input {
 /// `headroom mcp`: the toolbox as a Model Context Protocol server on stdio; every tool runs
 /// the command of the same name (`tools`), from the tool groups `--read-only`, `--tools` or
 /// `[mcp] tools` select.
-pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result<ExitStatus> {
+pub(crate) fn run(
+    ctx: &crate::commands::Ctx<'_>,
+    args: &crate::cli::McpArgs,
+) -> Result<ExitStatus> {
     use crate::config::ToolGroup;
     let groups = if args.read_only {
         vec![ToolGroup::Read]
@@ -135,7 +139,11 @@ pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result
 }
 
 /// Serve stdin until it ends or a stop signal arrives.
-pub fn serve(global: &GlobalArgs, selection: Selection, printer: &Printer) -> Result<ExitStatus> {
+pub(crate) fn serve(
+    global: &GlobalArgs,
+    selection: Selection,
+    printer: &Printer,
+) -> Result<ExitStatus> {
     crate::platform::stop_flag::install()
         .map_err(|e| Failure::Failed(format!("cannot catch SIGTERM: {e}")))?;
     let out = Arc::new(calls::Outbox::new(printer.clone()));

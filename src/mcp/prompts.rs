@@ -24,7 +24,7 @@ could be parked.",
     ),
 ];
 
-pub fn list(sel: &Selection) -> Value {
+pub(crate) fn list(sel: &Selection) -> Value {
     let prompts: Vec<Value> = ALL
         .iter()
         .filter(|_| sel.has(ToolGroup::Read))
@@ -35,7 +35,7 @@ pub fn list(sel: &Selection) -> Value {
     json!({ "prompts": prompts })
 }
 
-pub fn get(sel: &Selection, params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(crate) fn get(sel: &Selection, params: &Map<String, Value>) -> Result<Value, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)

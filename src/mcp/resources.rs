@@ -20,10 +20,10 @@ use crate::config::ToolGroup;
 /// Between two looks of the watcher.
 const WATCH_EVERY: Duration = Duration::from_secs(2);
 
-pub const READING: &str = "headroom://reading";
-pub const EVIDENCE: &str = "headroom://evidence/recent";
-pub const HANGS: &str = "headroom://hangs/events";
-pub const CONFIG: &str = "headroom://config";
+pub(crate) const READING: &str = "headroom://reading";
+pub(crate) const EVIDENCE: &str = "headroom://evidence/recent";
+pub(crate) const HANGS: &str = "headroom://hangs/events";
+pub(crate) const CONFIG: &str = "headroom://config";
 
 /// (uri, name, description, the command line that makes it)
 const ALL: &[(&str, &str, &str, &[&str])] = &[
@@ -56,7 +56,7 @@ shortest ETA, cleanups.",
 ];
 
 /// The resources of one session, and the watcher of the subscribed ones.
-pub struct Resources {
+pub(crate) struct Resources {
     tools: Arc<Tools>,
     out: Arc<Outbox>,
     subscribed: Arc<Mutex<HashSet<String>>>,
@@ -72,7 +72,7 @@ impl std::fmt::Debug for Resources {
 }
 
 impl Resources {
-    pub fn new(tools: Arc<Tools>, out: Arc<Outbox>) -> Self {
+    pub(crate) fn new(tools: Arc<Tools>, out: Arc<Outbox>) -> Self {
         Self {
             tools,
             out,
@@ -88,7 +88,7 @@ impl Resources {
         self.tools.selection.has(ToolGroup::Read)
     }
 
-    pub fn list(&self) -> Value {
+    pub(crate) fn list(&self) -> Value {
         let list: Vec<Value> = ALL
             .iter()
             .filter(|_| self.offered())
@@ -125,7 +125,7 @@ impl Resources {
             })
     }
 
-    pub fn read(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    pub(crate) fn read(&self, params: &Map<String, Value>) -> Result<Value, RpcError> {
         let (uri, _, _, argv) = self.find(params)?;
         let text = match self.tools.report_value(argv) {
             Ok(v) => v.to_string(),
@@ -134,7 +134,11 @@ impl Resources {
         Ok(json!({"contents": [{"uri": uri, "mimeType": "application/json", "text": text}]}))
     }
 
-    pub fn subscribe(&self, params: &Map<String, Value>, on: bool) -> Result<Value, RpcError> {
+    pub(crate) fn subscribe(
+        &self,
+        params: &Map<String, Value>,
+        on: bool,
+    ) -> Result<Value, RpcError> {
         let (uri, ..) = self.find(params)?;
         {
             let mut s = self
@@ -168,7 +172,7 @@ impl Resources {
         }
     }
 
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
         let h = self
             .thread

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::exit::{ErrorKind, ExitStatus};
 
 /// The result for a report: JSON text, summary, structured content.
-pub fn with_report(report: Value, summary: String, is_error: bool) -> Value {
+pub(crate) fn with_report(report: Value, summary: String, is_error: bool) -> Value {
     json!({
         "content": [
             {"type": "text", "text": report.to_string()},
@@ -23,18 +23,23 @@ pub fn with_report(report: Value, summary: String, is_error: bool) -> Value {
 }
 
 /// A command's error as a tool result (`exit::report`: the message the command line says).
-pub fn error(e: &anyhow::Error) -> Value {
+pub(crate) fn error(e: &anyhow::Error) -> Value {
     let r = crate::exit::report(e);
     failure(r.kind.as_str(), r.reason, &r.message, r.status)
 }
 
 /// A bad argument value: a tool error the model can read and correct.
-pub fn usage(message: &str) -> Value {
+pub(crate) fn usage(message: &str) -> Value {
     failure(ErrorKind::Usage.as_str(), None, message, ExitStatus::Usage)
 }
 
 /// A failure result: `kind` (`refused`, `usage`, `failed`, `internal`), the rule's name.
-pub fn failure(kind: &str, reason: Option<&str>, message: &str, status: ExitStatus) -> Value {
+pub(crate) fn failure(
+    kind: &str,
+    reason: Option<&str>,
+    message: &str,
+    status: ExitStatus,
+) -> Value {
     let head = match reason {
         Some(r) => format!("{kind} ({r})"),
         None => kind.to_string(),
@@ -47,7 +52,7 @@ pub fn failure(kind: &str, reason: Option<&str>, message: &str, status: ExitStat
 }
 
 /// The text of a result's first block (a failure's message).
-pub fn text_of(result: &Value) -> String {
+pub(crate) fn text_of(result: &Value) -> String {
     result["content"][0]["text"]
         .as_str()
         .unwrap_or("(no text)")

@@ -3,24 +3,24 @@
 
 use serde_json::{Map, Value, json};
 
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const PARSE_ERROR: i64 = -32700;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
 /// 2026-07-28: the request's `_meta` names a protocol version this server does not speak.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// An error answered in place of a result.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RpcError {
+pub(crate) struct RpcError {
     pub code: i64,
     pub message: String,
     pub data: Option<Value>,
 }
 
 impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -28,14 +28,14 @@ impl RpcError {
         }
     }
 
-    pub fn invalid_params(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(INVALID_PARAMS, message)
     }
 }
 
 /// One incoming message.
 #[derive(Debug, PartialEq)]
-pub enum Incoming {
+pub(crate) enum Incoming {
     Request {
         id: Value,
         method: String,
@@ -50,7 +50,7 @@ pub enum Incoming {
 }
 
 /// Parse one line. An error carries the id when one could be read (else null).
-pub fn parse(line: &[u8]) -> Result<Incoming, (Value, RpcError)> {
+pub(crate) fn parse(line: &[u8]) -> Result<Incoming, (Value, RpcError)> {
     let v: Value = serde_json::from_slice(line).map_err(|e| {
         (
             Value::Null,
@@ -61,7 +61,7 @@ pub fn parse(line: &[u8]) -> Result<Incoming, (Value, RpcError)> {
 }
 
 /// One message already read as JSON (a line, or one element of a batch).
-pub fn parse_value(v: Value) -> Result<Incoming, (Value, RpcError)> {
+pub(crate) fn parse_value(v: Value) -> Result<Incoming, (Value, RpcError)> {
     let Value::Object(mut obj) = v else {
         return Err((
             Value::Null,
@@ -111,7 +111,7 @@ pub fn parse_value(v: Value) -> Result<Incoming, (Value, RpcError)> {
 /// The top-level `id` of a message of which only the start was kept (it was too long to
 /// read whole), when that start holds it: a string or an integer, at depth one, outside
 /// any string. Null otherwise.
-pub fn id_in_prefix(prefix: &[u8]) -> Value {
+pub(crate) fn id_in_prefix(prefix: &[u8]) -> Value {
     let mut depth = 0usize;
     let mut i = 0;
     // Whether the string that just ended was a key at depth one named `id`.
@@ -156,11 +156,11 @@ pub fn id_in_prefix(prefix: &[u8]) -> Value {
     Value::Null
 }
 
-pub fn result(id: Value, result: Value) -> Value {
+pub(crate) fn result(id: Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-pub fn error(id: Value, e: RpcError) -> Value {
+pub(crate) fn error(id: Value, e: RpcError) -> Value {
     let mut err = json!({"code": e.code, "message": e.message});
     if let Some(d) = e.data {
         err["data"] = d;

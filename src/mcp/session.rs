@@ -16,9 +16,10 @@ use crate::config::ToolGroup;
 
 /// Revisions with the `initialize` handshake, newest first; a client asking for another
 /// gets the newest (it may then disconnect, as the protocol says).
-pub const HANDSHAKE_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const HANDSHAKE_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// The stateless revision: no handshake, the version in every request's `_meta`.
-pub const STATELESS_VERSION: &str = "2026-07-28";
+pub(crate) const STATELESS_VERSION: &str = "2026-07-28";
 /// The one revision whose clients may send JSON-RPC batches.
 const BATCH_VERSION: &str = "2025-03-26";
 pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -29,7 +30,7 @@ pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const TOOLS_TTL_MS: u64 = 3_600_000;
 
 /// The server: the protocol's state, the tools, the calls in flight.
-pub struct Server {
+pub(crate) struct Server {
     tools: Arc<Tools>,
     /// The version agreed by `initialize`; None until then.
     session: Mutex<Option<&'static str>>,
@@ -45,7 +46,7 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    pub fn new(global: &GlobalArgs, selection: Selection, out: Arc<Outbox>) -> Self {
+    pub(crate) fn new(global: &GlobalArgs, selection: Selection, out: Arc<Outbox>) -> Self {
         let tools = Arc::new(Tools::new(global, selection));
         Self {
             resources: super::resources::Resources::new(Arc::clone(&tools), Arc::clone(&out)),
@@ -57,7 +58,7 @@ impl Server {
     }
 
     /// The groups offered, as said at start (`read,act,run`).
-    pub fn groups_text(&self) -> String {
+    pub(crate) fn groups_text(&self) -> String {
         let g: Vec<&str> = self
             .tools
             .selection
@@ -74,7 +75,7 @@ impl Server {
 
     /// A message over the size bound: answered with its id when the kept start of it
     /// names one (the client's request then resolves), else with null.
-    pub fn too_long(&self, prefix: &[u8]) {
+    pub(crate) fn too_long(&self, prefix: &[u8]) {
         let id = rpc::id_in_prefix(prefix);
         self.out.send(&rpc::error(
             id,
@@ -86,7 +87,7 @@ impl Server {
     }
 
     /// Handle one line: a message, or a batch of them.
-    pub fn handle_line(&self, line: &[u8]) {
+    pub(crate) fn handle_line(&self, line: &[u8]) {
         if line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             return self.batch(line);
         }
@@ -345,7 +346,7 @@ impl Server {
 
     /// The session ended (stdin closed, a stop signal): end every call (runs end their
     /// trees), stop watching resources, wait at most `bound`.
-    pub fn end(&self, bound: Duration) {
+    pub(crate) fn end(&self, bound: Duration) {
         self.resources.stop();
         let deadline = std::time::Instant::now() + bound;
         // Tasks first: their trees get SIGTERM at once, beside the calls' below.
@@ -382,7 +383,7 @@ fn capabilities() -> Value {
 }
 
 /// What the server tells the agent: exactly the tools this selection offers.
-pub fn instructions(tools: &Tools) -> String {
+pub(crate) fn instructions(tools: &Tools) -> String {
     let sel = &tools.selection;
     let mut s = String::from(
         "headroom reports how much room this machine has left and acts within the same \

@@ -16,12 +16,12 @@ use crate::commands::top::TopReport;
 use crate::output::{human_bytes, plural};
 
 /// A report's one line for a person (or a model that reads only text).
-pub trait Summary: 'static {
+pub(crate) trait Summary: 'static {
     fn summary(&self) -> String;
 }
 
 /// The summary of `report` if it is an `R` (the report the tool's command prints).
-pub fn summarize<R: Summary>(report: &dyn std::any::Any) -> Option<String> {
+pub(crate) fn summarize<R: Summary>(report: &dyn std::any::Any) -> Option<String> {
     report.downcast_ref::<R>().map(R::summary)
 }
 

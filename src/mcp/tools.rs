@@ -18,22 +18,24 @@ use crate::config::{Settings, ToolGroup};
 use crate::output::{Printer, ReportHook};
 
 /// The live hangs round, offered only where the WindowServer can be asked.
-pub mod hangs_check;
+pub(crate) mod hangs_check;
 /// The one tool that is not a command: `headroom run` under a timeout, as a child process.
-pub mod run_limited;
+pub(crate) mod run_limited;
 /// `run_limited`'s output: the tails and `run`'s records.
 mod run_output;
 /// Long commands as tasks: run_start, run_status, run_terminate, run_list.
-pub mod run_tasks;
+pub(crate) mod run_tasks;
 /// The tools that are commands, in the order `tools/list` gives them.
 mod table;
 
 use table::ALL;
-pub use table::reap_argv;
+// Re-exported for the unit tests only (they name it by this path).
+#[cfg(test)]
+pub(crate) use table::reap_argv;
 
 /// What an agent may expect of a tool (MCP `annotations`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// Reads the machine; writes nothing but headroom's own history files in its state
     /// directory (probe's readings, the CPU history of session children), never a process.
     Reads,
@@ -43,7 +45,7 @@ pub enum Effect {
 
 /// One tool.
 #[derive(Debug, Clone, Copy)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
@@ -61,7 +63,7 @@ pub struct Spec {
 
 /// The tools a server offers, and what each runs with.
 #[derive(Debug, Clone)]
-pub struct Tools {
+pub(crate) struct Tools {
     pub global: GlobalArgs,
     pub selection: Selection,
     /// A hangs round can ask the WindowServer from here (`hangs_check::gui_session`).
@@ -72,27 +74,28 @@ pub struct Tools {
 
 /// Which groups of tools are offered, and which programs `run_limited` may start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selection {
+pub(crate) struct Selection {
     pub groups: Vec<ToolGroup>,
     /// `[mcp] run_allow`: the programs `run_limited` may start (None: any).
     pub run_allow: Option<Vec<String>>,
 }
 
 impl Selection {
-    pub fn all() -> Self {
+    #[cfg(test)]
+    pub(crate) fn all() -> Self {
         Self {
             groups: vec![ToolGroup::Read, ToolGroup::Act, ToolGroup::Run],
             run_allow: None,
         }
     }
 
-    pub fn has(&self, g: ToolGroup) -> bool {
+    pub(crate) fn has(&self, g: ToolGroup) -> bool {
         self.groups.contains(&g)
     }
 
     /// Whether a tool may start a process: only with `run` (then `doctor` runs its checks
     /// that ask other tools, too).
-    pub fn may_start_processes(&self) -> bool {
+    pub(crate) fn may_start_processes(&self) -> bool {
         self.has(ToolGroup::Run)
     }
 }
@@ -106,12 +109,12 @@ pub(super) fn report_of<R: crate::schema::Document>() -> Value {
 impl Tools {
     /// The tools of `selection`; whether there is a GUI session to offer `hangs_check` in
     /// is asked here, once (call it on the main thread).
-    pub fn new(global: &GlobalArgs, selection: Selection) -> Self {
+    pub(crate) fn new(global: &GlobalArgs, selection: Selection) -> Self {
         Self::with_gui(global, selection, hangs_check::gui_session())
     }
 
     /// The same, with the GUI session's presence given (a test's, or a recorded answer).
-    pub fn with_gui(global: &GlobalArgs, selection: Selection, gui: bool) -> Self {
+    pub(crate) fn with_gui(global: &GlobalArgs, selection: Selection, gui: bool) -> Self {
         Self {
             global: global.clone(),
             selection,
@@ -120,12 +123,12 @@ impl Tools {
         }
     }
 
-    pub fn offered(&self) -> impl Iterator<Item = &'static Spec> + '_ {
+    pub(crate) fn offered(&self) -> impl Iterator<Item = &'static Spec> + '_ {
         ALL.iter().filter(|s| self.offers(s))
     }
 
     /// The names of the offered tools of `group`, in table order.
-    pub fn names_of(&self, group: ToolGroup) -> Vec<&'static str> {
+    pub(crate) fn names_of(&self, group: ToolGroup) -> Vec<&'static str> {
         self.offered()
             .filter(|s| s.group == group)
             .map(|s| s.name)
@@ -135,7 +138,7 @@ impl Tools {
     /// An acting tool's refusal while the server's config file is one someone else could
     /// have written (`Settings::trusted_for_action`), or an unreadable config's error: the
     /// tool result to return instead of acting.
-    pub fn refuse_acting(&self) -> Option<Value> {
+    pub(crate) fn refuse_acting(&self) -> Option<Value> {
         match Settings::load(self.global.config.as_deref()) {
             Ok(s) => s
                 .trusted_for_action()
@@ -146,20 +149,20 @@ impl Tools {
     }
 
     /// The `tools/list` result.
-    pub fn list(&self) -> Value {
+    pub(crate) fn list(&self) -> Value {
         let tools: Vec<Value> = self.offered().map(describe).collect();
         json!({ "tools": tools })
     }
 
     /// The tool named `name`, if this server offers it; else the names it does offer.
-    pub fn find(&self, name: &str) -> Result<&'static Spec, Vec<&'static str>> {
+    pub(crate) fn find(&self, name: &str) -> Result<&'static Spec, Vec<&'static str>> {
         self.offered()
             .find(|s| s.name == name)
             .ok_or_else(|| self.offered().map(|s| s.name).collect())
     }
 
     /// The `--json` report of `argv` run in-process (a resource's content).
-    pub fn report_value(&self, argv: &[&str]) -> Result<Value, String> {
+    pub(crate) fn report_value(&self, argv: &[&str]) -> Result<Value, String> {
         let mut cli = Cli::try_parse_from(std::iter::once("headroom").chain(argv.iter().copied()))
             .map_err(|e| clap_message(&e))?;
         cli.global = self.global.clone();
@@ -263,7 +266,7 @@ fn describe(s: &Spec) -> Value {
 }
 
 /// The schema of `T` for tools outside this file.
-pub fn schema_of<T: JsonSchema>() -> Value {
+pub(crate) fn schema_of<T: JsonSchema>() -> Value {
     input_schema::<T>()
 }
 

@@ -20,9 +20,9 @@ use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::time::{Duration, Instant};
 
 /// Lines waiting for a slow reader: about 20 minutes of 1 s rounds, well under a megabyte.
-pub const QUEUE_LINES: usize = 1024;
+pub(crate) const QUEUE_LINES: usize = 1024;
 /// At exit, how long the last lines (the summary) may wait for a reader.
-pub const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
+pub(crate) const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
 
 type Sink = Box<dyn Write + Send>;
 
@@ -73,9 +73,9 @@ enum Mode {
 
 /// The JSON Lines notice (with its newline) that says `message`, in the stream's own kind of
 /// line (`watch`: a `notice` event).
-pub type JsonNotice = fn(message: String) -> String;
+pub(crate) type JsonNotice = fn(message: String) -> String;
 
-pub struct Output {
+pub(crate) struct Output {
     mode: Mode,
     direct: Option<Sink>,
     closed: Arc<AtomicBool>,
@@ -120,14 +120,14 @@ fn is_closed(e: &std::io::Error) -> bool {
 
 impl Output {
     /// Lines to stdout: JSON Lines when `json` says how their notice is written.
-    pub fn stdout(json: Option<JsonNotice>) -> Self {
+    pub(crate) fn stdout(json: Option<JsonNotice>) -> Self {
         let mut o = Self::new(Box::new(RawFd(1)), QUEUE_LINES);
         o.json = json;
         o
     }
 
     /// Diagnostic lines to stderr (plain-text notices); a closed stderr only discards them.
-    pub fn stderr() -> Self {
+    pub(crate) fn stderr() -> Self {
         let mut o = Self::with_fallback(Box::new(RawFd(2)), QUEUE_LINES, 2);
         o.json = None;
         o.stream = Stream::Stderr;
@@ -135,7 +135,7 @@ impl Output {
     }
 
     /// Lines to `sink` through a queue of `capacity` (plain-text notices).
-    pub fn new(sink: Sink, capacity: usize) -> Self {
+    pub(crate) fn new(sink: Sink, capacity: usize) -> Self {
         Self::with_fallback(sink, capacity, 1)
     }
 
@@ -186,7 +186,7 @@ impl Output {
     }
 
     /// Queue `line` (with its newline); dropped and counted when the reader is behind.
-    pub fn send(&mut self, line: String) {
+    pub(crate) fn send(&mut self, line: String) {
         if self.closed() {
             return;
         }
@@ -240,12 +240,13 @@ fn dropped_notice(n: u64, json: Option<JsonNotice>, stream: Stream) -> String {
 
 impl Output {
     /// Lines dropped since the last notice about it.
-    pub fn dropped(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }
 
     /// Lines dropped in all.
-    pub fn lost(&self) -> u64 {
+    pub(crate) fn lost(&self) -> u64 {
         self.lost
     }
 
@@ -255,12 +256,12 @@ impl Output {
     }
 
     /// The reader closed the pipe.
-    pub fn closed(&self) -> bool {
+    pub(crate) fn closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
 
     /// Let the queued lines go out, waiting at most `wait` for a reader that is not there.
-    pub fn finish(&mut self, wait: Duration) {
+    pub(crate) fn finish(&mut self, wait: Duration) {
         if let Mode::Queued { tx, done } = &mut self.mode {
             drop(tx.take());
             let deadline = Instant::now() + wait;

@@ -8,7 +8,7 @@
 use super::PlatformError;
 
 /// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -17,7 +17,7 @@ pub fn now_ms() -> i64 {
 
 /// The local clock's offset from UTC at instant `t` (Unix seconds), in seconds east, as
 /// the C library's time zone rules (`TZ`, `/etc/localtime`) give it; None where it cannot say.
-pub fn utc_offset_secs(t: i64) -> Option<i32> {
+pub(crate) fn utc_offset_secs(t: i64) -> Option<i32> {
     #[cfg(unix)]
     {
         // time_t is 64 bits on the targets built today, 32 on others.
@@ -59,7 +59,7 @@ fn ms(ts: rustix::time::Timespec) -> i64 {
 /// time. It starts again near 0 after a reboot. A failed read is an error, never 0: a 0
 /// would make every stored reading look like it came from the future, or a fresh one look
 /// hours old.
-pub fn awake_ms() -> Result<i64, PlatformError> {
+pub(crate) fn awake_ms() -> Result<i64, PlatformError> {
     #[cfg(target_os = "macos")]
     {
         // rustix has no CLOCK_UPTIME_RAW (CLOCK_MONOTONIC counts time asleep on macOS).
@@ -95,7 +95,7 @@ pub fn awake_ms() -> Result<i64, PlatformError> {
 /// CLOCK_BOOTTIME, macOS CLOCK_MONOTONIC), comparable across processes within one boot:
 /// what the hang cooldown is measured on, so that a wall clock set forward or back moves it
 /// neither way. `None` where there is none.
-pub fn boot_ms() -> Option<i64> {
+pub(crate) fn boot_ms() -> Option<i64> {
     #[cfg(target_os = "macos")]
     let clock = rustix::time::DynamicClockId::Known(rustix::time::ClockId::Monotonic);
     #[cfg(all(unix, not(target_os = "macos")))]
@@ -110,7 +110,7 @@ pub fn boot_ms() -> Option<i64> {
 
 /// CPU time (user + system, every thread) this process has used so far, in nanoseconds.
 #[cfg(unix)]
-pub fn own_cpu_ns() -> Option<u64> {
+pub(crate) fn own_cpu_ns() -> Option<u64> {
     use rustix::time::{ClockId, DynamicClockId};
     let ts =
         rustix::time::clock_gettime_dynamic(DynamicClockId::Known(ClockId::ProcessCPUTime)).ok()?;
@@ -121,7 +121,7 @@ pub fn own_cpu_ns() -> Option<u64> {
 /// readings) from an earlier boot is discarded: Linux `/proc/sys/kernel/random/boot_id`,
 /// macOS `kern.bootsessionuuid` (not `kern.boottime`, which every clock step moves:
 /// `macos::boot`). Always the live OS, never a replay root.
-pub fn boot_id() -> Result<String, PlatformError> {
+pub(crate) fn boot_id() -> Result<String, PlatformError> {
     #[cfg(target_os = "macos")]
     {
         // A `uuid_string_t` is 37 bytes; room to spare, and the parser stops at the NUL.

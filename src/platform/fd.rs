@@ -69,7 +69,7 @@ pub(crate) fn adopt_for_writing(fd: RawFd) -> io::Result<std::fs::File> {
 
 /// `run --records-fd FD`: the inherited descriptor as a file to write to (open, writable,
 /// 3 or above), made close-on-exec so the command does not inherit it.
-pub fn adopt_records_fd(fd: i32) -> io::Result<std::fs::File> {
+pub(crate) fn adopt_records_fd(fd: i32) -> io::Result<std::fs::File> {
     adopt_for_writing(fd)
 }
 
@@ -77,7 +77,7 @@ pub fn adopt_records_fd(fd: i32) -> io::Result<std::fs::File> {
 /// across exec: how `headroom mcp` hands `run` its `--records-fd`. Every other descriptor
 /// stays close-on-exec, so a concurrent spawn never holds this one. `dup2` between fork and
 /// exec is async-signal-safe.
-pub fn pass_fd(cmd: &mut std::process::Command, fd: RawFd, target: RawFd) {
+pub(crate) fn pass_fd(cmd: &mut std::process::Command, fd: RawFd, target: RawFd) {
     use std::os::unix::process::CommandExt;
     // std has no safe way to run code between fork and exec.
     // SAFETY: the closure calls only dup2 and fcntl, async-signal-safe, on descriptors this
@@ -98,7 +98,7 @@ pub fn pass_fd(cmd: &mut std::process::Command, fd: RawFd, target: RawFd) {
 }
 
 /// A blocking, close-on-exec pipe: (read end as a file, write end), for `pass_fd`.
-pub fn pipe_pair() -> io::Result<(std::fs::File, OwnedFd)> {
+pub(crate) fn pipe_pair() -> io::Result<(std::fs::File, OwnedFd)> {
     let (r, w) = cloexec_pipe()?;
     Ok((std::fs::File::from(r), w))
 }

@@ -7,42 +7,42 @@
 mod clock;
 #[cfg(unix)]
 mod fd;
-pub mod linux;
-pub mod macos;
-pub mod own_program;
+pub(crate) mod linux;
+pub(crate) mod macos;
+pub(crate) mod own_program;
 #[cfg(unix)]
-pub mod parent_watch;
+pub(crate) mod parent_watch;
 #[cfg(unix)]
-pub mod path_lookup;
+pub(crate) mod path_lookup;
 #[cfg(unix)]
-pub mod pressure;
-pub mod replay;
+pub(crate) mod pressure;
+pub(crate) mod replay;
 mod screen;
 #[cfg(unix)]
 mod signal;
 #[cfg(unix)]
-pub mod signal_handlers;
+pub(crate) mod signal_handlers;
 #[cfg(unix)]
 mod spawn;
 #[cfg(unix)]
-pub mod start;
-pub mod stop_flag;
+pub(crate) mod start;
+pub(crate) mod stop_flag;
 #[cfg(unix)]
-pub mod supervise;
+pub(crate) mod supervise;
 #[cfg(unix)]
 mod tty;
-pub mod unsupported;
+pub(crate) mod unsupported;
 
 use crate::core::hangs::AppObservation;
 use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcessRecord, Snapshot};
 /// The tree walk is pure logic over a table: it lives in the core.
-pub use crate::core::tree_select::{TreeQuery, reachable, select_tree};
+pub(crate) use crate::core::tree_select::{TreeQuery, select_tree};
 #[cfg(unix)]
-pub use clock::own_cpu_ns;
-pub use clock::{awake_ms, boot_id, boot_ms, now_ms, utc_offset_secs};
+pub(crate) use clock::own_cpu_ns;
+pub(crate) use clock::{awake_ms, boot_id, boot_ms, now_ms, utc_offset_secs};
 #[cfg(unix)]
-pub use fd::{adopt_records_fd, pass_fd, pipe_pair};
-pub use screen::{screen_height, screen_width, terminal_columns, terminal_rows};
+pub(crate) use fd::{adopt_records_fd, pass_fd, pipe_pair};
+pub(crate) use screen::{screen_height, screen_width, terminal_columns};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlatformError {
@@ -217,7 +217,7 @@ pub enum Presence {
 
 /// What one look at the GUI apps found (`hangs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AppScan {
+pub(crate) struct AppScan {
     /// False when the WindowServer or LaunchServices interface could not be used.
     pub available: bool,
     pub unavailable_reason: Option<String>,
@@ -228,13 +228,13 @@ pub struct AppScan {
 
 /// Read-only access to the running GUI apps and their responsiveness as the WindowServer
 /// (Force Quit) sees it. Data only: every decision is in `core::hangs`.
-pub trait AppSource {
+pub(crate) trait AppSource {
     fn scan(&self) -> AppScan;
 }
 
 /// The GUI-app source of this OS: macOS only; elsewhere `Unsupported` (`hangs` needs the
 /// macOS WindowServer).
-pub fn native_apps() -> Result<Box<dyn AppSource>, PlatformError> {
+pub(crate) fn native_apps() -> Result<Box<dyn AppSource>, PlatformError> {
     #[cfg(target_os = "macos")]
     {
         Ok(Box::new(macos::apps::MacApps::new()))
@@ -251,7 +251,7 @@ pub fn native_apps() -> Result<Box<dyn AppSource>, PlatformError> {
 /// `path` with its symlinks, `.` and `..` resolved, when it exists (`fs::canonicalize`);
 /// `None` when it does not or cannot be read. The hang monitor's bundle-path resolver
 /// (`core::hangs::Resolve`): the core compares paths, this reads the disk.
-pub fn canonical_path(path: &str) -> Option<String> {
+pub(crate) fn canonical_path(path: &str) -> Option<String> {
     std::fs::canonicalize(path)
         .ok()
         .map(|p| p.to_string_lossy().into_owned())
@@ -303,7 +303,7 @@ pub fn native_control<'a>(_source: &'a dyn ProcessSource) -> Box<dyn ProcessCont
 }
 
 /// Real uid of this process.
-pub fn current_uid() -> u32 {
+pub(crate) fn current_uid() -> u32 {
     #[cfg(unix)]
     {
         rustix::process::getuid().as_raw()

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// The program as invoked: `argv[0]` when it names a path, else looked up in `$PATH` as a
 /// shell would have; made absolute against the current directory, with `.` components
 /// dropped and links not followed. `None` when it cannot be worked out.
-pub fn invoked() -> Option<PathBuf> {
+pub(crate) fn invoked() -> Option<PathBuf> {
     let arg0 = std::env::args_os().next()?;
     #[cfg(unix)]
     let found = super::path_lookup::resolve(&arg0).ok()?;
@@ -23,7 +23,7 @@ pub fn invoked() -> Option<PathBuf> {
 }
 
 /// The running program's own file, every link resolved: `current_exe` canonicalised.
-pub fn real() -> Option<PathBuf> {
+pub(crate) fn real() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     Some(exe.canonicalize().unwrap_or(exe))
 }
@@ -32,7 +32,7 @@ pub fn real() -> Option<PathBuf> {
 /// `brew upgrade`, `cargo install` and package managers do) or a link moved to another file
 /// has another identity; a file rewritten in place has another size or modification time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileId {
+pub(crate) struct FileId {
     pub dev: u64,
     pub ino: u64,
     pub size: u64,
@@ -40,7 +40,7 @@ pub struct FileId {
 }
 
 /// The identity of the file at `path` now.
-pub fn file_id(path: &Path) -> std::io::Result<FileId> {
+pub(crate) fn file_id(path: &Path) -> std::io::Result<FileId> {
     let m = std::fs::metadata(path)?;
     #[cfg(unix)]
     {

@@ -29,20 +29,20 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 /// Watches the parent headroom was started by.
 #[derive(Debug)]
-pub struct ParentWatch {
+pub(crate) struct ParentWatch {
     parent: i32,
     #[cfg(target_os = "macos")]
     kq: OwnedFd,
 }
 
 /// This process's parent now.
-pub fn current_parent() -> i32 {
+pub(crate) fn current_parent() -> i32 {
     rustix::process::Pid::as_raw(rustix::process::getppid())
 }
 
 impl ParentWatch {
     /// Watch `parent` (the pid headroom was started by). Set up before the command starts.
-    pub fn new(parent: i32) -> io::Result<Self> {
+    pub(crate) fn new(parent: i32) -> io::Result<Self> {
         #[cfg(target_os = "linux")]
         {
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::CHILD))?;
@@ -84,19 +84,14 @@ impl ParentWatch {
         }
     }
 
-    /// The parent this watch is about.
-    pub fn parent(&self) -> i32 {
-        self.parent
-    }
-
     /// Whether the parent has exited: headroom has been handed to another process.
-    pub fn gone(&self) -> bool {
+    pub(crate) fn gone(&self) -> bool {
         current_parent() != self.parent
     }
 
     /// A descriptor that becomes readable when the parent exits, for the loop's `poll`
     /// (macOS); on Linux the wake is a signal and there is none.
-    pub fn poll_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+    pub(crate) fn poll_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
         #[cfg(target_os = "macos")]
         {
             Some(self.kq.as_fd())
@@ -108,7 +103,7 @@ impl ParentWatch {
     }
 
     /// Take the pending event off the kqueue (macOS), so `poll` does not report it again.
-    pub fn drain(&self) {
+    pub(crate) fn drain(&self) {
         #[cfg(target_os = "macos")]
         {
             let zero = libc::timespec {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 /// Why no program could be found.
 #[derive(Debug)]
-pub enum LookupError {
+pub(crate) enum LookupError {
     /// No file of that name (127).
     NotFound(io::Error),
     /// A file of that name, but none executable (126).
@@ -16,7 +16,7 @@ pub enum LookupError {
 }
 
 /// `prog` looked up in the process's `$PATH` (`/bin:/usr/bin` when unset).
-pub fn resolve(prog: &OsStr) -> Result<PathBuf, LookupError> {
+pub(crate) fn resolve(prog: &OsStr) -> Result<PathBuf, LookupError> {
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
     resolve_in(prog, &path)
 }
@@ -26,7 +26,7 @@ pub fn resolve(prog: &OsStr) -> Result<PathBuf, LookupError> {
 /// executable"; when there is no such file, "not found" — even if some directory could not
 /// be searched, which `execvp` would report as EACCES. An empty entry is the current
 /// directory, as in a shell.
-pub fn resolve_in(prog: &OsStr, path: &OsStr) -> Result<PathBuf, LookupError> {
+pub(crate) fn resolve_in(prog: &OsStr, path: &OsStr) -> Result<PathBuf, LookupError> {
     if prog.as_bytes().contains(&b'/') {
         return Ok(PathBuf::from(prog));
     }

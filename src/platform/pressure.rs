@@ -19,21 +19,22 @@ use rustix::event::{PollFd, PollFlags};
 use std::time::{Duration, Instant};
 
 /// The Linux trigger: 150 ms of "some" memory stall within a 2 s window.
-pub const PSI_TRIGGER: &str = "some 150000 2000000";
+#[cfg_attr(not(target_os = "linux"), allow(dead_code, reason = "Linux's trigger"))]
+pub(crate) const PSI_TRIGGER: &str = "some 150000 2000000";
 
 /// How high memory pressure is now: the PSI file's `some avg10` on Linux (a share of the
 /// last 10 s in which some task stalled on memory), `kern.memorystatus_vm_pressure_level`
 /// on macOS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Level {
+pub(crate) enum Level {
     Normal,
     Warn,
     Critical,
 }
 
 impl Level {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Level::Normal => "normal",
             Level::Warn => "warn",
@@ -44,12 +45,12 @@ impl Level {
 
 /// `some avg10` at or above this (percent) is `Warn`: the trigger's own rate, 150 ms of
 /// stall per 2 s.
-pub const PSI_WARN_AVG10: f64 = 7.5;
+pub(crate) const PSI_WARN_AVG10: f64 = 7.5;
 /// ... and at or above this, `Critical`.
-pub const PSI_CRITICAL_AVG10: f64 = 30.0;
+pub(crate) const PSI_CRITICAL_AVG10: f64 = 30.0;
 
 /// The level in a PSI file's text (`some avg10=1.23 avg60=… total=…`), and its avg10.
-pub fn psi_level(text: &str) -> Option<(Level, f64)> {
+pub(crate) fn psi_level(text: &str) -> Option<(Level, f64)> {
     let line = text.lines().find(|l| l.starts_with("some "))?;
     let avg10: f64 = line
         .split_ascii_whitespace()
@@ -67,7 +68,8 @@ pub fn psi_level(text: &str) -> Option<(Level, f64)> {
 }
 
 /// `kern.memorystatus_vm_pressure_level`: 1 normal, 2 warn, 4 critical.
-pub fn macos_level(v: i64) -> Option<Level> {
+#[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "macOS-only"))]
+pub(crate) fn macos_level(v: i64) -> Option<Level> {
     match v {
         1 => Some(Level::Normal),
         2 => Some(Level::Warn),
@@ -79,7 +81,15 @@ pub fn macos_level(v: i64) -> Option<Level> {
 /// Which signal a loop waits on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+#[cfg_attr(
+    not(target_os = "linux"),
+    allow(dead_code, reason = "one variant per OS; the JSON names them all")
+)]
+#[cfg_attr(
+    not(target_os = "macos"),
+    allow(dead_code, reason = "one variant per OS; the JSON names them all")
+)]
+pub(crate) enum Kind {
     /// A Linux PSI trigger.
     Psi,
     /// A macOS dispatch memory-pressure source.
@@ -89,7 +99,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Psi => "psi",
             Kind::Dispatch => "dispatch",
@@ -100,7 +110,7 @@ impl Kind {
 
 /// An armed pressure source, or why there is none.
 #[derive(Debug)]
-pub struct Pressure {
+pub(crate) struct Pressure {
     pub kind: Kind,
     /// What was armed (`/proc/pressure/memory`, trigger) or why nothing was.
     pub detail: String,
@@ -116,7 +126,7 @@ pub struct Pressure {
 
 /// What ended a wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Woke {
+pub(crate) enum Woke {
     /// The source fired.
     Pressure,
     /// The timeout passed.
@@ -129,7 +139,7 @@ pub enum Woke {
 
 impl Pressure {
     /// No source: the timer only, for `reason`.
-    pub fn poll(reason: impl Into<String>) -> Self {
+    pub(crate) fn poll(reason: impl Into<String>) -> Self {
         Self {
             kind: Kind::Poll,
             detail: reason.into(),
@@ -142,13 +152,14 @@ impl Pressure {
     }
 
     /// No source because the user turned the signal off (`[memory] pressure = "off"`).
-    pub fn turned_off() -> Self {
+    pub(crate) fn turned_off() -> Self {
         Self::poll("turned off by [memory] pressure = \"off\"")
     }
 
     /// A source on a descriptor that becomes readable (`POLLIN`) when it fires: the macOS
     /// handler's pipe, or in tests a pipe standing in for a trigger.
-    pub fn from_readable(kind: Kind, detail: impl Into<String>, fd: OwnedFd) -> Self {
+    #[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "macOS-only"))]
+    pub(crate) fn from_readable(kind: Kind, detail: impl Into<String>, fd: OwnedFd) -> Self {
         Self {
             kind,
             detail: detail.into(),
@@ -163,7 +174,7 @@ impl Pressure {
     /// Arm the trigger on a PSI file (`/proc/pressure/memory`, a cgroup's
     /// `memory.pressure`).
     #[cfg(target_os = "linux")]
-    pub fn psi(path: &std::path::Path) -> Self {
+    pub(crate) fn psi(path: &std::path::Path) -> Self {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
         let opened = std::fs::OpenOptions::new()
@@ -196,7 +207,7 @@ impl Pressure {
     }
 
     /// The system's source: PSI under `proc_root` on Linux, dispatch on macOS.
-    pub fn system(proc_root: &std::path::Path) -> Self {
+    pub(crate) fn system(proc_root: &std::path::Path) -> Self {
         #[cfg(target_os = "linux")]
         {
             Self::psi(&proc_root.join("pressure/memory"))
@@ -228,13 +239,13 @@ impl Pressure {
     }
 
     /// `psi (…)`, `dispatch (…)` or `poll (why)`: the line `watch` prints once.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("{} ({})", self.kind.name(), self.detail)
     }
 
     /// The pressure level now, and what it was read from (`some avg10 0.42 %`); `None`
     /// without a source or when it cannot be read.
-    pub fn level(&self) -> Option<(Level, String)> {
+    pub(crate) fn level(&self) -> Option<(Level, String)> {
         match self.kind {
             Kind::Psi => {
                 let text = std::fs::read_to_string(self.psi_path.as_ref()?).ok()?;
@@ -256,17 +267,17 @@ impl Pressure {
     }
 
     /// Whether the level is above normal now (unknown counts as not).
-    pub fn is_high(&self) -> bool {
+    pub(crate) fn is_high(&self) -> bool {
         self.level().is_some_and(|(l, _)| l > Level::Normal)
     }
 
     /// The descriptor and `poll` events to wait on, for a loop that polls other
     /// descriptors too (`Supervisor::wait`); call `drain` when it fired.
-    pub fn poll_spec(&self) -> Option<(BorrowedFd<'_>, PollFlags)> {
+    pub(crate) fn poll_spec(&self) -> Option<(BorrowedFd<'_>, PollFlags)> {
         self.fd().map(|fd| (fd, self.events))
     }
 
-    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+    pub(crate) fn fd(&self) -> Option<BorrowedFd<'_>> {
         self.fd.as_ref().map(|f| f.as_fd())
     }
 
@@ -278,7 +289,7 @@ impl Pressure {
     /// wakes once a second to look at `stop`, as before. Without a source this is a plain
     /// interruptible sleep. A source that reports `POLLERR`/`POLLHUP`/`POLLNVAL` is dropped,
     /// so the caller falls back to its timer.
-    pub fn wait(&mut self, timeout: Duration, stop: &dyn Fn() -> bool) -> Woke {
+    pub(crate) fn wait(&mut self, timeout: Duration, stop: &dyn Fn() -> bool) -> Woke {
         let deadline = Instant::now() + timeout;
         // Made (or looked up) before `stop` is first looked at: a signal before that sets
         // the flag, one after it leaves a byte.
@@ -334,7 +345,7 @@ impl Pressure {
 
     /// A readable source (a pipe) is emptied so it does not fire again for the same event;
     /// a PSI trigger needs nothing (its event is consumed by the poll that reported it).
-    pub fn drain(&self) {
+    pub(crate) fn drain(&self) {
         if self.events != PollFlags::IN {
             return;
         }

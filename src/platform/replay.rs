@@ -8,18 +8,19 @@ use crate::core::snapshot::{Detail, MemoryTotals, ProcessRecord, SNAPSHOT_SCHEMA
 use crate::platform::{PlatformError, ProcessSource};
 
 #[derive(Debug, Clone)]
-pub struct ReplaySource {
+pub(crate) struct ReplaySource {
     snapshot: Snapshot,
 }
 
 impl ReplaySource {
-    pub fn new(snapshot: Snapshot) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(snapshot: Snapshot) -> Self {
         Self { snapshot }
     }
 
     /// Load and validate a snapshot file (`-`: standard input); the error names the file and
     /// what is wrong.
-    pub fn load(path: &Path) -> Result<Self, PlatformError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, PlatformError> {
         let text = if path.as_os_str() == "-" {
             let mut text = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
@@ -34,7 +35,7 @@ impl ReplaySource {
             .map_err(|e| PlatformError::Invalid(format!("snapshot `{}` {e}", path.display())))
     }
 
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         if text.trim().is_empty() {
             return Err("is empty".into());
         }

@@ -5,14 +5,14 @@ const MIN_SCREEN_WIDTH: usize = 20;
 
 /// The width tables are laid out for: the terminal's, else `$COLUMNS` (as a shell exports
 /// it); none known (a pipe, no variable): no limit, every column kept.
-pub fn screen_width() -> Option<usize> {
+pub(crate) fn screen_width() -> Option<usize> {
     terminal_columns()
         .or_else(|| size_from_env("COLUMNS"))
         .map(|w| w.max(MIN_SCREEN_WIDTH))
 }
 
 /// The height a screenful has: the terminal's, else `$LINES`; none known, no limit.
-pub fn screen_height() -> Option<usize> {
+pub(crate) fn screen_height() -> Option<usize> {
     terminal_rows()
         .or_else(|| size_from_env("LINES"))
         .map(|h| h.max(5))
@@ -38,7 +38,7 @@ fn window() -> Option<(u16, u16)> {
 }
 
 /// The height of the terminal on stdout in rows, None when stdout is not a terminal.
-pub fn terminal_rows() -> Option<usize> {
+pub(crate) fn terminal_rows() -> Option<usize> {
     #[cfg(unix)]
     if let Some((rows, _)) = window().filter(|&(r, _)| r > 0) {
         return Some(usize::from(rows));
@@ -47,7 +47,7 @@ pub fn terminal_rows() -> Option<usize> {
 }
 
 /// The width of the terminal on stdout in columns, None when stdout is not a terminal.
-pub fn terminal_columns() -> Option<usize> {
+pub(crate) fn terminal_columns() -> Option<usize> {
     #[cfg(unix)]
     if let Some((_, cols)) = window().filter(|&(_, c)| c > 0) {
         return Some(usize::from(cols));

@@ -84,7 +84,7 @@ fn action(handler: libc::sighandler_t, flags: c_int) -> libc::sigaction {
 }
 
 /// The read end of the self-pipe, made on first use.
-pub fn wake_fd() -> io::Result<BorrowedFd<'static>> {
+pub(crate) fn wake_fd() -> io::Result<BorrowedFd<'static>> {
     if let Some((r, _)) = PIPE.get() {
         return Ok(r.as_fd());
     }
@@ -96,7 +96,7 @@ pub fn wake_fd() -> io::Result<BorrowedFd<'static>> {
 }
 
 /// The signal numbers written since the last call, in order (the pipe emptied).
-pub fn take_arrived() -> Vec<c_int> {
+pub(crate) fn take_arrived() -> Vec<c_int> {
     match PIPE.get() {
         Some((r, _)) => fd::drain(r.as_fd()).into_iter().map(c_int::from).collect(),
         None => Vec::new(),
@@ -104,7 +104,7 @@ pub fn take_arrived() -> Vec<c_int> {
 }
 
 /// The last SIGINT, SIGTERM or SIGHUP received since start (or since `clear_stop`).
-pub fn stop_requested() -> Option<c_int> {
+pub(crate) fn stop_requested() -> Option<c_int> {
     match STOP.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),
@@ -118,7 +118,7 @@ pub(crate) fn clear_stop() {
 
 /// How `Handlers::install` treats the signals it is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Catch {
+pub(crate) struct Catch {
     /// Restart interrupted system calls (`SA_RESTART`). Off, a signal cuts a `nanosleep`
     /// or `poll` short.
     pub restart: bool,
@@ -131,14 +131,14 @@ pub struct Catch {
 
 /// The dispositions replaced by `install`, restored on drop.
 #[derive(Debug)]
-pub struct Handlers {
+pub(crate) struct Handlers {
     old: Vec<(c_int, libc::sigaction)>,
 }
 
 impl Handlers {
     /// Route each of `sigs` to the handler. Errors name the signal; what was installed
     /// before the error is restored.
-    pub fn install(sigs: &[c_int], how: Catch) -> io::Result<Self> {
+    pub(crate) fn install(sigs: &[c_int], how: Catch) -> io::Result<Self> {
         wake_fd()?;
         let mut out = Self { old: Vec::new() };
         for &sig in sigs {
@@ -163,16 +163,17 @@ impl Handlers {
     }
 
     /// How many signals were routed (those kept ignored are not).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.old.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.old.is_empty()
     }
 
     /// Keep the handlers for the rest of the process (a loop that runs until it exits).
-    pub fn keep_for_life(self) {
+    pub(crate) fn keep_for_life(self) {
         std::mem::forget(self);
     }
 }

@@ -17,7 +17,7 @@ use super::tty::tty_signals;
 
 /// Why the command could not be started.
 #[derive(Debug, thiserror::Error)]
-pub enum SpawnError {
+pub(crate) enum SpawnError {
     #[error("{0}")]
     NotFound(io::Error),
     #[error("{0}")]

@@ -46,7 +46,7 @@ static PARENT_AT_START: std::sync::atomic::AtomicI32 = std::sync::atomic::Atomic
 
 /// The parent's pid when the binary started, or None where `prepare` did not run (the
 /// library called directly, as unit tests do).
-pub fn parent_at_start() -> Option<i32> {
+pub(crate) fn parent_at_start() -> Option<i32> {
     Some(PARENT_AT_START.load(std::sync::atomic::Ordering::Relaxed)).filter(|&p| p > 0)
 }
 

@@ -11,7 +11,7 @@
 /// Route SIGINT, SIGTERM and SIGHUP to the flag, for the rest of the process. Errors name
 /// the signal.
 #[cfg(unix)]
-pub fn install() -> std::io::Result<()> {
+pub(crate) fn install() -> std::io::Result<()> {
     use super::signal_handlers::{Catch, Handlers};
     Handlers::install(
         &[libc::SIGINT, libc::SIGTERM, libc::SIGHUP],
@@ -26,12 +26,12 @@ pub fn install() -> std::io::Result<()> {
 }
 
 #[cfg(not(unix))]
-pub fn install() -> std::io::Result<()> {
+pub(crate) fn install() -> std::io::Result<()> {
     Ok(())
 }
 
 /// The signal that asked to stop, if any.
-pub fn requested() -> Option<i32> {
+pub(crate) fn requested() -> Option<i32> {
     #[cfg(unix)]
     {
         super::signal_handlers::stop_requested()
@@ -43,7 +43,7 @@ pub fn requested() -> Option<i32> {
 }
 
 /// Whether the stop came from SIGINT (Ctrl-C).
-pub fn is_interrupt(sig: i32) -> bool {
+pub(crate) fn is_interrupt(sig: i32) -> bool {
     #[cfg(unix)]
     {
         sig == libc::SIGINT
@@ -56,7 +56,7 @@ pub fn is_interrupt(sig: i32) -> bool {
 }
 
 /// Whether the stop came from SIGHUP (a terminal closed, or `kill -HUP`: start afresh).
-pub fn is_hangup(sig: i32) -> bool {
+pub(crate) fn is_hangup(sig: i32) -> bool {
     #[cfg(unix)]
     {
         sig == libc::SIGHUP
@@ -68,19 +68,11 @@ pub fn is_hangup(sig: i32) -> bool {
     }
 }
 
-/// The descriptor that becomes readable when a stop is requested after `install`, for a
-/// loop that polls other descriptors too (it may be readable for other caught signals:
-/// look at `requested` when it is).
-#[cfg(unix)]
-pub fn wake_fd() -> std::io::Result<std::os::fd::BorrowedFd<'static>> {
-    super::signal_handlers::wake_fd()
-}
-
 /// Read what is there on `fd` (blocking until something is, or it ends), unless a stop is
 /// requested first: `Ok(None)` then. For a server that reads its input and must also stop
 /// on SIGTERM (`headroom mcp`): the wait is a `poll` on `fd` and the self-pipe together.
 #[cfg(unix)]
-pub fn read_unless_stopped(
+pub(crate) fn read_unless_stopped(
     fd: std::os::fd::BorrowedFd<'_>,
     buf: &mut [u8],
 ) -> std::io::Result<Option<usize>> {
@@ -116,7 +108,7 @@ pub fn read_unless_stopped(
 }
 
 /// Sleep up to `d`, waking at once when a stop is requested.
-pub fn sleep(d: std::time::Duration) {
+pub(crate) fn sleep(d: std::time::Duration) {
     let deadline = std::time::Instant::now() + d;
     while requested().is_none() {
         let left = deadline.saturating_duration_since(std::time::Instant::now());

@@ -34,7 +34,7 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::process::WaitOptions;
 
 use super::signal_handlers::{self, Catch, Handlers};
-pub use super::spawn::SpawnError;
+pub(crate) use super::spawn::SpawnError;
 use super::spawn::{Setup, spawn_in_own_group};
 use super::tty::{Tty, thread_mask, tty_signals};
 use crate::platform::Signal;
@@ -44,7 +44,7 @@ const CAUGHT: [c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIG
 
 /// Why the loop woke up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wake {
+pub(crate) enum Wake {
     /// headroom itself was sent SIGINT, SIGTERM or SIGHUP.
     Signal(Signal),
     /// A child exited or stopped: call `reap`.
@@ -57,7 +57,7 @@ pub enum Wake {
 
 /// What `waitpid` said about one child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChildEvent {
+pub(crate) enum ChildEvent {
     Exited(i32),
     Signaled(i32),
     /// Stopped by this signal (SIGTSTP from Ctrl-Z, SIGTTIN, SIGTTOU, SIGSTOP).
@@ -65,7 +65,7 @@ pub enum ChildEvent {
 }
 
 /// The OS state `run` holds while it supervises a command.
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     /// The self-pipe's read end (`signal_handlers`).
     wake: BorrowedFd<'static>,
     handlers: Handlers,
@@ -107,7 +107,7 @@ fn become_subreaper() -> io::Result<bool> {
 impl Supervisor {
     /// Take hold: subreaper, self-pipe, handlers, SIGTTOU/SIGTTIN blocked, the terminal.
     /// Only one may exist at a time (the handlers are process-wide).
-    pub fn install() -> io::Result<Self> {
+    pub(crate) fn install() -> io::Result<Self> {
         let subreaper = become_subreaper()?;
         let wake = signal_handlers::wake_fd()?;
         // Bytes of signals that arrived before this run are not this run's.
@@ -145,7 +145,7 @@ impl Supervisor {
     /// Have `wait` report `Wake::ParentGone` once the process that started headroom has
     /// exited (`parent_watch`): the parent noted at start-up, else the one now. Reported at
     /// the first `wait` if it is gone already.
-    pub fn watch_parent(&mut self) -> io::Result<()> {
+    pub(crate) fn watch_parent(&mut self) -> io::Result<()> {
         let parent =
             super::start::parent_at_start().unwrap_or_else(super::parent_watch::current_parent);
         self.parent = Some(super::parent_watch::ParentWatch::new(parent)?);
@@ -153,36 +153,36 @@ impl Supervisor {
     }
 
     /// Whether orphans of the tree come back to headroom (Linux).
-    pub fn is_subreaper(&self) -> bool {
+    pub(crate) fn is_subreaper(&self) -> bool {
         self.subreaper
     }
 
     /// Whether headroom's group owned the terminal, so the command's group was handed it.
-    pub fn handed_terminal(&self) -> bool {
+    pub(crate) fn handed_terminal(&self) -> bool {
         self.tty.as_ref().is_some_and(|t| t.handed)
     }
 
     /// Have the next command join the cgroup whose `cgroup.procs` is `procs` between fork
     /// and exec (it writes `0`, "this process"), so that nothing it runs is ever outside it.
     /// A failure to join is `SpawnError::Cgroup` and the command does not run. `None` stops.
-    pub fn join_cgroup_at_exec(&mut self, procs: Option<OwnedFd>) {
+    pub(crate) fn join_cgroup_at_exec(&mut self, procs: Option<OwnedFd>) {
         self.cgroup_procs = procs;
     }
 
     /// Have `wait` also wake when `source` fires (`Wake::Pressure`). A source that goes
     /// away is dropped and the loop keeps its timer.
-    pub fn wake_on_pressure(&mut self, source: crate::platform::pressure::Pressure) {
+    pub(crate) fn wake_on_pressure(&mut self, source: crate::platform::pressure::Pressure) {
         self.pressure = Some(source);
     }
 
     /// Whether the pressure source's level is above normal now (`Pressure::is_high`).
-    pub fn pressure_high(&self) -> bool {
+    pub(crate) fn pressure_high(&self) -> bool {
         self.pressure.as_ref().is_some_and(|p| p.is_high())
     }
 
     /// Start `argv` with stdio inherited, in a new process group led by the command, handed
     /// the terminal when headroom's group owns it. Returns the command's pid.
-    pub fn spawn(&mut self, argv: &[OsString]) -> Result<i32, SpawnError> {
+    pub(crate) fn spawn(&mut self, argv: &[OsString]) -> Result<i32, SpawnError> {
         let tty_fd = self.tty.as_ref().filter(|t| t.ours()).map(Tty::raw_fd);
         let pid = spawn_in_own_group(
             argv,
@@ -204,7 +204,7 @@ impl Supervisor {
     }
 
     /// Sleep until a caught signal arrives or `timeout` passes; what arrived, in order.
-    pub fn wait(&mut self, timeout: Duration) -> Vec<Wake> {
+    pub(crate) fn wait(&mut self, timeout: Duration) -> Vec<Wake> {
         let pressure = self.pressure.as_ref().and_then(|p| p.poll_spec());
         let parent_fd = self.parent.as_ref().and_then(|p| p.poll_fd());
         // Only what there is is polled: no pressure source or parent kqueue, no entry.
@@ -254,7 +254,7 @@ impl Supervisor {
 
     /// Collect every child that exited or stopped (the command, and on Linux any orphan of
     /// the tree reparented here), without blocking.
-    pub fn reap(&self) -> Vec<(i32, ChildEvent)> {
+    pub(crate) fn reap(&self) -> Vec<(i32, ChildEvent)> {
         let mut out = Vec::new();
         loop {
             // `waitpid(-1, …)`: any child (rustix's `waitpid(None, …)` is pid 0, headroom's
@@ -282,7 +282,7 @@ impl Supervisor {
     /// the terminal back and stop headroom too, so the shell sees the job stopped. Returns
     /// once headroom is continued (`fg`/`bg`), having handed the terminal back to `pgid` if
     /// headroom's group owns it again. The caller then continues the command's group.
-    pub fn suspend_with(&mut self, pgid: i32) {
+    pub(crate) fn suspend_with(&mut self, pgid: i32) {
         self.take_terminal();
         // SAFETY: raise has no memory-safety preconditions. SIGTSTP's default action stops
         // this process; in an orphaned group the kernel discards it and this returns at once.
@@ -293,7 +293,7 @@ impl Supervisor {
     }
 
     /// Give the terminal back to headroom's own group, if it was handed away.
-    pub fn take_terminal(&mut self) {
+    pub(crate) fn take_terminal(&mut self) {
         if let Some(t) = self.tty.as_mut() {
             t.take_back();
         }

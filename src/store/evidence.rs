@@ -34,15 +34,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-pub use crate::core::evidence_csv::{Anomaly, ReadRow, Row, columns};
+pub(crate) use crate::core::evidence_csv::{Anomaly, ReadRow, Row, columns};
 use crate::core::evidence_csv::{
     AnomalyKind, FirstLine, Item, Reader, encode, judge_first_line, layout_id,
 };
 use crate::store::fsio::{Lock, open_append};
 
-pub const FILE: &str = "evidence.csv";
-pub const MAX_BYTES: u64 = 4 * 1024 * 1024;
-pub const KEEP: usize = 3;
+pub(crate) const FILE: &str = "evidence.csv";
+pub(crate) const MAX_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const KEEP: usize = 3;
 /// The stem every file of the log starts with.
 const STEM: &str = "evidence";
 

@@ -18,7 +18,7 @@ const STALE_TMP_MS: u128 = 10 * 60 * 1000;
 
 /// Replace `path` with `bytes` atomically and durably (fsync before the rename): for files
 /// the user asked for (snapshots, Prometheus text, the LaunchAgent, the systemd unit).
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_replace(path, bytes, true, false)
 }
 
@@ -28,7 +28,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
 ///
 /// A state file that is a symbolic link is refused with a message (the rename would only
 /// replace the link, never write through it, but a planted link deserves to be seen).
-pub fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
     write_replace(path, bytes, false, true)
 }
 
@@ -77,7 +77,7 @@ fn refuse_link(path: &Path) -> Result<()> {
 }
 
 /// Open `path` for appending (created 0600 when missing), never through a symbolic link.
-pub fn open_append(path: &Path) -> Result<File> {
+pub(crate) fn open_append(path: &Path) -> Result<File> {
     private_options()
         .read(true)
         .append(true)
@@ -93,7 +93,7 @@ pub fn open_append(path: &Path) -> Result<File> {
 }
 
 /// Read `path` whole, never through a symbolic link (a link is an error naming it).
-pub fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut f = private_options().read(true).open(path).map_err(|e| {
         if is_link_error(&e) {
             std::io::Error::other(format!("{:#}", link_refused(path)))
@@ -188,14 +188,14 @@ fn pid_exists(pid: u32) -> bool {
 
 /// An exclusive advisory lock on `<path>.lock`, released on drop.
 #[derive(Debug)]
-pub struct Lock {
+pub(crate) struct Lock {
     _file: File,
     path: PathBuf,
 }
 
 impl Lock {
     /// Wait for the lock.
-    pub fn acquire(path: &Path) -> Result<Self> {
+    pub(crate) fn acquire(path: &Path) -> Result<Self> {
         match Self::take(path, true)? {
             Some(l) => Ok(l),
             None => bail!("cannot lock `{}.lock`", path.display()),
@@ -203,7 +203,7 @@ impl Lock {
     }
 
     /// Take the lock if nobody holds it; `None` when another process does.
-    pub fn try_acquire(path: &Path) -> Result<Option<Self>> {
+    pub(crate) fn try_acquire(path: &Path) -> Result<Option<Self>> {
         Self::take(path, false)
     }
 
@@ -251,14 +251,15 @@ impl Lock {
         }))
     }
 
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Replace the lock file's contents with `bytes` while it is held: who holds it, for
     /// whoever finds it taken (`store::guard`). Not atomic: a reader may see it half
     /// written, and must treat what it cannot parse as unknown.
-    pub fn record(&self, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn record(&self, bytes: &[u8]) -> Result<()> {
         use std::io::{Seek, SeekFrom};
         let mut f = &self._file;
         f.set_len(0)

@@ -10,12 +10,12 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::core::session_log::{
-    self, DirReport, FileKind, FileMeta, FileReport, LogDirError, LogFiles, ReaderLimits, Stopwatch,
+    self, DirReport, FileKind, FileMeta, LogDirError, LogFiles, ReaderLimits, Stopwatch,
 };
 
 /// The OS's file system.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Disk;
+pub(crate) struct Disk;
 
 impl LogFiles for Disk {
     type File = File;
@@ -42,12 +42,18 @@ impl LogFiles for Disk {
 }
 
 /// [`session_log::judge_file`] on the disk.
-pub fn judge_file(path: &Path, now: i64, limits: &ReaderLimits, clock: Stopwatch) -> FileReport {
+#[cfg(test)]
+pub(crate) fn judge_file(
+    path: &Path,
+    now: i64,
+    limits: &ReaderLimits,
+    clock: Stopwatch,
+) -> session_log::FileReport {
     session_log::judge_file(&Disk, path, now, limits, clock)
 }
 
 /// [`session_log::judge_dir`] on the disk.
-pub fn judge_dir(
+pub(crate) fn judge_dir(
     dir: &Path,
     now: i64,
     limits: &ReaderLimits,

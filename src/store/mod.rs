@@ -5,13 +5,13 @@
 //! `core`, which does no file I/O; the store may use `core`'s types and `platform`'s
 //! clocks and uid, never `actions`, `commands`, `mcp`, `output` or `cli`.
 
-pub mod config_file;
-pub mod evidence;
-pub mod fsio;
-pub mod guard;
-pub mod hang_events;
-pub mod log_files;
-pub mod observations;
-pub mod parked;
-pub mod paths;
-pub mod state;
+pub(crate) mod config_file;
+pub(crate) mod evidence;
+pub(crate) mod fsio;
+pub(crate) mod guard;
+pub(crate) mod hang_events;
+pub(crate) mod log_files;
+pub(crate) mod observations;
+pub(crate) mod parked;
+pub(crate) mod paths;
+pub(crate) mod state;

@@ -18,7 +18,7 @@ use crate::store::fsio::{Lock, replace};
 
 /// What loading a state file found.
 #[derive(Debug)]
-pub enum Loaded<T> {
+pub(crate) enum Loaded<T> {
     Missing,
     Ok(T),
     /// Unparseable: moved to `aside`; start fresh.
@@ -29,7 +29,7 @@ pub enum Loaded<T> {
 }
 
 /// Load `path` as JSON; a file that does not parse is moved aside.
-pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
+pub(crate) fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
     let bytes = match crate::store::fsio::read_private(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::Missing),
@@ -57,12 +57,12 @@ pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
     }
 }
 
-pub fn save_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+pub(crate) fn save_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let bytes = serde_json::to_vec(value).context("cannot serialise state")?;
     replace(path, &bytes)
 }
 
-pub const READINGS_FILE: &str = "readings.json";
+pub(crate) const READINGS_FILE: &str = "readings.json";
 const READINGS_SCHEMA: &str = "headroom.readings/1";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -74,7 +74,7 @@ struct ReadingsFile {
 
 /// The outcome of recording one reading.
 #[derive(Debug)]
-pub struct History {
+pub(crate) struct History {
     /// The samples of the window, the new one included.
     pub samples: Vec<Sample>,
     /// A warning for the user (corrupt file set aside).
@@ -83,7 +83,7 @@ pub struct History {
 
 /// Append `sample` to the reading history in `dir` and return the window. Samples of another
 /// uid, from the future (a clock set back) or older than the window are dropped.
-pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
+pub(crate) fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
     let path = dir.join(READINGS_FILE);
     let _lock = Lock::acquire(&path)?;
     let mut warning = None;
@@ -111,7 +111,7 @@ pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
     Ok(History { samples, warning })
 }
 
-pub const CPU_FILE: &str = "cpu-history.json";
+pub(crate) const CPU_FILE: &str = "cpu-history.json";
 const CPU_SCHEMA: &str = "headroom.cpu-history/2";
 
 #[derive(Debug, Clone, Serialize)]
@@ -136,7 +136,7 @@ struct CpuFileIn {
 }
 
 /// `core::state_rules::dir_rule` for the directory on disk (following a symlink to what it names).
-pub fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
+pub(crate) fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
     let meta = std::fs::metadata(dir)
         .map_err(|e| format!("cannot inspect state directory `{}`: {e}", dir.display()))?;
     #[cfg(unix)]
@@ -154,7 +154,7 @@ pub fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
 /// The CPU readings of session children across runs, held under the state lock from load
 /// to save so a `watch` round and a `reap` from cron do not lose each other's readings.
 #[derive(Debug)]
-pub struct SavedCpuHistory {
+pub(crate) struct SavedCpuHistory {
     path: PathBuf,
     uid: u32,
     boot: String,
@@ -168,7 +168,7 @@ impl SavedCpuHistory {
     /// Load the history in `dir`. Kept are only entries of this uid and this boot (`boot`:
     /// pids, start times and awake-clock readings of another boot mean nothing now) that
     /// are `core::state_rules::consistent` at awake-clock `awake_now_ms`; the rest is dropped.
-    pub fn load(dir: &Path, uid: u32, boot: &str, awake_now_ms: i64) -> Result<Self> {
+    pub(crate) fn load(dir: &Path, uid: u32, boot: &str, awake_now_ms: i64) -> Result<Self> {
         let path = dir.join(CPU_FILE);
         let lock = Lock::acquire(&path)?;
         let mut warning = None;
@@ -204,7 +204,7 @@ impl SavedCpuHistory {
         })
     }
 
-    pub fn save(self, entries: Vec<CpuEntry>) -> Result<()> {
+    pub(crate) fn save(self, entries: Vec<CpuEntry>) -> Result<()> {
         save_json(
             &self.path,
             &CpuFile {

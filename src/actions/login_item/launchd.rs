@@ -61,7 +61,7 @@ impl Backoff {
 ///   saturates the machine, and it costs about 12 ms of CPU a minute (README), so it runs
 ///   with "the same resource limitations as apps, that is to say, none".
 /// - `EnvironmentVariables = {HEADROOM_SERVICE = dev.headroom.watch}` (`SERVICE_ENV`).
-pub fn launch_agent(program: &Path, log: &Path) -> plist::Value {
+pub(crate) fn launch_agent(program: &Path, log: &Path) -> plist::Value {
     let mut d = plist::Dictionary::new();
     d.insert("Label".into(), LABEL.into());
     d.insert(
@@ -99,7 +99,7 @@ pub(super) fn program_problem(program: &str) -> Option<String> {
 }
 
 /// Check a plist on disk is a LaunchAgent headroom can vouch for.
-pub fn check_plist(path: &Path) -> Result<(), String> {
+pub(crate) fn check_plist(path: &Path) -> Result<(), String> {
     let v = plist::Value::from_file(path)
         .map_err(|e| format!("`{}` is not a valid plist: {e}", path.display()))?;
     let d = v
@@ -158,14 +158,14 @@ pub fn check_plist(path: &Path) -> Result<(), String> {
 }
 
 #[derive(Debug)]
-pub struct Launchd<'a> {
+pub(crate) struct Launchd<'a> {
     pub exec: &'a dyn Exec,
     pub uid: u32,
     pub agents_dir: PathBuf,
 }
 
 impl Launchd<'_> {
-    pub fn plist_path(&self) -> PathBuf {
+    pub(crate) fn plist_path(&self) -> PathBuf {
         self.agents_dir.join(format!("{LABEL}.plist"))
     }
 
@@ -179,7 +179,7 @@ impl Launchd<'_> {
     }
 
     /// Whether `brew services` already runs headroom.
-    pub fn brew_service(&self) -> bool {
+    pub(crate) fn brew_service(&self) -> bool {
         if self.agents_dir.join(format!("{BREW_LABEL}.plist")).exists() {
             return true;
         }
@@ -189,7 +189,7 @@ impl Launchd<'_> {
             .is_ok_and(|o| o.status.success())
     }
 
-    pub fn register(&self, program: &Path, log: &Path) -> Result<()> {
+    pub(crate) fn register(&self, program: &Path, log: &Path) -> Result<()> {
         std::fs::create_dir_all(&self.agents_dir)
             .with_context(|| format!("cannot create `{}`", self.agents_dir.display()))?;
         let mut bytes = Vec::new();
@@ -246,13 +246,13 @@ impl Launchd<'_> {
         }
     }
 
-    pub fn unregister(&self) -> Result<bool> {
+    pub(crate) fn unregister(&self) -> Result<bool> {
         let target = self.target();
         let _ = self.exec.run("launchctl", &["bootout", &target]);
         remove_if_present(&self.plist_path())
     }
 
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         let path = self.plist_path();
         let registered = path.exists();
         let problem = if registered {

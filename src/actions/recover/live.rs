@@ -10,7 +10,7 @@ use crate::platform::{Delivery, Presence, ProcessControl, ProcessSource, Signal}
 
 /// The real world: signals through `ProcessControl`, helpers through `exec::run`, the
 /// replacement from a fresh process table.
-pub struct LiveOps<'a> {
+pub(crate) struct LiveOps<'a> {
     source: &'a dyn ProcessSource,
     control: &'a dyn ProcessControl,
     start: Instant,
@@ -23,7 +23,7 @@ impl std::fmt::Debug for LiveOps<'_> {
 }
 
 impl<'a> LiveOps<'a> {
-    pub fn new(source: &'a dyn ProcessSource, control: &'a dyn ProcessControl) -> Self {
+    pub(crate) fn new(source: &'a dyn ProcessSource, control: &'a dyn ProcessControl) -> Self {
         Self {
             source,
             control,

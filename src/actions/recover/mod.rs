@@ -20,8 +20,8 @@
 //!
 //! Nothing here decides *whether* to restart, and nothing here notifies.
 
-pub mod live;
-pub mod steps;
+pub(crate) mod live;
+pub(crate) mod steps;
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -29,28 +29,28 @@ use std::time::{Duration, Instant};
 use crate::actions::clock::Clock;
 use crate::actions::escalate::{self, EscalationOutcome};
 use crate::actions::exec::ExecOutput;
-pub use crate::actions::recover::live::LiveOps;
-pub use crate::actions::recover::steps::Step;
+pub(crate) use crate::actions::recover::live::LiveOps;
+pub(crate) use crate::actions::recover::steps::Step;
 use crate::actions::recover::steps::{ms, secs};
 use crate::core::hangs::{CURSOR_SERVICE_PATH, Kind};
 use crate::core::snapshot::Identity;
 use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, Signal};
 
 /// Absolute paths: a restart must not depend on `PATH`.
-pub const OPEN: &str = "/usr/bin/open";
-pub const LAUNCHCTL: &str = "/bin/launchctl";
+pub(crate) const OPEN: &str = "/usr/bin/open";
+pub(crate) const LAUNCHCTL: &str = "/bin/launchctl";
 /// How long a process may take to go after SIGKILL before the restart is abandoned.
-pub const KILL_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const KILL_WAIT: Duration = Duration::from_secs(5);
 /// How long to wait for launchd to start a replacement service process.
-pub const REPLACEMENT_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const REPLACEMENT_WAIT: Duration = Duration::from_secs(5);
 /// Poll interval while waiting.
-pub const POLL: Duration = Duration::from_millis(100);
+pub(crate) const POLL: Duration = Duration::from_millis(100);
 /// launchctl's exit code for "Could not find service … in domain" (reference notes §1f).
 const LAUNCHCTL_NOT_FOUND: i32 = 113;
 
 /// What to recover.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     pub kind: Kind,
     pub pid: i32,
     /// pid + start time + uid; `None` when the start time could not be read, and then
@@ -62,7 +62,7 @@ pub struct Target {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RecoverySettings {
+pub(crate) struct RecoverySettings {
     pub grace: Duration,
     /// The current user, whose launchd domain is asked.
     pub uid: u32,
@@ -70,7 +70,7 @@ pub struct RecoverySettings {
 
 /// The outcome of a recovery.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recovery {
+pub(crate) struct Recovery {
     pub ok: bool,
     /// Whether any signal was delivered (something changed).
     pub signalled: bool,
@@ -83,7 +83,7 @@ pub struct Recovery {
 
 /// What the sequence needs from the world. `LiveOps` is the real one; tests use a fake
 /// with a virtual clock.
-pub trait RecoveryOps {
+pub(crate) trait RecoveryOps {
     /// Signal `target` if it is still exactly that process.
     fn signal(&mut self, target: &Identity, sig: Signal) -> Result<Delivery, String>;
     /// Whether `target` is still exactly that process, alive (a zombie is not), confirmed
@@ -102,7 +102,7 @@ pub trait RecoveryOps {
     fn now(&mut self) -> Duration;
 }
 
-pub fn open_argv(bundle_path: &str) -> Vec<String> {
+pub(crate) fn open_argv(bundle_path: &str) -> Vec<String> {
     vec![OPEN.into(), "-g".into(), bundle_path.into()]
 }
 
@@ -112,7 +112,7 @@ fn fallback_condition(gui: &str) -> String {
     format!("only if launchd reports the service not found in {gui}")
 }
 
-pub fn kickstart_argv(domain: &str, label: &str) -> Vec<String> {
+pub(crate) fn kickstart_argv(domain: &str, label: &str) -> Vec<String> {
     vec![
         LAUNCHCTL.into(),
         "kickstart".into(),
@@ -121,7 +121,7 @@ pub fn kickstart_argv(domain: &str, label: &str) -> Vec<String> {
 }
 
 /// `gui/<uid>` first, then `user/<uid>` (see the module docs for why).
-pub fn domains(uid: u32) -> [String; 2] {
+pub(crate) fn domains(uid: u32) -> [String; 2] {
     [format!("gui/{uid}"), format!("user/{uid}")]
 }
 
@@ -132,7 +132,7 @@ fn service_dir() -> String {
 const KILL_CONDITION: &str = "only if the same process is still running after the grace period";
 
 /// The exact steps a recovery would take, for `--dry-run` and `--observations`.
-pub fn plan(t: &Target, s: &RecoverySettings) -> Vec<Step> {
+pub(crate) fn plan(t: &Target, s: &RecoverySettings) -> Vec<Step> {
     let mut steps = vec![
         Step::Signal {
             signal: Signal::Term.name().into(),
@@ -187,7 +187,7 @@ pub fn plan(t: &Target, s: &RecoverySettings) -> Vec<Step> {
 
 /// Why `t` is not signalled at all, decided before anything is done, so that a replay or a
 /// dry run plans exactly what live does with the same data.
-pub fn refusal(t: &Target) -> Option<String> {
+pub(crate) fn refusal(t: &Target) -> Option<String> {
     t.identity.is_none().then(|| {
         format!(
             "the start time of pid `{}` could not be read, so its identity cannot be checked; \
@@ -198,7 +198,7 @@ pub fn refusal(t: &Target) -> Option<String> {
 }
 
 /// Perform the recovery of `t`.
-pub fn recover(ops: &mut dyn RecoveryOps, t: &Target, s: &RecoverySettings) -> Recovery {
+pub(crate) fn recover(ops: &mut dyn RecoveryOps, t: &Target, s: &RecoverySettings) -> Recovery {
     let mut r = Recovery {
         ok: false,
         signalled: false,

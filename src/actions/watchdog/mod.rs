@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 mod ending;
 mod main_loop;
 mod notify;
-pub mod report;
+pub(crate) mod report;
 mod sample;
 mod signals;
 
-pub use report::{CommandStatus, EndReason, Event, JobAction, Summary, now_at};
+pub(crate) use report::{CommandStatus, EndReason, Event, JobAction, Summary, now_at};
 
 use crate::actions::escalate::Escalation;
 use crate::core::idle::CpuSamples;
@@ -75,7 +75,7 @@ pub(crate) fn after(now: Instant, d: Duration) -> Instant {
 }
 
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     pub command: Vec<OsString>,
     pub limit: u64,
     pub interval: Duration,
@@ -120,7 +120,7 @@ struct Sample {
 
 /// Start `cfg.command` under `sup` and watch it until its tree is gone. `emit` receives
 /// every event, the summary last.
-pub fn run(
+pub(crate) fn run(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     sup: &mut Supervisor,

@@ -8,7 +8,7 @@ use crate::sanitize::sanitize;
 
 /// Cleanups close together on the axis, under one number.
 #[derive(Debug, Clone)]
-pub struct Footnote<'a> {
+pub(crate) struct Footnote<'a> {
     pub number: usize,
     /// The column its number stands under.
     pub column: usize,
@@ -16,7 +16,7 @@ pub struct Footnote<'a> {
 }
 
 /// The cleanups numbered in time order, those whose marks share a number's room merged.
-pub fn footnotes(c: &Chart, n: usize) -> Vec<Footnote<'_>> {
+pub(crate) fn footnotes(c: &Chart, n: usize) -> Vec<Footnote<'_>> {
     let mut out: Vec<Footnote<'_>> = Vec::new();
     for m in &c.cleanups {
         let col = c.column_of(m.at, n);
@@ -33,7 +33,7 @@ pub fn footnotes(c: &Chart, n: usize) -> Vec<Footnote<'_>> {
 }
 
 /// What one footnote says after its number and time.
-pub fn footnote_text(f: &Footnote<'_>, zone: &Zone, style: Style) -> String {
+pub(crate) fn footnote_text(f: &Footnote<'_>, zone: &Zone, style: Style) -> String {
     let first = f.marks[0];
     let last = f.marks[f.marks.len() - 1];
     let when = if first.at == last.at {

@@ -8,7 +8,7 @@ use crate::sanitize::sanitize;
 
 /// The gaps in words: each of a few with its times, or how many, how long in all and the
 /// longest.
-pub fn gap_sentence(c: &Chart, zone: &Zone, style: Style) -> String {
+pub(crate) fn gap_sentence(c: &Chart, zone: &Zone, style: Style) -> String {
     let gaps = &c.axis.gaps;
     let drawn = |i: usize| {
         let shown = c.axis.shown_secs(i).round() as i64;
@@ -54,7 +54,7 @@ pub fn gap_sentence(c: &Chart, zone: &Zone, style: Style) -> String {
 /// "fork fails ≈ 01:30 at 94 slots/min from the last reading (01:28, 2,520 of 2,666
 /// rlimit-nproc)".
 /// `glyph` leads it where the line is drawn.
-pub fn projection_sentence(c: &Chart, zone: &Zone, glyph: Option<char>) -> String {
+pub(crate) fn projection_sentence(c: &Chart, zone: &Zone, glyph: Option<char>) -> String {
     let Some(p) = c.projection else {
         return String::new();
     };
@@ -81,7 +81,7 @@ pub fn projection_sentence(c: &Chart, zone: &Zone, glyph: Option<char>) -> Strin
 }
 
 /// A growth rate as people read it: "94", "2.5", "0.01".
-pub fn format_rate(v: f64) -> String {
+pub(crate) fn format_rate(v: f64) -> String {
     if v >= 10.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {

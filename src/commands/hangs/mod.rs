@@ -11,8 +11,8 @@
 //! planned not performed, events written marked `replayed`); `--events` (the history).
 //! The round itself (decide → act → events → state) is in `round.rs`.
 
-pub mod report;
-pub mod round;
+pub(crate) mod report;
+pub(crate) mod round;
 
 use std::path::Path;
 use std::time::Duration;
@@ -147,7 +147,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
     })
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<ExitStatus> {
     let plan = resolve(ctx, args)?;
     match &plan.mode {
         Mode::Events(since) => events(ctx, *since),
@@ -232,7 +232,7 @@ fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Rou
 
 /// One live round for `watch` (macOS): `Ok(None)` where there is no WindowServer to ask.
 /// Warnings (a state file set aside, a failed write) come back with the report.
-pub fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> {
+pub(crate) fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> {
     let Ok(apps) = platform::native_apps() else {
         return Ok(None);
     };

@@ -189,7 +189,7 @@ impl Summary {
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct EventsReport {
+pub(crate) struct EventsReport {
     /// The first instant listed (`--since`); null when the whole history is.
     pub since_at: Option<String>,
     /// Lines of the events file that could not be read.
@@ -211,7 +211,7 @@ fn state_style(s: HangState) -> Style {
 }
 
 /// The block a person reads for one round.
-pub fn human_round(r: &RoundReport, p: &Printer) -> String {
+pub(crate) fn human_round(r: &RoundReport, p: &Printer) -> String {
     let mut s = String::new();
     let mode = match r.mode {
         ActorMode::Live => String::new(),
@@ -296,7 +296,7 @@ pub fn human_round(r: &RoundReport, p: &Printer) -> String {
     s
 }
 
-pub fn human_summary(sm: &Summary) -> String {
+pub(crate) fn human_summary(sm: &Summary) -> String {
     format!(
         "headroom hangs: {}, {} restarted, {}, {} blocked{}\n",
         plural(sm.rounds, "round"),
@@ -310,7 +310,7 @@ pub fn human_summary(sm: &Summary) -> String {
     )
 }
 
-pub fn human_events(r: &EventsReport) -> String {
+pub(crate) fn human_events(r: &EventsReport) -> String {
     let mut s = String::new();
     if r.events.is_empty() {
         let _ = writeln!(

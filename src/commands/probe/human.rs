@@ -19,7 +19,7 @@ fn level_style(level: Level) -> Style {
 }
 
 /// The short block a person reads at a glance.
-pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
+pub(crate) fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
     let r = &rep.reading;
     let mut s = String::new();
     let unit = if r.tasks.is_some() {
@@ -95,7 +95,7 @@ pub fn human(rep: &ProbeReport, p: &Printer, history: bool) -> String {
 }
 
 /// The trend as a person reads it: off, gathering, rising (with the ETA), falling, stable.
-pub fn trend_phrase(r: &SlotReading, history: bool) -> String {
+pub(crate) fn trend_phrase(r: &SlotReading, history: bool) -> String {
     if !history {
         return "off (--no-history or --snapshot)".to_string();
     }

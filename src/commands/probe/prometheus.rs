@@ -8,7 +8,7 @@ use crate::core::limits::LimitSource;
 use crate::exit::ExitStatus;
 
 /// node_exporter textfile format (no timestamps; unknown values are left out).
-pub fn prometheus(rep: &ProbeReport) -> String {
+pub(crate) fn prometheus(rep: &ProbeReport) -> String {
     let r = &rep.reading;
     let mut s = String::new();
     let uid = format!("uid=\"{}\"", r.uid);

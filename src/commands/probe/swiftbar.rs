@@ -25,11 +25,11 @@ use crate::output::{human_duration, plural, thousands};
 use crate::sanitize::sanitize;
 
 /// The plugin's file name: SwiftBar reads the refresh interval from it (`name.30s.ext`).
-pub const PLUGIN_FILE: &str = "headroom.30s.sh";
+pub(crate) const PLUGIN_FILE: &str = "headroom.30s.sh";
 
 /// What the menu's actions run, worked out by the caller (no process-table read).
 #[derive(Debug, Clone)]
-pub struct Actions {
+pub(crate) struct Actions {
     /// headroom's lasting path (`login_item::lasting_program`), or why there is none.
     pub program: Result<PathBuf, String>,
     /// Where the chart's SVG goes, when the evidence log exists (`None`: nothing to draw).
@@ -57,7 +57,7 @@ fn look(level: Level) -> (&'static str, &'static str, &'static str) {
 /// parameter takes one colour, not a light/dark pair, the colour is picked for it
 /// (SwiftBar's `OS_APPEARANCE`, xbar's `XBARDarkMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Host {
+pub(crate) enum Host {
     SwiftBar { dark: bool },
     Xbar { dark: bool },
 }
@@ -123,14 +123,14 @@ fn base64(bytes: &[u8]) -> String {
 /// Text we did not write (a process name), safe in a SwiftBar title: control and bidi
 /// characters escaped by the sanitizer, and `|`, which would end the title, escaped the
 /// same visible way.
-pub fn title_text(s: &str) -> String {
+pub(crate) fn title_text(s: &str) -> String {
     sanitize(s).replace('|', "\\u{7c}")
 }
 
 /// A parameter value as SwiftBar reads it back: bare when it has no blank or quote, else
 /// quoted with a quote it does not contain. `None` when it cannot be written at all (a
 /// line break, a backslash, both quotes).
-pub fn param_value(v: &str) -> Option<String> {
+pub(crate) fn param_value(v: &str) -> Option<String> {
     if v.is_empty() || v.contains(['\n', '\r', '\\']) {
         return None;
     }
@@ -153,7 +153,7 @@ fn item(s: &mut String, host: Host, title: &str, params: &str) {
 }
 
 /// The whole plugin output: the figure, `---`, the reading, `---`, the actions.
-pub fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host: Host) -> String {
+pub(crate) fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host: Host) -> String {
     let r = &rep.reading;
     let glyph = look(r.level).1;
     let level = r.level.as_str();
@@ -343,7 +343,7 @@ const CHART_SCRIPT: &str = r#""$0" evidence --svg "$1" >/dev/null && exec open "
 /// where Homebrew and cargo put it. It prints `probe --format swiftbar`, or `xbar` under
 /// xbar (which sets `XBARDarkMode`, and SwiftBar `SWIFTBAR`); either exits 0 once the
 /// figure is printed. Without headroom it says so in the menu bar.
-pub const PLUGIN: &str = r#"#!/bin/sh
+pub(crate) const PLUGIN: &str = r#"#!/bin/sh
 # <xbar.title>headroom</xbar.title>
 # <xbar.desc>Process slots against the binding limit, the ETA to the wall and the top zombie parent, from headroom probe.</xbar.desc>
 # <xbar.dependencies>headroom</xbar.dependencies>

@@ -27,7 +27,7 @@ fn look(level: Level) -> (&'static str, &'static str) {
 
 /// Text we did not write, inert in a tmux format: cut to `NAME_MAX` characters (before
 /// escaping, so no escape is cut in half), sanitized, every `#` doubled.
-pub fn tmux_text(s: &str) -> String {
+pub(crate) fn tmux_text(s: &str) -> String {
     let mut cut: String = s.chars().take(NAME_MAX).collect();
     let more = s.chars().nth(NAME_MAX).is_some();
     cut = sanitize(&cut).replace('#', "##");
@@ -38,7 +38,7 @@ pub fn tmux_text(s: &str) -> String {
 }
 
 /// `#[style] slots 63% WARN eta 13 min · agency 526z #[default]`, and a newline.
-pub fn tmux(rep: &ProbeReport, history: bool) -> String {
+pub(crate) fn tmux(rep: &ProbeReport, history: bool) -> String {
     let r = &rep.reading;
     let (style, word) = look(r.level);
     let mut s = format!("#[{style}] slots ");

@@ -9,7 +9,7 @@ use crate::sanitize::sanitize;
 
 impl ReapReport {
     /// The decision table: every parent holding zombies, its verdict and the named reason.
-    pub fn human_table(&self, p: &Printer) -> String {
+    pub(crate) fn human_table(&self, p: &Printer) -> String {
         let mut s = String::new();
         let u = &self.usage;
         let limit = match (u.limit, u.limit_source, u.usage_pct) {
@@ -115,7 +115,7 @@ impl ReapReport {
     }
 
     /// What was done, then the one-line summary.
-    pub fn human_results(&self) -> String {
+    pub(crate) fn human_results(&self) -> String {
         let mut s = String::new();
         for t in &self.targets {
             let signals: Vec<&str> = t.signals.iter().map(|x| x.name()).collect();

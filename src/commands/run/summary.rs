@@ -4,7 +4,7 @@ use crate::output::{human_bytes, plural};
 
 /// The last line: peak, limit (and who held it, `held`), what was done, the exit code.
 #[cfg(unix)]
-pub fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -> String {
+pub(crate) fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -> String {
     use crate::actions::watchdog::EndReason;
     let mut limit = human_bytes(s.limit_bytes);
     if let Some(h) = held {

@@ -18,7 +18,7 @@ pub(super) fn truncate(s: &str, n: usize) -> String {
     t
 }
 
-pub fn human(r: &TopReport, p: &Printer) -> String {
+pub(crate) fn human(r: &TopReport, p: &Printer) -> String {
     human_sized(r, p, crate::platform::screen_width(), None)
 }
 
@@ -29,7 +29,7 @@ const MIN_COMMAND: usize = 16;
 
 /// The table laid out for `width` columns (columns dropped, every line cut to it) and, with
 /// `height`, cut to that many rows like top(1): the header stays, the smallest trees go.
-pub fn human_sized(
+pub(crate) fn human_sized(
     r: &TopReport,
     p: &Printer,
     width: Option<usize>,

@@ -14,14 +14,14 @@ use crate::output::{human_duration, plural, thousands};
 /// counts in the summary's `errors`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub(crate) enum Severity {
     Info,
     Warning,
     Error,
 }
 
 impl Severity {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Info => "info",
             Self::Warning => "warning",
@@ -31,7 +31,7 @@ impl Severity {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ReadingEvent {
+pub(crate) struct ReadingEvent {
     /// The reading, as `probe`, `reap` and the evidence log print it too.
     #[serde(flatten)]
     pub reading: SlotReading,
@@ -40,7 +40,7 @@ pub struct ReadingEvent {
 }
 
 impl ReadingEvent {
-    pub fn new(r: &Reading, t: &Trend, confirmed: Level) -> Self {
+    pub(crate) fn new(r: &Reading, t: &Trend, confirmed: Level) -> Self {
         Self {
             reading: SlotReading::new(r, Some(t)),
             confirmed_level: confirmed,
@@ -50,7 +50,7 @@ impl ReadingEvent {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "kebab-case")]
-pub enum Event {
+pub(crate) enum Event {
     Reading(ReadingEvent),
     Cleanup(Box<ReapReport>),
     /// A memory guard enforced on a tree over its limit.
@@ -94,7 +94,7 @@ pub enum Event {
 }
 
 /// The `notice` line that says `watch`'s stdout lost lines (`output::queue`'s JSON notice).
-pub fn lost_lines(message: String) -> String {
+pub(crate) fn lost_lines(message: String) -> String {
     let notice = Event::Notice {
         at: crate::core::time::format_ms(crate::platform::now_ms()),
         severity: Severity::Warning,
@@ -109,7 +109,7 @@ impl crate::schema::Document for Event {
 }
 
 /// The status line of a reading.
-pub fn status_line(r: &ReadingEvent) -> String {
+pub(crate) fn status_line(r: &ReadingEvent) -> String {
     let r = &r.reading;
     let usage = match (r.limit, r.usage_pct, r.limit_source) {
         (Some(l), Some(p), Some(src)) => {
@@ -134,7 +134,7 @@ pub fn status_line(r: &ReadingEvent) -> String {
 }
 
 impl Event {
-    pub fn human(&self) -> String {
+    pub(crate) fn human(&self) -> String {
         match self {
             Self::Reading(r) => status_line(r),
             Self::Cleanup(rep) => format!("{}  cleanup: {}", rep.at, rep.summary),

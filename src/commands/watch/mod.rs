@@ -19,14 +19,14 @@
 //! the two never act on the same parent twice.
 
 mod cleanup;
-pub mod events;
+pub(crate) mod events;
 mod memory;
 mod park_journal;
-pub mod parked;
+pub(crate) mod parked;
 mod persist;
-pub mod pressure;
+pub(crate) mod pressure;
 mod schedule;
-pub mod service;
+pub(crate) mod service;
 
 use std::time::{Duration, Instant};
 
@@ -92,7 +92,7 @@ struct Watcher<'c, 'a> {
     cleaner: cleanup::Cleaner,
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     let thresholds = ctx.thresholds(&args.thresholds)?;
     let interval = ctx.settings.watch.with_interval(args.interval)?.interval;
     if ctx.replaying() && !args.once {

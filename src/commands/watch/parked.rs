@@ -6,12 +6,12 @@ use crate::core::snapshot::{Identity, Snapshot};
 
 /// The parked trees, at most one per root identity.
 #[derive(Debug, Default)]
-pub struct ParkedTrees {
+pub(crate) struct ParkedTrees {
     trees: Vec<ParkedTree>,
 }
 
 impl ParkedTrees {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.trees.is_empty()
     }
 
@@ -19,7 +19,7 @@ impl ParkedTrees {
     /// 90 % of the limit, or the root gone or changed); the rest stay, including the trees
     /// over their limit again, which are among the round's breaches.
     #[must_use = "the trees returned are still stopped until woken"]
-    pub fn rejudge(&mut self, snap: &Snapshot) -> Vec<ParkedTree> {
+    pub(crate) fn rejudge(&mut self, snap: &Snapshot) -> Vec<ParkedTree> {
         let (wake, keep) = std::mem::take(&mut self.trees)
             .into_iter()
             .partition(|p| memory_guard::rejudge(snap, p) == Rejudge::Wake);
@@ -29,19 +29,19 @@ impl ParkedTrees {
 
     /// The tree parked under `root` (a breach's root), taken out: the guard acting on the
     /// breach gets its members, and `remember`s what is still parked afterwards.
-    pub fn take(&mut self, root: Option<Identity>) -> Option<ParkedTree> {
+    pub(crate) fn take(&mut self, root: Option<Identity>) -> Option<ParkedTree> {
         let i = self.trees.iter().position(|p| Some(p.root) == root)?;
         Some(self.trees.swap_remove(i))
     }
 
     /// Puts back a tree taken for a guard that failed before acting: it is still parked.
-    pub fn put_back(&mut self, tree: Option<ParkedTree>) {
+    pub(crate) fn put_back(&mut self, tree: Option<ParkedTree>) {
         self.trees.extend(tree);
     }
 
     /// Remembers what an enforcement left parked (nothing, when it parked nothing or its
     /// root has no identity to re-judge it by).
-    pub fn remember(&mut self, r: &GuardReport) {
+    pub(crate) fn remember(&mut self, r: &GuardReport) {
         if let (false, Some(root)) = (r.parked_ids.is_empty(), r.breach.identity) {
             self.trees.push(ParkedTree {
                 root,
@@ -53,7 +53,7 @@ impl ParkedTrees {
     }
 
     /// Every parked process, tree by tree, in the order they were stopped.
-    pub fn ids(&self) -> Vec<Identity> {
+    pub(crate) fn ids(&self) -> Vec<Identity> {
         self.trees
             .iter()
             .flat_map(|t| t.ids.iter().copied())
@@ -62,7 +62,7 @@ impl ParkedTrees {
 
     /// Every tree, taken out: at exit, to be woken.
     #[must_use = "the trees returned are still stopped until woken"]
-    pub fn take_all(&mut self) -> Vec<ParkedTree> {
+    pub(crate) fn take_all(&mut self) -> Vec<ParkedTree> {
         std::mem::take(&mut self.trees)
     }
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 /// What woke the sleep early.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fired {
+pub(crate) enum Fired {
     /// Memory pressure started: run the memory guards now.
     Pressure,
     /// The source went away (its file was removed); from now on the timer only.
@@ -15,7 +15,7 @@ pub enum Fired {
 
 /// The system's source (`watch`, `limits`), or none when `[memory] pressure = "off"`.
 #[cfg(unix)]
-pub fn system_source(ctx: &crate::commands::Ctx<'_>) -> crate::platform::pressure::Pressure {
+pub(crate) fn system_source(ctx: &crate::commands::Ctx<'_>) -> crate::platform::pressure::Pressure {
     use crate::config::PressureMode;
     if ctx.settings.memory.pressure.value == PressureMode::Off {
         return crate::platform::pressure::Pressure::turned_off();
@@ -29,14 +29,14 @@ pub fn system_source(ctx: &crate::commands::Ctx<'_>) -> crate::platform::pressur
 }
 
 #[derive(Debug)]
-pub struct Waiter {
+pub(crate) struct Waiter {
     #[cfg(unix)]
     source: Option<crate::platform::pressure::Pressure>,
 }
 
 impl Waiter {
     /// Arm the system's source, unless there is nothing to wait for.
-    pub fn arm(ctx: &crate::commands::Ctx<'_>, once: bool) -> Self {
+    pub(crate) fn arm(ctx: &crate::commands::Ctx<'_>, once: bool) -> Self {
         #[cfg(unix)]
         {
             let source = (!once && !ctx.replaying()).then(|| system_source(ctx));
@@ -51,7 +51,7 @@ impl Waiter {
 
     /// The line `watch` says once at start: which source it waits on, or why none, and the
     /// level it reads now.
-    pub fn announce(&self) -> Option<String> {
+    pub(crate) fn announce(&self) -> Option<String> {
         #[cfg(unix)]
         {
             self.source.as_ref().map(|s| {
@@ -70,7 +70,7 @@ impl Waiter {
 
     /// Sleep until `deadline` or a stop request; `on_fire` runs each time the source fires
     /// meanwhile (and the sleep goes on to the deadline after it).
-    pub fn sleep_until(&mut self, deadline: Instant, on_fire: &mut dyn FnMut(Fired)) {
+    pub(crate) fn sleep_until(&mut self, deadline: Instant, on_fire: &mut dyn FnMut(Fired)) {
         use crate::platform::stop_flag;
         #[cfg(unix)]
         if let Some(src) = self.source.as_mut() {

@@ -34,7 +34,7 @@ use crate::store::guard::{self, Holder, Taken};
 /// The label this process was started under (`HEADROOM_SERVICE`), when it is one: a
 /// launchd label or a systemd unit name (letters, digits, `.`, `-`, `_`, `@`, `:`; at most
 /// 255). Anything else is not a label, and the guard acts as one started by hand.
-pub fn own_label() -> Option<String> {
+pub(crate) fn own_label() -> Option<String> {
     label_from(std::env::var_os(SERVICE_ENV).as_deref())
 }
 
@@ -49,7 +49,7 @@ fn label_from(v: Option<&std::ffi::OsStr>) -> Option<String> {
 
 /// What a guard does when another holds the lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WhenBusy {
+pub(crate) enum WhenBusy {
     /// Started by hand: refuse (exit 3) with this message.
     Refuse(String),
     /// Under a service, another service's guard runs: say this and exit 0.
@@ -59,7 +59,7 @@ pub enum WhenBusy {
 }
 
 /// The rule above, over who this guard is (`own`, its label) and who holds `lock`.
-pub fn when_busy(own: Option<&str>, holder: Option<&Holder>, lock: &Path) -> WhenBusy {
+pub(crate) fn when_busy(own: Option<&str>, holder: Option<&Holder>, lock: &Path) -> WhenBusy {
     let who = holder.map_or_else(
         || "another `headroom watch` (one that does not say who it is)".to_string(),
         Holder::describe,
@@ -84,7 +84,7 @@ pub fn when_busy(own: Option<&str>, holder: Option<&Holder>, lock: &Path) -> Whe
 
 /// The outcome of taking the guard lock.
 #[derive(Debug)]
-pub enum Single {
+pub(crate) enum Single {
     /// This process guards; the lock (when the state directory could be used) is held
     /// for as long as the value lives.
     Guard(Option<Lock>),
@@ -102,7 +102,7 @@ const RETRY: Duration = Duration::from_secs(1);
 /// a leave or a wait (`when_busy`) when another guard has it. A state directory that
 /// cannot be made is no reason not to guard: that is reported by the first round, and the
 /// guard runs unlocked.
-pub fn single(ctx: &Ctx<'_>, once: bool, label: Option<&str>) -> Result<Single> {
+pub(crate) fn single(ctx: &Ctx<'_>, once: bool, label: Option<&str>) -> Result<Single> {
     let Ok(dir) = crate::store::paths::ensure_state_dir() else {
         return Ok(Single::Guard(None));
     };
@@ -153,7 +153,7 @@ pub fn single(ctx: &Ctx<'_>, once: bool, label: Option<&str>) -> Result<Single> 
 
 /// What became of the program this guard was started by.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProgramChange {
+pub(crate) enum ProgramChange {
     /// The path now names another file: an upgrade, or a rebuild.
     Replaced(PathBuf),
     /// Nothing is there any more (uninstalled).
@@ -164,12 +164,12 @@ pub enum ProgramChange {
 /// (within a round when rounds are further apart, as at the default 60 s), and a quiet round
 /// at 1 s, otherwise three system calls and its wait, makes the `statx` (a walk of the
 /// whole path) one round in five.
-pub const PROGRAM_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const PROGRAM_EVERY: Duration = Duration::from_secs(5);
 
 /// The path this guard was started by and the file it named then, looked at after a round
 /// at most every `PROGRAM_EVERY`.
 #[derive(Debug)]
-pub struct ProgramWatch {
+pub(crate) struct ProgramWatch {
     path: PathBuf,
     at_start: FileId,
     told: bool,
@@ -180,7 +180,7 @@ pub struct ProgramWatch {
 impl ProgramWatch {
     /// The invoked path and its file now; `None` when either cannot be read (nothing to
     /// compare against later).
-    pub fn at_start() -> Option<Self> {
+    pub(crate) fn at_start() -> Option<Self> {
         let path = own_program::invoked()?;
         let at_start = own_program::file_id(&path).ok()?;
         Some(Self {
@@ -195,7 +195,7 @@ impl ProgramWatch {
     /// less than `PROGRAM_EVERY` before `now`); `None` after that, so it is said once. A read
     /// that fails for another reason than a missing file says nothing: an unreadable path is
     /// no sign of an upgrade.
-    pub fn check(&mut self, now: Instant) -> Option<ProgramChange> {
+    pub(crate) fn check(&mut self, now: Instant) -> Option<ProgramChange> {
         if self.told
             || self
                 .looked
@@ -219,7 +219,7 @@ impl ProgramWatch {
 
 /// What to say about a change, and whether to exit to be restarted (only a replaced
 /// program under a service: restarting a gone one would fail to start, again and again).
-pub fn on_change(change: &ProgramChange, label: Option<&str>) -> (String, bool) {
+pub(crate) fn on_change(change: &ProgramChange, label: Option<&str>) -> (String, bool) {
     match (change, label) {
         (ProgramChange::Replaced(p), Some(l)) => (
             format!(

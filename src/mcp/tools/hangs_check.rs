@@ -13,9 +13,9 @@ use crate::commands::hangs::report::RoundReport;
 use crate::config::ToolGroup;
 use crate::mcp::args::{NoArgs, input_schema};
 
-pub const NAME: &str = "hangs_check";
+pub(crate) const NAME: &str = "hangs_check";
 
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     name: NAME,
     title: "Is an app hung now?",
     description: "hangs --dry-run: one live round over the running GUI apps, as macOS \
@@ -38,7 +38,7 @@ event. Offered only on macOS in a GUI login session.",
 };
 
 /// Why a server does not offer the tool (an agent that calls it anyway is told).
-pub fn not_offered() -> String {
+pub(crate) fn not_offered() -> String {
     format!(
         "`{NAME}` is not offered here: a hangs round asks the macOS WindowServer, and this \
          server runs on {} {}",
@@ -53,14 +53,14 @@ pub fn not_offered() -> String {
 
 /// Whether a hangs round can ask the WindowServer from here: macOS, a GUI login session,
 /// and the caller on the main thread (where `mcp::serve` builds its tools).
-pub fn gui_session() -> bool {
+pub(crate) fn gui_session() -> bool {
     crate::platform::native_apps().is_ok_and(|a| a.scan().available)
 }
 
 impl Tools {
     /// Whether the server offers `spec`: its group is selected and, for a tool that asks
     /// the WindowServer, there is a GUI session to ask.
-    pub fn offers(&self, spec: &Spec) -> bool {
+    pub(crate) fn offers(&self, spec: &Spec) -> bool {
         self.selection.has(spec.group) && (!spec.needs_gui || self.gui)
     }
 }

@@ -47,14 +47,14 @@ const RECORDS_FD: i32 = 3;
 /// A memory size: MiB as a number, or text with a unit as for `run --limit` (`512M`, `2G`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
-pub enum Size {
+pub(crate) enum Size {
     Mib(u64),
     Text(String),
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RunLimitedArgs {
+pub(crate) struct RunLimitedArgs {
     /// The program and its arguments (no shell; `["sh", "-c", "…"]` for one).
     #[schemars(length(min = 1))]
     pub command: Vec<String>,
@@ -74,9 +74,9 @@ pub struct RunLimitedArgs {
     pub tail_bytes: Option<Int<usize>>,
 }
 
-pub use crate::commands::run_limited_report::RunLimitedReport;
+pub(crate) use crate::commands::run_limited_report::RunLimitedReport;
 
-pub const SPEC: Spec = Spec {
+pub(crate) const SPEC: Spec = Spec {
     name: "run_limited",
     title: "Run a command under a memory limit",
     description: "Run a program (no shell) under `headroom run --limit`: its whole process \
@@ -213,29 +213,29 @@ fn call(tools: &Tools, _spec: &Spec, call: &Call, args: Value) -> Value {
 
 /// A run as it goes: `run`'s pid once started (0 before), the tails of its output so far.
 #[derive(Debug, Default)]
-pub struct Live {
+pub(crate) struct Live {
     pub pid: AtomicI32,
     pub(super) stdout: SharedTail,
     pub(super) stderr: SharedTail,
 }
 
 impl Live {
-    pub fn pid(&self) -> Option<i32> {
+    pub(crate) fn pid(&self) -> Option<i32> {
         Some(self.pid.load(Ordering::SeqCst)).filter(|p| *p > 0)
     }
 
     /// The tails so far: (stdout, stderr).
-    pub fn tails(&self) -> (String, String) {
+    pub(crate) fn tails(&self) -> (String, String) {
         (lock(&self.stdout).text(), lock(&self.stderr).text())
     }
 }
 
 /// How a run ended: its report, the summary line, whether it is an error (`run` could not
 /// run the command). Err: the tool error that stood in its way.
-pub type Ended = Result<(RunLimitedReport, String, bool), Value>;
+pub(crate) type Ended = Result<(RunLimitedReport, String, bool), Value>;
 
 /// The tool result of a run that ended.
-pub fn result(ended: Ended) -> Value {
+pub(crate) fn result(ended: Ended) -> Value {
     match ended {
         Ok((report, text, failed)) => match crate::schema::to_value(&report) {
             Ok(v) => results::with_report(v, text, failed),

@@ -24,9 +24,9 @@ use crate::mcp::calls::Call;
 use crate::mcp::results;
 
 /// Tasks running at once ...
-pub const MAX_RUNNING: usize = 8;
+pub(crate) const MAX_RUNNING: usize = 8;
 /// ... and kept, running or ended.
-pub const MAX_KEPT: usize = 32;
+pub(crate) const MAX_KEPT: usize = 32;
 /// The longest `run_terminate` waits for the tree to end before it answers (running).
 const TERMINATE_WAIT: Duration = Duration::from_secs(30);
 
@@ -47,7 +47,7 @@ struct Task {
 
 /// Every task of the session.
 #[derive(Default)]
-pub struct Tasks {
+pub(crate) struct Tasks {
     inner: Mutex<Inner>,
 }
 
@@ -67,7 +67,7 @@ impl std::fmt::Debug for Tasks {
 
 /// What `run_status`, `run_start`, `run_terminate` return for one task.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct TaskReport {
+pub(crate) struct TaskReport {
     pub task_id: String,
     pub command: Vec<String>,
     /// `running`, or `ended` (by itself, its limit, its timeout, or `run_terminate`).
@@ -100,13 +100,13 @@ impl crate::schema::Document for TaskList {
 
 /// `run_list`'s report.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct TaskList {
+pub(crate) struct TaskList {
     pub tasks: Vec<TaskReport>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskArgs {
+pub(crate) struct TaskArgs {
     /// The id `run_start` returned.
     pub task_id: String,
 }
@@ -221,7 +221,7 @@ impl Tasks {
 
     /// The session ends: no new task; every running one is ended (its tree) and waited
     /// for, at most until `deadline`.
-    pub fn end_all(&self, deadline: Instant) {
+    pub(crate) fn end_all(&self, deadline: Instant) {
         let (tasks, threads) = {
             let mut inner = lock(&self.inner);
             inner.ending = true;
@@ -273,7 +273,7 @@ fn list_schema() -> Value {
     report_of::<TaskList>()
 }
 
-pub const START: Spec = Spec {
+pub(crate) const START: Spec = Spec {
     name: "run_start",
     title: "Start a long command under a memory limit",
     description: "run_limited as a task: the same arguments, limits, timeout and refusals, \
@@ -313,7 +313,7 @@ fn with_task(t: &Tools, a: Value, f: impl FnOnce(&Task) -> Value) -> Value {
     }
 }
 
-pub const STATUS: Spec = Spec {
+pub(crate) const STATUS: Spec = Spec {
     name: "run_status",
     title: "How a task goes",
     description: "A task's state (running or ended), the tails of its stdout and stderr so \
@@ -333,7 +333,7 @@ far, and once ended its exit code, peak footprint and whole run_limited report."
     },
 };
 
-pub const TERMINATE: Spec = Spec {
+pub(crate) const TERMINATE: Spec = Spec {
     name: "run_terminate",
     title: "End a task",
     description: "End a task's process tree, only its own: SIGTERM to its `headroom run`, \
@@ -363,7 +363,7 @@ ended task changes nothing.",
     },
 };
 
-pub const LIST: Spec = Spec {
+pub(crate) const LIST: Spec = Spec {
     name: "run_list",
     title: "The session's tasks",
     description: "Every task of this session (at most 32 kept; the oldest ended go first), \

@@ -287,7 +287,7 @@ fn pid_argv(cmd: &str, a: &PidArgs) -> Vec<String> {
 /// `reap`'s command line: the configured policy, narrowed. `--deny` replaces the configured
 /// list on the command line, so the configured patterns are repeated before the added ones;
 /// `--allow`, `--grace` and `--idle-threshold` are never passed.
-pub fn reap_argv(a: ReapArgs, s: &Settings, dry_run: bool) -> Vec<String> {
+pub(crate) fn reap_argv(a: ReapArgs, s: &Settings, dry_run: bool) -> Vec<String> {
     let mut v = vec!["reap".to_string()];
     if dry_run {
         v.push("--dry-run".into());

@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The prefix of every cgroup headroom creates.
-pub const PREFIX: &str = "headroom-run-";
+pub(crate) const PREFIX: &str = "headroom-run-";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum Version {
+pub(crate) enum Version {
     #[serde(rename = "v2")]
     V2,
     #[serde(rename = "v1")]
@@ -33,7 +33,7 @@ pub enum Version {
 
 /// One line of `/proc/self/mountinfo` that mounts a cgroup hierarchy.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
+pub(crate) struct Mount {
     /// The mount's root inside the hierarchy (`/` unless a subtree was bind-mounted).
     pub root: String,
     pub point: PathBuf,
@@ -67,7 +67,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// The cgroup mounts in `/proc/self/mountinfo` text.
-pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+pub(crate) fn parse_mountinfo(text: &str) -> Vec<Mount> {
     let mut out = Vec::new();
     for line in text.lines() {
         let Some((left, right)) = line.split_once(" - ") else {
@@ -102,7 +102,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
 
 /// A directory under which the command's cgroup may be made, nearest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub version: Version,
     pub dir: PathBuf,
 }
@@ -124,7 +124,7 @@ fn under_mount(mount: &Mount, path: &str) -> Option<PathBuf> {
 
 /// Where to try, in order: v2 (this process's cgroup, then each ancestor up to the mount),
 /// then v1's own memory cgroup. `cgroup` is `/proc/self/cgroup`, `mountinfo` its mount table.
-pub fn candidates(mountinfo: &str, cgroup: &str) -> Vec<Candidate> {
+pub(crate) fn candidates(mountinfo: &str, cgroup: &str) -> Vec<Candidate> {
     let mounts = parse_mountinfo(mountinfo);
     let lines = super::procfs::parse_cgroup(cgroup);
     let mut out = Vec::new();
@@ -180,14 +180,14 @@ fn page_size() -> u64 {
 
 /// `memory.high` for a cap of `max`: a sixteenth below, so the kernel throttles and
 /// reclaims before it has to kill.
-pub fn high_for(max: u64, page: u64) -> u64 {
+pub(crate) fn high_for(max: u64, page: u64) -> u64 {
     let high = max - max / 16;
     high - high % page
 }
 
 /// The command's cgroup, made and verified.
 #[derive(Debug)]
-pub struct Cgroup {
+pub(crate) struct Cgroup {
     pub version: Version,
     pub dir: PathBuf,
     /// The limit as the kernel reports it back.
@@ -202,7 +202,7 @@ pub struct Cgroup {
 
 /// What the kernel did, read when the tree has ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct CgroupOutcome {
+pub(crate) struct CgroupOutcome {
     /// Processes the kernel's OOM killer ended in the cgroup.
     pub oom_kills: u64,
     /// The cgroup's own peak charge, when the kernel keeps one (v2 `memory.peak`, 5.19+).
@@ -231,7 +231,7 @@ fn read_u64(path: &Path) -> io::Result<Option<u64>> {
 }
 
 /// A `KEY VALUE` field of `memory.events` / `memory.oom_control`.
-pub fn keyed(text: &str, key: &str) -> Option<u64> {
+pub(crate) fn keyed(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|l| {
         let (k, v) = l.split_once(' ')?;
         (k == key).then(|| v.trim().parse().ok()).flatten()
@@ -272,11 +272,11 @@ fn remove_leftovers(dir: &Path, alive: &dyn Fn(i32) -> bool) -> Vec<PathBuf> {
 
 /// How a directory is made: `fs::create_dir` on a real cgroupfs (which fills it with the
 /// controller files); tests pass one that fills a fake.
-pub type MakeDir<'a> = &'a dyn Fn(&Path) -> io::Result<()>;
+pub(crate) type MakeDir<'a> = &'a dyn Fn(&Path) -> io::Result<()>;
 
 /// Make and verify the command's cgroup for a cap of `limit` bytes in the first candidate
 /// that allows it. The error lists, for each candidate, why not.
-pub fn create(
+pub(crate) fn create(
     candidates: &[Candidate],
     limit: u64,
     mkdir: MakeDir<'_>,
@@ -402,7 +402,7 @@ fn configure(mut cg: Cgroup, max: u64, page: u64) -> Result<Cgroup, (Cgroup, Str
 impl Cgroup {
     /// `cgroup.procs` opened for writing: the command writes `0` to it between fork and exec
     /// (`Supervisor::join_cgroup_at_exec`), so nothing it runs is ever outside the cap.
-    pub fn procs_fd(&self) -> io::Result<OwnedFd> {
+    pub(crate) fn procs_fd(&self) -> io::Result<OwnedFd> {
         let f = OpenOptions::new()
             .write(true)
             .open(self.dir.join("cgroup.procs"))?;
@@ -410,7 +410,7 @@ impl Cgroup {
     }
 
     /// What the kernel did to the tree (read before `remove`).
-    pub fn outcome(&self) -> CgroupOutcome {
+    pub(crate) fn outcome(&self) -> CgroupOutcome {
         let (events, peak) = match self.version {
             Version::V2 => ("memory.events", "memory.peak"),
             Version::V1 => ("memory.oom_control", "memory.max_usage_in_bytes"),
@@ -438,7 +438,7 @@ impl Cgroup {
     /// that could be reused in between. v1 has no such file: members left there (the
     /// watchdog ends the tree first, so only one it could not signal) keep the cgroup, and
     /// the error says so. Returns the pids that were still there.
-    pub fn remove(&self) -> Result<Vec<i32>, String> {
+    pub(crate) fn remove(&self) -> Result<Vec<i32>, String> {
         let left = self.members();
         if !left.is_empty() {
             let kill = self.dir.join("cgroup.kill");

@@ -21,7 +21,7 @@ use crate::core::snapshot::{Detail, MemoryTotals, ProcessRecord, SNAPSHOT_SCHEMA
 use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms};
 
 #[derive(Debug)]
-pub struct LinuxSource {
+pub(crate) struct LinuxSource {
     pub(super) reader: ProcReader,
     /// `/proc` files of the last tree sampled, kept open between samples (see `tree.rs`).
     open: KeptOpen,
@@ -34,7 +34,7 @@ pub struct LinuxSource {
 }
 
 impl LinuxSource {
-    pub fn new(roots: Roots) -> Self {
+    pub(crate) fn new(roots: Roots) -> Self {
         Self {
             reader: ProcReader::new(roots),
             open: KeptOpen::default(),

@@ -1,10 +1,14 @@
 //! Linux backend: reads `/proc` and `/sys/fs/cgroup` directly (no `ps`, no fork). The roots
 //! are injectable (`--proc-root`, `--sys-root`) so tests can point it at a fake tree.
 
-pub mod procfs;
+// `procfs` (pure parsers) and `Roots` are compiled everywhere for their tests; only the
+// Linux backend calls them.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
+pub(crate) mod procfs;
 
 #[cfg(target_os = "linux")]
-pub mod cgroup;
+pub(crate) mod cgroup;
 
 #[cfg(target_os = "linux")]
 mod ceilings;
@@ -21,18 +25,18 @@ mod read;
 #[cfg(target_os = "linux")]
 mod records;
 #[cfg(target_os = "linux")]
-pub mod slots;
+pub(crate) mod slots;
 #[cfg(target_os = "linux")]
 mod tree;
 
 #[cfg(target_os = "linux")]
-pub use live::LinuxSource;
+pub(crate) use live::LinuxSource;
 
 use std::path::PathBuf;
 
 /// Where `/proc` and `/sys` are mounted.
 #[derive(Debug, Clone)]
-pub struct Roots {
+pub(crate) struct Roots {
     pub proc: PathBuf,
     pub sys: PathBuf,
 }

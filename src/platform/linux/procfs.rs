@@ -3,7 +3,7 @@
 
 /// The fields of `/proc/PID/stat` headroom uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stat {
+pub(crate) struct Stat {
     pub pid: i32,
     pub comm: String,
     pub state: char,
@@ -20,7 +20,7 @@ pub struct Stat {
 
 /// Parse `/proc/PID/stat`. The comm field is parenthesised and may itself contain spaces and
 /// parentheses, so the remaining fields are split after the *last* `)`.
-pub fn parse_stat(s: &str) -> Result<Stat, String> {
+pub(crate) fn parse_stat(s: &str) -> Result<Stat, String> {
     let open = s.find('(').ok_or("no `(` before comm")?;
     let close = s.rfind(')').ok_or("no `)` after comm")?;
     if close < open {
@@ -66,7 +66,7 @@ pub fn parse_stat(s: &str) -> Result<Stat, String> {
 
 /// The fields of `/proc/PID/status` headroom uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Status {
+pub(crate) struct Status {
     /// `Name:` (the comm, with `\n` and `\\` escaped by the kernel).
     pub name: Option<String>,
     /// First letter of `State:`.
@@ -84,13 +84,13 @@ impl Status {
     /// RssAnon + VmSwap: the private, unshared part, the Linux analogue of phys_footprint
     /// (RSS would count shared libraries once per process). Kernel threads and zombies have
     /// neither line, which reads as unknown.
-    pub fn footprint_bytes(&self) -> Option<u64> {
+    pub(crate) fn footprint_bytes(&self) -> Option<u64> {
         let anon = self.rss_anon_kb?;
         Some((anon + self.vm_swap_kb.unwrap_or(0)) * 1024)
     }
 }
 
-pub fn parse_status(s: &str) -> Status {
+pub(crate) fn parse_status(s: &str) -> Status {
     let mut st = Status::default();
     for line in s.lines() {
         let Some((key, val)) = line.split_once(':') else {
@@ -139,7 +139,7 @@ fn kb(val: &str) -> Option<u64> {
 }
 
 /// CAP_SYS_ADMIN (21) and CAP_SYS_RESOURCE (24) exempt a process from RLIMIT_NPROC.
-pub fn exempt_capability(cap_eff: u64) -> Option<&'static str> {
+pub(crate) fn exempt_capability(cap_eff: u64) -> Option<&'static str> {
     if cap_eff & (1 << 24) != 0 {
         Some("CAP_SYS_RESOURCE")
     } else if cap_eff & (1 << 21) != 0 {
@@ -150,7 +150,7 @@ pub fn exempt_capability(cap_eff: u64) -> Option<&'static str> {
 }
 
 /// `MemTotal` and `MemAvailable` from `/proc/meminfo`, in bytes.
-pub fn parse_meminfo(s: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_meminfo(s: &str) -> Option<(u64, u64)> {
     let mut total = None;
     let mut avail = None;
     for line in s.lines() {
@@ -164,13 +164,13 @@ pub fn parse_meminfo(s: &str) -> Option<(u64, u64)> {
 }
 
 /// `/proc/PID/task/TID/children`: space-separated pids.
-pub fn parse_children(s: &str) -> impl Iterator<Item = i32> + '_ {
+pub(crate) fn parse_children(s: &str) -> impl Iterator<Item = i32> + '_ {
     s.split_ascii_whitespace().filter_map(|p| p.parse().ok())
 }
 
 /// The total of the 4th field of `/proc/loadavg` (`runnable/total`): every task on the
 /// machine, the count `threads-max` and `pid_max` are compared with.
-pub fn parse_loadavg_tasks(s: &str) -> Option<u64> {
+pub(crate) fn parse_loadavg_tasks(s: &str) -> Option<u64> {
     s.split_ascii_whitespace()
         .nth(3)?
         .split_once('/')?
@@ -181,13 +181,13 @@ pub fn parse_loadavg_tasks(s: &str) -> Option<u64> {
 
 /// One line of `/proc/PID/cgroup`: `hierarchy-id:controllers:path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CgroupLine {
+pub(crate) struct CgroupLine {
     pub hierarchy: String,
     pub controllers: Vec<String>,
     pub path: String,
 }
 
-pub fn parse_cgroup(s: &str) -> Vec<CgroupLine> {
+pub(crate) fn parse_cgroup(s: &str) -> Vec<CgroupLine> {
     s.lines()
         .filter_map(|l| {
             let mut it = l.splitn(3, ':');
@@ -210,12 +210,12 @@ pub fn parse_cgroup(s: &str) -> Vec<CgroupLine> {
 
 /// A `pids.max` value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PidsMax {
+pub(crate) enum PidsMax {
     Unlimited,
     Limit(u64),
 }
 
-pub fn parse_pids_max(s: &str) -> Option<PidsMax> {
+pub(crate) fn parse_pids_max(s: &str) -> Option<PidsMax> {
     match s.trim() {
         "max" => Some(PidsMax::Unlimited),
         v => v.parse().ok().map(PidsMax::Limit),
@@ -223,7 +223,7 @@ pub fn parse_pids_max(s: &str) -> Option<PidsMax> {
 }
 
 /// Extract the arguments from `/proc/PID/cmdline` (NUL-separated, usually NUL-terminated).
-pub fn parse_cmdline(bytes: &[u8]) -> Vec<String> {
+pub(crate) fn parse_cmdline(bytes: &[u8]) -> Vec<String> {
     let trimmed = bytes.strip_suffix(b"\0").unwrap_or(bytes);
     if trimmed.is_empty() {
         return Vec::new();

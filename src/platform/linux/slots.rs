@@ -393,7 +393,7 @@ impl KeptStatus {
 /// Raise this process's soft RLIMIT_NOFILE to its hard limit (at most `MAX_KEPT` +
 /// `RESERVE`), for a long-lived reader that keeps descriptors (`watch`). The limit is a
 /// per-process ceiling the user already holds; nothing is raised above the hard limit.
-pub fn raise_nofile() {
+pub(crate) fn raise_nofile() {
     use rustix::process::{Resource, Rlimit};
     // `None` is RLIM_INFINITY.
     let rl = rustix::process::getrlimit(Resource::Nofile);

@@ -40,7 +40,7 @@ struct Api {
 }
 
 #[derive(Debug)]
-pub struct MacApps {
+pub(crate) struct MacApps {
     api: &'static Result<Api, String>,
 }
 
@@ -79,7 +79,7 @@ impl Default for MacApps {
 }
 
 impl MacApps {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         static API: OnceLock<Result<Api, String>> = OnceLock::new();
         Self {
             api: API.get_or_init(resolve_api),

@@ -35,90 +35,94 @@ use crate::core::hangs::Policy;
 /// header `MacTypes.h` / `Processes.h`; reference notes §1e).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProcessSerialNumber {
+pub(crate) struct ProcessSerialNumber {
     pub high: u32,
     pub low: u32,
 }
 
 impl ProcessSerialNumber {
     /// `{0, 0}` is `kNoProcess`: not a LaunchServices app.
-    pub fn is_valid(&self) -> bool {
+    pub(crate) fn is_valid(&self) -> bool {
         self.high != 0 || self.low != 0
     }
 }
 
 /// `typedef int CGSConnectionID;` (CGSInternal `CGSConnection.h`).
-pub type ConnectionId = i32;
+pub(crate) type ConnectionId = i32;
 /// `CGSConnectionID CGSMainConnectionID(void);`
-pub type MainConnectionFn = unsafe extern "C" fn() -> ConnectionId;
+pub(crate) type MainConnectionFn = unsafe extern "C" fn() -> ConnectionId;
 /// `bool CGSEventIsAppUnresponsive(CGSConnectionID cid, const ProcessSerialNumber *psn);`
-pub type IsUnresponsiveFn = unsafe extern "C" fn(ConnectionId, *const ProcessSerialNumber) -> bool;
+pub(crate) type IsUnresponsiveFn =
+    unsafe extern "C" fn(ConnectionId, *const ProcessSerialNumber) -> bool;
 /// `OSStatus GetProcessForPID(pid_t pid, ProcessSerialNumber *psn);` (HIServices
 /// `Processes.h`).
-pub type GetProcessForPidFn = unsafe extern "C" fn(i32, *mut ProcessSerialNumber) -> i32;
+pub(crate) type GetProcessForPidFn = unsafe extern "C" fn(i32, *mut ProcessSerialNumber) -> i32;
 /// `CFArrayRef _LSCopyRunningApplicationArray(int sessionID);` (+1 reference).
-pub type CopyRunningApplicationsFn = unsafe extern "C" fn(i32) -> *const c_void;
+pub(crate) type CopyRunningApplicationsFn = unsafe extern "C" fn(i32) -> *const c_void;
 /// `CFDictionaryRef _LSCopyApplicationInformation(int sessionID, CFTypeRef asn,
 /// CFArrayRef keys);` with `keys == NULL` for every key (+1 reference).
-pub type CopyApplicationInformationFn =
+pub(crate) type CopyApplicationInformationFn =
     unsafe extern "C" fn(i32, *const c_void, *const c_void) -> *const c_void;
 /// `_LSASNExtractHighAndLowParts(CFTypeRef asn, UInt32 *high, UInt32 *low)`. Declared
 /// returning nothing: some headers say `Boolean`, and a result left in a register is
 /// harmless to ignore on both Apple ABIs; the out-parameters are what is read, and they
 /// start at `{0, 0}`.
-pub type AsnExtractFn = unsafe extern "C" fn(*const c_void, *mut u32, *mut u32);
+pub(crate) type AsnExtractFn = unsafe extern "C" fn(*const c_void, *mut u32, *mut u32);
 
 /// `kLSDefaultSessionID`: the caller's login session (LaunchServices' private
 /// `LSInfo.h`, as PyObjC scripts and Mac Monitor use it; reference notes §1e).
-pub const LS_DEFAULT_SESSION: i32 = -2;
+pub(crate) const LS_DEFAULT_SESSION: i32 = -2;
 
-pub const SKYLIGHT: &CStr = c"/System/Library/PrivateFrameworks/SkyLight.framework/SkyLight";
-pub const CORE_GRAPHICS: &CStr = c"/System/Library/Frameworks/CoreGraphics.framework/CoreGraphics";
-pub const CORE_SERVICES: &CStr = c"/System/Library/Frameworks/CoreServices.framework/CoreServices";
-pub const APPLICATION_SERVICES: &CStr =
+pub(crate) const SKYLIGHT: &CStr = c"/System/Library/PrivateFrameworks/SkyLight.framework/SkyLight";
+pub(crate) const CORE_GRAPHICS: &CStr =
+    c"/System/Library/Frameworks/CoreGraphics.framework/CoreGraphics";
+pub(crate) const CORE_SERVICES: &CStr =
+    c"/System/Library/Frameworks/CoreServices.framework/CoreServices";
+pub(crate) const APPLICATION_SERVICES: &CStr =
     c"/System/Library/Frameworks/ApplicationServices.framework/ApplicationServices";
 
 /// (library, symbol) candidates, tried in order. Newer systems export the CGS names from
 /// CoreGraphics, older ones from SkyLight (reference notes §1e, hung_detect's loader).
-pub const MAIN_CONNECTION: &[(&CStr, &CStr)] = &[
+pub(crate) const MAIN_CONNECTION: &[(&CStr, &CStr)] = &[
     (SKYLIGHT, c"SLSMainConnectionID"),
     (CORE_GRAPHICS, c"CGSMainConnectionID"),
     (SKYLIGHT, c"CGSMainConnectionID"),
     (CORE_GRAPHICS, c"_CGSDefaultConnection"),
 ];
-pub const IS_UNRESPONSIVE: &[(&CStr, &CStr)] = &[
+pub(crate) const IS_UNRESPONSIVE: &[(&CStr, &CStr)] = &[
     (SKYLIGHT, c"SLSEventIsAppUnresponsive"),
     (CORE_GRAPHICS, c"CGSEventIsAppUnresponsive"),
     (SKYLIGHT, c"CGSEventIsAppUnresponsive"),
 ];
-pub const COPY_RUNNING_APPLICATIONS: &[(&CStr, &CStr)] =
+pub(crate) const COPY_RUNNING_APPLICATIONS: &[(&CStr, &CStr)] =
     &[(CORE_SERVICES, c"_LSCopyRunningApplicationArray")];
-pub const COPY_APPLICATION_INFORMATION: &[(&CStr, &CStr)] =
+pub(crate) const COPY_APPLICATION_INFORMATION: &[(&CStr, &CStr)] =
     &[(CORE_SERVICES, c"_LSCopyApplicationInformation")];
-pub const ASN_EXTRACT: &[(&CStr, &CStr)] = &[
+pub(crate) const ASN_EXTRACT: &[(&CStr, &CStr)] = &[
     (CORE_SERVICES, c"_LSASNExtractHighAndLowParts"),
     (CORE_SERVICES, c"LSASNExtractHighAndLowParts"),
 ];
-pub const GET_PROCESS_FOR_PID: &[(&CStr, &CStr)] = &[(APPLICATION_SERVICES, c"GetProcessForPID")];
+pub(crate) const GET_PROCESS_FOR_PID: &[(&CStr, &CStr)] =
+    &[(APPLICATION_SERVICES, c"GetProcessForPID")];
 
 /// Keys of the `_LSCopyApplicationInformation` dictionary (reference notes §1e).
-pub const KEY_BUNDLE_ID: &str = "CFBundleIdentifier";
-pub const KEY_BUNDLE_PATH: &str = "LSBundlePath";
-pub const KEY_DISPLAY_NAME: &str = "LSDisplayName";
-pub const KEY_BUNDLE_NAME: &str = "CFBundleName";
-pub const KEY_PID: &str = "pid";
-pub const KEY_APPLICATION_TYPE: &str = "ApplicationType";
+pub(crate) const KEY_BUNDLE_ID: &str = "CFBundleIdentifier";
+pub(crate) const KEY_BUNDLE_PATH: &str = "LSBundlePath";
+pub(crate) const KEY_DISPLAY_NAME: &str = "LSDisplayName";
+pub(crate) const KEY_BUNDLE_NAME: &str = "CFBundleName";
+pub(crate) const KEY_PID: &str = "pid";
+pub(crate) const KEY_APPLICATION_TYPE: &str = "ApplicationType";
 
 /// `kCFStringEncodingUTF8` (CoreFoundation `CFString.h`).
-pub const CF_STRING_ENCODING_UTF8: u32 = 0x0800_0100;
+pub(crate) const CF_STRING_ENCODING_UTF8: u32 = 0x0800_0100;
 /// `kCFNumberSInt64Type` (CoreFoundation `CFNumber.h`).
-pub const CF_NUMBER_SINT64_TYPE: isize = 4;
+pub(crate) const CF_NUMBER_SINT64_TYPE: isize = 4;
 
 /// LaunchServices' `ApplicationType` → activation policy: `Foreground` is a regular (Dock)
 /// app, `UIElement` an accessory (`LSUIElement`), `BackgroundOnly` prohibited
 /// (`LSBackgroundOnly`). The mapping is inferred from the Info.plist semantics (reference
 /// notes §1e); anything else is unknown, and an app of unknown policy is left out.
-pub fn policy_from_application_type(t: &str) -> Option<Policy> {
+pub(crate) fn policy_from_application_type(t: &str) -> Option<Policy> {
     match t {
         "Foreground" => Some(Policy::Regular),
         "UIElement" => Some(Policy::Accessory),
@@ -129,7 +133,7 @@ pub fn policy_from_application_type(t: &str) -> Option<Policy> {
 
 /// The display name: LaunchServices' display name, else the bundle name, else the bundle's
 /// file name without `.app`.
-pub fn display_name(display: Option<String>, bundle: Option<String>, path: &str) -> String {
+pub(crate) fn display_name(display: Option<String>, bundle: Option<String>, path: &str) -> String {
     display
         .filter(|s| !s.is_empty())
         .or(bundle.filter(|s| !s.is_empty()))

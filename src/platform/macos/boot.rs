@@ -10,7 +10,7 @@
 /// The UUID in a `kern.bootsessionuuid` read: the bytes up to the first NUL, which must be
 /// a UUID in its text form (8-4-4-4-12 hex digits). Anything else is no boot identity: an
 /// empty string (a kernel that has not set it) or garbage must not be compared as one.
-pub fn parse_session_uuid(bytes: &[u8]) -> Result<String, String> {
+pub(crate) fn parse_session_uuid(bytes: &[u8]) -> Result<String, String> {
     let text = bytes.split(|b| *b == 0).next().unwrap_or_default();
     let s = std::str::from_utf8(text)
         .map_err(|_| "kern.bootsessionuuid is not text".to_string())?

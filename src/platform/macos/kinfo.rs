@@ -16,14 +16,14 @@ use crate::core::snapshot::ProcState;
 /// `struct timeval` on LP64 Darwin: `long tv_sec; int tv_usec;` padded to 16 bytes.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Timeval {
+pub(crate) struct Timeval {
     pub tv_sec: i64,
     pub tv_usec: i32,
 }
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Itimerval {
+pub(crate) struct Itimerval {
     pub it_interval: Timeval,
     pub it_value: Timeval,
 }
@@ -33,7 +33,7 @@ pub struct Itimerval {
 /// start time.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct ExternProc {
+pub(crate) struct ExternProc {
     pub p_starttime: Timeval,
     pub p_vmspace: u64,
     pub p_sigacts: u64,
@@ -81,7 +81,7 @@ pub struct ExternProc {
 /// `struct _pcred` (sysctl.h).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct Pcred {
+pub(crate) struct Pcred {
     pub pc_lock: [u8; 72],
     pub pc_ucred: u64,
     pub p_ruid: u32,
@@ -94,7 +94,7 @@ pub struct Pcred {
 /// `struct _ucred` (sysctl.h), NGROUPS = 16.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct Ucred {
+pub(crate) struct Ucred {
     pub cr_ref: i32,
     pub cr_uid: u32,
     pub cr_ngroups: i16,
@@ -104,7 +104,7 @@ pub struct Ucred {
 /// The userland `struct vmspace` placeholder (vm.h).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct Vmspace {
+pub(crate) struct Vmspace {
     pub dummy: i32,
     pub dummy2: u64,
     pub dummy3: [i32; 5],
@@ -114,7 +114,7 @@ pub struct Vmspace {
 /// `struct eproc` (sysctl.h).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct Eproc {
+pub(crate) struct Eproc {
     pub e_paddr: u64,
     pub e_sess: u64,
     pub e_pcred: Pcred,
@@ -138,30 +138,30 @@ pub struct Eproc {
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct KinfoProc {
+pub(crate) struct KinfoProc {
     pub kp_proc: ExternProc,
     pub kp_eproc: Eproc,
 }
 
 /// Size the kernel writes per entry on LP64.
-pub const KINFO_PROC_SIZE: usize = 648;
+pub(crate) const KINFO_PROC_SIZE: usize = 648;
 const _: () = assert!(std::mem::size_of::<KinfoProc>() == KINFO_PROC_SIZE);
 
 /// `p_stat` values (proc.h).
-pub const SIDL: i8 = 1;
-pub const SRUN: i8 = 2;
-pub const SSLEEP: i8 = 3;
-pub const SSTOP: i8 = 4;
-pub const SZOMB: i8 = 5;
+pub(crate) const SIDL: i8 = 1;
+pub(crate) const SRUN: i8 = 2;
+pub(crate) const SSLEEP: i8 = 3;
+pub(crate) const SSTOP: i8 = 4;
+pub(crate) const SZOMB: i8 = 5;
 
 /// `p_flag` bit (proc.h) that sysctl sets for a process a debugger has attached to: xnu's
 /// `fill_user64_externproc` copies `p_lflag & P_LTRACED` into it (kern_sysctl.c). A debugger
 /// holds the process with Mach exceptions and `task_suspend`, so `p_stat` stays SRUN at a
 /// breakpoint: the flag is the only sign.
-pub const P_TRACED: i32 = 0x0000_0800;
+pub(crate) const P_TRACED: i32 = 0x0000_0800;
 
 /// `MAXCOMLEN` (param.h): `p_comm` keeps this many bytes of the name.
-pub const MAXCOMLEN: usize = 16;
+pub(crate) const MAXCOMLEN: usize = 16;
 
 /// The state of a process from its `p_stat`, its `p_flag` and, where libproc could be read,
 /// its `pti_numrunning`. xnu never sets SSLEEP: every live process arrives as SRUN, so SRUN
@@ -169,7 +169,7 @@ pub const MAXCOMLEN: usize = 16;
 /// user's process, a slot-only read, a process that went away) the state is unknown. A
 /// process with a debugger attached ([`P_TRACED`]) is `Traced` unless it is a zombie or
 /// stopped (SSTOP says more: a stopped process cannot run whoever holds it).
-pub fn state(p_stat: i8, p_flag: i32, numrunning: Option<i32>) -> ProcState {
+pub(crate) fn state(p_stat: i8, p_flag: i32, numrunning: Option<i32>) -> ProcState {
     match (p_stat, numrunning) {
         (SZOMB, _) => ProcState::Zombie,
         (SSTOP, _) => ProcState::Stopped,
@@ -186,7 +186,7 @@ pub fn state(p_stat: i8, p_flag: i32, numrunning: Option<i32>) -> ProcState {
 /// the caller's own processes only) and the executable's file name (`proc_pidpath`, any
 /// process) is used, as long as it starts with what `p_comm` holds (so a renamed process
 /// keeps the name it gave itself).
-pub fn full_name(comm: &str, proc_name: Option<&str>, exe: Option<&str>) -> String {
+pub(crate) fn full_name(comm: &str, proc_name: Option<&str>, exe: Option<&str>) -> String {
     if comm.len() < MAXCOMLEN {
         return comm.to_string();
     }
@@ -202,7 +202,7 @@ pub fn full_name(comm: &str, proc_name: Option<&str>, exe: Option<&str>) -> Stri
 
 /// The fields headroom takes from one entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KinfoFields {
+pub(crate) struct KinfoFields {
     pub pid: i32,
     pub ppid: i32,
     pub pgid: i32,
@@ -222,13 +222,13 @@ pub struct KinfoFields {
 
 impl KinfoProc {
     /// An all-zero entry, as a buffer for the kernel to fill.
-    pub fn zeroed() -> Self {
+    pub(crate) fn zeroed() -> Self {
         // SAFETY: every field is an integer or an array of integers, for which the all-zero
         // bit pattern is a valid value.
         unsafe { std::mem::zeroed() }
     }
 
-    pub fn fields(&self) -> KinfoFields {
+    pub(crate) fn fields(&self) -> KinfoFields {
         let p = &self.kp_proc;
         let e = &self.kp_eproc;
         let comm_len = p

@@ -22,7 +22,7 @@ use super::libproc::{self as lp, ProcTaskinfo, RusageInfoV2};
 use super::vnode::{self, ProcVnodePathInfo, VnodeInfo, VnodeInfoPath};
 
 /// The signal numbers headroom sends or handles, as macOS numbers them (`<sys/signal.h>`).
-pub const MACOS_SIGNALS: &[(&str, i32)] = &[
+pub(crate) const MACOS_SIGNALS: &[(&str, i32)] = &[
     ("SIGHUP", 1),
     ("SIGINT", 2),
     ("SIGKILL", 9),
@@ -71,7 +71,7 @@ const _: () = {
 };
 
 /// Where the committed copy lives, relative to the repository.
-pub const COMMITTED_PATH: &str = ".ci/macos-layout.c";
+pub(crate) const COMMITTED_PATH: &str = ".ci/macos-layout.c";
 
 /// The width of a field, from a projection (no value of the struct needed).
 fn width<T, F>(_: fn(&T) -> &F) -> usize {
@@ -137,7 +137,7 @@ macro_rules! fields {
 }
 
 /// The C file: includes, then one `_Static_assert` per fact.
-pub fn c_source() -> String {
+pub(crate) fn c_source() -> String {
     let mut out = Out(String::new());
     out.0.push_str(
         "/* Generated from src/platform/macos/{kinfo,libproc,vnode,layout}.rs by the test\n\

@@ -10,7 +10,7 @@
 /// `struct proc_taskinfo` (proc_info.h), the answer to `PROC_PIDTASKINFO`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ProcTaskinfo {
+pub(crate) struct ProcTaskinfo {
     pub pti_virtual_size: u64,
     pub pti_resident_size: u64,
     /// Mach absolute-time ticks, not nanoseconds (reference notes §1b).
@@ -35,7 +35,7 @@ pub struct ProcTaskinfo {
 /// `struct rusage_info_v2` (resource.h), the answer to `proc_pid_rusage(RUSAGE_INFO_V2)`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RusageInfoV2 {
+pub(crate) struct RusageInfoV2 {
     pub ri_uuid: [u8; 16],
     pub ri_user_time: u64,
     pub ri_system_time: u64,
@@ -59,19 +59,19 @@ pub struct RusageInfoV2 {
 }
 
 /// proc_info.h
-pub const PROC_PIDTASKINFO: i32 = 4;
-pub const PROC_PIDPATHINFO_MAXSIZE: usize = 4096;
+pub(crate) const PROC_PIDTASKINFO: i32 = 4;
+pub(crate) const PROC_PIDPATHINFO_MAXSIZE: usize = 4096;
 /// resource.h
-pub const RUSAGE_INFO_V2: i32 = 2;
+pub(crate) const RUSAGE_INFO_V2: i32 = 2;
 /// sysctl.h: the top-level and `kern.` MIB names headroom uses.
-pub const CTL_KERN: i32 = 1;
-pub const KERN_ARGMAX: i32 = 8;
-pub const KERN_PROC: i32 = 14;
-pub const KERN_PROC_ALL: i32 = 0;
-pub const KERN_PROC_PID: i32 = 1;
-pub const KERN_PROCARGS2: i32 = 49;
+pub(crate) const CTL_KERN: i32 = 1;
+pub(crate) const KERN_ARGMAX: i32 = 8;
+pub(crate) const KERN_PROC: i32 = 14;
+pub(crate) const KERN_PROC_ALL: i32 = 0;
+pub(crate) const KERN_PROC_PID: i32 = 1;
+pub(crate) const KERN_PROCARGS2: i32 = 49;
 /// `proc_name` writes at most `2 * MAXCOMLEN` bytes (pbi_name) plus its NUL.
-pub const PROC_NAME_BUF: usize = 2 * super::kinfo::MAXCOMLEN + 1;
+pub(crate) const PROC_NAME_BUF: usize = 2 * super::kinfo::MAXCOMLEN + 1;
 
 #[cfg(test)]
 mod tests {

@@ -9,10 +9,11 @@ use crate::core::limits::{Ceiling, LimitSource, Scope};
 use crate::core::snapshot::{
     Detail, MemoryTotals, ProcState, ProcessRecord, SNAPSHOT_SCHEMA, Snapshot,
 };
+use crate::core::tree_select::reachable;
 use crate::platform::macos::kinfo::{self, KINFO_PROC_SIZE, KinfoFields, KinfoProc};
 use crate::platform::macos::libproc::{self as lp, ProcTaskinfo, RusageInfoV2};
 use crate::platform::macos::procargs::{Lookup, parse_procargs2, procargs_error};
-use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms, reachable};
+use crate::platform::{PlatformError, ProcessSource, TreeQuery, current_uid, now_ms};
 
 // The declarations in libproc.rs are the ones `layout.rs` holds against the xnu headers;
 // libc's (compiled only here) must agree with them.
@@ -31,7 +32,7 @@ const _: () = assert!(
 const _: () = assert!(lp::PROC_PIDPATHINFO_MAXSIZE == libc::PROC_PIDPATHINFO_MAXSIZE as usize);
 
 #[derive(Debug)]
-pub struct MacSource {
+pub(crate) struct MacSource {
     /// Nanoseconds per Mach absolute-time tick (125/3 on Apple Silicon, 1 on Intel).
     ns_per_tick: f64,
     /// The `KERN_PROCARGS2` buffer: `kern.argmax` bytes, allocated at the first `argv`
@@ -46,7 +47,7 @@ impl Default for MacSource {
 }
 
 impl MacSource {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             ns_per_tick: ns_per_tick(),
             argv_buf: Mutex::new(Vec::new()),

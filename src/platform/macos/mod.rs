@@ -8,23 +8,28 @@
 // `unsafe` here: the macOS backend is FFI (libproc, sysctl, Mach, CoreFoundation) with no
 // safe crate.
 #![allow(unsafe_code)]
+// The data and parsers below are compiled everywhere for their tests; only the macOS
+// backend calls them.
+#![cfg_attr(not(target_os = "macos"), allow(dead_code))]
 
-pub mod apps_ffi;
-pub mod boot;
-pub mod kinfo;
-pub mod layout;
-pub mod libproc;
-pub mod procargs;
-pub mod vnode;
+pub(crate) mod apps_ffi;
+pub(crate) mod boot;
+pub(crate) mod kinfo;
+// `.ci/macos-layout.c`'s generator, run by its test only (scripts/generate.sh blesses it).
+#[cfg_attr(not(test), allow(dead_code, reason = "the generator runs in its test"))]
+pub(crate) mod layout;
+pub(crate) mod libproc;
+pub(crate) mod procargs;
+pub(crate) mod vnode;
 
 #[cfg(target_os = "macos")]
-pub mod apps;
+pub(crate) mod apps;
 #[cfg(target_os = "macos")]
 mod cf;
 #[cfg(target_os = "macos")]
 mod live;
 #[cfg(target_os = "macos")]
-pub mod pressure;
+pub(crate) mod pressure;
 
 #[cfg(target_os = "macos")]
-pub use live::MacSource;
+pub(crate) use live::MacSource;

@@ -50,7 +50,7 @@ extern "C" fn on_pressure(context: *mut c_void) {
 
 /// The armed source; cancelled and released on drop.
 #[derive(Debug)]
-pub struct Source {
+pub(crate) struct Source {
     source: *mut c_void,
     /// Kept open past cancellation (never closed): a handler already in flight must not
     /// write into a descriptor number the process has reused.
@@ -59,7 +59,7 @@ pub struct Source {
 
 impl Source {
     /// Arm the source; returns it and the read end to poll.
-    pub fn new() -> io::Result<(Self, OwnedFd)> {
+    pub(crate) fn new() -> io::Result<(Self, OwnedFd)> {
         let (r, w) = crate::platform::fd::nonblocking_pipe()?;
         // SAFETY: plain calls into libdispatch with valid arguments; the context is the
         // write end's number, which stays open for the life of the process (see `write`).
@@ -101,6 +101,6 @@ impl Drop for Source {
 }
 
 /// `kern.memorystatus_vm_pressure_level`: 1 normal, 2 warn, 4 critical.
-pub fn level() -> io::Result<i64> {
+pub(crate) fn level() -> io::Result<i64> {
     super::live::sysctl_int(c"kern.memorystatus_vm_pressure_level")
 }

@@ -14,7 +14,7 @@
 use crate::platform::PlatformError;
 
 /// The executable path and the arguments (never more than `argc`, never the environment).
-pub fn parse_procargs2(buf: &[u8]) -> Result<(String, Vec<String>), String> {
+pub(crate) fn parse_procargs2(buf: &[u8]) -> Result<(String, Vec<String>), String> {
     let Some((head, mut rest)) = buf.split_first_chunk::<4>() else {
         return Err(format!(
             "KERN_PROCARGS2 buffer too short ({} bytes)",
@@ -52,7 +52,11 @@ fn take_string(buf: &[u8]) -> (String, &[u8]) {
 /// not read, and EIO when copying the arguments out failed; `lookup` is the
 /// `sysctl(KERN_PROC_PID)` answer read after the failure, which tells them apart: absent or
 /// a zombie (no arguments left) is no such process, otherwise permission denied.
-pub fn procargs_error(pid: i32, errno: i32, lookup: impl FnOnce() -> Lookup) -> PlatformError {
+pub(crate) fn procargs_error(
+    pid: i32,
+    errno: i32,
+    lookup: impl FnOnce() -> Lookup,
+) -> PlatformError {
     match errno {
         libc::EINVAL | libc::EIO => match lookup() {
             Lookup::Absent | Lookup::Zombie => PlatformError::NoSuchProcess { pid },
@@ -73,7 +77,7 @@ pub fn procargs_error(pid: i32, errno: i32, lookup: impl FnOnce() -> Lookup) -> 
 
 /// The pid as `sysctl(KERN_PROC_PID)` found it.
 #[derive(Debug)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     Absent,
     Zombie,
     Alive,

@@ -6,22 +6,22 @@
 use std::ffi::c_char;
 
 /// `PROC_PIDVNODEPATHINFO` in `<sys/proc_info.h>`.
-pub const PROC_PIDVNODEPATHINFO: i32 = 9;
+pub(crate) const PROC_PIDVNODEPATHINFO: i32 = 9;
 /// `MAXPATHLEN` in `<sys/param.h>`.
-pub const MAXPATHLEN: usize = 1024;
+pub(crate) const MAXPATHLEN: usize = 1024;
 
 /// `struct vnode_info` (`vinfo_stat vi_stat` of 136 bytes, `int vi_type`, `int vi_pad`,
 /// `fsid_t vi_fsid`): 152 bytes, 8-aligned. Nothing of it is read, so it stays opaque.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct VnodeInfo {
+pub(crate) struct VnodeInfo {
     pub opaque: [u64; 19],
 }
 
 /// `struct vnode_info_path { struct vnode_info vip_vi; char vip_path[MAXPATHLEN]; }`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct VnodeInfoPath {
+pub(crate) struct VnodeInfoPath {
     pub vip_vi: VnodeInfo,
     pub vip_path: [c_char; MAXPATHLEN],
 }
@@ -29,13 +29,13 @@ pub struct VnodeInfoPath {
 /// `struct proc_vnodepathinfo { struct vnode_info_path pvi_cdir; pvi_rdir; }`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct ProcVnodePathInfo {
+pub(crate) struct ProcVnodePathInfo {
     pub pvi_cdir: VnodeInfoPath,
     pub pvi_rdir: VnodeInfoPath,
 }
 
 /// The NUL-terminated path in `vip_path`; `None` when empty or not terminated.
-pub fn path_of(v: &VnodeInfoPath) -> Option<String> {
+pub(crate) fn path_of(v: &VnodeInfoPath) -> Option<String> {
     let bytes: Vec<u8> = v.vip_path.iter().map(|&c| c as u8).collect();
     let end = bytes.iter().position(|&b| b == 0)?;
     (end > 0).then(|| String::from_utf8_lossy(&bytes[..end]).into_owned())
