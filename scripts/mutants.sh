@@ -126,7 +126,7 @@ fi
 list() {
     { cat "$dir/$1.txt" 2>/dev/null || true
       case $1 in caught | unviable) cat "$out/pass1/$1.txt" 2>/dev/null || true ;; esac
-    } | name | sort -u
+    } | name | sort
 }
 all=$(for k in caught missed timeout unviable; do list "$k"; done)
 check_entries "$all" || exit 1
