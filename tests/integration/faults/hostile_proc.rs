@@ -165,7 +165,7 @@ fn pids_vanishing_mid_scan_and_a_hidepid_proc_keep_counts_right() {
             .count()
     };
     assert_eq!(targets(&seen), expected.len(), "{seen}");
-    let _churn = env.spawn(env.fixture(), &["churn"]);
+    let churn = env.spawn(env.fixture(), &["churn"]);
     // Every reading during the churn: whole, and its count (itself included) within the one
     // short-lived child the churn can have at a time.
     for _ in 0..20 {
@@ -188,7 +188,14 @@ fn pids_vanishing_mid_scan_and_a_hidepid_proc_keep_counts_right() {
         let (procs, _) = count_uid(env.uid);
         let got = r["processes"].as_u64().unwrap();
         assert!(got >= procs && got <= procs + 2, "{got} vs {procs}");
-        assert_eq!(pid_zombies(&r["top_parents"]), sorted(&expected));
+        // The churn's child is a zombie for the moment between its `_exit` and the churn's
+        // `waitpid`, so the churn may be a parent of one zombie in the reading; every other
+        // parent is one of the leakers, with its whole count.
+        let parents: Vec<(i64, u64)> = pid_zombies(&r["top_parents"])
+            .into_iter()
+            .filter(|&(pid, zombies)| !(pid == i64::from(churn.pid) && zombies <= 1))
+            .collect();
+        assert_eq!(parents, sorted(&expected), "{r}");
         // What it cannot see it says it cannot see: partial, and nothing is selected on it
         // (another user's session child of any of these parents would be invisible).
         assert_eq!(

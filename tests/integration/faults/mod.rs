@@ -142,11 +142,26 @@ pub fn fill(dir: &Path) -> std::fs::File {
 /// Every file of the state directory parses as what it is, no temporary is left, and the
 /// evidence log reads without an anomaly. Returns (files checked, evidence rows).
 pub fn check_state_files(dir: &Path) -> (usize, Vec<headroom_core::evidence_csv::ReadRow>) {
+    check_state_files_beside(dir, None)
+}
+
+/// The same while `writer` (a pid) still runs: its own temporary may be in flight between
+/// its creation and its rename or removal, so only that one name is let through. A
+/// temporary it failed to remove is still there after it exits, where `check_state_files`
+/// refuses it.
+pub fn check_state_files_beside(
+    dir: &Path,
+    writer: Option<i32>,
+) -> (usize, Vec<headroom_core::evidence_csv::ReadRow>) {
+    let in_flight = writer.map(|pid| format!(".tmp.{pid}"));
     let mut checked = 0;
     let mut rows = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let path = e.path();
+        if in_flight.as_deref().is_some_and(|t| name.ends_with(t)) {
+            continue;
+        }
         assert!(!name.contains(".tmp."), "a temporary was left: {name}");
         if name.ends_with(".json") {
             let bytes = std::fs::read(&path).unwrap();
