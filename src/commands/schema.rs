@@ -115,9 +115,9 @@ pub const ALL: &[Entry] = &[
         parts: &[part::<c::snapshot::Recorded<'static>>],
     },
     Entry {
-        name: c::reap_report::ReapReport::SCHEMA,
+        name: crate::actions::reap_report::ReapReport::SCHEMA,
         title: "`reap --json`: the decision table, what was signalled and what came back",
-        parts: &[part::<c::reap_report::ReapReport>],
+        parts: &[part::<crate::actions::reap_report::ReapReport>],
     },
     Entry {
         name: c::evidence::EvidenceReport::SCHEMA,

@@ -405,7 +405,8 @@ fn every_row_of_the_layer_table_holds() {
     // Controls: the real graph holds the edges it must.
     for (from, to) in [
         ("platform::linux::live", "platform::linux::records"),
-        ("commands::reap", "commands::reap_report"),
+        ("commands::reap", "actions::cleanup"),
+        ("actions::cleanup", "actions::reap_report"),
         ("store::state", "store::fsio"),
         ("store::state", "core::state_rules"),
         ("core::liveness", "core::session_log"),
@@ -416,7 +417,7 @@ fn every_row_of_the_layer_table_holds() {
     ] {
         assert!(edges[from].contains(to), "{from} → {to} is not seen");
     }
-    assert!(!edges["commands::reap_report"].contains("commands::reap"));
+    assert!(!edges["actions::reap_report"].contains("actions::cleanup"));
 }
 
 #[test]
