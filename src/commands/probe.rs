@@ -222,7 +222,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
 /// when there is an evidence log to draw. A few `stat`s and a directory listing, no
 /// process-table read; nothing is created (a fresh state directory stays absent).
 fn figure_actions() -> swiftbar::Actions {
-    let program = crate::commands::login_item::lasting_program()
+    let program = crate::actions::login_item::lasting_program()
         .map(|c| c.path)
         .map_err(|e| crate::exit::said_once(&e));
     let chart = crate::store::paths::state_dir()
