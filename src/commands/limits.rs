@@ -90,7 +90,7 @@ fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {
     }
     #[cfg(unix)]
     {
-        Some(crate::commands::watch::pressure::system_source(ctx).describe())
+        Some(ctx.pressure_source().describe())
     }
     #[cfg(not(unix))]
     {

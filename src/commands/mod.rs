@@ -80,6 +80,22 @@ impl Ctx<'_> {
         Ok(platform::native())
     }
 
+    /// The system's memory-pressure source (`watch` sleeps on it, `limits` names it), or
+    /// none when `[memory] pressure = "off"`.
+    #[cfg(unix)]
+    pub(crate) fn pressure_source(&self) -> platform::pressure::Pressure {
+        use crate::config::PressureMode;
+        if self.settings.memory.pressure.value == PressureMode::Off {
+            return platform::pressure::Pressure::turned_off();
+        }
+        let proc_root = self
+            .global
+            .proc_root
+            .clone()
+            .unwrap_or_else(|| "/proc".into());
+        platform::pressure::Pressure::system(&proc_root)
+    }
+
     /// Whether this run replays a recording (then nothing is written to the state dir).
     pub(crate) fn replaying(&self) -> bool {
         self.global.snapshot.is_some()
