@@ -140,7 +140,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     // The snapshot is evidence of the reading, not the reading: failing to keep it is said,
     // and the exit stays the reading's level.
     let record_failure = match plan.record.as_ref() {
-        Some(path) => crate::commands::snapshot::to_json(&snap)
+        Some(path) => crate::output::snapshot_file::to_json(&snap)
             .context("cannot serialise the snapshot")
             .and_then(|bytes| atomic_write(path, &bytes))
             .err()

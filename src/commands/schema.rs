@@ -112,7 +112,7 @@ pub const ALL: &[Entry] = &[
     Entry {
         name: crate::core::snapshot::SNAPSHOT_SCHEMA,
         title: "`snapshot`: the process table, ceilings and memory totals (also `--snapshot` input)",
-        parts: &[part::<c::snapshot::Recorded<'static>>],
+        parts: &[part::<crate::output::snapshot_file::SnapshotFile<'static>>],
     },
     Entry {
         name: crate::actions::reap_report::ReapReport::SCHEMA,

@@ -504,8 +504,6 @@ const EVERY_COMMAND: &[&str] = &["commands", "commands::schema"];
 const NOT_YET_MOVED: &[(&str, &str)] = &[
     // `limits`' trap notes, which `doctor` reads to tell which trap it sees.
     ("commands::doctor", "commands::limits"),
-    // The snapshot file's format (`Recorded`), which `probe --record` writes too.
-    ("commands::probe", "commands::snapshot"),
     // `hangs`' round (`watch_round`) and its report, which `watch` runs every round.
     ("commands::watch", "commands::hangs"),
     ("commands::watch::events", "commands::hangs::report"),
