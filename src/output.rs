@@ -484,6 +484,7 @@ pub(crate) fn finish_stderr(wait: std::time::Duration) {
 pub(crate) mod progress;
 pub(crate) mod queue;
 pub(crate) mod screen;
+pub(crate) mod snapshot_file;
 
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@
 mod launchd;
 mod systemd;
 
+use std::path::PathBuf;
 use std::process::Output;
 use std::time::Duration;
 
@@ -20,6 +21,31 @@ use launchd::{check_plist, launch_agent};
 #[cfg(test)]
 use systemd::systemd_unit;
 pub(crate) use systemd::{Systemd, crontab_line};
+
+/// The path that runs headroom again after an upgrade (`core::program_path`): what a
+/// service definition registers and what the menu-bar figure's actions run.
+pub(crate) fn lasting_program() -> Result<crate::core::program_path::Choice> {
+    use crate::core::program_path::{Facts, choose, opt_candidates};
+    use crate::platform::own_program;
+    let real = own_program::real().context("cannot find headroom's own executable")?;
+    let invoked = own_program::invoked();
+    let invoked_to = invoked.as_deref().and_then(|p| p.canonicalize().ok());
+    let prefix = std::env::var_os("HOMEBREW_PREFIX")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    let opt_links: Vec<(PathBuf, Option<PathBuf>)> = opt_candidates(&real, prefix.as_deref())
+        .into_iter()
+        .map(|o| {
+            let to = o.canonicalize().ok();
+            (o, to)
+        })
+        .collect();
+    Ok(choose(&Facts {
+        invoked: invoked.as_deref().map(|i| (i, invoked_to.as_deref())),
+        real: &real,
+        opt_links: &opt_links,
+    }))
+}
 
 /// The LaunchAgent label (macOS).
 pub(crate) const LABEL: &str = "dev.headroom.watch";

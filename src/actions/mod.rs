@@ -3,6 +3,7 @@
 //! places headroom execs other programs (`open`, `launchctl`, `systemctl`, notifiers), and
 //! never on a polling path.
 
+pub(crate) mod cleanup;
 pub(crate) mod clock;
 pub(crate) mod escalate;
 pub(crate) mod exec;
@@ -10,7 +11,10 @@ pub(crate) mod login_item;
 pub(crate) mod memory_guard;
 pub(crate) mod notify;
 pub(crate) mod park;
+pub(crate) mod reap_report;
+pub(crate) mod reap_verify;
 pub(crate) mod recover;
+pub(crate) mod session_assessment;
 pub(crate) mod terminate;
 #[cfg(test)]
 pub(crate) mod test_double;

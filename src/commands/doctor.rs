@@ -17,7 +17,7 @@ use crate::commands::doctor_tools::{
     cgroup_pids_max, notification_check, ps_counts, shell_ulimit, tool,
 };
 use crate::core::doctor::{self as dr, Check, CheckOutcome, Limit};
-use crate::core::limits::{Ceiling, LimitSource};
+use crate::core::limits::{Ceiling, LimitSource, per_uid_and_rlimit};
 use crate::core::reading;
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::core::time::format_ms;
@@ -300,9 +300,11 @@ fn ceilings(snap: &Snapshot, exec: bool) -> Vec<Check> {
         } else {
             c
         });
-        let says = crate::commands::limits::traps(snap, &reading::read(snap, Default::default()))
-            .iter()
-            .any(|n| n.starts_with("kern.maxprocperuid"));
+        // The trap `limits` words as "kern.maxprocperuid (…) is above this session's
+        // RLIMIT_NPROC".
+        let says = snap.os == "macos"
+            && per_uid_and_rlimit(&reading::read(snap, Default::default()).limit)
+                .is_some_and(|(per_uid, rl)| per_uid > rl);
         out.push(dr::rlimit_trap(says, line(0).ok(), ulimit.ok()));
     } else {
         for (name, source, file) in [

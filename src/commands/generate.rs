@@ -22,7 +22,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<ExitStatus> {
             Ok(ExitStatus::Ok)
         }
         GenerateWhat::Swiftbar { dir: None } => {
-            ctx.printer.raw(crate::commands::probe::swiftbar::PLUGIN)?;
+            ctx.printer.raw(PLUGIN)?;
             Ok(ExitStatus::Ok)
         }
         GenerateWhat::Swiftbar { dir: Some(dir) } => {
@@ -38,10 +38,42 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &GenerateArgs) -> Result<ExitStatus> {
     }
 }
 
+/// The plugin's file name: SwiftBar reads the refresh interval from it (`name.30s.ext`).
+pub(crate) const PLUGIN_FILE: &str = "headroom.30s.sh";
+
+/// The plugin file: headroom on `$PATH` (SwiftBar runs plugins in a login shell), else
+/// where Homebrew and cargo put it. It prints `probe --format swiftbar`, or `xbar` under
+/// xbar (which sets `XBARDarkMode`, and SwiftBar `SWIFTBAR`); either exits 0 once the
+/// figure is printed. Without headroom it says so in the menu bar.
+pub(crate) const PLUGIN: &str = r#"#!/bin/sh
+# <xbar.title>headroom</xbar.title>
+# <xbar.desc>Process slots against the binding limit, the ETA to the wall and the top zombie parent, from headroom probe.</xbar.desc>
+# <xbar.dependencies>headroom</xbar.dependencies>
+# <xbar.abouturl>https://github.com/headroom-cli/headroom</xbar.abouturl>
+# <swiftbar.hideRunInTerminal>true</swiftbar.hideRunInTerminal>
+#
+# Written by `headroom generate swiftbar`; Homebrew installs it as
+# $(brew --prefix)/share/headroom/swiftbar/headroom.30s.sh. Link it into SwiftBar's (or
+# xbar's) plugin folder; the 30s in the name is how often it runs. Each run is one probe.
+format=swiftbar
+# xbar reads the same protocol but refuses SwiftBar's own parameters.
+if [ -z "${SWIFTBAR:-}" ] && [ -n "${XBARDarkMode:-}" ]; then
+  format=xbar
+fi
+for h in "$(command -v headroom 2>/dev/null)" /opt/homebrew/bin/headroom /usr/local/bin/headroom "$HOME/.cargo/bin/headroom"; do
+  if [ -n "$h" ] && [ -x "$h" ]; then
+    exec "$h" probe --format "$format"
+  fi
+done
+echo "headroom? | color=#57606a"
+echo "---"
+echo "headroom is not on PATH, in /opt/homebrew/bin, /usr/local/bin or ~/.cargo/bin"
+echo "How to install headroom | href=https://github.com/headroom-cli/headroom#install"
+"#;
+
 /// The SwiftBar plugin written into `dir` (made if missing), executable: SwiftBar runs
 /// every executable file of its plugin folder.
 fn swiftbar_plugin(dir: &Path) -> Result<()> {
-    use crate::commands::probe::swiftbar::{PLUGIN, PLUGIN_FILE};
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create `{}`", dir.display()))?;
     let path = dir.join(PLUGIN_FILE);

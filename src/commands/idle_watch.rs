@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use crate::actions::session_assessment::{self, History};
 use crate::cli::IdleWatchArgs;
 use crate::commands::Ctx;
-use crate::commands::sessions;
 use crate::core::liveness::SessionVerdict;
 use crate::core::snapshot::{Detail, ProcessTable};
 use crate::core::time::format_ms;
@@ -81,13 +81,13 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
         .into());
     }
     let threshold_s = args.threshold.as_secs_f64();
-    let active_fraction = sessions::active_fraction(&ctx.settings);
+    let active_fraction = ctx.settings.liveness.active_fraction();
     let source = ctx.source()?;
     stop_flag::install().context("idle-watch cannot handle SIGINT/SIGTERM")?;
     let history = if ctx.replaying() {
-        sessions::History::None
+        History::None
     } else {
-        sessions::History::live(crate::platform::current_uid())
+        History::live(crate::platform::current_uid())
     };
     if !ctx.printer.is_json() {
         ctx.printer.text(&format!(
@@ -106,7 +106,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
             .context("cannot read the process table")?;
         let table = ProcessTable::new(&snap);
         let assessment =
-            sessions::assess(source.as_ref(), &snap, &table, active_fraction, &history)?;
+            session_assessment::assess(source.as_ref(), &snap, &table, active_fraction, &history)?;
         for w in &assessment.warnings {
             ctx.printer.warn(w);
         }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::cli::LimitsArgs;
 use crate::commands::Ctx;
-use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource, usable};
+use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource, per_uid_and_rlimit, usable};
 use crate::core::reading::{self, Reading};
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
@@ -90,7 +90,7 @@ fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {
     }
     #[cfg(unix)]
     {
-        Some(crate::commands::watch::pressure::system_source(ctx).describe())
+        Some(ctx.pressure_source().describe())
     }
     #[cfg(not(unix))]
     {
@@ -98,35 +98,11 @@ fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {
     }
 }
 
-fn value_of(r: &Reading, source: LimitSource) -> Option<i64> {
-    r.limit
-        .ceilings
-        .iter()
-        .find(|c| c.ceiling.source == source && c.status == CeilingStatus::Constrains)?
-        .ceiling
-        .value
-}
-
-/// The value of `source` as read, whether or not it constrains: `kern.maxprocperuid` is
-/// never enforced, but it is the trap.
-fn read_value(r: &Reading, source: LimitSource) -> Option<i64> {
-    r.limit
-        .ceilings
-        .iter()
-        .find(|c| c.ceiling.source == source && !c.ceiling.unlimited)?
-        .ceiling
-        .value
-        .filter(|v| *v > 0)
-}
-
 /// The two real traps, when they apply.
 pub(crate) fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
     let mut notes = Vec::new();
     if snap.os == "macos" {
-        if let (Some(per_uid), Some(rl)) = (
-            read_value(r, LimitSource::PerUid),
-            value_of(r, LimitSource::RlimitNproc),
-        ) {
+        if let Some((per_uid, rl)) = per_uid_and_rlimit(&r.limit) {
             match per_uid.cmp(&rl) {
                 std::cmp::Ordering::Greater => {
                     notes.push(format!(

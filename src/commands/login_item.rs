@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::actions::login_item::{Backend, Launchd, RealExec, Status, Systemd, crontab_line};
+use crate::actions::login_item::{
+    Backend, Launchd, RealExec, Status, Systemd, crontab_line, lasting_program,
+};
 use crate::cli::{LoginItemAction, LoginItemArgs};
 use crate::commands::Ctx;
 use crate::exit::{ExitStatus, RefusedError};
@@ -29,31 +31,6 @@ fn home() -> Result<PathBuf> {
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
         .context("HOME is not set")
-}
-
-/// The path that runs headroom again after an upgrade (`core::program_path`): what a
-/// service definition registers and what the menu-bar figure's actions run.
-pub(crate) fn lasting_program() -> Result<crate::core::program_path::Choice> {
-    use crate::core::program_path::{Facts, choose, opt_candidates};
-    use crate::platform::own_program;
-    let real = own_program::real().context("cannot find headroom's own executable")?;
-    let invoked = own_program::invoked();
-    let invoked_to = invoked.as_deref().and_then(|p| p.canonicalize().ok());
-    let prefix = std::env::var_os("HOMEBREW_PREFIX")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from);
-    let opt_links: Vec<(PathBuf, Option<PathBuf>)> = opt_candidates(&real, prefix.as_deref())
-        .into_iter()
-        .map(|o| {
-            let to = o.canonicalize().ok();
-            (o, to)
-        })
-        .collect();
-    Ok(choose(&Facts {
-        invoked: invoked.as_deref().map(|i| (i, invoked_to.as_deref())),
-        real: &real,
-        opt_links: &opt_links,
-    }))
 }
 
 /// The path to register, with a warning when no lasting one exists (a bare Homebrew keg

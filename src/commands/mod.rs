@@ -22,13 +22,10 @@ pub(crate) mod login_item;
 pub(crate) mod park;
 pub(crate) mod probe;
 pub(crate) mod reap;
-pub(crate) mod reap_report;
-pub(crate) mod reap_verify;
 pub(crate) mod run;
 pub(crate) mod run_enforce;
 pub(crate) mod run_limited_report;
 pub(crate) mod schema;
-pub(crate) mod sessions;
 pub(crate) mod snapshot;
 pub(crate) mod top;
 pub(crate) mod watch;
@@ -81,6 +78,22 @@ impl Ctx<'_> {
             return Ok(Box::new(platform::linux::LinuxSource::new(roots)));
         }
         Ok(platform::native())
+    }
+
+    /// The system's memory-pressure source (`watch` sleeps on it, `limits` names it), or
+    /// none when `[memory] pressure = "off"`.
+    #[cfg(unix)]
+    pub(crate) fn pressure_source(&self) -> platform::pressure::Pressure {
+        use crate::config::PressureMode;
+        if self.settings.memory.pressure.value == PressureMode::Off {
+            return platform::pressure::Pressure::turned_off();
+        }
+        let proc_root = self
+            .global
+            .proc_root
+            .clone()
+            .unwrap_or_else(|| "/proc".into());
+        platform::pressure::Pressure::system(&proc_root)
     }
 
     /// Whether this run replays a recording (then nothing is written to the state dir).

@@ -9,9 +9,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use crate::actions::reap_report::ReapReport;
 use crate::commands::limits::LimitsReport;
 use crate::commands::probe::ProbeReport;
-use crate::commands::reap_report::ReapReport;
 use crate::commands::watch::events::{Event, ReadingEvent};
 use crate::core::emergency::Emergency;
 use crate::core::evidence_csv::{ReadRow, Row, columns, encode, parse};

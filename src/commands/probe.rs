@@ -140,7 +140,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     // The snapshot is evidence of the reading, not the reading: failing to keep it is said,
     // and the exit stays the reading's level.
     let record_failure = match plan.record.as_ref() {
-        Some(path) => crate::commands::snapshot::to_json(&snap)
+        Some(path) => crate::output::snapshot_file::to_json(&snap)
             .context("cannot serialise the snapshot")
             .and_then(|bytes| atomic_write(path, &bytes))
             .err()
@@ -222,7 +222,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
 /// when there is an evidence log to draw. A few `stat`s and a directory listing, no
 /// process-table read; nothing is created (a fresh state directory stays absent).
 fn figure_actions() -> swiftbar::Actions {
-    let program = crate::commands::login_item::lasting_program()
+    let program = crate::actions::login_item::lasting_program()
         .map(|c| c.path)
         .map_err(|e| crate::exit::said_once(&e));
     let chart = crate::store::paths::state_dir()

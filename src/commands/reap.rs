@@ -1,204 +1,21 @@
-//! `headroom reap`: decide about every parent holding the user's zombies, terminate the
-//! approved ones, re-sample, and verify that their zombies are gone. Safe enough to run
-//! unattended: every decision is `core::policy`'s, every signal identity-checked.
-//!
-//! Every decision is still true at its signal. The targets are ended in one escalation:
-//! SIGTERM to all of them at once, right after the decision, and one shared grace (n
-//! parents that ignore SIGTERM cost one grace, not n, which is what the emergency relief
-//! projection assumes: it chose them together, in the seed's order, and working through
-//! them one grace at a time is what lost the race on 2026-08-30). At the end of the grace
-//! the table is read again and the selection made again for the survivors alone: only
-//! those it still chooses get SIGKILL (a parent that reaped its own zombies meanwhile, or
-//! whose session woke, is `spared`). Only the zombies of parents headroom ended are
-//! credited as reaped.
-
-use std::collections::HashMap;
-use std::time::Duration;
+//! `headroom reap`: one cleanup (`actions::cleanup`: decide about every parent holding the
+//! user's zombies, terminate the approved ones, re-sample, verify that their zombies are
+//! gone) on `reap`'s plan, reported. Safe enough to run unattended: every decision is
+//! `core::policy`'s, every signal identity-checked.
 
 use anyhow::{Context, Result};
 
-use crate::actions::clock::{Clock, RealClock};
-use crate::actions::terminate::{TerminationOutcome, terminate_all};
+use crate::actions::cleanup::{Cleanup, execute, record};
+use crate::actions::reap_report::{ReapReport, TargetReport};
 use crate::cli::ReapArgs;
 use crate::commands::Ctx;
-use crate::commands::reap_report::{ReapReport, TargetReport, evidence_rows, summary};
-use crate::commands::reap_verify::verify;
-use crate::commands::sessions;
-use crate::config::GRACE_MAX;
-use crate::core::emergency::Emergency;
-use crate::core::liveness::RECKLESS_THRESHOLD_S;
-use crate::core::patterns::{AllowDeny, Patterns};
-use crate::core::policy::{self, Policy, Selection, Situation};
-use crate::core::reading::{self, Reading, Thresholds};
-use crate::core::snapshot::{Detail, Identity, ProcessTable, Snapshot};
-use crate::core::time::format_ms;
-use crate::exit::{self, ExitStatus, UsageError};
-use crate::output::progress::Countdown;
-use crate::platform::{self, ProcessSource};
-use crate::store::evidence::{EvidenceLog, Row};
+use crate::core::reap_plan::ReapPlan;
+use crate::core::snapshot::Detail;
+use crate::exit::ExitStatus;
 
-/// The shortest idle threshold `reap` and `watch` accept.
-pub(crate) const MIN_IDLE_THRESHOLD: Duration = Duration::from_secs(60);
-/// The shortest grace between SIGTERM and SIGKILL.
-pub(crate) const MIN_GRACE: Duration = Duration::from_millis(100);
-
-#[derive(Debug, Clone)]
-pub(crate) struct ReapPlan {
-    pub policy: Policy,
-    pub grace: Duration,
-    pub dry_run: bool,
-    pub active_fraction: f64,
-    /// What the reading is judged by: `[probe]`'s thresholds (for `watch`'s cleanup, its own,
-    /// flags included), so the level `reap` reports and records is the one `probe` reads.
-    pub thresholds: Thresholds,
-    pub warnings: Vec<String>,
-}
-
-/// `reap`'s plan: its flags (`None` for `watch`'s cleanup, which has none) over the `[reap]`,
-/// `[liveness]`, `[emergency]` and `[probe]` sections. `dry_run` decides nothing here but
-/// whether a redirected process table is refused.
+/// `reap`'s plan: its flags over the settings (`config::reap_plan`).
 pub(crate) fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<ReapPlan> {
-    let s = &ctx.settings;
-    let mut warnings = Vec::new();
-    let allow = (s.reap.allow.clone())
-        .with_flag(flags.and_then(|a| (!a.allow.is_empty()).then(|| a.allow.clone())));
-    // The denylist only ever grows: patterns from the command line are added to the
-    // configured ones (an allowlist from the command line replaces the configured one).
-    let deny = s.reap.deny.clone().with_flag(flags.and_then(|a| {
-        (!a.deny.is_empty()).then(|| {
-            let mut merged = s.reap.deny.value.clone();
-            merged.extend(a.deny.iter().cloned());
-            merged
-        })
-    }));
-    let allow_deny = AllowDeny {
-        allow: Patterns::new(&allow.value),
-        deny: Patterns::new(&deny.value),
-    };
-    // The one pattern rule (`core::patterns::check`), for the flags and MCP's arguments;
-    // the config file's lists were held to it when read.
-    for (list, raw) in [("allow", &allow.value), ("deny", &deny.value)] {
-        crate::core::patterns::check_all(raw).map_err(|e| UsageError(format!("{list} {e}")))?;
-    }
-    if allow_deny.allow.is_empty() {
-        warnings.push("the allowlist is empty, so it matches nothing: no parent will be selected (fail-closed)".into());
-    }
-    let min = s
-        .reap
-        .min_zombies
-        .clone()
-        .with_flag(flags.and_then(|a| a.min_zombies));
-    let max = s
-        .reap
-        .max_targets
-        .clone()
-        .with_flag(flags.and_then(|a| a.max_targets));
-    let grace = s.reap.grace.clone().with_flag(flags.and_then(|a| a.grace));
-    let idle = (s.liveness.idle_threshold.clone()).with_flag(flags.and_then(|a| a.idle_threshold));
-    if idle.value < MIN_IDLE_THRESHOLD {
-        return Err(UsageError(format!(
-            "idle threshold `{}` is refused: reap and watch need at least 60s (a live session \
-             between turns would read as finished; idle-watch, which never signals, may go lower)",
-            humantime::format_duration(idle.value)
-        ))
-        .into());
-    }
-    if grace.value < MIN_GRACE {
-        return Err(UsageError(format!(
-            "grace `{}` is refused: at least 100ms, or SIGTERM is never given a chance",
-            humantime::format_duration(grace.value)
-        ))
-        .into());
-    }
-    if grace.value > GRACE_MAX {
-        return Err(UsageError(format!(
-            "grace `{}` is refused: at most {} (as `[memory] grace`), or the slots a SIGKILL \
-             would free stay taken that long at the wall",
-            humantime::format_duration(grace.value),
-            humantime::format_duration(GRACE_MAX)
-        ))
-        .into());
-    }
-    let idle_s = idle.value.as_secs_f64();
-    if idle_s < RECKLESS_THRESHOLD_S {
-        warnings.push(format!(
-            "idle threshold `{}` is below 30 min: a live session between turns will read as finished",
-            humantime::format_duration(idle.value)
-        ));
-    }
-    let emergency = Emergency {
-        enabled: s.emergency.enabled.value && !flags.is_some_and(|a| a.no_emergency),
-        free_fraction: s.emergency.free_pct.value / 100.0,
-        recovery_fraction: s.emergency.recovery_pct.value / 100.0,
-    };
-    if let Some(flag) = ctx.redirected().filter(|_| !dry_run) {
-        return Err(UsageError(format!(
-            "reap {flag} needs --dry-run: a recorded or redirected process table cannot be acted on"
-        ))
-        .into());
-    }
-    let (_, thresholds) = s.probe.with_flags(None, None, s.file.as_deref())?;
-    Ok(ReapPlan {
-        policy: Policy {
-            allow_deny,
-            min_zombies: min.value,
-            max_targets: usize::try_from(max.value).unwrap_or(usize::MAX),
-            spare_sessions: s.reap.spare_active_sessions.value,
-            idle_threshold_s: idle_s,
-            emergency,
-        },
-        grace: grace.value,
-        dry_run,
-        active_fraction: sessions::active_fraction(s),
-        thresholds,
-        warnings,
-    })
-}
-
-/// The decision table for `snap` (indexed as `table`), assessing sessions (and recording
-/// CPU readings unless replaying); with `only`, about those parents alone (the gate before
-/// SIGKILL). With `warn`, the assessment's warnings are printed.
-fn decide(
-    ctx: &Ctx<'_>,
-    source: &dyn ProcessSource,
-    (snap, table): (&Snapshot, &ProcessTable<'_>),
-    plan: &ReapPlan,
-    only: Option<&[Identity]>,
-    warn: bool,
-) -> Result<(Selection, Reading)> {
-    let reading = reading::read(snap, plan.thresholds);
-    let history = if ctx.replaying() {
-        sessions::History::None
-    } else {
-        sessions::History::live(snap.uid)
-    };
-    if let (sessions::History::Untrusted(why), false) = (&history, plan.dry_run) {
-        anyhow::bail!("{why}; nothing was signalled");
-    }
-    let assessment = sessions::assess(source, snap, table, plan.active_fraction, &history)?;
-    for w in assessment.warnings.iter().filter(|_| warn) {
-        ctx.printer.warn(w);
-    }
-    let ancestry = table
-        .ancestry(snap.self_pid, &mut |pid| {
-            source.process(pid).ok().flatten().map(|p| p.ppid)
-        })
-        .map_err(|pid| {
-            exit::RefusedError(format!(
-                "headroom's ancestry is unknown: pid `{pid}` in its parent chain cannot be read, \
-                 so nothing above it can be protected; nothing was signalled"
-            ))
-        })?;
-    let situation = Situation {
-        table,
-        uid: snap.uid,
-        self_pid: snap.self_pid,
-        ancestry: &ancestry,
-        used: reading.usage.used,
-        limit: reading.limit.limit,
-        sessions: &assessment.sessions,
-    };
-    Ok((policy::select_among(situation, &plan.policy, only), reading))
+    crate::config::reap_plan(&ctx.settings, flags, ctx.redirected(), dry_run)
 }
 
 pub(crate) fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
@@ -210,8 +27,14 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
     let snap = source
         .snapshot(Detail::Full)
         .context("cannot read the process table")?;
-    let Cleanup { report, rows } =
-        execute(ctx, source.as_ref(), &snap, &plan, !ctx.printer.is_json())?;
+    let Cleanup { report, rows } = execute(
+        ctx.printer,
+        ctx.replaying(),
+        source.as_ref(),
+        &snap,
+        &plan,
+        !ctx.printer.is_json(),
+    )?;
     // The evidence row is evidence of the cleanup, not the cleanup: failing to keep it is
     // said, and the report and the exit stay the action's.
     if let Err(e) = record(&rows) {
@@ -228,217 +51,6 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
     finish(ctx, &report, status)
 }
 
-/// What a cleanup did, and its evidence rows, not yet written (`reap` writes them; `watch`
-/// keeps them with its own rows while they cannot be written). No rows for a dry run or a
-/// replay.
-#[derive(Debug)]
-pub(crate) struct Cleanup {
-    pub report: ReapReport,
-    pub rows: Vec<Row>,
-}
-
-/// Append `rows` to the evidence log (nothing to do for none).
-pub(crate) fn record(rows: &[Row]) -> Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let dir = crate::store::paths::ensure_state_dir()?;
-    EvidenceLog::new(&dir).append(rows)
-}
-
-/// Decide about `snap`; unless it is a dry run, terminate the targets in one escalation and
-/// verify. With `show_table` the decision table is printed before anything is signalled.
-/// Past the first signal nothing fails the call: what went wrong is a warning and the report
-/// says what is known.
-pub(crate) fn execute(
-    ctx: &Ctx<'_>,
-    source: &dyn ProcessSource,
-    snap: &Snapshot,
-    plan: &ReapPlan,
-    show_table: bool,
-) -> Result<Cleanup> {
-    let first = ProcessTable::new(snap);
-    let (mut selection, mut reading) = decide(ctx, source, (snap, &first), plan, None, true)?;
-    // One cleanup at a time per user: `watch` and a `reap` from cron never signal the same
-    // parent twice. A cleanup that had to wait reads the table again and decides again; the
-    // targets of its first reading that are no longer targets are reported, not signalled.
-    let mut _cleanup = None;
-    let mut handled = Vec::new();
-    let fresh;
-    let mut snap = snap;
-    if !plan.dry_run && !ctx.replaying() && selection.targets().next().is_some() {
-        match cleanup_lock(ctx) {
-            Ok((lock, waited)) => {
-                _cleanup = Some(lock);
-                if waited {
-                    fresh = source
-                        .snapshot(Detail::Full)
-                        .context("cannot read the process table after waiting for a cleanup")?;
-                    snap = &fresh;
-                    let before: Vec<i32> = selection.targets().map(|d| d.pid).collect();
-                    let again = ProcessTable::new(snap);
-                    (selection, reading) = decide(ctx, source, (snap, &again), plan, None, false)?;
-                    handled = before
-                        .into_iter()
-                        .filter(|pid| selection.targets().all(|d| d.pid != *pid))
-                        .collect();
-                }
-            }
-            Err(e) => ctx.printer.warn(&format!(
-                "{e:#}; cleaning up without the lock that keeps two cleanups apart"
-            )),
-        }
-    }
-    let table = ProcessTable::new(snap);
-    let mut report = ReapReport::new(
-        snap,
-        &reading,
-        &selection,
-        plan.dry_run,
-        &plan.policy,
-        plan.grace,
-    );
-    report.already_handled = handled;
-    if show_table {
-        ctx.printer.text(&report.human_table(ctx.printer))?;
-    }
-    let stamp = || format_ms(platform::now_ms());
-    if plan.dry_run || selection.targets().next().is_none() {
-        report.summary = summary(&report, &selection);
-        let rows = if plan.dry_run || ctx.replaying() {
-            Vec::new()
-        } else {
-            evidence_rows(&reading, &selection, &report, stamp())
-        };
-        return Ok(Cleanup { report, rows });
-    }
-    let targets: Vec<_> = selection
-        .targets()
-        .filter_map(|d| Some((d, d.identity?)))
-        .collect();
-    let ids: Vec<Identity> = targets.iter().map(|(_, id)| *id).collect();
-    let mut zombies_of: ZombiesOf = ids
-        .iter()
-        .map(|i| (i.pid, zombie_pids(&table, i.pid)))
-        .collect();
-    let control = platform::native_control(source);
-    let mut unread_at_gate = None;
-    let ended = {
-        let mut gate = |survivors: &[Identity]| match still_targets(ctx, source, plan, survivors) {
-            Ok((still, zombies)) => {
-                zombies_of.extend(zombies);
-                still
-            }
-            Err(e) => {
-                unread_at_gate = Some(e);
-                Vec::new()
-            }
-        };
-        // The grace is waited out on a terminal with a countdown, not in silence.
-        let countdown = Countdown::new(
-            ctx.printer,
-            plan.grace,
-            "SIGTERM sent; SIGKILL to what is left",
-        );
-        let ended = terminate_all(
-            control.as_ref(),
-            &ids,
-            plan.grace,
-            &CountdownClock(&countdown),
-            &mut gate,
-        );
-        countdown.clear();
-        ended
-    };
-    // A gate that could not read the table sent no SIGKILL (absence of evidence protects);
-    // those survivors are not "no longer targets": each carries the reason, and the exit
-    // says the cleanup is not done.
-    let unread_at_gate = unread_at_gate.map(|e| {
-        format!(
-            "{}: the selection could not be made again at the end of the grace, so no SIGKILL",
-            crate::said_once(&e)
-        )
-    });
-    let mut ended = ended;
-    for t in ended
-        .iter_mut()
-        .filter(|t| t.outcome == TerminationOutcome::Spared)
-    {
-        if let Some(why) = &unread_at_gate {
-            t.error = Some(why.clone());
-        }
-    }
-    for ((d, _), t) in targets.iter().zip(&ended) {
-        if let Some(e) = &t.error {
-            ctx.printer
-                .warn(&format!("pid `{}` ({}): {e}", d.pid, d.name));
-        }
-        let before = zombies_of.get(&d.pid).map_or(0, Vec::len) as u64;
-        report.targets.push(TargetReport::new(d, t, before));
-    }
-    let used_before = table.usage(snap.uid).processes;
-    if let Err(e) = verify(source, used_before, &zombies_of, &mut report) {
-        ctx.printer.warn(&format!(
-            "{}; the cleanup is reported as far as it was verified",
-            crate::said_once(&e)
-        ));
-    }
-    report.summary = summary(&report, &selection);
-    let rows = evidence_rows(&reading, &selection, &report, stamp());
-    Ok(Cleanup { report, rows })
-}
-
-/// The pids of `parent`'s zombie children in `table`.
-fn zombie_pids(table: &ProcessTable<'_>, parent: i32) -> Vec<i32> {
-    table
-        .children(parent)
-        .filter(|c| c.is_zombie())
-        .map(|c| c.pid)
-        .collect()
-}
-
-/// Each parent's zombie pids.
-type ZombiesOf = HashMap<i32, Vec<i32>>;
-
-/// The gate before SIGKILL: read the table again and make the selection again for the
-/// grace `survivors` alone; the ones it still chooses, and their zombies now.
-fn still_targets(
-    ctx: &Ctx<'_>,
-    source: &dyn ProcessSource,
-    plan: &ReapPlan,
-    survivors: &[Identity],
-) -> Result<(Vec<Identity>, ZombiesOf)> {
-    let snap = source
-        .snapshot(Detail::Full)
-        .context("cannot read the process table again at the end of the grace")?;
-    let table = ProcessTable::new(&snap);
-    let (selection, _) = decide(ctx, source, (&snap, &table), plan, Some(survivors), false)?;
-    let still: Vec<Identity> = selection
-        .targets()
-        .filter_map(|d| d.identity)
-        .filter(|i| survivors.contains(i))
-        .collect();
-    let zombies = still
-        .iter()
-        .map(|i| (i.pid, zombie_pids(&table, i.pid)))
-        .collect();
-    Ok((still, zombies))
-}
-
-/// The per-user cleanup lock (`cleanup.lock` in the state directory) and whether another
-/// cleanup held it, so that this one waited (and said so).
-fn cleanup_lock(ctx: &Ctx<'_>) -> Result<(crate::store::fsio::Lock, bool)> {
-    let path = crate::store::paths::ensure_state_dir()?.join("cleanup");
-    if let Some(l) = crate::store::fsio::Lock::try_acquire(&path)? {
-        return Ok((l, false));
-    }
-    ctx.printer.warn(&format!(
-        "another cleanup holds `{}.lock`; waiting for it, then deciding again",
-        path.display()
-    ));
-    Ok((crate::store::fsio::Lock::acquire(&path)?, true))
-}
-
 fn finish(ctx: &Ctx<'_>, report: &ReapReport, status: ExitStatus) -> Result<ExitStatus> {
     if ctx.printer.is_json() {
         ctx.printer.json_value(report)?;
@@ -446,18 +58,6 @@ fn finish(ctx: &Ctx<'_>, report: &ReapReport, status: ExitStatus) -> Result<Exit
         ctx.printer.text(&report.human_results())?;
     }
     Ok(status)
-}
-
-/// The real clock, whose sleeps draw `reap`'s grace countdown.
-struct CountdownClock<'a>(&'a Countdown);
-
-impl Clock for CountdownClock<'_> {
-    fn now(&self) -> std::time::Instant {
-        RealClock.now()
-    }
-    fn sleep(&self, d: Duration) {
-        self.0.sleep(d);
-    }
 }
 
 #[cfg(test)]

@@ -112,12 +112,12 @@ pub const ALL: &[Entry] = &[
     Entry {
         name: crate::core::snapshot::SNAPSHOT_SCHEMA,
         title: "`snapshot`: the process table, ceilings and memory totals (also `--snapshot` input)",
-        parts: &[part::<c::snapshot::Recorded<'static>>],
+        parts: &[part::<crate::output::snapshot_file::SnapshotFile<'static>>],
     },
     Entry {
-        name: c::reap_report::ReapReport::SCHEMA,
+        name: crate::actions::reap_report::ReapReport::SCHEMA,
         title: "`reap --json`: the decision table, what was signalled and what came back",
-        parts: &[part::<c::reap_report::ReapReport>],
+        parts: &[part::<crate::actions::reap_report::ReapReport>],
     },
     Entry {
         name: c::evidence::EvidenceReport::SCHEMA,

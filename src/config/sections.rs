@@ -366,6 +366,17 @@ section! {
     }
 }
 
+impl LivenessSection {
+    /// The CPU a session child must use between readings to count as working, as a fraction
+    /// of one core: `cpu_active_pct`, or the default when it is not positive.
+    pub(crate) fn active_fraction(&self) -> f64 {
+        match self.cpu_active_pct.value {
+            v if v > 0.0 => v / 100.0,
+            _ => crate::core::liveness::DEFAULT_ACTIVE_FRACTION,
+        }
+    }
+}
+
 section! {
     /// `[emergency]`: relaxing the session guard at the wall.
     EmergencySection, EmergencyFile, "emergency" {

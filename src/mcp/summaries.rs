@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::actions::reap_report::ReapReport;
 use crate::commands::doctor::DoctorReport;
 use crate::commands::evidence::EvidenceReport;
 use crate::commands::hangs::report::{EventsReport, RoundReport};
@@ -11,7 +12,6 @@ use crate::commands::limits::LimitsReport;
 use crate::commands::log_probe::LogProbeReport;
 use crate::commands::park::ParkReport;
 use crate::commands::probe::ProbeReport;
-use crate::commands::reap_report::ReapReport;
 use crate::commands::top::TopReport;
 use crate::output::{human_bytes, plural};
 

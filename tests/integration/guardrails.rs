@@ -267,7 +267,8 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     // The file that obtains `native_control` → the core rule it must consult.
     // Each is a call, looked for outside `use` lines (an import alone proves nothing).
     let allowed: &[(&str, &[&str])] = &[
-        ("src/commands/reap.rs", &["policy::select_among("]),
+        // The cleanup `reap` and `watch` run.
+        ("src/actions/cleanup.rs", &["policy::select_among("]),
         ("src/commands/park.rs", &["ParkPermission::new("]),
         ("src/commands/run.rs", &["watchdog::run("]),
         (
@@ -279,7 +280,7 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
             "src/mcp/tools/run_limited.rs",
             &["child.id()", ".identity()"],
         ),
-        // watch's memory round; its cleanup goes through `reap::execute` (reap.rs's entry).
+        // watch's memory round; its cleanup goes through `actions::cleanup::execute`.
         (
             "src/commands/watch/memory.rs",
             &["breaches(", "memory_guard::enforce(", "parked.rejudge("],

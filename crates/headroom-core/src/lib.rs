@@ -29,6 +29,7 @@ pub mod policy;
 pub mod proc_tree;
 pub mod program_path;
 pub mod reading;
+pub mod reap_plan;
 pub mod round_plan;
 pub mod sanitize;
 pub mod serialize;

@@ -228,6 +228,32 @@ pub fn usable(source: LimitSource, value: u64, uid: u32) -> u64 {
     }
 }
 
+/// What macOS's two per-uid traps compare: `kern.maxprocperuid` as read, whether or not it
+/// constrains (it never is enforced, but it is the trap), and the RLIMIT_NPROC that
+/// constrains; `None` unless both are known. `limits` words the trap it finds and `doctor`
+/// checks the one where the sysctl is above the rlimit.
+pub fn per_uid_and_rlimit(l: &EffectiveLimit) -> Option<(i64, i64)> {
+    let constraining = |source| {
+        l.ceilings
+            .iter()
+            .find(|c| c.ceiling.source == source && c.status == CeilingStatus::Constrains)?
+            .ceiling
+            .value
+    };
+    let read = |source| {
+        l.ceilings
+            .iter()
+            .find(|c| c.ceiling.source == source && !c.ceiling.unlimited)?
+            .ceiling
+            .value
+            .filter(|v| *v > 0)
+    };
+    Some((
+        read(LimitSource::PerUid)?,
+        constraining(LimitSource::RlimitNproc)?,
+    ))
+}
+
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture {
     //! Ceilings for tests, here and in the main crate (the `fixtures` feature).
@@ -277,6 +303,20 @@ mod tests {
 
     /// A user other than root.
     const U: u32 = 501;
+
+    #[test]
+    fn the_per_uid_trap_compares_the_sysctl_as_read_with_the_rlimit_that_constrains() {
+        // kern.maxprocperuid never constrains, yet it is what the trap compares.
+        let l = effective_limit(&mac(Some(4000), Some(2666), Some(4000), 10, 0), 10, U);
+        assert_eq!(per_uid_and_rlimit(&l), Some((4000, 2666)));
+        // Control: an unread sysctl, or an rlimit that does not constrain, is no comparison.
+        let unread = effective_limit(&mac(None, Some(2666), Some(4000), 10, 0), 10, U);
+        assert_eq!(per_uid_and_rlimit(&unread), None);
+        let mut ceilings = mac(Some(4000), Some(2666), Some(4000), 10, 0);
+        ceilings[1].enforced = false;
+        let loose = effective_limit(&ceilings, 10, U);
+        assert_eq!(per_uid_and_rlimit(&loose), None);
+    }
 
     #[test]
     fn pl1_rlimit_binds_below_per_uid_on_the_night_of_2026_08_29() {

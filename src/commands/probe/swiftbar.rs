@@ -24,13 +24,10 @@ use crate::core::reading::Level;
 use crate::output::{human_duration, plural, thousands};
 use crate::sanitize::sanitize;
 
-/// The plugin's file name: SwiftBar reads the refresh interval from it (`name.30s.ext`).
-pub(crate) const PLUGIN_FILE: &str = "headroom.30s.sh";
-
 /// What the menu's actions run, worked out by the caller (no process-table read).
 #[derive(Debug, Clone)]
 pub(crate) struct Actions {
-    /// headroom's lasting path (`login_item::lasting_program`), or why there is none.
+    /// headroom's lasting path (`actions::login_item::lasting_program`), or why there is none.
     pub program: Result<PathBuf, String>,
     /// Where the chart's SVG goes, when the evidence log exists (`None`: nothing to draw).
     pub chart: Option<PathBuf>,
@@ -338,36 +335,6 @@ fn action_items(s: &mut String, actions: &Actions, host: Host) {
 /// `sh -c`'s script for the chart: headroom is `$0`, the SVG `$1`. It holds no `'`, so
 /// it is quoted with one.
 const CHART_SCRIPT: &str = r#""$0" evidence --svg "$1" >/dev/null && exec open "$1""#;
-
-/// The plugin file: headroom on `$PATH` (SwiftBar runs plugins in a login shell), else
-/// where Homebrew and cargo put it. It prints `probe --format swiftbar`, or `xbar` under
-/// xbar (which sets `XBARDarkMode`, and SwiftBar `SWIFTBAR`); either exits 0 once the
-/// figure is printed. Without headroom it says so in the menu bar.
-pub(crate) const PLUGIN: &str = r#"#!/bin/sh
-# <xbar.title>headroom</xbar.title>
-# <xbar.desc>Process slots against the binding limit, the ETA to the wall and the top zombie parent, from headroom probe.</xbar.desc>
-# <xbar.dependencies>headroom</xbar.dependencies>
-# <xbar.abouturl>https://github.com/headroom-cli/headroom</xbar.abouturl>
-# <swiftbar.hideRunInTerminal>true</swiftbar.hideRunInTerminal>
-#
-# Written by `headroom generate swiftbar`; Homebrew installs it as
-# $(brew --prefix)/share/headroom/swiftbar/headroom.30s.sh. Link it into SwiftBar's (or
-# xbar's) plugin folder; the 30s in the name is how often it runs. Each run is one probe.
-format=swiftbar
-# xbar reads the same protocol but refuses SwiftBar's own parameters.
-if [ -z "${SWIFTBAR:-}" ] && [ -n "${XBARDarkMode:-}" ]; then
-  format=xbar
-fi
-for h in "$(command -v headroom 2>/dev/null)" /opt/homebrew/bin/headroom /usr/local/bin/headroom "$HOME/.cargo/bin/headroom"; do
-  if [ -n "$h" ] && [ -x "$h" ]; then
-    exec "$h" probe --format "$format"
-  fi
-done
-echo "headroom? | color=#57606a"
-echo "---"
-echo "headroom is not on PATH, in /opt/homebrew/bin, /usr/local/bin or ~/.cargo/bin"
-echo "How to install headroom | href=https://github.com/headroom-cli/headroom#install"
-"#;
 
 #[cfg(test)]
 mod tests;

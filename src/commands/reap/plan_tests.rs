@@ -1,4 +1,7 @@
+use std::time::Duration;
+
 use super::*;
+use crate::core::patterns::Patterns;
 
 fn reap_args(argv: &[&str]) -> ReapArgs {
     use clap::Parser;

@@ -13,14 +13,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::actions::cleanup::{Cleanup, execute};
 use crate::actions::clock::Clock;
 use crate::cli::GlobalArgs;
 use crate::commands::Ctx;
-use crate::commands::reap::{self, Cleanup, ReapPlan};
 use crate::commands::watch::Watcher;
 use crate::commands::watch::events::Event;
 use crate::commands::watch::events::Severity;
 use crate::config::Settings;
+use crate::core::reap_plan::ReapPlan;
 use crate::core::snapshot::Detail;
 use crate::output::Printer;
 use crate::platform;
@@ -93,7 +94,14 @@ fn cleanup(
     let snap = source
         .snapshot(Detail::Full)
         .map_err(|e| anyhow::anyhow!("cannot read the process table for cleanup: {e}"))?;
-    reap::execute(&ctx, source.as_ref(), &snap, plan, false)
+    execute(
+        ctx.printer,
+        ctx.replaying(),
+        source.as_ref(),
+        &snap,
+        plan,
+        false,
+    )
 }
 
 /// Whether a cleanup is still inside its cooldown, and the persisted wall time to keep.
@@ -158,8 +166,9 @@ impl Watcher<'_, '_> {
         let Some(snap) = self.full_snapshot("cleanup") else {
             return;
         };
-        let r = reap::execute(
-            self.ctx,
+        let r = execute(
+            self.ctx.printer,
+            self.ctx.replaying(),
             self.source.as_ref(),
             &snap,
             &self.reap_plan,

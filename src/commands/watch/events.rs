@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use crate::actions::memory_guard::GuardReport;
+use crate::actions::reap_report::ReapReport;
 use crate::commands::hangs::report::RoundReport;
-use crate::commands::reap_report::ReapReport;
 use crate::core::reading::{Level, Reading, Trend};
 use crate::core::slot_reading::SlotReading;
 use crate::output::{human_duration, plural, thousands};

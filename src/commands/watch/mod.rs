@@ -35,13 +35,13 @@ use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
 use crate::cli::WatchArgs;
 use crate::commands::Ctx;
-use crate::commands::reap::{self, ReapPlan};
 use crate::commands::watch::events::Severity;
 use crate::commands::watch::events::{Event, ReadingEvent, status_line};
 use crate::commands::watch::parked::ParkedTrees;
 use crate::commands::watch::persist::Persisted;
 use crate::core::alerts::Crossing;
 use crate::core::reading::{self, Level, Reading, Thresholds, Trend};
+use crate::core::reap_plan::ReapPlan;
 use crate::core::snapshot::Detail;
 use crate::core::time::format_ms;
 use crate::exit::{ExitStatus, UsageError};
@@ -103,7 +103,12 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     }
     // watch's cleanup is `reap` without flags. A recorded or redirected table is never
     // acted on (and never reaches the reap step); planning must not refuse it.
-    let mut reap_plan = reap::plan(ctx, None, ctx.redirected().is_some())?;
+    let mut reap_plan = crate::config::reap_plan(
+        &ctx.settings,
+        None,
+        ctx.redirected(),
+        ctx.redirected().is_some(),
+    )?;
     // One reading: the cleanup judges (and records) the level by the thresholds this watch
     // reads with, its flags included.
     reap_plan.thresholds = thresholds;
@@ -446,7 +451,7 @@ impl Watcher<'_, '_> {
             errors: self.errors,
             pending_rows: self.pending.len(),
             stderr_dropped: crate::output::stderr_lost(),
-            history_writes_lost: crate::commands::sessions::lost_history_writes(),
+            history_writes_lost: crate::actions::session_assessment::lost_history_writes(),
         });
         self.out.finish(DRAIN_AT_EXIT);
         crate::output::finish_stderr(DRAIN_AT_EXIT);

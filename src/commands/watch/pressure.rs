@@ -13,21 +13,6 @@ pub(crate) enum Fired {
     Gone(String),
 }
 
-/// The system's source (`watch`, `limits`), or none when `[memory] pressure = "off"`.
-#[cfg(unix)]
-pub(crate) fn system_source(ctx: &crate::commands::Ctx<'_>) -> crate::platform::pressure::Pressure {
-    use crate::config::PressureMode;
-    if ctx.settings.memory.pressure.value == PressureMode::Off {
-        return crate::platform::pressure::Pressure::turned_off();
-    }
-    let proc_root = ctx
-        .global
-        .proc_root
-        .clone()
-        .unwrap_or_else(|| "/proc".into());
-    crate::platform::pressure::Pressure::system(&proc_root)
-}
-
 #[derive(Debug)]
 pub(crate) struct Waiter {
     #[cfg(unix)]
@@ -39,7 +24,7 @@ impl Waiter {
     pub(crate) fn arm(ctx: &crate::commands::Ctx<'_>, once: bool) -> Self {
         #[cfg(unix)]
         {
-            let source = (!once && !ctx.replaying()).then(|| system_source(ctx));
+            let source = (!once && !ctx.replaying()).then(|| ctx.pressure_source());
             Self { source }
         }
         #[cfg(not(unix))]

@@ -2,6 +2,7 @@
 //! make (`run_limited` and `hangs_check` keep their entries in files of their own).
 
 use super::{Effect, Spec, report_of};
+use crate::actions::reap_report::ReapReport;
 use crate::commands::doctor::DoctorReport;
 use crate::commands::evidence::EvidenceReport;
 use crate::commands::hangs::report::EventsReport;
@@ -9,7 +10,6 @@ use crate::commands::limits::LimitsReport;
 use crate::commands::log_probe::LogProbeReport;
 use crate::commands::park::ParkReport;
 use crate::commands::probe::ProbeReport;
-use crate::commands::reap_report::ReapReport;
 use crate::commands::top::TopReport;
 use crate::config::{Settings, ToolGroup};
 use crate::mcp::args::{

@@ -1,6 +1,6 @@
-//! Shared by `reap`, `idle-watch` and `watch`: assess the sessions of every zombie parent,
-//! reading argv through the platform, log content through the session-log reader, and
-//! keeping the CPU history in the state directory.
+//! The session assessment `reap`, `idle-watch` and `watch` share: the sessions of every
+//! zombie parent, argv read through the platform, log content through the session-log
+//! reader, the CPU history kept in the state directory (the liveness verdict is the core's).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,23 +8,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anyhow::Result;
 
-use crate::config::Settings;
-use crate::core::liveness::{
-    self, ChildReader, Clocks, CpuTracker, DEFAULT_ACTIVE_FRACTION, LogJudge, Session,
-};
+use crate::core::liveness::{self, ChildReader, Clocks, CpuTracker, LogJudge, Session};
 use crate::core::session_log::ReaderLimits;
 use crate::core::snapshot::{ProcessTable, Snapshot};
 use crate::platform::{self, ProcessSource};
 use crate::store::state::SavedCpuHistory;
-
-/// The CPU a session child must use between readings to count as working, as a fraction of
-/// one core: `cpu_active_pct` from the settings, or the default when it is not positive.
-pub(crate) fn active_fraction(s: &Settings) -> f64 {
-    match s.liveness.cpu_active_pct.value {
-        v if v > 0.0 => v / 100.0,
-        _ => DEFAULT_ACTIVE_FRACTION,
-    }
-}
 
 /// The content reader behind the log signal.
 #[derive(Debug, Default)]

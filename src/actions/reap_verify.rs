@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-pub(crate) use crate::commands::reap_report::VERIFY_BOUND;
-use crate::commands::reap_report::{Holder, ReapReport};
+pub(crate) use crate::actions::reap_report::VERIFY_BOUND;
+use crate::actions::reap_report::{Holder, ReapReport};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::platform::ProcessSource;
 
@@ -108,13 +108,13 @@ fn most_common(v: &[i32]) -> Option<i32> {
 mod tests {
     //! Credit and holders over recorded tables: only the parents headroom ended are credited.
     use super::*;
+    use crate::actions::reap_report::TargetReport;
     use crate::actions::terminate::{Termination, TerminationOutcome};
-    use crate::commands::reap_report::TargetReport;
     use crate::core::snapshot::fixture::{proc, snapshot, zombie};
     use crate::platform::Signal;
 
     fn target(pid: i32, outcome: TerminationOutcome, zombies: u64) -> TargetReport {
-        let d = crate::commands::reap_report::tests::decision(pid, zombies, None);
+        let d = crate::actions::reap_report::tests::decision(pid, zombies, None);
         let t = Termination {
             outcome,
             signals: vec![Signal::Term],
@@ -180,7 +180,7 @@ mod tests {
             .map(|t| (t.zombies_reaped, t.verified, t.settled()))
             .collect();
         assert_eq!(got, [(2, true, true), (0, false, true), (0, false, true)]);
-        let s = crate::commands::reap_report::summary(
+        let s = crate::actions::reap_report::summary(
             &r,
             &crate::core::policy::Selection {
                 decisions: vec![],
