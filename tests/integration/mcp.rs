@@ -14,7 +14,7 @@ use crate::support::{Env, TIMEOUT, chown, proc_state, spawn_retrying, zombie_chi
 
 /// The virtualenv's python with the `mcp` package (HEADROOM_MCP_PYTHON; `.ci/run` makes
 /// one): the first line of a test gated on `hr_mcp_python`, which fails without it.
-fn sdk_python() -> PathBuf {
+pub(crate) fn sdk_python() -> PathBuf {
     let p = std::env::var_os("HEADROOM_MCP_PYTHON").map(PathBuf::from);
     match p {
         Some(p) if p.exists() => p,
