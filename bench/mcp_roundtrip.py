@@ -43,9 +43,16 @@ async def main():
     as_json = "--json" in sys.argv
     argv = [a for a in sys.argv if a != "--json"]
     exe, rounds = argv[1], int(argv[2]) if len(argv) > 2 else 10
-    peer = os.path.join(tempfile.mkdtemp(), "peer.py")
-    with open(peer, "w") as f:
-        f.write(PEER)
+    # The peer's script lives only as long as the run: removed however the run ends (a
+    # failed call, Ctrl-C), not left in the temp dir for each run of all.py.
+    with tempfile.TemporaryDirectory(prefix="hr-mcp-peer-") as tmp:
+        peer = os.path.join(tmp, "peer.py")
+        with open(peer, "w") as f:
+            f.write(PEER)
+        await run_cases(exe, rounds, peer, as_json)
+
+
+async def run_cases(exe, rounds, peer, as_json):
     cases = [
         ("headroom mcp (limits)", StdioServerParameters(command=exe, args=["mcp"]), "limits", {}),
         # A tool that does no work of its own, as the peer's echo does none.

@@ -281,27 +281,64 @@ fn session_bus() -> Result<String, String> {
     };
     let mut why = Vec::new();
     for a in parse_bus_address(&addr) {
-        match a {
-            BusAddr::Path(p) => match UnixStream::connect(&p) {
-                Ok(_) => return Ok(format!("unix:path={}", p.display())),
-                Err(e) => why.push(format!("unix:path={}: {e}", p.display())),
-            },
-            BusAddr::Abstract(name) => match connect_abstract(&name) {
-                Ok(()) => {
-                    return Ok(format!("unix:abstract={}", String::from_utf8_lossy(&name)));
-                }
-                Err(e) => why.push(format!(
-                    "unix:abstract={}: {e}",
-                    String::from_utf8_lossy(&name)
-                )),
-            },
-            BusAddr::Other(t) => why.push(format!("`{t}`: not checked (only unix sockets are)")),
+        let (shown, tried) = match a {
+            BusAddr::Path(p) => (
+                format!("unix:path={}", p.display()),
+                connect_within(TOOL_TIMEOUT, move || UnixStream::connect(&p).map(drop)),
+            ),
+            BusAddr::Abstract(name) => (
+                format!("unix:abstract={}", String::from_utf8_lossy(&name)),
+                connect_within(TOOL_TIMEOUT, move || connect_abstract(&name)),
+            ),
+            BusAddr::Other(t) => {
+                why.push(format!("`{t}`: not checked (only unix sockets are)"));
+                continue;
+            }
+        };
+        match tried {
+            Connect::Accepted => return Ok(shown),
+            Connect::Refused(e) => why.push(format!("{shown}: {e}")),
+            // The bus does not answer: the next address of the same session would not either.
+            Connect::TimedOut => {
+                why.push(format!(
+                    "connecting to `{shown}` took longer than {}",
+                    secs(TOOL_TIMEOUT)
+                ));
+                break;
+            }
         }
     }
     if why.is_empty() {
         why.push(format!("`{addr}` names no address"));
     }
     Err(why.join("; "))
+}
+
+/// How a bounded connect ended.
+enum Connect {
+    Accepted,
+    Refused(std::io::Error),
+    TimedOut,
+}
+
+/// `connect` (to a session bus socket; the stream is closed at once) within `bound`, as
+/// doctor's service-manager calls are bounded (`bounded`): connect(2) on a Unix socket
+/// whose listener never accepts and whose backlog is full waits for ever (as would a path
+/// on a file system that hangs). It runs on a thread of its own; one still blocked at the
+/// bound is left to end with doctor, its socket never used.
+fn connect_within(
+    bound: Duration,
+    connect: impl FnOnce() -> std::io::Result<()> + Send + 'static,
+) -> Connect {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(connect());
+    });
+    match rx.recv_timeout(bound) {
+        Ok(Ok(())) => Connect::Accepted,
+        Ok(Err(e)) => Connect::Refused(e),
+        Err(_) => Connect::TimedOut,
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -355,6 +392,28 @@ fn notification_service() -> crate::core::doctor_notify::Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connect_that_does_not_return_is_cut_off_at_the_bound() {
+        // Blocked until `held` is dropped, after the call: only the bound can end the wait.
+        let (held, blocked) = std::sync::mpsc::channel::<()>();
+        let hangs = connect_within(Duration::from_millis(20), move || {
+            let _ = blocked.recv();
+            Ok(())
+        });
+        drop(held);
+        assert!(matches!(hangs, Connect::TimedOut));
+        // The controls: a connect that returns is its own answer, either way.
+        let bound = Duration::from_secs(600);
+        assert!(matches!(
+            connect_within(bound, || Ok(())),
+            Connect::Accepted
+        ));
+        let refused = connect_within(bound, || Err(std::io::ErrorKind::ConnectionRefused.into()));
+        assert!(
+            matches!(refused, Connect::Refused(e) if e.kind() == std::io::ErrorKind::ConnectionRefused)
+        );
+    }
 
     #[test]
     fn the_tightest_pids_max_up_the_path() {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 #[cfg(unix)]
-use crate::actions::watchdog::Summary;
+use crate::actions::watchdog::{Event, Summary};
 
 /// The `headroom.run-limited/1` report.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -35,8 +35,44 @@ pub(crate) struct RunLimitedReport {
     pub stderr_bytes: u64,
     /// `run`'s final `headroom.run/1` record, as it wrote it; null when it could not start
     /// the command.
-    #[cfg_attr(unix, schemars(with = "Option<Summary>"))]
+    #[cfg_attr(unix, schemars(with = "Option<SummaryRecord>"))]
     pub summary: Option<Value>,
+}
+
+/// The schema of `summary`: `run`'s summary line is passed on whole, so it carries the
+/// `schema` and `type` the printer stamped on it (`schema::to_line`), not only `Summary`'s
+/// fields. Passed on rather than stripped: a client may hand it to whatever reads
+/// `headroom.run/1`, and removing printed fields would bump this schema's version.
+#[cfg(unix)]
+pub(crate) struct SummaryRecord;
+
+/// The tag `run --json` prints on its summary line (`Event::Summary`, snake_case).
+#[cfg(unix)]
+const SUMMARY_TYPE: &str = "summary";
+
+#[cfg(unix)]
+impl JsonSchema for SummaryRecord {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RunSummaryRecord".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let summary = g.subschema_for::<Summary>();
+        let mut s = schemars::json_schema!({
+            "description": "`run`'s summary record as `run --json` printed it: `Summary`'s fields after its `schema` and `type`.",
+            "type": "object",
+            "properties": {
+                "schema": {"type": "string", "const": <Event as crate::schema::Document>::SCHEMA},
+                "type": {"type": "string", "const": SUMMARY_TYPE},
+            },
+            "required": ["schema", "type"],
+        });
+        match summary.get("$ref") {
+            Some(r) => s.insert("$ref".into(), r.clone()),
+            None => s.insert("allOf".into(), serde_json::json!([summary])),
+        };
+        s
+    }
 }
 
 impl crate::schema::Document for RunLimitedReport {

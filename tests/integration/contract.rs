@@ -250,3 +250,70 @@ fn the_closed_form_refuses_unknown_fields_and_integers_past_their_width() {
         assert!(!errors(&c, &bad).is_empty(), "accepted: {bad}");
     }
 }
+
+/// The MCP `run_limited` result passes `run`'s summary line on whole: the closed schema
+/// takes it with the `schema` and `type` `run` printed, and no other field (an unknown one
+/// in the summary is refused, which the open form lets through), nor another record's
+/// names or a summary without them. The control: the same result with `summary` null.
+#[test]
+fn a_run_limited_result_is_held_closed_down_to_its_summary_record() {
+    let name = "headroom.run-limited/1";
+    let (open, closed) = (validator_of(name, &published(name)), validator(name));
+    let result = json!({
+        "schema": name, "type": "run-limited", "command": ["true"], "cwd": "/",
+        "limit_bytes": 1, "timeout_ms": 1, "exit_code": 0, "capped": false,
+        "timed_out": false, "killed_after_timeout": false, "peak_footprint_bytes": 1,
+        "duration_ms": 1, "stdout_tail": "", "stdout_bytes": 0, "stderr_tail": "",
+        "stderr_bytes": 0,
+        "summary": {
+            "schema": "headroom.run/1", "type": "summary", "at": "2026-08-28T18:05:00Z",
+            "exit_code": 0, "command_status": {"exit_code": 0, "signal": null},
+            "peak_footprint_bytes": 1, "peak_processes": 1, "limit_bytes": 1,
+            "lowest_effective_limit_bytes": 1, "breaches": 0, "parked": 0, "ended_by": null,
+            "terminated": 0, "killed": 0, "forwarded": [], "survivors": [], "spared": [],
+            "duration_ms": 1, "samples": 1,
+        },
+    });
+    assert_eq!(errors(&closed, &result), Vec::<String>::new(), "{result}");
+    let mut unstarted = result.clone();
+    unstarted["summary"] = Value::Null;
+    assert_eq!(errors(&closed, &unstarted), Vec::<String>::new());
+    let summary_changed = |f: &dyn Fn(&mut Map<String, Value>)| {
+        let mut r = result.clone();
+        f(r["summary"].as_object_mut().unwrap());
+        r
+    };
+    let extra = summary_changed(&|s| {
+        s.insert("extra".into(), 1.into());
+    });
+    assert!(
+        errors(&open, &extra).is_empty(),
+        "open already refused {extra}"
+    );
+    for (what, bad) in [
+        ("an unknown field in the summary", extra),
+        (
+            "another record's type",
+            summary_changed(&|s| {
+                s.insert("type".into(), "breach".into());
+            }),
+        ),
+        (
+            "another schema's name",
+            summary_changed(&|s| {
+                s.insert("schema".into(), "headroom.watch/3".into());
+            }),
+        ),
+        (
+            "no schema",
+            summary_changed(&|s| {
+                s.remove("schema");
+            }),
+        ),
+    ] {
+        assert!(
+            !errors(&closed, &bad).is_empty(),
+            "{what} was accepted: {bad}"
+        );
+    }
+}

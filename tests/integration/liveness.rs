@@ -92,6 +92,34 @@ pub(crate) fn setup(name: &str, recent_work: Option<u64>) -> Setup {
     }
 }
 
+/// How far ahead of the machine's awake clock headroom's runs in these tests read theirs:
+/// more than any CPU idleness a test seeds, so a history "20 minutes ago" is after the boot
+/// on the clock headroom reads, however long the machine has been up.
+const AWAKE_AHEAD_S: i64 = 24 * 3600;
+
+impl Setup {
+    /// headroom as the test user (`Env::cmd`), in a time namespace whose CLOCK_MONOTONIC
+    /// (the awake clock on Linux) is `AWAKE_AHEAD_S` ahead, its boot clock untouched (so
+    /// start times in `/proc` read as outside). Every run that reads or writes the CPU
+    /// history `seed_cpu_history` writes goes through here, so all agree on the clock.
+    pub(crate) fn cmd_awake_ahead(&self, wrapper: &[&str]) -> assert_cmd::Command {
+        crate::support::require_root();
+        crate::support::require_tool("unshare");
+        let ahead = AWAKE_AHEAD_S.to_string();
+        let mut c = assert_cmd::Command::new("unshare");
+        c.args(["--time", "--monotonic", &ahead, "--boottime", "0", "--"])
+            .args(self.env.as_test_user())
+            .args(wrapper)
+            .arg(self.env.headroom_path())
+            .env("HEADROOM_HOME", &self.env.home)
+            .env_remove("NO_COLOR")
+            .env_remove("COLUMNS")
+            .env_remove("LINES")
+            .timeout(crate::support::TIMEOUT);
+        c
+    }
+}
+
 pub(crate) fn reap(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
     let threshold = if extra.contains(&"--idle-threshold") {
         vec![]
@@ -99,8 +127,7 @@ pub(crate) fn reap(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
         vec!["--idle-threshold", "60s"]
     };
     let out = s
-        .env
-        .cmd()
+        .cmd_awake_ahead(&[])
         .args(["reap", "--json", "--allow", name])
         .args(threshold)
         .args(extra)
@@ -128,6 +155,10 @@ fn two_readings(s: &Setup, name: &str, extra: &[&str]) -> schema::Reap {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_unshare)),
+    ignore = "needs root and unshare (a time namespace)"
+)]
 fn a_finished_session_is_released_and_its_child_survives_the_parent() {
     let s = setup("agency-idl", None);
     let r = two_readings(&s, "agency-idl", &[]);
@@ -158,10 +189,15 @@ fn a_finished_session_is_released_and_its_child_survives_the_parent() {
     drop(s.tree);
 }
 
-/// Seed the CPU history as if the session child had been read, idle, `idle_s` ago (the
-/// awake clock is CLOCK_MONOTONIC on Linux), so one run sees minutes of CPU idleness; at
-/// most the machine's uptime (a reading from before the boot is dropped as inconsistent).
+/// Seed the CPU history as if the session child had been read, idle, `idle_s` ago on the
+/// awake clock headroom reads under `Setup::cmd_awake_ahead` (CLOCK_MONOTONIC on Linux,
+/// `AWAKE_AHEAD_S` ahead of this process's), so one run sees minutes of CPU idleness on a
+/// machine up for less than that (headroom drops a reading from before its boot).
 pub(crate) fn seed_cpu_history(s: &Setup, idle_s: i64) {
+    assert!(
+        idle_s <= AWAKE_AHEAD_S,
+        "{idle_s} s is before headroom's boot"
+    );
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.session)).unwrap();
     let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
     let (utime, stime, start): (u64, u64, u64) = (
@@ -175,10 +211,12 @@ pub(crate) fn seed_cpu_history(s: &Setup, idle_s: i64) {
     };
     // SAFETY: ts is a valid, writable timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    let now_ms = ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000;
+    // A time namespace's offsets are from the machine's clock, not the creator's: if this
+    // process is in one (a container, or a test run as on a machine just booted), its own
+    // offset is not headroom's.
+    let now_ms =
+        (ts.tv_sec - own_monotonic_offset_s() + AWAKE_AHEAD_S) * 1000 + ts.tv_nsec / 1_000_000;
     let then = now_ms - idle_s * 1000;
-    // headroom drops a reading from before the boot as inconsistent.
-    assert!(then >= 0, "the machine has been up less than {idle_s} s");
     let entry = serde_json::json!({"pid": s.session, "start_time": start, "cpu_ns": (utime + stime) * 10_000_000,
                                    "read_at_ms": then, "last_active_ms": then});
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
@@ -191,7 +229,23 @@ pub(crate) fn seed_cpu_history(s: &Setup, idle_s: i64) {
     }
 }
 
+/// This process's CLOCK_MONOTONIC offset from the machine's, in whole seconds (0 outside a
+/// time namespace, or on a kernel without them).
+fn own_monotonic_offset_s() -> i64 {
+    let Ok(text) = std::fs::read_to_string("/proc/self/timens_offsets") else {
+        return 0;
+    };
+    let line = text.lines().find(|l| l.starts_with("monotonic "));
+    line.and_then(|l| l.split_whitespace().nth(1))
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(0)
+}
+
 #[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_unshare)),
+    ignore = "needs root and unshare (a time namespace)"
+)]
 fn one_work_line_20s_ago_keeps_it_active_although_cpu_says_idle_for_20_minutes() {
     // The 2026-08-29 lesson in reverse: CPU cannot see delegated work; the log can.
     let s = setup("agency-act", Some(20));
@@ -210,6 +264,10 @@ fn one_work_line_20s_ago_keeps_it_active_although_cpu_says_idle_for_20_minutes()
 }
 
 #[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_unshare)),
+    ignore = "needs root and unshare (a time namespace)"
+)]
 fn an_unreadable_log_directory_protects_as_unavailable() {
     let s = setup("agency-unr", None);
     use std::os::unix::fs::PermissionsExt;
@@ -294,6 +352,10 @@ fn idle_watch_on_the_same_setup_sends_no_signal() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_unshare)),
+    ignore = "needs root and unshare (a time namespace)"
+)]
 fn a_stopped_session_child_stays_protected_while_a_merely_silent_one_is_released() {
     let s = setup("agency-stp", None);
     // SIGSTOP the session child this test started (as `park` or a memory guard would).
@@ -320,8 +382,7 @@ fn a_stopped_session_child_stays_protected_while_a_merely_silent_one_is_released
         );
     }
     let human = s
-        .env
-        .cmd()
+        .cmd_awake_ahead(&[])
         .args([
             "reap",
             "--dry-run",
@@ -359,6 +420,10 @@ fn a_stopped_session_child_stays_protected_while_a_merely_silent_one_is_released
 /// `has-active-session` and nothing is signalled, though CPU says idle. Control: the same
 /// old mtime over a log whose last work is 3 h old is released (`reap --dry-run`).
 #[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_unshare)),
+    ignore = "needs root and unshare (a time namespace)"
+)]
 fn an_old_mtime_on_a_fresh_log_keeps_its_session_active() {
     let three_days = SystemTime::now() - Duration::from_secs(72 * 3600);
     let set_old = |s: &Setup| {

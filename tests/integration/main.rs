@@ -13,6 +13,8 @@
 )]
 
 #[cfg(target_os = "linux")]
+mod bench_scripts;
+#[cfg(target_os = "linux")]
 mod cleanup_reporting;
 mod cli;
 #[cfg(target_os = "linux")]

@@ -257,3 +257,83 @@ fn on_a_terminal_reap_counts_down_its_grace_and_not_with_json() {
     let tty = run("--json", "agency-cdj");
     assert!(!tty.contains("SIGKILL to what is left"), "{tty:?}");
 }
+
+/// `doctor --json` with `dir` first on PATH and `DBUS_SESSION_BUS_ADDRESS` set to `bus`:
+/// its `notifications` check and stderr.
+fn notifications_with_bus(env: &Env, dir: &Path, bus: &Path) -> (schema::DoctorCheck, String) {
+    std::fs::set_permissions(&env.home, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = env
+        .cmd()
+        .args(["doctor", "--json"])
+        .env("HOME", &env.home)
+        .env("PATH", path_with(dir))
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unix:path={}", bus.display()),
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let r: schema::Doctor = schema::read_or(&out.stdout, &stderr);
+    let c = r.checks.into_iter().find(|c| c.name == "notifications");
+    (
+        c.unwrap_or_else(|| panic!("no notifications check\n{stderr}")),
+        stderr,
+    )
+}
+
+/// A session bus socket at `path` the test user may connect to, listening with a backlog of
+/// `backlog` and never accepting.
+fn bus_socket(path: &Path, backlog: i32) -> std::os::unix::net::UnixListener {
+    use std::os::fd::AsRawFd;
+    let l = std::os::unix::net::UnixListener::bind(path).unwrap();
+    // SAFETY: listen has no memory-safety preconditions; the fd is the listener's, open.
+    // Called again on a listening socket, it sets the backlog (std's bind listens at 128).
+    let rc = unsafe { libc::listen(l.as_raw_fd(), backlog) };
+    assert_eq!(rc, 0, "listen: {}", std::io::Error::last_os_error());
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    l
+}
+
+/// A session bus that never accepts, its backlog already full (one connection pending on a
+/// backlog of 0): connect(2) to it waits for ever, and so did doctor. It is cut off at the
+/// tool bound and named; nothing is asked of a bus that did not answer. The control: the
+/// same doctor with a bus that takes the connection (not accepted either, but queued).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_session_bus_that_never_accepts_is_cut_off_at_the_bound_and_named() {
+    let env = Env::new();
+    let dir = fake_systemctl(&env, ANSWERS);
+    // The helper is there (found on PATH, never run by doctor), so the check reaches the bus;
+    // a dbus-send that fails at once, as this bus would never answer one.
+    for (tool, body) in [("notify-send", "exit 0"), ("dbus-send", "exit 1")] {
+        let p = dir.join(tool);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let full = env.path("full-bus");
+    let _listener = bus_socket(&full, 0);
+    let _pending = std::os::unix::net::UnixStream::connect(&full).unwrap();
+    let (c, stderr) = notifications_with_bus(&env, &dir, &full);
+    let note = c.note.as_deref().unwrap_or("");
+    assert_eq!(c.outcome, "skipped", "{c:?}\n{stderr}");
+    assert!(
+        note.contains(&format!(
+            "connecting to `unix:path={}` took longer than 10 s",
+            full.display()
+        )),
+        "{c:?}"
+    );
+    let open = env.path("open-bus");
+    let _listener = bus_socket(&open, 8);
+    let (c, stderr) = notifications_with_bus(&env, &dir, &open);
+    let system = c.system.as_deref().unwrap_or("");
+    assert!(
+        system.contains(&format!("session bus unix:path={} answers", open.display())),
+        "{c:?}\n{stderr}"
+    );
+    assert!(
+        !c.note.as_deref().unwrap_or("").contains("took longer"),
+        "{c:?}"
+    );
+}

@@ -5,7 +5,7 @@
 use predicates::prelude::*;
 
 use crate::schema;
-use crate::support::{Env, Tree, proc_state, zombie_children};
+use crate::support::{Env, Tree, proc_state, wait_until, zombie_children};
 
 fn leaker(env: &Env, name: &str, zombies: usize) -> (Tree, i32) {
     let exe = env.named_fixture(name);
@@ -13,6 +13,10 @@ fn leaker(env: &Env, name: &str, zombies: usize) -> (Tree, i32) {
     let mut tree = env.spawn(&exe, &["leak", "--zombies", n.as_str(), "--ignore-term"]);
     let pid = tree.ready()["pid"].as_i64().unwrap() as i32;
     assert_eq!(zombie_children(pid), zombies);
+    // It says ready before it goes to sleep: on a loaded machine it may still be running
+    // (`R`) for a while. Asleep, it stays `S` until a signal wakes it, so a test's "still
+    // `S`" then says that nothing stopped or woke it.
+    wait_until("the leaker to sleep", || proc_state(pid) == Some('S'));
     (tree, pid)
 }
 

@@ -14,7 +14,16 @@ use crate::support::Env;
 
 /// `headroom ARGS` as one screen: the exit code, then stdout and stderr.
 fn screen(env: &Env, args: &[&str]) -> String {
-    let out = env.cmd().args(args).output().unwrap();
+    screen_of(env.cmd().args(args))
+}
+
+/// `headroom ARGS` at `columns` (`$COLUMNS`, stdout not a terminal), as one screen.
+fn screen_at(env: &Env, columns: usize, args: &[&str]) -> String {
+    screen_of(env.cmd().env("COLUMNS", columns.to_string()).args(args))
+}
+
+fn screen_of(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.output().unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     format!(
         "exit: {}\n--- stdout\n{}--- stderr\n{}",
@@ -109,6 +118,25 @@ fn probe_limits_and_reap_on_the_incident_snapshot() {
         ("reap_dry_run", vec!["reap", "--dry-run", "--snapshot", f]),
     ] {
         human_and_json(&env, name, &args, &[NOW]);
+    }
+}
+
+/// `limits` and `reap --dry-run` on the incident Mac in a terminal of 60 and 40 columns:
+/// each ceiling's source wraps under its row and the reap table keeps its columns, as
+/// `probe` and `top` fit theirs (`narrow.rs` holds every width to fitting; these pin how).
+#[test]
+fn limits_and_reap_in_a_narrow_terminal() {
+    let env = Env::new();
+    let f = crate::probe::wall_snapshot(&env);
+    let f = f.to_str().unwrap();
+    for columns in [60, 40] {
+        for (name, args) in [
+            ("limits", vec!["limits", "--snapshot", f]),
+            ("reap_dry_run", vec!["reap", "--dry-run", "--snapshot", f]),
+        ] {
+            let name = format!("{name}_{columns}_columns");
+            assert_screen!(&env, name, screen_at(&env, columns, &args), &[NOW]);
+        }
     }
 }
 

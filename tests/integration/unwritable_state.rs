@@ -105,7 +105,15 @@ fn reap_writes_the_cpu_history_where_it_can() {
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    // Exit 0 needs the leaker gone within the escalation's settle time after SIGKILL and its
+    // zombies reaped within the verification bound (the product's own bounds, 1 s and 10 s);
+    // the report says which one a loaded machine missed.
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{err}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     wait_until("the leaker to be reaped", || proc_state(pid).is_none());
     assert!(!err.contains("CPU history"), "{err}");
     let h: serde_json::Value =

@@ -3,9 +3,10 @@
 //! reads only that bound, near it every round reads, and a leak of 50 zombies a second
 //! toward the wall is cleaned up before any fork fails.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::faults::require_sandbox;
+use crate::faults::{in_mount_ns, mount, require_sandbox};
 use crate::support::{Env, count_uid, json_lines, proc_state, wait_until};
 
 /// Every task on the machine (`/proc/loadavg`'s total), as the bound is read.
@@ -85,6 +86,11 @@ fn far_rounds_read_only_the_bound_and_near_ones_read_the_table() {
         readings
     );
 
+    // The machine's task count moves by hundreds while other tests make and end their
+    // zombies; read live, a fall by 40 % during the run (a leak test's 1,500 zombies reaped)
+    // would put the bound below the margin and let a round wait. So the watch reads the
+    // count taken now, held: `/proc/loadavg` in its own mount namespace is a file saying
+    // it. The bound stays an upper bound of the user's own count (checked below).
     let env = Env::new();
     let tasks = machine_tasks();
     let (_, user) = count_uid(env.uid);
@@ -92,7 +98,20 @@ fn far_rounds_read_only_the_bound_and_near_ones_read_the_table() {
         tasks >= 4 * (user + 3),
         "too few tasks here for the control"
     );
-    let events = watch_until_readings(&env, tasks * 3 / 2, 12);
+    let held = env.path("loadavg");
+    std::fs::write(&held, format!("0.00 0.00 0.00 1/{tasks} 1\n")).unwrap();
+    std::fs::set_permissions(&held, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let events = in_mount_ns(|| {
+        mount(
+            Some(held.to_str().unwrap()),
+            Path::new("/proc/loadavg"),
+            None,
+            libc::MS_BIND,
+            None,
+        );
+        assert_eq!(machine_tasks(), tasks, "the held count is what is read");
+        watch_until_readings(&env, tasks * 3 / 2, 12)
+    });
     let summary = events.last().unwrap();
     assert_eq!(
         summary["quiet_rounds"], 0,

@@ -82,12 +82,14 @@ impl ReapReport {
             let has = !x.session_children.is_empty();
             if narrow {
                 let name: String = sanitize(&x.name).chars().take(14).collect();
-                let _ = writeln!(
-                    s,
+                let row = format!(
                     "  {:>8} {:>8}  {verdict:<pad$} {name:<14} {reason}",
                     x.pid,
                     thousands(x.zombies),
                 );
+                // No reason: the row ends with the name, not its padding (which the cut
+                // below would otherwise end with `…`, as if the name had been cut).
+                let _ = writeln!(s, "{}", row.trim_end());
                 continue;
             }
             let _ = writeln!(

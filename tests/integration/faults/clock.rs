@@ -126,8 +126,8 @@ fn a_clock_stepped_by_hours_gives_no_negative_trend_and_keeps_the_cooldown_short
 
 #[test]
 #[cfg_attr(
-    not(all(hr_root, hr_tool_faketime)),
-    ignore = "needs root and faketime"
+    not(all(hr_root, hr_tool_faketime, hr_tool_unshare)),
+    ignore = "needs root, faketime and unshare"
 )]
 fn a_wall_clock_stepped_by_hours_is_not_cpu_idle_time() {
     // A session whose log has been quiet for 3 h and whose child uses no CPU: only the CPU
@@ -138,8 +138,7 @@ fn a_wall_clock_stepped_by_hours_is_not_cpu_idle_time() {
     // The wall clock stepped, the monotonic one not: what `date -s` or NTP does.
     let reap_at = |offset: &str| -> schema::Reap {
         let out = s
-            .env
-            .cmd_via(&["faketime", "-f", offset])
+            .cmd_awake_ahead(&["faketime", "-f", offset])
             .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
             .args(["reap", "--dry-run", "--json", "--allow", "agency-cik"])
             .args(["--idle-threshold", "10m"])
@@ -176,8 +175,8 @@ fn a_wall_clock_stepped_by_hours_is_not_cpu_idle_time() {
         assert!(r.targets.is_empty());
     }
     // The control: CPU idle for 20 min on the awake clock (past the 10 min threshold; not
-    // hours, which the awake clock of a machine up less long cannot hold), the same session
-    // is a target.
+    // hours, which the awake clock of a machine up less long, as `seed_cpu_history` moves
+    // it, cannot hold), the same session is a target.
     seed_cpu_history(&s, 1200);
     let r = reap_at("+0");
     let p = parent(&r, s.leaker);
