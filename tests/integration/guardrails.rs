@@ -188,7 +188,7 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     for (f, call) in [
         ("src/actions/recover/mod.rs", "escalate::run("),
         ("src/actions/terminate.rs", "escalate::"),
-        ("src/actions/memory_guard.rs", "escalate::"),
+        ("src/actions/memory_guard/end.rs", "escalate::"),
         ("src/actions/watchdog/ending.rs", "Escalation"),
         ("src/mcp/tools/run_limited.rs", "Escalation::new"),
     ] {
