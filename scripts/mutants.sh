@@ -2,7 +2,8 @@
 # Mutation testing of the code that decides whom to signal and how (issue 16), against the
 # unit tests only (`--lib`): the core's policy.rs, liveness.rs, emergency.rs, patterns.rs and
 # memory_guard.rs (crates/headroom-core/src), and src/actions/terminate.rs,
-# src/actions/escalate.rs and src/actions/memory_guard.rs.
+# src/actions/escalate.rs, src/actions/memory_guard.rs and its last step,
+# src/actions/memory_guard/end.rs (the escalation and the kill gate).
 # Every mutant that survives the unit tests of its own crate runs the unit tests of the whole
 # workspace (`--test-workspace=true`): the core's rules are also tested from the main crate
 # (actions, commands), as they were when the core was a module of it (two passes, below).
@@ -15,7 +16,7 @@
 # names several (ambiguous: make the code or the list say which), and on a listed mutant
 # that is now caught (the list must stay true).
 #
-#   scripts/mutants.sh                    # all eight files (slow on 2 cores: hours)
+#   scripts/mutants.sh                    # all nine files (slow on 2 cores: hours)
 #   scripts/mutants.sh crates/headroom-core/src/patterns.rs   # one file
 #   MUTANTS_IN_PLACE=1 scripts/mutants.sh ... # mutate this tree in place (fast, see below)
 #   scripts/mutants.sh --check-list       # only check the list names mutants (seconds)
@@ -36,7 +37,7 @@ if [ ${#files[@]} -eq 0 ]; then
     core=crates/headroom-core/src
     files=("$core/policy.rs" "$core/liveness.rs" "$core/emergency.rs" "$core/patterns.rs"
            "$core/memory_guard.rs" src/actions/terminate.rs src/actions/escalate.rs
-           src/actions/memory_guard.rs)
+           src/actions/memory_guard.rs src/actions/memory_guard/end.rs)
 fi
 # Both packages hold files to mutate (the root's alone would be chosen from here).
 args=(--workspace --test-workspace=true)

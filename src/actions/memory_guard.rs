@@ -31,12 +31,11 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::actions::clock::Clock;
-use crate::actions::escalate::{self, Escalation, EscalationOutcome, EscalationTiming};
 use crate::actions::park::signal_each;
 use crate::core::idle::{CpuSamples, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{effective_limit, tree_footprint};
 use crate::core::memory_guard::{Breach, Holding, matches};
-use crate::core::snapshot::{Detail, Identity, ProcState, ProcessRecord, ProcessTable, Snapshot};
+use crate::core::snapshot::{Detail, Identity, ProcessRecord, ProcessTable, Snapshot};
 use crate::platform::{Delivery, ProcessControl, ProcessSource, Signal};
 
 /// After parking, look again this much later.
@@ -355,7 +354,7 @@ fn pass(
             t.rejudge(latest, under);
         }
     }
-    end(source, control, clock, opts.grace, trees);
+    end::end(source, control, clock, opts.grace, trees);
     Ok(())
 }
 
@@ -393,126 +392,13 @@ fn park(
     any
 }
 
-/// End every tree still over its limit, as just read: one escalation, one grace; SIGKILL
-/// only the grace survivors of a tree still over its limit when re-read.
-fn end(
-    source: &dyn ProcessSource,
-    control: &dyn ProcessControl,
-    clock: &dyn Clock,
-    grace: Duration,
-    trees: &mut [Tree],
-) {
-    // Per tree still to end: its live members' identities and its limit.
-    let over: Vec<(usize, Vec<Identity>, u64)> = trees
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.now.is_some())
-        .map(|(i, t)| {
-            let ids = t
-                .members()
-                .iter()
-                .filter(|m| !m.is_zombie())
-                .filter_map(ProcessRecord::identity)
-                .collect();
-            (i, ids, t.report.breach.limit_bytes)
-        })
-        .collect();
-    if over.is_empty() {
-        return;
-    }
-    let live: Vec<Identity> = over.iter().flat_map(|(_, ids, _)| ids.clone()).collect();
-    let stopped: Vec<Identity> = over
-        .iter()
-        .flat_map(|(i, _, _)| {
-            let t = &trees[*i];
-            t.members()
-                .iter()
-                .filter(|m| m.state == ProcState::Stopped)
-                .filter_map(ProcessRecord::identity)
-                .chain(t.report.parked_ids.iter().copied())
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let esc =
-        Escalation::new(&live, EscalationTiming::with_grace(grace)).continue_after_term(&stopped);
-    let mut notes: Vec<Option<String>> = vec![None; over.len()];
-    let mut gate = |survivors: &[Identity]| -> Vec<Identity> {
-        let snap = match read(source) {
-            Ok(s) => s,
-            Err(e) => {
-                for n in &mut notes {
-                    *n = Some(format!("{e:#}: the survivors were not SIGKILLed"));
-                }
-                return Vec::new();
-            }
-        };
-        let free = snap.memory.map(|m| m.free_pct());
-        let mut kill = Vec::new();
-        for (k, (_, ids, limit)) in over.iter().enumerate() {
-            let mine: Vec<Identity> = survivors
-                .iter()
-                .filter(|s| ids.contains(s))
-                .copied()
-                .collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let held: u64 = snap
-                .processes
-                .iter()
-                .filter(|p| p.identity().is_some_and(|id| mine.contains(&id)))
-                .filter_map(|p| p.footprint_bytes)
-                .sum();
-            let effective = effective_limit(*limit, free);
-            if held >= effective {
-                kill.extend(mine);
-            } else {
-                notes[k] = Some(format!(
-                    "the grace survivors held {held} bytes, under the {effective}-byte limit: \
-                     not SIGKILLed"
-                ));
-            }
-        }
-        kill
-    };
-    let ended = escalate::run_escalation(control, esc, clock, &mut gate);
-    for ((i, ids, _), note) in over.iter().zip(notes) {
-        let r = &mut trees[*i].report;
-        r.note = note;
-        r.parked_ids.clear();
-        let mine: Vec<&escalate::Ended> =
-            ended.iter().filter(|e| ids.contains(&e.identity)).collect();
-        for e in &mine {
-            if e.signals.contains(&Signal::Term) {
-                r.terminated.push(e.identity.pid);
-            }
-            if e.signals.contains(&Signal::Kill) {
-                r.killed.push(e.identity.pid);
-            }
-            if e.outcome == EscalationOutcome::Spared {
-                r.spared.push(e.identity.pid);
-            }
-        }
-        let any = |o: &[EscalationOutcome]| mine.iter().any(|e| o.contains(&e.outcome));
-        r.outcome = if any(&[EscalationOutcome::Survived, EscalationOutcome::SignalFailed]) {
-            GuardOutcome::Survived
-        } else if any(&[EscalationOutcome::Spared]) {
-            GuardOutcome::Spared
-        } else if any(&[EscalationOutcome::Killed]) {
-            GuardOutcome::Sigkill
-        } else if r.terminated.is_empty() {
-            GuardOutcome::Gone
-        } else {
-            GuardOutcome::Sigterm
-        };
-    }
-}
-
 /// Continue parked processes, leaves first (the reverse of the order they were stopped in).
 pub(crate) fn wake(control: &dyn ProcessControl, parked: &[Identity]) {
     let rev: Vec<Identity> = parked.iter().rev().copied().collect();
     let _ = signal_each(control, &rev, Signal::Cont);
 }
+
+mod end;
 
 #[cfg(test)]
 mod parking_tests;

@@ -188,7 +188,7 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     for (f, call) in [
         ("src/actions/recover/mod.rs", "escalate::run("),
         ("src/actions/terminate.rs", "escalate::"),
-        ("src/actions/memory_guard.rs", "escalate::"),
+        ("src/actions/memory_guard/end.rs", "escalate::"),
         ("src/actions/watchdog/ending.rs", "Escalation"),
         ("src/mcp/tools/run_limited.rs", "Escalation::new"),
     ] {
@@ -324,18 +324,101 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     );
 }
 
+/// The module `file` (under the source root `src`) is, file by file: `file` itself and,
+/// when it was split into a folder of its name, every file under that folder but its test
+/// modules.
+fn module_files(src: &Path, file: &Path) -> Vec<PathBuf> {
+    let dir = file.with_extension("");
+    let tests = crate::support::test_only_files(src);
+    let mut files = vec![file.to_path_buf()];
+    if dir.is_dir() {
+        let mut under = crate::support::files_under(&dir);
+        under.retain(|p| p.extension().is_some_and(|x| x == "rs") && !tests.contains(p));
+        under.sort();
+        files.extend(under);
+    }
+    files
+}
+
+/// The files of `file`'s module that hold a signal handle, or could signal without one (a
+/// call to the control's `signal`, or to `park::signal_each`).
+fn holding_a_signal_handle(src: &Path, file: &Path) -> Vec<PathBuf> {
+    module_files(src, file)
+        .into_iter()
+        .filter(|f| {
+            let c = code_without_uses(f);
+            c.contains("native_control")
+                || c.contains("ProcessControl")
+                || calls(&c, "signal")
+                || calls(&c, "signal_each")
+        })
+        .collect()
+}
+
 #[test]
 fn idle_watch_and_log_probe_hold_no_signal_handle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut scanned = Vec::new();
     for f in [
-        "src/commands/idle_watch.rs",
-        "src/commands/log_probe.rs",
-        "src/commands/probe.rs",
-        "src/commands/top.rs",
+        "commands/idle_watch.rs",
+        "commands/log_probe.rs",
+        "commands/probe.rs",
+        "commands/top.rs",
     ] {
-        let c = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join(f));
-        assert!(
-            !c.contains("native_control") && !c.contains("ProcessControl"),
-            "{f}"
+        let file = src.join(f);
+        assert!(file.is_file(), "{f} is gone: name its module's new file");
+        let found = holding_a_signal_handle(&src, &file);
+        assert!(found.is_empty(), "{found:?}");
+        scanned.extend(module_files(&src, &file));
+    }
+    // The folders the split modules became are scanned whole, their test modules are not.
+    for f in ["commands/probe/human.rs", "commands/top/human.rs"] {
+        assert!(scanned.contains(&src.join(f)), "{f} is not scanned");
+    }
+    assert!(!scanned.contains(&src.join("commands/probe/tests.rs")));
+}
+
+#[test]
+fn a_signal_handle_in_a_submodule_of_a_read_only_command_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("probe/deep")).unwrap();
+    let write = |f: &str, text: &str| std::fs::write(src.join(f), text).unwrap();
+    write(
+        "probe.rs",
+        "mod human;\nmod deep;\nfn f() {}\n#[cfg(test)]\nmod tests;\n",
+    );
+    write("probe/human.rs", "fn f() {}\n");
+    write("probe/deep.rs", "mod leaf;\n");
+    write("probe/deep/leaf.rs", "fn f() {}\n");
+    // A test module may hold a control (a fake): it is not the command's code.
+    write("probe/tests.rs", "fn t(c: &dyn ProcessControl) {}\n");
+    let probe = src.join("probe.rs");
+    assert!(
+        holding_a_signal_handle(src, &probe).is_empty(),
+        "control: nothing but a test module holds one"
+    );
+    for (f, text) in [
+        ("probe/human.rs", "fn f(c: &dyn ProcessControl) {}\n"),
+        (
+            "probe/human.rs",
+            "fn f() { control.signal(id, Signal::Term); }\n",
+        ),
+        (
+            "probe/deep/leaf.rs",
+            "fn f() { let c = native_control(s); }\n",
+        ),
+        (
+            "probe/deep/leaf.rs",
+            "fn f() { signal_each(c, &ids, Signal::Stop); }\n",
+        ),
+    ] {
+        write(f, text);
+        assert_eq!(
+            holding_a_signal_handle(src, &probe),
+            vec![src.join(f)],
+            "{f}: {text}"
         );
+        write(f, "fn f() {}\n");
     }
 }

@@ -23,7 +23,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::run_output::{SharedTail, Tail, exit_code_of, lock, read_records, tail_thread};
+use super::run_output::{Records, SharedTail, Tail, exit_code_of, lock, read_records, tail_thread};
 use super::{Effect, Spec, Tools, schema_of};
 use crate::actions::escalate::{self, Escalation, Step};
 use crate::config::ToolGroup;
@@ -31,7 +31,6 @@ use crate::exit::ExitStatus;
 use crate::mcp::args::Int;
 use crate::mcp::calls::Call;
 use crate::mcp::results;
-use crate::output::human_bytes;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 const DEFAULT_GRACE: Duration = Duration::from_secs(5);
@@ -245,23 +244,57 @@ pub(crate) fn result(ended: Ended) -> Value {
     }
 }
 
+/// `headroom run` as started: its pid, identity and start, the source its identity was read
+/// from, and the receivers of the threads that read its pipes and wait for it.
+#[cfg(unix)]
+struct Started {
+    pid: i32,
+    identity: Option<crate::core::snapshot::Identity>,
+    at: Instant,
+    source: Box<dyn crate::platform::ProcessSource>,
+    stdout_done: mpsc::Receiver<()>,
+    stderr_done: mpsc::Receiver<()>,
+    records: mpsc::Receiver<Records>,
+    waited: mpsc::Receiver<std::io::Result<std::process::ExitStatus>>,
+}
+
 #[cfg(unix)]
 pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::process::CommandExt;
-
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
+    let s = start(tools, &p, live)?;
+    let control = crate::platform::native_control(s.source.as_ref());
+    let (status, killed) = wait(call, &p, &s, control.as_ref());
+    let exit_code = match status {
+        Ok(st) => exit_code_of(st).filter(|_| !killed),
         Err(e) => {
             return Err(results::error(&anyhow::anyhow!(
-                "cannot find headroom's own executable to run `run`: {e}"
+                "cannot wait for `headroom run`: {e}"
             )));
         }
     };
-    let (records_r, records_w) = match crate::platform::pipe_pair() {
-        Ok(p) => p,
-        Err(e) => return Err(results::error(&anyhow::anyhow!("cannot make a pipe: {e}"))),
+    // `run` ended: its tree is gone, so the pipes close; bounded all the same, in case
+    // something that escaped it still holds one.
+    let _ = s.stdout_done.recv_timeout(LAST_WAIT);
+    let _ = s.stderr_done.recv_timeout(LAST_WAIT);
+    let stdout = std::mem::take(&mut *lock(&live.stdout));
+    let stderr = std::mem::take(&mut *lock(&live.stderr));
+    let records = s.records.recv_timeout(LAST_WAIT).unwrap_or_default();
+    let ended = report::Finished {
+        exit_code,
+        killed,
+        duration: s.at.elapsed(),
+        stdout,
+        stderr,
+        records,
     };
+    Ok(report::report(p, ended))
+}
+
+/// The `headroom run` command line for the plan (`run` enforces the limit, the grace, the
+/// timeout and its parent's death; its records come on `RECORDS_FD`).
+#[cfg(unix)]
+fn command(tools: &Tools, p: &Plan, exe: std::path::PathBuf) -> Command {
+    use std::os::unix::process::CommandExt;
+
     let mut cmd = Command::new(exe);
     if let Some(c) = &tools.global.config {
         cmd.arg("--config").arg(c);
@@ -278,8 +311,30 @@ pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    cmd
+}
+
+/// Start `headroom run`, read its identity, and start the threads that read its output,
+/// its records and its end. Err: the tool error that stood in the way.
+#[cfg(unix)]
+fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<Started, Value> {
+    use std::os::fd::AsRawFd;
+
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return Err(results::error(&anyhow::anyhow!(
+                "cannot find headroom's own executable to run `run`: {e}"
+            )));
+        }
+    };
+    let (records_r, records_w) = match crate::platform::pipe_pair() {
+        Ok(p) => p,
+        Err(e) => return Err(results::error(&anyhow::anyhow!("cannot make a pipe: {e}"))),
+    };
+    let mut cmd = command(tools, p, exe);
     crate::platform::pass_fd(&mut cmd, records_w.as_raw_fd(), RECORDS_FD);
-    let started = Instant::now();
+    let at = Instant::now();
     let spawned = cmd.spawn();
     // Only the child holds the write end now: the reader sees the end when `run` ends.
     drop(records_w);
@@ -303,18 +358,38 @@ pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
     live.pid.store(pid, Ordering::SeqCst);
     *lock(&live.stdout) = Tail::new(p.tail);
     *lock(&live.stderr) = Tail::new(p.tail);
-    let out_rx = tail_thread(child.stdout.take(), Arc::clone(&live.stdout));
-    let err_rx = tail_thread(child.stderr.take(), Arc::clone(&live.stderr));
-    let (rec_tx, rec_rx) = mpsc::channel();
+    let stdout_done = tail_thread(child.stdout.take(), Arc::clone(&live.stdout));
+    let stderr_done = tail_thread(child.stderr.take(), Arc::clone(&live.stderr));
+    let (rec_tx, records) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = rec_tx.send(read_records(records_r));
     });
-    let (wait_tx, wait_rx) = mpsc::channel();
+    let (wait_tx, waited) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = wait_tx.send(child.wait());
     });
+    Ok(Started {
+        pid,
+        identity,
+        at,
+        source,
+        stdout_done,
+        stderr_done,
+        records,
+        waited,
+    })
+}
 
-    let control = crate::platform::native_control(source.as_ref());
+/// Wait for `run` to end, ending it through the escalation once the call is cancelled or
+/// `run` is past its own timeout and graces; and whether it took a SIGKILL.
+#[cfg(unix)]
+fn wait(
+    call: &Call,
+    p: &Plan,
+    s: &Started,
+    control: &dyn crate::platform::ProcessControl,
+) -> (std::io::Result<std::process::ExitStatus>, bool) {
+    let pid = s.pid;
     // `run` past its own timeout, or told to end: it ends the tree within two graces (the
     // forwarded signal's, then the tree's own) and a margin; only then SIGKILL to `run`.
     let settings = escalate::EscalationTiming {
@@ -326,8 +401,8 @@ pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
     let mut ending: Option<Escalation> = None;
     let mut killed = false;
     let status = loop {
-        match wait_rx.recv_timeout(TICK) {
-            Ok(s) => break s,
+        match s.waited.recv_timeout(TICK) {
+            Ok(st) => break st,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 break Err(std::io::Error::other("the waiter thread ended"));
             }
@@ -338,22 +413,22 @@ pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
             "`{}` under `headroom run` (pid {pid})",
             p.command[0]
         ));
-        if ending.is_none() && (call.cancelled() || now.duration_since(started) > backstop) {
-            if let Some(id) = identity {
+        if ending.is_none() && (call.cancelled() || now.duration_since(s.at) > backstop) {
+            if let Some(id) = s.identity {
                 let mut esc = Escalation::new(&[id], settings);
-                let _ = esc.start(control.as_ref(), now);
+                let _ = esc.start(control, now);
                 ending = Some(esc);
             }
         }
         if let Some(esc) = ending.as_mut() {
-            let step = esc.on_tick(control.as_ref(), now, &mut escalate::kill_all);
+            let step = esc.on_tick(control, now, &mut escalate::kill_all);
             if esc.past_grace() {
                 killed |= !esc.delivered(crate::platform::Signal::Kill).0.is_empty();
             }
             if let Step::Done(_) = step {
                 // Everything sent that could be; the waiter says when it is gone.
-                match wait_rx.recv_timeout(LAST_WAIT) {
-                    Ok(s) => break s,
+                match s.waited.recv_timeout(LAST_WAIT) {
+                    Ok(st) => break st,
                     Err(_) => {
                         break Err(std::io::Error::other(format!(
                             "pid {pid} did not end after SIGTERM and SIGKILL"
@@ -363,69 +438,7 @@ pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
             }
         }
     };
-    let exit_code = match status {
-        Ok(s) => exit_code_of(s).filter(|_| !killed),
-        Err(e) => {
-            return Err(results::error(&anyhow::anyhow!(
-                "cannot wait for `headroom run`: {e}"
-            )));
-        }
-    };
-    // `run` ended: its tree is gone, so the pipes close; bounded all the same, in case
-    // something that escaped it still holds one.
-    let _ = out_rx.recv_timeout(LAST_WAIT);
-    let _ = err_rx.recv_timeout(LAST_WAIT);
-    let stdout = std::mem::take(&mut *lock(&live.stdout));
-    let stderr = std::mem::take(&mut *lock(&live.stderr));
-    let records = rec_rx.recv_timeout(LAST_WAIT).unwrap_or_default();
-    let outcome = records.summary.as_ref().map(|(_, o)| o);
-    let ended_by = outcome.and_then(|o| o.ended_by.as_deref());
-    let capped = ended_by == Some("limit");
-    let timed_out = ended_by == Some("timeout");
-    let peak = outcome.map(|o| o.peak_footprint_bytes);
-    let report = RunLimitedReport {
-        command: p.command,
-        cwd: p.cwd.display().to_string(),
-        limit_bytes: p.limit_bytes,
-        timeout_ms: u64::try_from(p.timeout.as_millis()).unwrap_or(u64::MAX),
-        exit_code,
-        capped,
-        timed_out,
-        killed_after_timeout: killed,
-        peak_footprint_bytes: peak,
-        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        stdout_tail: stdout.text(),
-        stdout_bytes: stdout.total,
-        stderr_tail: stderr.text(),
-        stderr_bytes: stderr.total,
-        summary: records.summary.map(|(v, _)| v),
-    };
-    let mut text = match (peak, report.exit_code) {
-        (Some(pk), Some(code)) => format!(
-            "exit {code}; peak {} of {}",
-            human_bytes(pk),
-            human_bytes(p.limit_bytes)
-        ),
-        (None, Some(code)) => format!(
-            "`headroom run` could not run the command (exit {code}){}",
-            records
-                .error
-                .as_ref()
-                .map_or(String::new(), |e| format!(": {e}"))
-        ),
-        (_, None) => "`headroom run` was killed".to_string(),
-    };
-    if capped {
-        text += "; capped: headroom ended the tree for being over its limit";
-    }
-    if timed_out {
-        text += &format!(
-            "; timed out after {}: the tree was ended",
-            humantime::format_duration(p.timeout)
-        );
-    }
-    let failed = report.summary.is_none();
-    Ok((report, text, failed))
+    (status, killed)
 }
 
 #[cfg(not(unix))]
@@ -435,6 +448,9 @@ pub(super) fn run(_tools: &Tools, _call: &Call, _p: Plan, _live: &Live) -> Ended
         std::env::consts::OS
     )))
 }
+
+#[cfg(unix)]
+mod report;
 
 #[cfg(test)]
 mod tests {
