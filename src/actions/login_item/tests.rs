@@ -32,6 +32,11 @@ impl Exec for FakeExec {
             stderr: vec![],
         })
     }
+
+    /// No real sleep: `register` waits out `BOOTOUT_WAIT` for an agent this fake always
+    /// reports loaded, and the budget is counted by the backoff, not by a clock (20 s of
+    /// the library's test run, BENCHMARKS.md "Time to a green test run").
+    fn pause(&self, _: Duration) {}
 }
 
 pub(super) fn exe(dir: &Path) -> PathBuf {
