@@ -27,6 +27,8 @@ pub(crate) mod apps;
 #[cfg(target_os = "macos")]
 mod cf;
 #[cfg(target_os = "macos")]
+mod kernel_reads;
+#[cfg(target_os = "macos")]
 mod live;
 #[cfg(target_os = "macos")]
 pub(crate) mod pressure;

@@ -102,5 +102,5 @@ impl Drop for Source {
 
 /// `kern.memorystatus_vm_pressure_level`: 1 normal, 2 warn, 4 critical.
 pub(crate) fn level() -> io::Result<i64> {
-    super::live::sysctl_int(c"kern.memorystatus_vm_pressure_level")
+    super::kernel_reads::sysctl_int(c"kern.memorystatus_vm_pressure_level")
 }
