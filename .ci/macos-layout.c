@@ -1,5 +1,5 @@
-/* Generated from src/platform/macos/{kinfo,libproc,vnode,layout}.rs by the test
- * platform::macos::layout::tests::the_committed_c_file_is_current
+/* Generated from crates/headroom-platform/src/macos/{kinfo,libproc,vnode,layout}.rs
+ * by headroom-platform's test macos::layout::tests::the_committed_c_file_is_current
  * (scripts/generate.sh rewrites it). Do not edit: change the Rust declarations.
  * Checked by ../shared/tools/check-macos-layout against the xnu headers for
  * arm64-apple-macos14 and x86_64-apple-macos14 (.ci/run).

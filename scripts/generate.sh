@@ -13,4 +13,4 @@ mkdir -p completions
 "$bin" generate completions fish > completions/headroom.fish
 "$bin" generate swiftbar swiftbar
 rm -rf schemas && "$bin" generate schemas schemas
-HEADROOM_BLESS=1 cargo test --quiet --lib platform::macos::layout::tests::the_committed_c_file_is_current
+HEADROOM_BLESS=1 cargo test --quiet -p headroom-platform --lib macos::layout::tests::the_committed_c_file_is_current

@@ -7,6 +7,10 @@
 //! `store` keeps what lasts between runs (state files, the evidence log); the core reads
 //! no file and no clock.
 
+// Every system call and `unsafe` block is the platform crate's (`crates/headroom-platform`):
+// this package has no system-call crate among its dependencies, and no `unsafe` here.
+#![forbid(unsafe_code)]
+
 // The library's public surface is `run`, what `src/main.rs` calls before it, and `testing`
 // (hidden): every module is private, its items `pub(crate)` unless a public item's signature
 // names them, so `unreachable_pub` and `dead_code` see the whole crate (ARCHITECTURE.md,
@@ -22,10 +26,12 @@ use headroom_core as core;
 mod exit;
 mod mcp;
 mod output;
-mod platform;
 /// Where it was before `exit` held it; `crate::exit::said_once` is the path to use.
 use exit::said_once;
 use headroom_core::sanitize;
+/// The system calls, a crate of their own (`crates/headroom-platform`): `crate::platform::…`
+/// paths are that crate's public items.
+use headroom_platform as platform;
 mod schema;
 mod store;
 

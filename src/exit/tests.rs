@@ -1,5 +1,6 @@
 use super::*;
 use crate::core::reading::Level;
+use crate::platform::Signal;
 
 /// One of each variant that has a row of its own; `every_variant_is_listed` makes a new
 /// variant fail to compile until it is added here (and so checked against the table) or,
@@ -167,11 +168,17 @@ fn run_passes_the_command_status_through_and_a_signal_as_128_plus_n() {
 #[test]
 fn a_loop_stopped_by_sigint_is_interrupted_by_sigterm_ok_by_sighup_restarted_else_its_own() {
     let own = ExitStatus::Unhappy;
-    assert_eq!(after_stop(Some(libc::SIGINT), own), ExitStatus::Interrupted);
-    assert_eq!(after_stop(Some(libc::SIGINT), own).code(), 130);
-    assert_eq!(after_stop(Some(libc::SIGTERM), own), ExitStatus::Ok);
-    assert_eq!(after_stop(Some(libc::SIGHUP), own), ExitStatus::Restart);
-    assert_eq!(after_stop(Some(libc::SIGHUP), own).code(), 75);
+    assert_eq!(
+        after_stop(Some(Signal::Int.number()), own),
+        ExitStatus::Interrupted
+    );
+    assert_eq!(after_stop(Some(Signal::Int.number()), own).code(), 130);
+    assert_eq!(after_stop(Some(Signal::Term.number()), own), ExitStatus::Ok);
+    assert_eq!(
+        after_stop(Some(Signal::Hup.number()), own),
+        ExitStatus::Restart
+    );
+    assert_eq!(after_stop(Some(Signal::Hup.number()), own).code(), 75);
     assert_eq!(after_stop(None, own), own);
     assert_eq!(after_stop(None, ExitStatus::Ok), ExitStatus::Ok);
 }

@@ -32,28 +32,8 @@ type Sink = Box<dyn Write + Send>;
 struct RawFd(i32);
 
 impl Write for RawFd {
-    #[cfg(unix)]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        loop {
-            // The descriptor only, through std's handle, whose `AsFd` takes no lock.
-            let written = match self.0 {
-                2 => rustix::io::write(std::io::stderr(), buf),
-                _ => rustix::io::write(std::io::stdout(), buf),
-            };
-            match written {
-                Ok(n) => return Ok(n),
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    #[cfg(not(unix))]
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self.0 {
-            2 => std::io::stderr().write(buf),
-            _ => std::io::stdout().write(buf),
-        }
+        crate::platform::stdio::write_unlocked(self.0, buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -389,11 +389,7 @@ fn dedupe(files: Vec<OpenFile>) -> Vec<OpenFile> {
 fn open_no_follow(path: &Path) -> std::io::Result<File> {
     let mut o = std::fs::OpenOptions::new();
     o.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
+    crate::platform::files::refuse_links_nonblocking(&mut o);
     let f = o.open(path)?;
     if !f.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));

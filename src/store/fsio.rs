@@ -35,25 +35,18 @@ pub(crate) fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Options that refuse a symbolic link at the last path component and create files 0600.
 fn private_options() -> OpenOptions {
     let mut o = OpenOptions::new();
+    crate::platform::files::refuse_links(&mut o);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW).mode(0o600);
+        o.mode(0o600);
     }
     o
 }
 
 /// Whether `e` is what `O_NOFOLLOW` returns for a symbolic link.
 fn is_link_error(e: &std::io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        e.raw_os_error() == Some(libc::ELOOP)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = e;
-        false
-    }
+    crate::platform::files::is_link_refusal(e)
 }
 
 /// The error for a symbolic link found where headroom keeps its own file.
@@ -224,27 +217,11 @@ impl Lock {
                         .context(format!("cannot open lock file `{}`", lock_path.display()))
                 }
             })?;
-        #[cfg(unix)]
-        {
-            use rustix::fs::FlockOperation;
-            let op = if wait {
-                FlockOperation::LockExclusive
-            } else {
-                FlockOperation::NonBlockingLockExclusive
-            };
-            while let Err(e) = rustix::fs::flock(&file, op) {
-                let e = std::io::Error::from(e);
-                if e.kind() == std::io::ErrorKind::WouldBlock && !wait {
-                    return Ok(None);
-                }
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(e)
-                        .with_context(|| format!("cannot lock `{}`", lock_path.display()));
-                }
-            }
+        let locked = crate::platform::files::lock_exclusive(&file, wait)
+            .with_context(|| format!("cannot lock `{}`", lock_path.display()))?;
+        if !locked {
+            return Ok(None);
         }
-        #[cfg(not(unix))]
-        let _ = wait;
         Ok(Some(Self {
             _file: file,
             path: lock_path,

@@ -80,11 +80,7 @@ fn meta(m: &Metadata) -> FileMeta {
 fn open_nonblocking(path: &Path) -> io::Result<File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
+    crate::platform::files::nonblocking(&mut options);
     options.open(path)
 }
 

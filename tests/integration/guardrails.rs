@@ -97,7 +97,7 @@ fn nothing_but_the_platform_signal_layer_sends_a_signal() {
     let reviewed: &[(&str, &str, &str)] = &[
         // `run`'s job control: headroom stops itself on ^Z after stopping the tree.
         (
-            "src/platform/supervise.rs",
+            "crates/headroom-platform/src/supervise.rs",
             "raise",
             "SIGTSTP to headroom itself",
         ),
@@ -124,7 +124,7 @@ fn nothing_but_the_platform_signal_layer_sends_a_signal() {
         let name = rel(f);
         for s in senders {
             let hit = calls(&c, s) || c.contains(&format!("libc::{s}"));
-            if hit && name != "src/platform/signal.rs" {
+            if hit && name != "crates/headroom-platform/src/signal.rs" {
                 found.push((name.clone(), s));
             }
         }
@@ -144,7 +144,8 @@ fn nothing_but_the_platform_signal_layer_sends_a_signal() {
             "{n} no longer calls {s} ({why})"
         );
     }
-    let signal = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/platform/signal.rs"));
+    let signal =
+        code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-platform/src/signal.rs"));
     assert!(
         calls(&signal, "kill"),
         "the signal layer itself is found by the scan"
@@ -160,7 +161,7 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     let mut found = Vec::new();
     for f in &sources() {
         let name = rel(f);
-        if name == "src/actions/escalate.rs" || name.starts_with("src/platform/") {
+        if name == "src/actions/escalate.rs" || name.starts_with("crates/headroom-platform/") {
             continue;
         }
         let c = code_without_uses(f);
@@ -233,14 +234,14 @@ fn only_files_declared_as_test_modules_are_skipped() {
     ));
     // In the crate: `pressure`'s tests raise signals at the test process and are skipped,
     // the module itself is scanned.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-platform/src");
     let files = sources();
-    let tests_file = src.join("platform/pressure/tests.rs");
+    let tests_file = src.join("pressure/tests.rs");
     assert!(calls(
         &std::fs::read_to_string(&tests_file).unwrap(),
         "raise"
     ));
-    assert!(!files.contains(&tests_file) && files.contains(&src.join("platform/pressure.rs")));
+    assert!(!files.contains(&tests_file) && files.contains(&src.join("pressure.rs")));
 }
 
 #[test]
@@ -292,7 +293,7 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     for f in &files {
         let name = rel(f);
         let c = code_without_uses(f);
-        if !c.contains("native_control(") || name == "src/platform/mod.rs" {
+        if !c.contains("native_control(") || name == "crates/headroom-platform/src/lib.rs" {
             continue;
         }
         let Some((_, needs)) = allowed.iter().find(|(n, _)| *n == name) else {

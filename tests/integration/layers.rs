@@ -1,11 +1,13 @@
 //! The layer rules of ARCHITECTURE.md, read from its table ("Layer rules") and checked on
-//! the text of both crates: every `crate::…`, `super::…`, `self::…` (and, in `lib.rs`, a top
+//! the text of the three crates: every `crate::…`, `super::…`, `self::…` (and, in `lib.rs`, a top
 //! module's) path anywhere in a file that is not a test, `use` trees expanded, string
 //! attributes (`serialize_with = "crate::…"`) included; comments left out. Each file belongs to
 //! the row of its top module; an edge to another row must be one its row may use. No file
 //! may be in an import circle (an edge to a module's own descendants, as `mod.rs` calling or
 //! re-exporting its children, is not counted). The core crate's own rules (no file I/O, no
-//! clock, no system-call crate) are checked on its text and its manifest.
+//! clock, no system-call crate) are checked on its text and its manifest; the manifests
+//! keep every system-call crate in the platform crate, and the platform crate below every
+//! headroom crate but the core.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -118,14 +120,19 @@ fn code(text: &str) -> String {
     out.join("\n")
 }
 
-/// Every non-test `.rs` file of both crates by module path, as the main crate names it:
-/// `store::state`, `lib` for the root; the core's below `core` (`core::snapshot`, its
-/// `lib.rs` as `core`). `main.rs` is the binary, outside the library's layers.
+/// Every non-test `.rs` file of the three crates by module path, as the main crate names
+/// it: `store::state`, `lib` for the root; the core's below `core` (`core::snapshot`, its
+/// `lib.rs` as `core`), the platform's below `platform`. `main.rs` is the binary, outside
+/// the library's layers.
 fn modules() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (src, prefix) in [
         (root().join("src"), None),
         (root().join("crates/headroom-core/src"), Some("core")),
+        (
+            root().join("crates/headroom-platform/src"),
+            Some("platform"),
+        ),
     ] {
         let tests = crate::support::test_only_files(&src);
         for f in crate::support::files_under(&src) {
@@ -265,9 +272,11 @@ fn target(
 ) -> Option<String> {
     let parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
     let in_core = module == "core" || module.starts_with("core::");
+    let in_platform = module == "platform" || module.starts_with("platform::");
     let mut base: Vec<String> = match parts.first().copied() {
-        // The core crate's `crate` is the main crate's `core`.
+        // The core crate's `crate` is the main crate's `core`, the platform's its `platform`.
         Some("crate") if in_core => vec!["core".into()],
+        Some("crate") if in_platform => vec!["platform".into()],
         Some("crate") | Some("headroom") => Vec::new(),
         Some("super") | Some("self") => {
             // `super` is the parent module (of `a/b.rs` and of `a/b/mod.rs` alike: `a`);
@@ -294,6 +303,8 @@ fn target(
                 base.pop();
             }
             "self" => {}
+            // The platform's `crate::core` is the core crate (`use headroom_core as core;`).
+            "core" if in_platform && base == ["platform"] => base = vec!["core".into()],
             p if base.is_empty() && !in_core => match aliases.get(p) {
                 Some(to) => base.extend(to.split("::").map(str::to_string)),
                 None => base.push(p.to_string()),
@@ -461,7 +472,9 @@ fn a_file_breaking_any_row_is_caught() {
     for r in &rows {
         let from = format!("{}::probe_file", r.modules[0]);
         for n in r.never.iter().chain(&r.may) {
-            let start = if r.modules[0] == "core" {
+            // The core's and the platform's `crate` is their own crate: a path into the
+            // main crate from there starts at `headroom`.
+            let start = if ["core", "platform"].contains(&r.modules[0].as_str()) {
                 "headroom"
             } else {
                 "crate"
@@ -789,11 +802,13 @@ fn the_purity_checker_sees_io_and_clock_reads_outside_tests() {
     );
 }
 
-/// Crates that make system calls (or wrap them): the core may depend on none.
+/// Crates that make system calls (or wrap them): only the platform crate may depend on
+/// them (the core on none, nor on any headroom crate).
 const SYSTEM_CRATES: &[&str] = &[
     "libc",
     "mach2",
     "rustix",
+    "errno",
     "nix",
     "windows-sys",
     "winapi",
@@ -801,8 +816,9 @@ const SYSTEM_CRATES: &[&str] = &[
     "headroom",
 ];
 
-/// The `SYSTEM_CRATES` among the `[dependencies]` of a manifest's text.
-fn system_dependencies(manifest: &str) -> Vec<String> {
+/// The names in the `[dependencies]` tables of a manifest's text (the target-specific ones
+/// included, the dev- and build-dependencies not: those are the tests' and the build's).
+fn dependencies(manifest: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_deps = false;
     for line in manifest.lines() {
@@ -812,25 +828,90 @@ fn system_dependencies(manifest: &str) -> Vec<String> {
             continue;
         }
         let name = l.split(['=', ' ', '.']).next().unwrap_or("");
-        if in_deps && SYSTEM_CRATES.contains(&name) {
+        if in_deps && !name.is_empty() && !name.starts_with('#') {
             out.push(name.to_string());
         }
     }
     out
 }
 
+/// The `SYSTEM_CRATES` among the `[dependencies]` of a manifest's text.
+fn system_dependencies(manifest: &str) -> Vec<String> {
+    let mut out = dependencies(manifest);
+    out.retain(|d| SYSTEM_CRATES.contains(&d.as_str()));
+    out
+}
+
+/// headroom's own crates among the `[dependencies]` of a manifest's text.
+fn headroom_dependencies(manifest: &str) -> Vec<String> {
+    let mut out = dependencies(manifest);
+    out.retain(|d| d == "headroom" || d.starts_with("headroom-"));
+    out
+}
+
+fn manifest(dir: &str) -> String {
+    let path = root().join(dir).join("Cargo.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("\n[dependencies]\n"),
+        "control: {} was read",
+        path.display()
+    );
+    text
+}
+
 #[test]
 fn the_core_crate_depends_on_no_system_call_crate() {
-    let manifest = std::fs::read_to_string(root().join("crates/headroom-core/Cargo.toml")).unwrap();
-    assert!(
-        manifest.contains("[dependencies]\n"),
-        "control: the manifest was read"
-    );
-    assert_eq!(system_dependencies(&manifest), Vec::<String>::new());
+    let core = manifest("crates/headroom-core");
+    assert_eq!(system_dependencies(&core), Vec::<String>::new());
+    assert_eq!(headroom_dependencies(&core), Vec::<String>::new());
     // Control: a system crate is seen, in any table of dependencies; a dev-dependency of
     // the tests is not the library's.
     let bad = "[dependencies]\nserde = \"1\"\nlibc = \"0.2\"\n\
                [target.'cfg(unix)'.dependencies]\nrustix = { version = \"1\" }\n\
                [dev-dependencies]\nnix = \"0.29\"\n";
     assert_eq!(system_dependencies(bad), ["libc", "rustix"]);
+}
+
+/// The main package makes no system call of its own: every one is a platform function, so
+/// the compiler refuses a `libc::`/`rustix::` call anywhere in the store, the actions or
+/// the commands (and `#![forbid(unsafe_code)]` refuses an `unsafe` block there). Its tests
+/// may still use libc (a dev-dependency).
+#[test]
+fn the_main_package_depends_on_no_system_call_crate() {
+    let main = manifest("");
+    assert_eq!(system_dependencies(&main), Vec::<String>::new());
+    assert!(
+        main.contains("\n[dev-dependencies]\n"),
+        "control: the dev-dependencies are a table of their own"
+    );
+    // Control: the platform crate's manifest, read the same way, names its system crates.
+    let platform = manifest("crates/headroom-platform");
+    let found = system_dependencies(&platform);
+    for c in ["libc", "rustix", "errno", "mach2"] {
+        assert!(found.iter().any(|f| f == c), "{c} not seen in {found:?}");
+    }
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    assert!(
+        lib.lines().any(|l| l == "#![forbid(unsafe_code)]"),
+        "src/lib.rs forbids unsafe code"
+    );
+}
+
+/// The platform crate depends on the core and on no other headroom crate: an import of the
+/// store, the actions or the commands from the platform does not compile.
+#[test]
+fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
+    let platform = manifest("crates/headroom-platform");
+    assert_eq!(headroom_dependencies(&platform), ["headroom-core"]);
+    // Control: the main package's manifest, read the same way, names both crates below it;
+    // a platform manifest naming the main package is seen.
+    let main = manifest("");
+    assert_eq!(
+        headroom_dependencies(&main),
+        ["headroom-core", "headroom-platform"]
+    );
+    let bad = "[dependencies]\nheadroom-core = { path = \"../headroom-core\" }\n\
+               [target.'cfg(unix)'.dependencies]\nheadroom = { path = \"../..\" }\n";
+    assert_eq!(headroom_dependencies(bad), ["headroom-core", "headroom"]);
 }

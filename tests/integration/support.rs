@@ -721,11 +721,16 @@ pub fn lock_waiters(ino: u64) -> usize {
         .count()
 }
 
-/// The source directories of the workspace's crates: the main crate's `src/` and the
-/// core's (`crates/headroom-core/src`). Source scans read both.
-pub fn source_roots() -> [PathBuf; 2] {
+/// The source directories of the workspace's crates: the main crate's `src/`, the core's
+/// (`crates/headroom-core/src`) and the platform's (`crates/headroom-platform/src`).
+/// Source scans read all three.
+pub fn source_roots() -> [PathBuf; 3] {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [root.join("src"), root.join("crates/headroom-core/src")]
+    [
+        root.join("src"),
+        root.join("crates/headroom-core/src"),
+        root.join("crates/headroom-platform/src"),
+    ]
 }
 
 /// Files of `src/` compiled only for tests: declared as `mod x;` right after

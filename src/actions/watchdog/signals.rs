@@ -14,8 +14,9 @@ impl Watchdog<'_, '_> {
     /// Ctrl-Z (or a background read/write) stopped the command's group: stop headroom too,
     /// so the shell sees the job stopped; when continued, continue the group.
     pub(super) fn on_command_stopped(&mut self, sup: &mut Supervisor, sig: i32) {
-        let job_control = [libc::SIGTSTP, libc::SIGTTIN, libc::SIGTTOU].contains(&sig);
-        if !job_control || matches!(self.phase, Phase::Ending { .. } | Phase::Done) {
+        if !crate::platform::supervise::is_terminal_stop(sig)
+            || matches!(self.phase, Phase::Ending { .. } | Phase::Done)
+        {
             return; // SIGSTOP from `headroom park` or the like: the user's choice.
         }
         (self.emit)(&Event::JobControl {
@@ -42,7 +43,7 @@ impl Watchdog<'_, '_> {
         (self.emit)(&Event::JobControl {
             at: now_at(),
             action: JobAction::Continued,
-            signal: libc::SIGCONT,
+            signal: Signal::Cont.number(),
         });
     }
 

@@ -1,0 +1,479 @@
+//! The slot round's read of every process (`Detail::Slots`: `watch` once a round, `probe`,
+//! `limits`), made cheap for a reader that repeats it.
+//!
+//! Slot counting needs each process's real uid (RLIMIT_NPROC charges the real uid, and only
+//! `status` has it: `stat` has none, and the owner of `/proc/PID` is the effective uid, or
+//! root for a non-dumpable process), its state, parent, name and thread count: one `status`
+//! per process, nothing else. Profiled at 1,400 processes, a quarter of that read was the
+//! `open` (path walk, pid revalidation) and `close` around it, so each `status` stays open
+//! between snapshots and is re-read with `pread` at offset 0 (procfs regenerates it). A
+//! kept descriptor belongs to the process it was opened for: once that process is reaped it
+//! reads ESRCH even if the pid was reused, and the pid is then opened afresh, so it never
+//! reports another process. Descriptors of pids no longer listed are closed after each
+//! snapshot; at most `budget` descriptors are kept, the rest are read by path as before.
+//!
+//! Even kept, that read is mostly the kernel generating `status` (17.7 µs a process under
+//! load here). So a repeated round does not read a process again that it can show is
+//! unchanged in everything slot counting uses (Linux 6.13, `pidfd_info.rs`): its pidfd's
+//! `PIDFD_GET_INFO` gives the real uid and parent now (the main thread's, which `status`
+//! shows), its `/proc/PID/task` link count the thread count, one `poll` over all pidfds
+//! whether it exited. A multi-threaded process's main thread can also exit alone, leaving
+//! a zombie leader (`status` reads `Z`, the thread count unchanged, the pidfd quiet until
+//! the last thread) while the others run; its kept `statm` says so (all zeros once the
+//! leader's memory is gone, ~2 µs, against 6.6 for `stat`'s state). A process whose uid,
+//! parent and thread count match its last full read, which did not exit (or was a zombie
+//! already), and, when multi-threaded, whose main thread has exited if and only if that
+//! read was a zombie's, is served that read's record: 2.6 µs instead of 17.7 (~4 µs
+//! multi-threaded). Its name and non-zombie state (running, sleeping, stopped) are then
+//! those of that read: slot counting uses neither, except the names of zombies' parents,
+//! which the snapshot reads in full again (`live.rs`). A single-threaded zombie whose pidfd
+//! has polled exited is dead and keeps its thread count without the link count (`dead`).
+//! Without the ioctl (older kernels), or for a fake `--proc-root`, every round reads every
+//! `status`, as before.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+
+use super::pidfd_info;
+use super::read::{gone, read_whole};
+use crate::PlatformError;
+use crate::core::snapshot::ProcessRecord;
+
+/// Descriptors left to the rest of the process whatever the budget: `run`'s tree keeps up to
+/// 768 of its own (`tree.rs`), plus state files, pipes and pidfds.
+const RESERVE: u64 = 1024;
+/// Never more than this many kept, however high the limit.
+const MAX_KEPT: u64 = 65_536;
+
+/// One listed pid's kept descriptors.
+#[derive(Debug)]
+struct Kept {
+    status: File,
+    /// The snapshot that last listed it.
+    seen: u64,
+    /// Opened before `status`, so it names the process `status` was opened for (see
+    /// `remember`); `None` without the unchanged check.
+    pidfd: Option<OwnedFd>,
+    /// The unchanged check's state, once the process was read in full and qualifies.
+    check: Option<Check>,
+    /// Set by `begin`: its pidfd polled readable (its main thread exited, or it was reaped).
+    exited: bool,
+}
+
+/// What an unchanged process is known by between full reads.
+#[derive(Debug)]
+struct Check {
+    task: File,
+    /// Multi-threaded processes' `statm` (whether the main thread exited).
+    statm: Option<File>,
+    record: ProcessRecord,
+}
+
+impl Check {
+    /// The descriptors it holds.
+    fn fds(&self) -> usize {
+        1 + usize::from(self.statm.is_some())
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct KeptStatus {
+    files: HashMap<i32, Kept>,
+    /// The snapshot being taken; a descriptor not seen in it is closed at its end.
+    generation: u64,
+    /// Descriptors that may be kept open.
+    budget: usize,
+    /// Descriptors kept open now.
+    open: usize,
+    /// Whether the unchanged check may be used: the real `/proc` (a fake tree's pids are
+    /// not this machine's), and `None` until the kernel was asked whether it has
+    /// `PIDFD_GET_INFO`.
+    check: Option<bool>,
+    /// `begin`'s `poll` failed: nothing is served unchanged in this snapshot.
+    poll_failed: bool,
+    /// Pids served unchanged in this snapshot (`served_unchanged`).
+    served: Vec<i32>,
+    /// The `poll` array `begin` reuses, and the pid of each entry.
+    polls: Vec<libc::pollfd>,
+    poll_pids: Vec<i32>,
+}
+
+/// Why a kept process is read in full again rather than served unchanged: any of the
+/// values slot counting uses differs from the last full read.
+/// `leader_exited` is `statm`'s answer, read for multi-threaded processes only.
+fn still_unchanged(
+    record: &ProcessRecord,
+    pid: i32,
+    info: pidfd_info::Info,
+    threads: Option<u32>,
+    exited: bool,
+    leader_exited: Option<bool>,
+) -> bool {
+    let leader = record.threads == Some(1) || leader_exited == Some(record.is_zombie());
+    info.pid == pid
+        && info.ruid == record.uid
+        && info.ppid == record.ppid
+        && threads.is_some()
+        && threads == record.threads
+        && (!exited || record.is_zombie())
+        && leader
+}
+
+/// A process that was a single-threaded zombie at its last full read and whose pidfd has
+/// polled exited since is dead: no thread can start in it, so its thread count is still that
+/// read's and its `task` link count need not be asked (one `fstat` fewer a zombie in a
+/// table round, and a leak of thousands of zombies is the table those rounds read most).
+/// Its parent can still change (it is reparented when the parent dies), and
+/// `PIDFD_GET_INFO` is still asked for that, and fails once it is reaped.
+fn dead(record: &ProcessRecord, exited: bool) -> bool {
+    exited && record.is_zombie() && record.threads == Some(1)
+}
+
+impl KeptStatus {
+    /// Keep as many as the soft RLIMIT_NOFILE allows beyond `RESERVE` (none at the usual
+    /// 1,024, where every read goes by path as before; `watch` raises its soft limit).
+    /// `real_proc`: `/proc` is this machine's, so the unchanged check may be used.
+    pub(crate) fn new(real_proc: bool) -> Self {
+        let mut k = Self::with_budget(Self::budget_now());
+        k.check = (!real_proc).then_some(false);
+        k
+    }
+
+    pub(crate) fn with_budget(budget: usize) -> Self {
+        Self {
+            files: HashMap::new(),
+            generation: 0,
+            budget,
+            open: 0,
+            check: Some(false),
+            poll_failed: false,
+            served: Vec::new(),
+            polls: Vec::new(),
+            poll_pids: Vec::new(),
+        }
+    }
+
+    fn budget_now() -> usize {
+        // `None` is RLIM_INFINITY.
+        let cur = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(u64::MAX);
+        cur.saturating_sub(RESERVE).min(MAX_KEPT) as usize
+    }
+
+    /// Start a snapshot: one `poll` over the kept pidfds says which processes exited.
+    pub(crate) fn begin(&mut self) {
+        self.generation += 1;
+        self.served.clear();
+        // The limit may have been raised since (`watch` raises it before its first round).
+        self.budget = self.budget.max(Self::budget_now());
+        self.polls.clear();
+        self.poll_pids.clear();
+        for (pid, k) in &self.files {
+            if let (Some(fd), Some(_)) = (&k.pidfd, &k.check) {
+                self.polls.push(libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+                self.poll_pids.push(*pid);
+            }
+        }
+        self.poll_failed = !pidfd_info::exited(&mut self.polls);
+        for (pid, p) in self.poll_pids.iter().zip(&self.polls) {
+            if let Some(k) = self.files.get_mut(pid) {
+                k.exited = p.revents != 0;
+            }
+        }
+    }
+
+    /// `pid`'s record as last read in full, when nothing slot counting uses has changed
+    /// since: same real uid and parent (`PIDFD_GET_INFO`), same thread count (`task`'s
+    /// link count), not exited unless it was a zombie already, and, multi-threaded, its
+    /// main thread exited (`statm`) if and only if it was a zombie then: a leader can exit
+    /// alone while the other threads run, and `status` then reads `Z` with the same
+    /// thread count, which neither the pidfd nor the count shows.
+    pub(crate) fn unchanged(&mut self, pid: i32) -> Option<ProcessRecord> {
+        if self.poll_failed {
+            return None;
+        }
+        let generation = self.generation;
+        let k = self.files.get_mut(&pid)?;
+        let (Some(fd), Some(c)) = (&k.pidfd, &k.check) else {
+            return None;
+        };
+        let same = match pidfd_info::info(fd) {
+            Ok(info) => {
+                let leader = c.statm.as_ref().and_then(pidfd_info::leader_exited);
+                let threads = if dead(&c.record, k.exited) {
+                    c.record.threads
+                } else {
+                    pidfd_info::threads(&c.task)
+                };
+                still_unchanged(&c.record, pid, info, threads, k.exited, leader)
+            }
+            // Reaped (ESRCH): read afresh, as any kept descriptor that reads ESRCH.
+            Err(_) => false,
+        };
+        if !same {
+            self.open -= c.fds();
+            k.check = None;
+            return None;
+        }
+        k.seen = generation;
+        self.served.push(pid);
+        Some(c.record.clone())
+    }
+
+    /// The pids `unchanged` served in this snapshot.
+    pub(crate) fn served_unchanged(&self) -> &[i32] {
+        &self.served
+    }
+
+    /// Drop `pid`'s unchanged check, so the next read of it is a full one.
+    pub(crate) fn forget(&mut self, pid: i32) {
+        if let Some(k) = self.files.get_mut(&pid) {
+            if let Some(c) = k.check.take() {
+                self.open -= c.fds();
+            }
+        }
+    }
+
+    /// `pid`'s `status` (at `path`) into `buf`; `Ok(None)` when the process is gone.
+    pub(crate) fn read(
+        &mut self,
+        pid: i32,
+        path: &Path,
+        buf: &mut String,
+    ) -> Result<Option<()>, PlatformError> {
+        let generation = self.generation;
+        if let Some(k) = self.files.get_mut(&pid) {
+            match read_whole(&k.status, buf) {
+                Ok(len) if len > 0 => {
+                    k.seen = generation;
+                    return Ok(Some(()));
+                }
+                // Reaped since (ESRCH, or an empty read): the pid may name a new process
+                // now, which is opened afresh below.
+                Ok(_) => {}
+                Err(e) if gone(&e) => {}
+                Err(e) => {
+                    return Err(PlatformError::io(
+                        format!("cannot read `{}`", path.display()),
+                        e,
+                    ));
+                }
+            }
+            self.remove(pid);
+        }
+        // The pidfd first: if the process it names is still there after `status` was read
+        // (`remember`), `status` was that process's too.
+        let pidfd = if self.check != Some(false) && self.open + 3 <= self.budget {
+            pidfd_info::open(pid).ok()
+        } else {
+            None
+        };
+        let f = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if gone(&e) => return Ok(None),
+            Err(e) => {
+                return Err(PlatformError::io(
+                    format!("cannot read `{}`", path.display()),
+                    e,
+                ));
+            }
+        };
+        match read_whole(&f, buf) {
+            Ok(_) => {}
+            Err(e) if gone(&e) => return Ok(None),
+            Err(e) => {
+                return Err(PlatformError::io(
+                    format!("cannot read `{}`", path.display()),
+                    e,
+                ));
+            }
+        }
+        if self.open < self.budget {
+            self.open += 1 + usize::from(pidfd.is_some());
+            self.files.insert(
+                pid,
+                Kept {
+                    status: f,
+                    seen: generation,
+                    pidfd,
+                    check: None,
+                    exited: false,
+                },
+            );
+        }
+        Ok(Some(()))
+    }
+
+    /// After a full read of `pid` (in `dir`) gave `record`: keep what the unchanged check
+    /// needs, when it qualifies (a kept pidfd whose process is still there).
+    pub(crate) fn remember(&mut self, pid: i32, dir: &Path, record: &ProcessRecord) {
+        let multi = record.threads != Some(1);
+        if self.open + 1 + usize::from(multi) > self.budget {
+            return;
+        }
+        let Some(k) = self.files.get_mut(&pid) else {
+            return;
+        };
+        let Some(fd) = &k.pidfd else {
+            return;
+        };
+        // `task` and `statm` before the ioctl: the process still there at the ioctl was
+        // there when they were opened, so all name it.
+        let Ok(task) = pidfd_info::open_task_dir(dir) else {
+            return;
+        };
+        let statm = if multi {
+            match pidfd_info::open_statm(dir) {
+                Ok(f) => Some(f),
+                Err(_) => return,
+            }
+        } else {
+            None
+        };
+        match pidfd_info::info(fd) {
+            Ok(info) if info.pid == pid => {
+                self.check = Some(true);
+                k.exited = false;
+                let fresh = Check {
+                    task,
+                    statm,
+                    record: record.clone(),
+                };
+                self.open += fresh.fds();
+                if let Some(old) = k.check.replace(fresh) {
+                    self.open -= old.fds();
+                }
+            }
+            Ok(_) => {}
+            // Reaped since (the next read opens it afresh), or a kernel before 6.13: no
+            // unchanged check, ever (pidfds stay, for the identity of the `status` read).
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+            Err(_) => {
+                if self.check.is_none() {
+                    self.check = Some(false);
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, pid: i32) {
+        if let Some(k) = self.files.remove(&pid) {
+            self.open -=
+                1 + usize::from(k.pidfd.is_some()) + k.check.as_ref().map_or(0, Check::fds);
+        }
+    }
+
+    /// End a snapshot: close the descriptors of pids it did not list.
+    pub(crate) fn end(&mut self) {
+        let generation = self.generation;
+        let gone: Vec<i32> = self
+            .files
+            .iter()
+            .filter(|(_, k)| k.seen != generation)
+            .map(|(p, _)| *p)
+            .collect();
+        for pid in gone {
+            self.remove(pid);
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> usize {
+        self.files.len()
+    }
+}
+
+/// Raise this process's soft RLIMIT_NOFILE to its hard limit (at most `MAX_KEPT` +
+/// `RESERVE`), for a long-lived reader that keeps descriptors (`watch`). The limit is a
+/// per-process ceiling the user already holds; nothing is raised above the hard limit.
+pub(crate) fn raise_nofile() {
+    use rustix::process::{Resource, Rlimit};
+    // `None` is RLIM_INFINITY.
+    let rl = rustix::process::getrlimit(Resource::Nofile);
+    let want = rl.maximum.unwrap_or(u64::MAX).min(MAX_KEPT + RESERVE);
+    if want > rl.current.unwrap_or(u64::MAX) {
+        // No higher than the hard limit it was read with. This is platform/, which may
+        // change limits (clippy.toml).
+        #[allow(clippy::disallowed_methods)]
+        let _ = rustix::process::setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(want),
+                maximum: rl.maximum,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// A kept descriptor is re-read (the file's new content, no reopen); a pid that left the
+    /// listing is closed; the budget caps what is kept, and reads past it still work.
+    #[test]
+    fn kept_descriptors_are_reread_pruned_and_capped() {
+        let d = tempfile::tempdir().unwrap();
+        let path = |pid: i32| d.path().join(format!("{pid}-status"));
+        for pid in [1, 2, 3] {
+            fs::write(path(pid), format!("Name:\tp{pid}\n")).unwrap();
+        }
+        let mut k = KeptStatus::with_budget(2);
+        let mut buf = String::new();
+        k.generation += 1;
+        for pid in [1, 2, 3] {
+            assert_eq!(k.read(pid, &path(pid), &mut buf).unwrap(), Some(()));
+            assert_eq!(buf, format!("Name:\tp{pid}\n"));
+        }
+        assert_eq!(k.kept(), 2, "the budget caps what is kept");
+        k.end();
+        // Rewritten in place (same inode): the kept descriptor reads the new content.
+        fs::write(path(1), "Name:\tnew\n").unwrap();
+        k.generation += 1;
+        assert_eq!(k.read(1, &path(1), &mut buf).unwrap(), Some(()));
+        assert_eq!(buf, "Name:\tnew\n");
+        k.end();
+        assert_eq!(k.kept(), 1, "pid 2 was not listed this time: closed");
+        // Gone: a missing file is Ok(None), not an error.
+        assert_eq!(k.read(9, &path(9), &mut buf).unwrap(), None);
+    }
+
+    /// For real: a reaped child's kept descriptor does not read as a live process; the pid
+    /// is opened afresh (and is gone).
+    #[test]
+    fn a_reaped_process_is_not_read_through_its_old_descriptor() {
+        // `cat` on a pipe ends when its stdin closes: no signal needed.
+        let mut child = std::process::Command::new("cat")
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let path = std::path::PathBuf::from(format!("/proc/{pid}/status"));
+        let mut k = KeptStatus::with_budget(8);
+        let mut buf = String::new();
+        k.generation += 1;
+        assert_eq!(k.read(pid, &path, &mut buf).unwrap(), Some(()));
+        // (Not its name: `spawn` can return before exec has set it.)
+        assert!(buf.contains(&format!("\nPid:\t{pid}\n")), "{buf}");
+        assert_eq!(k.kept(), 1);
+        drop(child.stdin.take());
+        child.wait().unwrap();
+        k.generation += 1;
+        assert_eq!(k.read(pid, &path, &mut buf).unwrap(), None);
+        assert_eq!(k.kept(), 0);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod round_tests;
+
+#[cfg(test)]
+mod thread_tests;
