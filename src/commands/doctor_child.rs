@@ -137,9 +137,18 @@ pub(crate) fn burn_child() -> Result<ExitStatus> {
 mod tests {
     use super::*;
 
+    /// A connected pair standing in for the child's stdout (`std::io::pipe` is newer than
+    /// the Rust the macOS check builds with).
+    fn pipe() -> (
+        std::os::unix::net::UnixStream,
+        std::os::unix::net::UnixStream,
+    ) {
+        std::os::unix::net::UnixStream::pair().unwrap()
+    }
+
     #[test]
     fn a_child_that_never_says_ready_does_not_hold_doctor() {
-        let (reader, writer) = std::io::pipe().unwrap();
+        let (reader, writer) = pipe();
         // The writer stays open and silent: the read can only end by the bound.
         let got = await_ready(reader, Duration::from_millis(50));
         assert_eq!(got, ChildSaid::Nothing);
@@ -148,19 +157,19 @@ mod tests {
 
     #[test]
     fn ready_is_ready_and_anything_else_is_not() {
-        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (reader, mut writer) = pipe();
         writer.write_all(b"ready\n").unwrap();
         assert_eq!(
             await_ready(reader, Duration::from_secs(10)),
             ChildSaid::Ready
         );
-        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (reader, mut writer) = pipe();
         writer.write_all(b"oops\n").unwrap();
         assert_eq!(
             await_ready(reader, Duration::from_secs(10)),
             ChildSaid::Other
         );
-        let (reader, writer) = std::io::pipe().unwrap();
+        let (reader, writer) = pipe();
         drop(writer);
         assert_eq!(
             await_ready(reader, Duration::from_secs(10)),
