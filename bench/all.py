@@ -104,7 +104,7 @@ def schedstat_ns(pid):
 
 
 def ticks_ms(pid):
-    with open(f"/proc/{pid}/stat") as f:
+    with open(f"/proc/{pid}/stat", errors="replace") as f:
         rest = f.read().rsplit(")", 1)[1].split()
     return sum(int(x) for x in rest[11:15]) * 1000 // HZ
 

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 def state(pid):
     try:
-        with open(f"/proc/{pid}/stat") as f:
+        with open(f"/proc/{pid}/stat", errors="replace") as f:
             s = f.read()
     except FileNotFoundError:
         return None
@@ -32,7 +32,7 @@ def children(pid):
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                with open(f"/proc/{d}/stat") as f:
+                with open(f"/proc/{d}/stat", errors="replace") as f:
                     s = f.read()
             except OSError:
                 continue

@@ -24,7 +24,7 @@ def check(cond, what):
 
 def alive(pid):
     try:
-        with open(f"/proc/{pid}/stat") as f:
+        with open(f"/proc/{pid}/stat", errors="replace") as f:
             s = f.read()
     except FileNotFoundError:
         return False
@@ -36,7 +36,7 @@ def children(pid):
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                with open(f"/proc/{d}/stat") as f:
+                with open(f"/proc/{d}/stat", errors="replace") as f:
                     s = f.read()
             except OSError:
                 continue
