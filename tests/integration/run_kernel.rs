@@ -371,8 +371,9 @@ fn without_delegation_the_real_cgroupfs_refuses_a_private_uid() {
         "{stderr}"
     );
     // The control: the same uid with a delegated cgroup gets the kernel cap.
-    let Ok(d) = delegate(&env, "ctl") else {
-        return;
+    let d = match delegate(&env, "ctl") {
+        Ok(d) => d,
+        Err(why) => panic!("the control (a delegated cgroup) cannot run here: {why}"),
     };
     let (mut t, err) = headroom_in(
         &env,

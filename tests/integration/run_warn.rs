@@ -74,21 +74,18 @@ fn a_tree_near_its_limit_is_warned_once_before_anything_is_done() {
 #[cfg_attr(not(hr_root), ignore = "needs root")]
 fn a_guarded_tree_near_its_limit_is_warned_once_and_left_alone() {
     let env = Env::new();
-    let Some(Guarded {
+    let Guarded {
         tree,
         pid,
         mut watch,
         out,
         err,
-    }) = guarded_hog(
+    } = guarded_hog(
         &env,
         "hog-warn",
         "90",
         "[[memory.guard]]\npattern = \"hog-warn\"\nlimit = \"100M\"\n[memory]\nwarn_pct = 80\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n",
-    )
-    else {
-        return;
-    };
+    );
     let count = |t: &str| {
         crate::support::json_lines(&out)
             .iter()

@@ -250,7 +250,7 @@ pub(crate) struct Guarded {
 /// then the fixture's supervisor is the user's own process and the root of the tree, so
 /// the pattern would have to match it. CI runs as root.
 #[cfg(target_os = "linux")]
-pub(crate) fn guarded_hog(env: &Env, name: &str, mib: &str, config: &str) -> Option<Guarded> {
+pub(crate) fn guarded_hog(env: &Env, name: &str, mib: &str, config: &str) -> Guarded {
     crate::support::require_root();
     let cfg = env.path("guard.toml");
     std::fs::write(&cfg, config).unwrap();
@@ -267,13 +267,13 @@ pub(crate) fn guarded_hog(env: &Env, name: &str, mib: &str, config: &str) -> Opt
         cfg.to_str().unwrap(),
     ];
     let watch = env.spawn_with(env.headroom_path(), &args, Some((&out, &err)));
-    Some(Guarded {
+    Guarded {
         tree,
         pid,
         watch,
         out,
         err,
-    })
+    }
 }
 
 #[test]
@@ -281,21 +281,18 @@ pub(crate) fn guarded_hog(env: &Env, name: &str, mib: &str, config: &str) -> Opt
 #[cfg(target_os = "linux")]
 fn a_memory_guard_ends_a_matching_tree_over_its_limit() {
     let env = Env::new();
-    let Some(Guarded {
+    let Guarded {
         mut tree,
         pid,
         mut watch,
         out,
         err,
-    }) = guarded_hog(
+    } = guarded_hog(
         &env,
         "hog-guard",
         "300",
         "[[memory.guard]]\npattern = \"hog-guard\"\nlimit = \"100M\"\n[memory]\ngrace = \"1s\"\n[watch]\nauto_reap = false\n[notifications]\nenabled = false\n",
-    )
-    else {
-        return;
-    };
+    );
     wait_until("a memory event", || {
         json_lines(&out).iter().any(|e| e["type"] == "memory")
     });
