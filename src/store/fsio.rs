@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::platform::files::is_link_refusal;
+
 /// Temporary files left by a writer that died (SIGKILL mid-write) are removed once they are
 /// this old even when their pid cannot be checked (or was reused).
 const STALE_TMP_MS: u128 = 10 * 60 * 1000;
@@ -44,11 +46,6 @@ fn private_options() -> OpenOptions {
     o
 }
 
-/// Whether `e` is what `O_NOFOLLOW` returns for a symbolic link.
-fn is_link_error(e: &std::io::Error) -> bool {
-    crate::platform::files::is_link_refusal(e)
-}
-
 /// The error for a symbolic link found where headroom keeps its own file.
 fn link_refused(path: &Path) -> anyhow::Error {
     let target = std::fs::read_link(path)
@@ -77,7 +74,7 @@ pub(crate) fn open_append(path: &Path) -> Result<File> {
         .create(true)
         .open(path)
         .map_err(|e| {
-            if is_link_error(&e) {
+            if is_link_refusal(&e) {
                 link_refused(path)
             } else {
                 anyhow::Error::new(e).context(format!("cannot open `{}`", path.display()))
@@ -88,7 +85,7 @@ pub(crate) fn open_append(path: &Path) -> Result<File> {
 /// Read `path` whole, never through a symbolic link (a link is an error naming it).
 pub(crate) fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut f = private_options().read(true).open(path).map_err(|e| {
-        if is_link_error(&e) {
+        if is_link_refusal(&e) {
             std::io::Error::other(format!("{:#}", link_refused(path)))
         } else {
             e
@@ -210,7 +207,7 @@ impl Lock {
             .write(true)
             .open(&lock_path)
             .map_err(|e| {
-                if is_link_error(&e) {
+                if is_link_refusal(&e) {
                     link_refused(&lock_path)
                 } else {
                     anyhow::Error::new(e)

@@ -10,41 +10,32 @@ use std::io;
 /// what `is_link_refusal` recognises.
 pub fn refuse_links(o: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW)
-    }
+    return with_flags(o, libc::O_NOFOLLOW);
     #[cfg(not(unix))]
-    {
-        o
-    }
+    o
 }
 
 /// Refuse a symbolic link (`refuse_links`) and do not block in the open (`O_NONBLOCK`: a
 /// FIFO planted where a file was expected would wait for a writer).
 pub fn refuse_links_nonblocking(o: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-    }
+    return with_flags(o, libc::O_NOFOLLOW | libc::O_NONBLOCK);
     #[cfg(not(unix))]
-    {
-        o
-    }
+    o
 }
 
 /// Do not block in the open (`O_NONBLOCK`), following links.
 pub fn nonblocking(o: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NONBLOCK)
-    }
+    return with_flags(o, libc::O_NONBLOCK);
     #[cfg(not(unix))]
-    {
-        o
-    }
+    o
+}
+
+#[cfg(unix)]
+fn with_flags(o: &mut OpenOptions, flags: i32) -> &mut OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt;
+    o.custom_flags(flags)
 }
 
 /// Whether `e` is what a `refuse_links` open returns for a symbolic link (`ELOOP`).
