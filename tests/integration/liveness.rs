@@ -106,17 +106,16 @@ impl Setup {
         crate::support::require_root();
         crate::support::require_tool("unshare");
         let ahead = AWAKE_AHEAD_S.to_string();
-        let mut c = assert_cmd::Command::new("unshare");
-        c.args(["--time", "--monotonic", &ahead, "--boottime", "0", "--"])
-            .args(self.env.as_test_user())
-            .args(wrapper)
-            .arg(self.env.headroom_path())
-            .env("HEADROOM_HOME", &self.env.home)
-            .env_remove("NO_COLOR")
-            .env_remove("COLUMNS")
-            .env_remove("LINES")
-            .timeout(crate::support::TIMEOUT);
-        c
+        let launcher = [
+            "unshare",
+            "--time",
+            "--monotonic",
+            &ahead,
+            "--boottime",
+            "0",
+            "--",
+        ];
+        self.env.cmd_in(&launcher, wrapper)
     }
 }
 

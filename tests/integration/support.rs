@@ -301,7 +301,15 @@ impl Env {
 
     /// headroom as the test user, with its own HEADROOM_HOME.
     pub fn cmd(&self) -> assert_cmd::Command {
-        let mut argv = self.as_test_user();
+        self.cmd_in(&[], &[])
+    }
+
+    /// `cmd()` started by `launcher` (before the switch to the test user: what it sets up,
+    /// a namespace say, is root's to make) and `wrapper` (after it, given the binary's path).
+    pub fn cmd_in(&self, launcher: &[&str], wrapper: &[&str]) -> assert_cmd::Command {
+        let mut argv: Vec<OsString> = launcher.iter().map(OsString::from).collect();
+        argv.extend(self.as_test_user());
+        argv.extend(wrapper.iter().map(OsString::from));
         argv.push(self.bin.clone().into());
         let mut c = assert_cmd::Command::new(&argv[0]);
         c.args(&argv[1..])
