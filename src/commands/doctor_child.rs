@@ -33,13 +33,11 @@ enum ChildSaid {
 
 /// Reads the first line on a thread so that a child that never writes cannot hold doctor.
 fn await_ready(out: impl Read + Send + 'static, bound: Duration) -> ChildSaid {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    let said_ready = move || {
         let mut line = String::new();
-        let ok = BufReader::new(out).read_line(&mut line).is_ok() && line.trim() == "ready";
-        let _ = tx.send(ok);
-    });
-    match rx.recv_timeout(bound) {
+        BufReader::new(out).read_line(&mut line).is_ok() && line.trim() == "ready"
+    };
+    match crate::commands::doctor_tools::within(bound, said_ready) {
         Ok(true) => ChildSaid::Ready,
         Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => ChildSaid::Other,
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => ChildSaid::Nothing,

@@ -325,20 +325,30 @@ enum Connect {
 /// doctor's service-manager calls are bounded (`bounded`): connect(2) on a Unix socket
 /// whose listener never accepts and whose backlog is full waits for ever (as would a path
 /// on a file system that hangs). It runs on a thread of its own; one still blocked at the
-/// bound is left to end with doctor, its socket never used.
+/// bound is left to end with doctor, its socket never used (`within`).
 fn connect_within(
     bound: Duration,
     connect: impl FnOnce() -> std::io::Result<()> + Send + 'static,
 ) -> Connect {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(connect());
-    });
-    match rx.recv_timeout(bound) {
+    match within(bound, connect) {
         Ok(Ok(())) => Connect::Accepted,
         Ok(Err(e)) => Connect::Refused(e),
         Err(_) => Connect::TimedOut,
     }
+}
+
+/// `f`'s result if it returns within `bound`. It runs on a thread of its own, so a call that
+/// blocks for ever cannot hold doctor; one still running at the bound is left to end with
+/// doctor (`Timeout`), and one that panicked is `Disconnected`.
+pub(crate) fn within<T: Send + 'static>(
+    bound: Duration,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, std::sync::mpsc::RecvTimeoutError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(bound)
 }
 
 #[cfg(target_os = "linux")]
