@@ -103,7 +103,7 @@ fn reap_writes_the_cpu_history_where_it_can() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     // Exit 0 needs the leaker gone within the escalation's settle time after SIGKILL and its
-    // zombies reaped within the verification bound (the product's own bounds, 1 s and 10 s);
+    // zombies reaped within the verification bound (the product's own bounds, 5 s and 10 s);
     // the report says which one a loaded machine missed.
     assert_eq!(
         out.status.code(),
