@@ -14,6 +14,7 @@ so the production code's figures can be read apart.
 import glob
 import os
 import re
+import signal
 import sys
 
 FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?"
@@ -159,4 +160,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends quietly
     sys.exit(main(sys.argv[1:]))
