@@ -146,7 +146,10 @@ def main(argv):
     paths = []
     for root in roots:
         paths += [root] if root.endswith(".rs") else glob.glob(f"{root}/**/*.rs", recursive=True)
-    tests = test_files(paths)
+    # Which files are test-only is read off every source file, not only those listed.
+    everything = [p for r in ["src"] + glob.glob("crates/*/src")
+                  for p in glob.glob(f"{r}/**/*.rs", recursive=True)]
+    tests = test_files(set(everything) | set(paths))
     rows = []
     for path in sorted(paths):
         base = os.path.basename(path)
