@@ -21,8 +21,8 @@ use crate::actions::clock::{Clock, RealClock};
 use crate::actions::reap_report::{ReapReport, TargetReport, evidence_rows, summary};
 use crate::actions::reap_verify::verify;
 use crate::actions::session_assessment::{History, assess};
-use crate::actions::terminate::{TerminationOutcome, terminate_all};
-use crate::core::policy::{self, Selection, Situation};
+use crate::actions::terminate::{Termination, TerminationOutcome, terminate_all};
+use crate::core::policy::{self, Decision, Selection, Situation};
 use crate::core::reading::{self, Reading};
 use crate::core::reap_plan::ReapPlan;
 use crate::core::snapshot::{Detail, Identity, ProcessTable, Snapshot};
@@ -129,21 +129,8 @@ pub(crate) fn execute(
                         .snapshot(Detail::Full)
                         .context("cannot read the process table after waiting for a cleanup")?;
                     snap = &fresh;
-                    let before: Vec<i32> = selection.targets().map(|d| d.pid).collect();
-                    let again = ProcessTable::new(snap);
-                    (selection, reading) = decide(
-                        printer,
-                        replaying,
-                        source,
-                        (snap, &again),
-                        plan,
-                        None,
-                        false,
-                    )?;
-                    handled = before
-                        .into_iter()
-                        .filter(|pid| selection.targets().all(|d| d.pid != *pid))
-                        .collect();
+                    (selection, reading, handled) =
+                        decide_again(printer, replaying, source, snap, plan, &selection)?;
                 }
             }
             Err(e) => printer.warn(&format!(
@@ -183,59 +170,16 @@ pub(crate) fn execute(
         .iter()
         .map(|i| (i.pid, zombie_pids(&table, i.pid)))
         .collect();
-    let control = platform::native_control(source);
-    let mut unread_at_gate = None;
-    let ended = {
-        let mut gate = |survivors: &[Identity]| match still_targets(
-            printer, replaying, source, plan, survivors,
-        ) {
-            Ok((still, zombies)) => {
-                zombies_of.extend(zombies);
-                still
-            }
-            Err(e) => {
-                unread_at_gate = Some(e);
-                Vec::new()
-            }
-        };
-        // The grace is waited out on a terminal with a countdown, not in silence.
-        let countdown =
-            Countdown::new(printer, plan.grace, "SIGTERM sent; SIGKILL to what is left");
-        let ended = terminate_all(
-            control.as_ref(),
-            &ids,
-            plan.grace,
-            &CountdownClock(&countdown),
-            &mut gate,
-        );
-        countdown.clear();
-        ended
-    };
-    // A gate that could not read the table sent no SIGKILL (absence of evidence protects);
-    // those survivors are not "no longer targets": each carries the reason, and the exit
-    // says the cleanup is not done.
-    let unread_at_gate = unread_at_gate.map(|e| {
-        format!(
-            "{}: the selection could not be made again at the end of the grace, so no SIGKILL",
-            crate::said_once(&e)
-        )
-    });
-    let mut ended = ended;
-    for t in ended
-        .iter_mut()
-        .filter(|t| t.outcome == TerminationOutcome::Spared)
-    {
-        if let Some(why) = &unread_at_gate {
-            t.error = Some(why.clone());
-        }
-    }
-    for ((d, _), t) in targets.iter().zip(&ended) {
-        if let Some(e) = &t.error {
-            printer.warn(&format!("pid `{}` ({}): {e}", d.pid, d.name));
-        }
-        let before = zombies_of.get(&d.pid).map_or(0, Vec::len) as u64;
-        report.targets.push(TargetReport::new(d, t, before));
-    }
+    let (ended, unread_at_gate) =
+        end_targets(printer, replaying, source, plan, &ids, &mut zombies_of);
+    report_ended(
+        printer,
+        &targets,
+        ended,
+        unread_at_gate.as_deref(),
+        &zombies_of,
+        &mut report,
+    );
     let used_before = table.usage(snap.uid).processes;
     if let Err(e) = verify(source, used_before, &zombies_of, &mut report) {
         printer.warn(&format!(
@@ -246,6 +190,107 @@ pub(crate) fn execute(
     report.summary = summary(&report, &selection);
     let rows = evidence_rows(&reading, &selection, &report, stamp());
     Ok(Cleanup { report, rows })
+}
+
+/// After waiting for another cleanup's lock: decide again on `snap`, the table read since.
+/// Also the pids `before` chose that are no longer targets (the other cleanup handled them).
+fn decide_again(
+    printer: &Printer,
+    replaying: bool,
+    source: &dyn ProcessSource,
+    snap: &Snapshot,
+    plan: &ReapPlan,
+    before: &Selection,
+) -> Result<(Selection, Reading, Vec<i32>)> {
+    let before: Vec<i32> = before.targets().map(|d| d.pid).collect();
+    let again = ProcessTable::new(snap);
+    let (selection, reading) = decide(
+        printer,
+        replaying,
+        source,
+        (snap, &again),
+        plan,
+        None,
+        false,
+    )?;
+    let handled = before
+        .into_iter()
+        .filter(|pid| selection.targets().all(|d| d.pid != *pid))
+        .collect();
+    Ok((selection, reading, handled))
+}
+
+/// End `ids` in one escalation: SIGTERM to all, one grace (with a countdown), then SIGKILL
+/// to those the gate (`still_targets`) still chooses, adding their zombies now to
+/// `zombies_of`. Also why the gate sent no SIGKILL, when it could not read the table.
+fn end_targets(
+    printer: &Printer,
+    replaying: bool,
+    source: &dyn ProcessSource,
+    plan: &ReapPlan,
+    ids: &[Identity],
+    zombies_of: &mut ZombiesOf,
+) -> (Vec<Termination>, Option<String>) {
+    let control = platform::native_control(source);
+    let mut unread_at_gate = None;
+    let mut gate =
+        |survivors: &[Identity]| match still_targets(printer, replaying, source, plan, survivors) {
+            Ok((still, zombies)) => {
+                zombies_of.extend(zombies);
+                still
+            }
+            Err(e) => {
+                unread_at_gate = Some(e);
+                Vec::new()
+            }
+        };
+    // The grace is waited out on a terminal with a countdown, not in silence.
+    let countdown = Countdown::new(printer, plan.grace, "SIGTERM sent; SIGKILL to what is left");
+    let ended = terminate_all(
+        control.as_ref(),
+        ids,
+        plan.grace,
+        &CountdownClock(&countdown),
+        &mut gate,
+    );
+    countdown.clear();
+    // A gate that could not read the table sent no SIGKILL (absence of evidence protects);
+    // those survivors are not "no longer targets": each carries the reason, and the exit
+    // says the cleanup is not done.
+    let unread_at_gate = unread_at_gate.map(|e| {
+        format!(
+            "{}: the selection could not be made again at the end of the grace, so no SIGKILL",
+            crate::said_once(&e)
+        )
+    });
+    (ended, unread_at_gate)
+}
+
+/// Each target's termination into `report`, its error (and, for one spared because the gate
+/// could not read the table, `unread_at_gate`) warned.
+fn report_ended(
+    printer: &Printer,
+    targets: &[(&Decision, Identity)],
+    mut ended: Vec<Termination>,
+    unread_at_gate: Option<&str>,
+    zombies_of: &ZombiesOf,
+    report: &mut ReapReport,
+) {
+    for t in ended
+        .iter_mut()
+        .filter(|t| t.outcome == TerminationOutcome::Spared)
+    {
+        if let Some(why) = unread_at_gate {
+            t.error = Some(why.to_string());
+        }
+    }
+    for ((d, _), t) in targets.iter().zip(&ended) {
+        if let Some(e) = &t.error {
+            printer.warn(&format!("pid `{}` ({}): {e}", d.pid, d.name));
+        }
+        let before = zombies_of.get(&d.pid).map_or(0, Vec::len) as u64;
+        report.targets.push(TargetReport::new(d, t, before));
+    }
 }
 
 /// The pids of `parent`'s zombie children in `table`.

@@ -14,7 +14,7 @@ use crate::cli::EvidenceArgs;
 use crate::commands::evidence_out::Target;
 use crate::commands::evidence_time::Zone;
 use crate::commands::{Ctx, evidence_chart, evidence_out, evidence_svg};
-use crate::core::chart::{Survey, anomaly_time};
+use crate::core::chart::{Chart, Survey, anomaly_time};
 use crate::core::evidence_csv::Item;
 use crate::exit::ExitStatus;
 use crate::store::evidence::EvidenceLog;
@@ -33,24 +33,8 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
         None => crate::store::paths::state_dir()?,
     };
     let json = ctx.printer.is_json();
-    let target = args
-        .svg
-        .as_deref()
-        .map(|p| evidence_out::target(p, crate::platform::current_uid()))
-        .transpose()?;
+    let target = svg_target(args, json)?;
     let svg_on_stdout = target == Some(Target::Stdout);
-    if svg_on_stdout && json {
-        return Err(crate::exit::usage(
-            "`--svg -` writes the SVG to standard output, which `--json` needs too: give \
-             `--svg` a file",
-        ));
-    }
-    if svg_on_stdout && args.chart {
-        return Err(crate::exit::usage(
-            "`--svg -` writes the SVG to standard output, where `--chart` would draw too: \
-             give `--svg` a file",
-        ));
-    }
     let log = EvidenceLog::new(&dir);
     let files = log.open_all();
     let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
@@ -91,25 +75,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
     let s = &ctx.settings;
     let chart = survey.map(|sv| sv.finish(s.probe.warn.value, s.probe.crit.value));
     if let (Some(t), Some(chart)) = (&target, &chart) {
-        if chart.points.is_empty() {
-            anyhow::bail!(
-                "nothing to draw: the evidence log in `{}` has no readings{}; `{}` was not written",
-                dir.display(),
-                args.since
-                    .map(|d| format!(" in the last {}", humantime::format_duration(d)))
-                    .unwrap_or_default(),
-                args.svg
-                    .as_deref()
-                    .unwrap_or(std::path::Path::new("-"))
-                    .display()
-            );
-        }
-        let svg = evidence_svg::render(chart, &zone)?;
-        if *t == Target::Stdout {
-            ctx.printer.raw(&svg)?;
-        } else {
-            evidence_out::write(t, svg.as_bytes())?;
-        }
+        write_svg(ctx, args, &dir, t, chart, &zone)?;
     }
     let report = summary.finish(names);
     if json {
@@ -128,23 +94,8 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
             log.path().display()
         ))?;
     } else {
-        let mut out = String::new();
-        if let Some(chart) = chart.as_ref().filter(|_| draw) {
-            out = if chart.points.is_empty() {
-                "no readings to chart\n".to_string()
-            } else {
-                let ascii = args.ascii || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-                evidence_chart::render(chart, chart_width(args), ascii, &zone)
-            };
-            out.push('\n');
-        }
-        out.push_str(&human(&report, ctx.printer));
-        if let (Some(path), Some(_)) = (&args.svg, &target) {
-            out.push_str(&format!(
-                "  chart written to {}\n",
-                crate::sanitize::sanitize(&path.display().to_string())
-            ));
-        }
+        let drawn = chart.as_ref().filter(|_| draw);
+        let out = human_text(ctx, args, &report, drawn, &zone, target.is_some());
         ctx.printer.text(&out)?;
     }
     Ok(if unhappy {
@@ -152,6 +103,90 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
     } else {
         ExitStatus::Ok
     })
+}
+
+/// Where `--svg` writes, if given; refused (usage) where standard output is taken already.
+fn svg_target(args: &EvidenceArgs, json: bool) -> Result<Option<Target>> {
+    let target = args
+        .svg
+        .as_deref()
+        .map(|p| evidence_out::target(p, crate::platform::current_uid()))
+        .transpose()?;
+    let svg_on_stdout = target == Some(Target::Stdout);
+    if svg_on_stdout && json {
+        return Err(crate::exit::usage(
+            "`--svg -` writes the SVG to standard output, which `--json` needs too: give \
+             `--svg` a file",
+        ));
+    }
+    if svg_on_stdout && args.chart {
+        return Err(crate::exit::usage(
+            "`--svg -` writes the SVG to standard output, where `--chart` would draw too: \
+             give `--svg` a file",
+        ));
+    }
+    Ok(target)
+}
+
+/// The chart as SVG to `t`; nothing written (an error) when it has no readings.
+fn write_svg(
+    ctx: &Ctx<'_>,
+    args: &EvidenceArgs,
+    dir: &std::path::Path,
+    t: &Target,
+    chart: &Chart,
+    zone: &Zone,
+) -> Result<()> {
+    if chart.points.is_empty() {
+        anyhow::bail!(
+            "nothing to draw: the evidence log in `{}` has no readings{}; `{}` was not written",
+            dir.display(),
+            args.since
+                .map(|d| format!(" in the last {}", humantime::format_duration(d)))
+                .unwrap_or_default(),
+            args.svg
+                .as_deref()
+                .unwrap_or(std::path::Path::new("-"))
+                .display()
+        );
+    }
+    let svg = evidence_svg::render(chart, zone)?;
+    if *t == Target::Stdout {
+        ctx.printer.raw(&svg)?;
+    } else {
+        evidence_out::write(t, svg.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The human screen: the chart when `drawn` (or why there is none), the summary, and where
+/// the SVG went when `svg_written`.
+fn human_text(
+    ctx: &Ctx<'_>,
+    args: &EvidenceArgs,
+    report: &EvidenceReport,
+    drawn: Option<&Chart>,
+    zone: &Zone,
+    svg_written: bool,
+) -> String {
+    let mut out = String::new();
+    if let Some(chart) = drawn {
+        out = if chart.points.is_empty() {
+            "no readings to chart\n".to_string()
+        } else {
+            let ascii = args.ascii || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+            evidence_chart::render(chart, chart_width(args), ascii, zone)
+        };
+        out.push('\n');
+    }
+    out.push_str(&human(report, ctx.printer));
+    if let (Some(path), true) = (&args.svg, svg_written) {
+        out.push_str(&format!(
+            "  chart written to {}\n",
+            crate::sanitize::sanitize(&path.display().to_string())
+        ));
+    }
+    out
 }
 
 /// `--width`, else the terminal's, else `$COLUMNS`, else 80; the last two clamped to what

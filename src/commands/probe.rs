@@ -93,50 +93,14 @@ impl ProbeReport {
 }
 
 pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
-    let format = match (args.format, ctx.printer.is_json()) {
-        (Some(f), true) if f != ProbeFormat::Json => {
-            return Err(UsageError(format!(
-                "--json cannot be used with --format {}: --json is --format json; give one",
-                clap::ValueEnum::to_possible_value(&f)
-                    .map_or("?".into(), |v| v.get_name().to_string())
-            ))
-            .into());
-        }
-        (Some(f), _) => f,
-        (None, true) => ProbeFormat::Json,
-        (None, false) => ProbeFormat::Human,
-    };
-    let plan = ProbePlan {
-        thresholds: ctx.thresholds(&args.thresholds)?,
-        // A replay has no "now" to add to a live history.
-        history: !args.no_history && !ctx.replaying(),
-        format,
-        output: args.output.clone(),
-        record: args.record.clone(),
-    };
+    let plan = plan(ctx, args)?;
     let source = ctx.source()?;
     let snap = source
         .snapshot(Detail::Slots)
         .context("cannot read the process table")?;
     let reading = reading::read(&snap, plan.thresholds);
 
-    let mut failure: Option<anyhow::Error> = None;
-    let trend = if plan.history {
-        match record_history(&reading) {
-            Ok((t, warning)) => {
-                if let Some(w) = warning {
-                    ctx.printer.warn(&w);
-                }
-                Some(t)
-            }
-            Err(e) => {
-                failure = Some(e);
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let (trend, failure) = keep_history(ctx, &plan, &reading);
     // The snapshot is evidence of the reading, not the reading: failing to keep it is said,
     // and the exit stays the reading's level.
     let record_failure = match plan.record.as_ref() {
@@ -149,26 +113,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     };
 
     let report = ProbeReport::new(&snap, &reading, plan.thresholds, trend.as_ref());
-    let text = match plan.format {
-        ProbeFormat::Json => {
-            crate::schema::to_line(&report).context("cannot serialise report")? + "\n"
-        }
-        ProbeFormat::Prometheus => prometheus(&report),
-        ProbeFormat::Human => human(&report, ctx.printer, plan.history),
-        ProbeFormat::Swiftbar => {
-            // What SwiftBar says of the appearance in every plugin run's environment.
-            let dark = std::env::var("OS_APPEARANCE").is_ok_and(|v| v == "Dark");
-            let host = swiftbar::Host::SwiftBar { dark };
-            swiftbar::swiftbar(&report, plan.history, &figure_actions(), host)
-        }
-        ProbeFormat::Xbar => {
-            // xbar's own variable for the menu bar's appearance, set for every plugin run.
-            let dark = std::env::var("XBARDarkMode").is_ok_and(|v| v == "true");
-            let host = swiftbar::Host::Xbar { dark };
-            swiftbar::swiftbar(&report, plan.history, &figure_actions(), host)
-        }
-        ProbeFormat::Tmux => tmux::tmux(&report, plan.history),
-    };
+    let text = render(ctx, &plan, &report)?;
     // The reading was taken: a file that cannot be written is an I/O error (exit 2), not "no
     // reading" (3), and the reading goes to stdout so that it is not lost.
     let write_failure = match &plan.output {
@@ -216,6 +161,77 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
         return Ok(ExitStatus::Ok);
     }
     Ok(reading.level.into())
+}
+
+/// The arguments resolved: the format (`--json` is `--format json`, and refused beside
+/// another), the thresholds, and whether the history is kept.
+fn plan(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ProbePlan> {
+    let format = match (args.format, ctx.printer.is_json()) {
+        (Some(f), true) if f != ProbeFormat::Json => {
+            return Err(UsageError(format!(
+                "--json cannot be used with --format {}: --json is --format json; give one",
+                clap::ValueEnum::to_possible_value(&f)
+                    .map_or("?".into(), |v| v.get_name().to_string())
+            ))
+            .into());
+        }
+        (Some(f), _) => f,
+        (None, true) => ProbeFormat::Json,
+        (None, false) => ProbeFormat::Human,
+    };
+    Ok(ProbePlan {
+        thresholds: ctx.thresholds(&args.thresholds)?,
+        // A replay has no "now" to add to a live history.
+        history: !args.no_history && !ctx.replaying(),
+        format,
+        output: args.output.clone(),
+        record: args.record.clone(),
+    })
+}
+
+/// With the history on, the reading kept (`record_history`) and the trend it gives, its
+/// warning said; or why it could not be kept, said after the reading.
+fn keep_history(
+    ctx: &Ctx<'_>,
+    plan: &ProbePlan,
+    reading: &Reading,
+) -> (Option<Trend>, Option<anyhow::Error>) {
+    if !plan.history {
+        return (None, None);
+    }
+    match record_history(reading) {
+        Ok((t, warning)) => {
+            if let Some(w) = warning {
+                ctx.printer.warn(&w);
+            }
+            (Some(t), None)
+        }
+        Err(e) => (None, Some(e)),
+    }
+}
+
+/// The report in the plan's format.
+fn render(ctx: &Ctx<'_>, plan: &ProbePlan, report: &ProbeReport) -> Result<String> {
+    Ok(match plan.format {
+        ProbeFormat::Json => {
+            crate::schema::to_line(report).context("cannot serialise report")? + "\n"
+        }
+        ProbeFormat::Prometheus => prometheus(report),
+        ProbeFormat::Human => human(report, ctx.printer, plan.history),
+        ProbeFormat::Swiftbar => {
+            // What SwiftBar says of the appearance in every plugin run's environment.
+            let dark = std::env::var("OS_APPEARANCE").is_ok_and(|v| v == "Dark");
+            let host = swiftbar::Host::SwiftBar { dark };
+            swiftbar::swiftbar(report, plan.history, &figure_actions(), host)
+        }
+        ProbeFormat::Xbar => {
+            // xbar's own variable for the menu bar's appearance, set for every plugin run.
+            let dark = std::env::var("XBARDarkMode").is_ok_and(|v| v == "true");
+            let host = swiftbar::Host::Xbar { dark };
+            swiftbar::swiftbar(report, plan.history, &figure_actions(), host)
+        }
+        ProbeFormat::Tmux => tmux::tmux(report, plan.history),
+    })
 }
 
 /// What the menu's actions run: headroom by a path that outlives an upgrade, and the chart

@@ -76,15 +76,13 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
 
 #[cfg(unix)]
 pub(crate) fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
-    use crate::actions::watchdog::{self, Config};
-    use crate::platform::supervise::{SpawnError, Supervisor};
+    use crate::actions::watchdog;
+    use crate::platform::supervise::SpawnError;
 
     use super::run_enforce;
 
     let plan = plan(ctx, args)?;
     let name = plan.command[0].to_string_lossy().into_owned();
-    let failed =
-        |message: String, kind: fn(String) -> Failure| -> anyhow::Error { kind(message).into() };
     let proc_root = ctx
         .global
         .proc_root
@@ -99,47 +97,11 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
         })?;
     let source = crate::platform::native();
     let control = crate::platform::native_control(source.as_ref());
-    let mut sup = Supervisor::install().map_err(|e| {
-        failed(
-            format!("cannot set up supervision: {e}"),
-            Failure::RunFailed,
-        )
-    })?;
-    let cfg = Config {
-        command: plan.command.clone(),
-        limit: plan.limit,
-        interval: plan.interval,
-        grace: plan.grace,
-        warn_pct: args.warn.unwrap_or(ctx.settings.memory.warn_pct.value),
-        notify: ctx.settings.notifications.enabled.value,
-        timeout: plan.timeout,
-    };
-    if args.die_with_parent {
-        sup.watch_parent().map_err(|e| {
-            failed(
-                format!("--die-with-parent: cannot watch the parent process: {e}"),
-                Failure::RunFailed,
-            )
-        })?;
-    }
+    let mut sup = supervisor(args.die_with_parent)?;
+    let cfg = watchdog_config(ctx, args, &plan);
     let mut kernel_kills;
     let result = loop {
-        if let Some(c) = &cap {
-            let fd = c.procs_fd().map_err(|e| {
-                failed(
-                    format!("cannot open the cgroup's cgroup.procs: {e}"),
-                    Failure::RunFailed,
-                )
-            })?;
-            sup.join_cgroup_at_exec(Some(fd));
-        }
-        let pressure = if ctx.settings.memory.pressure.value == crate::config::PressureMode::Off {
-            crate::platform::pressure::Pressure::turned_off()
-        } else {
-            run_enforce::pressure_source(cap.as_ref(), &proc_root)
-        };
-        enforcement.pressure = Some(pressure.describe());
-        sup.wake_on_pressure(pressure);
+        arm(ctx, &mut sup, cap.as_ref(), &proc_root, &mut enforcement)?;
         let mut view = EventView::new(ctx.printer, &plan, &enforcement, cap.as_mut());
         let result = watchdog::run(
             source.as_ref(),
@@ -180,29 +142,115 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
             }
             Ok(summary.exit_code)
         }
-        Err(SpawnError::NotFound(e)) => Err(failed(
+        Err(e) => Err(not_started(&name, e, enforcement.cgroup.as_deref())),
+    }
+}
+
+#[cfg(unix)]
+fn failed(message: String, kind: fn(String) -> Failure) -> anyhow::Error {
+    kind(message).into()
+}
+
+/// Supervision set up (and, with `--die-with-parent`, watching the parent) before the
+/// command starts.
+#[cfg(unix)]
+fn supervisor(die_with_parent: bool) -> Result<crate::platform::supervise::Supervisor> {
+    use crate::platform::supervise::Supervisor;
+
+    let mut sup = Supervisor::install().map_err(|e| {
+        failed(
+            format!("cannot set up supervision: {e}"),
+            Failure::RunFailed,
+        )
+    })?;
+    if die_with_parent {
+        sup.watch_parent().map_err(|e| {
+            failed(
+                format!("--die-with-parent: cannot watch the parent process: {e}"),
+                Failure::RunFailed,
+            )
+        })?;
+    }
+    Ok(sup)
+}
+
+/// What the watchdog is told: the plan, and the warning and notification settings.
+#[cfg(unix)]
+fn watchdog_config(
+    ctx: &Ctx<'_>,
+    args: &RunArgs,
+    plan: &RunPlan,
+) -> crate::actions::watchdog::Config {
+    crate::actions::watchdog::Config {
+        command: plan.command.clone(),
+        limit: plan.limit,
+        interval: plan.interval,
+        grace: plan.grace,
+        warn_pct: args.warn.unwrap_or(ctx.settings.memory.warn_pct.value),
+        notify: ctx.settings.notifications.enabled.value,
+        timeout: plan.timeout,
+    }
+}
+
+/// Before each start of the command: the cgroup it joins at exec (with a kernel cap), and
+/// the memory pressure that wakes the watchdog, described in `enforcement`.
+#[cfg(unix)]
+fn arm(
+    ctx: &Ctx<'_>,
+    sup: &mut crate::platform::supervise::Supervisor,
+    cap: Option<&super::run_enforce::KernelCap>,
+    proc_root: &std::path::Path,
+    enforcement: &mut super::run_enforce::Enforcement,
+) -> Result<()> {
+    if let Some(c) = cap {
+        let fd = c.procs_fd().map_err(|e| {
+            failed(
+                format!("cannot open the cgroup's cgroup.procs: {e}"),
+                Failure::RunFailed,
+            )
+        })?;
+        sup.join_cgroup_at_exec(Some(fd));
+    }
+    let pressure = if ctx.settings.memory.pressure.value == crate::config::PressureMode::Off {
+        crate::platform::pressure::Pressure::turned_off()
+    } else {
+        super::run_enforce::pressure_source(cap, proc_root)
+    };
+    enforcement.pressure = Some(pressure.describe());
+    sup.wake_on_pressure(pressure);
+    Ok(())
+}
+
+/// The error of a command that never ran, naming it (and the cgroup it could not join).
+#[cfg(unix)]
+fn not_started(
+    name: &str,
+    e: crate::platform::supervise::SpawnError,
+    cgroup: Option<&str>,
+) -> anyhow::Error {
+    use crate::platform::supervise::SpawnError;
+
+    match e {
+        SpawnError::NotFound(e) => failed(
             format!("`{name}`: command not found ({e})"),
             Failure::NotFound,
-        )),
-        Err(SpawnError::NotExecutable(e)) => Err(failed(
+        ),
+        SpawnError::NotExecutable(e) => failed(
             // exec of a directory fails with EACCES, which would read as a permission problem.
-            if name.contains('/') && std::path::Path::new(&name).is_dir() {
+            if name.contains('/') && std::path::Path::new(name).is_dir() {
                 format!("`{name}` is a directory, not a command")
             } else {
                 format!("`{name}` cannot be executed: {e}")
             },
             Failure::NotExecutable,
-        )),
-        Err(SpawnError::Other(e)) => Err(failed(
-            format!("cannot start `{name}`: {e}"),
-            Failure::RunFailed,
-        )),
-        Err(SpawnError::Cgroup(e)) => Err(failed(
+        ),
+        SpawnError::Other(e) => failed(format!("cannot start `{name}`: {e}"), Failure::RunFailed),
+        SpawnError::Cgroup(e) => failed(
             format!(
                 "--enforce kernel: `{name}` could not join {}: {e}",
-                enforcement.cgroup.as_deref().unwrap_or("its cgroup")
+                cgroup.unwrap_or("its cgroup")
             ),
             Failure::RunFailed,
-        )),
+        ),
     }
 }

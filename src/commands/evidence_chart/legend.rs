@@ -3,7 +3,7 @@
 
 use super::wrap::wrap;
 use super::{Footnote, Glyphs, footnote_text, gap_sentence, projection_sentence};
-use crate::commands::evidence_time::Zone;
+use crate::commands::evidence_time::{Style, Zone};
 use crate::core::chart::{Chart, Column};
 use crate::output::{plural, thousands};
 use crate::sanitize::sanitize;
@@ -31,40 +31,8 @@ pub(super) fn legend(
     let mut s = String::new();
     wrap(g, &mut s, &items, width, "  ");
 
-    // The limit's changes worth naming, in words: the binding ceiling changing is the story.
-    let top = c.y_top();
-    let name = |i: Option<u16>| {
-        c.source_name(i)
-            .map_or("limit".into(), |n| sanitize(n).into_owned())
-    };
-    let mut steps: Vec<String> = c
-        .changes
-        .iter()
-        .map(|ch| {
-            let off = if ch.limit > top {
-                " (off the scale)"
-            } else {
-                ""
-            };
-            format!(
-                "{} {}{off} from {}",
-                name(ch.source),
-                thousands(ch.limit),
-                zone.clock(ch.at, style)
-            )
-        })
-        .collect();
-    let hidden = c.changes_left_out + steps.len().saturating_sub(MAX_CHANGES_NAMED);
-    if steps.len() > MAX_CHANGES_NAMED {
-        let tail = steps.split_off(steps.len() - 2);
-        steps.truncate(MAX_CHANGES_NAMED - 2);
-        steps.push(format!("… {} …", plural(hidden as u64, "more change")));
-        steps.extend(tail);
-    } else if hidden > 0 {
-        steps.push(format!("… {}", plural(hidden as u64, "more change")));
-    }
+    let steps = limit_changes(c, zone, style);
     if !steps.is_empty() {
-        steps[0] = format!("limit: {}", steps[0]);
         wrap(g, &mut s, &steps, width, &format!(" {} ", g.dot));
     }
     if let Some(w) = c.worst.filter(|w| w.used >= w.limit) {
@@ -75,7 +43,7 @@ pub(super) fn legend(
                 "at or over the limit: peak {} of {} ({}), {:.1} %, at {}",
                 thousands(w.used),
                 thousands(w.limit),
-                name(w.source),
+                limit_name(c, w.source),
                 w.pct(),
                 zone.clock(w.at, style)
             )],
@@ -137,6 +105,48 @@ pub(super) fn legend(
         );
     }
     s
+}
+
+/// The limit's changes worth naming, in words: the binding ceiling changing is the story.
+/// The first says `limit:`; past `MAX_CHANGES_NAMED` the middle ones are counted only.
+fn limit_changes(c: &Chart, zone: &Zone, style: Style) -> Vec<String> {
+    let top = c.y_top();
+    let mut steps: Vec<String> = c
+        .changes
+        .iter()
+        .map(|ch| {
+            let off = if ch.limit > top {
+                " (off the scale)"
+            } else {
+                ""
+            };
+            format!(
+                "{} {}{off} from {}",
+                limit_name(c, ch.source),
+                thousands(ch.limit),
+                zone.clock(ch.at, style)
+            )
+        })
+        .collect();
+    let hidden = c.changes_left_out + steps.len().saturating_sub(MAX_CHANGES_NAMED);
+    if steps.len() > MAX_CHANGES_NAMED {
+        let tail = steps.split_off(steps.len() - 2);
+        steps.truncate(MAX_CHANGES_NAMED - 2);
+        steps.push(format!("… {} …", plural(hidden as u64, "more change")));
+        steps.extend(tail);
+    } else if hidden > 0 {
+        steps.push(format!("… {}", plural(hidden as u64, "more change")));
+    }
+    if !steps.is_empty() {
+        steps[0] = format!("limit: {}", steps[0]);
+    }
+    steps
+}
+
+/// The name of the limit from source `i` (`limit` when it has none).
+fn limit_name(c: &Chart, i: Option<u16>) -> String {
+    c.source_name(i)
+        .map_or("limit".into(), |n| sanitize(n).into_owned())
 }
 
 /// The legend's first lines: a key for each glyph the chart draws.

@@ -13,7 +13,8 @@ use crate::commands::hangs::report::{
     ActionOutcome, ActionReport, ActorMode, AppReport, NotificationReport, RoundReport, RoundStatus,
 };
 use crate::core::hangs::{
-    self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, should_notify,
+    self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, RoundOutcome,
+    should_notify,
 };
 use crate::core::snapshot::Identity;
 use crate::core::time::format_ms;
@@ -139,21 +140,7 @@ pub(crate) fn process_round(
     let mut events = Vec::new();
     let mut apps = Vec::new();
     for d in &outcome.decisions {
-        let mut report = AppReport {
-            identity: d.identity.clone(),
-            name: d.app.name.clone(),
-            pid: d.app.pid,
-            bundle_id: d.app.bundle_id.clone(),
-            bundle_path: d.app.bundle_path.clone(),
-            policy: d.app.policy,
-            kind: d.kind,
-            state: d.state,
-            reason: d.reason.clone(),
-            rounds: d.rounds,
-            cooldown_until: d.cooldown_until_ms.map(format_ms),
-            action: None,
-            notification: None,
-        };
+        let mut report = app_report(d);
         let Some(kind) = d.kind else {
             apps.push(report);
             continue;
@@ -168,77 +155,12 @@ pub(crate) fn process_round(
         }
         if d.restart {
             let t = target(d, kind);
-            // Refused before anything is done: the same report live, dry run or replayed.
-            let decided = match recover::refusal(&t) {
-                Some(why) => Err(why),
-                None => Ok(actor.restart(&t)),
-            };
-            // Only a performed restart starts the cooldown (`record_restart`): one refused
-            // before acting, or one that signalled nothing, is tried again next round. A
-            // planned one (dry run, replay) stands for the restart it plans.
-            let performed = match &decided {
-                Err(_) => false,
-                Ok(None) => true,
-                Ok(Some(r)) => r.signalled,
-            };
-            if performed {
-                hangs::record_restart(state, &d.identity, round);
+            let decided = restart(state, round, d, &t, actor);
+            let (action, ev, notification) =
+                restart_report(decided, &t, settings, d, kind, &event, actor);
+            if notification.is_some() {
+                report.notification = notification;
             }
-            let (action, ev) = match decided {
-                Err(why) => {
-                    let mut ev = event(EventKind::RestartFailed);
-                    ev.reason = Some(why.clone());
-                    let action = ActionReport {
-                        outcome: ActionOutcome::RestartFailed,
-                        performed: false,
-                        detail: Some(why),
-                        new_pid: None,
-                        steps: Vec::new(),
-                    };
-                    (action, ev)
-                }
-                Ok(restart) => match restart {
-                    None => {
-                        let mut ev = event(EventKind::Restarted);
-                        ev.reason = Some(format!("{}: not performed", actor.mode().as_str()));
-                        let action = ActionReport {
-                            outcome: ActionOutcome::Planned,
-                            performed: false,
-                            detail: None,
-                            new_pid: None,
-                            steps: recover::plan(&t, settings),
-                        };
-                        (action, ev)
-                    }
-                    Some(r) => {
-                        let kind_of = if r.ok {
-                            EventKind::Restarted
-                        } else {
-                            EventKind::RestartFailed
-                        };
-                        let mut ev = event(kind_of);
-                        ev.reason = r.detail.clone();
-                        ev.new_pid = r.new_pid;
-                        if should_notify(kind, kind_of, r.signalled) {
-                            let msg =
-                                failed_message(&d.app.name, r.detail.as_deref().unwrap_or(""));
-                            report.notification = Some(actor.notify(&msg));
-                        }
-                        let action = ActionReport {
-                            outcome: if r.ok {
-                                ActionOutcome::Restarted
-                            } else {
-                                ActionOutcome::RestartFailed
-                            },
-                            performed: true,
-                            detail: r.detail,
-                            new_pid: r.new_pid,
-                            steps: r.steps,
-                        };
-                        (action, ev)
-                    }
-                },
-            };
             report.action = Some(action);
             events.push(ev);
         }
@@ -252,7 +174,126 @@ pub(crate) fn process_round(
         }
         apps.push(report);
     }
-    let report = RoundReport {
+    (round_report(outcome, actor.mode(), apps), events)
+}
+
+/// What the round found of one app, before anything is done about it.
+fn app_report(d: &AppDecision) -> AppReport {
+    AppReport {
+        identity: d.identity.clone(),
+        name: d.app.name.clone(),
+        pid: d.app.pid,
+        bundle_id: d.app.bundle_id.clone(),
+        bundle_path: d.app.bundle_path.clone(),
+        policy: d.app.policy,
+        kind: d.kind,
+        state: d.state,
+        reason: d.reason.clone(),
+        rounds: d.rounds,
+        cooldown_until: d.cooldown_until_ms.map(format_ms),
+        action: None,
+        notification: None,
+    }
+}
+
+/// Restart `t` unless it is refused, and start the cooldown when the restart counts as done.
+/// `Err` is the refusal; `Ok(None)` a restart only planned (dry run, replay).
+fn restart(
+    state: &mut MonitorState,
+    round: &Round,
+    d: &AppDecision,
+    t: &Target,
+    actor: &mut dyn Actor,
+) -> Result<Option<Recovery>, String> {
+    // Refused before anything is done: the same report live, dry run or replayed.
+    let decided = match recover::refusal(t) {
+        Some(why) => Err(why),
+        None => Ok(actor.restart(t)),
+    };
+    // Only a performed restart starts the cooldown (`record_restart`): one refused
+    // before acting, or one that signalled nothing, is tried again next round. A
+    // planned one (dry run, replay) stands for the restart it plans.
+    let performed = match &decided {
+        Err(_) => false,
+        Ok(None) => true,
+        Ok(Some(r)) => r.signalled,
+    };
+    if performed {
+        hangs::record_restart(state, &d.identity, round);
+    }
+    decided
+}
+
+/// The action report and the event of a restart `restart` decided, and the notification a
+/// failed one sends (sent here, so it follows the restart as before).
+fn restart_report(
+    decided: Result<Option<Recovery>, String>,
+    t: &Target,
+    settings: &recover::RecoverySettings,
+    d: &AppDecision,
+    kind: Kind,
+    event: &dyn Fn(EventKind) -> HangEvent,
+    actor: &mut dyn Actor,
+) -> (ActionReport, HangEvent, Option<NotificationReport>) {
+    match decided {
+        Err(why) => {
+            let mut ev = event(EventKind::RestartFailed);
+            ev.reason = Some(why.clone());
+            let action = ActionReport {
+                outcome: ActionOutcome::RestartFailed,
+                performed: false,
+                detail: Some(why),
+                new_pid: None,
+                steps: Vec::new(),
+            };
+            (action, ev, None)
+        }
+        Ok(None) => {
+            let mut ev = event(EventKind::Restarted);
+            ev.reason = Some(format!("{}: not performed", actor.mode().as_str()));
+            let action = ActionReport {
+                outcome: ActionOutcome::Planned,
+                performed: false,
+                detail: None,
+                new_pid: None,
+                steps: recover::plan(t, settings),
+            };
+            (action, ev, None)
+        }
+        Ok(Some(r)) => {
+            let kind_of = if r.ok {
+                EventKind::Restarted
+            } else {
+                EventKind::RestartFailed
+            };
+            let mut ev = event(kind_of);
+            ev.reason = r.detail.clone();
+            ev.new_pid = r.new_pid;
+            let notification = should_notify(kind, kind_of, r.signalled).then(|| {
+                actor.notify(&failed_message(
+                    &d.app.name,
+                    r.detail.as_deref().unwrap_or(""),
+                ))
+            });
+            let action = ActionReport {
+                outcome: if r.ok {
+                    ActionOutcome::Restarted
+                } else {
+                    ActionOutcome::RestartFailed
+                },
+                performed: true,
+                detail: r.detail,
+                new_pid: r.new_pid,
+                steps: r.steps,
+            };
+            (action, ev, notification)
+        }
+    }
+}
+
+/// The round's report from what the core decided and the apps' reports.
+fn round_report(outcome: RoundOutcome, mode: ActorMode, apps: Vec<AppReport>) -> RoundReport {
+    RoundReport {
         at: format_ms(outcome.at_ms),
         status: if outcome.available {
             RoundStatus::Ok
@@ -260,12 +301,11 @@ pub(crate) fn process_round(
             RoundStatus::InterfaceUnavailable
         },
         unavailable_reason: outcome.unavailable_reason,
-        mode: actor.mode(),
+        mode,
         checked: outcome.checked,
         cleared_pending: outcome.cleared_pending,
         apps,
-    };
-    (report, events)
+    }
 }
 
 /// One live (or dry-run) round against the persisted state: lock, load, decide, act, save,

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use crate::commands::probe::{ProbeReport, trend_phrase};
 use crate::core::limits::LimitSource;
 use crate::core::reading::Level;
+use crate::core::slot_reading::SlotReading;
 use crate::output::{human_duration, plural, thousands};
 use crate::sanitize::sanitize;
 
@@ -151,19 +152,26 @@ fn item(s: &mut String, host: Host, title: &str, params: &str) {
 
 /// The whole plugin output: the figure, `---`, the reading, `---`, the actions.
 pub(crate) fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host: Host) -> String {
-    let r = &rep.reading;
+    let mut s = String::new();
+    figure_line(&mut s, &rep.reading, host);
+    s.push_str("---\n");
+    reading_items(&mut s, rep, history, host);
+    s.push_str("---\n");
+    action_items(&mut s, actions, host);
+    item(&mut s, host, "Refresh", "refresh=true");
+    s
+}
+
+/// What the menu bar shows: the figure (with xbar, the level's glyph before it), and with
+/// SwiftBar a tooltip saying the level and the slots used.
+fn figure_line(s: &mut String, r: &SlotReading, host: Host) {
     let glyph = look(r.level).1;
     let level = r.level.as_str();
-    let mut s = String::new();
     let figure = match r.usage_pct {
         Some(pct) => format!("{pct:.0}%"),
         None => "?".to_string(),
     };
-    let unit = if r.tasks.is_some() {
-        "task slots"
-    } else {
-        "process slots"
-    };
+    let unit = slot_unit(r);
     let tip = match r.limit {
         Some(limit) => format!(
             "headroom: {level}, {} of {} {unit} used",
@@ -186,7 +194,14 @@ pub(crate) fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host
             host.plain()
         ),
     };
-    s.push_str("---\n");
+}
+
+/// The menu's reading: the level against the binding limit, the slots used, the ETA, the
+/// zombies and who holds most, and whether the reading is partial.
+fn reading_items(s: &mut String, rep: &ProbeReport, history: bool, host: Host) {
+    let r = &rep.reading;
+    let level = r.level.as_str();
+    let unit = slot_unit(r);
     let capital = {
         let mut c = level.chars();
         c.next()
@@ -197,13 +212,13 @@ pub(crate) fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host
         (Some(limit), Some(pct)) => {
             let source = r.limit_source.map_or("?", LimitSource::as_str);
             item(
-                &mut s,
+                s,
                 host,
                 &format!("{capital}: {pct:.1} % of the binding limit ({source})"),
                 &host.level(r.level),
             );
             item(
-                &mut s,
+                s,
                 host,
                 &format!(
                     "{} of {} {unit} used, {} free",
@@ -216,17 +231,12 @@ pub(crate) fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host
         }
         _ => {
             item(
-                &mut s,
+                s,
                 host,
                 &format!("{capital}: no ceiling could be read (see headroom limits)"),
                 &host.level(r.level),
             );
-            item(
-                &mut s,
-                host,
-                &format!("{} {unit} used", thousands(r.used)),
-                "",
-            );
+            item(s, host, &format!("{} {unit} used", thousands(r.used)), "");
         }
     }
     let eta = match (history, r.eta_seconds, r.growth_per_min) {
@@ -236,10 +246,10 @@ pub(crate) fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host
         ),
         _ => format!("No ETA: trend {}", trend_phrase(r, history)),
     };
-    item(&mut s, host, &eta, "");
+    item(s, host, &eta, "");
     match rep.top_parents.first() {
         Some(top) => item(
-            &mut s,
+            s,
             host,
             &format!(
                 "{}; most held by {} (pid {}, {})",
@@ -250,11 +260,11 @@ pub(crate) fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host
             ),
             "",
         ),
-        None => item(&mut s, host, &plural(r.zombies, "zombie"), ""),
+        None => item(s, host, &plural(r.zombies, "zombie"), ""),
     }
     if rep.unreadable > 0 || r.partial {
         item(
-            &mut s,
+            s,
             host,
             &format!(
                 "{} could not be read: a partial reading",
@@ -263,10 +273,15 @@ pub(crate) fn swiftbar(rep: &ProbeReport, history: bool, actions: &Actions, host
             "",
         );
     }
-    s.push_str("---\n");
-    action_items(&mut s, actions, host);
-    item(&mut s, host, "Refresh", "refresh=true");
-    s
+}
+
+/// What the reading counts: task slots when it counts tasks (threads), else process slots.
+fn slot_unit(r: &SlotReading) -> &'static str {
+    if r.tasks.is_some() {
+        "task slots"
+    } else {
+        "process slots"
+    }
 }
 
 /// The menu's actions, each running headroom by its lasting path.

@@ -115,39 +115,8 @@ impl<'p> EventView<'p> {
                 failed,
                 ..
             } => {
-                use crate::actions::watchdog::EndReason;
-                use crate::platform::Signal;
                 if !pids.is_empty() {
-                    let why = match (reason, *signal) {
-                        (_, Signal::Kill) => "still there after the grace".to_string(),
-                        (EndReason::Limit, _) => "over the limit".to_string(),
-                        (EndReason::Signal, _) => {
-                            "still running after the forwarded signal".to_string()
-                        }
-                        (EndReason::Leftovers, _) => {
-                            "left running by the command, which has exited".to_string()
-                        }
-                        (EndReason::Timeout, _) => "past the --timeout".to_string(),
-                        (EndReason::ParentExited, _) => {
-                            "the process that started headroom has exited".to_string()
-                        }
-                    };
-                    let then = if *signal == Signal::Term && *reason == EndReason::Limit {
-                        format!(
-                            "; SIGKILL in {} to those left, if still over the limit",
-                            humantime::format_duration(self.grace)
-                        )
-                    } else if *signal == Signal::Term {
-                        format!("; SIGKILL in {}", humantime::format_duration(self.grace))
-                    } else {
-                        String::new()
-                    };
-                    line(format!(
-                        "{} to {} process{} of the tree ({why}){then}",
-                        signal.name(),
-                        pids.len(),
-                        if pids.len() == 1 { "" } else { "es" },
-                    ));
+                    line(signal_line(*signal, reason, pids.len(), self.grace));
                 }
                 for f in failed {
                     self.printer.warn(f);
@@ -184,6 +153,42 @@ impl<'p> EventView<'p> {
     }
 }
 
+/// What a signal to `n` processes of the tree says: the signal, why, and what follows.
+#[cfg(unix)]
+fn signal_line(
+    signal: crate::platform::Signal,
+    reason: &crate::actions::watchdog::EndReason,
+    n: usize,
+    grace: Duration,
+) -> String {
+    use crate::actions::watchdog::EndReason;
+    use crate::platform::Signal;
+    let why = match (reason, signal) {
+        (_, Signal::Kill) => "still there after the grace".to_string(),
+        (EndReason::Limit, _) => "over the limit".to_string(),
+        (EndReason::Signal, _) => "still running after the forwarded signal".to_string(),
+        (EndReason::Leftovers, _) => "left running by the command, which has exited".to_string(),
+        (EndReason::Timeout, _) => "past the --timeout".to_string(),
+        (EndReason::ParentExited, _) => "the process that started headroom has exited".to_string(),
+    };
+    let then = if signal == Signal::Term && *reason == EndReason::Limit {
+        format!(
+            "; SIGKILL in {} to those left, if still over the limit",
+            humantime::format_duration(grace)
+        )
+    } else if signal == Signal::Term {
+        format!("; SIGKILL in {}", humantime::format_duration(grace))
+    } else {
+        String::new()
+    };
+    format!(
+        "{} to {} process{} of the tree ({why}){then}",
+        signal.name(),
+        n,
+        if n == 1 { "" } else { "es" },
+    )
+}
+
 /// The notification after the tree was ended (by headroom or by the kernel): what and why.
 #[cfg(unix)]
 pub(super) fn ended_notice(
@@ -207,4 +212,37 @@ pub(super) fn ended_notice(
     };
     let name = crate::sanitize::sanitize(name);
     Some((format!("headroom ended `{name}`"), body))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::signal_line;
+    use crate::actions::watchdog::EndReason;
+    use crate::platform::Signal;
+
+    /// No integration test reaches these lines (they need a tree ended for each reason).
+    #[test]
+    fn a_signal_to_the_tree_says_why_and_what_follows() {
+        let grace = Duration::from_secs(5);
+        assert_eq!(
+            signal_line(Signal::Term, &EndReason::Limit, 3, grace),
+            "SIGTERM to 3 processes of the tree (over the limit); SIGKILL in 5s to those left, \
+             if still over the limit"
+        );
+        assert_eq!(
+            signal_line(Signal::Term, &EndReason::Timeout, 1, grace),
+            "SIGTERM to 1 process of the tree (past the --timeout); SIGKILL in 5s"
+        );
+        assert_eq!(
+            signal_line(Signal::Kill, &EndReason::Limit, 2, grace),
+            "SIGKILL to 2 processes of the tree (still there after the grace)"
+        );
+        assert_eq!(
+            signal_line(Signal::Term, &EndReason::ParentExited, 1, grace),
+            "SIGTERM to 1 process of the tree (the process that started headroom has exited); \
+             SIGKILL in 5s"
+        );
+    }
 }

@@ -47,27 +47,7 @@ pub(crate) fn human_sized(
         if r.processes.len() == 1 { "" } else { "s" },
         r.uid
     );
-    // (name, width, right-aligned)
-    let all: [(&str, usize, bool); 7] = [
-        ("PID", 8, true),
-        ("TREE", 9, true),
-        ("PIDS", 4, true),
-        ("STATE", 7, false),
-        ("KB/s", 9, true),
-        ("CPU", 6, true),
-        ("REASON", 11, false),
-    ];
-    let mut shown: Vec<(&str, usize, bool)> = all.to_vec();
-    let used = |cols: &[(&str, usize, bool)]| cols.iter().map(|c| c.1 + 2).sum::<usize>();
-    if let Some(w) = width {
-        for drop in DROP_ORDER {
-            if used(&shown) + MIN_COMMAND <= w {
-                break;
-            }
-            shown.retain(|c| c.0 != drop);
-        }
-    }
-    let command_width = width.map_or(60, |w| w.saturating_sub(used(&shown)).clamp(1, 60));
+    let (shown, command_width) = columns(width);
     let cell = |text: &str, (_, w, right): (&str, usize, bool)| {
         if right {
             format!("{text:>w$}  ")
@@ -78,22 +58,8 @@ pub(crate) fn human_sized(
     let mut header: String = shown.iter().map(|c| cell(c.0, *c)).collect();
     header.push_str("COMMAND");
     let _ = writeln!(s, "{header}");
-    let flagged_in = |n: usize| {
-        r.processes
-            .iter()
-            .take(n)
-            .filter(|row| row.reason_code != ReasonCode::None)
-            .count()
-    };
     let hint = usize::from(r.processes.iter().any(|row| row.park_candidate));
-    let mut rows = r.processes.len().min(HUMAN_ROWS);
-    if let Some(h) = height {
-        // One line is left for the cursor, so the header never scrolls away.
-        let lines = |n: usize| 2 + n + usize::from(r.processes.len() > n) + flagged_in(n) + hint;
-        while rows > 1 && lines(rows) > h.saturating_sub(1) {
-            rows -= 1;
-        }
-    }
+    let rows = rows_shown(r, height, hint);
     for row in r.processes.iter().take(rows) {
         let cpu = row.cpu_pct.map_or("?".to_string(), |c| format!("{c:.1}%"));
         let code = serde_json::to_value(row.reason_code)
@@ -147,4 +113,51 @@ pub(crate) fn human_sized(
             .collect(),
         None => s,
     }
+}
+
+/// The columns that fit `width` (dropped in `DROP_ORDER` until a command of `MIN_COMMAND`
+/// characters fits too), each as (name, width, right-aligned), and the command's width.
+fn columns(width: Option<usize>) -> (Vec<(&'static str, usize, bool)>, usize) {
+    let all: [(&str, usize, bool); 7] = [
+        ("PID", 8, true),
+        ("TREE", 9, true),
+        ("PIDS", 4, true),
+        ("STATE", 7, false),
+        ("KB/s", 9, true),
+        ("CPU", 6, true),
+        ("REASON", 11, false),
+    ];
+    let mut shown: Vec<(&str, usize, bool)> = all.to_vec();
+    let used = |cols: &[(&str, usize, bool)]| cols.iter().map(|c| c.1 + 2).sum::<usize>();
+    if let Some(w) = width {
+        for drop in DROP_ORDER {
+            if used(&shown) + MIN_COMMAND <= w {
+                break;
+            }
+            shown.retain(|c| c.0 != drop);
+        }
+    }
+    let command_width = width.map_or(60, |w| w.saturating_sub(used(&shown)).clamp(1, 60));
+    (shown, command_width)
+}
+
+/// How many rows are shown: at most `HUMAN_ROWS`, and with `height` as many as fit it with
+/// the header, the "… and N smaller trees" line, the reasons and the `hint` line.
+fn rows_shown(r: &TopReport, height: Option<usize>, hint: usize) -> usize {
+    let flagged_in = |n: usize| {
+        r.processes
+            .iter()
+            .take(n)
+            .filter(|row| row.reason_code != ReasonCode::None)
+            .count()
+    };
+    let mut rows = r.processes.len().min(HUMAN_ROWS);
+    if let Some(h) = height {
+        // One line is left for the cursor, so the header never scrolls away.
+        let lines = |n: usize| 2 + n + usize::from(r.processes.len() > n) + flagged_in(n) + hint;
+        while rows > 1 && lines(rows) > h.saturating_sub(1) {
+            rows -= 1;
+        }
+    }
+    rows
 }

@@ -181,67 +181,8 @@ fn build(w: &WorldSpec) -> Built {
             p.start_time = None;
         }
         for (j, cs) in ps.children.iter().enumerate() {
-            let cpid = pid + 1 + j as i32;
-            let name = ["", "copilot", "node", "python3"][cs.name];
-            let mut c = proc(cpid, pid, if cs.name == 0 { &p.name } else { name });
-            c.exe = match cs.exe {
-                0 => p.exe.clone(),
-                1 => Some(format!("/opt/tools/{cpid}")),
-                _ => None,
-            };
-            c.state = cs.state;
-            c.cpu_ns = Some(CPU_NS);
-            let st = c.start_time.unwrap_or_default();
-            let entry = |cpu_ns: u64, last: i64| CpuEntry {
-                pid: cpid,
-                start_time: st,
-                cpu_ns,
-                read_at_ms: AWAKE_MS - 60_000,
-                last_active_ms: last,
-            };
-            let cpu = match cs.cpu {
-                Cpu::NoHistory => None,
-                Cpu::Unreadable => {
-                    c.cpu_ns = None;
-                    history.push(entry(CPU_NS, AWAKE_MS - 3_600_000));
-                    None
-                }
-                Cpu::Idle(s) => {
-                    history.push(entry(CPU_NS, AWAKE_MS - s * 1000));
-                    Some(s as f64)
-                }
-                Cpu::Worked => {
-                    history.push(entry(CPU_NS - 10_000_000_000, AWAKE_MS - 60_000));
-                    Some(0.0)
-                }
-            };
-            let dir = PathBuf::from(format!("/work/{cpid}"));
-            let log = match cs.log {
-                Log::None => None,
-                Log::Absolute(age) => {
-                    let d = PathBuf::from(format!("/logs/{cpid}"));
-                    c.argv = Some(vec![
-                        name.into(),
-                        "--log-dir".into(),
-                        d.display().to_string(),
-                    ]);
-                    logs.insert(d, WALL_S - age);
-                    Some(age as f64)
-                }
-                Log::Relative(age) => {
-                    c.argv = Some(vec![name.into(), "--log-dir=logs".into()]);
-                    c.cwd = Some(dir.display().to_string());
-                    logs.insert(dir.join("logs"), WALL_S - age);
-                    Some(age as f64)
-                }
-                Log::RelativeNoCwd => {
-                    c.argv = Some(vec![name.into(), "--log-dir".into(), "logs".into()]);
-                    // Stale logs where headroom happens to run must not count.
-                    logs.insert(PathBuf::from("logs"), WALL_S - 36_000);
-                    None
-                }
-            };
-            known.insert(cpid, (cpu, log));
+            let (c, seen) = child(cs, &p, j, &mut history, &mut logs);
+            known.insert(c.pid, seen);
             all.push(c);
         }
         all.push(p);
@@ -264,6 +205,95 @@ fn build(w: &WorldSpec) -> Built {
         history,
         logs,
         known,
+    }
+}
+
+/// Child `j` of parent `p`: its record, with its CPU reading added to `history` and its log
+/// directory to `logs`; and its CPU idle and log age as the oracle knows them.
+fn child(
+    cs: &ChildSpec,
+    p: &ProcessRecord,
+    j: usize,
+    history: &mut Vec<CpuEntry>,
+    logs: &mut HashMap<PathBuf, i64>,
+) -> (ProcessRecord, (Option<f64>, Option<f64>)) {
+    let cpid = p.pid + 1 + j as i32;
+    let name = ["", "copilot", "node", "python3"][cs.name];
+    let mut c = proc(cpid, p.pid, if cs.name == 0 { &p.name } else { name });
+    c.exe = match cs.exe {
+        0 => p.exe.clone(),
+        1 => Some(format!("/opt/tools/{cpid}")),
+        _ => None,
+    };
+    c.state = cs.state;
+    c.cpu_ns = Some(CPU_NS);
+    let cpu = cpu_reading(&mut c, cs.cpu, history);
+    let log = log_dir(&mut c, cs.log, name, logs);
+    (c, (cpu, log))
+}
+
+/// `c`'s stored CPU reading as `cpu` says (into `history`); its CPU idle in seconds.
+fn cpu_reading(c: &mut ProcessRecord, cpu: Cpu, history: &mut Vec<CpuEntry>) -> Option<f64> {
+    let (cpid, st) = (c.pid, c.start_time.unwrap_or_default());
+    let entry = |cpu_ns: u64, last: i64| CpuEntry {
+        pid: cpid,
+        start_time: st,
+        cpu_ns,
+        read_at_ms: AWAKE_MS - 60_000,
+        last_active_ms: last,
+    };
+    match cpu {
+        Cpu::NoHistory => None,
+        Cpu::Unreadable => {
+            c.cpu_ns = None;
+            history.push(entry(CPU_NS, AWAKE_MS - 3_600_000));
+            None
+        }
+        Cpu::Idle(s) => {
+            history.push(entry(CPU_NS, AWAKE_MS - s * 1000));
+            Some(s as f64)
+        }
+        Cpu::Worked => {
+            history.push(entry(CPU_NS - 10_000_000_000, AWAKE_MS - 60_000));
+            Some(0.0)
+        }
+    }
+}
+
+/// `c`'s log directory as `log` says: its argv (`name` first) and cwd, and the directory's
+/// last activity (into `logs`); its log age in seconds, as far as it can be known.
+fn log_dir(
+    c: &mut ProcessRecord,
+    log: Log,
+    name: &str,
+    logs: &mut HashMap<PathBuf, i64>,
+) -> Option<f64> {
+    let cpid = c.pid;
+    let dir = PathBuf::from(format!("/work/{cpid}"));
+    match log {
+        Log::None => None,
+        Log::Absolute(age) => {
+            let d = PathBuf::from(format!("/logs/{cpid}"));
+            c.argv = Some(vec![
+                name.into(),
+                "--log-dir".into(),
+                d.display().to_string(),
+            ]);
+            logs.insert(d, WALL_S - age);
+            Some(age as f64)
+        }
+        Log::Relative(age) => {
+            c.argv = Some(vec![name.into(), "--log-dir=logs".into()]);
+            c.cwd = Some(dir.display().to_string());
+            logs.insert(dir.join("logs"), WALL_S - age);
+            Some(age as f64)
+        }
+        Log::RelativeNoCwd => {
+            c.argv = Some(vec![name.into(), "--log-dir".into(), "logs".into()]);
+            // Stale logs where headroom happens to run must not count.
+            logs.insert(PathBuf::from("logs"), WALL_S - 36_000);
+            None
+        }
     }
 }
 
