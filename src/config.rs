@@ -2,7 +2,7 @@
 //! (`sections.rs`, one per command) whose every value knows where it came from (default,
 //! file, flag), so `headroom config` can say so. A command's plan is its section overlaid
 //! with its flags (`ProbeSection::with_flags`, `WatchSection::with_interval`,
-//! `config::reap_plan`, `commands::hangs`' monitor).
+//! `config::reap_plan`, `commands::hang_round_settings`).
 //!
 //! An unknown key is an error naming the key and the file: a typo in a safety setting must
 //! not silently fall back to a default.

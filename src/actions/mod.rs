@@ -7,6 +7,7 @@ pub(crate) mod cleanup;
 pub(crate) mod clock;
 pub(crate) mod escalate;
 pub(crate) mod exec;
+pub(crate) mod hang_round;
 pub(crate) mod login_item;
 pub(crate) mod memory_guard;
 pub(crate) mod notify;

@@ -35,8 +35,10 @@ mod one_reading_tests;
 
 use anyhow::Result;
 
+use crate::actions;
 use crate::cli::{Cli, Command, GlobalArgs, ThresholdArgs};
-use crate::config::Settings;
+use crate::config::{HangsSection, Settings};
+use crate::core::hangs::MonitorConfig;
 use crate::core::reading::Thresholds;
 use crate::exit::ExitStatus;
 use crate::output::Printer;
@@ -116,6 +118,27 @@ impl Ctx<'_> {
             None
         }
     }
+}
+
+/// What a hang round decides with and acts by, from `[hangs]`: the same for `hangs` and
+/// `watch`'s hang round (`actions::hang_round`), so here, where every command may look.
+pub(crate) fn hang_round_settings(
+    s: &HangsSection,
+) -> (MonitorConfig, actions::recover::RecoverySettings) {
+    let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    (
+        MonitorConfig {
+            allow: s.allow.value.clone(),
+            deny: s.deny.value.clone(),
+            cooldown_ms: ms(s.cooldown.value),
+            min_gap_ms: ms(s.min_interval.value),
+            resolve_path: platform::canonical_path,
+        },
+        actions::recover::RecoverySettings {
+            grace: s.grace.value,
+            uid: platform::current_uid(),
+        },
+    )
 }
 
 /// Run the command `cli` names (`headroom mcp` is a front end beside the CLI, started by

@@ -160,11 +160,11 @@ pub const ALL: &[Entry] = &[
         parts: &[part::<c::calibrate::CalibrateReport>],
     },
     Entry {
-        name: c::hangs::report::RoundReport::SCHEMA,
+        name: crate::actions::hang_round::report::RoundReport::SCHEMA,
         title: "`hangs --json`: one round; with `--watch` or `--observations`, JSON Lines of \
                 `round`s and a closing `summary`",
         parts: &[
-            part::<c::hangs::report::RoundReport>,
+            part::<crate::actions::hang_round::report::RoundReport>,
             part::<c::hangs::report::Summary>,
         ],
     },

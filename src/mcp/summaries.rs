@@ -4,10 +4,11 @@
 
 use serde::Serialize;
 
+use crate::actions::hang_round::report::RoundReport;
 use crate::actions::reap_report::ReapReport;
 use crate::commands::doctor::DoctorReport;
 use crate::commands::evidence::EvidenceReport;
-use crate::commands::hangs::report::{EventsReport, RoundReport};
+use crate::commands::hangs::report::EventsReport;
 use crate::commands::limits::LimitsReport;
 use crate::commands::log_probe::LogProbeReport;
 use crate::commands::park::ParkReport;

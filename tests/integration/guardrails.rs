@@ -276,6 +276,12 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
             "src/commands/hangs/mod.rs",
             &["MonitorState::", "process_round("],
         ),
+        // The hang round `watch` runs (`watch_round`): the core decides through
+        // `process_round`, on the persisted monitor state.
+        (
+            "src/actions/hang_round.rs",
+            &["MonitorState::", "process_round("],
+        ),
         // Signals only the `headroom run` it spawned, by the identity read from its pid.
         (
             "src/mcp/tools/run_limited.rs",

@@ -9,28 +9,30 @@
 //! (decides, plans, touches nothing: no signal, exec, notification, state or event);
 //! `--observations FILE` (recorded rounds on any OS, a fresh in-memory monitor, actions
 //! planned not performed, events written marked `replayed`); `--events` (the history).
-//! The round itself (decide → act → events → state) is in `round.rs`.
+//! The round itself (decide → act → events → state), which `watch` runs too, is
+//! `actions::hang_round`.
 
 pub(crate) mod report;
-pub(crate) mod round;
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
+use crate::actions::hang_round::report::{ActorMode, RoundReport};
+use crate::actions::hang_round::{
+    Actor, LiveActor, Planner, persisted_round, process_round, refuse_redirected, with_identities,
+};
 use crate::actions::recover;
 use crate::cli::HangsArgs;
-use crate::commands::Ctx;
 use crate::commands::hangs::report::{
-    ActorMode, EventsReport, RoundReport, Summary, human_events, human_round, human_summary,
+    EventsReport, Summary, human_events, human_round, human_summary,
 };
-use crate::commands::hangs::round::{Actor, LiveActor, Planner, persisted_round, process_round};
-use crate::config::HangsSection;
-use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState, Round};
+use crate::commands::{Ctx, hang_round_settings};
+use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState};
 use crate::core::time::format_ms;
 use crate::exit::{self, ExitStatus, usage};
-use crate::platform::{self, AppScan, ProcessSource, stop_flag};
+use crate::platform::{self, stop_flag};
 use crate::store::{self, hang_events};
 
 const DEFAULT_EVERY: Duration = Duration::from_secs(15);
@@ -57,37 +59,8 @@ struct HangsPlan {
     recovery: recover::RecoverySettings,
 }
 
-/// What a round decides with and acts by, from `[hangs]`: the same for `hangs` and
-/// `watch`'s hangs round.
-fn round_settings(s: &HangsSection) -> (MonitorConfig, recover::RecoverySettings) {
-    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-    (
-        MonitorConfig {
-            allow: s.allow.value.clone(),
-            deny: s.deny.value.clone(),
-            cooldown_ms: ms(s.cooldown.value),
-            min_gap_ms: ms(s.min_interval.value),
-            resolve_path: platform::canonical_path,
-        },
-        recover::RecoverySettings {
-            grace: s.grace.value,
-            uid: platform::current_uid(),
-        },
-    )
-}
-
-/// A round restarts real apps: never against a redirected process table.
-fn refuse_redirected(ctx: &Ctx<'_>) -> Result<()> {
-    match ctx.redirected().filter(|f| *f != "--snapshot") {
-        Some(flag) => Err(usage(format!(
-            "`hangs` restarts real apps; it cannot run against `{flag}`"
-        ))),
-        None => Ok(()),
-    }
-}
-
 fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
-    refuse_redirected(ctx)?;
+    refuse_redirected(ctx.redirected())?;
     if ctx.global.snapshot.is_some() {
         return Err(usage(
             "`hangs` reads GUI apps, not the process table: replay recorded rounds with \
@@ -131,7 +104,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
             humantime::format_duration(every)
         )));
     }
-    let (monitor, recovery) = round_settings(&ctx.settings.hangs);
+    let (monitor, recovery) = hang_round_settings(&ctx.settings.hangs);
     Ok(HangsPlan {
         mode: match (&a.observations, a.events) {
             (_, true) => Mode::Events(a.since),
@@ -207,48 +180,6 @@ fn replay(ctx: &Ctx<'_>, plan: &HangsPlan, path: &Path) -> Result<ExitStatus> {
     } else {
         ExitStatus::Ok
     })
-}
-
-/// Add each app's start time, uid and state, read from the process table, so a signal can
-/// be addressed to exactly the process that was observed, and a stopped or traced one is
-/// never recovered (`core::hangs`).
-fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Round {
-    let mut apps = scan.apps;
-    for a in &mut apps {
-        if let Ok(Some(p)) = source.process(a.pid) {
-            a.start_time = p.start_time;
-            a.uid = Some(p.uid);
-            a.state = Some(p.state);
-        }
-    }
-    Round {
-        at_ms,
-        boot_ms: platform::boot_ms(),
-        available: scan.available,
-        unavailable_reason: scan.unavailable_reason,
-        apps,
-    }
-}
-
-/// One live round for `watch` (macOS): `Ok(None)` where there is no WindowServer to ask.
-/// Warnings (a state file set aside, a failed write) come back with the report.
-pub(crate) fn watch_round(ctx: &Ctx<'_>) -> Result<Option<(RoundReport, Vec<String>)>> {
-    let Ok(apps) = platform::native_apps() else {
-        return Ok(None);
-    };
-    refuse_redirected(ctx)?;
-    let (monitor, recovery) = round_settings(&ctx.settings.hangs);
-    let source = platform::native();
-    let control = platform::native_control(&*source);
-    let dir = crate::store::paths::ensure_state_dir()?;
-    let mut actor = LiveActor::new(&*source, &*control, recovery);
-    let round = with_identities(apps.scan(), &*source, platform::now_ms());
-    let (report, mut warnings, failure) =
-        persisted_round(&dir, false, &round, &monitor, &recovery, &mut actor)?;
-    if let Some(e) = failure {
-        warnings.push(format!("{e:#}"));
-    }
-    Ok(Some((report, warnings)))
 }
 
 fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<ExitStatus> {

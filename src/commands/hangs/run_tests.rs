@@ -3,8 +3,8 @@
 
 use super::tests::*;
 use super::*;
-use crate::commands::hangs::report::{ActionOutcome, RoundStatus};
-use crate::commands::hangs::round::persisted_round;
+use crate::actions::hang_round::persisted_round;
+use crate::actions::hang_round::report::{ActionOutcome, RoundStatus};
 use crate::core::hangs::{AppObservation, HangState, Kind};
 use crate::store::hang_events;
 
@@ -218,7 +218,7 @@ fn rounds_resolve_bundle_symlinks_on_the_disk_the_core_never_reads() {
     let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
     let mut section = crate::config::HangsSection::default();
     section.deny.value = vec![path(&link)];
-    let (cfg, _) = round_settings(&section);
+    let (cfg, _) = hang_round_settings(&section);
     let mut app = editor(501, false);
     app.bundle_id = None;
     app.bundle_path = path(&real);

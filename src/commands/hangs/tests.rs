@@ -2,13 +2,13 @@
 //! restarts are asked for, which notifications are sent, which events are logged.
 
 use super::*;
+use crate::actions::hang_round::report::{ActionOutcome, NotificationReport, RoundStatus};
+use crate::actions::hang_round::{Actor, Planner, process_round};
 use crate::actions::recover::{Recovery, Target};
-use crate::commands::hangs::report::{ActionOutcome, NotificationReport, RoundStatus};
-use crate::commands::hangs::round::{Actor, Planner, process_round};
-use crate::core::hangs::Kind;
 use crate::core::hangs::{
     AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, HangState, Policy,
 };
+use crate::core::hangs::{Kind, Round};
 use crate::core::snapshot::Identity;
 use crate::store::hang_events::HangEvent;
 

@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
+use crate::actions::hang_round::report::RoundReport;
 use crate::actions::memory_guard::GuardReport;
 use crate::actions::reap_report::ReapReport;
-use crate::commands::hangs::report::RoundReport;
 use crate::core::reading::{Level, Reading, Trend};
 use crate::core::slot_reading::SlotReading;
 use crate::output::{human_duration, plural, thousands};

@@ -31,6 +31,7 @@ pub(crate) mod service;
 use std::time::{Duration, Instant};
 
 use crate::actions::clock::{Clock, RealClock};
+use crate::actions::hang_round;
 use crate::actions::memory_guard;
 use crate::actions::notify::{self, Notifier};
 use crate::cli::WatchArgs;
@@ -354,7 +355,8 @@ impl Watcher<'_, '_> {
 
     /// A `hangs` round (macOS only; elsewhere there is no WindowServer and nothing to do).
     fn hangs_round(&mut self) {
-        match crate::commands::hangs::watch_round(self.ctx) {
+        let (monitor, recovery) = crate::commands::hang_round_settings(&self.ctx.settings.hangs);
+        match hang_round::watch_round(self.ctx.redirected(), &monitor, recovery) {
             Ok(None) => {}
             Ok(Some((report, warnings))) => {
                 for w in warnings {

@@ -102,7 +102,7 @@ fn hangs_checks_decision_comes_from_the_core_on_a_recorded_round() {
         let f = dir.path().join("rounds.json");
         std::fs::write(&f, json!({ "rounds": rounds }).to_string()).unwrap();
         let path = f.to_str().unwrap().to_string();
-        let r = t.command::<args::NoArgs, crate::commands::hangs::report::RoundReport>(
+        let r = t.command::<args::NoArgs, crate::actions::hang_round::report::RoundReport>(
             spec,
             &calls::Call::new(),
             json!({}),

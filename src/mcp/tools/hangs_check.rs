@@ -9,7 +9,7 @@
 //! thread, which is the main thread; a round takes milliseconds and never execs.
 
 use super::{Effect, Spec, Tools, report_of};
-use crate::commands::hangs::report::RoundReport;
+use crate::actions::hang_round::report::RoundReport;
 use crate::config::ToolGroup;
 use crate::mcp::args::{NoArgs, input_schema};
 

@@ -1,24 +1,28 @@
-//! One `hangs` round: the core decides, an `Actor` carries out (or only plans) the restarts
-//! and notifications it decided, and the round's report and events are built. With the
-//! persisted state (`persisted_round`), the whole round runs under the state lock, so a
-//! cron run and a `--watch` loop never restart the same app twice.
+//! One hang round, as `hangs` runs it and `watch` runs it every round (macOS): the core
+//! decides, an `Actor` carries out (or only plans) the restarts and notifications it
+//! decided, and the round's report (`report.rs`) and events are built. With the persisted
+//! state (`persisted_round`), the whole round runs under the state lock, so a cron run and
+//! a `--watch` loop never restart the same app twice.
+
+pub(crate) mod report;
 
 use std::path::Path;
 
 use anyhow::Result;
 
-use crate::actions::notify;
-use crate::actions::recover::{self, LiveOps, Recovery, Target};
-use crate::commands::hangs::report::{
+use crate::actions::hang_round::report::{
     ActionOutcome, ActionReport, ActorMode, AppReport, NotificationReport, RoundReport, RoundStatus,
 };
+use crate::actions::notify;
+use crate::actions::recover::{self, LiveOps, Recovery, Target};
 use crate::core::hangs::{
     self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, RoundOutcome,
     should_notify,
 };
 use crate::core::snapshot::Identity;
 use crate::core::time::format_ms;
-use crate::platform::{ProcessControl, ProcessSource};
+use crate::exit::usage;
+use crate::platform::{self, AppScan, ProcessControl, ProcessSource};
 use crate::store::hang_events::{self, HangEvent};
 
 /// Carries out what the core decided, or only plans it.
@@ -356,4 +360,60 @@ pub(crate) fn persisted_round(
     }
     drop(lock);
     Ok((report, warnings, failure))
+}
+
+/// A round restarts real apps: never against a redirected process table (`redirected` is
+/// `Ctx::redirected`; a `--snapshot` replays recorded rounds instead, which act on nothing).
+pub(crate) fn refuse_redirected(redirected: Option<&str>) -> Result<()> {
+    match redirected.filter(|f| *f != "--snapshot") {
+        Some(flag) => Err(usage(format!(
+            "`hangs` restarts real apps; it cannot run against `{flag}`"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Add each app's start time, uid and state, read from the process table, so a signal can
+/// be addressed to exactly the process that was observed, and a stopped or traced one is
+/// never recovered (`core::hangs`).
+pub(crate) fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Round {
+    let mut apps = scan.apps;
+    for a in &mut apps {
+        if let Ok(Some(p)) = source.process(a.pid) {
+            a.start_time = p.start_time;
+            a.uid = Some(p.uid);
+            a.state = Some(p.state);
+        }
+    }
+    Round {
+        at_ms,
+        boot_ms: platform::boot_ms(),
+        available: scan.available,
+        unavailable_reason: scan.unavailable_reason,
+        apps,
+    }
+}
+
+/// One live round for `watch` (macOS): `Ok(None)` where there is no WindowServer to ask.
+/// Warnings (a state file set aside, a failed write) come back with the report.
+pub(crate) fn watch_round(
+    redirected: Option<&str>,
+    monitor: &MonitorConfig,
+    recovery: recover::RecoverySettings,
+) -> Result<Option<(RoundReport, Vec<String>)>> {
+    let Ok(apps) = platform::native_apps() else {
+        return Ok(None);
+    };
+    refuse_redirected(redirected)?;
+    let source = platform::native();
+    let control = platform::native_control(&*source);
+    let dir = crate::store::paths::ensure_state_dir()?;
+    let mut actor = LiveActor::new(&*source, &*control, recovery);
+    let round = with_identities(apps.scan(), &*source, platform::now_ms());
+    let (report, mut warnings, failure) =
+        persisted_round(&dir, false, &round, monitor, &recovery, &mut actor)?;
+    if let Some(e) = failure {
+        warnings.push(format!("{e:#}"));
+    }
+    Ok(Some((report, warnings)))
 }
