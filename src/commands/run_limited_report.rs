@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 #[cfg(unix)]
-use crate::actions::watchdog::{Event, Summary};
+use crate::actions::watchdog::{Event, RunSummary};
 
 /// The `headroom.run-limited/1` report.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -40,7 +40,7 @@ pub(crate) struct RunLimitedReport {
 }
 
 /// The schema of `summary`: `run`'s summary line is passed on whole, so it carries the
-/// `schema` and `type` the printer stamped on it (`schema::to_line`), not only `Summary`'s
+/// `schema` and `type` the printer stamped on it (`schema::to_line`), not only `RunSummary`'s
 /// fields. Passed on rather than stripped: a client may hand it to whatever reads
 /// `headroom.run/1`, and removing printed fields would bump this schema's version.
 #[cfg(unix)]
@@ -57,7 +57,7 @@ impl JsonSchema for SummaryRecord {
     }
 
     fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let summary = g.subschema_for::<Summary>();
+        let summary = g.subschema_for::<RunSummary>();
         let mut s = schemars::json_schema!({
             "description": "`run`'s summary record as `run --json` printed it: `Summary`'s fields after its `schema` and `type`.",
             "type": "object",

@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use super::{
-    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, Summary, Watchdog, now_at,
+    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, RunSummary, Watchdog, now_at,
 };
 use crate::actions::escalate::{Ended, Escalation, EscalationOutcome, EscalationTiming, Step};
 use crate::actions::park::signal_each;
@@ -272,7 +272,7 @@ impl Watchdog<'_, '_> {
         (pids, gone, failed)
     }
 
-    pub(super) fn finish(mut self) -> Summary {
+    pub(super) fn finish(mut self) -> RunSummary {
         // Parked processes are woken or ended, never left stopped: by now every member is
         // gone, unless it could not be signalled; wake those that are still parked.
         let still: Vec<Identity> = self

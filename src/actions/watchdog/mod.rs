@@ -20,7 +20,7 @@ pub(crate) mod report;
 mod sample;
 mod signals;
 
-pub(crate) use report::{CommandStatus, EndReason, Event, JobAction, Summary, now_at};
+pub(crate) use report::{CommandStatus, EndReason, Event, JobAction, RunSummary, now_at};
 
 use crate::actions::escalate::Escalation;
 use crate::core::idle::CpuSamples;
@@ -126,7 +126,7 @@ pub(crate) fn run(
     sup: &mut Supervisor,
     cfg: &Config,
     emit: &mut dyn FnMut(&Event),
-) -> Result<Summary, SpawnError> {
+) -> Result<RunSummary, SpawnError> {
     let started = Instant::now();
     let cmd_pid = sup.spawn(&cfg.command)?;
     let self_pid = std::process::id() as i32;
@@ -201,7 +201,7 @@ struct Watchdog<'a, 'e> {
     limit_term_pending: bool,
     /// The tree's footprint at the last breach.
     breach_footprint: u64,
-    summary: Summary,
+    summary: RunSummary,
     warned: bool,
     /// Memory pressure was signalled: sample sooner until then.
     pressure_until: Option<Instant>,
@@ -266,7 +266,7 @@ impl<'a, 'e> Watchdog<'a, 'e> {
             kill_hit_live: false,
             limit_term_pending: false,
             breach_footprint: 0,
-            summary: Summary {
+            summary: RunSummary {
                 // Set when the run ends (`finish`).
                 at: String::new(),
                 exit_code: ExitStatus::RunFailed,

@@ -117,7 +117,7 @@ pub(crate) enum Event {
         at: String,
         message: String,
     },
-    Summary(Summary),
+    Summary(RunSummary),
 }
 
 /// The instant now, as every event's `at` is printed.
@@ -139,7 +139,8 @@ pub(crate) struct CommandStatus {
 
 /// The one record `run` ends with.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct Summary {
+#[schemars(rename = "Summary")]
+pub(crate) struct RunSummary {
     /// When the run ended: the command's tree was gone (RFC 3339, UTC).
     pub at: String,
     pub exit_code: crate::exit::ExitStatus,

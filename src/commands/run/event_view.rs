@@ -193,7 +193,7 @@ fn signal_line(
 #[cfg(unix)]
 pub(super) fn ended_notice(
     name: &str,
-    s: &crate::actions::watchdog::Summary,
+    s: &crate::actions::watchdog::RunSummary,
     kernel_kills: u64,
 ) -> Option<(String, String)> {
     use crate::actions::watchdog::EndReason;

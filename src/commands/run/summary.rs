@@ -4,7 +4,7 @@ use crate::output::{human_bytes, plural};
 
 /// The last line: peak, limit (and who held it, `held`), what was done, the exit code.
 #[cfg(unix)]
-pub(crate) fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&str>) -> String {
+pub(crate) fn summary_line(s: &crate::actions::watchdog::RunSummary, held: Option<&str>) -> String {
     use crate::actions::watchdog::EndReason;
     let mut limit = human_bytes(s.limit_bytes);
     if let Some(h) = held {
@@ -86,11 +86,11 @@ pub(crate) fn summary_line(s: &crate::actions::watchdog::Summary, held: Option<&
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::actions::watchdog::{CommandStatus, EndReason, Summary};
+    use crate::actions::watchdog::{CommandStatus, EndReason, RunSummary};
     use crate::exit::ExitStatus;
 
-    fn summary() -> Summary {
-        Summary {
+    fn summary() -> RunSummary {
+        RunSummary {
             at: "2026-12-01T00:00:00Z".into(),
             exit_code: ExitStatus::Child(7),
             command_status: Some(CommandStatus {
