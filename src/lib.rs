@@ -71,7 +71,7 @@ pub mod testing {
     pub use crate::schema::{file_name, to_line};
 
     /// `hangs.rs`: a summary serialised as the command writes it.
-    pub use crate::commands::hangs::report::Summary as HangsSummary;
+    pub use crate::commands::hangs::report::HangsSummary;
 
     /// `interface.rs`: the exit-code table the docs print.
     pub use crate::exit::table as exit_table;

@@ -165,7 +165,7 @@ pub const ALL: &[Entry] = &[
                 `round`s and a closing `summary`",
         parts: &[
             part::<crate::actions::hang_round::report::RoundReport>,
-            part::<c::hangs::report::Summary>,
+            part::<c::hangs::report::HangsSummary>,
         ],
     },
     Entry {

@@ -26,7 +26,7 @@ use crate::actions::hang_round::{
 use crate::actions::recover;
 use crate::cli::HangsArgs;
 use crate::commands::hangs::report::{
-    EventsReport, Summary, human_events, human_round, human_summary,
+    EventsReport, HangsSummary, human_events, human_round, human_summary,
 };
 use crate::commands::{Ctx, hang_round_settings};
 use crate::core::hangs::{MAX_ROUND_GAP_MS, MonitorConfig, MonitorState};
@@ -207,7 +207,7 @@ fn live(ctx: &Ctx<'_>, plan: &HangsPlan) -> Result<ExitStatus> {
     if plan.watch {
         stop_flag::install().context("--watch cannot handle SIGINT/SIGTERM")?;
     }
-    let mut summary = Summary::default();
+    let mut summary = HangsSummary::default();
     loop {
         // Read (no exec), then decide and act.
         let round = with_identities(apps.scan(), &*source, platform::now_ms());

@@ -19,7 +19,8 @@ use crate::store::hang_events::HangEvent;
 
 /// The last line of `--watch`.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Summary {
+#[schemars(rename = "Summary")]
+pub struct HangsSummary {
     /// When the watch (or replay) ended (RFC 3339, UTC).
     pub at: String,
     pub rounds: u64,
@@ -31,12 +32,12 @@ pub struct Summary {
     pub stopped_by: Option<String>,
 }
 
-impl crate::schema::Document for Summary {
+impl crate::schema::Document for HangsSummary {
     const SCHEMA: &'static str = "headroom.hangs/2";
     const TYPE: Option<&'static str> = Some("summary");
 }
 
-impl Summary {
+impl HangsSummary {
     pub fn add(&mut self, r: &RoundReport) {
         self.rounds += 1;
         if !r.available() {
@@ -163,7 +164,7 @@ pub(crate) fn human_round(r: &RoundReport, p: &Printer) -> String {
     s
 }
 
-pub(crate) fn human_summary(sm: &Summary) -> String {
+pub(crate) fn human_summary(sm: &HangsSummary) -> String {
     format!(
         "headroom hangs: {}, {} restarted, {}, {} blocked{}\n",
         plural(sm.rounds, "round"),
