@@ -57,7 +57,8 @@ impl crate::schema::Document for Poll {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct Summary {
+#[schemars(rename = "Summary")]
+pub(crate) struct IdleWatchSummary {
     /// When the watch ended (RFC 3339, UTC).
     pub at: String,
     pub polls: u32,
@@ -66,7 +67,7 @@ pub(crate) struct Summary {
     pub signals_sent: u32,
 }
 
-impl crate::schema::Document for Summary {
+impl crate::schema::Document for IdleWatchSummary {
     const SCHEMA: &'static str = "headroom.idle-watch/2";
     const TYPE: Option<&'static str> = Some("summary");
 }
@@ -155,7 +156,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &IdleWatchArgs) -> Result<ExitStatus> {
             break;
         }
     }
-    let summary = Summary {
+    let summary = IdleWatchSummary {
         at: crate::core::time::format_ms(crate::platform::now_ms()),
         polls,
         released,

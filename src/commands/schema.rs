@@ -127,7 +127,10 @@ pub const ALL: &[Entry] = &[
     Entry {
         name: c::idle_watch::Poll::SCHEMA,
         title: "`idle-watch --json`: JSON Lines, a `poll` per reading and a closing `summary`",
-        parts: &[part::<c::idle_watch::Poll>, part::<c::idle_watch::Summary>],
+        parts: &[
+            part::<c::idle_watch::Poll>,
+            part::<c::idle_watch::IdleWatchSummary>,
+        ],
     },
     Entry {
         name: c::log_probe::LogProbeReport::SCHEMA,
