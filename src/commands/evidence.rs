@@ -19,7 +19,7 @@ use crate::core::evidence_csv::Item;
 use crate::exit::ExitStatus;
 use crate::store::evidence::EvidenceLog;
 
-use crate::commands::evidence_summary::Summary;
+use crate::commands::evidence_summary::EvidenceSummary;
 pub(crate) use crate::commands::evidence_summary::human;
 // Re-exported for the unit tests only (they name it by this path).
 #[cfg(test)]
@@ -46,7 +46,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
         && !files.is_empty()
         && (args.chart || ctx.printer.stdout_is_terminal());
     let mut survey = (draw || target.is_some()).then(Survey::new);
-    let mut summary = Summary::new();
+    let mut summary = EvidenceSummary::new();
     for f in files {
         let name = f.path.display().to_string();
         f.read(&mut |item| match item {

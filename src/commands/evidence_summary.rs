@@ -103,7 +103,7 @@ impl SummaryRow for ReadRow {
 
 /// The summary so far.
 #[derive(Debug, Default)]
-pub(crate) struct Summary {
+pub(crate) struct EvidenceSummary {
     rows: usize,
     /// The earliest and the latest time, with `at` as logged.
     first: Option<(i64, Option<String>)>,
@@ -115,7 +115,7 @@ pub(crate) struct Summary {
     anomalies: Vec<Anomaly>,
 }
 
-impl Summary {
+impl EvidenceSummary {
     pub(crate) fn new() -> Self {
         Self::default()
     }
@@ -183,7 +183,7 @@ pub(crate) fn summarise(
     rows: &[ReadRow],
     anomalies: Vec<Anomaly>,
 ) -> EvidenceReport {
-    let mut s = Summary::new();
+    let mut s = EvidenceSummary::new();
     for r in rows {
         s.row(r);
     }
