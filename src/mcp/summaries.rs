@@ -17,12 +17,12 @@ use crate::commands::top::TopReport;
 use crate::output::{human_bytes, plural};
 
 /// A report's one line for a person (or a model that reads only text).
-pub(crate) trait Summary: 'static {
+pub(crate) trait SummaryLine: 'static {
     fn summary(&self) -> String;
 }
 
 /// The summary of `report` if it is an `R` (the report the tool's command prints).
-pub(crate) fn summarize<R: Summary>(report: &dyn std::any::Any) -> Option<String> {
+pub(crate) fn summarize<R: SummaryLine>(report: &dyn std::any::Any) -> Option<String> {
     report.downcast_ref::<R>().map(R::summary)
 }
 
@@ -38,7 +38,7 @@ fn name<T: Serialize>(t: &T) -> String {
     }
 }
 
-impl Summary for ProbeReport {
+impl SummaryLine for ProbeReport {
     fn summary(&self) -> String {
         let r = &self.reading;
         format!(
@@ -54,7 +54,7 @@ impl Summary for ProbeReport {
     }
 }
 
-impl Summary for LimitsReport {
+impl SummaryLine for LimitsReport {
     fn summary(&self) -> String {
         let r = &self.reading;
         format!(
@@ -67,7 +67,7 @@ impl Summary for LimitsReport {
     }
 }
 
-impl Summary for TopReport {
+impl SummaryLine for TopReport {
     fn summary(&self) -> String {
         let largest = self.processes.first().map_or(String::new(), |f| {
             format!(
@@ -85,7 +85,7 @@ impl Summary for TopReport {
     }
 }
 
-impl Summary for EvidenceReport {
+impl SummaryLine for EvidenceReport {
     fn summary(&self) -> String {
         format!(
             "{} from {} to {}; peak usage {} %",
@@ -97,7 +97,7 @@ impl Summary for EvidenceReport {
     }
 }
 
-impl Summary for LogProbeReport {
+impl SummaryLine for LogProbeReport {
     fn summary(&self) -> String {
         let d = &self.directory;
         format!(
@@ -109,13 +109,13 @@ impl Summary for LogProbeReport {
     }
 }
 
-impl Summary for EventsReport {
+impl SummaryLine for EventsReport {
     fn summary(&self) -> String {
         plural(self.events.len() as u64, "hang event")
     }
 }
 
-impl Summary for RoundReport {
+impl SummaryLine for RoundReport {
     fn summary(&self) -> String {
         if let Some(why) = &self.unavailable_reason {
             return format!("the WindowServer could not be asked: {why}");
@@ -132,7 +132,7 @@ impl Summary for RoundReport {
     }
 }
 
-impl Summary for DoctorReport {
+impl SummaryLine for DoctorReport {
     fn summary(&self) -> String {
         format!(
             "{} ok, {} mismatch, {} skipped",
@@ -141,13 +141,13 @@ impl Summary for DoctorReport {
     }
 }
 
-impl Summary for ReapReport {
+impl SummaryLine for ReapReport {
     fn summary(&self) -> String {
         self.summary.clone()
     }
 }
 
-impl Summary for ParkReport {
+impl SummaryLine for ParkReport {
     fn summary(&self) -> String {
         format!(
             "{} pid {}: {} of {} changed",

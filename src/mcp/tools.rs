@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::args::input_schema;
 use super::calls::Call;
 use super::results;
-use super::summaries::{Summary, summarize};
+use super::summaries::{SummaryLine, summarize};
 use crate::cli::{Cli, GlobalArgs};
 use crate::config::{Settings, ToolGroup};
 use crate::output::{Printer, ReportHook};
@@ -183,7 +183,7 @@ impl Tools {
 
     /// Parse `args` as `A`, load the settings, make the command line, run it, and make the
     /// result from the command's report `R`. Bad argument values are tool errors.
-    pub(super) fn command<A: DeserializeOwned, R: Summary>(
+    pub(super) fn command<A: DeserializeOwned, R: SummaryLine>(
         &self,
         spec: &Spec,
         _call: &Call,
