@@ -50,7 +50,8 @@ pub(crate) struct ParentReport {
 /// Who holds the zombies of an ended parent that were not reaped: whoever inherited them
 /// (launchd, init, a container's pid 1, a subreaper) and has not waited for them yet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub(crate) struct Holder {
+#[schemars(rename = "Holder")]
+pub(crate) struct ZombieHolder {
     pub pid: i32,
     pub name: String,
 }
@@ -71,7 +72,7 @@ pub(crate) struct TargetReport {
     pub zombies_left: u64,
     /// Who holds those: the parent headroom ended is gone, and they now belong to this
     /// process, which had not reaped them when verification ended.
-    pub held_by: Option<Holder>,
+    pub held_by: Option<ZombieHolder>,
     /// headroom ended it and every one of its zombies is gone.
     pub verified: bool,
     #[serde(rename = "override")]

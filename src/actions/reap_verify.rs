@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 pub(crate) use crate::actions::reap_report::VERIFY_BOUND;
-use crate::actions::reap_report::{Holder, ReapReport};
+use crate::actions::reap_report::{ReapReport, ZombieHolder};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::platform::ProcessSource;
 
@@ -79,7 +79,7 @@ pub(crate) fn settle(
         }
         t.zombies_reaped = (pids.len() - holders.len()) as u64;
         t.verified = holders.is_empty();
-        t.held_by = most_common(&holders).map(|pid| Holder {
+        t.held_by = most_common(&holders).map(|pid| ZombieHolder {
             pid,
             name: after
                 .processes
@@ -210,7 +210,7 @@ mod tests {
         );
         assert_eq!(
             t.held_by,
-            Some(Holder {
+            Some(ZombieHolder {
                 pid: 1,
                 name: "tini".into()
             })
