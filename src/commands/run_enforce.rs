@@ -35,7 +35,8 @@ pub(crate) enum RecordType {
         reason = "the kernel values are Linux's; the JSON schema names them all"
     )
 )]
-pub(crate) enum Holder {
+#[schemars(rename = "Holder")]
+pub(crate) enum LimitHolder {
     /// The kernel, in a cgroup of the command's own (headroom's watchdog runs too).
     Kernel,
     /// headroom's polling watchdog only.
@@ -66,7 +67,7 @@ pub(crate) struct Enforcement {
     /// When the enforcement was set up, before the command started (RFC 3339, UTC).
     pub at: String,
     pub requested: Enforce,
-    pub by: Holder,
+    pub by: LimitHolder,
     pub cgroup: Option<String>,
     pub cgroup_version: Option<CgroupVersion>,
     pub memory_max_bytes: Option<u64>,
@@ -114,7 +115,7 @@ impl Enforcement {
             kind: RecordType::Enforcement,
             at: crate::actions::watchdog::now_at(),
             requested: mode,
-            by: Holder::Poll,
+            by: LimitHolder::Poll,
             cgroup: None,
             cgroup_version: None,
             memory_max_bytes: None,
@@ -131,10 +132,10 @@ impl Enforcement {
     /// kernel cap exists at all (macOS).
     pub(crate) fn held(&self) -> Option<String> {
         match (self.by, self.cgroup_version) {
-            (Holder::Kernel, Some(CgroupVersion::V1)) => {
+            (LimitHolder::Kernel, Some(CgroupVersion::V1)) => {
                 Some("held by the kernel, cgroup memory.limit_in_bytes".into())
             }
-            (Holder::Kernel, _) => Some("held by the kernel, cgroup memory.max".into()),
+            (LimitHolder::Kernel, _) => Some("held by the kernel, cgroup memory.max".into()),
             _ if self.requested == Enforce::Auto && cfg!(target_os = "linux") => {
                 Some("polled: the kernel cannot hold it here, `--enforce kernel` says why".into())
             }
@@ -178,7 +179,7 @@ pub(crate) fn prepare(
                 kind: RecordType::Enforcement,
                 at: crate::actions::watchdog::now_at(),
                 requested: mode,
-                by: Holder::Kernel,
+                by: LimitHolder::Kernel,
                 cgroup: Some(cg.dir.display().to_string()),
                 cgroup_version: Some(match cg.version {
                     Version::V2 => CgroupVersion::V2,
