@@ -124,7 +124,7 @@ pub(crate) struct Options {
 /// One breaching tree to enforce: the breach, and the members of its tree earlier rounds
 /// parked (continued with their SIGTERM, or still parked).
 #[derive(Debug, Clone)]
-pub(crate) struct Target {
+pub(crate) struct BreachingTree {
     pub breach: Breach,
     pub parked_before: Vec<Identity>,
 }
@@ -191,7 +191,7 @@ struct Tree {
 }
 
 impl Tree {
-    fn new(t: Target) -> Self {
+    fn new(t: BreachingTree) -> Self {
         let before = t.parked_before.len();
         Self {
             report: GuardReport {
@@ -265,7 +265,7 @@ pub(crate) fn enforce(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     a: &Snapshot,
-    targets: Vec<Target>,
+    targets: Vec<BreachingTree>,
     clock: &dyn Clock,
     opts: Options,
 ) -> Result<Vec<GuardReport>> {

@@ -52,7 +52,7 @@ impl World {
         b.remove(0)
     }
     /// Enforce `targets` found in the table as it is now.
-    pub(super) fn enforce_all(&self, targets: Vec<Target>, park: bool) -> Vec<GuardReport> {
+    pub(super) fn enforce_all(&self, targets: Vec<BreachingTree>, park: bool) -> Vec<GuardReport> {
         let a = self.snap.borrow().clone();
         let opts = Options {
             park,
@@ -61,7 +61,7 @@ impl World {
         enforce(&self.table, &self.table, &a, targets, self, opts).unwrap()
     }
     pub(super) fn enforce(&self, limit_mib: u64, park: bool, before: Vec<Identity>) -> GuardReport {
-        let target = Target {
+        let target = BreachingTree {
             breach: self.breach(limit_mib),
             parked_before: before,
         };
@@ -237,7 +237,7 @@ fn two_trees() -> Snapshot {
     )
 }
 
-fn both(w: &World) -> Vec<Target> {
+fn both(w: &World) -> Vec<BreachingTree> {
     let snap = w.snap.borrow();
     let rules = [
         Rule {
@@ -252,7 +252,7 @@ fn both(w: &World) -> Vec<Target> {
     let b = breaches(&guarded(&ProcessTable::new(&snap), &rules, None));
     assert_eq!(b.len(), 2, "{b:?}");
     b.into_iter()
-        .map(|breach| Target {
+        .map(|breach| BreachingTree {
             breach,
             parked_before: vec![],
         })
@@ -372,7 +372,7 @@ fn a_root_that_is_headroom_s_ancestor_or_became_a_session_leader_is_never_signal
         limit_bytes: 1000 * MIB,
         effective_bytes: 1000 * MIB,
     };
-    let target = || Target {
+    let target = || BreachingTree {
         breach: breach.clone(),
         parked_before: vec![],
     };

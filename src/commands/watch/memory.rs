@@ -102,13 +102,13 @@ impl Watcher<'_, '_> {
                 memory_guard::wake(&control, &p.ids);
             }
             let mut taken = Vec::new();
-            let targets: Vec<memory_guard::Target> = breaches(&trees)
+            let targets: Vec<memory_guard::BreachingTree> = breaches(&trees)
                 .into_iter()
                 .map(|breach| {
                     let before = self.parked.take(breach.identity);
                     let parked_before = before.as_ref().map(|p| p.ids.clone()).unwrap_or_default();
                     taken.push(before);
-                    memory_guard::Target {
+                    memory_guard::BreachingTree {
                         breach,
                         parked_before,
                     }
