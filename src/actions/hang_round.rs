@@ -14,7 +14,7 @@ use crate::actions::hang_round::report::{
     ActionOutcome, ActionReport, ActorMode, AppReport, NotificationReport, RoundReport, RoundStatus,
 };
 use crate::actions::notify;
-use crate::actions::recover::{self, LiveOps, Recovery, Target};
+use crate::actions::recover::{self, LiveOps, Recovery, RecoveryTarget};
 use crate::core::hangs::{
     self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, RoundOutcome,
     should_notify,
@@ -28,7 +28,7 @@ use crate::store::hang_events::{self, HangEvent};
 /// Carries out what the core decided, or only plans it.
 pub(crate) trait Actor {
     /// Restart `t`; `None` when the restart is only planned (nothing performed).
-    fn restart(&mut self, t: &Target) -> Option<Recovery>;
+    fn restart(&mut self, t: &RecoveryTarget) -> Option<Recovery>;
     fn notify(&mut self, message: &str) -> NotificationReport;
     fn mode(&self) -> ActorMode;
 }
@@ -44,7 +44,7 @@ impl Planner {
 }
 
 impl Actor for Planner {
-    fn restart(&mut self, _t: &Target) -> Option<Recovery> {
+    fn restart(&mut self, _t: &RecoveryTarget) -> Option<Recovery> {
         None
     }
 
@@ -83,7 +83,7 @@ impl<'a> LiveActor<'a> {
 }
 
 impl Actor for LiveActor<'_> {
-    fn restart(&mut self, t: &Target) -> Option<Recovery> {
+    fn restart(&mut self, t: &RecoveryTarget) -> Option<Recovery> {
         let mut ops = LiveOps::new(self.source, self.control);
         Some(recover::recover(&mut ops, t, &self.settings))
     }
@@ -102,9 +102,9 @@ impl Actor for LiveActor<'_> {
     }
 }
 
-fn target(d: &AppDecision, kind: Kind) -> Target {
+fn target(d: &AppDecision, kind: Kind) -> RecoveryTarget {
     let a = &d.app;
-    Target {
+    RecoveryTarget {
         kind,
         pid: a.pid,
         identity: match (a.start_time, a.uid) {
@@ -206,7 +206,7 @@ fn restart(
     state: &mut MonitorState,
     round: &Round,
     d: &AppDecision,
-    t: &Target,
+    t: &RecoveryTarget,
     actor: &mut dyn Actor,
 ) -> Result<Option<Recovery>, String> {
     // Refused before anything is done: the same report live, dry run or replayed.
@@ -232,7 +232,7 @@ fn restart(
 /// failed one sends (sent here, so it follows the restart as before).
 fn restart_report(
     decided: Result<Option<Recovery>, String>,
-    t: &Target,
+    t: &RecoveryTarget,
     settings: &recover::RecoverySettings,
     d: &AppDecision,
     kind: Kind,

@@ -151,7 +151,7 @@ fn an_unreadable_start_time_means_nothing_is_signalled() {
 
 #[test]
 fn the_plan_lists_the_exact_steps_of_each_sequence() {
-    let lines = |t: &Target| {
+    let lines = |t: &RecoveryTarget| {
         plan(t, &settings())
             .iter()
             .map(Step::describe)

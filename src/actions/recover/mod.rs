@@ -50,7 +50,7 @@ const LAUNCHCTL_NOT_FOUND: i32 = 113;
 
 /// What to recover.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Target {
+pub(crate) struct RecoveryTarget {
     pub kind: Kind,
     pub pid: i32,
     /// pid + start time + uid; `None` when the start time could not be read, and then
@@ -132,7 +132,7 @@ fn service_dir() -> String {
 const KILL_CONDITION: &str = "only if the same process is still running after the grace period";
 
 /// The exact steps a recovery would take, for `--dry-run` and `--observations`.
-pub(crate) fn plan(t: &Target, s: &RecoverySettings) -> Vec<Step> {
+pub(crate) fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
     let mut steps = vec![
         Step::Signal {
             signal: Signal::Term.name().into(),
@@ -187,7 +187,7 @@ pub(crate) fn plan(t: &Target, s: &RecoverySettings) -> Vec<Step> {
 
 /// Why `t` is not signalled at all, decided before anything is done, so that a replay or a
 /// dry run plans exactly what live does with the same data.
-pub(crate) fn refusal(t: &Target) -> Option<String> {
+pub(crate) fn refusal(t: &RecoveryTarget) -> Option<String> {
     t.identity.is_none().then(|| {
         format!(
             "the start time of pid `{}` could not be read, so its identity cannot be checked; \
@@ -198,7 +198,11 @@ pub(crate) fn refusal(t: &Target) -> Option<String> {
 }
 
 /// Perform the recovery of `t`.
-pub(crate) fn recover(ops: &mut dyn RecoveryOps, t: &Target, s: &RecoverySettings) -> Recovery {
+pub(crate) fn recover(
+    ops: &mut dyn RecoveryOps,
+    t: &RecoveryTarget,
+    s: &RecoverySettings,
+) -> Recovery {
     let mut r = Recovery {
         ok: false,
         signalled: false,
@@ -380,7 +384,7 @@ fn run_exec(
     res
 }
 
-fn reopen(ops: &mut dyn RecoveryOps, t: &Target, r: &mut Recovery) -> Result<(), String> {
+fn reopen(ops: &mut dyn RecoveryOps, t: &RecoveryTarget, r: &mut Recovery) -> Result<(), String> {
     let argv = open_argv(&t.bundle_path);
     let shown = argv.join(" ");
     match run_exec(ops, argv, None, r) {
@@ -407,7 +411,7 @@ fn not_found(out: &ExecOutput) -> bool {
 
 fn kickstart(
     ops: &mut dyn RecoveryOps,
-    t: &Target,
+    t: &RecoveryTarget,
     old: &Identity,
     s: &RecoverySettings,
     r: &mut Recovery,

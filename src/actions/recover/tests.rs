@@ -193,8 +193,8 @@ pub(super) fn settings() -> RecoverySettings {
     }
 }
 
-pub(super) fn app_target() -> Target {
-    Target {
+pub(super) fn app_target() -> RecoveryTarget {
+    RecoveryTarget {
         kind: Kind::App,
         pid: 501,
         identity: Some(id(501)),
@@ -203,8 +203,8 @@ pub(super) fn app_target() -> Target {
     }
 }
 
-pub(super) fn service_target() -> Target {
-    Target {
+pub(super) fn service_target() -> RecoveryTarget {
+    RecoveryTarget {
         kind: Kind::Service,
         pid: 700,
         identity: Some(id(700)),

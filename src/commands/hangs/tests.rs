@@ -4,7 +4,7 @@
 use super::*;
 use crate::actions::hang_round::report::{ActionOutcome, NotificationReport, RoundStatus};
 use crate::actions::hang_round::{Actor, Planner, process_round};
-use crate::actions::recover::{Recovery, Target};
+use crate::actions::recover::{Recovery, RecoveryTarget};
 use crate::core::hangs::{
     AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, HangState, Policy,
 };
@@ -19,12 +19,12 @@ pub(super) const EVERY: i64 = 15_000;
 pub(super) struct FakeActor {
     /// The outcome of every restart (`ok`, `signalled`).
     pub(super) outcome: Option<(bool, bool)>,
-    pub(super) restarts: Vec<Target>,
+    pub(super) restarts: Vec<RecoveryTarget>,
     pub(super) notifications: Vec<String>,
 }
 
 impl Actor for FakeActor {
-    fn restart(&mut self, t: &Target) -> Option<Recovery> {
+    fn restart(&mut self, t: &RecoveryTarget) -> Option<Recovery> {
         self.restarts.push(t.clone());
         let (ok, signalled) = self.outcome.unwrap_or((true, true));
         Some(Recovery {
