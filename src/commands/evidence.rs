@@ -11,7 +11,7 @@
 use anyhow::Result;
 
 use crate::cli::EvidenceArgs;
-use crate::commands::evidence_out::Target;
+use crate::commands::evidence_out::SvgDestination;
 use crate::commands::evidence_time::Zone;
 use crate::commands::{Ctx, evidence_chart, evidence_out, evidence_svg};
 use crate::core::chart::{Chart, Survey, anomaly_time};
@@ -34,7 +34,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
     };
     let json = ctx.printer.is_json();
     let target = svg_target(args, json)?;
-    let svg_on_stdout = target == Some(Target::Stdout);
+    let svg_on_stdout = target == Some(SvgDestination::Stdout);
     let log = EvidenceLog::new(&dir);
     let files = log.open_all();
     let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
@@ -106,13 +106,13 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
 }
 
 /// Where `--svg` writes, if given; refused (usage) where standard output is taken already.
-fn svg_target(args: &EvidenceArgs, json: bool) -> Result<Option<Target>> {
+fn svg_target(args: &EvidenceArgs, json: bool) -> Result<Option<SvgDestination>> {
     let target = args
         .svg
         .as_deref()
         .map(|p| evidence_out::target(p, crate::platform::current_uid()))
         .transpose()?;
-    let svg_on_stdout = target == Some(Target::Stdout);
+    let svg_on_stdout = target == Some(SvgDestination::Stdout);
     if svg_on_stdout && json {
         return Err(crate::exit::usage(
             "`--svg -` writes the SVG to standard output, which `--json` needs too: give \
@@ -133,7 +133,7 @@ fn write_svg(
     ctx: &Ctx<'_>,
     args: &EvidenceArgs,
     dir: &std::path::Path,
-    t: &Target,
+    t: &SvgDestination,
     chart: &Chart,
     zone: &Zone,
 ) -> Result<()> {
@@ -151,7 +151,7 @@ fn write_svg(
         );
     }
     let svg = evidence_svg::render(chart, zone)?;
-    if *t == Target::Stdout {
+    if *t == SvgDestination::Stdout {
         ctx.printer.raw(&svg)?;
     } else {
         evidence_out::write(t, svg.as_bytes())?;

@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 
 /// Where the SVG goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Target {
+pub(crate) enum SvgDestination {
     Stdout,
     /// Atomically replaced (or created) at this path.
     Replace(PathBuf),
@@ -30,14 +30,14 @@ pub(crate) enum Target {
 const MAX_LINKS: usize = 40;
 
 /// Where `--svg path` writes, for a process of real uid `uid`.
-pub(crate) fn target(path: &Path, uid: u32) -> Result<Target> {
+pub(crate) fn target(path: &Path, uid: u32) -> Result<SvgDestination> {
     if path.as_os_str() == "-" {
-        return Ok(Target::Stdout);
+        return Ok(SvgDestination::Stdout);
     }
     let followed = std::fs::metadata(path);
     if let Ok(m) = &followed {
         if is_stdout(m) {
-            return Ok(Target::Stdout);
+            return Ok(SvgDestination::Stdout);
         }
     }
     let mut p = path.to_path_buf();
@@ -47,9 +47,9 @@ pub(crate) fn target(path: &Path, uid: u32) -> Result<Target> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return match followed {
                     // A kernel link (`/proc/self/fd/N` → `pipe:[…]`): open the path itself.
-                    Ok(m) if !m.is_dir() => Ok(Target::Open(path.to_path_buf())),
+                    Ok(m) if !m.is_dir() => Ok(SvgDestination::Open(path.to_path_buf())),
                     Ok(_) => bail!("`{}` is a directory", path.display()),
-                    Err(_) => Ok(Target::Replace(p)),
+                    Err(_) => Ok(SvgDestination::Replace(p)),
                 };
             }
             Err(e) => return Err(e).with_context(|| format!("cannot write `{}`", p.display())),
@@ -73,11 +73,11 @@ pub(crate) fn target(path: &Path, uid: u32) -> Result<Target> {
             continue;
         }
         return if meta.is_file() {
-            Ok(Target::Replace(p))
+            Ok(SvgDestination::Replace(p))
         } else if meta.is_dir() {
             bail!("`{}` is a directory", path.display())
         } else {
-            Ok(Target::Open(p))
+            Ok(SvgDestination::Open(p))
         };
     }
     bail!("`{}`: too many levels of symbolic links", path.display())
@@ -113,10 +113,10 @@ fn is_stdout(_: &std::fs::Metadata) -> bool {
 }
 
 /// Write `bytes` to a `Replace` or `Open` target (stdout is the printer's).
-pub(crate) fn write(t: &Target, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write(t: &SvgDestination, bytes: &[u8]) -> Result<()> {
     match t {
-        Target::Stdout => Ok(()),
-        Target::Replace(p) => {
+        SvgDestination::Stdout => Ok(()),
+        SvgDestination::Replace(p) => {
             let mode = std::fs::metadata(p).ok().map(|m| m.permissions());
             crate::store::fsio::atomic_write(p, bytes)?;
             if let Some(perm) = mode {
@@ -125,7 +125,7 @@ pub(crate) fn write(t: &Target, bytes: &[u8]) -> Result<()> {
             }
             Ok(())
         }
-        Target::Open(p) => {
+        SvgDestination::Open(p) => {
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .open(p)
