@@ -106,12 +106,12 @@ impl From<crate::core::reading::Level> for ExitStatus {
 }
 
 /// `doctor`: 0 when headroom agrees with the system's tools, 1 on a mismatch.
-impl From<crate::core::doctor::Verdict> for ExitStatus {
-    fn from(v: crate::core::doctor::Verdict) -> Self {
-        use crate::core::doctor::Verdict;
+impl From<crate::core::doctor::Agreement> for ExitStatus {
+    fn from(v: crate::core::doctor::Agreement) -> Self {
+        use crate::core::doctor::Agreement;
         match v {
-            Verdict::Agrees => Self::Ok,
-            Verdict::Mismatch => Self::Unhappy,
+            Agreement::Agrees => Self::Ok,
+            Agreement::Mismatch => Self::Unhappy,
         }
     }
 }

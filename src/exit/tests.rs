@@ -143,9 +143,9 @@ fn a_critical_reading_is_its_level_not_an_error_and_an_unknown_one_not_a_refusal
 
 #[test]
 fn doctor_exits_1_only_on_a_mismatch() {
-    use crate::core::doctor::Verdict;
-    assert_eq!(ExitStatus::from(Verdict::Agrees).code(), 0);
-    assert_eq!(ExitStatus::from(Verdict::Mismatch).code(), 1);
+    use crate::core::doctor::Agreement;
+    assert_eq!(ExitStatus::from(Agreement::Agrees).code(), 0);
+    assert_eq!(ExitStatus::from(Agreement::Mismatch).code(), 1);
 }
 
 #[test]

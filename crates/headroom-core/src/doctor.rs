@@ -68,7 +68,7 @@ impl Check {
 /// What the checks say together; the main crate maps it onto the exit-code table (0 when
 /// they agree, 1 on a mismatch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Agreement {
     /// Nothing mismatches (skipped checks are not a mismatch).
     Agrees,
     /// At least one check mismatches.
@@ -76,11 +76,11 @@ pub enum Verdict {
 }
 
 /// `Mismatch` when any check mismatches, `Agrees` otherwise.
-pub fn verdict(checks: &[Check]) -> Verdict {
+pub fn verdict(checks: &[Check]) -> Agreement {
     if checks.iter().any(|c| c.outcome == CheckOutcome::Mismatch) {
-        Verdict::Mismatch
+        Agreement::Mismatch
     } else {
-        Verdict::Agrees
+        Agreement::Agrees
     }
 }
 
@@ -509,8 +509,8 @@ mod tests {
     fn only_a_mismatch_makes_the_checks_disagree() {
         let ok = Check::new("a", CheckOutcome::Ok, "1".into(), "1".into());
         let skip = Check::skipped("b", "no tool");
-        assert_eq!(verdict(&[ok.clone(), skip.clone()]), Verdict::Agrees);
+        assert_eq!(verdict(&[ok.clone(), skip.clone()]), Agreement::Agrees);
         let bad = Check::new("c", CheckOutcome::Mismatch, "1".into(), "2".into());
-        assert_eq!(verdict(&[ok, skip, bad]), Verdict::Mismatch);
+        assert_eq!(verdict(&[ok, skip, bad]), Agreement::Mismatch);
     }
 }
