@@ -17,7 +17,9 @@ use crate::core::memory::PRESSURE_FREE_PCT;
 use crate::core::parking::ParkPermission;
 use crate::core::proc_tree::{self, Change, OwnTree, own_trees, tree_at};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
-use crate::core::top::{Facts, GROWTH_KB_S, NotParkable, ReasonCode, TreeState, Verdict, judge};
+use crate::core::top::{
+    Facts, GROWTH_KB_S, NotParkable, ParkVerdict, ReasonCode, TreeState, judge,
+};
 use crate::exit::{self, ExitStatus, Failure};
 use crate::output::human_bytes;
 use crate::platform::ProcessSource;
@@ -227,7 +229,7 @@ fn build(
 }
 
 /// The verdict in words, with the numbers it was drawn from.
-fn reason(v: &Verdict, f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> String {
+fn reason(v: &ParkVerdict, f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> String {
     let secs = f.window_ms as f64 / 1000.0;
     let size = format!(
         "tree {} {} {} park threshold",

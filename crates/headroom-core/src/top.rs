@@ -70,13 +70,13 @@ pub enum NotParkable {
 
 /// What `top` concludes for one tree.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub struct ParkVerdict {
     pub reason_code: ReasonCode,
     /// `None` for a park candidate.
     pub not_parkable: Option<NotParkable>,
 }
 
-impl Verdict {
+impl ParkVerdict {
     pub fn park_candidate(&self) -> bool {
         self.not_parkable.is_none()
     }
@@ -95,7 +95,7 @@ pub struct Facts {
 
 /// A park candidate is running, allowed, known to be idle (under 2 % of a core) and at
 /// least `park_min_bytes`. Otherwise growth, then pressure, explain the row.
-pub fn judge(f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> Verdict {
+pub fn judge(f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> ParkVerdict {
     let not_parkable = match (f.state, &f.refusal, f.change.cpu_fraction) {
         (TreeState::Parked, _, _) => Some(NotParkable::AlreadyParked),
         (TreeState::Zombie, _, _) => Some(NotParkable::Zombie),
@@ -114,7 +114,7 @@ pub fn judge(f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> Verdict {
     } else {
         ReasonCode::None
     };
-    Verdict {
+    ParkVerdict {
         reason_code,
         not_parkable,
     }
