@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::actions::terminate::{Termination, TerminationOutcome};
 use crate::core::liveness::{Blind, SessionVerdict};
-use crate::core::policy::{Decision, Policy, Selection, SkipReason, Verdict};
+use crate::core::policy::{Decision, Policy, ReapVerdict, Selection, SkipReason};
 use crate::core::reading::Reading;
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Snapshot;
@@ -31,7 +31,7 @@ pub(crate) struct ParentReport {
     pub name: String,
     pub exe: Option<String>,
     pub zombies: u64,
-    pub verdict: Verdict,
+    pub verdict: ReapVerdict,
     pub reason: Option<SkipReason>,
     pub session_children: Vec<i32>,
     pub session: SessionVerdict,

@@ -96,7 +96,8 @@ pub struct Policy {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+#[schemars(rename = "Verdict")]
+pub enum ReapVerdict {
     Target,
     Skipped,
 }
@@ -108,7 +109,7 @@ pub struct Decision {
     pub name: String,
     pub exe: Option<String>,
     pub zombies: u64,
-    pub verdict: Verdict,
+    pub verdict: ReapVerdict,
     pub reason: Option<SkipReason>,
     pub session: Session,
     pub session_verdict: SessionVerdict,
@@ -121,7 +122,7 @@ pub struct Decision {
 
 impl Decision {
     pub fn is_target(&self) -> bool {
-        self.verdict == Verdict::Target
+        self.verdict == ReapVerdict::Target
     }
 }
 
@@ -279,9 +280,9 @@ pub fn select_among(s: Situation<'_, '_>, policy: &Policy, only: Option<&[Identi
             exe: record.and_then(|r| r.exe.clone()),
             zombies: zp.zombies,
             verdict: if reason.is_none() {
-                Verdict::Target
+                ReapVerdict::Target
             } else {
-                Verdict::Skipped
+                ReapVerdict::Skipped
             },
             reason,
             session: session.clone(),

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::ReapReport;
-use crate::core::policy::Verdict;
+use crate::core::policy::ReapVerdict;
 use crate::output::{Printer, Style, human_duration, plural, thousands};
 use crate::sanitize::sanitize;
 
@@ -63,10 +63,10 @@ impl ReapReport {
         };
         for x in &self.parents {
             let verdict = match x.verdict {
-                Verdict::Target => p.paint("target", Style::Red),
-                Verdict::Skipped => "skipped".to_string(),
+                ReapVerdict::Target => p.paint("target", Style::Red),
+                ReapVerdict::Skipped => "skipped".to_string(),
             };
-            let pad = if x.verdict == Verdict::Target {
+            let pad = if x.verdict == ReapVerdict::Target {
                 8 + verdict.len() - "target".len()
             } else {
                 8

@@ -11,7 +11,7 @@ pub(crate) fn decision(pid: i32, zombies: u64, override_: Option<&'static str>) 
         name: "agency".into(),
         exe: None,
         zombies,
-        verdict: Verdict::Target,
+        verdict: ReapVerdict::Target,
         reason: None,
         session: Session::none(),
         session_verdict: SessionVerdict::NoSession,
@@ -119,7 +119,7 @@ fn no_effect_and_degraded_summaries_are_distinct() {
         "Cleanup without effect: zombie count unchanged (600)."
     );
     let mut blind = decision(2, 900, None);
-    blind.verdict = Verdict::Skipped;
+    blind.verdict = ReapVerdict::Skipped;
     blind.reason = Some(SkipReason::SessionSignalUnavailable);
     let sel = Selection {
         decisions: vec![blind],
