@@ -18,7 +18,7 @@ use crate::core::parking::ParkPermission;
 use crate::core::proc_tree::{self, Change, OwnTree, own_trees, tree_at};
 use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
 use crate::core::top::{
-    Facts, GROWTH_KB_S, NotParkable, ParkVerdict, ReasonCode, TreeState, judge,
+    GROWTH_KB_S, NotParkable, ParkVerdict, ReasonCode, TreeFacts, TreeState, judge,
 };
 use crate::exit::{self, ExitStatus, Failure};
 use crate::output::human_bytes;
@@ -192,7 +192,7 @@ fn build(
                 },
                 |b| proc_tree::change(b, t, dt_ms, uid, me),
             );
-            let facts = Facts {
+            let facts = TreeFacts {
                 state: TreeState::of(t.root),
                 footprint_bytes: t.footprint_bytes,
                 change,
@@ -229,7 +229,7 @@ fn build(
 }
 
 /// The verdict in words, with the numbers it was drawn from.
-fn reason(v: &ParkVerdict, f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> String {
+fn reason(v: &ParkVerdict, f: &TreeFacts, park_min_bytes: u64, free_pct: Option<f64>) -> String {
     let secs = f.window_ms as f64 / 1000.0;
     let size = format!(
         "tree {} {} {} park threshold",

@@ -84,7 +84,7 @@ impl ParkVerdict {
 
 /// The facts a verdict is drawn from.
 #[derive(Debug, Clone)]
-pub struct Facts {
+pub struct TreeFacts {
     pub state: TreeState,
     pub footprint_bytes: u64,
     pub change: Change,
@@ -95,7 +95,7 @@ pub struct Facts {
 
 /// A park candidate is running, allowed, known to be idle (under 2 % of a core) and at
 /// least `park_min_bytes`. Otherwise growth, then pressure, explain the row.
-pub fn judge(f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> ParkVerdict {
+pub fn judge(f: &TreeFacts, park_min_bytes: u64, free_pct: Option<f64>) -> ParkVerdict {
     let not_parkable = match (f.state, &f.refusal, f.change.cpu_fraction) {
         (TreeState::Parked, _, _) => Some(NotParkable::AlreadyParked),
         (TreeState::Zombie, _, _) => Some(NotParkable::Zombie),

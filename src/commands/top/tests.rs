@@ -60,7 +60,7 @@ struct Judged {
     reason: String,
 }
 
-fn judge(f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> Judged {
+fn judge(f: &TreeFacts, park_min_bytes: u64, free_pct: Option<f64>) -> Judged {
     let v = super::judge(f, park_min_bytes, free_pct);
     Judged {
         park_candidate: v.park_candidate(),
@@ -69,8 +69,8 @@ fn judge(f: &Facts, park_min_bytes: u64, free_pct: Option<f64>) -> Judged {
     }
 }
 
-fn facts(mib: u64, cpu: Option<f64>, growth: i64) -> Facts {
-    Facts {
+fn facts(mib: u64, cpu: Option<f64>, growth: i64) -> TreeFacts {
+    TreeFacts {
         state: TreeState::Running,
         footprint_bytes: mib * MIB,
         change: Change {
