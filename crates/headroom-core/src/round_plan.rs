@@ -14,7 +14,7 @@
 //! Exact rounds still happen: the first, every round once the bound nears the threshold,
 //! every round while the last reading or the confirmed alert is above normal (the
 //! hysteresis clears on readings), whenever something else needs the table (memory guards,
-//! parked trees), and at least every `Facts::exact_every_ms` (by default [`EXACT_EVERY_MS`])
+//! parked trees), and at least every `RoundFacts::exact_every_ms` (by default [`EXACT_EVERY_MS`])
 //! for the trend and the evidence row.
 
 use serde::Serialize;
@@ -44,7 +44,7 @@ pub struct Bound {
 
 /// What the round knows before it reads the table.
 #[derive(Debug, Clone, Copy)]
-pub struct Facts<'a> {
+pub struct RoundFacts<'a> {
     /// `None` when the platform has no bound (or the table is not the live one).
     pub bound: Option<&'a Bound>,
     pub thresholds: Thresholds,
@@ -94,7 +94,7 @@ pub fn bound_pct(bound: &Bound) -> Option<f64> {
     Some(slots as f64 * 100.0 / limit.max(1) as f64)
 }
 
-pub fn plan(f: &Facts<'_>) -> Round {
+pub fn plan(f: &RoundFacts<'_>) -> Round {
     let Some((since, level)) = f.last_exact else {
         return Round::Exact(Why::First);
     };

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::commands::watch::Watcher;
 use crate::core::reading::Level;
-use crate::core::round_plan::{self, Facts, Round, Why};
+use crate::core::round_plan::{self, Round, RoundFacts, Why};
 
 /// What the schedule keeps between rounds.
 #[derive(Debug)]
@@ -52,7 +52,7 @@ impl Watcher<'_, '_> {
         let table_needed = !self.ctx.settings.memory.guard.value.is_empty()
             || !self.parked.is_empty()
             || self.cleaner.busy();
-        let mut facts = Facts {
+        let mut facts = RoundFacts {
             bound: None,
             thresholds: self.thresholds,
             last_exact: self

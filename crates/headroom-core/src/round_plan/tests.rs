@@ -22,8 +22,8 @@ fn bound(tasks: Option<u64>) -> Bound {
     }
 }
 
-fn facts(b: &Bound) -> Facts<'_> {
-    Facts {
+fn facts(b: &Bound) -> RoundFacts<'_> {
+    RoundFacts {
         bound: Some(b),
         thresholds: T,
         last_exact: Some((1_000, Level::Normal)),
@@ -53,7 +53,7 @@ fn a_far_bound_waits_and_one_at_the_margin_reads() {
 fn an_unreadable_bound_reads_the_table() {
     let none = bound(None);
     assert_eq!(plan(&facts(&none)), Round::Exact(Why::NoBound));
-    let f = Facts {
+    let f = RoundFacts {
         bound: None,
         ..facts(&none)
     };
@@ -97,42 +97,42 @@ fn first_round_guards_alerts_and_the_period_read_the_table() {
     let f = facts(&far);
     let cases = [
         (
-            Facts {
+            RoundFacts {
                 last_exact: None,
                 ..f
             },
             Why::First,
         ),
         (
-            Facts {
+            RoundFacts {
                 table_needed: true,
                 ..f
             },
             Why::TableNeeded,
         ),
         (
-            Facts {
+            RoundFacts {
                 last_exact: Some((1_000, Level::Warning)),
                 ..f
             },
             Why::NotNormal,
         ),
         (
-            Facts {
+            RoundFacts {
                 last_exact: Some((1_000, Level::Unknown)),
                 ..f
             },
             Why::NotNormal,
         ),
         (
-            Facts {
+            RoundFacts {
                 confirmed: Level::Critical,
                 ..f
             },
             Why::NotNormal,
         ),
         (
-            Facts {
+            RoundFacts {
                 last_exact: Some((EXACT_EVERY_MS, Level::Normal)),
                 ..f
             },
@@ -142,13 +142,13 @@ fn first_round_guards_alerts_and_the_period_read_the_table() {
     for (facts, why) in cases {
         assert_eq!(plan(&facts), Round::Exact(why));
     }
-    let just_before = Facts {
+    let just_before = RoundFacts {
         last_exact: Some((EXACT_EVERY_MS - 1, Level::Normal)),
         ..f
     };
     assert!(matches!(plan(&just_before), Round::Wait { .. }));
     // A period of 0 (`--table-every 0s`): every round reads, however far.
-    let every = Facts {
+    let every = RoundFacts {
         exact_every_ms: 0,
         last_exact: Some((0, Level::Normal)),
         ..f
@@ -183,7 +183,7 @@ proptest! {
             .collect();
         let b = Bound { slots: Some(slots), ceilings: ceilings.clone(), uid: 501 };
         let t = Thresholds { warn_pct: warn, crit_pct: warn };
-        let f = Facts { thresholds: t, ..facts(&b) };
+        let f = RoundFacts { thresholds: t, ..facts(&b) };
         if let Round::Wait { bound_pct } = plan(&f) {
             prop_assert!(bound_pct < warn * MARGIN);
             let used = (slots.max(1) as f64 * used_frac) as u64;
