@@ -25,7 +25,7 @@ pub(crate) use systemd::{Systemd, crontab_line};
 /// The path that runs headroom again after an upgrade (`core::program_path`): what a
 /// service definition registers and what the menu-bar figure's actions run.
 pub(crate) fn lasting_program() -> Result<crate::core::program_path::Choice> {
-    use crate::core::program_path::{Facts, choose, opt_candidates};
+    use crate::core::program_path::{ProgramFacts, choose, opt_candidates};
     use crate::platform::own_program;
     let real = own_program::real().context("cannot find headroom's own executable")?;
     let invoked = own_program::invoked();
@@ -40,7 +40,7 @@ pub(crate) fn lasting_program() -> Result<crate::core::program_path::Choice> {
             (o, to)
         })
         .collect();
-    Ok(choose(&Facts {
+    Ok(choose(&ProgramFacts {
         invoked: invoked.as_deref().map(|i| (i, invoked_to.as_deref())),
         real: &real,
         opt_links: &opt_links,

@@ -77,7 +77,7 @@ pub fn opt_candidates(real: &Path, homebrew_prefix: Option<&Path>) -> Vec<PathBu
 
 /// What the caller read about the running program.
 #[derive(Debug, Clone, Copy)]
-pub struct Facts<'a> {
+pub struct ProgramFacts<'a> {
     /// The program as invoked (`argv[0]` made absolute, links not followed) and what it
     /// resolves to now; `None` when it could not be worked out.
     pub invoked: Option<(&'a Path, Option<&'a Path>)>,
@@ -112,7 +112,7 @@ pub struct Choice {
 /// link that resolves into a keg of the same formula (the first that does); otherwise the
 /// link it was invoked by, when that is a link to this very program; otherwise the program
 /// itself.
-pub fn choose(f: &Facts<'_>) -> Choice {
+pub fn choose(f: &ProgramFacts<'_>) -> Choice {
     let real_keg = keg(f.real);
     if let Some(k) = &real_keg {
         let same_formula = |p: &Path| keg(p).is_some_and(|o| o.formula == k.formula);
@@ -221,7 +221,7 @@ mod tests {
             Some((Path::new(OPT), Some(Path::new(KEG)))),
             None,
         ] {
-            let c = choose(&Facts {
+            let c = choose(&ProgramFacts {
                 invoked,
                 real: Path::new(KEG),
                 opt_links: &opt,
@@ -245,7 +245,7 @@ mod tests {
             vec![(p(OPT), Some(p("/opt/homebrew/Cellar/other/1/bin/headroom")))],
             vec![],
         ] {
-            let via_bin = choose(&Facts {
+            let via_bin = choose(&ProgramFacts {
                 invoked: Some((
                     Path::new("/opt/homebrew/bin/headroom"),
                     Some(Path::new(KEG)),
@@ -255,7 +255,7 @@ mod tests {
             });
             assert_eq!(via_bin.path, p("/opt/homebrew/bin/headroom"));
             assert_eq!(via_bin.reason, Reason::InvokedLink);
-            let direct = choose(&Facts {
+            let direct = choose(&ProgramFacts {
                 invoked: Some((Path::new(KEG), Some(Path::new(KEG)))),
                 real: Path::new(KEG),
                 opt_links: &opt,
@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn another_package_managers_link_is_kept_and_a_plain_file_is_itself() {
         let store = "/nix/store/abc-headroom-0.2.0/bin/headroom";
-        let link = choose(&Facts {
+        let link = choose(&ProgramFacts {
             invoked: Some((
                 Path::new("/home/u/.nix-profile/bin/headroom"),
                 Some(Path::new(store)),
@@ -290,7 +290,7 @@ mod tests {
         );
         // Control: a link that resolves elsewhere than the running program (replaced since
         // it started, say) is not trusted; the program's own file is.
-        let moved = choose(&Facts {
+        let moved = choose(&ProgramFacts {
             invoked: Some((
                 Path::new("/home/u/bin/headroom"),
                 Some(Path::new("/elsewhere")),
@@ -305,7 +305,7 @@ mod tests {
                 reason: Reason::Real
             }
         );
-        let plain = choose(&Facts {
+        let plain = choose(&ProgramFacts {
             invoked: Some((
                 Path::new("/home/u/.cargo/bin/headroom"),
                 Some(Path::new("/home/u/.cargo/bin/headroom")),
