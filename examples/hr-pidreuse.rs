@@ -49,7 +49,8 @@ mod linux {
     use headroom_core::liveness::Session;
     use headroom_core::patterns::{AllowDeny, Patterns};
     use headroom_core::policy::{Policy, Situation, select};
-    use headroom_core::snapshot::{Detail, Identity, ProcessTable};
+    use headroom_core::process_table::ProcessTable;
+    use headroom_core::snapshot::{Detail, Identity};
 
     const GRACE: Duration = Duration::from_millis(200);
 

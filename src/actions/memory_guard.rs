@@ -35,7 +35,8 @@ use crate::actions::park::signal_each;
 use crate::core::idle::{CpuSamples, IDLE_WINDOW_MS, Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::memory::{effective_limit, tree_footprint};
 use crate::core::memory_guard::{Breach, Holding, matches};
-use crate::core::snapshot::{Detail, Identity, ProcessRecord, ProcessTable, Snapshot};
+use crate::core::process_table::ProcessTable;
+use crate::core::snapshot::{Detail, Identity, ProcessRecord, Snapshot};
 use crate::platform::{Delivery, ProcessControl, ProcessSource, Signal};
 
 /// After parking, look again this much later.

@@ -10,7 +10,8 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::core::parking::{ParkPermission, stop_order, wake_order};
-use crate::core::snapshot::{Detail, Identity, ProcState, ProcessRecord, ProcessTable};
+use crate::core::process_table::ProcessTable;
+use crate::core::snapshot::{Detail, Identity, ProcState, ProcessRecord};
 use crate::platform::{Delivery, PlatformError, ProcessControl, ProcessSource, Signal};
 
 /// New children found after the first pass are stopped too, for at most this many passes.

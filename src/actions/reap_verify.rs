@@ -14,7 +14,8 @@ use anyhow::{Context, Result};
 
 pub(crate) use crate::actions::reap_report::VERIFY_BOUND;
 use crate::actions::reap_report::{ReapReport, ZombieHolder};
-use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
+use crate::core::process_table::ProcessTable;
+use crate::core::snapshot::{Detail, Snapshot};
 use crate::platform::ProcessSource;
 
 /// The first pause between re-samples; it doubles up to [`MAX_PAUSE`].

@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use anyhow::Result;
 
 use crate::core::liveness::{self, ChildReader, Clocks, CpuTracker, LogJudge, Session};
+use crate::core::process_table::ProcessTable;
 use crate::core::session_log::ReaderLimits;
-use crate::core::snapshot::{ProcessTable, Snapshot};
+use crate::core::snapshot::Snapshot;
 use crate::platform::{self, ProcessSource};
 use crate::store::state::SavedCpuHistory;
 

@@ -18,8 +18,9 @@ use crate::commands::doctor_tools::{
 };
 use crate::core::doctor::{self as dr, Check, CheckOutcome, Limit};
 use crate::core::limits::{Ceiling, LimitSource, per_uid_and_rlimit};
+use crate::core::process_table::ProcessTable;
 use crate::core::reading;
-use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
+use crate::core::snapshot::{Detail, Snapshot};
 use crate::core::time::format_ms;
 use crate::exit::{self, ExitStatus};
 use crate::output::{Printer, Style};

@@ -13,7 +13,8 @@ use crate::actions::park::{self, Mode, ParkOutcome, Step};
 use crate::cli::PidArgs;
 use crate::commands::Ctx;
 use crate::core::parking::ParkPermission;
-use crate::core::snapshot::{Detail, ProcessTable};
+use crate::core::process_table::ProcessTable;
+use crate::core::snapshot::Detail;
 use crate::exit::{ExitStatus, Failure, UsageError};
 use crate::sanitize::sanitize;
 

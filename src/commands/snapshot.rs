@@ -5,7 +5,8 @@ use anyhow::{Context, Result};
 
 use crate::cli::SnapshotArgs;
 use crate::commands::Ctx;
-use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
+use crate::core::process_table::ProcessTable;
+use crate::core::snapshot::{Detail, Snapshot};
 use crate::exit::ExitStatus;
 use crate::output::snapshot_file::to_json;
 use crate::platform::ProcessSource;

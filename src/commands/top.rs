@@ -16,7 +16,8 @@ use crate::commands::Ctx;
 use crate::core::memory::PRESSURE_FREE_PCT;
 use crate::core::parking::ParkPermission;
 use crate::core::proc_tree::{self, Change, OwnTree, own_trees, tree_at};
-use crate::core::snapshot::{Detail, ProcessTable, Snapshot};
+use crate::core::process_table::ProcessTable;
+use crate::core::snapshot::{Detail, Snapshot};
 use crate::core::top::{
     GROWTH_KB_S, NotParkable, ParkVerdict, ReasonCode, TreeFacts, TreeState, judge,
 };

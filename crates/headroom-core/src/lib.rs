@@ -27,6 +27,7 @@ pub mod parking;
 pub mod patterns;
 pub mod policy;
 pub mod proc_tree;
+pub mod process_table;
 pub mod program_path;
 pub mod reading;
 pub mod reap_plan;

@@ -22,7 +22,8 @@ use crate::session_log::log_dir_from_argv;
 
 use serde::{Deserialize, Serialize};
 
-use crate::snapshot::{ProcState, ProcessRecord, ProcessTable};
+use crate::process_table::ProcessTable;
+use crate::snapshot::{ProcState, ProcessRecord};
 
 /// Default idle threshold: long enough that thinking, reading or lunch is never mistaken for
 /// a finished session; short enough to rescue a machine leaking ~600 zombies an hour.

@@ -41,7 +41,8 @@ use serde::Serialize;
 use crate::memory::effective_limit;
 use crate::parking::ParkPermission;
 use crate::patterns::{AllowDeny, Patterns};
-use crate::snapshot::{Identity, ProcessRecord, ProcessTable};
+use crate::process_table::ProcessTable;
+use crate::snapshot::{Identity, ProcessRecord};
 
 /// One `[[memory.guard]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -8,7 +8,8 @@
 
 use std::collections::HashSet;
 
-use crate::snapshot::{ProcessRecord, ProcessTable};
+use crate::process_table::ProcessTable;
+use crate::snapshot::ProcessRecord;
 
 /// Why a process may not be parked or woken. Exit 3.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -14,7 +14,8 @@ use serde::Serialize;
 use crate::emergency::{Emergency, oldest_sign_of_life_first, relief};
 use crate::liveness::{Session, SessionVerdict};
 use crate::patterns::AllowDeny;
-use crate::snapshot::{Identity, ProcessTable};
+use crate::process_table::ProcessTable;
+use crate::snapshot::Identity;
 
 /// Why a parent holding zombies was not targeted. The kebab-case names are stable (JSON, CSV).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]

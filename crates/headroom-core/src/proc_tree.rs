@@ -3,7 +3,8 @@
 //! root (`run --limit`'s and the guards' enforcement), and how a tree changed between two
 //! samples (growth, CPU).
 
-use crate::snapshot::{ProcessRecord, ProcessTable};
+use crate::process_table::ProcessTable;
+use crate::snapshot::ProcessRecord;
 
 /// One tree of processes the user owns.
 #[derive(Debug, Clone)]

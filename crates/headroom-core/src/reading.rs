@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::limits::{EffectiveLimit, LimitSource, effective_limit};
-use crate::snapshot::{ProcessTable, SlotUsage, Snapshot, ZombieParent};
+use crate::process_table::ProcessTable;
+use crate::snapshot::{SlotUsage, Snapshot, ZombieParent};
 
 /// Warning and critical thresholds in percent of the effective limit, inclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -78,7 +78,7 @@ impl Watcher<'_, '_> {
             return;
         };
         let snap = &snap;
-        let table = crate::core::snapshot::ProcessTable::new(snap);
+        let table = crate::core::process_table::ProcessTable::new(snap);
         let free = snap.memory.map(|m| m.free_pct());
         // One pass over the table: the warnings and the breaches both come from it.
         let trees = guarded(&table, rules, free);

@@ -38,8 +38,9 @@ use super::*;
 use crate::emergency::Emergency;
 use crate::liveness::{self, ChildReader, Clocks, CpuEntry, CpuTracker, LogJudge};
 use crate::patterns::{AllowDeny, Patterns};
+use crate::process_table::ProcessTable;
 use crate::snapshot::fixture::{OTHER_UID, UID, proc, snapshot, zombie};
-use crate::snapshot::{ProcState, ProcessRecord, ProcessTable};
+use crate::snapshot::{ProcState, ProcessRecord};
 
 mod generate;
 mod oracle;

@@ -12,8 +12,9 @@ use crate::liveness::{
     self, Blind, ChildReader, Clocks, CpuEntry, CpuTracker, DEFAULT_ACTIVE_FRACTION, LogJudge,
 };
 use crate::patterns::{AllowDeny, Patterns};
+use crate::process_table::ProcessTable;
 use crate::snapshot::fixture::{UID, proc, snapshot, zombie};
-use crate::snapshot::{ProcState, ProcessRecord, ProcessTable, Snapshot};
+use crate::snapshot::{ProcState, ProcessRecord, Snapshot};
 
 const WALL_S: i64 = 1_788_000_000;
 const HOUR_MS: i64 = 3_600_000;

@@ -8,8 +8,9 @@ use super::*;
 use crate::emergency::Emergency;
 use crate::liveness::Session;
 use crate::patterns::{AllowDeny, Patterns};
+use crate::process_table::ProcessTable;
+use crate::snapshot::ProcessRecord;
 use crate::snapshot::fixture::{OTHER_UID, UID, proc, snapshot, zombie};
-use crate::snapshot::{ProcessRecord, ProcessTable};
 
 pub(super) const WRAPPER: &str = "/Users/x/.config/agency/CurrentVersion/agency";
 

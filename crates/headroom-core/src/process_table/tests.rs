@@ -1,5 +1,5 @@
-use super::fixture::*;
 use super::*;
+use crate::snapshot::fixture::*;
 
 #[test]
 fn zombie_parents_are_sorted_by_count_then_pid_and_count_only_own_uid() {
