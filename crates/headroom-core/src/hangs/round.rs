@@ -11,9 +11,10 @@ use crate::hangs::{
     Round, RoundOutcome, eligibility,
 };
 
-/// The round's clock and pace, as `round` read them from the round and the config.
-struct Pace {
-    now: i64,
+/// The round being decided (its `at_ms` is the clock) and its pace, as `round` read it
+/// from the config and the state.
+struct Pace<'a> {
+    round: &'a Round,
     cooldown: i64,
     min_gap: i64,
     /// The previous round is recent enough for this one to continue its observations.
@@ -36,7 +37,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
     let cooldown = cfg.cooldown_ms.max(COOLDOWN_MS);
     let (lo, hi) = MIN_ROUND_GAP_RANGE_MS;
     let pace = Pace {
-        now,
+        round,
         cooldown,
         min_gap: cfg.min_gap_ms.clamp(lo, hi),
         consecutive: state
@@ -59,9 +60,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         if app.responsive {
             continue;
         }
-        decisions.push(decide(
-            state, round, &pace, app, verdict, &instances, &mut next,
-        ));
+        decisions.push(decide(state, &pace, app, verdict, &instances, &mut next));
     }
     keep_blocked(state, round, &mut next.blocked);
     state.observations = next.observations;
@@ -108,8 +107,7 @@ fn instances<'a>(
 /// The decision on one unresponsive `app`; what it leaves pending or blocked goes to `next`.
 fn decide(
     state: &MonitorState,
-    round: &Round,
-    pace: &Pace,
+    pace: &Pace<'_>,
     app: &AppObservation,
     verdict: Result<Kind, Ineligible>,
     instances: &BTreeMap<&str, usize>,
@@ -153,9 +151,9 @@ fn decide(
     }
     let (mut pending, too_soon) = observe(state, pace, app, &identity);
     d.rounds = pending.rounds;
-    d.cooldown_until_ms = since_restart(state, &identity, round)
+    d.cooldown_until_ms = since_restart(state, &identity, pace.round)
         .filter(|elapsed| *elapsed < pace.cooldown)
-        .map(|elapsed| pace.now.saturating_add(pace.cooldown - elapsed));
+        .map(|elapsed| pace.round.at_ms.saturating_add(pace.cooldown - elapsed));
     settle(state, pace, &identity, too_soon, &mut d, &mut pending, next);
     next.observations.insert(identity, pending);
     d
@@ -175,11 +173,11 @@ fn held_reason(held: HangState) -> String {
 /// to count.
 fn observe(
     state: &MonitorState,
-    pace: &Pace,
+    pace: &Pace<'_>,
     app: &AppObservation,
     identity: &str,
 ) -> (Pending, bool) {
-    let now = pace.now;
+    let now = pace.round.at_ms;
     let prev = state
         .observations
         .get(identity)
@@ -214,7 +212,7 @@ fn observe(
 /// counted round, refused for want of room to record a restart, or restarted.
 fn settle(
     state: &MonitorState,
-    pace: &Pace,
+    pace: &Pace<'_>,
     identity: &str,
     too_soon: bool,
     d: &mut AppDecision,
@@ -235,7 +233,7 @@ fn settle(
             HangState::Pending
         };
     } else if d.cooldown_until_ms.is_some() {
-        next.blocked.insert(identity.to_string(), pace.now);
+        next.blocked.insert(identity.to_string(), pace.round.at_ms);
         d.state = HangState::Blocked;
         d.detected = true;
         d.newly_blocked = true;
