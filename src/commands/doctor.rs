@@ -17,7 +17,7 @@ use crate::commands::doctor_tools::{
     cgroup_pids_max, notification_check, ps_counts, shell_ulimit, tool,
 };
 use crate::core::doctor::{self as dr, Check, CheckOutcome, Limit};
-use crate::core::limits::{Ceiling, LimitSource, per_uid_and_rlimit};
+use crate::core::limits::{Ceiling, LimitSource, PerUidTrap, per_uid_and_rlimit, per_uid_trap};
 use crate::core::process_table::ProcessTable;
 use crate::core::reading;
 use crate::core::snapshot::{Detail, Snapshot};
@@ -304,8 +304,9 @@ fn ceilings(snap: &Snapshot, exec: bool) -> Vec<Check> {
         // The trap `limits` words as "kern.maxprocperuid (…) is above this session's
         // RLIMIT_NPROC".
         let says = snap.os == "macos"
-            && per_uid_and_rlimit(&reading::read(snap, Default::default()).limit)
-                .is_some_and(|(per_uid, rl)| per_uid > rl);
+            && per_uid_and_rlimit(&reading::read(snap, Default::default()).limit).is_some_and(
+                |(per_uid, rl)| per_uid_trap(per_uid, rl) == Some(PerUidTrap::InheritedRlimit),
+            );
         out.push(dr::rlimit_trap(says, line(0).ok(), ulimit.ok()));
     } else {
         for (name, source, file) in [

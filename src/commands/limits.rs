@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use crate::cli::LimitsArgs;
 use crate::commands::Ctx;
-use crate::core::limits::{CeilingEval, CeilingStatus, LimitSource, per_uid_and_rlimit, usable};
+use crate::core::limits::{
+    CeilingEval, CeilingStatus, LimitSource, PerUidTrap, per_uid_and_rlimit, per_uid_trap, usable,
+};
 use crate::core::reading::{self, Reading};
 use crate::core::slot_reading::SlotReading;
 use crate::core::snapshot::Detail;
@@ -103,8 +105,8 @@ pub(crate) fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
     let mut notes = Vec::new();
     if snap.os == "macos" {
         if let Some((per_uid, rl)) = per_uid_and_rlimit(&r.limit) {
-            match per_uid.cmp(&rl) {
-                std::cmp::Ordering::Greater => {
+            match per_uid_trap(per_uid, rl) {
+                Some(PerUidTrap::InheritedRlimit) => {
                     notes.push(format!(
                         "kern.maxprocperuid ({}) is above this session's RLIMIT_NPROC ({}): raising the sysctl does not \
                          raise the limit processes inherited at login. Check `launchctl limit maxproc`; raise it with \
@@ -113,7 +115,7 @@ pub(crate) fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
                         thousands(rl as u64)
                     ));
                 }
-                std::cmp::Ordering::Less => {
+                Some(PerUidTrap::SetrlimitCut) => {
                     // Not the trap above (doctor tells them apart by the first word).
                     notes.push(format!(
                         "RLIMIT_NPROC ({}) is above kern.maxprocperuid ({}): fork checks only RLIMIT_NPROC and \
@@ -124,7 +126,7 @@ pub(crate) fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
                         thousands(per_uid as u64)
                     ));
                 }
-                std::cmp::Ordering::Equal => {}
+                None => {}
             }
         }
         if r.uid == 0 {

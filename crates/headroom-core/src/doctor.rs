@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::limits::{PerUidTrap, per_uid_trap};
+
 /// The verdict of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -284,7 +286,8 @@ pub fn rlimit_trap(headroom_says: bool, per_uid: Option<Limit>, rlimit: Option<L
     let (Some(Limit::Value(p)), Some(r)) = (per_uid, rlimit) else {
         return Check::skipped(NAME, "kern.maxprocperuid or ulimit -u not read");
     };
-    let applies = matches!(r, Limit::Value(r) if p > r);
+    let applies =
+        matches!(r, Limit::Value(r) if per_uid_trap(p, r) == Some(PerUidTrap::InheritedRlimit));
     let say = |b: bool| if b { "applies" } else { "does not apply" };
     Check::new(
         NAME,

@@ -254,6 +254,28 @@ pub fn per_uid_and_rlimit(l: &EffectiveLimit) -> Option<(i64, i64)> {
     ))
 }
 
+/// Which of macOS's two per-uid traps a `kern.maxprocperuid` and the RLIMIT_NPROC that
+/// constrains (`per_uid_and_rlimit`) are in; `None` when they are equal. `limits` words
+/// each; `doctor` checks the first against the system's own answer: one rule for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerUidTrap {
+    /// The sysctl is above the rlimit this session inherited at login: raising the sysctl
+    /// raises nothing (`launchctl limit maxproc` and a new login do).
+    InheritedRlimit,
+    /// The rlimit is above the sysctl: fork does not check the sysctl, but a non-root
+    /// `setrlimit(RLIMIT_NPROC)` is cut to it.
+    SetrlimitCut,
+}
+
+/// The per-uid trap `per_uid` (the sysctl) and `rlimit` are in, if any.
+pub fn per_uid_trap(per_uid: i64, rlimit: i64) -> Option<PerUidTrap> {
+    match per_uid.cmp(&rlimit) {
+        std::cmp::Ordering::Greater => Some(PerUidTrap::InheritedRlimit),
+        std::cmp::Ordering::Less => Some(PerUidTrap::SetrlimitCut),
+        std::cmp::Ordering::Equal => None,
+    }
+}
+
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture {
     //! Ceilings for tests, here and in the main crate (the `fixtures` feature).
@@ -316,6 +338,13 @@ mod tests {
         ceilings[1].enforced = false;
         let loose = effective_limit(&ceilings, 10, U);
         assert_eq!(per_uid_and_rlimit(&loose), None);
+    }
+
+    #[test]
+    fn the_sysctl_above_the_rlimit_is_the_inherited_trap_and_below_it_the_setrlimit_cut() {
+        assert_eq!(per_uid_trap(4000, 2666), Some(PerUidTrap::InheritedRlimit));
+        assert_eq!(per_uid_trap(2666, 4000), Some(PerUidTrap::SetrlimitCut));
+        assert_eq!(per_uid_trap(2666, 2666), None);
     }
 
     #[test]
