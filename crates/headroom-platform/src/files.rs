@@ -1,7 +1,7 @@
 //! The store's file system calls that std does not name: opens that refuse a symbolic link
 //! or do not wait for a FIFO's writer, and the advisory lock around a state file
-//! (`store::fsio`, `store::evidence`, `store::log_files`). Elsewhere than Unix they are
-//! plain opens and no lock, as std gives.
+//! (`store::fsio`, `store::evidence`, `store::log_files`; `pressure`'s PSI trigger opens
+//! non-blocking too). Elsewhere than Unix they are plain opens and no lock, as std gives.
 
 use std::fs::{File, OpenOptions};
 use std::io;

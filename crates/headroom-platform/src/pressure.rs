@@ -176,11 +176,7 @@ impl Pressure {
     #[cfg(target_os = "linux")]
     pub fn psi(path: &std::path::Path) -> Self {
         use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let opened = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
+        let opened = crate::files::nonblocking(std::fs::OpenOptions::new().read(true).write(true))
             .open(path);
         let mut f = match opened {
             Ok(f) => f,
