@@ -121,10 +121,12 @@ pub(crate) fn validator_of(name: &str, schema: &Value) -> Validator {
     let mut compiler = boon::Compiler::new();
     compiler.enable_format_assertions();
     let mut schemas = boon::Schemas::new();
-    let index = compiler
-        .add_resource(&url, schema.clone())
-        .and_then(|()| compiler.compile(&url, &mut schemas))
-        .unwrap_or_else(|e| panic!("schema {name} is not a valid JSON Schema: {e:#}"));
+    let compiled = match compiler.add_resource(&url, schema.clone()) {
+        Ok(()) => compiler.compile(&url, &mut schemas),
+        Err(e) => Err(e),
+    };
+    let index =
+        compiled.unwrap_or_else(|e| panic!("schema {name} is not a valid JSON Schema: {e:#}"));
     Validator { schemas, index }
 }
 
