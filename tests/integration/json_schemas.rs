@@ -1,6 +1,6 @@
 //! Every command's actual `--json` output, validated against its published schema (the
 //! committed file in `schemas/`, closed: `contract.rs`) by a real JSON Schema validator
-//! (`jsonschema`, draft 2020-12): one-shot reports, JSON Lines streams record by record,
+//! (`boon`, draft 2020-12): one-shot reports, JSON Lines streams record by record,
 //! and the error object. A mangled record must fail, or the schemas would prove nothing.
 
 use std::collections::BTreeSet;

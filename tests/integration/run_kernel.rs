@@ -29,13 +29,9 @@ impl Drop for Delegated {
         for d in [&self.leaf, &self.top] {
             // Emptied by the tree's end (the Tree is dropped first); rmdir is EBUSY until
             // the kernel has taken the last task out.
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-            while d.exists() && std::fs::remove_dir(d).is_err() {
-                if std::time::Instant::now() > deadline {
-                    eprintln!("warning: could not remove {}", d.display());
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
+            let gone = || !d.exists() || std::fs::remove_dir(d).is_ok();
+            if !crate::support::poll_within(std::time::Duration::from_secs(10), gone) {
+                eprintln!("warning: could not remove {}", d.display());
             }
         }
     }

@@ -449,7 +449,7 @@ pub fn run_event(line: &str) -> Result<RunEvent, String> {
     run_event_with(&crate::contract::validator("headroom.run/1"), line)
 }
 
-fn run_event_with(v: &jsonschema::Validator, line: &str) -> Result<RunEvent, String> {
+fn run_event_with(v: &crate::contract::Validator, line: &str) -> Result<RunEvent, String> {
     crate::contract::parse_line(v, "headroom.run/1", line)
 }
 
@@ -467,7 +467,11 @@ pub fn hang_events(text: &str) -> Vec<HangEvent> {
     parse_lines(&v, "a HangEvent", text)
 }
 
-fn parse_lines<T: DeserializeOwned>(v: &jsonschema::Validator, what: &str, text: &str) -> Vec<T> {
+fn parse_lines<T: DeserializeOwned>(
+    v: &crate::contract::Validator,
+    what: &str,
+    text: &str,
+) -> Vec<T> {
     text.lines()
         .map(|l| crate::contract::parse_line(v, what, l).unwrap_or_else(|e| panic!("{e}\n  {l}")))
         .collect()

@@ -8,7 +8,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{check_state_files, require_sandbox};
 use crate::support::{Env, TIMEOUT, json_lines, spawn_retrying, wait_until};
@@ -27,14 +27,12 @@ impl Drop for Ours {
 
 impl Ours {
     fn wait_exit(&mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            if let Some(s) = self.0.try_wait().unwrap() {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "headroom did not exit");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let mut status = None;
+        wait_until("headroom to exit", || {
+            status = self.0.try_wait().unwrap();
+            status.is_some()
+        });
+        status.unwrap()
     }
 }
 
