@@ -17,7 +17,7 @@ Comparisons (Linux):
           1,400 or 6,000 extra processes of the benchmark's (sleeping fixtures up to 1,400,
           zombies above: a zombie costs watch's scan the same and the machine no memory).
           Two rows a size: `quiet`, S seconds of quiet rounds alone (no whole-table round in
-          the window, checked); `period`, one whole `--table-every` (2 min) from the same
+          the window, checked); `period`, one whole `--table-every` (4 min) from the same
           start, so its rounds are the quiet ones and exactly one whole-table round, with the
           table round's own cost derived from the two. watch's start-up and first round (a
           whole-table one) are counted apart, before either window.
@@ -300,7 +300,7 @@ def main():
     ap.add_argument("--secs", type=float, default=10)
     ap.add_argument("--sizes", default="100,1400,6000")
     ap.add_argument("--earlyoom", default=shutil.which("earlyoom"))
-    ap.add_argument("--table-every", type=float, default=120, help="watch's --table-every, seconds (its default: 120)")
+    ap.add_argument("--table-every", type=float, default=240, help="watch's --table-every, seconds (its default: 240)")
     ap.add_argument("--only", choices=[name for name, _ in COMPARISONS])
     args = ap.parse_args()
     args.sizes = [int(x) for x in args.sizes.split(",") if x]

@@ -719,7 +719,7 @@ pub struct WatchArgs {
     /// Skip the hangs round.
     #[arg(long)]
     pub no_hangs: bool,
-    /// Read the whole process table at least this often [default: 2m]. Between such rounds,
+    /// Read the whole process table at least this often [default: 4m]. Between such rounds,
     /// while every task on the machine together is below 80 % of the warning threshold of
     /// the effective limit (so the user's own slots are too), a round reads only that count
     /// and the ceilings, and prints and records nothing; every round reads the table once the

@@ -64,7 +64,10 @@ impl AlertState {
             self.critical_armed = true;
         }
         if self.streak_level == Some(level) {
-            self.streak = self.streak.saturating_add(1);
+            // Counted up to what confirms and no further: past it every value means the
+            // same, and a count that grew every reading made `watch` rewrite its state
+            // file every table round while nothing changed.
+            self.streak = self.streak.saturating_add(1).min(CONFIRMATIONS);
         } else {
             self.streak_level = Some(level);
             self.streak = 1;
@@ -131,6 +134,24 @@ mod tests {
         let mut s = AlertState::default();
         let fired: Vec<_> = feed(&mut s, &[80.0; 20]).into_iter().flatten().collect();
         assert_eq!(fired, vec![Crossing::Critical]);
+    }
+
+    /// A steady level leaves the state as it was once confirmed, so `watch` has nothing to
+    /// rewrite; a change of level still changes it. A state saved with a count past the
+    /// confirmation (before the cap) reads on, the same.
+    #[test]
+    fn a_steady_level_stops_changing_the_state() {
+        let mut s = AlertState::default();
+        feed(&mut s, &[10.0, 10.0]);
+        let steady = s.clone();
+        feed(&mut s, &[11.0, 12.0, 10.0]);
+        assert_eq!(s, steady, "steady at normal");
+        feed(&mut s, &[60.0]);
+        assert_ne!(s, steady, "a new level starts a new streak");
+        let mut old = steady.clone();
+        old.streak = u32::MAX;
+        assert_eq!(feed(&mut old, &[10.0]), vec![None]);
+        assert_eq!(old, steady);
     }
 
     #[test]

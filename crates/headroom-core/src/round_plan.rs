@@ -28,8 +28,10 @@ use crate::reading::{Level, Thresholds};
 pub const MARGIN: f64 = 0.8;
 
 /// By default an exact round at least this often, however far the wall: the trend's
-/// 10-minute window keeps five readings, and the evidence log a row every two minutes.
-pub const EXACT_EVERY_MS: u64 = 2 * 60 * 1000;
+/// 10-minute window keeps three readings (its minimum, `reading::TREND_MIN_SAMPLES`), and
+/// the evidence log a row every four minutes. It was 2 minutes: over one such period a
+/// table round cost `watch` more than `earlyoom`'s whole period at the same 1 s interval.
+pub const EXACT_EVERY_MS: u64 = 4 * 60 * 1000;
 
 /// What a platform reads in place of the table: an upper bound of the user's slots, and
 /// the ceilings as they stand now (the same ceilings a snapshot carries).

@@ -194,3 +194,15 @@ proptest! {
         }
     }
 }
+
+/// The default period of exact rounds leaves the trend its minimum of readings inside its
+/// window while the wall is far (a longer one would leave `watch` without a trend there).
+#[test]
+fn the_default_period_keeps_the_trend_s_minimum_in_its_window() {
+    use crate::reading::{TREND_MIN_SAMPLES, TREND_WINDOW_MS};
+    let in_window = TREND_WINDOW_MS as u64 / EXACT_EVERY_MS + 1;
+    assert!(
+        in_window >= TREND_MIN_SAMPLES as u64,
+        "{in_window} readings in the window"
+    );
+}

@@ -12,7 +12,15 @@ use crate::core::limits::{Ceiling, LimitSource, Scope};
 use crate::core::round_plan::Bound;
 
 fn read_small(roots: &Roots, rel: &str) -> Result<String, std::io::Error> {
-    fs::read_to_string(roots.proc.join(rel))
+    read_text(&roots.proc.join(rel))
+}
+
+/// A small procfs or cgroupfs file in one `pread`: `read_to_string` reads procfs in small
+/// chunks (8 reads for `/proc/self/status`), and a table round reads these every time.
+fn read_text(path: &std::path::Path) -> Result<String, std::io::Error> {
+    let mut text = String::new();
+    read_whole(&fs::File::open(path)?, &mut text)?;
+    Ok(text)
 }
 
 fn total_tasks(roots: &Roots) -> Option<u64> {
@@ -30,7 +38,7 @@ pub(super) fn ceilings(roots: &Roots, uid: u32) -> Vec<Ceiling> {
         (LimitSource::PidMax, "sys/kernel/pid_max"),
     ] {
         let path = roots.proc.join(file);
-        let (value, note) = match fs::read_to_string(&path) {
+        let (value, note) = match read_text(&path) {
             Ok(s) => match s.trim().parse::<i64>() {
                 Ok(v) => (Some(v), None),
                 Err(e) => (None, Some(format!("cannot parse `{}`: {e}", s.trim()))),
@@ -79,8 +87,8 @@ fn rlimit_ceiling(roots: &Roots, uid: u32) -> Ceiling {
 /// (limits are hierarchical), v2 or v1.
 pub(super) fn cgroup_ceiling(roots: &Roots) -> Ceiling {
     tightest(cgroup_levels(roots).into_iter().map(|dir| {
-        let max = fs::read_to_string(dir.join("pids.max")).ok();
-        let cur = fs::read_to_string(dir.join("pids.current")).ok();
+        let max = read_text(&dir.join("pids.max")).ok();
+        let cur = read_text(&dir.join("pids.current")).ok();
         (dir, max, cur)
     }))
 }

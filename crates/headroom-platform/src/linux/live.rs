@@ -31,6 +31,8 @@ pub struct LinuxSource {
     /// `/proc/meminfo`, kept open once read: `run --limit` reads it every sample, and a
     /// `pread` of the open file saves its open and close.
     meminfo: RefCell<Option<fs::File>>,
+    /// Whether a repeated slot round must list `/proc` (`listing.rs`).
+    pub(super) listing: RefCell<super::listing::Listing>,
 }
 
 impl LinuxSource {
@@ -40,6 +42,7 @@ impl LinuxSource {
             open: KeptOpen::default(),
             ceilings: RefCell::new(None),
             meminfo: RefCell::new(None),
+            listing: RefCell::default(),
         }
     }
 }
@@ -88,7 +91,7 @@ impl LinuxSource {
     /// were not read in full (`refresh_zombie_parents`), and counts the unreadable.
     fn slot_processes(
         &self,
-        dir: fs::ReadDir,
+        pids: impl Iterator<Item = i32>,
         uid: u32,
         processes: &mut Vec<ProcessRecord>,
         unreadable: &mut u64,
@@ -100,11 +103,7 @@ impl LinuxSource {
             .flatten();
         let mut by_pidfd = Vec::new();
         let mut by_status = Vec::new();
-        for entry in dir {
-            let Ok(entry) = entry else { continue };
-            let Some(pid) = parse_pid(&entry.file_name()) else {
-                continue;
-            };
+        for pid in pids {
             if let Some(s) = scan.as_mut() {
                 match s.ask(pid) {
                     Asked::Pending if s.full() => by_status.extend(s.flush(&mut by_pidfd)),
@@ -150,26 +149,57 @@ impl ProcessSource for LinuxSource {
     fn snapshot(&self, detail: Detail) -> Result<Snapshot, PlatformError> {
         let uid = current_uid();
         let taken_at_ms = now_ms();
-        let dir = fs::read_dir(&self.reader.roots.proc).map_err(|e| {
-            PlatformError::io(
-                format!("cannot list `{}`", self.reader.roots.proc.display()),
-                e,
-            )
-        })?;
+        let list = || {
+            fs::read_dir(&self.reader.roots.proc).map_err(|e| {
+                PlatformError::io(
+                    format!("cannot list `{}`", self.reader.roots.proc.display()),
+                    e,
+                )
+            })
+        };
+        let listed = |dir: fs::ReadDir| {
+            dir.filter_map(|e| parse_pid(&e.ok()?.file_name()))
+                .collect::<Vec<i32>>()
+        };
         let mut processes = Vec::with_capacity(1024);
         let mut buf = String::with_capacity(4096);
         let mut unreadable = 0;
         if detail == Detail::Slots {
             let repeated = self.reader.repeated.get();
-            if repeated {
-                self.reader.kept_status.borrow_mut().begin();
-            }
-            let partial = self.slot_processes(dir, uid, &mut processes, &mut unreadable, &mut buf);
+            // Before the listing: a task started during it moves the cursor (`listing.rs`).
+            let cursor = if repeated {
+                self.listing.borrow_mut().cursor()
+            } else {
+                None
+            };
+            let pids = if repeated {
+                let mut kept = self.reader.kept_status.borrow_mut();
+                kept.begin();
+                if self.listing.borrow().unchanged_since(cursor) && kept.answered() {
+                    kept.pids()
+                } else {
+                    drop(kept);
+                    listed(list()?)
+                }
+            } else {
+                listed(list()?)
+            };
+            let partial = self.slot_processes(
+                pids.into_iter(),
+                uid,
+                &mut processes,
+                &mut unreadable,
+                &mut buf,
+            );
             self.refresh_zombie_parents(&mut processes, &partial, uid, &mut buf);
             if repeated {
-                self.reader.kept_status.borrow_mut().end();
+                let mut kept = self.reader.kept_status.borrow_mut();
+                kept.end();
+                let complete = unreadable == 0 && processes.iter().all(|p| kept.has(p.pid));
+                self.listing.borrow_mut().finish(cursor, complete);
             }
         } else {
+            let dir = list()?;
             for entry in dir {
                 let Ok(entry) = entry else { continue };
                 let Some(pid) = parse_pid(&entry.file_name()) else {
@@ -221,6 +251,8 @@ impl ProcessSource for LinuxSource {
     fn keep_between_rounds(&self) {
         super::slots::raise_nofile();
         self.reader.keep_between_rounds();
+        *self.listing.borrow_mut() =
+            super::listing::Listing::new(&self.reader.roots.proc, self.reader.real_proc);
     }
 
     fn tree_sample(&self, query: &TreeQuery<'_>) -> Result<Vec<ProcessRecord>, PlatformError> {

@@ -184,5 +184,8 @@ mod tests {
         assert_eq!(leader_exited(&statm), None, "reaped");
         assert!(exited(&mut fds));
         assert_ne!(fds[0].revents & libc::POLLIN, 0);
+        // Reaped, it hangs up too: `slots.rs` serves a zombie without asking only while it
+        // does not.
+        assert_ne!(fds[0].revents & libc::POLLHUP, 0, "reaped: hung up");
     }
 }

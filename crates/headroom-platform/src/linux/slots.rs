@@ -27,7 +27,10 @@
 //! multi-threaded). Its name and non-zombie state (running, sleeping, stopped) are then
 //! those of that read: slot counting uses neither, except the names of zombies' parents,
 //! which the snapshot reads in full again (`live.rs`). A single-threaded zombie whose pidfd
-//! has polled exited is dead and keeps its thread count without the link count (`dead`).
+//! has polled exited is dead and keeps its thread count without the link count (`dead`);
+//! while it is not reaped and its parent polled alive in the same `poll`, it is served with
+//! no system call of its own (`dead_and_still_parented`): a table round over a leak of
+//! 6,000 zombies is then one `poll` and the listing, not 6,000 ioctls.
 //! Without the ioctl (older kernels), or for a fake `--proc-root`, every round reads every
 //! `status`, as before.
 
@@ -60,6 +63,13 @@ struct Kept {
     check: Option<Check>,
     /// Set by `begin`: its pidfd polled readable (its main thread exited, or it was reaped).
     exited: bool,
+    /// Set by `begin`: its pidfd polled hung up (it was reaped: the pid may name another
+    /// process now).
+    reaped: bool,
+    /// The last snapshot whose `begin` polled its pidfd not readable (0: none). Unlike
+    /// `exited`, which a full read later in the snapshot resets (`remember`), it stays what
+    /// the poll said, for the zombies it is the parent of.
+    alive_at: u64,
 }
 
 /// What an unchanged process is known by between full reads.
@@ -98,6 +108,9 @@ pub(crate) struct KeptStatus {
     /// The `poll` array `begin` reuses, and the pid of each entry.
     polls: Vec<libc::pollfd>,
     poll_pids: Vec<i32>,
+    /// Pids served unchanged after asking the kernel (`PIDFD_GET_INFO`) in this snapshot.
+    #[cfg(test)]
+    asked: Vec<i32>,
 }
 
 /// Why a kept process is read in full again rather than served unchanged: any of the
@@ -131,6 +144,42 @@ fn dead(record: &ProcessRecord, exited: bool) -> bool {
     exited && record.is_zombie() && record.threads == Some(1)
 }
 
+/// Whether a dead zombie (`dead`) is served with no system call of its own: its pidfd has
+/// not hung up (it is not reaped, so its pid still names it), and its parent as last read
+/// is a kept process whose pidfd polled alive in this snapshot's `begin`. A zombie's real
+/// uid and thread count cannot change, and its parent changes only when it is reparented,
+/// which happens when that parent's last thread exits: a parent alive at `begin` is still
+/// its parent at `begin`, the instant the rest of the snapshot's facts are from. So the
+/// `PIDFD_GET_INFO` of each of a leak's thousands of zombies is not asked, and a table round
+/// at 6,000 zombies costs what one at a few hundred processes does. Either condition missing
+/// (reaped, parent exited or not kept): the ioctl, as before.
+fn dead_and_still_parented(
+    exited: bool,
+    reaped: bool,
+    parent_alive: bool,
+    record: &ProcessRecord,
+) -> bool {
+    dead(record, exited) && !reaped && parent_alive
+}
+
+/// The unchanged check by system calls: `PIDFD_GET_INFO`, and the `task` link count (and
+/// `statm`, multi-threaded) unless the process is `dead`.
+fn asked_unchanged(fd: &OwnedFd, c: &Check, pid: i32, exited: bool) -> bool {
+    match pidfd_info::info(fd) {
+        Ok(info) => {
+            let leader = c.statm.as_ref().and_then(pidfd_info::leader_exited);
+            let threads = if dead(&c.record, exited) {
+                c.record.threads
+            } else {
+                pidfd_info::threads(&c.task)
+            };
+            still_unchanged(&c.record, pid, info, threads, exited, leader)
+        }
+        // Reaped (ESRCH): read afresh, as any kept descriptor that reads ESRCH.
+        Err(_) => false,
+    }
+}
+
 impl KeptStatus {
     /// Keep as many as the soft RLIMIT_NOFILE allows beyond `RESERVE` (none at the usual
     /// 1,024, where every read goes by path as before; `watch` raises its soft limit).
@@ -152,6 +201,8 @@ impl KeptStatus {
             served: Vec::new(),
             polls: Vec::new(),
             poll_pids: Vec::new(),
+            #[cfg(test)]
+            asked: Vec::new(),
         }
     }
 
@@ -167,6 +218,8 @@ impl KeptStatus {
     pub(crate) fn begin(&mut self) {
         self.generation += 1;
         self.served.clear();
+        #[cfg(test)]
+        self.asked.clear();
         // The limit may have been raised since (`watch` raises it before its first round).
         self.budget = self.budget.max(Self::budget_now());
         self.polls.clear();
@@ -185,6 +238,10 @@ impl KeptStatus {
         for (pid, p) in self.poll_pids.iter().zip(&self.polls) {
             if let Some(k) = self.files.get_mut(pid) {
                 k.exited = p.revents != 0;
+                k.reaped = p.revents & libc::POLLHUP != 0;
+                if p.revents == 0 {
+                    k.alive_at = self.generation;
+                }
             }
         }
     }
@@ -200,31 +257,49 @@ impl KeptStatus {
             return None;
         }
         let generation = self.generation;
+        let parent_alive = {
+            let k = self.files.get(&pid)?;
+            let ppid = k.check.as_ref()?.record.ppid;
+            self.files
+                .get(&ppid)
+                .is_some_and(|p| p.alive_at == generation)
+        };
         let k = self.files.get_mut(&pid)?;
         let (Some(fd), Some(c)) = (&k.pidfd, &k.check) else {
             return None;
         };
-        let same = match pidfd_info::info(fd) {
-            Ok(info) => {
-                let leader = c.statm.as_ref().and_then(pidfd_info::leader_exited);
-                let threads = if dead(&c.record, k.exited) {
-                    c.record.threads
-                } else {
-                    pidfd_info::threads(&c.task)
-                };
-                still_unchanged(&c.record, pid, info, threads, k.exited, leader)
-            }
-            // Reaped (ESRCH): read afresh, as any kept descriptor that reads ESRCH.
-            Err(_) => false,
-        };
+        let skip = dead_and_still_parented(k.exited, k.reaped, parent_alive, &c.record);
+        let same = skip || asked_unchanged(fd, c, pid, k.exited);
         if !same {
             self.open -= c.fds();
             k.check = None;
             return None;
         }
         k.seen = generation;
+        let record = c.record.clone();
         self.served.push(pid);
-        Some(c.record.clone())
+        #[cfg(test)]
+        if !skip {
+            self.asked.push(pid);
+        }
+        Some(record)
+    }
+
+    /// `begin`'s `poll` answered (so exits since the last snapshot are known).
+    pub(crate) fn answered(&self) -> bool {
+        !self.poll_failed
+    }
+
+    /// The pids kept: those the last snapshot listed and read (sorted).
+    pub(crate) fn pids(&self) -> Vec<i32> {
+        let mut pids: Vec<i32> = self.files.keys().copied().collect();
+        pids.sort_unstable();
+        pids
+    }
+
+    /// Whether `pid` is kept.
+    pub(crate) fn has(&self, pid: i32) -> bool {
+        self.files.contains_key(&pid)
     }
 
     /// The pids `unchanged` served in this snapshot.
@@ -305,6 +380,8 @@ impl KeptStatus {
                     pidfd,
                     check: None,
                     exited: false,
+                    reaped: false,
+                    alive_at: 0,
                 },
             );
         }

@@ -277,3 +277,105 @@ fn only_a_dead_single_threaded_zombie_keeps_its_thread_count() {
     live.state = crate::core::snapshot::ProcState::Sleeping;
     assert!(!dead(&live, true), "not a zombie at its last read");
 }
+
+/// A dead zombie is served without a system call of its own only while it is not reaped and
+/// its parent as last read polled alive in this snapshot.
+#[test]
+fn a_dead_zombie_is_served_without_asking_only_while_its_parent_lives() {
+    let mut zombie = crate::core::snapshot::fixture::proc(100, 1, "leak");
+    zombie.state = crate::core::snapshot::ProcState::Zombie;
+    zombie.threads = Some(1);
+    assert!(dead_and_still_parented(true, false, true, &zombie));
+    assert!(
+        !dead_and_still_parented(true, false, false, &zombie),
+        "its parent exited or is not kept: it may have been reparented"
+    );
+    assert!(
+        !dead_and_still_parented(true, true, true, &zombie),
+        "reaped: its pid may name another process"
+    );
+    assert!(
+        !dead_and_still_parented(false, false, true, &zombie),
+        "not polled exited"
+    );
+    let mut live = zombie.clone();
+    live.state = crate::core::snapshot::ProcState::Sleeping;
+    assert!(
+        !dead_and_still_parented(true, false, true, &live),
+        "a live process is always asked"
+    );
+}
+
+/// For real: a zombie under a live parent is served from the second round on without its
+/// `PIDFD_GET_INFO`; once the parent exits (it is reparented, or reaped), the next round
+/// asks again and does not serve the old record.
+#[test]
+#[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
+fn a_zombie_under_a_live_parent_is_served_without_asking() {
+    require_pidfd_info();
+    // `true &` exits at once and nobody waits for it: after the exec, `cat` never does.
+    let c = start("true & exec cat");
+    let pid = c.0.id() as i32;
+    wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
+    let children = format!("/proc/{pid}/task/{pid}/children");
+    let zombie: i32 = until(&format!("no zombie under {pid}"), |text| {
+        *text = std::fs::read_to_string(&children).unwrap_or_default();
+        text.split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .find(|p: &i32| {
+                std::fs::read_to_string(format!("/proc/{p}/status"))
+                    .is_ok_and(|s| s.contains("State:\tZ"))
+            })
+    });
+    let src = repeating();
+    let asked = |src: &LinuxSource| src.reader.kept_status.borrow().asked.contains(&zombie);
+    let (first, served) = round(&src, zombie);
+    assert!(!served && first.is_some_and(|z| z.is_zombie() && z.ppid == pid));
+    let (second, served) = round(&src, zombie);
+    assert!(served, "unchanged");
+    assert!(!asked(&src), "served without its ioctl");
+    assert_eq!(second.map(|z| z.ppid), Some(pid));
+    // The control: its live parent, served in the same round, was asked.
+    let kept = src.reader.kept_status.borrow();
+    assert!(kept.served_unchanged().contains(&pid) && kept.asked.contains(&pid));
+    drop(kept);
+    // The parent exits (its stdin closed) and is left a zombie of this test until the end.
+    let mut c = c;
+    drop(c.0.stdin.take());
+    wait_status(pid, |s| s.contains("State:\tZ"));
+    let (after, served) = round(&src, zombie);
+    assert!(!served, "its parent exited: not served from the old read");
+    assert!(
+        after.is_none_or(|z| z.ppid != pid),
+        "reaped, or read with its new parent"
+    );
+}
+
+/// While the pid cursor has not moved since a complete listing, a round walks the kept pids
+/// instead of listing `/proc` (`listing.rs`): shown with a fixed cursor, under which a
+/// process started since is not seen; the control, the cursor moved, lists and finds it.
+#[test]
+#[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
+fn a_round_lists_proc_again_only_when_the_pid_cursor_moved() {
+    require_pidfd_info();
+    let src = repeating();
+    src.listing.borrow_mut().fixed = Some(1000);
+    let first = src.snapshot(Detail::Slots).unwrap();
+    assert!(first.unreadable == 0, "a complete listing");
+    let c = start("exec cat");
+    let pid = c.0.id() as i32;
+    wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
+    let (walked, _) = round(&src, pid);
+    assert_eq!(
+        walked, None,
+        "the cursor did not move: the kept pids were walked"
+    );
+    src.listing.borrow_mut().fixed = Some(1001);
+    let (listed, _) = round(&src, pid);
+    assert_eq!(
+        listed.map(|p| p.name),
+        Some("cat".to_string()),
+        "listed again"
+    );
+    drop(c);
+}
