@@ -33,7 +33,9 @@ use headroom_core::sanitize;
 /// paths are that crate's public items.
 use headroom_platform as platform;
 mod schema;
-mod store;
+/// The files headroom keeps, a crate of its own (`crates/headroom-store`): `crate::store::…`
+/// paths are that crate's public items.
+use headroom_store as store;
 
 /// What `run` returns: the exit-code table's rows.
 pub use exit::ExitStatus;
