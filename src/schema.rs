@@ -231,19 +231,3 @@ pub(crate) fn of<T: Document>() -> Value {
     }
     .schema()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_document_is_printed_with_its_schema_first() {
-        let line = to_line(&crate::exit::ErrorDocument::new("bad `x`", 2)).unwrap();
-        assert!(
-            line.starts_with(r#"{"schema":"headroom.error/1","type":"error","#),
-            "{line}"
-        );
-        let v: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(v["exit_code"], 2);
-    }
-}
