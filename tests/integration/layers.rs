@@ -1,5 +1,5 @@
 //! The layer rules of ARCHITECTURE.md, read from its table ("Layer rules") and checked on
-//! the text of the four crates: every `crate::…`, `super::…`, `self::…` (and, in `lib.rs`, a top
+//! the text of the five crates: every `crate::…`, `super::…`, `self::…` (and, in `lib.rs`, a top
 //! module's) path anywhere in a file that is not a test, `use` trees expanded, string
 //! attributes (`serialize_with = "crate::…"`) included; comments left out. Each file belongs to
 //! the row of its top module; an edge to another row must be one its row may use. No file
@@ -7,8 +7,8 @@
 //! re-exporting its children, is not counted). The core crate's own rules (no file I/O, no
 //! clock, no system-call crate) are checked on its text and its manifest; the manifests
 //! keep every system-call crate in the platform crate, the platform crate below every
-//! headroom crate but the core, and the store crate below every one but the core and the
-//! platform.
+//! headroom crate but the core, and the store and output crates below every one but the
+//! core and the platform.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -121,10 +121,12 @@ fn code(text: &str) -> String {
     out.join("\n")
 }
 
-/// Every non-test `.rs` file of the four crates by module path, as the main crate names
+/// Every non-test `.rs` file of the five crates by module path, as the main crate names
 /// it: `commands::probe`, `lib` for the root; the core's below `core` (`core::snapshot`, its
 /// `lib.rs` as `core`), the platform's below `platform`, the store's below `store`
-/// (`store::state`). `main.rs` is the binary, outside
+/// (`store::state`); the output crate's modules by the names they have in both crates
+/// (`output::queue`, `schema`). That crate's `lib.rs` declares its two modules and names
+/// the crates below: it is not read (`output_crate_root_only_declares`). `main.rs` is the binary, outside
 /// the library's layers.
 fn modules() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
@@ -136,6 +138,7 @@ fn modules() -> BTreeMap<String, String> {
             Some("platform"),
         ),
         (root().join("crates/headroom-store/src"), Some("store")),
+        (root().join("crates/headroom-output/src"), None),
     ] {
         let tests = crate::support::test_only_files(&src);
         for f in crate::support::files_under(&src) {
@@ -143,7 +146,8 @@ fn modules() -> BTreeMap<String, String> {
             let Some(stem) = rel.strip_suffix(".rs") else {
                 continue;
             };
-            if stem == "main" || is_test_file(&f, &tests) {
+            let output_root = prefix.is_none() && src.ends_with("headroom-output/src");
+            if stem == "main" || is_test_file(&f, &tests) || output_root && stem == "lib" {
                 continue;
             }
             let path = stem.strip_suffix("/mod").unwrap_or(stem).replace('/', "::");
@@ -256,7 +260,10 @@ fn root_aliases() -> BTreeMap<String, String> {
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
     let mut out = BTreeMap::new();
     for p in use_paths(&code(&lib)) {
-        let p = p.replace("headroom_core", "core");
+        // `use headroom_output::output;`: the output crate's modules keep their names.
+        let p = p
+            .replace("headroom_core", "core")
+            .replace("headroom_output::", "");
         let p = p.strip_prefix("crate::").unwrap_or(&p);
         if let Some((_, name)) = p.rsplit_once("::") {
             out.insert(name.to_string(), p.to_string());
@@ -432,6 +439,11 @@ fn every_row_of_the_layer_table_holds() {
         ("store::fsio", "platform::files"),
         ("store::evidence", "core::evidence_csv"),
         ("actions::cleanup", "store::evidence"),
+        ("output", "schema"),
+        ("output::queue", "platform::stdio"),
+        ("output::snapshot_file", "core::snapshot"),
+        ("commands::probe", "output::snapshot_file"),
+        ("actions::cleanup", "output"),
         ("core::liveness", "core::session_log"),
         ("lib", "commands"),
         ("lib", "mcp"),
@@ -929,7 +941,12 @@ fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
     let main = manifest("");
     assert_eq!(
         headroom_dependencies(&main),
-        ["headroom-core", "headroom-platform", "headroom-store"]
+        [
+            "headroom-core",
+            "headroom-output",
+            "headroom-platform",
+            "headroom-store"
+        ]
     );
     let bad = "[dependencies]\nheadroom-core = { path = \"../headroom-core\" }\n\
                [target.'cfg(unix)'.dependencies]\nheadroom = { path = \"../..\" }\n";
@@ -985,4 +1002,61 @@ fn the_store_crate_depends_on_no_system_call_crate() {
         lib.lines().any(|l| l == "#![forbid(unsafe_code)]"),
         "crates/headroom-store/src/lib.rs forbids unsafe code"
     );
+}
+
+/// The output crate (`output` and `schema`) depends on the core and the platform and on no
+/// other headroom crate nor any system-call crate: `output` naming `exit`, the commands or
+/// the actions does not compile, and neither does a system call or an `unsafe` block there.
+/// Inside the crate, `schema` using the core alone is the table's row, checked on the text.
+#[test]
+fn the_output_crate_depends_on_no_headroom_crate_but_the_core_and_the_platform() {
+    let out = manifest("crates/headroom-output");
+    assert_eq!(
+        headroom_dependencies(&out),
+        ["headroom-core", "headroom-platform"]
+    );
+    assert_eq!(system_dependencies(&out), Vec::<String>::new());
+    // Control: the manifest was read as a list of dependencies, and its lib.rs forbids
+    // unsafe code (the same readers catch a bad manifest: the store's checks' controls).
+    let deps = dependencies(&out);
+    for d in ["headroom-platform", "indicatif", "schemars"] {
+        assert!(deps.iter().any(|f| f == d), "{d} not seen in {deps:?}");
+    }
+    let lib = std::fs::read_to_string(root().join("crates/headroom-output/src/lib.rs")).unwrap();
+    assert!(
+        lib.lines().any(|l| l == "#![forbid(unsafe_code)]"),
+        "crates/headroom-output/src/lib.rs forbids unsafe code"
+    );
+}
+
+/// The output crate's `lib.rs`, which `modules` leaves out, names no module of the main
+/// crate: it only declares `output` and `schema` and names the crates below.
+#[test]
+fn output_crate_root_only_declares() {
+    let lib = std::fs::read_to_string(root().join("crates/headroom-output/src/lib.rs")).unwrap();
+    let text = code(&lib);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("#!["))
+        .collect();
+    let allowed = |l: &str| {
+        [
+            "use headroom_core as core;",
+            "use headroom_platform as platform;",
+            "pub mod output;",
+            "pub mod schema;",
+        ]
+        .contains(&l)
+    };
+    assert_eq!(
+        lines.iter().filter(|l| !allowed(l)).collect::<Vec<_>>(),
+        Vec::<&&str>::new()
+    );
+    assert_eq!(lines.len(), 4, "control: its lines were read: {lines:?}");
+    // Control: the modules it declares were read from that crate.
+    let m = modules();
+    for k in ["output", "output::queue", "schema"] {
+        assert!(m.contains_key(k), "{k} not read");
+    }
 }
