@@ -25,15 +25,20 @@ mod config;
 use headroom_core as core;
 mod exit;
 mod mcp;
-mod output;
 /// Where it was before `exit` held it; `crate::exit::said_once` is the path to use.
 use exit::said_once;
 use headroom_core::sanitize;
+/// The Printer and the formatting (`crates/headroom-output`): `crate::output::…` paths are
+/// that crate's `output` module.
+use headroom_output::output;
+/// The documents' schemas, in the output crate beside `output`.
+use headroom_output::schema;
 /// The system calls, a crate of their own (`crates/headroom-platform`): `crate::platform::…`
 /// paths are that crate's public items.
 use headroom_platform as platform;
-mod schema;
-mod store;
+/// The files headroom keeps, a crate of its own (`crates/headroom-store`): `crate::store::…`
+/// paths are that crate's public items.
+use headroom_store as store;
 
 /// What `run` returns: the exit-code table's rows.
 pub use exit::ExitStatus;

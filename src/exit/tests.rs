@@ -227,3 +227,37 @@ fn each_failure_exits_with_its_row_of_the_table() {
     .collect();
     assert_eq!(codes, [2, 3, 125, 126, 127]);
 }
+
+// The error document through the layers below `exit` that print it: the schema module's
+// writer puts its `schema` and `type` first, and a capturing Printer keeps it as the value
+// it prints as. They live here because the document is `exit`'s, which those layers may
+// not name.
+#[test]
+fn a_document_is_printed_with_its_schema_first() {
+    let line = crate::schema::to_line(&ErrorDocument::new("bad `x`", 2)).unwrap();
+    assert!(
+        line.starts_with(r#"{"schema":"headroom.error/1","type":"error","#),
+        "{line}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["exit_code"], 2);
+}
+
+#[test]
+fn a_capturing_printer_keeps_what_it_would_print() {
+    let (p, sink) = crate::output::Printer::capturing(None);
+    assert!(p.is_json());
+    p.json_value(&ErrorDocument::new("x", 2)).unwrap();
+    p.warn("careful");
+    p.error("broken");
+    p.stderr_line("plain");
+    let c = sink.lock().unwrap();
+    // A report is kept as the value it prints as, not as text to parse back.
+    assert!(c.stdout.is_empty());
+    let want: serde_json::Value = serde_json::from_str(
+        r#"{"schema":"headroom.error/1","type":"error","error":"x","exit_code":2}"#,
+    )
+    .unwrap();
+    assert_eq!(c.report.as_ref().map(|r| &r.value), Some(&want));
+    assert_eq!(c.stderr, ["warning: careful", "error: broken", "plain"]);
+}

@@ -1,13 +1,14 @@
 //! The layer rules of ARCHITECTURE.md, read from its table ("Layer rules") and checked on
-//! the text of the three crates: every `crate::…`, `super::…`, `self::…` (and, in `lib.rs`, a top
+//! the text of the five crates: every `crate::…`, `super::…`, `self::…` (and, in `lib.rs`, a top
 //! module's) path anywhere in a file that is not a test, `use` trees expanded, string
 //! attributes (`serialize_with = "crate::…"`) included; comments left out. Each file belongs to
 //! the row of its top module; an edge to another row must be one its row may use. No file
 //! may be in an import circle (an edge to a module's own descendants, as `mod.rs` calling or
 //! re-exporting its children, is not counted). The core crate's own rules (no file I/O, no
 //! clock, no system-call crate) are checked on its text and its manifest; the manifests
-//! keep every system-call crate in the platform crate, and the platform crate below every
-//! headroom crate but the core.
+//! keep every system-call crate in the platform crate, the platform crate below every
+//! headroom crate but the core, and the store and output crates below every one but the
+//! core and the platform.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -120,9 +121,12 @@ fn code(text: &str) -> String {
     out.join("\n")
 }
 
-/// Every non-test `.rs` file of the three crates by module path, as the main crate names
-/// it: `store::state`, `lib` for the root; the core's below `core` (`core::snapshot`, its
-/// `lib.rs` as `core`), the platform's below `platform`. `main.rs` is the binary, outside
+/// Every non-test `.rs` file of the five crates by module path, as the main crate names
+/// it: `commands::probe`, `lib` for the root; the core's below `core` (`core::snapshot`, its
+/// `lib.rs` as `core`), the platform's below `platform`, the store's below `store`
+/// (`store::state`); the output crate's modules by the names they have in both crates
+/// (`output::queue`, `schema`). That crate's `lib.rs` declares its two modules and names
+/// the crates below: it is not read (`output_crate_root_only_declares`). `main.rs` is the binary, outside
 /// the library's layers.
 fn modules() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
@@ -133,6 +137,8 @@ fn modules() -> BTreeMap<String, String> {
             root().join("crates/headroom-platform/src"),
             Some("platform"),
         ),
+        (root().join("crates/headroom-store/src"), Some("store")),
+        (root().join("crates/headroom-output/src"), None),
     ] {
         let tests = crate::support::test_only_files(&src);
         for f in crate::support::files_under(&src) {
@@ -140,7 +146,8 @@ fn modules() -> BTreeMap<String, String> {
             let Some(stem) = rel.strip_suffix(".rs") else {
                 continue;
             };
-            if stem == "main" || is_test_file(&f, &tests) {
+            let output_root = prefix.is_none() && src.ends_with("headroom-output/src");
+            if stem == "main" || is_test_file(&f, &tests) || output_root && stem == "lib" {
                 continue;
             }
             let path = stem.strip_suffix("/mod").unwrap_or(stem).replace('/', "::");
@@ -253,7 +260,10 @@ fn root_aliases() -> BTreeMap<String, String> {
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
     let mut out = BTreeMap::new();
     for p in use_paths(&code(&lib)) {
-        let p = p.replace("headroom_core", "core");
+        // `use headroom_output::output;`: the output crate's modules keep their names.
+        let p = p
+            .replace("headroom_core", "core")
+            .replace("headroom_output::", "");
         let p = p.strip_prefix("crate::").unwrap_or(&p);
         if let Some((_, name)) = p.rsplit_once("::") {
             out.insert(name.to_string(), p.to_string());
@@ -273,10 +283,13 @@ fn target(
     let parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
     let in_core = module == "core" || module.starts_with("core::");
     let in_platform = module == "platform" || module.starts_with("platform::");
+    let in_store = module == "store" || module.starts_with("store::");
     let mut base: Vec<String> = match parts.first().copied() {
-        // The core crate's `crate` is the main crate's `core`, the platform's its `platform`.
+        // The core crate's `crate` is the main crate's `core`, the platform's its
+        // `platform`, the store's its `store`.
         Some("crate") if in_core => vec!["core".into()],
         Some("crate") if in_platform => vec!["platform".into()],
+        Some("crate") if in_store => vec!["store".into()],
         Some("crate") | Some("headroom") => Vec::new(),
         Some("super") | Some("self") => {
             // `super` is the parent module (of `a/b.rs` and of `a/b/mod.rs` alike: `a`);
@@ -303,8 +316,11 @@ fn target(
                 base.pop();
             }
             "self" => {}
-            // The platform's `crate::core` is the core crate (`use headroom_core as core;`).
+            // The platform's and the store's `crate::core` is the core crate (`use
+            // headroom_core as core;`), the store's `crate::platform` the platform crate.
             "core" if in_platform && base == ["platform"] => base = vec!["core".into()],
+            "core" if in_store && base == ["store"] => base = vec!["core".into()],
+            "platform" if in_store && base == ["store"] => base = vec!["platform".into()],
             p if base.is_empty() && !in_core => match aliases.get(p) {
                 Some(to) => base.extend(to.split("::").map(str::to_string)),
                 None => base.push(p.to_string()),
@@ -420,6 +436,14 @@ fn every_row_of_the_layer_table_holds() {
         ("actions::cleanup", "actions::reap_report"),
         ("store::state", "store::fsio"),
         ("store::state", "core::state_rules"),
+        ("store::fsio", "platform::files"),
+        ("store::evidence", "core::evidence_csv"),
+        ("actions::cleanup", "store::evidence"),
+        ("output", "schema"),
+        ("output::queue", "platform::stdio"),
+        ("output::snapshot_file", "core::snapshot"),
+        ("commands::probe", "output::snapshot_file"),
+        ("actions::cleanup", "output"),
         ("core::liveness", "core::session_log"),
         ("lib", "commands"),
         ("lib", "mcp"),
@@ -472,9 +496,9 @@ fn a_file_breaking_any_row_is_caught() {
     for r in &rows {
         let from = format!("{}::probe_file", r.modules[0]);
         for n in r.never.iter().chain(&r.may) {
-            // The core's and the platform's `crate` is their own crate: a path into the
-            // main crate from there starts at `headroom`.
-            let start = if ["core", "platform"].contains(&r.modules[0].as_str()) {
+            // The core's, the platform's and the store's `crate` is their own crate: a path
+            // into the main crate from there starts at `headroom`.
+            let start = if ["core", "platform", "store"].contains(&r.modules[0].as_str()) {
                 "headroom"
             } else {
                 "crate"
@@ -808,14 +832,21 @@ const SYSTEM_CRATES: &[&str] = &[
 ];
 
 /// The names in the `[dependencies]` tables of a manifest's text (the target-specific ones
-/// included, the dev- and build-dependencies not: those are the tests' and the build's).
+/// included, the dev- and build-dependencies not: those are the tests' and the build's),
+/// and the dependencies that are a table of their own (`[dependencies.libc]`).
 fn dependencies(manifest: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_deps = false;
     for line in manifest.lines() {
         let l = line.trim();
-        if l.starts_with('[') {
-            in_deps = l == "[dependencies]" || l.ends_with(".dependencies]");
+        if let Some(header) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            in_deps = header == "dependencies" || header.ends_with(".dependencies");
+            // After a target's `'cfg(…)'`, whose quotes may hold dots of their own.
+            let tail = header.rsplit('\'').next().unwrap_or(header);
+            let own = header
+                .strip_prefix("dependencies.")
+                .or_else(|| tail.split_once(".dependencies.").map(|(_, n)| n));
+            out.extend(own.map(str::to_string));
             continue;
         }
         let name = l.split(['=', ' ', '.']).next().unwrap_or("");
@@ -860,13 +891,14 @@ fn the_core_crate_depends_on_no_system_call_crate() {
     // the tests is not the library's.
     let bad = "[dependencies]\nserde = \"1\"\nlibc = \"0.2\"\n\
                [target.'cfg(unix)'.dependencies]\nrustix = { version = \"1\" }\n\
-               [dev-dependencies]\nnix = \"0.29\"\n";
-    assert_eq!(system_dependencies(bad), ["libc", "rustix"]);
+               [dev-dependencies]\nnix = \"0.29\"\n\
+               [dependencies.mach2]\nversion = \"0.7\"\n[dev-dependencies.errno]\n";
+    assert_eq!(system_dependencies(bad), ["libc", "rustix", "mach2"]);
 }
 
 /// The main package makes no system call of its own: every one is a platform function, so
-/// the compiler refuses a `libc::`/`rustix::` call anywhere in the store, the actions or
-/// the commands (and `#![forbid(unsafe_code)]` refuses an `unsafe` block there). Its tests
+/// the compiler refuses a `libc::`/`rustix::` call anywhere in the actions, the commands or
+/// the front ends (and `#![forbid(unsafe_code)]` refuses an `unsafe` block there). Its tests
 /// may still use libc (a dev-dependency).
 #[test]
 fn the_main_package_depends_on_no_system_call_crate() {
@@ -895,14 +927,127 @@ fn the_main_package_depends_on_no_system_call_crate() {
 fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
     let platform = manifest("crates/headroom-platform");
     assert_eq!(headroom_dependencies(&platform), ["headroom-core"]);
-    // Control: the main package's manifest, read the same way, names both crates below it;
+    // Control: the main package's manifest, read the same way, names the crates below it;
     // a platform manifest naming the main package is seen.
     let main = manifest("");
     assert_eq!(
         headroom_dependencies(&main),
-        ["headroom-core", "headroom-platform"]
+        [
+            "headroom-core",
+            "headroom-output",
+            "headroom-platform",
+            "headroom-store"
+        ]
     );
     let bad = "[dependencies]\nheadroom-core = { path = \"../headroom-core\" }\n\
                [target.'cfg(unix)'.dependencies]\nheadroom = { path = \"../..\" }\n";
     assert_eq!(headroom_dependencies(bad), ["headroom-core", "headroom"]);
+}
+
+/// The store crate depends on the core and the platform and on no other headroom crate: an
+/// import of the actions, the commands, `output`, `exit` or a front end from the store does
+/// not compile.
+#[test]
+fn the_store_crate_depends_on_no_headroom_crate_but_the_core_and_the_platform() {
+    let store = manifest("crates/headroom-store");
+    assert_eq!(
+        headroom_dependencies(&store),
+        ["headroom-core", "headroom-platform"]
+    );
+    // Control: a store manifest naming the main package, in any table of dependencies, is
+    // seen; its dev-dependencies are the tests'.
+    let bad = "[dependencies]\nheadroom-core = { path = \"../headroom-core\" }\n\
+               headroom-platform = { path = \"../headroom-platform\" }\n\
+               [target.'cfg(unix)'.dependencies]\nheadroom = { path = \"../..\" }\n\
+               [dev-dependencies]\nheadroom-output = { path = \"../headroom-output\" }\n";
+    assert_eq!(
+        headroom_dependencies(bad),
+        ["headroom-core", "headroom-platform", "headroom"]
+    );
+}
+
+/// The store makes no system call of its own: every one it needs (the opens that follow no
+/// link, the locks, the clocks, the uid) is a platform function, and `#![forbid(unsafe_code)]`
+/// refuses an `unsafe` block there.
+#[test]
+fn the_store_crate_depends_on_no_system_call_crate() {
+    let store = manifest("crates/headroom-store");
+    assert_eq!(system_dependencies(&store), Vec::<String>::new());
+    // Control: the store's own manifest was read as a list of dependencies (its libraries
+    // are seen, its tests' tempfile is not); a system crate in any of its tables is seen.
+    let deps = dependencies(&store);
+    for d in ["headroom-platform", "anyhow", "serde_json"] {
+        assert!(deps.iter().any(|f| f == d), "{d} not seen in {deps:?}");
+    }
+    assert!(!deps.iter().any(|f| f == "tempfile"), "{deps:?}");
+    let bad = "[dependencies]\nanyhow = \"1\"\nnix = \"0.29\"\n\
+               [target.'cfg(unix)'.dependencies]\nrustix = { version = \"1\" }\nerrno = \"0.3\"\n\
+               [target.'cfg(target_os = \"macos\")'.dependencies]\nmach2 = \"0.7\"\n\
+               [target.'cfg(target_os = \"linux\")'.dependencies.libc]\nversion = \"0.2\"\n";
+    assert_eq!(
+        system_dependencies(bad),
+        ["nix", "rustix", "errno", "mach2", "libc"]
+    );
+    let lib = std::fs::read_to_string(root().join("crates/headroom-store/src/lib.rs")).unwrap();
+    assert!(
+        lib.lines().any(|l| l == "#![forbid(unsafe_code)]"),
+        "crates/headroom-store/src/lib.rs forbids unsafe code"
+    );
+}
+
+/// The output crate (`output` and `schema`) depends on the core and the platform and on no
+/// other headroom crate nor any system-call crate: `output` naming `exit`, the commands or
+/// the actions does not compile, and neither does a system call or an `unsafe` block there.
+/// Inside the crate, `schema` using the core alone is the table's row, checked on the text.
+#[test]
+fn the_output_crate_depends_on_no_headroom_crate_but_the_core_and_the_platform() {
+    let out = manifest("crates/headroom-output");
+    assert_eq!(
+        headroom_dependencies(&out),
+        ["headroom-core", "headroom-platform"]
+    );
+    assert_eq!(system_dependencies(&out), Vec::<String>::new());
+    // Control: the manifest was read as a list of dependencies, and its lib.rs forbids
+    // unsafe code (the same readers catch a bad manifest: the store's checks' controls).
+    let deps = dependencies(&out);
+    for d in ["headroom-platform", "indicatif", "schemars"] {
+        assert!(deps.iter().any(|f| f == d), "{d} not seen in {deps:?}");
+    }
+    let lib = std::fs::read_to_string(root().join("crates/headroom-output/src/lib.rs")).unwrap();
+    assert!(
+        lib.lines().any(|l| l == "#![forbid(unsafe_code)]"),
+        "crates/headroom-output/src/lib.rs forbids unsafe code"
+    );
+}
+
+/// The output crate's `lib.rs`, which `modules` leaves out, names no module of the main
+/// crate: it only declares `output` and `schema` and names the crates below.
+#[test]
+fn output_crate_root_only_declares() {
+    let lib = std::fs::read_to_string(root().join("crates/headroom-output/src/lib.rs")).unwrap();
+    let text = code(&lib);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("#!["))
+        .collect();
+    let allowed = |l: &str| {
+        [
+            "use headroom_core as core;",
+            "use headroom_platform as platform;",
+            "pub mod output;",
+            "pub mod schema;",
+        ]
+        .contains(&l)
+    };
+    assert_eq!(
+        lines.iter().filter(|l| !allowed(l)).collect::<Vec<_>>(),
+        Vec::<&&str>::new()
+    );
+    assert_eq!(lines.len(), 4, "control: its lines were read: {lines:?}");
+    // Control: the modules it declares were read from that crate.
+    let m = modules();
+    for k in ["output", "output::queue", "schema"] {
+        assert!(m.contains_key(k), "{k} not read");
+    }
 }

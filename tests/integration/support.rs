@@ -750,14 +750,17 @@ pub fn lock_waiters(ino: u64) -> usize {
 }
 
 /// The source directories of the workspace's crates: the main crate's `src/`, the core's
-/// (`crates/headroom-core/src`) and the platform's (`crates/headroom-platform/src`).
-/// Source scans read all three.
-pub fn source_roots() -> [PathBuf; 3] {
+/// (`crates/headroom-core/src`), the platform's (`crates/headroom-platform/src`) and the
+/// store's (`crates/headroom-store/src`) and the output's (`crates/headroom-output/src`).
+/// Source scans read all five.
+pub fn source_roots() -> [PathBuf; 5] {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     [
         root.join("src"),
         root.join("crates/headroom-core/src"),
         root.join("crates/headroom-platform/src"),
+        root.join("crates/headroom-store/src"),
+        root.join("crates/headroom-output/src"),
     ]
 }
 

@@ -14,20 +14,20 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-pub(crate) use crate::core::hang_event::HangEvent;
+pub use crate::core::hang_event::HangEvent;
 // Re-exported for the unit tests only (they name it by this path).
 #[cfg(test)]
 pub(crate) use crate::core::hang_event::MAX_EVENTS;
 use crate::core::hang_event::{parse_events, retain, since_filter};
 use crate::core::hangs::{MonitorState, STATE_SCHEMA};
-use crate::store::fsio::{Lock, atomic_write};
-use crate::store::state::{Loaded, load_json, save_json};
+use crate::fsio::{Lock, atomic_write};
+use crate::state::{Loaded, load_json, save_json};
 
-pub(crate) const STATE_FILE: &str = "hangs.json";
-pub(crate) const EVENTS_FILE: &str = "hangs-events.jsonl";
+pub const STATE_FILE: &str = "hangs.json";
+pub const EVENTS_FILE: &str = "hangs-events.jsonl";
 /// Load the monitor state; a missing, foreign-schema or corrupt file starts fresh (the
 /// warning says so and where a corrupt file was kept).
-pub(crate) fn load_state(dir: &Path) -> Result<(MonitorState, Option<String>)> {
+pub fn load_state(dir: &Path) -> Result<(MonitorState, Option<String>)> {
     let path = dir.join(STATE_FILE);
     Ok(match load_json::<MonitorState>(&path)? {
         Loaded::Ok(s) if s.schema == STATE_SCHEMA => (s, None),
@@ -51,13 +51,13 @@ pub(crate) fn load_state(dir: &Path) -> Result<(MonitorState, Option<String>)> {
     })
 }
 
-pub(crate) fn save_state(dir: &Path, state: &MonitorState) -> Result<()> {
+pub fn save_state(dir: &Path, state: &MonitorState) -> Result<()> {
     save_json(&dir.join(STATE_FILE), state)
 }
 
 /// The lock that serialises whole rounds (load, decide, act, save) between a cron run and
 /// a `--watch` loop, so two of them never restart the same app.
-pub(crate) fn lock_state(dir: &Path) -> Result<Lock> {
+pub fn lock_state(dir: &Path) -> Result<Lock> {
     Lock::acquire(&dir.join(STATE_FILE))
 }
 
@@ -71,7 +71,7 @@ fn read_text(path: &Path) -> Result<String> {
 
 /// Append `new` to the events file, pruning events older than 30 days (as of `now_ms`).
 /// Unreadable lines are kept in a copy set aside, and the warning says where.
-pub(crate) fn append_events(dir: &Path, new: &[HangEvent], now_ms: i64) -> Result<Option<String>> {
+pub fn append_events(dir: &Path, new: &[HangEvent], now_ms: i64) -> Result<Option<String>> {
     if new.is_empty() {
         return Ok(None);
     }
@@ -108,7 +108,7 @@ pub(crate) fn append_events(dir: &Path, new: &[HangEvent], now_ms: i64) -> Resul
 
 /// Events at or after `since_ms` (all when `None`), oldest first, and how many lines could
 /// not be read.
-pub(crate) fn read_events(dir: &Path, since_ms: Option<i64>) -> Result<(Vec<HangEvent>, usize)> {
+pub fn read_events(dir: &Path, since_ms: Option<i64>) -> Result<(Vec<HangEvent>, usize)> {
     let text = read_text(&dir.join(EVENTS_FILE))?;
     let (mut events, bad) = parse_events(&text);
     if let Some(since) = since_ms {

@@ -19,7 +19,7 @@ pub enum ColorChoice {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Style {
+pub enum Style {
     Bold,
     Dim,
     Green,
@@ -40,7 +40,7 @@ impl Style {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct Printer {
+pub struct Printer {
     json: bool,
     quiet: bool,
     color: bool,
@@ -59,7 +59,7 @@ pub(crate) struct Printer {
 /// and the report handed to `json_value`, as the value it serializes to and what the
 /// front end's hook (`capturing`) read from the typed report.
 #[derive(Debug, Default)]
-pub(crate) struct Captured {
+pub struct Captured {
     pub stdout: Vec<u8>,
     pub stderr: Vec<String>,
     pub report: Option<CapturedReport>,
@@ -67,7 +67,7 @@ pub(crate) struct Captured {
 
 /// A report a command handed to a capturing Printer.
 #[derive(Debug)]
-pub(crate) struct CapturedReport {
+pub struct CapturedReport {
     /// The object `--json` prints (`schema` first).
     pub value: serde_json::Value,
     /// What the hook made of the typed report (`None` when it was not the type it reads).
@@ -77,7 +77,7 @@ pub(crate) struct CapturedReport {
 /// Reads a report where it is still typed: the Printer passes it as `Any`, the front end
 /// downcasts it to the report type it expects (`headroom mcp`'s summary line).
 #[derive(Clone)]
-pub(crate) struct ReportHook(pub Arc<ReadReport>);
+pub struct ReportHook(pub Arc<ReadReport>);
 
 /// The hook's function: the typed report in, its summary out.
 pub(crate) type ReadReport = dyn Fn(&dyn std::any::Any) -> Option<String> + Send + Sync;
@@ -89,7 +89,7 @@ impl std::fmt::Debug for ReportHook {
 }
 
 impl Printer {
-    pub(crate) fn new(json: bool, quiet: bool, color: ColorChoice) -> Self {
+    pub fn new(json: bool, quiet: bool, color: ColorChoice) -> Self {
         let stdout_tty = std::io::stdout().is_terminal();
         let stderr_tty = std::io::stderr().is_terminal();
         let color = colour_enabled(color, stdout_tty, &|k| std::env::var_os(k));
@@ -107,7 +107,7 @@ impl Printer {
 
     /// This printer with every stderr line going to `file` instead (`run --records-fd`).
     #[must_use]
-    pub(crate) fn with_stderr_to(mut self, file: std::fs::File) -> Self {
+    pub fn with_stderr_to(mut self, file: std::fs::File) -> Self {
         self.stderr_tty = false;
         self.records = Some(Arc::new(file));
         self
@@ -125,13 +125,13 @@ impl Printer {
     }
 
     /// Whether colour (and so terminal control, like rewriting a status line) is on.
-    pub(crate) fn is_color(&self) -> bool {
+    pub fn is_color(&self) -> bool {
         self.color
     }
 
     /// A JSON printer whose output is kept for the caller (the MCP server's tools), with
     /// the handle to read it back; `hook` reads the report while it is typed.
-    pub(crate) fn capturing(hook: Option<ReportHook>) -> (Self, Arc<Mutex<Captured>>) {
+    pub fn capturing(hook: Option<ReportHook>) -> (Self, Arc<Mutex<Captured>>) {
         let sink = Arc::new(Mutex::new(Captured::default()));
         let p = Self {
             json: true,
@@ -163,24 +163,24 @@ impl Printer {
         true
     }
 
-    pub(crate) fn is_json(&self) -> bool {
+    pub fn is_json(&self) -> bool {
         self.json
     }
 
-    pub(crate) fn is_quiet(&self) -> bool {
+    pub fn is_quiet(&self) -> bool {
         self.quiet
     }
 
-    pub(crate) fn stdout_is_terminal(&self) -> bool {
+    pub fn stdout_is_terminal(&self) -> bool {
         self.stdout_tty
     }
 
-    pub(crate) fn stderr_is_terminal(&self) -> bool {
+    pub fn stderr_is_terminal(&self) -> bool {
         self.stderr_tty
     }
 
     /// `text` in `style` when colour is on.
-    pub(crate) fn paint(&self, text: &str, style: Style) -> String {
+    pub fn paint(&self, text: &str, style: Style) -> String {
         if self.color {
             format!("\x1b[{}m{text}\x1b[0m", style.code())
         } else {
@@ -190,7 +190,7 @@ impl Printer {
 
     /// One JSON object (a one-shot report, or one JSON Lines record), flushed. A capturing
     /// Printer keeps it as a value, and its hook reads the typed report.
-    pub(crate) fn json_value<T: Document + 'static>(&self, value: &T) -> std::io::Result<()> {
+    pub fn json_value<T: Document + 'static>(&self, value: &T) -> std::io::Result<()> {
         if let Some(sink) = &self.capture {
             let v = crate::schema::to_value(value).map_err(std::io::Error::other)?;
             let summary = self.hook.as_ref().and_then(|h| (h.0)(value));
@@ -208,7 +208,7 @@ impl Printer {
 
     /// One protocol message (`headroom mcp`'s JSON-RPC replies): not a headroom document,
     /// so without a `schema`.
-    pub(crate) fn json_protocol(&self, value: &serde_json::Value) -> std::io::Result<()> {
+    pub fn json_protocol(&self, value: &serde_json::Value) -> std::io::Result<()> {
         self.json_text(value.to_string())
     }
 
@@ -223,7 +223,7 @@ impl Printer {
     }
 
     /// Human text on stdout; suppressed by `--quiet`.
-    pub(crate) fn text(&self, text: &str) -> std::io::Result<()> {
+    pub fn text(&self, text: &str) -> std::io::Result<()> {
         if self.quiet {
             return Ok(());
         }
@@ -231,7 +231,7 @@ impl Printer {
     }
 
     /// Bytes on stdout whatever `--quiet` says (machine formats the user asked for).
-    pub(crate) fn raw(&self, text: &str) -> std::io::Result<()> {
+    pub fn raw(&self, text: &str) -> std::io::Result<()> {
         if self.captured(true, text) {
             return Ok(());
         }
@@ -241,7 +241,7 @@ impl Printer {
     }
 
     /// A warning on stderr (kept under `--quiet`: warnings are never results).
-    pub(crate) fn warn(&self, msg: &str) {
+    pub fn warn(&self, msg: &str) {
         let msg = &clip_words(msg);
         if self.captured(false, &format!("warning: {msg}")) {
             return;
@@ -250,7 +250,7 @@ impl Printer {
     }
 
     /// An error line on stderr.
-    pub(crate) fn error(&self, msg: &str) {
+    pub fn error(&self, msg: &str) {
         let msg = &clip_words(msg);
         if self.captured(false, &format!("error: {msg}")) {
             return;
@@ -259,7 +259,7 @@ impl Printer {
     }
 
     /// Free-form diagnostics on stderr (progress summaries, `run`'s final line).
-    pub(crate) fn stderr_line(&self, msg: &str) {
+    pub fn stderr_line(&self, msg: &str) {
         if self.captured(false, msg) {
             return;
         }
@@ -267,7 +267,7 @@ impl Printer {
     }
 
     /// A JSON Lines record on stderr (`run --json`, where stdout belongs to the command).
-    pub(crate) fn stderr_json<T: Document + ?Sized>(&self, value: &T) {
+    pub fn stderr_json<T: Document + ?Sized>(&self, value: &T) {
         if let Ok(s) = crate::schema::to_line(value) {
             if self.captured(false, &s) {
                 return;
@@ -311,7 +311,7 @@ pub(crate) const CLIP_CHARS: usize = 200;
 
 /// `s` with every word longer than `CLIP_CHARS` cut to that many characters and `…` (its
 /// closing quote kept, so a backticked value still reads as one).
-pub(crate) fn clip_words(s: &str) -> std::borrow::Cow<'_, str> {
+pub fn clip_words(s: &str) -> std::borrow::Cow<'_, str> {
     if !s
         .split_whitespace()
         .any(|w| w.chars().nth(CLIP_CHARS).is_some())
@@ -350,7 +350,7 @@ pub(crate) fn clip_words(s: &str) -> std::borrow::Cow<'_, str> {
 /// Say `n thing` with the noun (its last word) in the plural unless `n` is 1: "1 file",
 /// "3 files", "2 idle processes", "2 children"; the count grouped as `thousands` has it
 /// ("3,869 zombies").
-pub(crate) fn plural(n: impl Into<u64>, one: &str) -> String {
+pub fn plural(n: impl Into<u64>, one: &str) -> String {
     let n = n.into();
     if n == 1 {
         return format!("1 {one}");
@@ -366,7 +366,7 @@ pub(crate) fn plural(n: impl Into<u64>, one: &str) -> String {
 }
 
 /// "1 parent holds", "2 parents hold": a count, its noun and a verb that agrees.
-pub(crate) fn plural_verb(n: impl Into<u64>, one: &str, verb_one: &str, verb_many: &str) -> String {
+pub fn plural_verb(n: impl Into<u64>, one: &str, verb_one: &str, verb_many: &str) -> String {
     let n = n.into();
     format!(
         "{} {}",
@@ -376,7 +376,7 @@ pub(crate) fn plural_verb(n: impl Into<u64>, one: &str, verb_one: &str, verb_man
 }
 
 /// 3869 → "3,869".
-pub(crate) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
@@ -389,7 +389,7 @@ pub(crate) fn thousands(n: u64) -> String {
 }
 
 /// A short duration for people: "45 s", "13 min", "1 h 12 min", "over 2 days".
-pub(crate) fn human_duration(secs: f64) -> String {
+pub fn human_duration(secs: f64) -> String {
     if !secs.is_finite() || secs < 0.0 {
         return "unknown".into();
     }
@@ -411,7 +411,7 @@ pub(crate) fn human_duration(secs: f64) -> String {
 
 /// Bytes in binary units: "512 MiB", "1.5 GiB" (never "1 GiB" for 1.5 GiB), "1 GiB" for
 /// 1023.96 MiB (a value that rounds to 1024 of a unit is said in the next one).
-pub(crate) fn human_bytes(b: u64) -> String {
+pub fn human_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
     let mut i = 0;
@@ -427,7 +427,7 @@ pub(crate) fn human_bytes(b: u64) -> String {
 }
 
 /// A 30-cell usage bar for a percentage (capped at full).
-pub(crate) fn bar(pct: f64, width: usize) -> String {
+pub fn bar(pct: f64, width: usize) -> String {
     let filled = ((pct / 100.0) * width as f64)
         .round()
         .clamp(0.0, width as f64) as usize;
@@ -452,7 +452,7 @@ fn write_stderr(line: String) {
 }
 
 /// Send stderr's lines through a bounded queue until `finish_stderr`.
-pub(crate) fn queue_stderr() {
+pub fn queue_stderr() {
     let mut q = STDERR_QUEUE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -462,7 +462,7 @@ pub(crate) fn queue_stderr() {
 }
 
 /// Lines dropped from stderr so far (its reader was behind).
-pub(crate) fn stderr_lost() -> u64 {
+pub fn stderr_lost() -> u64 {
     STDERR_QUEUE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -471,7 +471,7 @@ pub(crate) fn stderr_lost() -> u64 {
 }
 
 /// Let the queued stderr lines go out (waiting at most `wait`), then write directly again.
-pub(crate) fn finish_stderr(wait: std::time::Duration) {
+pub fn finish_stderr(wait: std::time::Duration) {
     let out = STDERR_QUEUE
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -481,10 +481,10 @@ pub(crate) fn finish_stderr(wait: std::time::Duration) {
     }
 }
 
-pub(crate) mod progress;
-pub(crate) mod queue;
-pub(crate) mod screen;
-pub(crate) mod snapshot_file;
+pub mod progress;
+pub mod queue;
+pub mod screen;
+pub mod snapshot_file;
 
 #[cfg(test)]
 mod tests;

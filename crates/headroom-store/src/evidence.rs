@@ -34,11 +34,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-pub(crate) use crate::core::evidence_csv::{Anomaly, ReadRow, Row, columns};
+pub(crate) use crate::core::evidence_csv::{Anomaly, ReadRow};
 use crate::core::evidence_csv::{
     AnomalyKind, FirstLine, Item, Reader, encode, judge_first_line, layout_id,
 };
-use crate::store::fsio::{Lock, open_append};
+pub use crate::core::evidence_csv::{Row, columns};
+use crate::fsio::{Lock, open_append};
 
 pub(crate) const FILE: &str = "evidence.csv";
 pub(crate) const MAX_BYTES: u64 = 4 * 1024 * 1024;

@@ -48,7 +48,7 @@ pub fn to_line<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
 
 /// `doc` as a JSON value, `schema` and `type` first: what `headroom mcp` returns as a
 /// tool's `structuredContent`, the same object `to_line` prints.
-pub(crate) fn to_value<T: Document + ?Sized>(doc: &T) -> serde_json::Result<serde_json::Value> {
+pub fn to_value<T: Document + ?Sized>(doc: &T) -> serde_json::Result<serde_json::Value> {
     serde_json::to_value(Stamped {
         schema: T::SCHEMA,
         kind: T::TYPE,
@@ -65,7 +65,7 @@ pub(crate) fn to_pretty<T: Document + ?Sized>(doc: &T) -> serde_json::Result<Str
     })
 }
 
-pub(crate) use crate::core::serialize::{seconds, whole_seconds};
+pub use crate::core::serialize::{seconds, whole_seconds};
 
 /// One published schema: its name and the record types an output of that name is made of
 /// (a one-shot report is one; a JSON Lines stream is each kind of line it prints).
@@ -216,34 +216,16 @@ fn instants_are_date_times(schema: &mut schemars::Schema) {
 }
 
 /// The part of an [`Entry`] that is a record of type `T`.
-pub(crate) fn part<T: Document>(
-    g: &mut SchemaGenerator,
-) -> (schemars::Schema, Option<&'static str>) {
+pub fn part<T: Document>(g: &mut SchemaGenerator) -> (schemars::Schema, Option<&'static str>) {
     (g.subschema_for::<T>(), T::TYPE)
 }
 
 /// The schema of the one-record output `T` (as an MCP tool's `outputSchema`).
-pub(crate) fn of<T: Document>() -> Value {
+pub fn of<T: Document>() -> Value {
     Entry {
         name: T::SCHEMA,
         title: "",
         parts: &[part::<T>],
     }
     .schema()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_document_is_printed_with_its_schema_first() {
-        let line = to_line(&crate::exit::ErrorDocument::new("bad `x`", 2)).unwrap();
-        assert!(
-            line.starts_with(r#"{"schema":"headroom.error/1","type":"error","#),
-            "{line}"
-        );
-        let v: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(v["exit_code"], 2);
-    }
 }

@@ -1,26 +1,6 @@
 use super::*;
 
 #[test]
-fn a_capturing_printer_keeps_what_it_would_print() {
-    let (p, sink) = Printer::capturing(None);
-    assert!(p.is_json());
-    p.json_value(&crate::exit::ErrorDocument::new("x", 2))
-        .unwrap();
-    p.warn("careful");
-    p.error("broken");
-    p.stderr_line("plain");
-    let c = sink.lock().unwrap();
-    // A report is kept as the value it prints as, not as text to parse back.
-    assert!(c.stdout.is_empty());
-    let want: serde_json::Value = serde_json::from_str(
-        r#"{"schema":"headroom.error/1","type":"error","error":"x","exit_code":2}"#,
-    )
-    .unwrap();
-    assert_eq!(c.report.as_ref().map(|r| &r.value), Some(&want));
-    assert_eq!(c.stderr, ["warning: careful", "error: broken", "plain"]);
-}
-
-#[test]
 fn long_words_are_clipped_and_short_ones_kept() {
     let long = "x".repeat(100_000);
     let msg = format!("invalid value `{long}` for `--limit`");

@@ -16,7 +16,7 @@ fn shown(p: &Printer) -> bool {
 /// A spinner that says what is being done (`set_message` as the work moves on); a hidden
 /// bar, which writes nothing, where progress is not shown. `finish_and_clear` before the
 /// report.
-pub(crate) fn spinner(p: &Printer, what: &str) -> ProgressBar {
+pub fn spinner(p: &Printer, what: &str) -> ProgressBar {
     if !shown(p) {
         return ProgressBar::hidden();
     }
@@ -32,7 +32,7 @@ pub(crate) fn spinner(p: &Printer, what: &str) -> ProgressBar {
 /// A countdown to the end of `total` on stderr that says what happens then, as
 /// "SIGKILL to what is left in 3.2 s"; drawn while the caller sleeps through `sleep`.
 #[derive(Debug)]
-pub(crate) struct Countdown {
+pub struct Countdown {
     bar: ProgressBar,
     start: Instant,
     total: Duration,
@@ -41,7 +41,7 @@ pub(crate) struct Countdown {
 
 impl Countdown {
     /// Hidden (nothing written, `sleep` still sleeps) where progress is not shown.
-    pub(crate) fn new(p: &Printer, total: Duration, what: &str) -> Self {
+    pub fn new(p: &Printer, total: Duration, what: &str) -> Self {
         let bar = if shown(p) {
             let bar = ProgressBar::with_draw_target(
                 Some(total.as_millis() as u64),
@@ -74,7 +74,7 @@ impl Countdown {
     }
 
     /// Sleep `d`, redrawing every tenth of a second.
-    pub(crate) fn sleep(&self, d: Duration) {
+    pub fn sleep(&self, d: Duration) {
         let end = Instant::now() + d;
         loop {
             self.draw();
@@ -87,7 +87,7 @@ impl Countdown {
     }
 
     /// Remove the countdown from the terminal before the report is written.
-    pub(crate) fn clear(&self) {
+    pub fn clear(&self) {
         self.bar.finish_and_clear();
     }
 }

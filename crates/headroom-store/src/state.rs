@@ -14,11 +14,11 @@ use serde::{Deserialize, Serialize};
 use crate::core::liveness::CpuEntry;
 use crate::core::reading::Sample;
 use crate::core::state_rules::{consistent, dir_rule, in_window};
-use crate::store::fsio::{Lock, replace};
+use crate::fsio::{Lock, replace};
 
 /// What loading a state file found.
 #[derive(Debug)]
-pub(crate) enum Loaded<T> {
+pub enum Loaded<T> {
     Missing,
     Ok(T),
     /// Unparseable: moved to `aside`; start fresh.
@@ -29,8 +29,8 @@ pub(crate) enum Loaded<T> {
 }
 
 /// Load `path` as JSON; a file that does not parse is moved aside.
-pub(crate) fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
-    let bytes = match crate::store::fsio::read_private(path) {
+pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
+    let bytes = match crate::fsio::read_private(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::Missing),
         Err(e) => {
@@ -57,7 +57,7 @@ pub(crate) fn load_json<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>> {
     }
 }
 
-pub(crate) fn save_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+pub fn save_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let bytes = serde_json::to_vec(value).context("cannot serialise state")?;
     replace(path, &bytes)
 }
@@ -74,7 +74,7 @@ struct ReadingsFile {
 
 /// The outcome of recording one reading.
 #[derive(Debug)]
-pub(crate) struct History {
+pub struct History {
     /// The samples of the window, the new one included.
     pub samples: Vec<Sample>,
     /// A warning for the user (corrupt file set aside).
@@ -83,7 +83,7 @@ pub(crate) struct History {
 
 /// Append `sample` to the reading history in `dir` and return the window. Samples of another
 /// uid, from the future (a clock set back) or older than the window are dropped.
-pub(crate) fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
+pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
     let path = dir.join(READINGS_FILE);
     let _lock = Lock::acquire(&path)?;
     let mut warning = None;
@@ -136,7 +136,7 @@ struct CpuFileIn {
 }
 
 /// `core::state_rules::dir_rule` for the directory on disk (following a symlink to what it names).
-pub(crate) fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
+pub fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
     let meta = std::fs::metadata(dir)
         .map_err(|e| format!("cannot inspect state directory `{}`: {e}", dir.display()))?;
     #[cfg(unix)]
@@ -154,7 +154,7 @@ pub(crate) fn check_dir(dir: &Path, uid: u32) -> Result<(), String> {
 /// The CPU readings of session children across runs, held under the state lock from load
 /// to save so a `watch` round and a `reap` from cron do not lose each other's readings.
 #[derive(Debug)]
-pub(crate) struct SavedCpuHistory {
+pub struct SavedCpuHistory {
     path: PathBuf,
     uid: u32,
     boot: String,
@@ -168,7 +168,7 @@ impl SavedCpuHistory {
     /// Load the history in `dir`. Kept are only entries of this uid and this boot (`boot`:
     /// pids, start times and awake-clock readings of another boot mean nothing now) that
     /// are `core::state_rules::consistent` at awake-clock `awake_now_ms`; the rest is dropped.
-    pub(crate) fn load(dir: &Path, uid: u32, boot: &str, awake_now_ms: i64) -> Result<Self> {
+    pub fn load(dir: &Path, uid: u32, boot: &str, awake_now_ms: i64) -> Result<Self> {
         let path = dir.join(CPU_FILE);
         let lock = Lock::acquire(&path)?;
         let mut warning = None;
@@ -204,7 +204,7 @@ impl SavedCpuHistory {
         })
     }
 
-    pub(crate) fn save(self, entries: Vec<CpuEntry>) -> Result<()> {
+    pub fn save(self, entries: Vec<CpuEntry>) -> Result<()> {
         save_json(
             &self.path,
             &CpuFile {

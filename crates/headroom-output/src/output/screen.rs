@@ -18,7 +18,7 @@ pub(crate) fn visible_len(s: &str) -> usize {
 
 /// `s` cut to `w` visible characters, the last one `…` when anything was cut (a colour left
 /// open is closed).
-pub(crate) fn cut(s: &str, w: usize) -> String {
+pub fn cut(s: &str, w: usize) -> String {
     if visible_len(s) <= w {
         return s.to_string();
     }
@@ -52,7 +52,7 @@ pub(crate) fn cut(s: &str, w: usize) -> String {
 }
 
 /// Prose lines wrapped at word boundaries to `w`, continuation lines indented by `indent`.
-pub(crate) fn wrap(line: &str, w: usize, indent: usize) -> Vec<String> {
+pub fn wrap(line: &str, w: usize, indent: usize) -> Vec<String> {
     if visible_len(line) <= w {
         return vec![line.to_string()];
     }
@@ -82,7 +82,7 @@ pub(crate) fn wrap(line: &str, w: usize, indent: usize) -> Vec<String> {
 
 /// Every line of `text` wrapped to `w` with a hanging indent at its second column (after the
 /// first run of two spaces past its first word), so a `name  value` list stays a list.
-pub(crate) fn wrap_all(text: &str, w: usize) -> String {
+pub fn wrap_all(text: &str, w: usize) -> String {
     let mut out = String::new();
     for line in text.lines() {
         let lead = line.len() - line.trim_start().len();

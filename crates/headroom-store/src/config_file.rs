@@ -14,13 +14,13 @@ use crate::core::state_rules::PathOwner;
 
 /// The file's text and, when the rule refuses it, why (one line).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ConfigText {
+pub struct ConfigText {
     pub text: String,
     pub untrusted: Option<String>,
 }
 
 /// Read `path`; the error is the open's or the read's, for the caller to name.
-pub(crate) fn read(path: &Path) -> std::io::Result<ConfigText> {
+pub fn read(path: &Path) -> std::io::Result<ConfigText> {
     let mut f = std::fs::File::open(path)?;
     let meta = f.metadata()?;
     let mut text = String::new();

@@ -9,7 +9,7 @@ use crate::core::snapshot::{Detail, MemoryTotals, ProcessRecord, SNAPSHOT_SCHEMA
 /// derived, and reading ignores them, so a snapshot without them (older, or written by a
 /// test) replays the same.
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
-pub(crate) struct SnapshotFile<'a> {
+pub struct SnapshotFile<'a> {
     detail: Detail,
     /// `linux` or `macos`: which kernel produced it (decides what "slots" count).
     os: &'a str,
@@ -68,6 +68,6 @@ impl<'a> SnapshotFile<'a> {
 }
 
 /// `snap` as a snapshot file (pretty JSON, no final newline).
-pub(crate) fn to_json(snap: &Snapshot) -> serde_json::Result<Vec<u8>> {
+pub fn to_json(snap: &Snapshot) -> serde_json::Result<Vec<u8>> {
     crate::schema::to_pretty(&SnapshotFile::new(snap)).map(String::into_bytes)
 }

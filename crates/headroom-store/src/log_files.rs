@@ -53,7 +53,7 @@ pub(crate) fn judge_file(
 }
 
 /// [`session_log::judge_dir`] on the disk.
-pub(crate) fn judge_dir(
+pub fn judge_dir(
     dir: &Path,
     now: i64,
     limits: &ReaderLimits,

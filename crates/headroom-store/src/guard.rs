@@ -10,16 +10,16 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::store::fsio::Lock;
+use crate::fsio::Lock;
 
 /// The file the lock is taken on (`<dir>/watch.lock`).
-pub(crate) fn lock_path(dir: &Path) -> PathBuf {
+pub fn lock_path(dir: &Path) -> PathBuf {
     dir.join("watch.lock")
 }
 
 /// Who holds the guard lock, as it wrote itself into the lock file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub(crate) struct Holder {
+pub struct Holder {
     pub pid: u32,
     /// The service definition that started it (`HEADROOM_SERVICE`: `homebrew.mxcl.headroom`,
     /// `dev.headroom.watch`, …); `null` when it was started by hand.
@@ -37,7 +37,7 @@ pub(crate) struct Holder {
 impl Holder {
     /// How a message names it: `` `homebrew.mxcl.headroom` (pid 812) ``, `a guard started
     /// by hand (pid 812)`, `` a `watch --once` (pid 7) ``.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match (&self.label, self.once) {
             (_, true) => format!("a `watch --once` (pid {})", self.pid),
             (Some(l), false) => format!("`{l}` (pid {})", self.pid),
@@ -48,7 +48,7 @@ impl Holder {
 
 /// What became of an attempt to take the guard lock.
 #[derive(Debug)]
-pub(crate) enum Taken {
+pub enum Taken {
     /// This process is the guard; the lock is held until the value is dropped.
     Held(Lock),
     /// Another process holds it; what it wrote about itself, when that could be read.
@@ -58,7 +58,7 @@ pub(crate) enum Taken {
 /// Take the guard lock in `dir` without waiting and, once held, write `me` into it. A record
 /// that cannot be written does not cost the lock (the guard still guards; a second one then
 /// only cannot say who holds it).
-pub(crate) fn try_take(dir: &Path, me: &Holder) -> Result<Taken> {
+pub fn try_take(dir: &Path, me: &Holder) -> Result<Taken> {
     let base = dir.join("watch");
     match Lock::try_acquire(&base)? {
         Some(lock) => {
@@ -74,8 +74,8 @@ pub(crate) fn try_take(dir: &Path, me: &Holder) -> Result<Taken> {
 /// The record in `dir`'s lock file, if there is one that parses. It says who took the lock
 /// last; whether it is still held is for the caller to know (`try_take` found it busy) or to
 /// check (the pid still runs headroom).
-pub(crate) fn read_holder(dir: &Path) -> Option<Holder> {
-    let bytes = crate::store::fsio::read_private(&lock_path(dir)).ok()?;
+pub fn read_holder(dir: &Path) -> Option<Holder> {
+    let bytes = crate::fsio::read_private(&lock_path(dir)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::core::snapshot::Identity;
-use crate::store::state::{Loaded, load_json, save_json};
+use crate::state::{Loaded, load_json, save_json};
 
-pub(crate) const PARKED_FILE: &str = "watch-parked.json";
+pub const PARKED_FILE: &str = "watch-parked.json";
 const PARKED_SCHEMA: &str = "headroom.watch-parked/1";
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -26,7 +26,7 @@ struct ParkedFile {
 
 /// What the record in a state directory holds.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Recorded {
+pub enum Recorded {
     /// No record: nothing was left parked.
     None,
     /// Processes parked in this boot by this uid's `watch`, not continued since.
@@ -37,7 +37,7 @@ pub(crate) enum Recorded {
 }
 
 /// The record in `dir`, for `uid` in the boot `boot`.
-pub(crate) fn load(dir: &Path, uid: u32, boot: &str) -> Result<Recorded> {
+pub fn load(dir: &Path, uid: u32, boot: &str) -> Result<Recorded> {
     let path = dir.join(PARKED_FILE);
     Ok(match load_json::<ParkedFile>(&path)? {
         Loaded::Missing => Recorded::None,
@@ -65,7 +65,7 @@ pub(crate) fn load(dir: &Path, uid: u32, boot: &str) -> Result<Recorded> {
 }
 
 /// Record `parked` as what is stopped now; nothing parked removes the record.
-pub(crate) fn save(dir: &Path, uid: u32, boot: &str, parked: &[Identity]) -> Result<()> {
+pub fn save(dir: &Path, uid: u32, boot: &str, parked: &[Identity]) -> Result<()> {
     let path = dir.join(PARKED_FILE);
     if parked.is_empty() {
         return match std::fs::remove_file(&path) {

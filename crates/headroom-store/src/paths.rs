@@ -20,7 +20,7 @@ fn home() -> Result<PathBuf> {
 }
 
 /// The state directory (not created here).
-pub(crate) fn state_dir() -> Result<PathBuf> {
+pub fn state_dir() -> Result<PathBuf> {
     if let Some(h) = env_dir("HEADROOM_HOME") {
         return Ok(h);
     }
@@ -36,7 +36,7 @@ pub(crate) fn state_dir() -> Result<PathBuf> {
 /// The state directory for a reader: `None` when it does not exist yet (nothing recorded),
 /// an error when it exists but cannot be used (a file, or unreadable), so that "no evidence
 /// yet" is never said of a directory that could not be looked into.
-pub(crate) fn existing_state_dir() -> Result<Option<PathBuf>> {
+pub fn existing_state_dir() -> Result<Option<PathBuf>> {
     let dir = state_dir()?;
     match std::fs::metadata(&dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -51,7 +51,7 @@ pub(crate) fn existing_state_dir() -> Result<Option<PathBuf>> {
 }
 
 /// The default config file.
-pub(crate) fn config_file() -> Result<PathBuf> {
+pub fn config_file() -> Result<PathBuf> {
     if let Some(h) = env_dir("HEADROOM_HOME") {
         return Ok(h.join("config.toml"));
     }
@@ -62,13 +62,13 @@ pub(crate) fn config_file() -> Result<PathBuf> {
 }
 
 /// Create the state directory (mode 0700) and return it; the error names the path.
-pub(crate) fn ensure_state_dir() -> Result<PathBuf> {
+pub fn ensure_state_dir() -> Result<PathBuf> {
     let dir = state_dir()?;
     create_private_dir(&dir)?;
     Ok(dir)
 }
 
-pub(crate) fn create_private_dir(dir: &std::path::Path) -> Result<()> {
+pub fn create_private_dir(dir: &std::path::Path) -> Result<()> {
     match std::fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_symlink() => return check_linked_dir(dir),
         Ok(m) if m.is_dir() => return Ok(()),

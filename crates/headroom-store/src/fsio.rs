@@ -20,7 +20,7 @@ const STALE_TMP_MS: u128 = 10 * 60 * 1000;
 
 /// Replace `path` with `bytes` atomically and durably (fsync before the rename): for files
 /// the user asked for (snapshots, Prometheus text, the LaunchAgent, the systemd unit).
-pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     write_replace(path, bytes, true, false)
 }
 
@@ -178,14 +178,14 @@ fn pid_exists(pid: u32) -> bool {
 
 /// An exclusive advisory lock on `<path>.lock`, released on drop.
 #[derive(Debug)]
-pub(crate) struct Lock {
+pub struct Lock {
     _file: File,
     path: PathBuf,
 }
 
 impl Lock {
     /// Wait for the lock.
-    pub(crate) fn acquire(path: &Path) -> Result<Self> {
+    pub fn acquire(path: &Path) -> Result<Self> {
         match Self::take(path, true)? {
             Some(l) => Ok(l),
             None => bail!("cannot lock `{}.lock`", path.display()),
@@ -193,7 +193,7 @@ impl Lock {
     }
 
     /// Take the lock if nobody holds it; `None` when another process does.
-    pub(crate) fn try_acquire(path: &Path) -> Result<Option<Self>> {
+    pub fn try_acquire(path: &Path) -> Result<Option<Self>> {
         Self::take(path, false)
     }
 

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// Lines waiting for a slow reader: about 20 minutes of 1 s rounds, well under a megabyte.
 pub(crate) const QUEUE_LINES: usize = 1024;
 /// At exit, how long the last lines (the summary) may wait for a reader.
-pub(crate) const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
+pub const DRAIN_AT_EXIT: Duration = Duration::from_secs(2);
 
 type Sink = Box<dyn Write + Send>;
 
@@ -53,9 +53,9 @@ enum Mode {
 
 /// The JSON Lines notice (with its newline) that says `message`, in the stream's own kind of
 /// line (`watch`: a `notice` event).
-pub(crate) type JsonNotice = fn(message: String) -> String;
+pub type JsonNotice = fn(message: String) -> String;
 
-pub(crate) struct Output {
+pub struct Output {
     mode: Mode,
     direct: Option<Sink>,
     closed: Arc<AtomicBool>,
@@ -100,7 +100,7 @@ fn is_closed(e: &std::io::Error) -> bool {
 
 impl Output {
     /// Lines to stdout: JSON Lines when `json` says how their notice is written.
-    pub(crate) fn stdout(json: Option<JsonNotice>) -> Self {
+    pub fn stdout(json: Option<JsonNotice>) -> Self {
         let mut o = Self::new(Box::new(RawFd(1)), QUEUE_LINES);
         o.json = json;
         o
@@ -166,7 +166,7 @@ impl Output {
     }
 
     /// Queue `line` (with its newline); dropped and counted when the reader is behind.
-    pub(crate) fn send(&mut self, line: String) {
+    pub fn send(&mut self, line: String) {
         if self.closed() {
             return;
         }
@@ -236,12 +236,12 @@ impl Output {
     }
 
     /// The reader closed the pipe.
-    pub(crate) fn closed(&self) -> bool {
+    pub fn closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
 
     /// Let the queued lines go out, waiting at most `wait` for a reader that is not there.
-    pub(crate) fn finish(&mut self, wait: Duration) {
+    pub fn finish(&mut self, wait: Duration) {
         if let Mode::Queued { tx, done } = &mut self.mode {
             drop(tx.take());
             let deadline = Instant::now() + wait;
