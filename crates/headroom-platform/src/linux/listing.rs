@@ -1,40 +1,79 @@
-//! Whether a repeated slot round must list `/proc` again, or may walk the pids it kept.
+//! How a repeated slot round finds the pids to read: all of `/proc` listed, only its tail,
+//! or the pids it kept, walked.
 //!
 //! Listing `/proc` costs the kernel a dentry per process: 6.6 ms of CPU at 6,100 processes
 //! here, most of a table round once its per-process reads are served unchanged
-//! (`slots.rs`). The listing can only have changed by a new task: an exit keeps the pid
-//! listed until it is reaped, and the kept pidfds' `poll` sees both (a zombie polls
-//! readable, a reaped process hangs up, and its kept descriptors read ESRCH). Every new
-//! task, process or thread, takes the next pid of the pid namespace's cursor, which
-//! `/proc/loadavg`'s fifth field shows (the last pid allocated). So when the cursor has not
-//! moved since it was read just before a complete listing, no process can be missing from
-//! that listing's pids, and the round walks them (each still checked or read as before)
-//! instead of listing.
+//! (`slots.rs`). Between two rounds the listing can only have gained what new tasks were
+//! given: an exit keeps the pid listed until it is reaped, and the kept pidfds' `poll` sees
+//! both (a zombie polls readable, a reaped process hangs up, and its kept descriptors read
+//! ESRCH). Two counters say what was created since a complete listing, both read before it
+//! (so a task started during the listing counts as after it):
+//!
+//! - `/proc/stat`'s `processes`, every task (process or thread) ever created on the machine.
+//!   Unchanged: nothing new, and the round walks the kept pids (each checked as before).
+//! - `/proc/loadavg`'s fifth field, the pid namespace's cursor: the last pid allocated.
+//!   Pids are handed out upwards from it and wrap to 300 past `pid_max`. When the cursor has
+//!   not gone down and fewer tasks were created than one lap of pids, no new pid is at or
+//!   below the old cursor, so the round lists only the tail of `/proc` from the greatest pid
+//!   at or below it (procfs positions are by pid: a position resumes at the first pid at or
+//!   above the one it was taken at, listed or gone since) and takes the kept pids below it.
+//! - Otherwise (a lap possible, a counter unreadable, the last listing incomplete): all of it.
 //!
 //! A listing is complete when every process it gave was kept (the descriptor budget did
-//! not run out) and none was unreadable (a `hidepid` mount hides some). The cursor is read
-//! before the listing, so a process started during it moves the cursor and the next round
-//! lists. What this cannot see: a pid chosen by `clone3`'s `set_tid` or the cursor written
-//! back through `ns_last_pid` (checkpoint/restore, which needs CAP_CHECKPOINT_RESTORE),
-//! and a `/proc` of another pid namespace than this process's, whose cursor is not the one
-//! `loadavg` shows: then the round always lists (`Listing::new` checks that `/proc/self`
-//! names this process).
+//! not run out) and none was unreadable (a `hidepid` mount hides some). What this cannot
+//! see: a pid chosen by `clone3`'s `set_tid` or the cursor written back through
+//! `ns_last_pid` (checkpoint/restore, which needs CAP_CHECKPOINT_RESTORE), and a `/proc` of
+//! another pid namespace than this process's, whose cursor is not the one `loadavg` shows:
+//! then every round lists all (`Listing::new` checks that `/proc/self` names this process).
 
+use std::collections::BTreeMap;
 use std::fs::File;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
 use std::path::Path;
+
+use rustix::fs::{Mode, OFlags, RawDir, SeekFrom};
 
 use super::read::read_whole;
 
+/// The lowest pid the cursor wraps to (the kernel's RESERVED_PIDS).
+const WRAP_TO: u64 = 300;
+
+/// The two counters (`processes`, the cursor) at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Mark {
+    pub(super) created: u64,
+    pub(super) cursor: u64,
+}
+
+/// Where a round's pids come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Source {
+    /// Nothing created since the last complete listing: the kept pids.
+    Kept,
+    /// The kept pids below `below`, and `/proc` listed from `below`'s position.
+    Tail { below: i32 },
+    /// All of `/proc`.
+    All,
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Listing {
-    /// `/proc/loadavg`, kept open; `None`: every round lists.
-    loadavg: Option<File>,
-    /// The cursor read before the last complete listing.
-    complete_at: Option<u64>,
+    /// `/proc`, `/proc/loadavg` and `/proc/stat`, kept open; `None`: every round lists all.
+    files: Option<(OwnedFd, File, File)>,
+    /// `pid_max` when opened.
+    pid_max: u64,
+    /// The counters read before the last complete listing.
+    complete_at: Option<Mark>,
+    /// Each listed pid's position (its predecessor's cookie), for a tail.
+    positions: BTreeMap<i32, u64>,
     text: String,
-    /// A test's cursor in place of `loadavg`'s.
+    /// A test's counters in place of the kernel's.
     #[cfg(test)]
-    pub(super) fixed: Option<u64>,
+    pub(super) fixed: Option<Mark>,
+    /// The last `list`'s `below` (`Some(None)`: all of it), for tests.
+    #[cfg(test)]
+    pub(super) last_list: Option<Option<i32>>,
 }
 
 impl Listing {
@@ -45,88 +84,135 @@ impl Listing {
             .ok()
             .and_then(|p| p.to_str()?.parse::<u32>().ok())
             == Some(std::process::id());
+        let open = || {
+            let dir = rustix::fs::open(
+                proc,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok()?;
+            let loadavg = File::open(proc.join("loadavg")).ok()?;
+            let stat = File::open(proc.join("stat")).ok()?;
+            Some((dir, loadavg, stat))
+        };
+        let pid_max = std::fs::read_to_string(proc.join("sys/kernel/pid_max"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0);
         Self {
-            loadavg: (real_proc && own_ns)
-                .then(|| File::open(proc.join("loadavg")).ok())
+            files: (real_proc && own_ns && pid_max > WRAP_TO)
+                .then(open)
                 .flatten(),
-            complete_at: None,
-            text: String::with_capacity(128),
-            #[cfg(test)]
-            fixed: None,
+            pid_max,
+            ..Self::default()
         }
     }
 
-    /// The pid namespace's last allocated pid now; `None` when it cannot be read.
-    pub(super) fn cursor(&mut self) -> Option<u64> {
+    /// The counters now; `None` when either cannot be read.
+    pub(super) fn mark(&mut self) -> Option<Mark> {
         #[cfg(test)]
         if self.fixed.is_some() {
             return self.fixed;
         }
-        let f = self.loadavg.as_ref()?;
-        read_whole(f, &mut self.text).ok()?;
-        parse_last_pid(&self.text)
+        let (_, loadavg, stat) = self.files.as_ref()?;
+        read_whole(loadavg, &mut self.text).ok()?;
+        let cursor = parse_cursor(&self.text)?;
+        read_whole(stat, &mut self.text).ok()?;
+        let created = parse_created(&self.text)?;
+        Some(Mark { created, cursor })
     }
 
-    /// Whether the pids of the last complete listing are all the processes there can be,
-    /// by the cursor read at the start of this round.
-    pub(super) fn unchanged_since(&self, cursor: Option<u64>) -> bool {
-        cursor.is_some() && cursor == self.complete_at
+    /// Where this round's pids come from, by the counters read at its start.
+    pub(super) fn source(&self, now: Option<Mark>) -> Source {
+        let (Some(now), Some(then)) = (now, self.complete_at) else {
+            return Source::All;
+        };
+        if now.created == then.created {
+            return Source::Kept;
+        }
+        let lap = self.pid_max.saturating_sub(WRAP_TO);
+        let no_lap = now.cursor >= then.cursor
+            && now
+                .created
+                .checked_sub(then.created)
+                .is_some_and(|n| n < lap);
+        let from = i32::try_from(then.cursor)
+            .ok()
+            .and_then(|c| self.positions.range(..=c).next_back().map(|(p, _)| *p));
+        match from {
+            Some(below) if no_lap => Source::Tail { below },
+            _ => Source::All,
+        }
     }
 
-    /// After a round that read `cursor` first: whether its processes were all kept and
-    /// readable, so the next round may walk them.
-    pub(super) fn finish(&mut self, cursor: Option<u64>, complete: bool) {
-        self.complete_at = cursor.filter(|_| complete);
+    /// `/proc`'s pids, all of them or from `below`'s position on; their positions are
+    /// remembered for the next tail. `None`: the listing failed (the caller lists by path).
+    pub(super) fn list(&mut self, below: Option<i32>) -> Option<Vec<i32>> {
+        #[cfg(test)]
+        {
+            self.last_list = Some(below);
+        }
+        let (dir, _, _) = self.files.as_ref()?;
+        let start = match below {
+            Some(p) => *self.positions.get(&p)?,
+            None => 0,
+        };
+        rustix::fs::seek(dir, SeekFrom::Start(start)).ok()?;
+        let mut buf = vec![MaybeUninit::<u8>::uninit(); 64 * 1024];
+        let mut entries = RawDir::new(dir, &mut buf);
+        let mut pids = Vec::new();
+        let mut found = Vec::new();
+        let mut at = start;
+        while let Some(entry) = entries.next() {
+            let entry = entry.ok()?;
+            if let Some(pid) = parse_pid(entry.file_name().to_bytes()) {
+                pids.push(pid);
+                found.push((pid, at));
+            }
+            at = entry.next_entry_cookie();
+        }
+        // Positions by pid rise with the pid; any other order and a tail cannot be trusted.
+        if !found.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1) {
+            self.positions.clear();
+            return Some(pids);
+        }
+        match below {
+            Some(p) => {
+                self.positions.split_off(&p);
+            }
+            None => self.positions.clear(),
+        }
+        self.positions.extend(found);
+        Some(pids)
     }
+
+    /// After a round that read `mark` first: whether its processes were all kept and
+    /// readable, so the next round may walk them or list only a tail.
+    pub(super) fn finish(&mut self, mark: Option<Mark>, complete: bool) {
+        self.complete_at = mark.filter(|_| complete);
+    }
+}
+
+fn parse_pid(name: &[u8]) -> Option<i32> {
+    if name.is_empty() || !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(name).ok()?.parse().ok()
 }
 
 /// The fifth field of `/proc/loadavg`: the last pid allocated in the reader's namespace.
-fn parse_last_pid(s: &str) -> Option<u64> {
+fn parse_cursor(s: &str) -> Option<u64> {
     s.split_ascii_whitespace().nth(4)?.parse().ok()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cursor_is_loadavg_s_fifth_field() {
-        assert_eq!(parse_last_pid("0.00 0.01 0.05 2/345 6789\n"), Some(6789));
-        assert_eq!(parse_last_pid("0.00 0.01 0.05 2/345"), None);
-        assert_eq!(parse_last_pid("0.00 0.01 0.05 2/345 x"), None);
-    }
-
-    /// Only a complete listing, at the cursor read now, spares the next one.
-    #[test]
-    fn only_a_complete_listing_at_the_same_cursor_is_reused() {
-        let mut l = Listing::default();
-        assert!(!l.unchanged_since(Some(10)), "nothing listed yet");
-        l.finish(Some(10), true);
-        assert!(l.unchanged_since(Some(10)));
-        assert!(!l.unchanged_since(Some(11)), "a task was created since");
-        assert!(!l.unchanged_since(None), "the cursor cannot be read");
-        l.finish(Some(11), false);
-        assert!(
-            !l.unchanged_since(Some(11)),
-            "incomplete: some were not kept"
-        );
-        l.finish(None, true);
-        assert!(!l.unchanged_since(None));
-    }
-
-    /// For real: a process started after a listing moves the cursor.
-    #[test]
-    fn a_new_process_moves_the_cursor() {
-        let mut l = Listing::new(Path::new("/proc"), true);
-        let before = l.cursor().expect("this machine's /proc/loadavg");
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        child.wait().unwrap();
-        let after = l.cursor().unwrap();
-        assert_ne!(before, after, "the cursor moved");
-        assert!(
-            Listing::new(Path::new("/nonexistent"), true)
-                .cursor()
-                .is_none()
-        );
-    }
+/// `/proc/stat`'s `processes` line: every task created since boot.
+fn parse_created(s: &str) -> Option<u64> {
+    s.lines()
+        .find_map(|l| l.strip_prefix("processes "))?
+        .trim()
+        .parse()
+        .ok()
 }
+
+#[cfg(test)]
+mod tests;

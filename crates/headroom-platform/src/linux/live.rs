@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use super::Roots;
 use super::ceilings::{self, KeptCeilings};
+use super::listing::Source;
 use super::one_shot::{Asked, Scan};
 use super::procfs;
 use super::read::{gone, parse_pid, read_whole};
@@ -166,20 +167,38 @@ impl ProcessSource for LinuxSource {
         let mut unreadable = 0;
         if detail == Detail::Slots {
             let repeated = self.reader.repeated.get();
-            // Before the listing: a task started during it moves the cursor (`listing.rs`).
-            let cursor = if repeated {
-                self.listing.borrow_mut().cursor()
+            // Before the listing: a task started during it counts as after it (`listing.rs`).
+            let mark = if repeated {
+                self.listing.borrow_mut().mark()
             } else {
                 None
             };
             let pids = if repeated {
                 let mut kept = self.reader.kept_status.borrow_mut();
                 kept.begin();
-                if self.listing.borrow().unchanged_since(cursor) && kept.answered() {
-                    kept.pids()
+                let mut listing = self.listing.borrow_mut();
+                let source = if kept.answered() {
+                    listing.source(mark)
                 } else {
-                    drop(kept);
-                    listed(list()?)
+                    Source::All
+                };
+                let mut pids = match source {
+                    Source::Kept => Some(kept.pids()),
+                    Source::Tail { below } => listing.list(Some(below)).map(|tail| {
+                        let mut pids: Vec<i32> =
+                            kept.pids().into_iter().filter(|p| *p < below).collect();
+                        pids.extend(tail);
+                        pids
+                    }),
+                    Source::All => None,
+                };
+                if pids.is_none() {
+                    pids = listing.list(None);
+                }
+                drop((kept, listing));
+                match pids {
+                    Some(p) => p,
+                    None => listed(list()?),
                 }
             } else {
                 listed(list()?)
@@ -196,7 +215,7 @@ impl ProcessSource for LinuxSource {
                 let mut kept = self.reader.kept_status.borrow_mut();
                 kept.end();
                 let complete = unreadable == 0 && processes.iter().all(|p| kept.has(p.pid));
-                self.listing.borrow_mut().finish(cursor, complete);
+                self.listing.borrow_mut().finish(mark, complete);
             }
         } else {
             let dir = list()?;

@@ -351,31 +351,49 @@ fn a_zombie_under_a_live_parent_is_served_without_asking() {
     );
 }
 
-/// While the pid cursor has not moved since a complete listing, a round walks the kept pids
-/// instead of listing `/proc` (`listing.rs`): shown with a fixed cursor, under which a
-/// process started since is not seen; the control, the cursor moved, lists and finds it.
+/// While no task was created since a complete listing, a round walks the kept pids instead
+/// of listing `/proc` (`listing.rs`): shown with fixed counters, under which a process
+/// started since is not seen. The controls: counters moved by a whole lap of pids (all of
+/// `/proc` listed), and counters moved by one from a cursor of 1 (the tail from pid 1 on),
+/// both find it.
 #[test]
 #[cfg_attr(not(hr_pidfd_info), ignore = "needs PIDFD_GET_INFO (Linux 6.13)")]
-fn a_round_lists_proc_again_only_when_the_pid_cursor_moved() {
+fn a_round_lists_proc_again_only_when_a_task_was_created() {
     require_pidfd_info();
+    let fixed = |created, cursor| Some(crate::linux::listing::Mark { created, cursor });
     let src = repeating();
-    src.listing.borrow_mut().fixed = Some(1000);
+    src.listing.borrow_mut().fixed = fixed(1000, 1);
     let first = src.snapshot(Detail::Slots).unwrap();
     assert!(first.unreadable == 0, "a complete listing");
     let c = start("exec cat");
     let pid = c.0.id() as i32;
     wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
+    src.listing.borrow_mut().last_list = None;
     let (walked, _) = round(&src, pid);
-    assert_eq!(
-        walked, None,
-        "the cursor did not move: the kept pids were walked"
-    );
-    src.listing.borrow_mut().fixed = Some(1001);
+    assert_eq!(src.listing.borrow().last_list, None, "not listed");
+    assert_eq!(walked, None, "nothing created: the kept pids were walked");
+    src.listing.borrow_mut().fixed = fixed(1000 + 10_000_000, 2);
     let (listed, _) = round(&src, pid);
+    assert_eq!(src.listing.borrow().last_list, Some(None), "all listed");
     assert_eq!(
         listed.map(|p| p.name),
         Some("cat".to_string()),
         "listed again"
     );
-    drop(c);
+    let d = start("exec cat");
+    let other = d.0.id() as i32;
+    wait_status(other, |s| s.starts_with("Name:\tcat\n"));
+    src.listing.borrow_mut().fixed = fixed(1000 + 10_000_001, 2);
+    let (tailed, _) = round(&src, other);
+    let below = src.listing.borrow().last_list;
+    assert!(
+        matches!(below, Some(Some(p)) if p <= 2),
+        "the tail: {below:?}"
+    );
+    assert_eq!(
+        tailed.map(|p| p.name),
+        Some("cat".to_string()),
+        "in the tail"
+    );
+    drop((c, d));
 }
