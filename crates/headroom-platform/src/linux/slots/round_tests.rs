@@ -80,6 +80,20 @@ pub(crate) fn wait_status(pid: i32, cond: impl Fn(&str) -> bool) {
     });
 }
 
+/// The pid of a zombie child of `pid`, once there is one.
+fn zombie_child_of(pid: i32) -> i32 {
+    let children = format!("/proc/{pid}/task/{pid}/children");
+    until(&format!("no zombie under {pid}"), |text| {
+        *text = std::fs::read_to_string(&children).unwrap_or_default();
+        text.split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .find(|p: &i32| {
+                std::fs::read_to_string(format!("/proc/{p}/status"))
+                    .is_ok_and(|s| s.contains("State:\tZ"))
+            })
+    })
+}
+
 /// Ends the child at the end of the test, also when an assertion failed first: every
 /// script here ends in a `cat` of its stdin, which ends when the pipe closes (no signal).
 struct Started(Child);
@@ -159,16 +173,7 @@ fn the_parent_of_a_zombie_is_named_as_it_is_now() {
     assert_eq!(before.name, "sh");
     go(&mut c);
     wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
-    let children = format!("/proc/{pid}/task/{pid}/children");
-    let zombie: i32 = until(&format!("no zombie under {pid}"), |text| {
-        *text = std::fs::read_to_string(&children).unwrap_or_default();
-        text.split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .find(|p: &i32| {
-                std::fs::read_to_string(format!("/proc/{p}/status"))
-                    .is_ok_and(|s| s.contains("State:\tZ"))
-            })
-    });
+    let zombie = zombie_child_of(pid);
     let snap = src.snapshot(Detail::Slots).unwrap();
     let z = snap.processes.iter().find(|p| p.pid == zombie).unwrap();
     assert!(z.is_zombie() && z.ppid == pid);
@@ -317,16 +322,7 @@ fn a_zombie_under_a_live_parent_is_served_without_asking() {
     let c = start("true & exec cat");
     let pid = c.0.id() as i32;
     wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
-    let children = format!("/proc/{pid}/task/{pid}/children");
-    let zombie: i32 = until(&format!("no zombie under {pid}"), |text| {
-        *text = std::fs::read_to_string(&children).unwrap_or_default();
-        text.split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .find(|p: &i32| {
-                std::fs::read_to_string(format!("/proc/{p}/status"))
-                    .is_ok_and(|s| s.contains("State:\tZ"))
-            })
-    });
+    let zombie = zombie_child_of(pid);
     let src = repeating();
     let asked = |src: &LinuxSource| src.reader.kept_status.borrow().asked.contains(&zombie);
     let (first, served) = round(&src, zombie);
