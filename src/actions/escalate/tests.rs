@@ -13,6 +13,9 @@ pub(crate) struct Script {
     pub(crate) survives_kill: bool,
     /// Dies by itself this long after SIGTERM.
     pub(crate) term_delay: Option<Duration>,
+    /// Takes this long to disappear after SIGKILL (not scheduled yet, a large address space
+    /// torn down).
+    pub(crate) kill_delay: Option<Duration>,
     /// The pid is taken by another process once the clock passes this.
     pub(crate) reused_after: Option<Duration>,
     pub(crate) term_fails: bool,
@@ -28,6 +31,7 @@ struct Proc {
     script: Script,
     alive: Cell<bool>,
     term_at: Cell<Option<Duration>>,
+    kill_at: Cell<Option<Duration>>,
 }
 
 /// A set of scripted processes and the clock they live on.
@@ -59,6 +63,7 @@ impl World {
                     script: *s,
                     alive: Cell::new(!s.absent),
                     term_at: Cell::new(None),
+                    kill_at: Cell::new(None),
                 })
                 .collect(),
             sent: RefCell::new(Vec::new()),
@@ -78,9 +83,14 @@ impl World {
 
     fn tick(&self) {
         for p in &self.procs {
-            if let (Some(t), Some(d)) = (p.term_at.get(), p.script.term_delay) {
-                if self.now.get() >= t + d {
-                    p.alive.set(false);
+            for (at, delay) in [
+                (p.term_at.get(), p.script.term_delay),
+                (p.kill_at.get(), p.script.kill_delay),
+            ] {
+                if let (Some(t), Some(d)) = (at, delay) {
+                    if self.now.get() >= t + d {
+                        p.alive.set(false);
+                    }
                 }
             }
         }
@@ -140,7 +150,12 @@ impl ProcessControl for World {
                     p.alive.set(false);
                 }
             }
-            Signal::Kill if !p.script.survives_kill => p.alive.set(false),
+            Signal::Kill if !p.script.survives_kill => {
+                p.kill_at.set(Some(self.now.get()));
+                if p.script.kill_delay.is_none() {
+                    p.alive.set(false);
+                }
+            }
             _ => {}
         }
         Ok(Delivery::Sent)
@@ -220,6 +235,26 @@ fn both_ignored_is_survived_after_the_settle_time() {
     });
     assert_eq!(e.outcome, EscalationOutcome::Survived);
     assert_eq!(e.signals, [Signal::Term, Signal::Kill]);
+    assert!(w.elapsed() >= GRACE + KILL_SETTLE);
+}
+
+/// A SIGKILLed process that takes 3 s to disappear (longer than the 1 s settle time this
+/// had, which called such a leaker on a loaded machine a survivor) is `killed`, and the wait
+/// ends when it is gone, not at the settle time's end. The control: one that takes longer
+/// than the settle time is `survived`.
+#[test]
+fn a_slow_death_after_kill_is_killed_within_the_settle_time() {
+    let slow = |secs| Script {
+        ignores_term: true,
+        kill_delay: Some(Duration::from_secs(secs)),
+        ..Script::default()
+    };
+    let (w, e) = one(slow(3));
+    assert_eq!(e.outcome, EscalationOutcome::Killed);
+    assert_eq!(e.signals, [Signal::Term, Signal::Kill]);
+    assert!(w.elapsed() < GRACE + KILL_SETTLE, "{:?}", w.elapsed());
+    let (w, e) = one(slow(KILL_SETTLE.as_secs() + 1));
+    assert_eq!(e.outcome, EscalationOutcome::Survived);
     assert!(w.elapsed() >= GRACE + KILL_SETTLE);
 }
 
