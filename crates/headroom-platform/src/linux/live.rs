@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use super::Roots;
 use super::ceilings::{self, KeptCeilings};
-use super::listing::Source;
+use super::listing::{Mark, Source};
 use super::one_shot::{Asked, Scan};
 use super::procfs;
 use super::read::{gone, parse_pid, read_whole};
@@ -84,6 +84,34 @@ impl LinuxSource {
                 Err(_) => {}
             }
         }
+    }
+
+    /// The pids a repeated slot round reads (`listing.rs`): the kept ones, the kept ones
+    /// below a tail of `/proc` and that tail, or all of `/proc` through the kept
+    /// descriptor; `None` for a round that is not repeated, or when that listing failed (the
+    /// caller lists `/proc` by path). Starts the kept descriptors' snapshot (`begin`).
+    fn repeated_pids(&self, repeated: bool, mark: Option<Mark>) -> Option<Vec<i32>> {
+        if !repeated {
+            return None;
+        }
+        let mut kept = self.reader.kept_status.borrow_mut();
+        kept.begin();
+        let mut listing = self.listing.borrow_mut();
+        let source = if kept.answered() {
+            listing.source(mark)
+        } else {
+            Source::All
+        };
+        let pids = match source {
+            Source::Kept => Some(kept.pids()),
+            Source::Tail { below } => listing.list(Some(below)).map(|tail| {
+                let mut pids: Vec<i32> = kept.pids().into_iter().filter(|p| *p < below).collect();
+                pids.extend(tail);
+                pids
+            }),
+            Source::All => None,
+        };
+        pids.or_else(|| listing.list(None))
     }
 
     /// A slot snapshot's processes, each read once (`one_shot.rs`, by pidfd, where the
@@ -173,35 +201,9 @@ impl ProcessSource for LinuxSource {
             } else {
                 None
             };
-            let pids = if repeated {
-                let mut kept = self.reader.kept_status.borrow_mut();
-                kept.begin();
-                let mut listing = self.listing.borrow_mut();
-                let source = if kept.answered() {
-                    listing.source(mark)
-                } else {
-                    Source::All
-                };
-                let mut pids = match source {
-                    Source::Kept => Some(kept.pids()),
-                    Source::Tail { below } => listing.list(Some(below)).map(|tail| {
-                        let mut pids: Vec<i32> =
-                            kept.pids().into_iter().filter(|p| *p < below).collect();
-                        pids.extend(tail);
-                        pids
-                    }),
-                    Source::All => None,
-                };
-                if pids.is_none() {
-                    pids = listing.list(None);
-                }
-                drop((kept, listing));
-                match pids {
-                    Some(p) => p,
-                    None => listed(list()?),
-                }
-            } else {
-                listed(list()?)
+            let pids = match self.repeated_pids(repeated, mark) {
+                Some(p) => p,
+                None => listed(list()?),
             };
             let partial = self.slot_processes(
                 pids.into_iter(),
