@@ -16,10 +16,11 @@
 // names them, so `unreachable_pub` and `dead_code` see the whole crate (ARCHITECTURE.md,
 // "The public surface").
 mod actions;
-mod cli;
-mod cli_help;
 mod commands;
 mod config;
+/// The command line (`crates/headroom-cli`): `crate::cli::…`, `crate::cli_help::…` paths
+/// are that crate's modules.
+use headroom_cli::{cli, cli_help};
 /// The pure rules, a crate of their own (`crates/headroom-core`): `crate::core::…` paths
 /// are that crate's. Tests, examples and the fuzz target use `headroom_core` directly.
 use headroom_core as core;

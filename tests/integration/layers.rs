@@ -139,15 +139,23 @@ fn modules() -> BTreeMap<String, String> {
         ),
         (root().join("crates/headroom-store/src"), Some("store")),
         (root().join("crates/headroom-output/src"), None),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        NAMED_CRATES
+            .iter()
+            .map(|c| (root().join(c).join("src"), None)),
+    ) {
         let tests = crate::support::test_only_files(&src);
         for f in crate::support::files_under(&src) {
             let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
             let Some(stem) = rel.strip_suffix(".rs") else {
                 continue;
             };
-            let output_root = prefix.is_none() && src.ends_with("headroom-output/src");
-            if stem == "main" || is_test_file(&f, &tests) || output_root && stem == "lib" {
+            // The output crate's and the named crates' `lib.rs` only declare their modules
+            // and name the crates below (`crate_roots_only_declare`).
+            let crate_root = prefix.is_none() && src != root().join("src");
+            if stem == "main" || is_test_file(&f, &tests) || crate_root && stem == "lib" {
                 continue;
             }
             let path = stem.strip_suffix("/mod").unwrap_or(stem).replace('/', "::");
@@ -161,6 +169,11 @@ fn modules() -> BTreeMap<String, String> {
     }
     out
 }
+
+/// The crates above the output crate whose modules keep the names they have everywhere
+/// (`crate::cli`, `crate::exit`, …), as the output crate's do: a path reads the same in any
+/// of them, and their `lib.rs` only declares those modules and names the crates below.
+const NAMED_CRATES: &[&str] = &["crates/headroom-cli"];
 
 /// The use trees of `text` as whole paths: `use a::{b, c::{d}};` → `a::b`, `a::c::d`.
 fn use_paths(text: &str) -> Vec<String> {
@@ -257,16 +270,26 @@ fn full_paths(text: &str, roots: &[&str]) -> Vec<String> {
 /// Names the crate root re-exports from elsewhere (`pub use exit::said_once;` makes
 /// `crate::said_once` the `exit` module's), from `lib.rs`.
 fn root_aliases() -> BTreeMap<String, String> {
-    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
     let mut out = BTreeMap::new();
-    for p in use_paths(&code(&lib)) {
-        // `use headroom_output::output;`: the output crate's modules keep their names.
-        let p = p
-            .replace("headroom_core", "core")
-            .replace("headroom_output::", "");
-        let p = p.strip_prefix("crate::").unwrap_or(&p);
-        if let Some((_, name)) = p.rsplit_once("::") {
-            out.insert(name.to_string(), p.to_string());
+    let libs = std::iter::once(root().join("src/lib.rs")).chain(
+        NAMED_CRATES
+            .iter()
+            .map(|c| root().join(c).join("src/lib.rs")),
+    );
+    for lib in libs {
+        let lib = std::fs::read_to_string(lib).unwrap();
+        for p in use_paths(&code(&lib)) {
+            // `use headroom_output::output;`: the output crate's and the named crates' modules
+            // keep their names.
+            let mut p = p.replace("headroom_core", "core");
+            for c in std::iter::once("crates/headroom-output").chain(NAMED_CRATES.iter().copied()) {
+                let name = c.trim_start_matches("crates/").replace('-', "_");
+                p = p.replace(&format!("{name}::"), "");
+            }
+            let p = p.strip_prefix("crate::").unwrap_or(&p);
+            if let Some((_, name)) = p.rsplit_once("::") {
+                out.insert(name.to_string(), p.to_string());
+            }
         }
     }
     out.insert("core".into(), "core".into());
@@ -933,6 +956,7 @@ fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
     assert_eq!(
         headroom_dependencies(&main),
         [
+            "headroom-cli",
             "headroom-core",
             "headroom-output",
             "headroom-platform",
@@ -1049,5 +1073,51 @@ fn output_crate_root_only_declares() {
     let m = modules();
     for k in ["output", "output::queue", "schema"] {
         assert!(m.contains_key(k), "{k} not read");
+    }
+}
+
+/// The named crates' `lib.rs`, which `modules` leaves out as it does the output crate's,
+/// only declare their modules and name the crates below (`use headroom_x as x;`, `use
+/// headroom_x::module;`): every path into another crate is in a file that is read.
+#[test]
+fn named_crate_roots_only_declare() {
+    let allowed = |l: &str| {
+        let l = l.strip_prefix("pub ").unwrap_or(l);
+        l.starts_with("mod ") && l.ends_with(';')
+            || l.starts_with("use headroom_")
+                && l.ends_with(';')
+                && !l.contains('{')
+                && !l.contains('*')
+    };
+    let mut read = 0;
+    for c in NAMED_CRATES {
+        let lib = std::fs::read_to_string(root().join(c).join("src/lib.rs")).unwrap();
+        let text = code(&lib);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("#!["))
+            .collect();
+        assert!(!lines.is_empty(), "control: {c}'s lib.rs was read");
+        read += lines.len();
+        let other: Vec<&&str> = lines.iter().filter(|l| !allowed(l)).collect();
+        assert_eq!(other, Vec::<&&str>::new(), "{c}/src/lib.rs");
+    }
+    assert!(read >= NAMED_CRATES.len() * 2, "control: {read} lines");
+    // Controls: a function or a glob re-export in a crate root is refused; a declaration or
+    // an alias is not.
+    for bad in [
+        "fn f() {}",
+        "pub use headroom_exit::*;",
+        "use headroom_core::{a, b};",
+    ] {
+        assert!(!allowed(bad), "{bad}");
+    }
+    for good in [
+        "pub mod cli;",
+        "use headroom_output::output;",
+        "use headroom_core as core;",
+    ] {
+        assert!(allowed(good), "{good}");
     }
 }

@@ -270,7 +270,7 @@ pub(crate) const EXIT_TABLE_POINTER: &str =
     "Exit codes: the table in `headroom --help`, headroom(1) and the README (\"Exit codes\").";
 
 /// The examples of subcommand `name`.
-pub(crate) fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
+pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
     EXAMPLES
         .iter()
         .find(|(n, _)| *n == name)
@@ -292,7 +292,7 @@ fn after_help(existing: Option<String>, name: &str) -> String {
 /// `sub`, defined now (see `cli::define_now`), with two helps, as clap offers them: `-h` a
 /// screenful (each option's first sentence and the examples) and `--help` everything (the
 /// whole option texts, the prose, the exit status, the examples).
-pub(crate) fn with_examples(sub: clap::Command) -> clap::Command {
+pub fn with_examples(sub: clap::Command) -> clap::Command {
     let sub = crate::cli::define_now(sub);
     if sub.is_hide_set() {
         return sub;

@@ -14,10 +14,16 @@ Exit status: 0 ok; 1 the unhappy answer the command is about (probe: warning); 2
 (probe: critical); 3 refused by a safety rule (probe: unknown); 64 usage error. \
 See headroom(1).";
 
+/// The `headroom` package's description (its Cargo.toml), the help's and the man page's first
+/// line: a bare `about` would be this crate's. The version is this crate's, released with
+/// the package at the same number (scripts/release.sh).
+const ABOUT: &str =
+    "Keeps a developer's machine from running out of room: process slots, memory, responsiveness";
+
 /// Keeps a developer's machine from running out of room: process slots, memory and
 /// responsiveness.
 #[derive(Debug, Parser)]
-#[command(name = "headroom", version, about, after_help = AFTER_HELP, propagate_version = true)]
+#[command(name = "headroom", version, about = ABOUT, after_help = AFTER_HELP, propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -54,10 +60,12 @@ pub struct GlobalArgs {
     pub sys_root: Option<PathBuf>,
 }
 
-#[cfg(test)]
+// The commands' tests (another crate) build from it: compiled for this crate's tests and the
+// `fixtures` feature, which only the dev-dependencies above ask for.
+#[cfg(any(test, feature = "fixtures"))]
 impl GlobalArgs {
     /// No flags given, colour off: what a unit test of a command's planning starts from.
-    pub(crate) fn plain() -> Self {
+    pub fn plain() -> Self {
         Self {
             json: false,
             snapshot: None,
@@ -363,9 +371,9 @@ pub enum ChartZone {
 }
 
 /// The narrowest chart that still has room for labels and a readable plot.
-pub(crate) const MIN_CHART_WIDTH: usize = 30;
+pub const MIN_CHART_WIDTH: usize = 30;
 /// The widest chart `--width` allows.
-pub(crate) const MAX_CHART_WIDTH: usize = 1000;
+pub const MAX_CHART_WIDTH: usize = 1000;
 
 /// A chart width: at least `MIN_CHART_WIDTH` columns, at most `MAX_CHART_WIDTH`.
 pub(crate) fn parse_chart_width(s: &str) -> Result<usize, String> {
@@ -833,7 +841,7 @@ pub(crate) fn duration_error(s: &str, e: &humantime::DurationError) -> String {
 }
 
 /// A humantime duration (`90s`, `2h`, `500ms`), strictly positive, at most `DURATION_MAX`.
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(s.trim()).map_err(|e| duration_error(s, &e))?;
     if d.is_zero() {
         return Err(format!("`{s}` is zero; the duration must be positive"));
@@ -853,7 +861,7 @@ pub(crate) fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
 }
 
 /// `d` within `[min, max]`, else a message naming the bound broken.
-pub(crate) fn check_within(d: Duration, min: Duration, max: Duration) -> Result<(), String> {
+pub fn check_within(d: Duration, min: Duration, max: Duration) -> Result<(), String> {
     let f = |d: Duration| humantime::format_duration(d).to_string();
     if d < min {
         return Err(format!("`{}` is too short: at least {}", f(d), f(min)));
@@ -923,7 +931,7 @@ pub(crate) const SIZE_MIN: u64 = 1 << 20;
 /// A memory size in bytes, at least `SIZE_MIN`: a bare number is MiB; units K, M, G, T
 /// (binary; `KB`/`KiB` alike, any case). Bytes (`B`) are refused as too small a unit, and
 /// anything else as unknown (`512B` used to mean 512 MiB).
-pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     if t.starts_with('-') {
         return Err(format!("`{s}` is negative; a size must be positive"));
