@@ -24,7 +24,9 @@ use headroom_cli::{cli, cli_help};
 /// The pure rules, a crate of their own (`crates/headroom-core`): `crate::core::…` paths
 /// are that crate's. Tests, examples and the fuzz target use `headroom_core` directly.
 use headroom_core as core;
-mod exit;
+/// The exit-code table and the error types (`crates/headroom-exit`): `crate::exit::…` paths
+/// are that crate's module.
+use headroom_exit::exit;
 mod mcp;
 /// Where it was before `exit` held it; `crate::exit::said_once` is the path to use.
 use exit::said_once;

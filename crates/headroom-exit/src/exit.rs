@@ -149,7 +149,7 @@ impl schemars::JsonSchema for ExitStatus {
 /// the guard reads its config only at start, and a service manager that restarts on failure
 /// restarts it; an exit 0 here left a systemd unit with `Restart=on-failure` stopped for
 /// good), its own status when nothing asked.
-pub(crate) fn after_stop(sig: Option<i32>, otherwise: ExitStatus) -> ExitStatus {
+pub fn after_stop(sig: Option<i32>, otherwise: ExitStatus) -> ExitStatus {
     match sig {
         Some(s) if crate::platform::stop_flag::is_interrupt(s) => ExitStatus::Interrupted,
         Some(s) if crate::platform::stop_flag::is_hangup(s) => ExitStatus::Restart,
@@ -210,18 +210,18 @@ pub fn table() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// A usage error detected after parsing (a value clap cannot check alone). Exit 64.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct UsageError(pub String);
+pub struct UsageError(pub String);
 
 /// A safety rule refused the request. Exit 3.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct RefusedError(pub String);
+pub struct RefusedError(pub String);
 
 /// A failure whose exit status the command chose, typed by the row of the table it maps to
 /// (`code`). With `UsageError` (64), `RefusedError` (3) and any other error (2) these are every
 /// way a command fails; `lib::run`, `headroom mcp` and probe's UNKNOWN read them alike.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Failure {
+pub enum Failure {
     /// Something asked for failed (2), said in the command's own words.
     #[error("{0}")]
     Failed(String),
@@ -240,7 +240,7 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
-    pub(crate) fn status(&self) -> ExitStatus {
+    pub fn status(&self) -> ExitStatus {
         match self {
             Self::Failed(_) => ExitStatus::Error,
             Self::NoReading(_) => ExitStatus::Refused,
@@ -254,7 +254,7 @@ impl Failure {
 /// What kind of failure an error is, as every front end names it (`headroom mcp`'s
 /// `_meta.headroom.error`, a stable name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ErrorKind {
+pub enum ErrorKind {
     /// A safety rule refused it (`Reported::reason` names the rule when it has a name).
     Refused,
     /// The arguments or the config make no valid request.
@@ -264,7 +264,7 @@ pub(crate) enum ErrorKind {
 }
 
 impl ErrorKind {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Refused => "refused",
             Self::Usage => "usage",
@@ -278,7 +278,7 @@ impl ErrorKind {
 /// and `headroom mcp`'s tool errors, so none of them says a cause twice or picks another
 /// status.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Reported {
+pub struct Reported {
     /// The cause chain, each cause said once (`said_once`); a `Failure`'s own words.
     pub message: String,
     pub status: ExitStatus,
@@ -290,7 +290,7 @@ pub(crate) struct Reported {
 }
 
 /// Map `e` onto the exit-code table.
-pub(crate) fn report(e: &anyhow::Error) -> Reported {
+pub fn report(e: &anyhow::Error) -> Reported {
     let broken_pipe = e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
@@ -323,7 +323,7 @@ pub(crate) fn report(e: &anyhow::Error) -> Reported {
 /// The cause chain joined with `: `, each cause said once: an error whose message already
 /// ends with its source's (`cannot read `x`: No such file…`, then the io::Error itself) would
 /// otherwise print the OS error twice.
-pub(crate) fn said_once(e: &anyhow::Error) -> String {
+pub fn said_once(e: &anyhow::Error) -> String {
     let mut msg = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
@@ -338,7 +338,7 @@ pub(crate) fn said_once(e: &anyhow::Error) -> String {
     msg
 }
 
-pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
@@ -346,7 +346,7 @@ pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
 /// last line of a JSON Lines stream, so `headroom probe --json | jq` gets input even when
 /// it fails. The same message goes to stderr.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
-pub(crate) struct ErrorDocument {
+pub struct ErrorDocument {
     /// What went wrong, as said on stderr (without `headroom: error: `).
     pub error: String,
     /// The exit status headroom ends with (the table above).
@@ -354,7 +354,7 @@ pub(crate) struct ErrorDocument {
 }
 
 impl ErrorDocument {
-    pub(crate) fn new(error: &str, exit_code: u8) -> Self {
+    pub fn new(error: &str, exit_code: u8) -> Self {
         Self {
             error: crate::output::clip_words(error).into_owned(),
             exit_code,
