@@ -17,10 +17,11 @@
 // "The public surface").
 mod actions;
 mod commands;
-mod config;
 /// The command line (`crates/headroom-cli`): `crate::cli::…`, `crate::cli_help::…` paths
 /// are that crate's modules.
 use headroom_cli::{cli, cli_help};
+/// The settings (`crates/headroom-config`): `crate::config::…` paths are that crate's module.
+use headroom_config::config;
 /// The pure rules, a crate of their own (`crates/headroom-core`): `crate::core::…` paths
 /// are that crate's. Tests, examples and the fuzz target use `headroom_core` directly.
 use headroom_core as core;

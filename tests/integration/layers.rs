@@ -173,7 +173,11 @@ fn modules() -> BTreeMap<String, String> {
 /// The crates above the output crate whose modules keep the names they have everywhere
 /// (`crate::cli`, `crate::exit`, …), as the output crate's do: a path reads the same in any
 /// of them, and their `lib.rs` only declares those modules and names the crates below.
-const NAMED_CRATES: &[&str] = &["crates/headroom-cli", "crates/headroom-exit"];
+const NAMED_CRATES: &[&str] = &[
+    "crates/headroom-cli",
+    "crates/headroom-exit",
+    "crates/headroom-config",
+];
 
 /// The use trees of `text` as whole paths: `use a::{b, c::{d}};` → `a::b`, `a::c::d`.
 fn use_paths(text: &str) -> Vec<String> {
@@ -957,6 +961,7 @@ fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
         headroom_dependencies(&main),
         [
             "headroom-cli",
+            "headroom-config",
             "headroom-core",
             "headroom-exit",
             "headroom-output",

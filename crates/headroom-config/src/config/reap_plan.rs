@@ -24,7 +24,7 @@ pub(crate) const MIN_GRACE: Duration = Duration::from_millis(100);
 /// `[liveness]`, `[emergency]` and `[probe]` sections of `s`. `redirected` is the flag that
 /// points the process table away from the live OS (`Ctx::redirected`); `dry_run` decides
 /// nothing here but whether it is refused.
-pub(crate) fn reap_plan(
+pub fn reap_plan(
     s: &Settings,
     flags: Option<&ReapArgs>,
     redirected: Option<&str>,

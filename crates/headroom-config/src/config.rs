@@ -19,17 +19,17 @@ use crate::exit::UsageError;
 mod reap_plan;
 mod sections;
 
-pub(crate) use reap_plan::reap_plan;
+pub use reap_plan::reap_plan;
 
-pub(crate) use sections::{
-    EmergencySection, GRACE_MAX, HangsSection, InvalidValue, LivenessSection, McpSection,
-    MemorySection, NotificationsSection, PressureMode, ProbeSection, ReapSection, ToolGroup,
-    WatchSection,
+pub(crate) use sections::GRACE_MAX;
+pub use sections::{
+    EmergencySection, HangsSection, InvalidValue, LivenessSection, McpSection, MemorySection,
+    NotificationsSection, PressureMode, ProbeSection, ReapSection, ToolGroup, WatchSection,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Origin {
+pub enum Origin {
     Default,
     File,
     Flag,
@@ -37,7 +37,7 @@ pub(crate) enum Origin {
 
 impl Origin {
     /// As `headroom config` prints it.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Origin::Default => "default",
             Origin::File => "file",
@@ -48,7 +48,7 @@ impl Origin {
 
 /// A setting and where its value came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Sourced<T> {
+pub struct Sourced<T> {
     pub value: T,
     pub origin: Origin,
 }
@@ -99,7 +99,7 @@ struct FileConfig {
 
 /// Every setting, resolved: one section per command, in file order.
 #[derive(Debug, Clone, Default, Serialize)]
-pub(crate) struct Settings {
+pub struct Settings {
     /// The config file that was read, if any.
     pub file: Option<PathBuf>,
     /// Why that file may not steer a command that signals (someone else could have written
@@ -120,7 +120,7 @@ pub(crate) struct Settings {
 impl Settings {
     /// Defaults, overlaid with the config file. `explicit` (`--config FILE`) must exist; the
     /// default location may be absent.
-    pub(crate) fn load(explicit: Option<&Path>) -> Result<Self> {
+    pub fn load(explicit: Option<&Path>) -> Result<Self> {
         let (path, required) = match explicit {
             Some(p) => (p.to_path_buf(), true),
             None => (crate::store::paths::config_file()?, false),
@@ -165,7 +165,7 @@ impl Settings {
     /// Refuse (exit 2) when the file read is not one the user alone controls
     /// (`core::state_rules::config_rule`): what a command that signals calls before it
     /// acts on these settings. `Ok` when no file was read or it is trusted.
-    pub(crate) fn trusted_for_action(&self) -> Result<(), crate::exit::Failure> {
+    pub fn trusted_for_action(&self) -> Result<(), crate::exit::Failure> {
         match &self.untrusted {
             Some(why) => Err(crate::exit::Failure::Failed(format!(
                 "{why}; nothing was signalled"
@@ -174,7 +174,7 @@ impl Settings {
         }
     }
 
-    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self> {
+    pub fn parse(text: &str, path: &Path) -> Result<Self> {
         let file: FileConfig = toml::from_str(text).map_err(|e| {
             // serde names Rust types (`expected f64`); the user wrote TOML.
             let msg = e
@@ -232,7 +232,7 @@ impl Settings {
     }
 
     /// Every setting under its config-file key, in file order.
-    pub(crate) fn entries(&self) -> Vec<Entry> {
+    pub fn entries(&self) -> Vec<Entry> {
         let mut out = Vec::new();
         self.probe.entries(&mut out);
         self.reap.entries(&mut out);
@@ -271,7 +271,7 @@ impl ProbeSection {
     /// `--warn`/`--crit` over this section, checked together (warn ≤ crit): what `probe`,
     /// `limits`, `watch` and `config` compare a reading with.
     /// `file` is the config file read, named when one of the two came from it.
-    pub(crate) fn with_flags(
+    pub fn with_flags(
         &self,
         warn: Option<f64>,
         crit: Option<f64>,
@@ -308,7 +308,7 @@ impl ProbeSection {
 
 impl WatchSection {
     /// `--interval` over `[watch] interval`, held to the same bounds.
-    pub(crate) fn with_interval(&self, flag: Option<Duration>) -> Result<Self, UsageError> {
+    pub fn with_interval(&self, flag: Option<Duration>) -> Result<Self, UsageError> {
         if let Some(i) = flag {
             check_interval(i).map_err(|m| UsageError(format!("--interval {m}")))?;
         }
@@ -339,7 +339,7 @@ pub(crate) fn check_interval(d: Duration) -> Result<(), String> {
 
 /// One setting as `headroom config` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub(crate) struct Entry {
+pub struct Entry {
     pub key: &'static str,
     pub value: serde_json::Value,
     pub origin: Origin,

@@ -49,7 +49,7 @@ show_as_json!(
 /// trigger misbehaves, and to measure what the signal buys (`bench/pressure_reaction.sh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum PressureMode {
+pub enum PressureMode {
     /// The signal where the OS has one, else the timer.
     Auto,
     /// The timer only.
@@ -57,11 +57,11 @@ pub(crate) enum PressureMode {
 }
 
 /// A group of `headroom mcp`'s tools: a flag value first (`--tools`), so `cli` holds it.
-pub(crate) use crate::cli::ToolGroup;
+pub use crate::cli::ToolGroup;
 
 /// A refused file value: the key and what is wrong with the value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct InvalidValue {
+pub struct InvalidValue {
     pub key: &'static str,
     /// Follows the key: "`0` must be at least 1", or "[2] has an empty `pattern`…" for an
     /// entry of a list of tables.
@@ -90,7 +90,7 @@ macro_rules! section {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Serialize)]
-        pub(crate) struct $name {
+        pub struct $name {
             $( $(#[$fmeta])* pub $field: Sourced<$ty>, )*
         }
 
@@ -369,7 +369,7 @@ section! {
 impl LivenessSection {
     /// The CPU a session child must use between readings to count as working, as a fraction
     /// of one core: `cpu_active_pct`, or the default when it is not positive.
-    pub(crate) fn active_fraction(&self) -> f64 {
+    pub fn active_fraction(&self) -> f64 {
         match self.cpu_active_pct.value {
             v if v > 0.0 => v / 100.0,
             _ => crate::core::liveness::DEFAULT_ACTIVE_FRACTION,
