@@ -15,7 +15,9 @@
 // (hidden): every module is private, its items `pub(crate)` unless a public item's signature
 // names them, so `unreachable_pub` and `dead_code` see the whole crate (ARCHITECTURE.md,
 // "The public surface").
-mod actions;
+/// The actions (`crates/headroom-actions`): `crate::actions::…` paths are that crate's
+/// module.
+use headroom_actions::actions;
 mod commands;
 /// The command line (`crates/headroom-cli`): `crate::cli::…`, `crate::cli_help::…` paths
 /// are that crate's modules.

@@ -685,7 +685,7 @@ fn a_command_that_can_refuse_lists_exit_3() {
     let mut checked = 0;
     for (sub, src) in [
         // reap refuses in its cleanup (the ancestry it cannot read), `watch`'s too.
-        ("reap", "src/actions/cleanup.rs"),
+        ("reap", "crates/headroom-actions/src/actions/cleanup.rs"),
         ("watch", "src/commands/watch"),
     ] {
         let path = repo().join(src);

@@ -104,7 +104,7 @@ fn nothing_but_the_platform_signal_layer_sends_a_signal() {
         // A timed-out `open`/`launchctl`/notifier headroom spawned: `Child::kill` goes to
         // the unreaped child of the handle, which no other process can hold.
         (
-            "src/actions/exec.rs",
+            "crates/headroom-actions/src/actions/exec.rs",
             "kill",
             "Child::kill of headroom's own exec child",
         ),
@@ -161,7 +161,9 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     let mut found = Vec::new();
     for f in &sources() {
         let name = rel(f);
-        if name == "src/actions/escalate.rs" || name.starts_with("crates/headroom-platform/") {
+        if name == "crates/headroom-actions/src/actions/escalate.rs"
+            || name.starts_with("crates/headroom-platform/")
+        {
             continue;
         }
         let c = code_without_uses(f);
@@ -187,10 +189,22 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     }
     // Hang recovery, reap, the memory guards and run's enforcement drive it.
     for (f, call) in [
-        ("src/actions/recover/mod.rs", "escalate::run("),
-        ("src/actions/terminate.rs", "escalate::"),
-        ("src/actions/memory_guard/end.rs", "escalate::"),
-        ("src/actions/watchdog/ending.rs", "Escalation"),
+        (
+            "crates/headroom-actions/src/actions/recover/mod.rs",
+            "escalate::run(",
+        ),
+        (
+            "crates/headroom-actions/src/actions/terminate.rs",
+            "escalate::",
+        ),
+        (
+            "crates/headroom-actions/src/actions/memory_guard/end.rs",
+            "escalate::",
+        ),
+        (
+            "crates/headroom-actions/src/actions/watchdog/ending.rs",
+            "Escalation",
+        ),
         ("src/mcp/tools/run_limited.rs", "Escalation::new"),
     ] {
         let c = code_without_uses(&Path::new(env!("CARGO_MANIFEST_DIR")).join(f));
@@ -269,7 +283,10 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     // Each is a call, looked for outside `use` lines (an import alone proves nothing).
     let allowed: &[(&str, &[&str])] = &[
         // The cleanup `reap` and `watch` run.
-        ("src/actions/cleanup.rs", &["policy::select_among("]),
+        (
+            "crates/headroom-actions/src/actions/cleanup.rs",
+            &["policy::select_among("],
+        ),
         ("src/commands/park.rs", &["ParkPermission::new("]),
         ("src/commands/run.rs", &["watchdog::run("]),
         (
@@ -279,7 +296,7 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
         // The hang round `watch` runs (`watch_round`): the core decides through
         // `process_round`, on the persisted monitor state.
         (
-            "src/actions/hang_round.rs",
+            "crates/headroom-actions/src/actions/hang_round.rs",
             &["MonitorState::", "process_round("],
         ),
         // Signals only the `headroom run` it spawned, by the identity read from its pid.
@@ -313,11 +330,17 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     let parking =
         code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-core/src/parking.rs"));
     assert!(parking.contains("ancestors") && parking.contains("pid <= 1"));
-    let watchdog = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/watchdog/mod.rs"));
+    let watchdog = code(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/headroom-actions/src/actions/watchdog/mod.rs"),
+    );
     assert!(watchdog.contains("core::memory"));
     // The memory guards take every member from `Holding`, which checks each one against
     // `ParkPermission` and the guards' own protections.
-    let guard = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/memory_guard.rs"));
+    let guard = code(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/headroom-actions/src/actions/memory_guard.rs"),
+    );
     assert!(
         guard.contains("Holding::new(") && guard.contains(".members("),
         "memory guards take their members from Holding"

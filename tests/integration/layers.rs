@@ -177,6 +177,7 @@ const NAMED_CRATES: &[&str] = &[
     "crates/headroom-cli",
     "crates/headroom-exit",
     "crates/headroom-config",
+    "crates/headroom-actions",
 ];
 
 /// The use trees of `text` as whole paths: `use a::{b, c::{d}};` → `a::b`, `a::c::d`.
@@ -960,6 +961,7 @@ fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
     assert_eq!(
         headroom_dependencies(&main),
         [
+            "headroom-actions",
             "headroom-cli",
             "headroom-config",
             "headroom-core",

@@ -117,7 +117,7 @@ impl ReapReport {
     }
 
     /// What was done, then the one-line summary.
-    pub(crate) fn human_results(&self) -> String {
+    pub fn human_results(&self) -> String {
         let mut s = String::new();
         for t in &self.targets {
             let signals: Vec<&str> = t.signals.iter().map(|x| x.name()).collect();

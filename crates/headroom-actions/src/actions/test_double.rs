@@ -7,15 +7,15 @@ use std::cell::{Cell, RefCell};
 use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcState, ProcessRecord, Snapshot};
 use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, ProcessSource, Signal};
 
-pub(crate) type Change = Box<dyn Fn(&mut Snapshot)>;
+pub type Change = Box<dyn Fn(&mut Snapshot)>;
 
-pub(crate) struct Table {
-    pub(crate) snap: RefCell<Snapshot>,
-    pub(crate) sent: RefCell<Vec<(i32, Signal)>>,
+pub struct Table {
+    pub snap: RefCell<Snapshot>,
+    pub sent: RefCell<Vec<(i32, Signal)>>,
     /// Pids that outlive SIGTERM and SIGINT.
-    pub(crate) survives: Vec<i32>,
+    pub survives: Vec<i32>,
     /// What `memory()` reads; `None` is an error, as where the totals cannot be read.
-    pub(crate) memory: Option<MemoryTotals>,
+    pub memory: Option<MemoryTotals>,
     /// Applied just before the n-th read of the table (1 = the first `snapshot` call).
     changes: RefCell<Vec<(usize, Change)>>,
     reads: Cell<usize>,
@@ -24,8 +24,18 @@ pub(crate) struct Table {
     identity_reads: Cell<usize>,
 }
 
+// The scripted changes are closures, without `Debug`: the table and what it sent say it.
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("snap", &self.snap)
+            .field("sent", &self.sent)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Table {
-    pub(crate) fn new(snap: Snapshot) -> Self {
+    pub fn new(snap: Snapshot) -> Self {
         Self {
             snap: RefCell::new(snap),
             sent: RefCell::new(Vec::new()),
@@ -36,22 +46,22 @@ impl Table {
             identity_reads: Cell::new(0),
         }
     }
-    pub(crate) fn at_read(self, n: usize, f: impl Fn(&mut Snapshot) + 'static) -> Self {
+    pub fn at_read(self, n: usize, f: impl Fn(&mut Snapshot) + 'static) -> Self {
         self.changes.borrow_mut().push((n, Box::new(f)));
         self
     }
-    pub(crate) fn sent(&self) -> Vec<(i32, Signal)> {
+    pub fn sent(&self) -> Vec<(i32, Signal)> {
         self.sent.borrow().clone()
     }
     /// Full reads of the table so far (`snapshot` calls).
-    pub(crate) fn reads(&self) -> usize {
+    pub fn reads(&self) -> usize {
         self.reads.get()
     }
     /// Identity reads so far (see the field).
-    pub(crate) fn identity_reads(&self) -> usize {
+    pub fn identity_reads(&self) -> usize {
         self.identity_reads.get()
     }
-    pub(crate) fn has(&self, pid: i32) -> bool {
+    pub fn has(&self, pid: i32) -> bool {
         self.snap.borrow().processes.iter().any(|p| p.pid == pid)
     }
 }

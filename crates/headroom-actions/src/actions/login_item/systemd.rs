@@ -71,7 +71,7 @@ pub(super) fn unit_problem(path: &Path, text: &str) -> Option<String> {
 }
 
 /// The cron alternative where there is no systemd user manager.
-pub(crate) fn crontab_line(program: &Path, log: &Path) -> String {
+pub fn crontab_line(program: &Path, log: &Path) -> String {
     format!(
         "@reboot {} watch >> {} 2>&1",
         quote_exec(program),
@@ -80,23 +80,23 @@ pub(crate) fn crontab_line(program: &Path, log: &Path) -> String {
 }
 
 #[derive(Debug)]
-pub(crate) struct Systemd<'a> {
+pub struct Systemd<'a> {
     pub exec: &'a dyn Exec,
     pub units_dir: PathBuf,
 }
 
 impl Systemd<'_> {
-    pub(crate) fn unit_path(&self) -> PathBuf {
+    pub fn unit_path(&self) -> PathBuf {
         self.units_dir.join(UNIT)
     }
 
     /// Whether `brew services` has written its unit for headroom (Linux).
-    pub(crate) fn brew_service(&self) -> bool {
+    pub fn brew_service(&self) -> bool {
         self.units_dir.join(BREW_UNIT).exists()
     }
 
     /// A user manager answers (no `systemctl`, or no user bus, means cron).
-    pub(crate) fn available(&self) -> bool {
+    pub fn available(&self) -> bool {
         self.exec
             .run("systemctl", &["--user", "show-environment"])
             .is_ok_and(|o| o.status.success())
@@ -119,7 +119,7 @@ impl Systemd<'_> {
         Ok(o)
     }
 
-    pub(crate) fn register(&self, program: &Path) -> Result<()> {
+    pub fn register(&self, program: &Path) -> Result<()> {
         std::fs::create_dir_all(&self.units_dir)
             .with_context(|| format!("cannot create `{}`", self.units_dir.display()))?;
         crate::store::fsio::atomic_write(&self.unit_path(), systemd_unit(program).as_bytes())?;
@@ -128,14 +128,14 @@ impl Systemd<'_> {
         Ok(())
     }
 
-    pub(crate) fn unregister(&self) -> Result<bool> {
+    pub fn unregister(&self) -> Result<bool> {
         let _ = self.systemctl(&["disable", "--now", UNIT]);
         let removed = remove_if_present(&self.unit_path())?;
         let _ = self.systemctl(&["daemon-reload"]);
         Ok(removed)
     }
 
-    pub(crate) fn status(&self) -> Status {
+    pub fn status(&self) -> Status {
         let path = self.unit_path();
         let registered = path.exists();
         let problem = if registered {

@@ -85,13 +85,13 @@ fn decide(
 /// keeps them with its own rows while they cannot be written). No rows for a dry run or a
 /// replay.
 #[derive(Debug)]
-pub(crate) struct Cleanup {
+pub struct Cleanup {
     pub report: ReapReport,
     pub rows: Vec<Row>,
 }
 
 /// Append `rows` to the evidence log (nothing to do for none).
-pub(crate) fn record(rows: &[Row]) -> Result<()> {
+pub fn record(rows: &[Row]) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -103,7 +103,7 @@ pub(crate) fn record(rows: &[Row]) -> Result<()> {
 /// verify. With `show_table` the decision table is printed before anything is signalled.
 /// Past the first signal nothing fails the call: what went wrong is a warning and the report
 /// says what is known.
-pub(crate) fn execute(
+pub fn execute(
     printer: &Printer,
     replaying: bool,
     source: &dyn ProcessSource,

@@ -15,16 +15,16 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-pub(crate) use launchd::Launchd;
+pub use launchd::Launchd;
 #[cfg(test)]
 use launchd::{check_plist, launch_agent};
 #[cfg(test)]
 use systemd::systemd_unit;
-pub(crate) use systemd::{Systemd, crontab_line};
+pub use systemd::{Systemd, crontab_line};
 
 /// The path that runs headroom again after an upgrade (`core::program_path`): what a
 /// service definition registers and what the menu-bar figure's actions run.
-pub(crate) fn lasting_program() -> Result<crate::core::program_path::Choice> {
+pub fn lasting_program() -> Result<crate::core::program_path::Choice> {
     use crate::core::program_path::{ProgramFacts, choose, opt_candidates};
     use crate::platform::own_program;
     let real = own_program::real().context("cannot find headroom's own executable")?;
@@ -58,10 +58,10 @@ pub(crate) const UNIT: &str = "headroom-watch.service";
 /// The environment variable every service definition headroom writes or ships (this
 /// LaunchAgent and unit, the formula's service block) sets to its own label: how `watch`
 /// knows a service manager started it, and under which name (`commands::watch::single`).
-pub(crate) const SERVICE_ENV: &str = "HEADROOM_SERVICE";
+pub const SERVICE_ENV: &str = "HEADROOM_SERVICE";
 
 /// Runs a helper program; faked in tests.
-pub(crate) trait Exec {
+pub trait Exec {
     fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output>;
     /// Waits between two attempts (a fake advances a virtual clock instead).
     fn pause(&self, d: Duration) {
@@ -82,7 +82,7 @@ impl std::fmt::Debug for dyn Exec + '_ {
 
 /// Real process execution (off the polling path by construction: only `login-item` uses it).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct RealExec;
+pub struct RealExec;
 
 impl Exec for RealExec {
     fn run(&self, program: &str, args: &[&str]) -> std::io::Result<Output> {
@@ -95,7 +95,7 @@ impl Exec for RealExec {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Backend {
+pub enum Backend {
     Launchd,
     Systemd,
     /// Neither: a crontab line is printed for the user to install.
@@ -112,7 +112,7 @@ fn empty_as_null<S: serde::Serializer>(v: &str, s: S) -> Result<S::Ok, S::Error>
 
 /// The state read back from the service manager.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub(crate) struct Status {
+pub struct Status {
     pub backend: Backend,
     pub name: String,
     /// The agent/unit file; `null` in JSON when there is none (the crontab fallback).

@@ -31,14 +31,14 @@ impl LogJudge for ContentJudge {
 
 /// What an assessment found.
 #[derive(Debug, Default)]
-pub(crate) struct Assessment {
+pub struct Assessment {
     pub sessions: HashMap<i32, Session>,
     pub warnings: Vec<String>,
 }
 
 /// Where the CPU history comes from and whether it may be used.
 #[derive(Debug, Clone)]
-pub(crate) enum History {
+pub enum History {
     /// A replay: nothing persisted, no history, the CPU signal reads unknown.
     None,
     /// The state directory, owned by the user and not writable by group or others.
@@ -55,7 +55,7 @@ pub(crate) enum History {
 impl History {
     /// The live state directory (created if missing), judged by the rule of
     /// `core::state_rules::dir_rule`.
-    pub(crate) fn live(uid: u32) -> Self {
+    pub fn live(uid: u32) -> Self {
         let dir = match crate::store::paths::ensure_state_dir() {
             Ok(d) => d,
             Err(e) => return Self::Unavailable(format!("{e:#}")),
@@ -73,7 +73,7 @@ static LOST_WRITES: AtomicU64 = AtomicU64::new(0);
 static UNREAD_SAID: AtomicBool = AtomicBool::new(false);
 
 /// How many CPU-history writes were lost in this process (`watch`'s summary counts them).
-pub(crate) fn lost_history_writes() -> u64 {
+pub fn lost_history_writes() -> u64 {
     LOST_WRITES.load(Ordering::Relaxed)
 }
 
@@ -93,7 +93,7 @@ fn lost_write(e: &anyhow::Error) -> Option<String> {
 /// read from and written back to that directory, if the awake clock and the boot identity
 /// can be read; otherwise no CPU reading is taken, the CPU signal reads unknown (no history
 /// means busy) and a warning says why.
-pub(crate) fn assess(
+pub fn assess(
     source: &dyn ProcessSource,
     snap: &Snapshot,
     table: &ProcessTable<'_>,

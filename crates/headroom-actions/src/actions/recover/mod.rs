@@ -20,8 +20,8 @@
 //!
 //! Nothing here decides *whether* to restart, and nothing here notifies.
 
-pub(crate) mod live;
-pub(crate) mod steps;
+pub mod live;
+pub mod steps;
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ use crate::actions::clock::Clock;
 use crate::actions::escalate::{self, EscalationOutcome};
 use crate::actions::exec::ExecOutput;
 pub(crate) use crate::actions::recover::live::LiveOps;
-pub(crate) use crate::actions::recover::steps::Step;
+pub use crate::actions::recover::steps::Step;
 use crate::actions::recover::steps::{ms, secs};
 use crate::core::hangs::{CURSOR_SERVICE_PATH, Kind};
 use crate::core::snapshot::Identity;
@@ -50,7 +50,7 @@ const LAUNCHCTL_NOT_FOUND: i32 = 113;
 
 /// What to recover.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RecoveryTarget {
+pub struct RecoveryTarget {
     pub kind: Kind,
     pub pid: i32,
     /// pid + start time + uid; `None` when the start time could not be read, and then
@@ -62,7 +62,7 @@ pub(crate) struct RecoveryTarget {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct RecoverySettings {
+pub struct RecoverySettings {
     pub grace: Duration,
     /// The current user, whose launchd domain is asked.
     pub uid: u32,
@@ -70,7 +70,7 @@ pub(crate) struct RecoverySettings {
 
 /// The outcome of a recovery.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Recovery {
+pub struct Recovery {
     pub ok: bool,
     /// Whether any signal was delivered (something changed).
     pub signalled: bool,
@@ -83,7 +83,7 @@ pub(crate) struct Recovery {
 
 /// What the sequence needs from the world. `LiveOps` is the real one; tests use a fake
 /// with a virtual clock.
-pub(crate) trait RecoveryOps {
+pub trait RecoveryOps {
     /// Signal `target` if it is still exactly that process.
     fn signal(&mut self, target: &Identity, sig: Signal) -> Result<Delivery, String>;
     /// Whether `target` is still exactly that process, alive (a zombie is not), confirmed
@@ -132,7 +132,7 @@ fn service_dir() -> String {
 const KILL_CONDITION: &str = "only if the same process is still running after the grace period";
 
 /// The exact steps a recovery would take, for `--dry-run` and `--observations`.
-pub(crate) fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
+pub fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
     let mut steps = vec![
         Step::Signal {
             signal: Signal::Term.name().into(),
@@ -187,7 +187,7 @@ pub(crate) fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
 
 /// Why `t` is not signalled at all, decided before anything is done, so that a replay or a
 /// dry run plans exactly what live does with the same data.
-pub(crate) fn refusal(t: &RecoveryTarget) -> Option<String> {
+pub fn refusal(t: &RecoveryTarget) -> Option<String> {
     t.identity.is_none().then(|| {
         format!(
             "the start time of pid `{}` could not be read, so its identity cannot be checked; \
@@ -198,11 +198,7 @@ pub(crate) fn refusal(t: &RecoveryTarget) -> Option<String> {
 }
 
 /// Perform the recovery of `t`.
-pub(crate) fn recover(
-    ops: &mut dyn RecoveryOps,
-    t: &RecoveryTarget,
-    s: &RecoverySettings,
-) -> Recovery {
+pub fn recover(ops: &mut dyn RecoveryOps, t: &RecoveryTarget, s: &RecoverySettings) -> Recovery {
     let mut r = Recovery {
         ok: false,
         signalled: false,

@@ -23,7 +23,7 @@ const CONFIRM: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 #[schemars(rename = "Outcome")]
-pub(crate) enum ParkOutcome {
+pub enum ParkOutcome {
     /// SIGSTOP sent and the process is now stopped.
     Stopped,
     /// SIGCONT sent and the process is no longer stopped.
@@ -44,14 +44,14 @@ pub(crate) enum ParkOutcome {
 }
 
 impl ParkOutcome {
-    pub(crate) fn changed(self) -> bool {
+    pub fn changed(self) -> bool {
         matches!(self, Self::Stopped | Self::Continued | Self::Unconfirmed)
     }
 }
 
 /// One process and what happened to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub(crate) struct Step {
+pub struct Step {
     pub pid: i32,
     pub name: String,
     pub outcome: ParkOutcome,
@@ -59,14 +59,14 @@ pub(crate) struct Step {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
+pub enum Mode {
     Park,
     Wake,
 }
 
 /// Park or wake `root` (alone, or with its whole tree). The root has already passed
 /// `ParkPermission`; members are checked one by one.
-pub(crate) fn apply(
+pub fn apply(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     permission: &ParkPermission,

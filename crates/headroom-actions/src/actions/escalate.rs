@@ -49,7 +49,7 @@ pub(crate) const POLL: Duration = Duration::from_millis(25);
 /// How one identity's escalation ended. Stable names (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum EscalationOutcome {
+pub enum EscalationOutcome {
     ExitedAfterTerm,
     Killed,
     IdentityChanged,
@@ -61,7 +61,7 @@ pub(crate) enum EscalationOutcome {
 
 impl EscalationOutcome {
     #[cfg(test)]
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::ExitedAfterTerm => "exited-after-term",
             Self::Killed => "killed",
@@ -74,7 +74,7 @@ impl EscalationOutcome {
     }
 
     /// The process is gone (whether or not we ended it).
-    pub(crate) fn gone(self) -> bool {
+    pub fn gone(self) -> bool {
         matches!(
             self,
             Self::ExitedAfterTerm | Self::Killed | Self::AlreadyGone
@@ -84,7 +84,7 @@ impl EscalationOutcome {
 
 /// The result for one identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Ended {
+pub struct Ended {
     pub identity: Identity,
     pub outcome: EscalationOutcome,
     /// Signals actually delivered, in order (SIGCONT after SIGTERM included).
@@ -94,7 +94,7 @@ pub(crate) struct Ended {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct EscalationTiming {
+pub struct EscalationTiming {
     /// Between SIGTERM and SIGKILL.
     pub grace: Duration,
     /// After SIGKILL, before `survived`.
@@ -115,7 +115,7 @@ impl EscalationTiming {
 
 /// What the caller does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Step {
+pub enum Step {
     /// Call `on_tick` again at (or after) this instant.
     Pending(Instant),
     /// Every identity has its outcome, in the order they were given.
@@ -127,7 +127,7 @@ pub(crate) enum Step {
 pub(crate) type KillGate<'a> = dyn FnMut(&[Identity]) -> Vec<Identity> + 'a;
 
 /// A gate that kills every survivor (reap, hang recovery).
-pub(crate) fn kill_all(survivors: &[Identity]) -> Vec<Identity> {
+pub fn kill_all(survivors: &[Identity]) -> Vec<Identity> {
     survivors.to_vec()
 }
 
@@ -173,14 +173,14 @@ enum Phase {
 
 /// One escalation over a set of identities.
 #[derive(Debug, Clone)]
-pub(crate) struct Escalation {
+pub struct Escalation {
     entries: Vec<Entry>,
     settings: EscalationTiming,
     phase: Phase,
 }
 
 impl Escalation {
-    pub(crate) fn new(targets: &[Identity], settings: EscalationTiming) -> Self {
+    pub fn new(targets: &[Identity], settings: EscalationTiming) -> Self {
         let mut e = Self {
             entries: Vec::new(),
             settings,
@@ -213,7 +213,7 @@ impl Escalation {
     }
 
     /// Check each identity and SIGTERM it; the grace starts `now`.
-    pub(crate) fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> Step {
+    pub fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> Step {
         if self.phase == Phase::NotStarted {
             self.phase = Phase::Grace(later(now, self.settings.grace));
         }
@@ -229,7 +229,7 @@ impl Escalation {
     /// SIGTERMed now and share the running deadline. Ignored once SIGKILL was sent: an
     /// escalation never widens after its survivors were decided.
     #[cfg(test)]
-    pub(crate) fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
+    pub fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
         if matches!(self.phase, Phase::Settle(_)) {
             return;
         }
@@ -253,7 +253,7 @@ impl Escalation {
 
     /// The identities `sig` was delivered to so far, and each failure so far (identity,
     /// error): what an event loop reports while the escalation is still in flight.
-    pub(crate) fn delivered(&self, sig: Signal) -> (Vec<Identity>, Vec<(Identity, String)>) {
+    pub fn delivered(&self, sig: Signal) -> (Vec<Identity>, Vec<(Identity, String)>) {
         let sent = self
             .entries
             .iter()
@@ -270,12 +270,12 @@ impl Escalation {
     }
 
     /// Whether SIGKILL's turn has come (the gate was asked, or nothing was left to ask).
-    pub(crate) fn past_grace(&self) -> bool {
+    pub fn past_grace(&self) -> bool {
         matches!(self.phase, Phase::Settle(_))
     }
 
     /// The identities SIGTERMed and not yet confirmed gone.
-    pub(crate) fn survivors(&self) -> Vec<Identity> {
+    pub fn survivors(&self) -> Vec<Identity> {
         self.entries
             .iter()
             .filter(|e| e.state == State::Termed)
@@ -285,7 +285,7 @@ impl Escalation {
 
     /// Look at everything in flight; past the grace, ask `gate` and SIGKILL; past the
     /// settle time, call what is left survivors.
-    pub(crate) fn on_tick(
+    pub fn on_tick(
         &mut self,
         ctl: &dyn ProcessControl,
         now: Instant,
@@ -413,7 +413,7 @@ fn failed(ctl: &dyn ProcessControl, e: &mut Entry, err: crate::platform::Platfor
 }
 
 /// Drive an escalation to the end on `clock`, blocking.
-pub(crate) fn run(
+pub fn run(
     ctl: &dyn ProcessControl,
     targets: &[Identity],
     settings: EscalationTiming,
@@ -446,6 +446,6 @@ pub(crate) fn run_escalation(
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+pub mod tests;
 #[cfg(test)]
 mod tree_tests;

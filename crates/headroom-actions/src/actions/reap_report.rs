@@ -17,7 +17,7 @@ use crate::core::time::format_ms;
 use crate::platform::Signal;
 use crate::store::evidence::Row;
 
-pub(crate) use summary::summary;
+pub use summary::summary;
 
 /// The longest `reap`'s verification waits for an inheritor to reap the zombies of the
 /// parents it ended (`reap_verify`). launchd and most inits reap at once; a container's pid 1
@@ -26,7 +26,7 @@ pub(crate) use summary::summary;
 pub(crate) const VERIFY_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct ParentReport {
+pub struct ParentReport {
     pub pid: i32,
     pub name: String,
     pub exe: Option<String>,
@@ -51,13 +51,13 @@ pub(crate) struct ParentReport {
 /// (launchd, init, a container's pid 1, a subreaper) and has not waited for them yet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[schemars(rename = "Holder")]
-pub(crate) struct ZombieHolder {
+pub struct ZombieHolder {
     pub pid: i32,
     pub name: String,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct TargetReport {
+pub struct TargetReport {
     pub pid: i32,
     pub name: String,
     pub outcome: TerminationOutcome,
@@ -85,7 +85,7 @@ pub(crate) struct TargetReport {
 }
 
 impl TargetReport {
-    pub(crate) fn new(d: &Decision, t: &Termination, zombies_before: u64) -> Self {
+    pub fn new(d: &Decision, t: &Termination, zombies_before: u64) -> Self {
         Self {
             pid: d.pid,
             name: d.name.clone(),
@@ -106,7 +106,7 @@ impl TargetReport {
     /// Nothing is left undone for it: headroom ended it and its zombies are gone, or it
     /// stopped being a target before the signal that would have ended it (it went by
     /// itself, or the table read again at the end of the grace no longer chose it).
-    pub(crate) fn settled(&self) -> bool {
+    pub fn settled(&self) -> bool {
         self.verified || self.stood_down()
     }
 
@@ -122,7 +122,7 @@ impl TargetReport {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct ReapReport {
+pub struct ReapReport {
     pub at: String,
     pub uid: u32,
     pub dry_run: bool,
@@ -152,7 +152,7 @@ impl crate::schema::Document for ReapReport {
 }
 
 impl ReapReport {
-    pub(crate) fn new(
+    pub fn new(
         snap: &Snapshot,
         reading: &Reading,
         sel: &Selection,
@@ -249,4 +249,4 @@ pub(crate) fn evidence_rows(
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+pub mod tests;

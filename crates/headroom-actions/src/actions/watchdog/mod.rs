@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 mod ending;
 mod main_loop;
 mod notify;
-pub(crate) mod report;
+pub mod report;
 mod sample;
 mod signals;
 
-pub(crate) use report::{CommandStatus, EndReason, Event, JobAction, RunSummary, now_at};
+pub use report::{CommandStatus, EndReason, Event, JobAction, RunSummary, now_at};
 
 use crate::actions::escalate::Escalation;
 use crate::core::idle::CpuSamples;
@@ -69,13 +69,13 @@ fn hold(
 
 /// `now + d`, saturating at a year from now: a deadline never overflows (an unbounded
 /// `--interval` once aborted headroom, leaving the command running unsupervised).
-pub(crate) fn after(now: Instant, d: Duration) -> Instant {
+pub fn after(now: Instant, d: Duration) -> Instant {
     const FAR: Duration = Duration::from_secs(365 * 86_400);
     now.checked_add(d.min(FAR)).unwrap_or(now)
 }
 
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     pub command: Vec<OsString>,
     pub limit: u64,
     pub interval: Duration,
@@ -120,7 +120,7 @@ struct Sample {
 
 /// Start `cfg.command` under `sup` and watch it until its tree is gone. `emit` receives
 /// every event, the summary last.
-pub(crate) fn run(
+pub fn run(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     sup: &mut Supervisor,

@@ -10,7 +10,7 @@ use crate::platform::Signal;
 /// Why the tree was ended by headroom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum EndReason {
+pub enum EndReason {
     /// Over the limit after parking (or with nothing to park).
     Limit,
     /// headroom was signalled and the command had not exited a grace period later.
@@ -26,7 +26,7 @@ pub(crate) enum EndReason {
 /// What the terminal's job control did to the command's group (`headroom` follows it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum JobAction {
+pub enum JobAction {
     /// Ctrl-Z or a background read/write stopped the group; headroom stops too.
     Stopped,
     /// Continued (`fg`, `bg`): headroom continues the group.
@@ -38,7 +38,7 @@ pub(crate) enum JobAction {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[schemars(description = "A record `run --json` streams on stderr while the command's tree runs.")]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub(crate) enum Event {
+pub enum Event {
     Start {
         /// When it happened (RFC 3339, UTC).
         at: String,
@@ -121,7 +121,7 @@ pub(crate) enum Event {
 }
 
 /// The instant now, as every event's `at` is printed.
-pub(crate) fn now_at() -> String {
+pub fn now_at() -> String {
     crate::core::time::format_ms(crate::platform::now_ms())
 }
 
@@ -132,7 +132,7 @@ impl crate::schema::Document for Event {
 
 /// How the command itself ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub(crate) struct CommandStatus {
+pub struct CommandStatus {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
 }
@@ -140,7 +140,7 @@ pub(crate) struct CommandStatus {
 /// The one record `run` ends with.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[schemars(rename = "Summary")]
-pub(crate) struct RunSummary {
+pub struct RunSummary {
     /// When the run ended: the command's tree was gone (RFC 3339, UTC).
     pub at: String,
     pub exit_code: crate::exit::ExitStatus,

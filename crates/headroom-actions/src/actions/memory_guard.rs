@@ -47,7 +47,7 @@ const WAKE_BELOW: f64 = 0.9;
 /// How the tree ended up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum GuardOutcome {
+pub enum GuardOutcome {
     /// Parking idle subtrees brought it under the limit.
     Parked,
     /// It ended after SIGTERM.
@@ -68,7 +68,7 @@ pub(crate) enum GuardOutcome {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct GuardReport {
+pub struct GuardReport {
     /// When the last step was taken (the last signal sent, or the re-read that decided
     /// nothing was to be done), RFC 3339 UTC.
     pub at: String,
@@ -94,7 +94,7 @@ pub(crate) struct GuardReport {
 
 /// A tree `watch` parked to relief and must wake or end.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ParkedTree {
+pub struct ParkedTree {
     pub root: Identity,
     pub pattern: String,
     pub limit_bytes: u64,
@@ -103,7 +103,7 @@ pub(crate) struct ParkedTree {
 
 /// What to do with a parked tree this round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Rejudge {
+pub enum Rejudge {
     /// Under 90 % of its limit, or its root is gone or changed: continue the parked.
     Wake,
     /// Between 90 % and the limit: stays parked.
@@ -114,7 +114,7 @@ pub(crate) enum Rejudge {
 
 /// How `enforce` may act.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Options {
+pub struct Options {
     /// Park idle subtrees before ending anything (not in a one-shot round, whose exit would
     /// wake them at once).
     pub park: bool,
@@ -125,7 +125,7 @@ pub(crate) struct Options {
 /// One breaching tree to enforce: the breach, and the members of its tree earlier rounds
 /// parked (continued with their SIGTERM, or still parked).
 #[derive(Debug, Clone)]
-pub(crate) struct BreachingTree {
+pub struct BreachingTree {
     pub breach: Breach,
     pub parked_before: Vec<Identity>,
 }
@@ -173,7 +173,7 @@ fn sample(snap: &Snapshot, root: &Identity, pattern: &str, limit: u64) -> Result
 }
 
 /// Re-judge a parked tree against this round's snapshot.
-pub(crate) fn rejudge(snap: &Snapshot, p: &ParkedTree) -> Rejudge {
+pub fn rejudge(snap: &Snapshot, p: &ParkedTree) -> Rejudge {
     match sample(snap, &p.root, &p.pattern, p.limit_bytes) {
         Err(_) => Rejudge::Wake,
         Ok(s) if s.footprint >= s.effective => Rejudge::Enforce,
@@ -262,7 +262,7 @@ impl Tree {
 /// sample): one report per target, in order. Nothing this call stopped is left stopped
 /// unless it is returned in a report's `parked_ids` (a read failing after parking wakes
 /// what this call parked; a root that changed wakes every parked member of its tree).
-pub(crate) fn enforce(
+pub fn enforce(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     a: &Snapshot,
@@ -394,7 +394,7 @@ fn park(
 }
 
 /// Continue parked processes, leaves first (the reverse of the order they were stopped in).
-pub(crate) fn wake(control: &dyn ProcessControl, parked: &[Identity]) {
+pub fn wake(control: &dyn ProcessControl, parked: &[Identity]) {
     let rev: Vec<Identity> = parked.iter().rev().copied().collect();
     let _ = signal_each(control, &rev, Signal::Cont);
 }

@@ -4,7 +4,7 @@
 //! state (`persisted_round`), the whole round runs under the state lock, so a cron run and
 //! a `--watch` loop never restart the same app twice.
 
-pub(crate) mod report;
+pub mod report;
 
 use std::path::Path;
 
@@ -26,7 +26,7 @@ use crate::platform::{self, AppScan, ProcessControl, ProcessSource};
 use crate::store::hang_events::{self, HangEvent};
 
 /// Carries out what the core decided, or only plans it.
-pub(crate) trait Actor {
+pub trait Actor {
     /// Restart `t`; `None` when the restart is only planned (nothing performed).
     fn restart(&mut self, t: &RecoveryTarget) -> Option<Recovery>;
     fn notify(&mut self, message: &str) -> NotificationReport;
@@ -35,10 +35,10 @@ pub(crate) trait Actor {
 
 /// `--dry-run` and `--observations`: plans, performs nothing.
 #[derive(Debug)]
-pub(crate) struct Planner(ActorMode);
+pub struct Planner(ActorMode);
 
 impl Planner {
-    pub(crate) fn new(mode: ActorMode) -> Self {
+    pub fn new(mode: ActorMode) -> Self {
         Self(mode)
     }
 }
@@ -62,14 +62,24 @@ impl Actor for Planner {
 }
 
 /// The real thing: signals through `ProcessControl`, `open`/`launchctl`, notifications.
-pub(crate) struct LiveActor<'a> {
+pub struct LiveActor<'a> {
     source: &'a dyn ProcessSource,
     control: &'a dyn ProcessControl,
     settings: recover::RecoverySettings,
 }
 
+// The source and the control are trait objects without `Debug`: the settings say which
+// actor it is.
+impl std::fmt::Debug for LiveActor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveActor")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> LiveActor<'a> {
-    pub(crate) fn new(
+    pub fn new(
         source: &'a dyn ProcessSource,
         control: &'a dyn ProcessControl,
         settings: recover::RecoverySettings,
@@ -132,7 +142,7 @@ fn failed_message(name: &str, detail: &str) -> String {
 }
 
 /// Decide one round and act on it. Returns the report and the events to log.
-pub(crate) fn process_round(
+pub fn process_round(
     state: &mut MonitorState,
     round: &Round,
     cfg: &MonitorConfig,
@@ -315,7 +325,7 @@ fn round_report(outcome: RoundOutcome, mode: ActorMode, apps: Vec<AppReport>) ->
 /// One live (or dry-run) round against the persisted state: lock, load, decide, act, save,
 /// log. With `dry_run` nothing is locked or written. Warnings and persistence failures are
 /// returned beside the report, so what was done is always reported.
-pub(crate) fn persisted_round(
+pub fn persisted_round(
     dir: &Path,
     plan_dry_run: bool,
     round: &Round,
@@ -364,7 +374,7 @@ pub(crate) fn persisted_round(
 
 /// A round restarts real apps: never against a redirected process table (`redirected` is
 /// `Ctx::redirected`; a `--snapshot` replays recorded rounds instead, which act on nothing).
-pub(crate) fn refuse_redirected(redirected: Option<&str>) -> Result<()> {
+pub fn refuse_redirected(redirected: Option<&str>) -> Result<()> {
     match redirected.filter(|f| *f != "--snapshot") {
         Some(flag) => Err(usage(format!(
             "`hangs` restarts real apps; it cannot run against `{flag}`"
@@ -376,7 +386,7 @@ pub(crate) fn refuse_redirected(redirected: Option<&str>) -> Result<()> {
 /// Add each app's start time, uid and state, read from the process table, so a signal can
 /// be addressed to exactly the process that was observed, and a stopped or traced one is
 /// never recovered (`core::hangs`).
-pub(crate) fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Round {
+pub fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Round {
     let mut apps = scan.apps;
     for a in &mut apps {
         if let Ok(Some(p)) = source.process(a.pid) {
@@ -396,7 +406,7 @@ pub(crate) fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: 
 
 /// One live round for `watch` (macOS): `Ok(None)` where there is no WindowServer to ask.
 /// Warnings (a state file set aside, a failed write) come back with the report.
-pub(crate) fn watch_round(
+pub fn watch_round(
     redirected: Option<&str>,
     monitor: &MonitorConfig,
     recovery: recover::RecoverySettings,

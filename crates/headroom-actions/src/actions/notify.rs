@@ -23,7 +23,7 @@ use crate::actions::exec;
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The command line that shows a notification on this OS, or why there is none.
-pub(crate) fn command(title: &str, message: &str) -> Result<Vec<String>, String> {
+pub fn command(title: &str, message: &str) -> Result<Vec<String>, String> {
     let title = clean(title);
     let message = clean(message);
     if cfg!(target_os = "macos") {
@@ -57,7 +57,7 @@ pub(crate) fn command(title: &str, message: &str) -> Result<Vec<String>, String>
 }
 
 /// Show a notification; `Err` says why it was not shown.
-pub(crate) fn send(title: &str, message: &str) -> Result<(), String> {
+pub fn send(title: &str, message: &str) -> Result<(), String> {
     let argv = command(title, message)?;
     let out = exec::run(&argv, TIMEOUT)?;
     if out.success() {
@@ -71,7 +71,7 @@ pub(crate) fn send(title: &str, message: &str) -> Result<(), String> {
 pub(crate) const MIN_FREE_FRACTION: f64 = 0.01;
 
 /// Whether posting is allowed at this usage.
-pub(crate) fn allowed(free_slots: Option<u64>, limit: Option<u64>) -> bool {
+pub fn allowed(free_slots: Option<u64>, limit: Option<u64>) -> bool {
     match (free_slots, limit) {
         (Some(free), Some(limit)) if limit > 0 => free as f64 / limit as f64 > MIN_FREE_FRACTION,
         // An unknown limit is no evidence of pressure; a notification is harmless to try.
@@ -81,13 +81,13 @@ pub(crate) fn allowed(free_slots: Option<u64>, limit: Option<u64>) -> bool {
 
 /// Posts without waiting, and collects the helpers' exits later.
 #[derive(Debug, Default)]
-pub(crate) struct Notifier {
+pub struct Notifier {
     pending: Vec<Child>,
 }
 
 impl Notifier {
     /// Start the helper; `Err` says why nothing was posted.
-    pub(crate) fn post(&mut self, title: &str, message: &str) -> Result<(), String> {
+    pub fn post(&mut self, title: &str, message: &str) -> Result<(), String> {
         self.collect();
         let argv = command(title, message)?;
         let (prog, args) = argv.split_first().ok_or("empty notifier command")?;
@@ -103,7 +103,7 @@ impl Notifier {
     }
 
     /// The helpers still running (or not yet collected).
-    pub(crate) fn pids(&self) -> Vec<i32> {
+    pub fn pids(&self) -> Vec<i32> {
         self.pending.iter().map(|c| c.id() as i32).collect()
     }
 
@@ -114,13 +114,13 @@ impl Notifier {
     }
 
     /// Reap helpers that have finished (non-blocking).
-    pub(crate) fn collect(&mut self) {
+    pub fn collect(&mut self) {
         self.pending
             .retain_mut(|c| matches!(c.try_wait(), Ok(None)));
     }
 
     /// Wait for the helpers still running (at exit).
-    pub(crate) fn finish(&mut self) {
+    pub fn finish(&mut self) {
         for mut c in self.pending.drain(..) {
             let _ = c.wait();
         }

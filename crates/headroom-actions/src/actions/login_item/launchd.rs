@@ -158,7 +158,7 @@ pub(crate) fn check_plist(path: &Path) -> Result<(), String> {
 }
 
 #[derive(Debug)]
-pub(crate) struct Launchd<'a> {
+pub struct Launchd<'a> {
     pub exec: &'a dyn Exec,
     pub uid: u32,
     pub agents_dir: PathBuf,
@@ -179,7 +179,7 @@ impl Launchd<'_> {
     }
 
     /// Whether `brew services` already runs headroom.
-    pub(crate) fn brew_service(&self) -> bool {
+    pub fn brew_service(&self) -> bool {
         if self.agents_dir.join(format!("{BREW_LABEL}.plist")).exists() {
             return true;
         }
@@ -189,7 +189,7 @@ impl Launchd<'_> {
             .is_ok_and(|o| o.status.success())
     }
 
-    pub(crate) fn register(&self, program: &Path, log: &Path) -> Result<()> {
+    pub fn register(&self, program: &Path, log: &Path) -> Result<()> {
         std::fs::create_dir_all(&self.agents_dir)
             .with_context(|| format!("cannot create `{}`", self.agents_dir.display()))?;
         let mut bytes = Vec::new();
@@ -246,13 +246,13 @@ impl Launchd<'_> {
         }
     }
 
-    pub(crate) fn unregister(&self) -> Result<bool> {
+    pub fn unregister(&self) -> Result<bool> {
         let target = self.target();
         let _ = self.exec.run("launchctl", &["bootout", &target]);
         remove_if_present(&self.plist_path())
     }
 
-    pub(crate) fn status(&self) -> Status {
+    pub fn status(&self) -> Status {
         let path = self.plist_path();
         let registered = path.exists();
         let problem = if registered {
