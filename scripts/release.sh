@@ -151,7 +151,7 @@ case ${1:-} in
     perl -pi -e 's/^(headroom-[a-z]+ = \{ path = "[^"]*", version = )"[^"]*"/$1"'"$version"'"/' Cargo.toml crates/*/Cargo.toml
     cargo update --workspace --offline --quiet 2>/dev/null || cargo update --workspace --quiet
     # The date on the man pages' title lines.
-    perl -pi -e 's/^(pub const MAN_DATE: &str = )"[^"]*";/$1"'"$today"'";/' src/commands/generate.rs
+    perl -pi -e 's/^(pub(?:\(crate\))? const MAN_DATE: &str = )"[^"]*";/$1"'"$today"'";/' crates/headroom-commands/src/commands/generate.rs
     # Man pages and completions (and whatever else generate.sh keeps committed).
     scripts/generate.sh
     # Unreleased becomes the release; a fresh, empty Unreleased goes above it.

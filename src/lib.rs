@@ -18,10 +18,12 @@
 /// The actions (`crates/headroom-actions`): `crate::actions::…` paths are that crate's
 /// module.
 use headroom_actions::actions;
-mod commands;
 /// The command line (`crates/headroom-cli`): `crate::cli::…`, `crate::cli_help::…` paths
 /// are that crate's modules.
 use headroom_cli::{cli, cli_help};
+/// The commands (`crates/headroom-commands`): `crate::commands::…` paths are that crate's
+/// module.
+use headroom_commands::commands;
 /// The settings (`crates/headroom-config`): `crate::config::…` paths are that crate's module.
 use headroom_config::config;
 /// The pure rules, a crate of their own (`crates/headroom-core`): `crate::core::…` paths
@@ -31,9 +33,6 @@ use headroom_core as core;
 /// are that crate's module.
 use headroom_exit::exit;
 mod mcp;
-/// Where it was before `exit` held it; `crate::exit::said_once` is the path to use.
-use exit::said_once;
-use headroom_core::sanitize;
 /// The Printer and the formatting (`crates/headroom-output`): `crate::output::…` paths are
 /// that crate's `output` module.
 use headroom_output::output;
@@ -362,7 +361,7 @@ mod tests {
         let io = std::io::Error::from(std::io::ErrorKind::NotFound);
         let e: anyhow::Error =
             platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
-        let msg = said_once(&e);
+        let msg = exit::said_once(&e);
         assert_eq!(msg.matches("not found").count(), 1, "{msg}");
         // Every front end says it the same way, and once: the CLI, probe's UNKNOWN and MCP
         // read `exit::report`, and `{:#}` (anyhow's own chain) agrees now too.
@@ -376,7 +375,7 @@ mod tests {
         assert_eq!(chained.matches("not found").count(), 1, "{chained}");
         // Control: causes that differ are all said, outermost first.
         let e = anyhow::anyhow!("inner").context("middle").context("outer");
-        assert_eq!(said_once(&e), "outer: middle: inner");
+        assert_eq!(exit::said_once(&e), "outer: middle: inner");
     }
 
     fn usage_error(argv: &[&str]) -> String {

@@ -111,7 +111,7 @@ fn nothing_but_the_platform_signal_layer_sends_a_signal() {
         // `doctor` ends a system tool it spawned (`ps`, `sysctl`, a login shell) that
         // outlived its deadline, through the handle of its own unreaped child.
         (
-            "src/commands/doctor_tools.rs",
+            "crates/headroom-commands/src/commands/doctor_tools.rs",
             "kill",
             "Child::kill of doctor's own tool child",
         ),
@@ -287,10 +287,16 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
             "crates/headroom-actions/src/actions/cleanup.rs",
             &["policy::select_among("],
         ),
-        ("src/commands/park.rs", &["ParkPermission::new("]),
-        ("src/commands/run.rs", &["watchdog::run("]),
         (
-            "src/commands/hangs/mod.rs",
+            "crates/headroom-commands/src/commands/park.rs",
+            &["ParkPermission::new("],
+        ),
+        (
+            "crates/headroom-commands/src/commands/run.rs",
+            &["watchdog::run("],
+        ),
+        (
+            "crates/headroom-commands/src/commands/hangs/mod.rs",
             &["MonitorState::", "process_round("],
         ),
         // The hang round `watch` runs (`watch_round`): the core decides through
@@ -306,11 +312,14 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
         ),
         // watch's memory round; its cleanup goes through `actions::cleanup::execute`.
         (
-            "src/commands/watch/memory.rs",
+            "crates/headroom-commands/src/commands/watch/memory.rs",
             &["breaches(", "memory_guard::enforce(", "parked.rejudge("],
         ),
         // At exit, only what the memory round parked is woken.
-        ("src/commands/watch/mod.rs", &["parked.take_all("]),
+        (
+            "crates/headroom-commands/src/commands/watch/mod.rs",
+            &["parked.take_all("],
+        ),
     ];
     let files = sources();
     for f in &files {
@@ -387,7 +396,7 @@ fn holding_a_signal_handle(src: &Path, file: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn idle_watch_and_log_probe_hold_no_signal_handle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-commands/src");
     let mut scanned = Vec::new();
     for f in [
         "commands/idle_watch.rs",

@@ -178,6 +178,7 @@ const NAMED_CRATES: &[&str] = &[
     "crates/headroom-exit",
     "crates/headroom-config",
     "crates/headroom-actions",
+    "crates/headroom-commands",
 ];
 
 /// The use trees of `text` as whole paths: `use a::{b, c::{d}};` → `a::b`, `a::c::d`.
@@ -624,8 +625,10 @@ fn sibling_imports(edges: &Graph, commands: &BTreeSet<String>) -> Vec<(String, S
 
 #[test]
 fn no_command_imports_another_command() {
-    let commands =
-        dispatched(&std::fs::read_to_string(root().join("src/commands/mod.rs")).unwrap());
+    let commands = dispatched(
+        &std::fs::read_to_string(root().join("crates/headroom-commands/src/commands/mod.rs"))
+            .unwrap(),
+    );
     // Control: the table was read, and names are owned as intended.
     for c in [
         "probe",
@@ -963,6 +966,7 @@ fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
         [
             "headroom-actions",
             "headroom-cli",
+            "headroom-commands",
             "headroom-config",
             "headroom-core",
             "headroom-exit",

@@ -12,7 +12,7 @@
 //! The round itself (decide → act → events → state), which `watch` runs too, is
 //! `actions::hang_round`.
 
-pub(crate) mod report;
+pub mod report;
 
 use std::path::Path;
 use std::time::Duration;
@@ -120,7 +120,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
     })
 }
 
-pub(crate) fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<ExitStatus> {
+pub fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<ExitStatus> {
     let plan = resolve(ctx, args)?;
     match &plan.mode {
         Mode::Events(since) => events(ctx, *since),

@@ -16,7 +16,7 @@ use crate::sanitize::sanitize;
 /// fields as `probe` prints them (null where the row's file predates the column), then the
 /// top zombie parent and what was done.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct EvidenceReport {
+pub struct EvidenceReport {
     pub files: Vec<String>,
     pub rows: usize,
     /// The earliest and the latest row's instant (by time, whatever the files' order).

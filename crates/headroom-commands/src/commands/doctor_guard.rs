@@ -14,7 +14,7 @@ use crate::store::guard::Holder;
 
 /// One thing the guard does unasked.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct GuardAct {
+pub struct GuardAct {
     /// `auto-reap`, `hangs`, `memory-guards`, `notifications`.
     pub name: &'static str,
     /// Whether the effective config turns it on (on this OS).
@@ -27,7 +27,7 @@ pub(crate) struct GuardAct {
 
 /// What the guard does on its own, and which guard runs.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct GuardReport {
+pub struct GuardReport {
     /// The guard holding `watch.lock` as it recorded itself, when one runs (its pid still
     /// runs headroom).
     pub running: Option<Holder>,

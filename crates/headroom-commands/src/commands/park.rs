@@ -20,7 +20,7 @@ use crate::sanitize::sanitize;
 
 /// Which of the four commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Action {
+pub enum Action {
     Park,
     Wake,
     ParkTree,
@@ -28,7 +28,7 @@ pub(crate) enum Action {
 }
 
 impl Action {
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Self::Park => "park",
             Self::Wake => "wake",
@@ -51,7 +51,7 @@ impl Action {
 
 /// The `headroom.park/1` (`wake`, `park-tree`, `wake-tree`) report.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct ParkReport {
+pub struct ParkReport {
     pub action: &'static str,
     pub pid: i32,
     pub name: String,
@@ -91,7 +91,7 @@ fn exit_code(r: &ParkReport) -> ExitStatus {
     }
 }
 
-pub(crate) fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<ExitStatus> {
+pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<ExitStatus> {
     if let Some(flag) = ctx.redirected() {
         return Err(UsageError(format!(
             "`{}` signals real processes; it cannot run against `{flag}`",

@@ -2,33 +2,33 @@
 //! report, hand it to the Printer.
 
 pub(crate) mod calibrate;
-pub(crate) mod config;
-pub(crate) mod doctor;
+pub mod config;
+pub mod doctor;
 pub(crate) mod doctor_child;
 pub(crate) mod doctor_guard;
 pub(crate) mod doctor_tools;
-pub(crate) mod evidence;
+pub mod evidence;
 pub(crate) mod evidence_chart;
 pub(crate) mod evidence_out;
 pub(crate) mod evidence_summary;
 pub(crate) mod evidence_svg;
 pub(crate) mod evidence_time;
 pub(crate) mod generate;
-pub(crate) mod hangs;
+pub mod hangs;
 pub(crate) mod idle_watch;
-pub(crate) mod limits;
-pub(crate) mod log_probe;
-pub(crate) mod login_item;
-pub(crate) mod park;
-pub(crate) mod probe;
-pub(crate) mod reap;
-pub(crate) mod run;
+pub mod limits;
+pub mod log_probe;
+pub mod login_item;
+pub mod park;
+pub mod probe;
+pub mod reap;
+pub mod run;
 pub(crate) mod run_enforce;
-pub(crate) mod run_limited_report;
-pub(crate) mod schema;
-pub(crate) mod snapshot;
-pub(crate) mod top;
-pub(crate) mod watch;
+pub mod run_limited_report;
+pub mod schema;
+pub mod snapshot;
+pub mod top;
+pub mod watch;
 
 #[cfg(test)]
 mod one_reading_tests;
@@ -47,7 +47,7 @@ use crate::platform::{self, ProcessSource};
 
 /// What every command gets: the printer, the global flags and the resolved settings.
 #[derive(Debug)]
-pub(crate) struct Ctx<'a> {
+pub struct Ctx<'a> {
     pub printer: &'a Printer,
     pub global: &'a GlobalArgs,
     pub settings: Settings,
@@ -64,7 +64,7 @@ impl Ctx<'_> {
     }
 
     /// The recorded snapshot (`--snapshot`), a fake `/proc` (`--proc-root`), or the live OS.
-    pub(crate) fn source(&self) -> Result<Box<dyn ProcessSource>> {
+    pub fn source(&self) -> Result<Box<dyn ProcessSource>> {
         if let Some(path) = &self.global.snapshot {
             return Ok(Box::new(ReplaySource::load(path)?));
         }
@@ -143,20 +143,20 @@ pub(crate) fn hang_round_settings(
 
 /// Run the command `cli` names (`headroom mcp` is a front end beside the CLI, started by
 /// `headroom::run`; its tools come back here, one command each).
-pub(crate) fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
+pub fn dispatch(cli: Cli, printer: &Printer) -> Result<ExitStatus> {
     let settings = Settings::load(cli.global.config.as_deref())?;
     dispatch_with(cli, printer, settings)
 }
 
 /// `dispatch` with the settings already loaded (`headroom mcp` loads them once per call,
 /// for the tool's own use and the command's).
-pub(crate) fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<ExitStatus> {
+pub fn dispatch_with(cli: Cli, printer: &Printer, settings: Settings) -> Result<ExitStatus> {
     in_ctx(&cli, printer, settings, |ctx| command(ctx, &cli.command))
 }
 
 /// `f` in the context of `cli`: the settings loaded (a bad config file refuses every
 /// command, exit 64) and the global flags with the command's own `--snapshot`.
-pub(crate) fn with_ctx<R>(
+pub fn with_ctx<R>(
     cli: &Cli,
     printer: &Printer,
     f: impl FnOnce(Ctx<'_>) -> Result<R>,

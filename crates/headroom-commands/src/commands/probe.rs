@@ -35,7 +35,7 @@ struct ProbePlan {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct TopParent {
+pub struct TopParent {
     pub pid: i32,
     pub name: String,
     pub zombies: u64,
@@ -43,7 +43,7 @@ pub(crate) struct TopParent {
 
 /// The `headroom.probe/2` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct ProbeReport {
+pub struct ProbeReport {
     /// The reading, as `watch`, `reap` and the evidence log print it too.
     #[serde(flatten)]
     pub reading: SlotReading,
@@ -70,7 +70,7 @@ impl crate::schema::Document for ProbeReport {
 pub(crate) use crate::core::slot_reading::round2;
 
 impl ProbeReport {
-    pub(crate) fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
+    pub fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
         Self {
             reading: SlotReading::new(r, trend),
             os: snap.os.clone(),
@@ -92,7 +92,7 @@ impl ProbeReport {
     }
 }
 
-pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
+pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     let plan = plan(ctx, args)?;
     let source = ctx.source()?;
     let snap = source

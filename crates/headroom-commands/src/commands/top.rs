@@ -32,7 +32,7 @@ const WINDOW: Duration = Duration::from_millis(500);
 const HUMAN_ROWS: usize = 25;
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct TopRow {
+pub struct TopRow {
     pub pid: i32,
     /// The root's command line (or executable, or name when that cannot be read).
     pub cmd: String,
@@ -51,7 +51,7 @@ pub(crate) struct TopRow {
 
 /// The `headroom.top/2` report.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub(crate) struct TopReport {
+pub struct TopReport {
     /// When the second sample was taken (RFC 3339 UTC).
     pub at: String,
     pub uid: u32,
@@ -69,7 +69,7 @@ impl crate::schema::Document for TopReport {
     const TYPE: Option<&'static str> = Some("top");
 }
 
-pub(crate) fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<ExitStatus> {
+pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     let read = |s: &dyn ProcessSource| -> Result<Snapshot> {
         s.snapshot(Detail::Full)

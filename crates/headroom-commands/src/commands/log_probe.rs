@@ -33,7 +33,7 @@ struct LogProbePlan {
 /// Verdict names in `--json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum VerdictKind {
+pub enum VerdictKind {
     Work,
     HeartbeatOnly,
     Unknown,
@@ -42,7 +42,7 @@ pub(crate) enum VerdictKind {
 
 /// The reader's limits, as used.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub(crate) struct LimitsEntry {
+pub struct LimitsEntry {
     pub chunk_bytes: usize,
     pub budget_bytes: u64,
     pub horizon_seconds: i64,
@@ -56,7 +56,7 @@ pub(crate) struct LimitsEntry {
 /// have been (`heartbeat-only`); `age_seconds` is the time since then, so for
 /// `heartbeat-only` a lower bound.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub(crate) struct FileEntry {
+pub struct FileEntry {
     pub name: String,
     pub size_bytes: u64,
     #[serde(rename = "modified_at")]
@@ -82,7 +82,7 @@ pub(crate) struct FileEntry {
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub(crate) struct DirectoryEntry {
+pub struct DirectoryEntry {
     pub verdict: VerdictKind,
     #[serde(rename = "last_activity_at")]
     pub last_activity: Option<String>,
@@ -98,7 +98,7 @@ pub(crate) struct DirectoryEntry {
 
 /// The `headroom.log-probe/4` report. Fields are added, never renamed, within a version.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub(crate) struct LogProbeReport {
+pub struct LogProbeReport {
     pub dir: String,
     /// The instant judged (now, or `--at`).
     pub at: String,
@@ -114,7 +114,7 @@ impl crate::schema::Document for LogProbeReport {
     const TYPE: Option<&'static str> = Some("log-probe");
 }
 
-pub(crate) fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<ExitStatus> {
+pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<ExitStatus> {
     let plan = resolve(args)?;
     let dir =
         log_files::judge_dir(&plan.dir, plan.now, &plan.limits, Instant::now).map_err(|e| {

@@ -11,7 +11,7 @@ use crate::actions::watchdog::{Event, RunSummary};
 
 /// The `headroom.run-limited/1` report.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub(crate) struct RunLimitedReport {
+pub struct RunLimitedReport {
     pub command: Vec<String>,
     pub cwd: String,
     pub limit_bytes: u64,

@@ -27,7 +27,7 @@ use crate::output::{Printer, Style};
 use crate::platform::{self, ProcessSource};
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub(crate) struct DoctorReport {
+pub struct DoctorReport {
     pub at: String,
     pub os: String,
     pub uid: u32,
@@ -51,7 +51,7 @@ const NOT_RUN: &str = "not run: --no-exec starts no process";
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.
 const COUNT_ATTEMPTS: usize = 3;
 
-pub(crate) fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
+pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     if args.burn_child {
         return burn_child();
     }

@@ -21,7 +21,7 @@ use crate::output::{Printer, Style, plural, thousands};
 /// The `headroom.limits/2` report: the reading the ceilings are judged against, then each
 /// ceiling and the traps.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub(crate) struct LimitsReport {
+pub struct LimitsReport {
     /// The reading, as `probe`, `watch`, `reap` and the evidence log print it too (no
     /// trend: `limits` keeps no history).
     #[serde(flatten)]
@@ -41,7 +41,7 @@ impl crate::schema::Document for LimitsReport {
 }
 
 impl LimitsReport {
-    pub(crate) fn new(
+    pub fn new(
         snap: &Snapshot,
         r: &Reading,
         notes: Vec<String>,
@@ -57,7 +57,7 @@ impl LimitsReport {
     }
 }
 
-pub(crate) fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
+pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
     let thresholds = ctx.thresholds(&args.thresholds)?;
     let snap = ctx
         .source()?
@@ -101,7 +101,7 @@ fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {
 }
 
 /// The two real traps, when they apply.
-pub(crate) fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
+pub fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
     let mut notes = Vec::new();
     if snap.os == "macos" {
         if let Some((per_uid, rl)) = per_uid_and_rlimit(&r.limit) {

@@ -5,8 +5,9 @@ use crate::core::chart::fixture::{HEADER, T0, chart, poll, polls_then_a_late_cle
 const UTC: Zone = Zone::UTC;
 
 pub(crate) fn fixture() -> Chart {
+    // The workspace's fixtures, two levels above this crate.
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/evidence-2026-08-29/evidence.csv");
+        .join("../../tests/fixtures/evidence-2026-08-29/evidence.csv");
     survey(&std::fs::read_to_string(p).unwrap()).finish(50.0, 75.0)
 }
 

@@ -57,7 +57,7 @@ impl HangsSummary {
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub(crate) struct EventsReport {
+pub struct EventsReport {
     /// The first instant listed (`--since`); null when the whole history is.
     pub since_at: Option<String>,
     /// Lines of the events file that could not be read.

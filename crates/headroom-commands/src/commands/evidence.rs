@@ -25,9 +25,9 @@ pub(crate) use crate::commands::evidence_summary::human;
 #[cfg(test)]
 pub(crate) use crate::commands::evidence_summary::summarise;
 
-pub(crate) use crate::commands::evidence_summary::EvidenceReport;
+pub use crate::commands::evidence_summary::EvidenceReport;
 
-pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
+pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
     let dir = match crate::store::paths::existing_state_dir()? {
         Some(dir) => dir,
         None => crate::store::paths::state_dir()?,
