@@ -12,9 +12,10 @@
 #![forbid(unsafe_code)]
 
 // The library's public surface is `run`, what `src/main.rs` calls before it, and `testing`
-// (hidden): every module is private, its items `pub(crate)` unless a public item's signature
-// names them, so `unreachable_pub` and `dead_code` see the whole crate (ARCHITECTURE.md,
-// "The public surface").
+// (hidden). Every layer is a crate of its own (`crates/`, ARCHITECTURE.md "The crates"),
+// named here by the name it has in every crate (`crate::commands::…`), so a path reads the
+// same wherever a file is; each crate keeps its items `pub(crate)` unless a crate above
+// names them (ARCHITECTURE.md, "The public surface").
 /// The actions (`crates/headroom-actions`): `crate::actions::…` paths are that crate's
 /// module.
 use headroom_actions::actions;
@@ -24,15 +25,11 @@ use headroom_cli::{cli, cli_help};
 /// The commands (`crates/headroom-commands`): `crate::commands::…` paths are that crate's
 /// module.
 use headroom_commands::commands;
-/// The settings (`crates/headroom-config`): `crate::config::…` paths are that crate's module.
-use headroom_config::config;
-/// The pure rules, a crate of their own (`crates/headroom-core`): `crate::core::…` paths
-/// are that crate's. Tests, examples and the fuzz target use `headroom_core` directly.
-use headroom_core as core;
 /// The exit-code table and the error types (`crates/headroom-exit`): `crate::exit::…` paths
 /// are that crate's module.
 use headroom_exit::exit;
-mod mcp;
+/// The MCP front end (`crates/headroom-mcp`): `crate::mcp::…` paths are that crate's module.
+use headroom_mcp::mcp;
 /// The Printer and the formatting (`crates/headroom-output`): `crate::output::…` paths are
 /// that crate's `output` module.
 use headroom_output::output;

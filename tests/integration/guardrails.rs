@@ -205,7 +205,10 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
             "crates/headroom-actions/src/actions/watchdog/ending.rs",
             "Escalation",
         ),
-        ("src/mcp/tools/run_limited.rs", "Escalation::new"),
+        (
+            "crates/headroom-mcp/src/mcp/tools/run_limited.rs",
+            "Escalation::new",
+        ),
     ] {
         let c = code_without_uses(&Path::new(env!("CARGO_MANIFEST_DIR")).join(f));
         assert!(
@@ -307,7 +310,7 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
         ),
         // Signals only the `headroom run` it spawned, by the identity read from its pid.
         (
-            "src/mcp/tools/run_limited.rs",
+            "crates/headroom-mcp/src/mcp/tools/run_limited.rs",
             &["child.id()", ".identity()"],
         ),
         // watch's memory round; its cleanup goes through `actions::cleanup::execute`.

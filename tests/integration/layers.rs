@@ -179,6 +179,7 @@ const NAMED_CRATES: &[&str] = &[
     "crates/headroom-config",
     "crates/headroom-actions",
     "crates/headroom-commands",
+    "crates/headroom-mcp",
 ];
 
 /// The use trees of `text` as whole paths: `use a::{b, c::{d}};` → `a::b`, `a::c::d`.
@@ -967,9 +968,8 @@ fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
             "headroom-actions",
             "headroom-cli",
             "headroom-commands",
-            "headroom-config",
-            "headroom-core",
             "headroom-exit",
+            "headroom-mcp",
             "headroom-output",
             "headroom-platform",
             "headroom-store"

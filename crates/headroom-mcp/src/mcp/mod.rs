@@ -9,7 +9,7 @@
 //! the tool table, `run_limited` the one tool that starts a process, `resources` and
 //! `prompts` the rest of what a server offers.
 
-pub(crate) mod args;
+pub mod args;
 pub(crate) mod calls;
 pub(crate) mod prompts;
 pub(crate) mod resources;
@@ -119,10 +119,7 @@ impl std::io::Read for Input {
 /// `headroom mcp`: the toolbox as a Model Context Protocol server on stdio; every tool runs
 /// the command of the same name (`tools`), from the tool groups `--read-only`, `--tools` or
 /// `[mcp] tools` select.
-pub(crate) fn run(
-    ctx: &crate::commands::Ctx<'_>,
-    args: &crate::cli::McpArgs,
-) -> Result<ExitStatus> {
+pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result<ExitStatus> {
     use crate::config::ToolGroup;
     let groups = if args.read_only {
         vec![ToolGroup::Read]
