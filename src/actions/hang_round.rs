@@ -16,7 +16,7 @@ use crate::actions::hang_round::report::{
 use crate::actions::notify;
 use crate::actions::recover::{self, LiveOps, Recovery, RecoveryTarget};
 use crate::core::hangs::{
-    self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, RoundOutcome,
+    self, AppDecision, EventKind, MonitorConfig, MonitorState, RecoveryKind, Round, RoundOutcome,
     should_notify,
 };
 use crate::core::snapshot::Identity;
@@ -102,7 +102,7 @@ impl Actor for LiveActor<'_> {
     }
 }
 
-fn target(d: &AppDecision, kind: Kind) -> RecoveryTarget {
+fn target(d: &AppDecision, kind: RecoveryKind) -> RecoveryTarget {
     let a = &d.app;
     RecoveryTarget {
         kind,
@@ -235,7 +235,7 @@ fn restart_report(
     t: &RecoveryTarget,
     settings: &recover::RecoverySettings,
     d: &AppDecision,
-    kind: Kind,
+    kind: RecoveryKind,
     event: &dyn Fn(EventKind) -> HangEvent,
     actor: &mut dyn Actor,
 ) -> (ActionReport, HangEvent, Option<NotificationReport>) {

@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Deserializer};
 
-use crate::hangs::{AppObservation, Policy, Round};
+use crate::hangs::{ActivationPolicy, AppObservation, Round};
 use crate::snapshot::ProcState;
 use crate::time::parse_ms;
 
@@ -30,7 +30,7 @@ struct RecordedApp {
     bundle_id: Option<String>,
     bundle_path: String,
     name: String,
-    policy: Policy,
+    policy: ActivationPolicy,
     responsive: bool,
     #[serde(default)]
     start_time: Option<u64>,
@@ -145,7 +145,7 @@ mod tests {
         assert_eq!(r[0].at_ms, 1_796_032_800_000);
         assert_eq!(r[0].apps[0].identity(), "com.example.Editor");
         assert_eq!(r[0].apps[1].identity(), "/Applications/Tool.app");
-        assert_eq!(r[0].apps[1].policy, Policy::Accessory);
+        assert_eq!(r[0].apps[1].policy, ActivationPolicy::Accessory);
         assert_eq!(r[0].apps[1].start_time, Some(42));
         assert!(!r[1].available);
         assert_eq!(

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use crate::hangs::cooldown::{prune_restarts, since_restart};
 use crate::hangs::{
-    AppDecision, AppObservation, CONFIRM_ROUNDS, COOLDOWN_MS, HangState, Ineligible, Kind,
+    AppDecision, AppObservation, CONFIRM_ROUNDS, COOLDOWN_MS, HangState, Ineligible,
     MAX_ROUND_GAP_MS, MAX_TRACKED, MIN_ROUND_GAP_RANGE_MS, MonitorConfig, MonitorState, Pending,
-    Round, RoundOutcome, eligibility,
+    RecoveryKind, Round, RoundOutcome, eligibility,
 };
 
 /// The round being decided (its `at_ms` is the clock) and its pace, as `round` read it
@@ -51,7 +51,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         return unavailable(state, round);
     }
 
-    let verdicts: Vec<Result<Kind, Ineligible>> =
+    let verdicts: Vec<Result<RecoveryKind, Ineligible>> =
         round.apps.iter().map(|a| eligibility(a, cfg)).collect();
     let instances = instances(round, &verdicts);
     let mut next = Next::default();
@@ -93,7 +93,7 @@ fn unavailable(state: &mut MonitorState, round: &Round) -> RoundOutcome {
 /// identity, so neither is acted on; an ineligible lookalike does not count.
 fn instances<'a>(
     round: &'a Round,
-    verdicts: &[Result<Kind, Ineligible>],
+    verdicts: &[Result<RecoveryKind, Ineligible>],
 ) -> BTreeMap<&'a str, usize> {
     let mut instances: BTreeMap<&str, usize> = BTreeMap::new();
     for (app, v) in round.apps.iter().zip(verdicts) {
@@ -109,7 +109,7 @@ fn decide(
     state: &MonitorState,
     pace: &Pace<'_>,
     app: &AppObservation,
-    verdict: Result<Kind, Ineligible>,
+    verdict: Result<RecoveryKind, Ineligible>,
     instances: &BTreeMap<&str, usize>,
     next: &mut Next,
 ) -> AppDecision {

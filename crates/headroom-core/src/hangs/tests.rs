@@ -16,7 +16,7 @@ pub(super) fn app(id: &str, pid: i32, responsive: bool) -> AppObservation {
         bundle_id: Some(id.to_string()),
         bundle_path: format!("/Applications/{short}.app"),
         name: short,
-        policy: Policy::Regular,
+        policy: ActivationPolicy::Regular,
         responsive,
         state: None,
     }
@@ -30,7 +30,7 @@ pub(super) fn service(pid: i32, responsive: bool) -> AppObservation {
         bundle_id: Some(CURSOR_SERVICE_ID.into()),
         bundle_path: CURSOR_SERVICE_PATH.into(),
         name: "CursorUIViewService".into(),
-        policy: Policy::Prohibited,
+        policy: ActivationPolicy::Prohibited,
         responsive,
         state: None,
     }
@@ -161,7 +161,10 @@ fn identity_is_the_bundle_id_else_the_absolute_bundle_path() {
     assert_eq!(a.identity(), "/Applications/Editor.app");
     a.bundle_id = Some(String::new());
     assert_eq!(a.identity(), "/Applications/Editor.app");
-    assert_eq!(eligibility(&a, &MonitorConfig::default()), Ok(Kind::App));
+    assert_eq!(
+        eligibility(&a, &MonitorConfig::default()),
+        Ok(RecoveryKind::App)
+    );
 }
 
 // --- Behavior 6: two consecutive rounds confirm.
