@@ -8,7 +8,7 @@ use crate::actions::recover::{Recovery, RecoveryTarget};
 use crate::core::hangs::{
     ActivationPolicy, AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, HangState,
 };
-use crate::core::hangs::{RecoveryKind, Round};
+use crate::core::hangs::{HangRound, RecoveryKind};
 use crate::core::snapshot::Identity;
 use crate::store::hang_events::HangEvent;
 
@@ -79,8 +79,8 @@ pub(super) fn cursor(pid: i32, responsive: bool) -> AppObservation {
     }
 }
 
-pub(super) fn round_at(i: i64, apps: Vec<AppObservation>) -> Round {
-    Round {
+pub(super) fn round_at(i: i64, apps: Vec<AppObservation>) -> HangRound {
+    HangRound {
         at_ms: T0 + i * EVERY,
         boot_ms: None,
         available: true,
@@ -320,7 +320,7 @@ fn b02_interface_unavailable_is_reported_and_nothing_is_done() {
     );
     let (r, events) = process_round(
         &mut state,
-        &Round {
+        &HangRound {
             at_ms: T0 + EVERY,
             boot_ms: None,
             available: false,

@@ -1,7 +1,7 @@
 //! The unresponsive-app monitor: a pure state machine over check rounds (all OSes).
 //!
 //! Each round is what the WindowServer said about the GUI apps at one instant (live on
-//! macOS, or recorded with `hangs --observations`). The clock is an input (`Round::at_ms`),
+//! macOS, or recorded with `hangs --observations`). The clock is an input (`HangRound::at_ms`),
 //! so every rule here is tested with controlled time and nothing in this file touches the OS.
 //!
 //! Lifecycle of an app identity (bundle id, else absolute bundle path):
@@ -133,7 +133,7 @@ impl AppObservation {
 
 /// One check round.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Round {
+pub struct HangRound {
     pub at_ms: i64,
     /// The same instant on a clock that is never stepped and counts time asleep, from boot
     /// (`platform::boot_ms`), when the round is live; `None` for a recorded round. The
@@ -217,7 +217,7 @@ pub struct MonitorState {
     pub observations: BTreeMap<String, Pending>,
     /// Last automatic restart performed per identity (`record_restart`).
     pub restarts: BTreeMap<String, i64>,
-    /// The same restarts on the boot clock (`Round::boot_ms`), for those made in a live
+    /// The same restarts on the boot clock (`HangRound::boot_ms`), for those made in a live
     /// round; absent in older state files.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub restarts_boot: BTreeMap<String, i64>,

@@ -36,8 +36,8 @@ pub(super) fn service(pid: i32, responsive: bool) -> AppObservation {
     }
 }
 
-pub(super) fn live(at_ms: i64, apps: Vec<AppObservation>) -> Round {
-    Round {
+pub(super) fn live(at_ms: i64, apps: Vec<AppObservation>) -> HangRound {
+    HangRound {
         at_ms,
         boot_ms: None,
         available: true,
@@ -46,8 +46,8 @@ pub(super) fn live(at_ms: i64, apps: Vec<AppObservation>) -> Round {
     }
 }
 
-pub(super) fn unavailable(at_ms: i64) -> Round {
-    Round {
+pub(super) fn unavailable(at_ms: i64) -> HangRound {
+    HangRound {
         at_ms,
         boot_ms: None,
         available: false,
@@ -59,7 +59,11 @@ pub(super) fn unavailable(at_ms: i64) -> Round {
 /// One round in which every restart decided is performed and recorded (`record_restart`),
 /// as the round pipeline records a restart that signalled the app. Tests of a restart that
 /// performed nothing call [`round`] and leave the record out.
-pub(super) fn performed(state: &mut MonitorState, r: &Round, cfg: &MonitorConfig) -> RoundOutcome {
+pub(super) fn performed(
+    state: &mut MonitorState,
+    r: &HangRound,
+    cfg: &MonitorConfig,
+) -> RoundOutcome {
     let o = round(state, r, cfg);
     for d in o.decisions.iter().filter(|d| d.restart) {
         record_restart(state, &d.identity, r);
