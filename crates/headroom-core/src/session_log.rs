@@ -54,7 +54,7 @@ use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub use backwards::{Scan, judge_reader};
+pub use backwards::{BackwardScan, judge_reader};
 pub use judge::{judge_dir, judge_file};
 pub use line::{HEARTBEATS, is_heartbeat, parse_timestamp};
 
