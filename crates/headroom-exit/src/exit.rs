@@ -240,7 +240,7 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn status(&self) -> ExitStatus {
+    pub(crate) fn status(&self) -> ExitStatus {
         match self {
             Self::Failed(_) => ExitStatus::Error,
             Self::NoReading(_) => ExitStatus::Refused,

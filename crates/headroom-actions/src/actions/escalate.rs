@@ -61,7 +61,7 @@ pub enum EscalationOutcome {
 
 impl EscalationOutcome {
     #[cfg(test)]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::ExitedAfterTerm => "exited-after-term",
             Self::Killed => "killed",
@@ -74,7 +74,7 @@ impl EscalationOutcome {
     }
 
     /// The process is gone (whether or not we ended it).
-    pub fn gone(self) -> bool {
+    pub(crate) fn gone(self) -> bool {
         matches!(
             self,
             Self::ExitedAfterTerm | Self::Killed | Self::AlreadyGone
@@ -229,7 +229,7 @@ impl Escalation {
     /// SIGTERMed now and share the running deadline. Ignored once SIGKILL was sent: an
     /// escalation never widens after its survivors were decided.
     #[cfg(test)]
-    pub fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
+    pub(crate) fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
         if matches!(self.phase, Phase::Settle(_)) {
             return;
         }
@@ -275,7 +275,7 @@ impl Escalation {
     }
 
     /// The identities SIGTERMed and not yet confirmed gone.
-    pub fn survivors(&self) -> Vec<Identity> {
+    pub(crate) fn survivors(&self) -> Vec<Identity> {
         self.entries
             .iter()
             .filter(|e| e.state == State::Termed)
@@ -413,7 +413,7 @@ fn failed(ctl: &dyn ProcessControl, e: &mut Entry, err: crate::platform::Platfor
 }
 
 /// Drive an escalation to the end on `clock`, blocking.
-pub fn run(
+pub(crate) fn run(
     ctl: &dyn ProcessControl,
     targets: &[Identity],
     settings: EscalationTiming,
@@ -446,6 +446,6 @@ pub(crate) fn run_escalation(
 }
 
 #[cfg(test)]
-pub mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
 mod tree_tests;

@@ -22,12 +22,12 @@ pub struct ExecOutput {
 }
 
 impl ExecOutput {
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         self.code == Some(0)
     }
 
     /// `exit 0`, `exit 113: Could not find service …`, `killed by a signal`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let code = match self.code {
             Some(c) => format!("exit {c}"),
             None => "killed by a signal".to_string(),
@@ -43,7 +43,7 @@ impl ExecOutput {
 /// Run `argv` (no shell) with stdin and stdout closed. `Err` when it cannot be started (the
 /// message names the program) or did not finish within `timeout` (it is then stopped: it is
 /// our own child).
-pub fn run(argv: &[String], timeout: Duration) -> Result<ExecOutput, String> {
+pub(crate) fn run(argv: &[String], timeout: Duration) -> Result<ExecOutput, String> {
     let (prog, args) = argv.split_first().ok_or("empty command line")?;
     let mut child = Command::new(prog)
         .args(args)

@@ -6,7 +6,7 @@
 pub mod cleanup;
 pub mod clock;
 pub mod escalate;
-pub mod exec;
+pub(crate) mod exec;
 pub mod hang_round;
 pub mod login_item;
 pub mod memory_guard;

@@ -103,7 +103,7 @@ impl Notifier {
     }
 
     /// The helpers still running (or not yet collected).
-    pub fn pids(&self) -> Vec<i32> {
+    pub(crate) fn pids(&self) -> Vec<i32> {
         self.pending.iter().map(|c| c.id() as i32).collect()
     }
 

@@ -17,7 +17,7 @@ use crate::core::time::format_ms;
 use crate::platform::Signal;
 use crate::store::evidence::Row;
 
-pub use summary::summary;
+pub(crate) use summary::summary;
 
 /// The longest `reap`'s verification waits for an inheritor to reap the zombies of the
 /// parents it ended (`reap_verify`). launchd and most inits reap at once; a container's pid 1
@@ -85,7 +85,7 @@ pub struct TargetReport {
 }
 
 impl TargetReport {
-    pub fn new(d: &Decision, t: &Termination, zombies_before: u64) -> Self {
+    pub(crate) fn new(d: &Decision, t: &Termination, zombies_before: u64) -> Self {
         Self {
             pid: d.pid,
             name: d.name.clone(),
@@ -249,4 +249,4 @@ pub(crate) fn evidence_rows(
 }
 
 #[cfg(test)]
-pub mod tests;
+pub(crate) mod tests;

@@ -24,7 +24,7 @@ impl crate::schema::Document for ConfigReport {
     const TYPE: Option<&'static str> = Some("config");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<ExitStatus> {
     let mut settings = ctx.settings.clone();
     (settings.probe, _) = settings.probe.with_flags(
         args.thresholds.warn,

@@ -51,7 +51,7 @@ const NOT_RUN: &str = "not run: --no-exec starts no process";
 /// How often the process count is re-read when churn puts it outside the two `ps` readings.
 const COUNT_ATTEMPTS: usize = 3;
 
-pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<ExitStatus> {
     if args.burn_child {
         return burn_child();
     }

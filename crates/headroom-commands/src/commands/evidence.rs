@@ -27,7 +27,7 @@ pub(crate) use crate::commands::evidence_summary::summarise;
 
 pub use crate::commands::evidence_summary::EvidenceReport;
 
-pub fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &EvidenceArgs) -> Result<ExitStatus> {
     let dir = match crate::store::paths::existing_state_dir()? {
         Some(dir) => dir,
         None => crate::store::paths::state_dir()?,

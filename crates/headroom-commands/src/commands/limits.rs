@@ -41,7 +41,7 @@ impl crate::schema::Document for LimitsReport {
 }
 
 impl LimitsReport {
-    pub fn new(
+    pub(crate) fn new(
         snap: &Snapshot,
         r: &Reading,
         notes: Vec<String>,
@@ -57,7 +57,7 @@ impl LimitsReport {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &LimitsArgs) -> Result<ExitStatus> {
     let thresholds = ctx.thresholds(&args.thresholds)?;
     let snap = ctx
         .source()?
@@ -101,7 +101,7 @@ fn memory_pressure(ctx: &Ctx<'_>) -> Option<String> {
 }
 
 /// The two real traps, when they apply.
-pub fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
+pub(crate) fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
     let mut notes = Vec::new();
     if snap.os == "macos" {
         if let Some((per_uid, rl)) = per_uid_and_rlimit(&r.limit) {

@@ -114,7 +114,7 @@ impl crate::schema::Document for LogProbeReport {
     const TYPE: Option<&'static str> = Some("log-probe");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &LogProbeArgs) -> Result<ExitStatus> {
     let plan = resolve(args)?;
     let dir =
         log_files::judge_dir(&plan.dir, plan.now, &plan.limits, Instant::now).map_err(|e| {

@@ -76,7 +76,7 @@ fn wording(s: &Status) -> String {
     parts.join(", ")
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &LoginItemArgs) -> Result<ExitStatus> {
     let action = args.action;
     let exec = RealExec;
     let (status, message) = if cfg!(target_os = "macos") {

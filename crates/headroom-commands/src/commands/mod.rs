@@ -2,7 +2,7 @@
 //! report, hand it to the Printer.
 
 pub(crate) mod calibrate;
-pub mod config;
+pub(crate) mod config;
 pub mod doctor;
 pub(crate) mod doctor_child;
 pub(crate) mod doctor_guard;
@@ -18,17 +18,17 @@ pub mod hangs;
 pub(crate) mod idle_watch;
 pub mod limits;
 pub mod log_probe;
-pub mod login_item;
+pub(crate) mod login_item;
 pub mod park;
 pub mod probe;
-pub mod reap;
-pub mod run;
+pub(crate) mod reap;
+pub(crate) mod run;
 pub(crate) mod run_enforce;
 pub mod run_limited_report;
 pub mod schema;
-pub mod snapshot;
+pub(crate) mod snapshot;
 pub mod top;
-pub mod watch;
+pub(crate) mod watch;
 
 #[cfg(test)]
 mod one_reading_tests;
@@ -64,7 +64,7 @@ impl Ctx<'_> {
     }
 
     /// The recorded snapshot (`--snapshot`), a fake `/proc` (`--proc-root`), or the live OS.
-    pub fn source(&self) -> Result<Box<dyn ProcessSource>> {
+    pub(crate) fn source(&self) -> Result<Box<dyn ProcessSource>> {
         if let Some(path) = &self.global.snapshot {
             return Ok(Box::new(ReplaySource::load(path)?));
         }

@@ -20,7 +20,7 @@ use crate::sanitize::sanitize;
 
 /// Which of the four commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Park,
     Wake,
     ParkTree,
@@ -28,7 +28,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Park => "park",
             Self::Wake => "wake",
@@ -91,7 +91,7 @@ fn exit_code(r: &ParkReport) -> ExitStatus {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &PidArgs, action: Action) -> Result<ExitStatus> {
     if let Some(flag) = ctx.redirected() {
         return Err(UsageError(format!(
             "`{}` signals real processes; it cannot run against `{flag}`",

@@ -70,7 +70,7 @@ impl crate::schema::Document for ProbeReport {
 pub(crate) use crate::core::slot_reading::round2;
 
 impl ProbeReport {
-    pub fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
+    pub(crate) fn new(snap: &Snapshot, r: &Reading, t: Thresholds, trend: Option<&Trend>) -> Self {
         Self {
             reading: SlotReading::new(r, trend),
             os: snap.os.clone(),
@@ -92,7 +92,7 @@ impl ProbeReport {
     }
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &ProbeArgs) -> Result<ExitStatus> {
     let plan = plan(ctx, args)?;
     let source = ctx.source()?;
     let snap = source

@@ -14,11 +14,11 @@ use crate::core::snapshot::Detail;
 use crate::exit::ExitStatus;
 
 /// `reap`'s plan: its flags over the settings (`config::reap_plan`).
-pub fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<ReapPlan> {
+pub(crate) fn plan(ctx: &Ctx<'_>, flags: Option<&ReapArgs>, dry_run: bool) -> Result<ReapPlan> {
     crate::config::reap_plan(&ctx.settings, flags, ctx.redirected(), dry_run)
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &ReapArgs) -> Result<ExitStatus> {
     let plan = plan(ctx, Some(args), args.dry_run)?;
     for w in &plan.warnings {
         ctx.printer.warn(w);

@@ -69,13 +69,13 @@ fn plan(ctx: &Ctx<'_>, args: &RunArgs) -> Result<RunPlan> {
 }
 
 #[cfg(not(unix))]
-pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
     plan(ctx, args)?;
     Err(Failure::RunFailed(format!("run: unsupported on {}", std::env::consts::OS)).into())
 }
 
 #[cfg(unix)]
-pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<ExitStatus> {
     use crate::actions::watchdog;
     use crate::platform::supervise::SpawnError;
 

@@ -37,7 +37,7 @@ impl crate::schema::Document for Catalog {
     const TYPE: Option<&'static str> = Some("schemas");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &SchemaArgs) -> Result<ExitStatus> {
     if let Some(name) = &args.name {
         let entry = find(name).ok_or_else(|| {
             UsageError(format!(

@@ -12,7 +12,7 @@ use crate::output::snapshot_file::to_json;
 use crate::platform::ProcessSource;
 use crate::store::fsio::atomic_write;
 
-pub fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &SnapshotArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     let mut snap = source
         .snapshot(Detail::Full)

@@ -69,7 +69,7 @@ impl crate::schema::Document for TopReport {
     const TYPE: Option<&'static str> = Some("top");
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &TopArgs) -> Result<ExitStatus> {
     let source = ctx.source()?;
     let read = |s: &dyn ProcessSource| -> Result<Snapshot> {
         s.snapshot(Detail::Full)

@@ -9,7 +9,7 @@
 //! the tool table, `run_limited` the one tool that starts a process, `resources` and
 //! `prompts` the rest of what a server offers.
 
-pub mod args;
+pub(crate) mod args;
 pub(crate) mod calls;
 pub(crate) mod prompts;
 pub(crate) mod resources;

@@ -40,10 +40,10 @@ pub(crate) struct World {
     base: Instant,
     now: Cell<Duration>,
     procs: Vec<Proc>,
-    pub sent: RefCell<Vec<(i32, Signal)>>,
+    pub(crate) sent: RefCell<Vec<(i32, Signal)>>,
 }
 
-pub fn id(pid: i32) -> Identity {
+pub(crate) fn id(pid: i32) -> Identity {
     Identity {
         pid,
         start_time: 7,

@@ -20,7 +20,7 @@ fn unreadable_signals(u: usize) -> String {
 
 /// The run summary. "No candidates" has two meanings, kept apart: everything was read and is
 /// working, or some parents could not be read at all (a degraded state, not a clean bill).
-pub fn summary(r: &ReapReport, sel: &Selection) -> String {
+pub(crate) fn summary(r: &ReapReport, sel: &Selection) -> String {
     let prefix = if sel.used_override() {
         "Emergency cleanup: "
     } else {

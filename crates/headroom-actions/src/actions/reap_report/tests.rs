@@ -5,7 +5,7 @@ use crate::core::liveness::Session;
 use crate::core::patterns::{AllowDeny, Patterns};
 
 /// A target `agency` with no session (shared with `reap_verify`'s tests).
-pub fn decision(pid: i32, zombies: u64, override_: Option<&'static str>) -> Decision {
+pub(crate) fn decision(pid: i32, zombies: u64, override_: Option<&'static str>) -> Decision {
     Decision {
         pid,
         name: "agency".into(),

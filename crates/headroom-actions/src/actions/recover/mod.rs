@@ -20,8 +20,8 @@
 //!
 //! Nothing here decides *whether* to restart, and nothing here notifies.
 
-pub mod live;
-pub mod steps;
+pub(crate) mod live;
+pub(crate) mod steps;
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ use crate::actions::clock::Clock;
 use crate::actions::escalate::{self, EscalationOutcome};
 use crate::actions::exec::ExecOutput;
 pub(crate) use crate::actions::recover::live::LiveOps;
-pub use crate::actions::recover::steps::Step;
+pub(crate) use crate::actions::recover::steps::Step;
 use crate::actions::recover::steps::{ms, secs};
 use crate::core::hangs::{CURSOR_SERVICE_PATH, RecoveryKind};
 use crate::core::snapshot::Identity;
@@ -132,7 +132,7 @@ fn service_dir() -> String {
 const KILL_CONDITION: &str = "only if the same process is still running after the grace period";
 
 /// The exact steps a recovery would take, for `--dry-run` and `--observations`.
-pub fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
+pub(crate) fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
     let mut steps = vec![
         Step::Signal {
             signal: Signal::Term.name().into(),
@@ -187,7 +187,7 @@ pub fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
 
 /// Why `t` is not signalled at all, decided before anything is done, so that a replay or a
 /// dry run plans exactly what live does with the same data.
-pub fn refusal(t: &RecoveryTarget) -> Option<String> {
+pub(crate) fn refusal(t: &RecoveryTarget) -> Option<String> {
     t.identity.is_none().then(|| {
         format!(
             "the start time of pid `{}` could not be read, so its identity cannot be checked; \

@@ -81,7 +81,7 @@ impl Step {
     }
 }
 
-pub fn secs(ms: u64) -> String {
+pub(crate) fn secs(ms: u64) -> String {
     if ms % 1000 == 0 {
         format!("{} s", ms / 1000)
     } else {
@@ -89,6 +89,6 @@ pub fn secs(ms: u64) -> String {
     }
 }
 
-pub fn ms(d: Duration) -> u64 {
+pub(crate) fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 mod ending;
 mod main_loop;
 mod notify;
-pub mod report;
+pub(crate) mod report;
 mod sample;
 mod signals;
 
@@ -69,7 +69,7 @@ fn hold(
 
 /// `now + d`, saturating at a year from now: a deadline never overflows (an unbounded
 /// `--interval` once aborted headroom, leaving the command running unsupervised).
-pub fn after(now: Instant, d: Duration) -> Instant {
+pub(crate) fn after(now: Instant, d: Duration) -> Instant {
     const FAR: Duration = Duration::from_secs(365 * 86_400);
     now.checked_add(d.min(FAR)).unwrap_or(now)
 }

@@ -120,7 +120,7 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
     })
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<ExitStatus> {
     let plan = resolve(ctx, args)?;
     match &plan.mode {
         Mode::Events(since) => events(ctx, *since),

@@ -19,10 +19,10 @@
 //! the two never act on the same parent twice.
 
 mod cleanup;
-pub mod events;
+pub(crate) mod events;
 mod memory;
 mod park_journal;
-pub mod parked;
+pub(crate) mod parked;
 mod persist;
 pub(crate) mod pressure;
 mod schedule;
@@ -93,7 +93,7 @@ struct Watcher<'c, 'a> {
     cleaner: cleanup::Cleaner,
 }
 
-pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
+pub(crate) fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
     let thresholds = ctx.thresholds(&args.thresholds)?;
     let interval = ctx.settings.watch.with_interval(args.interval)?.interval;
     if ctx.replaying() && !args.once {
