@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Mutation testing of the code that decides whom to signal and how (issue 16), against the
 # unit tests only (`--lib`): the core's policy.rs, liveness.rs, emergency.rs, patterns.rs and
-# memory_guard.rs (crates/headroom-core/src), and src/actions/terminate.rs,
-# src/actions/escalate.rs, src/actions/memory_guard.rs and its last step,
-# src/actions/memory_guard/end.rs (the escalation and the kill gate).
+# memory_guard.rs (crates/headroom-core/src), and crates/headroom-actions/src/actions/terminate.rs,
+# crates/headroom-actions/src/actions/escalate.rs, crates/headroom-actions/src/actions/memory_guard.rs and its last step,
+# crates/headroom-actions/src/actions/memory_guard/end.rs (the escalation and the kill gate).
 # Every mutant that survives the unit tests of its own crate runs the unit tests of the whole
 # workspace (`--test-workspace=true`): the core's rules are also tested from the main crate
 # (actions, commands), as they were when the core was a module of it (two passes, below).
@@ -36,8 +36,8 @@ files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
     core=crates/headroom-core/src
     files=("$core/policy.rs" "$core/liveness.rs" "$core/emergency.rs" "$core/patterns.rs"
-           "$core/memory_guard.rs" src/actions/terminate.rs src/actions/escalate.rs
-           src/actions/memory_guard.rs src/actions/memory_guard/end.rs)
+           "$core/memory_guard.rs" crates/headroom-actions/src/actions/terminate.rs crates/headroom-actions/src/actions/escalate.rs
+           crates/headroom-actions/src/actions/memory_guard.rs crates/headroom-actions/src/actions/memory_guard/end.rs)
 fi
 # Both packages hold files to mutate (the root's alone would be chosen from here).
 args=(--workspace --test-workspace=true)

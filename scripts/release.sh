@@ -142,21 +142,16 @@ case ${1:-} in
     today=$(date -u +%Y-%m-%d)
     # The packages' own versions (the first `version =` line, in [package]), then the lock file.
     perl -0pi -e 's/^version = "[^"]*"/version = "'"$version"'"/m' Cargo.toml
-    # The core, platform, store and output crates are released with it, at the same version.
-    perl -0pi -e 's/^version = "[^"]*"/version = "'"$version"'"/m' crates/headroom-core/Cargo.toml
-    perl -0pi -e 's/^version = "[^"]*"/version = "'"$version"'"/m' crates/headroom-platform/Cargo.toml
-    perl -0pi -e 's/^version = "[^"]*"/version = "'"$version"'"/m' crates/headroom-store/Cargo.toml
-    perl -0pi -e 's/^version = "[^"]*"/version = "'"$version"'"/m' crates/headroom-output/Cargo.toml
+    # Every crate of crates/ is released with it, at the same version (the command line's
+    # `--version` is headroom-cli's).
+    for m in crates/*/Cargo.toml; do
+      perl -0pi -e 's/^version = "[^"]*"/version = "'"$version"'"/m' "$m"
+    done
     # ... and the crates above ask for those versions (a published dependency needs one).
-    perl -pi -e 's/^(headroom-core = \{ path = "crates\/headroom-core", version = )"[^"]*"/$1"'"$version"'"/' Cargo.toml
-    perl -pi -e 's/^(headroom-platform = \{ path = "crates\/headroom-platform", version = )"[^"]*"/$1"'"$version"'"/' Cargo.toml
-    perl -pi -e 's/^(headroom-store = \{ path = "crates\/headroom-store", version = )"[^"]*"/$1"'"$version"'"/' Cargo.toml
-    perl -pi -e 's/^(headroom-output = \{ path = "crates\/headroom-output", version = )"[^"]*"/$1"'"$version"'"/' Cargo.toml
-    perl -pi -e 's/^(headroom-core = \{ path = "\.\.\/headroom-core", version = )"[^"]*"/$1"'"$version"'"/' crates/headroom-platform/Cargo.toml crates/headroom-store/Cargo.toml crates/headroom-output/Cargo.toml
-    perl -pi -e 's/^(headroom-platform = \{ path = "\.\.\/headroom-platform", version = )"[^"]*"/$1"'"$version"'"/' crates/headroom-store/Cargo.toml crates/headroom-output/Cargo.toml
+    perl -pi -e 's/^(headroom-[a-z]+ = \{ path = "[^"]*", version = )"[^"]*"/$1"'"$version"'"/' Cargo.toml crates/*/Cargo.toml
     cargo update --workspace --offline --quiet 2>/dev/null || cargo update --workspace --quiet
     # The date on the man pages' title lines.
-    perl -pi -e 's/^(pub const MAN_DATE: &str = )"[^"]*";/$1"'"$today"'";/' src/commands/generate.rs
+    perl -pi -e 's/^(pub(?:\(crate\))? const MAN_DATE: &str = )"[^"]*";/$1"'"$today"'";/' crates/headroom-commands/src/commands/generate.rs
     # Man pages and completions (and whatever else generate.sh keeps committed).
     scripts/generate.sh
     # Unreleased becomes the release; a fresh, empty Unreleased goes above it.

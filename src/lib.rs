@@ -12,22 +12,24 @@
 #![forbid(unsafe_code)]
 
 // The library's public surface is `run`, what `src/main.rs` calls before it, and `testing`
-// (hidden): every module is private, its items `pub(crate)` unless a public item's signature
-// names them, so `unreachable_pub` and `dead_code` see the whole crate (ARCHITECTURE.md,
-// "The public surface").
-mod actions;
-mod cli;
-mod cli_help;
-mod commands;
-mod config;
-/// The pure rules, a crate of their own (`crates/headroom-core`): `crate::core::…` paths
-/// are that crate's. Tests, examples and the fuzz target use `headroom_core` directly.
-use headroom_core as core;
-mod exit;
-mod mcp;
-/// Where it was before `exit` held it; `crate::exit::said_once` is the path to use.
-use exit::said_once;
-use headroom_core::sanitize;
+// (hidden). Every layer is a crate of its own (`crates/`, ARCHITECTURE.md "The crates"),
+// named here by the name it has in every crate (`crate::commands::…`), so a path reads the
+// same wherever a file is; each crate keeps its items `pub(crate)` unless a crate above
+// names them (ARCHITECTURE.md, "The public surface").
+/// The actions (`crates/headroom-actions`): `crate::actions::…` paths are that crate's
+/// module.
+use headroom_actions::actions;
+/// The command line (`crates/headroom-cli`): `crate::cli::…`, `crate::cli_help::…` paths
+/// are that crate's modules.
+use headroom_cli::{cli, cli_help};
+/// The commands (`crates/headroom-commands`): `crate::commands::…` paths are that crate's
+/// module.
+use headroom_commands::commands;
+/// The exit-code table and the error types (`crates/headroom-exit`): `crate::exit::…` paths
+/// are that crate's module.
+use headroom_exit::exit;
+/// The MCP front end (`crates/headroom-mcp`): `crate::mcp::…` paths are that crate's module.
+use headroom_mcp::mcp;
 /// The Printer and the formatting (`crates/headroom-output`): `crate::output::…` paths are
 /// that crate's `output` module.
 use headroom_output::output;
@@ -356,7 +358,7 @@ mod tests {
         let io = std::io::Error::from(std::io::ErrorKind::NotFound);
         let e: anyhow::Error =
             platform::PlatformError::io("cannot read snapshot `missing.json`", io).into();
-        let msg = said_once(&e);
+        let msg = exit::said_once(&e);
         assert_eq!(msg.matches("not found").count(), 1, "{msg}");
         // Every front end says it the same way, and once: the CLI, probe's UNKNOWN and MCP
         // read `exit::report`, and `{:#}` (anyhow's own chain) agrees now too.
@@ -370,7 +372,7 @@ mod tests {
         assert_eq!(chained.matches("not found").count(), 1, "{chained}");
         // Control: causes that differ are all said, outermost first.
         let e = anyhow::anyhow!("inner").context("middle").context("outer");
-        assert_eq!(said_once(&e), "outer: middle: inner");
+        assert_eq!(exit::said_once(&e), "outer: middle: inner");
     }
 
     fn usage_error(argv: &[&str]) -> String {

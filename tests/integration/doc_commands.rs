@@ -685,8 +685,8 @@ fn a_command_that_can_refuse_lists_exit_3() {
     let mut checked = 0;
     for (sub, src) in [
         // reap refuses in its cleanup (the ancestry it cannot read), `watch`'s too.
-        ("reap", "src/actions/cleanup.rs"),
-        ("watch", "src/commands/watch"),
+        ("reap", "crates/headroom-actions/src/actions/cleanup.rs"),
+        ("watch", "crates/headroom-commands/src/commands/watch"),
     ] {
         let path = repo().join(src);
         let text: String = if path.is_dir() {

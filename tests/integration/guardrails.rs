@@ -104,14 +104,14 @@ fn nothing_but_the_platform_signal_layer_sends_a_signal() {
         // A timed-out `open`/`launchctl`/notifier headroom spawned: `Child::kill` goes to
         // the unreaped child of the handle, which no other process can hold.
         (
-            "src/actions/exec.rs",
+            "crates/headroom-actions/src/actions/exec.rs",
             "kill",
             "Child::kill of headroom's own exec child",
         ),
         // `doctor` ends a system tool it spawned (`ps`, `sysctl`, a login shell) that
         // outlived its deadline, through the handle of its own unreaped child.
         (
-            "src/commands/doctor_tools.rs",
+            "crates/headroom-commands/src/commands/doctor_tools.rs",
             "kill",
             "Child::kill of doctor's own tool child",
         ),
@@ -161,7 +161,9 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     let mut found = Vec::new();
     for f in &sources() {
         let name = rel(f);
-        if name == "src/actions/escalate.rs" || name.starts_with("crates/headroom-platform/") {
+        if name == "crates/headroom-actions/src/actions/escalate.rs"
+            || name.starts_with("crates/headroom-platform/")
+        {
             continue;
         }
         let c = code_without_uses(f);
@@ -187,11 +189,26 @@ fn nothing_but_the_one_escalation_sends_sigkill_through_a_control() {
     }
     // Hang recovery, reap, the memory guards and run's enforcement drive it.
     for (f, call) in [
-        ("src/actions/recover/mod.rs", "escalate::run("),
-        ("src/actions/terminate.rs", "escalate::"),
-        ("src/actions/memory_guard/end.rs", "escalate::"),
-        ("src/actions/watchdog/ending.rs", "Escalation"),
-        ("src/mcp/tools/run_limited.rs", "Escalation::new"),
+        (
+            "crates/headroom-actions/src/actions/recover/mod.rs",
+            "escalate::run(",
+        ),
+        (
+            "crates/headroom-actions/src/actions/terminate.rs",
+            "escalate::",
+        ),
+        (
+            "crates/headroom-actions/src/actions/memory_guard/end.rs",
+            "escalate::",
+        ),
+        (
+            "crates/headroom-actions/src/actions/watchdog/ending.rs",
+            "Escalation",
+        ),
+        (
+            "crates/headroom-mcp/src/mcp/tools/run_limited.rs",
+            "Escalation::new",
+        ),
     ] {
         let c = code_without_uses(&Path::new(env!("CARGO_MANIFEST_DIR")).join(f));
         assert!(
@@ -269,31 +286,43 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     // Each is a call, looked for outside `use` lines (an import alone proves nothing).
     let allowed: &[(&str, &[&str])] = &[
         // The cleanup `reap` and `watch` run.
-        ("src/actions/cleanup.rs", &["policy::select_among("]),
-        ("src/commands/park.rs", &["ParkPermission::new("]),
-        ("src/commands/run.rs", &["watchdog::run("]),
         (
-            "src/commands/hangs/mod.rs",
+            "crates/headroom-actions/src/actions/cleanup.rs",
+            &["policy::select_among("],
+        ),
+        (
+            "crates/headroom-commands/src/commands/park.rs",
+            &["ParkPermission::new("],
+        ),
+        (
+            "crates/headroom-commands/src/commands/run.rs",
+            &["watchdog::run("],
+        ),
+        (
+            "crates/headroom-commands/src/commands/hangs/mod.rs",
             &["MonitorState::", "process_round("],
         ),
         // The hang round `watch` runs (`watch_round`): the core decides through
         // `process_round`, on the persisted monitor state.
         (
-            "src/actions/hang_round.rs",
+            "crates/headroom-actions/src/actions/hang_round.rs",
             &["MonitorState::", "process_round("],
         ),
         // Signals only the `headroom run` it spawned, by the identity read from its pid.
         (
-            "src/mcp/tools/run_limited.rs",
+            "crates/headroom-mcp/src/mcp/tools/run_limited.rs",
             &["child.id()", ".identity()"],
         ),
         // watch's memory round; its cleanup goes through `actions::cleanup::execute`.
         (
-            "src/commands/watch/memory.rs",
+            "crates/headroom-commands/src/commands/watch/memory.rs",
             &["breaches(", "memory_guard::enforce(", "parked.rejudge("],
         ),
         // At exit, only what the memory round parked is woken.
-        ("src/commands/watch/mod.rs", &["parked.take_all("]),
+        (
+            "crates/headroom-commands/src/commands/watch/mod.rs",
+            &["parked.take_all("],
+        ),
     ];
     let files = sources();
     for f in &files {
@@ -313,11 +342,17 @@ fn every_signal_handle_is_used_behind_a_core_decision() {
     let parking =
         code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-core/src/parking.rs"));
     assert!(parking.contains("ancestors") && parking.contains("pid <= 1"));
-    let watchdog = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/watchdog/mod.rs"));
+    let watchdog = code(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/headroom-actions/src/actions/watchdog/mod.rs"),
+    );
     assert!(watchdog.contains("core::memory"));
     // The memory guards take every member from `Holding`, which checks each one against
     // `ParkPermission` and the guards' own protections.
-    let guard = code(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/actions/memory_guard.rs"));
+    let guard = code(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/headroom-actions/src/actions/memory_guard.rs"),
+    );
     assert!(
         guard.contains("Holding::new(") && guard.contains(".members("),
         "memory guards take their members from Holding"
@@ -364,7 +399,7 @@ fn holding_a_signal_handle(src: &Path, file: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn idle_watch_and_log_probe_hold_no_signal_handle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/headroom-commands/src");
     let mut scanned = Vec::new();
     for f in [
         "commands/idle_watch.rs",

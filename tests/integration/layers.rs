@@ -1,14 +1,16 @@
-//! The layer rules of ARCHITECTURE.md, read from its table ("Layer rules") and checked on
-//! the text of the five crates: every `crate::…`, `super::…`, `self::…` (and, in `lib.rs`, a top
-//! module's) path anywhere in a file that is not a test, `use` trees expanded, string
-//! attributes (`serialize_with = "crate::…"`) included; comments left out. Each file belongs to
-//! the row of its top module; an edge to another row must be one its row may use. No file
-//! may be in an import circle (an edge to a module's own descendants, as `mod.rs` calling or
+//! The layer rules of ARCHITECTURE.md, read from its table ("Layer rules"). Each row is a
+//! crate (or shares one: `output` and `schema`, `cli` and `cli_help`), so the rules are
+//! kept twice: on the manifests, where each crate's `[dependencies]` may name only the
+//! headroom crates its rows may use and no system-call crate but the platform's
+//! (`every_row_of_the_layer_table_is_a_crate_boundary`: what the compiler then refuses);
+//! and on the text of every crate: every `crate::…`, `super::…`, `self::…` (and, in
+//! `lib.rs`, a top module's) path anywhere in a file that is not a test, `use` trees
+//! expanded, string attributes (`serialize_with = "crate::…"`) included; comments left out.
+//! Each file belongs to the row of its top module; an edge to another row must be one its
+//! row may use. The text checks are what keeps the rules inside one crate. No file may be
+//! in an import circle (an edge to a module's own descendants, as `mod.rs` calling or
 //! re-exporting its children, is not counted). The core crate's own rules (no file I/O, no
-//! clock, no system-call crate) are checked on its text and its manifest; the manifests
-//! keep every system-call crate in the platform crate, the platform crate below every
-//! headroom crate but the core, and the store and output crates below every one but the
-//! core and the platform.
+//! clock, no system-call crate) are checked on its text and its manifest.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -139,15 +141,23 @@ fn modules() -> BTreeMap<String, String> {
         ),
         (root().join("crates/headroom-store/src"), Some("store")),
         (root().join("crates/headroom-output/src"), None),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        NAMED_CRATES
+            .iter()
+            .map(|c| (root().join(c).join("src"), None)),
+    ) {
         let tests = crate::support::test_only_files(&src);
         for f in crate::support::files_under(&src) {
             let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
             let Some(stem) = rel.strip_suffix(".rs") else {
                 continue;
             };
-            let output_root = prefix.is_none() && src.ends_with("headroom-output/src");
-            if stem == "main" || is_test_file(&f, &tests) || output_root && stem == "lib" {
+            // The output crate's and the named crates' `lib.rs` only declare their modules
+            // and name the crates below (`crate_roots_only_declare`).
+            let crate_root = prefix.is_none() && src != root().join("src");
+            if stem == "main" || is_test_file(&f, &tests) || crate_root && stem == "lib" {
                 continue;
             }
             let path = stem.strip_suffix("/mod").unwrap_or(stem).replace('/', "::");
@@ -161,6 +171,18 @@ fn modules() -> BTreeMap<String, String> {
     }
     out
 }
+
+/// The crates above the output crate whose modules keep the names they have everywhere
+/// (`crate::cli`, `crate::exit`, …), as the output crate's do: a path reads the same in any
+/// of them, and their `lib.rs` only declares those modules and names the crates below.
+const NAMED_CRATES: &[&str] = &[
+    "crates/headroom-cli",
+    "crates/headroom-exit",
+    "crates/headroom-config",
+    "crates/headroom-actions",
+    "crates/headroom-commands",
+    "crates/headroom-mcp",
+];
 
 /// The use trees of `text` as whole paths: `use a::{b, c::{d}};` → `a::b`, `a::c::d`.
 fn use_paths(text: &str) -> Vec<String> {
@@ -257,16 +279,26 @@ fn full_paths(text: &str, roots: &[&str]) -> Vec<String> {
 /// Names the crate root re-exports from elsewhere (`pub use exit::said_once;` makes
 /// `crate::said_once` the `exit` module's), from `lib.rs`.
 fn root_aliases() -> BTreeMap<String, String> {
-    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
     let mut out = BTreeMap::new();
-    for p in use_paths(&code(&lib)) {
-        // `use headroom_output::output;`: the output crate's modules keep their names.
-        let p = p
-            .replace("headroom_core", "core")
-            .replace("headroom_output::", "");
-        let p = p.strip_prefix("crate::").unwrap_or(&p);
-        if let Some((_, name)) = p.rsplit_once("::") {
-            out.insert(name.to_string(), p.to_string());
+    let libs = std::iter::once(root().join("src/lib.rs")).chain(
+        NAMED_CRATES
+            .iter()
+            .map(|c| root().join(c).join("src/lib.rs")),
+    );
+    for lib in libs {
+        let lib = std::fs::read_to_string(lib).unwrap();
+        for p in use_paths(&code(&lib)) {
+            // `use headroom_output::output;`: the output crate's and the named crates' modules
+            // keep their names.
+            let mut p = p.replace("headroom_core", "core");
+            for c in std::iter::once("crates/headroom-output").chain(NAMED_CRATES.iter().copied()) {
+                let name = c.trim_start_matches("crates/").replace('-', "_");
+                p = p.replace(&format!("{name}::"), "");
+            }
+            let p = p.strip_prefix("crate::").unwrap_or(&p);
+            if let Some((_, name)) = p.rsplit_once("::") {
+                out.insert(name.to_string(), p.to_string());
+            }
         }
     }
     out.insert("core".into(), "core".into());
@@ -596,8 +628,10 @@ fn sibling_imports(edges: &Graph, commands: &BTreeSet<String>) -> Vec<(String, S
 
 #[test]
 fn no_command_imports_another_command() {
-    let commands =
-        dispatched(&std::fs::read_to_string(root().join("src/commands/mod.rs")).unwrap());
+    let commands = dispatched(
+        &std::fs::read_to_string(root().join("crates/headroom-commands/src/commands/mod.rs"))
+            .unwrap(),
+    );
     // Control: the table was read, and names are owned as intended.
     for c in [
         "probe",
@@ -933,7 +967,11 @@ fn the_platform_crate_depends_on_no_headroom_crate_but_the_core() {
     assert_eq!(
         headroom_dependencies(&main),
         [
-            "headroom-core",
+            "headroom-actions",
+            "headroom-cli",
+            "headroom-commands",
+            "headroom-exit",
+            "headroom-mcp",
             "headroom-output",
             "headroom-platform",
             "headroom-store"
@@ -1050,4 +1088,181 @@ fn output_crate_root_only_declares() {
     for k in ["output", "output::queue", "schema"] {
         assert!(m.contains_key(k), "{k} not read");
     }
+}
+
+/// The named crates' `lib.rs`, which `modules` leaves out as it does the output crate's,
+/// only declare their modules and name the crates below (`use headroom_x as x;`, `use
+/// headroom_x::module;`): every path into another crate is in a file that is read.
+#[test]
+fn named_crate_roots_only_declare() {
+    let allowed = |l: &str| {
+        let l = l.strip_prefix("pub ").unwrap_or(l);
+        l.starts_with("mod ") && l.ends_with(';')
+            || l.starts_with("use headroom_")
+                && l.ends_with(';')
+                && !l.contains('{')
+                && !l.contains('*')
+    };
+    let mut read = 0;
+    for c in NAMED_CRATES {
+        let lib = std::fs::read_to_string(root().join(c).join("src/lib.rs")).unwrap();
+        let text = code(&lib);
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("#!["))
+            .collect();
+        assert!(!lines.is_empty(), "control: {c}'s lib.rs was read");
+        read += lines.len();
+        let other: Vec<&&str> = lines.iter().filter(|l| !allowed(l)).collect();
+        assert_eq!(other, Vec::<&&str>::new(), "{c}/src/lib.rs");
+    }
+    assert!(read >= NAMED_CRATES.len() * 2, "control: {read} lines");
+    // Controls: a function or a glob re-export in a crate root is refused; a declaration or
+    // an alias is not.
+    for bad in [
+        "fn f() {}",
+        "pub use headroom_exit::*;",
+        "use headroom_core::{a, b};",
+    ] {
+        assert!(!allowed(bad), "{bad}");
+    }
+    for good in [
+        "pub mod cli;",
+        "use headroom_output::output;",
+        "use headroom_core as core;",
+    ] {
+        assert!(allowed(good), "{good}");
+    }
+}
+
+/// The crate (its directory, "" for the root package) that holds a row of the layer table,
+/// by the row's first module.
+fn crate_of(layer: &str) -> &'static str {
+    match layer {
+        "core" => "crates/headroom-core",
+        "platform" => "crates/headroom-platform",
+        "store" => "crates/headroom-store",
+        "schema" | "output" => "crates/headroom-output",
+        "cli" | "cli_help" => "crates/headroom-cli",
+        "exit" => "crates/headroom-exit",
+        "config" => "crates/headroom-config",
+        "actions" => "crates/headroom-actions",
+        "commands" => "crates/headroom-commands",
+        "mcp" => "crates/headroom-mcp",
+        "lib" => "",
+        other => panic!("`{other}` has no crate: name it in crate_of"),
+    }
+}
+
+/// A crate's package name, as its dependents' manifests write it.
+fn package_of(dir: &str) -> String {
+    match dir.strip_prefix("crates/") {
+        Some(name) => name.to_string(),
+        None => "headroom".to_string(),
+    }
+}
+
+/// The headroom crates the rows held by `dir` may use, the crate itself left out.
+fn allowed_crates(rows: &[Row], dir: &str) -> BTreeSet<String> {
+    rows.iter()
+        .filter(|r| crate_of(&r.modules[0]) == dir)
+        .flat_map(|r| r.may.iter().map(|m| package_of(crate_of(m))))
+        .filter(|p| *p != package_of(dir))
+        .collect()
+}
+
+/// The headroom crates among a manifest's `[dependencies]` that `allowed` does not hold.
+fn forbidden_crates(manifest: &str, allowed: &BTreeSet<String>) -> Vec<String> {
+    let mut out = headroom_dependencies(manifest);
+    out.retain(|d| !allowed.contains(d));
+    out
+}
+
+/// Every row of the table is a crate boundary: each crate's `[dependencies]` name only the
+/// headroom crates its rows may use (so `cargo build` refuses an upward import), and no
+/// system-call crate but in the platform crate; each crate but the platform forbids
+/// `unsafe`. The rules inside one crate (the output crate's `schema` using neither `output`
+/// nor `platform`; `cli`, which may use `output`, not using `schema` beside it) stay the
+/// text checks above.
+#[test]
+fn every_row_of_the_layer_table_is_a_crate_boundary() {
+    let rows = rows();
+    let dirs: BTreeSet<&str> = rows.iter().map(|r| crate_of(&r.modules[0])).collect();
+    assert_eq!(
+        dirs.len(),
+        11,
+        "control: every crate has its rows: {dirs:?}"
+    );
+    for dir in &dirs {
+        let text = manifest(dir);
+        let allowed = allowed_crates(&rows, dir);
+        assert_eq!(
+            forbidden_crates(&text, &allowed),
+            Vec::<String>::new(),
+            "{dir}/Cargo.toml depends on a crate its rows may not use ({allowed:?})"
+        );
+        if *dir != "crates/headroom-platform" {
+            assert_eq!(system_dependencies(&text), Vec::<String>::new(), "{dir}");
+            let lib = std::fs::read_to_string(root().join(dir).join("src/lib.rs")).unwrap();
+            assert!(
+                lib.lines().any(|l| l == "#![forbid(unsafe_code)]"),
+                "{dir}/src/lib.rs forbids unsafe code"
+            );
+        }
+    }
+    // Controls: the manifests were read (each crate above the core names a crate below);
+    // and for each row, a manifest naming the crate of a layer the row may never use is
+    // caught, one naming a crate the row may use is not. A layer the row may never use
+    // that shares a crate with one it may use is the text checks' (`schema`'s, `cli`'s).
+    for (dir, below) in [
+        ("crates/headroom-cli", "headroom-output"),
+        ("crates/headroom-exit", "headroom-platform"),
+        ("crates/headroom-config", "headroom-store"),
+        ("crates/headroom-actions", "headroom-exit"),
+        ("crates/headroom-commands", "headroom-actions"),
+        ("crates/headroom-mcp", "headroom-commands"),
+        ("", "headroom-mcp"),
+    ] {
+        let deps = headroom_dependencies(&manifest(dir));
+        assert!(deps.iter().any(|d| d == below), "{dir}: {deps:?}");
+    }
+    let mut inside_one_crate = BTreeSet::new();
+    let mut checked = 0;
+    for r in &rows {
+        let dir = crate_of(&r.modules[0]);
+        let allowed = allowed_crates(&rows, dir);
+        for n in r.never.iter().chain(&r.may) {
+            let other = package_of(crate_of(n));
+            if other == package_of(dir) {
+                inside_one_crate.insert((r.modules[0].clone(), n.clone()));
+                continue;
+            }
+            let bad = format!("[dependencies]\n{other} = {{ path = \"../{other}\" }}\n");
+            let caught = !forbidden_crates(&bad, &allowed).is_empty();
+            if r.never.contains(n) && !caught {
+                inside_one_crate.insert((r.modules[0].clone(), n.clone()));
+                continue;
+            }
+            assert_eq!(
+                caught,
+                r.never.contains(n),
+                "{:?} naming {other}",
+                r.modules
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 100, "{checked}");
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        inside_one_crate,
+        BTreeSet::from([
+            pair("cli", "schema"),
+            pair("output", "schema"),
+            pair("schema", "output"),
+            pair("schema", "platform"),
+        ]),
+        "the rules the compiler does not keep (checked on the text instead)"
+    );
 }

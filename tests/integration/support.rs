@@ -749,19 +749,18 @@ pub fn lock_waiters(ino: u64) -> usize {
         .count()
 }
 
-/// The source directories of the workspace's crates: the main crate's `src/`, the core's
-/// (`crates/headroom-core/src`), the platform's (`crates/headroom-platform/src`) and the
-/// store's (`crates/headroom-store/src`) and the output's (`crates/headroom-output/src`).
-/// Source scans read all five.
-pub fn source_roots() -> [PathBuf; 5] {
+/// The source directories of the workspace's crates: the main crate's `src/` and each
+/// `crates/*/src` (the core's, the platform's, the store's, the output's and the crates of
+/// the layers above them). Source scans read them all.
+pub fn source_roots() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [
-        root.join("src"),
-        root.join("crates/headroom-core/src"),
-        root.join("crates/headroom-platform/src"),
-        root.join("crates/headroom-store/src"),
-        root.join("crates/headroom-output/src"),
-    ]
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    crates.sort();
+    std::iter::once(root.join("src")).chain(crates).collect()
 }
 
 /// Files of `src/` compiled only for tests: declared as `mod x;` right after

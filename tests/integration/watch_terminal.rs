@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use crate::support::{Env, TIMEOUT, require_tool, spawn_retrying};
 
-/// What the rewrite of the status line starts with (src/commands/watch/mod.rs `emit`).
+/// What the rewrite of the status line starts with (crates/headroom-commands/src/commands/watch/mod.rs `emit`).
 const REWRITE: &str = "\r\x1b[2K";
 /// Readings to wait for before ending a running guard: enough to see lines follow lines.
 const READINGS: usize = 3;
