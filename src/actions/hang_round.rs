@@ -16,8 +16,8 @@ use crate::actions::hang_round::report::{
 use crate::actions::notify;
 use crate::actions::recover::{self, LiveOps, Recovery, RecoveryTarget};
 use crate::core::hangs::{
-    self, AppDecision, EventKind, Kind, MonitorConfig, MonitorState, Round, RoundOutcome,
-    should_notify,
+    self, AppDecision, EventKind, HangRound, MonitorConfig, MonitorState, RecoveryKind,
+    RoundOutcome, should_notify,
 };
 use crate::core::snapshot::Identity;
 use crate::core::time::format_ms;
@@ -102,7 +102,7 @@ impl Actor for LiveActor<'_> {
     }
 }
 
-fn target(d: &AppDecision, kind: Kind) -> RecoveryTarget {
+fn target(d: &AppDecision, kind: RecoveryKind) -> RecoveryTarget {
     let a = &d.app;
     RecoveryTarget {
         kind,
@@ -134,7 +134,7 @@ fn failed_message(name: &str, detail: &str) -> String {
 /// Decide one round and act on it. Returns the report and the events to log.
 pub(crate) fn process_round(
     state: &mut MonitorState,
-    round: &Round,
+    round: &HangRound,
     cfg: &MonitorConfig,
     settings: &recover::RecoverySettings,
     actor: &mut dyn Actor,
@@ -204,7 +204,7 @@ fn app_report(d: &AppDecision) -> AppReport {
 /// `Err` is the refusal; `Ok(None)` a restart only planned (dry run, replay).
 fn restart(
     state: &mut MonitorState,
-    round: &Round,
+    round: &HangRound,
     d: &AppDecision,
     t: &RecoveryTarget,
     actor: &mut dyn Actor,
@@ -235,7 +235,7 @@ fn restart_report(
     t: &RecoveryTarget,
     settings: &recover::RecoverySettings,
     d: &AppDecision,
-    kind: Kind,
+    kind: RecoveryKind,
     event: &dyn Fn(EventKind) -> HangEvent,
     actor: &mut dyn Actor,
 ) -> (ActionReport, HangEvent, Option<NotificationReport>) {
@@ -318,7 +318,7 @@ fn round_report(outcome: RoundOutcome, mode: ActorMode, apps: Vec<AppReport>) ->
 pub(crate) fn persisted_round(
     dir: &Path,
     plan_dry_run: bool,
-    round: &Round,
+    round: &HangRound,
     cfg: &MonitorConfig,
     settings: &recover::RecoverySettings,
     actor: &mut dyn Actor,
@@ -376,7 +376,7 @@ pub(crate) fn refuse_redirected(redirected: Option<&str>) -> Result<()> {
 /// Add each app's start time, uid and state, read from the process table, so a signal can
 /// be addressed to exactly the process that was observed, and a stopped or traced one is
 /// never recovered (`core::hangs`).
-pub(crate) fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> Round {
+pub(crate) fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: i64) -> HangRound {
     let mut apps = scan.apps;
     for a in &mut apps {
         if let Ok(Some(p)) = source.process(a.pid) {
@@ -385,7 +385,7 @@ pub(crate) fn with_identities(scan: AppScan, source: &dyn ProcessSource, at_ms: 
             a.state = Some(p.state);
         }
     }
-    Round {
+    HangRound {
         at_ms,
         boot_ms: platform::boot_ms(),
         available: scan.available,

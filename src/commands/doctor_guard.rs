@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::config::Settings;
-use crate::store::guard::Holder;
+use crate::store::guard::LockHolder;
 
 /// One thing the guard does unasked.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -30,7 +30,7 @@ pub(crate) struct GuardAct {
 pub(crate) struct GuardReport {
     /// The guard holding `watch.lock` as it recorded itself, when one runs (its pid still
     /// runs headroom).
-    pub running: Option<Holder>,
+    pub running: Option<LockHolder>,
     /// The config file the effective settings came from (`null`: defaults only).
     pub config: Option<String>,
     pub acts: Vec<GuardAct>,

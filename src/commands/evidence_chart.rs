@@ -14,7 +14,7 @@ mod wrap;
 use std::fmt::Write as _;
 
 use crate::commands::evidence_time::{Zone, span};
-use crate::core::chart::{Chart, Column, Kind, Scale};
+use crate::core::chart::{Chart, Column, ColumnKind, Scale};
 use crate::output::{plural, thousands};
 use legend::legend;
 use wrap::wrap;
@@ -210,7 +210,7 @@ fn to_ascii(s: &str) -> String {
 fn column(col: &Column, c: &Chart, scale: Scale, g: &Glyphs) -> [char; HEIGHT] {
     let mut cells = [' '; HEIGHT];
     let row_of = |lvl: u32| HEIGHT - 1 - (lvl as usize / 8).min(HEIGHT - 1);
-    if col.kind == Kind::Empty {
+    if col.kind == ColumnKind::Empty {
         // After the last reading: the projection, if one runs through this column.
         if let Some(p) = c
             .drawn_projection()
@@ -255,7 +255,7 @@ fn axis_mark(col: &Column, tick: bool, g: &Glyphs) -> char {
         g.cleanup
     } else if col.unread > 0 {
         g.unread
-    } else if col.kind == Kind::Gap || col.gap_inside {
+    } else if col.kind == ColumnKind::Gap || col.gap_inside {
         g.gap
     } else if tick {
         g.axis_tick

@@ -6,7 +6,7 @@
 
 use crate::cli::ChartZone;
 use crate::core::chart::Chart;
-use crate::core::chart::ticks::{Step, Tick, Unit, step_for, ticks};
+use crate::core::chart::ticks::{Tick, TickStep, Unit, step_for, ticks};
 
 /// The clock of a chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,7 +135,7 @@ impl Zone {
             .collect()
     }
 
-    fn tick_label(&self, t: i64, step: Step, years: bool, new_day: bool) -> String {
+    fn tick_label(&self, t: i64, step: TickStep, years: bool, new_day: bool) -> String {
         match step.unit {
             Unit::Second => self.clock(t, Style::Seconds),
             Unit::Minute | Unit::Hour if new_day => self.clock(t, Style::Day),

@@ -17,7 +17,7 @@ mod survey;
 pub mod ticks;
 
 pub use axis::{Axis, Gap, Shortened};
-pub use columns::{Column, Envelope, Held, Kind};
+pub use columns::{Column, ColumnKind, Envelope, Held};
 pub use scale::{Scale, nice_ceiling};
 pub use survey::Survey;
 

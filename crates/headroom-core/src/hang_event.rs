@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::hangs::{AppDecision, EventKind, Kind};
+use crate::hangs::{AppDecision, EventKind, RecoveryKind};
 use crate::time::{format_ms, parse_ms};
 
 /// Events are kept this long.
@@ -23,7 +23,7 @@ pub struct HangEvent {
     pub pid: i32,
     pub bundle_path: String,
     /// `app` or `service`.
-    pub kind: Kind,
+    pub kind: RecoveryKind,
     /// Why a restart failed or an app was blocked.
     #[serde(default)]
     pub reason: Option<String>,
@@ -36,7 +36,7 @@ pub struct HangEvent {
 }
 
 impl HangEvent {
-    pub fn new(event: EventKind, at_ms: i64, d: &AppDecision, kind: Kind) -> Self {
+    pub fn new(event: EventKind, at_ms: i64, d: &AppDecision, kind: RecoveryKind) -> Self {
         Self {
             event,
             at: format_ms(at_ms),

@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Deserializer};
 
-use crate::hangs::{AppObservation, Policy, Round};
+use crate::hangs::{ActivationPolicy, AppObservation, HangRound};
 use crate::snapshot::ProcState;
 use crate::time::parse_ms;
 
@@ -30,7 +30,7 @@ struct RecordedApp {
     bundle_id: Option<String>,
     bundle_path: String,
     name: String,
-    policy: Policy,
+    policy: ActivationPolicy,
     responsive: bool,
     #[serde(default)]
     start_time: Option<u64>,
@@ -47,7 +47,7 @@ fn required_nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, 
 }
 
 /// Parse the text of an observations file. Errors read after the file name.
-pub fn parse(text: &str) -> Result<Vec<Round>, String> {
+pub fn parse(text: &str) -> Result<Vec<HangRound>, String> {
     if text.trim().is_empty() {
         return Err("is empty".into());
     }
@@ -60,7 +60,7 @@ pub fn parse(text: &str) -> Result<Vec<Round>, String> {
     if rounds.is_empty() {
         return Err("has no rounds".into());
     }
-    let mut out: Vec<Round> = Vec::with_capacity(rounds.len());
+    let mut out: Vec<HangRound> = Vec::with_capacity(rounds.len());
     for (i, r) in rounds.iter().enumerate() {
         let here = format!("rounds[{i}]");
         let obj = r
@@ -109,7 +109,7 @@ pub fn parse(text: &str) -> Result<Vec<Round>, String> {
             .get("reason")
             .and_then(|v| v.as_str())
             .map(str::to_string);
-        out.push(Round {
+        out.push(HangRound {
             at_ms,
             boot_ms: None,
             available,
@@ -145,7 +145,7 @@ mod tests {
         assert_eq!(r[0].at_ms, 1_796_032_800_000);
         assert_eq!(r[0].apps[0].identity(), "com.example.Editor");
         assert_eq!(r[0].apps[1].identity(), "/Applications/Tool.app");
-        assert_eq!(r[0].apps[1].policy, Policy::Accessory);
+        assert_eq!(r[0].apps[1].policy, ActivationPolicy::Accessory);
         assert_eq!(r[0].apps[1].start_time, Some(42));
         assert!(!r[1].available);
         assert_eq!(

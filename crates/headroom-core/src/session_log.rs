@@ -54,7 +54,7 @@ use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub use backwards::{Scan, judge_reader};
+pub use backwards::{BackwardScan, judge_reader};
 pub use judge::{judge_dir, judge_file};
 pub use line::{HEARTBEATS, is_heartbeat, parse_timestamp};
 
@@ -158,7 +158,7 @@ pub enum FileVerdict {
     /// No timestamped line read, or the file could not be read: protects.
     Unknown,
     /// Not evidence either way; left out of the directory's verdict.
-    Skipped(SkipReason),
+    Skipped(FileSkipReason),
 }
 
 impl FileVerdict {
@@ -175,7 +175,7 @@ impl FileVerdict {
 
 /// Why a file was not judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SkipReason {
+pub enum FileSkipReason {
     /// Its name contains `telemetry`: the leaking children write their queue files here,
     /// and a fresh `telemetry_queue….jsonl.delivered` once kept a finished session alive.
     Telemetry,
@@ -191,7 +191,7 @@ pub enum SkipReason {
     TooManyFiles,
 }
 
-impl SkipReason {
+impl FileSkipReason {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Telemetry => "telemetry",

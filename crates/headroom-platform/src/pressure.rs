@@ -27,18 +27,18 @@ pub(crate) const PSI_TRIGGER: &str = "some 150000 2000000";
 /// on macOS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Level {
+pub enum PressureLevel {
     Normal,
     Warn,
     Critical,
 }
 
-impl Level {
+impl PressureLevel {
     pub fn name(self) -> &'static str {
         match self {
-            Level::Normal => "normal",
-            Level::Warn => "warn",
-            Level::Critical => "critical",
+            PressureLevel::Normal => "normal",
+            PressureLevel::Warn => "warn",
+            PressureLevel::Critical => "critical",
         }
     }
 }
@@ -50,7 +50,7 @@ pub(crate) const PSI_WARN_AVG10: f64 = 7.5;
 pub(crate) const PSI_CRITICAL_AVG10: f64 = 30.0;
 
 /// The level in a PSI file's text (`some avg10=1.23 avg60=… total=…`), and its avg10.
-pub(crate) fn psi_level(text: &str) -> Option<(Level, f64)> {
+pub(crate) fn psi_level(text: &str) -> Option<(PressureLevel, f64)> {
     let line = text.lines().find(|l| l.starts_with("some "))?;
     let avg10: f64 = line
         .split_ascii_whitespace()
@@ -58,22 +58,22 @@ pub(crate) fn psi_level(text: &str) -> Option<(Level, f64)> {
         .parse()
         .ok()?;
     let level = if avg10 >= PSI_CRITICAL_AVG10 {
-        Level::Critical
+        PressureLevel::Critical
     } else if avg10 >= PSI_WARN_AVG10 {
-        Level::Warn
+        PressureLevel::Warn
     } else {
-        Level::Normal
+        PressureLevel::Normal
     };
     Some((level, avg10))
 }
 
 /// `kern.memorystatus_vm_pressure_level`: 1 normal, 2 warn, 4 critical.
 #[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "macOS-only"))]
-pub(crate) fn macos_level(v: i64) -> Option<Level> {
+pub(crate) fn macos_level(v: i64) -> Option<PressureLevel> {
     match v {
-        1 => Some(Level::Normal),
-        2 => Some(Level::Warn),
-        4 => Some(Level::Critical),
+        1 => Some(PressureLevel::Normal),
+        2 => Some(PressureLevel::Warn),
+        4 => Some(PressureLevel::Critical),
         _ => None,
     }
 }
@@ -89,7 +89,7 @@ pub(crate) fn macos_level(v: i64) -> Option<Level> {
     not(target_os = "macos"),
     allow(dead_code, reason = "one variant per OS; the JSON names them all")
 )]
-pub enum Kind {
+pub enum PressureSignal {
     /// A Linux PSI trigger.
     Psi,
     /// A macOS dispatch memory-pressure source.
@@ -98,12 +98,12 @@ pub enum Kind {
     Poll,
 }
 
-impl Kind {
+impl PressureSignal {
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Kind::Psi => "psi",
-            Kind::Dispatch => "dispatch",
-            Kind::Poll => "poll",
+            PressureSignal::Psi => "psi",
+            PressureSignal::Dispatch => "dispatch",
+            PressureSignal::Poll => "poll",
         }
     }
 }
@@ -111,7 +111,7 @@ impl Kind {
 /// An armed pressure source, or why there is none.
 #[derive(Debug)]
 pub struct Pressure {
-    pub kind: Kind,
+    pub kind: PressureSignal,
     /// What was armed (`/proc/pressure/memory`, trigger) or why nothing was.
     pub detail: String,
     fd: Option<OwnedFd>,
@@ -145,7 +145,7 @@ impl Pressure {
     /// No source: the timer only, for `reason`.
     pub(crate) fn poll(reason: impl Into<String>) -> Self {
         Self {
-            kind: Kind::Poll,
+            kind: PressureSignal::Poll,
             detail: reason.into(),
             fd: None,
             events: PollFlags::empty(),
@@ -165,7 +165,11 @@ impl Pressure {
     /// A source on a descriptor that becomes readable (`POLLIN`) when it fires: the macOS
     /// handler's pipe, or in tests a pipe standing in for a trigger.
     #[cfg_attr(not(target_os = "macos"), allow(dead_code, reason = "macOS-only"))]
-    pub(crate) fn from_readable(kind: Kind, detail: impl Into<String>, fd: OwnedFd) -> Self {
+    pub(crate) fn from_readable(
+        kind: PressureSignal,
+        detail: impl Into<String>,
+        fd: OwnedFd,
+    ) -> Self {
         Self {
             kind,
             detail: detail.into(),
@@ -201,7 +205,7 @@ impl Pressure {
             ));
         }
         Self {
-            kind: Kind::Psi,
+            kind: PressureSignal::Psi,
             // A comma, not parentheses: `describe` puts the detail in parentheses already.
             detail: format!("{}, trigger `{PSI_TRIGGER}`", path.display()),
             fd: Some(f.into()),
@@ -223,7 +227,7 @@ impl Pressure {
             match super::macos::pressure::Source::new() {
                 Ok((source, fd)) => {
                     let mut p = Self::from_readable(
-                        Kind::Dispatch,
+                        PressureSignal::Dispatch,
                         "DISPATCH_SOURCE_TYPE_MEMORYPRESSURE (warn, critical)",
                         fd,
                     );
@@ -250,14 +254,14 @@ impl Pressure {
 
     /// The pressure level now, and what it was read from (`some avg10 0.42 %`); `None`
     /// without a source or when it cannot be read.
-    pub fn level(&self) -> Option<(Level, String)> {
+    pub fn level(&self) -> Option<(PressureLevel, String)> {
         match self.kind {
-            Kind::Psi => {
+            PressureSignal::Psi => {
                 let text = std::fs::read_to_string(self.psi_path.as_ref()?).ok()?;
                 let (level, avg10) = psi_level(&text)?;
                 Some((level, format!("some avg10 {avg10:.2} %")))
             }
-            Kind::Dispatch => {
+            PressureSignal::Dispatch => {
                 #[cfg(target_os = "macos")]
                 {
                     let v = super::macos::pressure::level().ok()?;
@@ -267,13 +271,13 @@ impl Pressure {
                 #[cfg(not(target_os = "macos"))]
                 None
             }
-            Kind::Poll => None,
+            PressureSignal::Poll => None,
         }
     }
 
     /// Whether the level is above normal now (unknown counts as not).
     pub(crate) fn is_high(&self) -> bool {
-        self.level().is_some_and(|(l, _)| l > Level::Normal)
+        self.level().is_some_and(|(l, _)| l > PressureLevel::Normal)
     }
 
     /// The descriptor and `poll` events to wait on, for a loop that polls other
@@ -328,7 +332,7 @@ impl Pressure {
                 {
                     self.wait_set = None;
                 }
-                self.kind = Kind::Poll;
+                self.kind = PressureSignal::Poll;
                 self.detail = format!("the source went away ({})", self.detail);
                 return Woke::Gone;
             }

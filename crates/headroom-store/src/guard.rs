@@ -19,7 +19,8 @@ pub fn lock_path(dir: &Path) -> PathBuf {
 
 /// Who holds the guard lock, as it wrote itself into the lock file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Holder {
+#[schemars(rename = "Holder")]
+pub struct LockHolder {
     pub pid: u32,
     /// The service definition that started it (`HEADROOM_SERVICE`: `homebrew.mxcl.headroom`,
     /// `dev.headroom.watch`, …); `null` when it was started by hand.
@@ -34,7 +35,7 @@ pub struct Holder {
     pub program: Option<String>,
 }
 
-impl Holder {
+impl LockHolder {
     /// How a message names it: `` `homebrew.mxcl.headroom` (pid 812) ``, `a guard started
     /// by hand (pid 812)`, `` a `watch --once` (pid 7) ``.
     pub fn describe(&self) -> String {
@@ -52,13 +53,13 @@ pub enum Taken {
     /// This process is the guard; the lock is held until the value is dropped.
     Held(Lock),
     /// Another process holds it; what it wrote about itself, when that could be read.
-    Busy(Option<Holder>),
+    Busy(Option<LockHolder>),
 }
 
 /// Take the guard lock in `dir` without waiting and, once held, write `me` into it. A record
 /// that cannot be written does not cost the lock (the guard still guards; a second one then
 /// only cannot say who holds it).
-pub fn try_take(dir: &Path, me: &Holder) -> Result<Taken> {
+pub fn try_take(dir: &Path, me: &LockHolder) -> Result<Taken> {
     let base = dir.join("watch");
     match Lock::try_acquire(&base)? {
         Some(lock) => {
@@ -74,7 +75,7 @@ pub fn try_take(dir: &Path, me: &Holder) -> Result<Taken> {
 /// The record in `dir`'s lock file, if there is one that parses. It says who took the lock
 /// last; whether it is still held is for the caller to know (`try_take` found it busy) or to
 /// check (the pid still runs headroom).
-pub fn read_holder(dir: &Path) -> Option<Holder> {
+pub fn read_holder(dir: &Path) -> Option<LockHolder> {
     let bytes = crate::fsio::read_private(&lock_path(dir)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
@@ -83,8 +84,8 @@ pub fn read_holder(dir: &Path) -> Option<Holder> {
 mod tests {
     use super::*;
 
-    fn me(pid: u32, label: Option<&str>, once: bool) -> Holder {
-        Holder {
+    fn me(pid: u32, label: Option<&str>, once: bool) -> LockHolder {
+        LockHolder {
             pid,
             label: label.map(str::to_string),
             once,

@@ -120,7 +120,9 @@ pub fn read_events(dir: &Path, since_ms: Option<i64>) -> Result<(Vec<HangEvent>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::hangs::{AppDecision, AppObservation, EventKind, HangState, Kind, Policy};
+    use crate::core::hangs::{
+        ActivationPolicy, AppDecision, AppObservation, EventKind, HangState, RecoveryKind,
+    };
 
     const DAY: i64 = 24 * 3_600_000;
     const T0: i64 = 1_796_032_800_000;
@@ -134,12 +136,12 @@ mod tests {
                 bundle_id: Some("com.example.Editor".into()),
                 bundle_path: "/Applications/Editor.app".into(),
                 name: "Editor".into(),
-                policy: Policy::Regular,
+                policy: ActivationPolicy::Regular,
                 responsive: false,
                 state: None,
             },
             identity: "com.example.Editor".into(),
-            kind: Some(Kind::App),
+            kind: Some(RecoveryKind::App),
             state: HangState::Confirmed,
             reason: None,
             rounds: 2,
@@ -151,7 +153,7 @@ mod tests {
     }
 
     fn ev(kind: EventKind, at: i64) -> HangEvent {
-        HangEvent::new(kind, at, &decision(), Kind::App)
+        HangEvent::new(kind, at, &decision(), RecoveryKind::App)
     }
 
     #[test]

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use crate::core::hangs::Round;
+use crate::core::hangs::HangRound;
 use crate::core::observations::parse;
 
 /// Read and validate an observations file (`-`: standard input, as for `--snapshot -`); the
 /// error names the file and what is wrong.
-pub fn load(path: &Path) -> Result<Vec<Round>, String> {
+pub fn load(path: &Path) -> Result<Vec<HangRound>, String> {
     let text = if path == Path::new("-") {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)

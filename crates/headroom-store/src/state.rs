@@ -74,7 +74,7 @@ struct ReadingsFile {
 
 /// The outcome of recording one reading.
 #[derive(Debug)]
-pub struct History {
+pub struct ReadingHistory {
     /// The samples of the window, the new one included.
     pub samples: Vec<Sample>,
     /// A warning for the user (corrupt file set aside).
@@ -83,7 +83,7 @@ pub struct History {
 
 /// Append `sample` to the reading history in `dir` and return the window. Samples of another
 /// uid, from the future (a clock set back) or older than the window are dropped.
-pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
+pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<ReadingHistory> {
     let path = dir.join(READINGS_FILE);
     let _lock = Lock::acquire(&path)?;
     let mut warning = None;
@@ -108,7 +108,7 @@ pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<History> {
             samples: samples.clone(),
         },
     )?;
-    Ok(History { samples, warning })
+    Ok(ReadingHistory { samples, warning })
 }
 
 pub(crate) const CPU_FILE: &str = "cpu-history.json";

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::actions::recover::Step;
-use crate::core::hangs::{HangState, Kind, Policy};
+use crate::core::hangs::{ActivationPolicy, HangState, RecoveryKind};
 
 /// What became of a restart. The kebab-case names are stable (JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -90,9 +90,9 @@ pub struct AppReport {
     pub pid: i32,
     pub bundle_id: Option<String>,
     pub bundle_path: String,
-    pub policy: Policy,
+    pub policy: ActivationPolicy,
     /// `app` or `service`; null when ignored.
-    pub kind: Option<Kind>,
+    pub kind: Option<RecoveryKind>,
     pub state: HangState,
     pub reason: Option<String>,
     /// Consecutive unresponsive rounds (0 when ignored).

@@ -32,7 +32,7 @@ use crate::actions::exec::ExecOutput;
 pub(crate) use crate::actions::recover::live::LiveOps;
 pub(crate) use crate::actions::recover::steps::Step;
 use crate::actions::recover::steps::{ms, secs};
-use crate::core::hangs::{CURSOR_SERVICE_PATH, Kind};
+use crate::core::hangs::{CURSOR_SERVICE_PATH, RecoveryKind};
 use crate::core::snapshot::Identity;
 use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, Signal};
 
@@ -51,7 +51,7 @@ const LAUNCHCTL_NOT_FOUND: i32 = 113;
 /// What to recover.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RecoveryTarget {
-    pub kind: Kind,
+    pub kind: RecoveryKind,
     pub pid: i32,
     /// pid + start time + uid; `None` when the start time could not be read, and then
     /// nothing is signalled.
@@ -158,12 +158,12 @@ pub(crate) fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
         },
     ];
     match t.kind {
-        Kind::App => steps.push(Step::Exec {
+        RecoveryKind::App => steps.push(Step::Exec {
             argv: open_argv(&t.bundle_path),
             condition: None,
             result: None,
         }),
-        Kind::Service => {
+        RecoveryKind::Service => {
             let [gui, user] = domains(s.uid);
             steps.push(Step::Exec {
                 argv: kickstart_argv(&gui, &t.label),
@@ -213,8 +213,8 @@ pub(crate) fn recover(
     let result = match t.identity {
         None => Err(refusal(t).unwrap_or_default()),
         Some(id) => stop(ops, &id, s, &mut r).and_then(|()| match t.kind {
-            Kind::App => reopen(ops, t, &mut r),
-            Kind::Service => kickstart(ops, t, &id, s, &mut r),
+            RecoveryKind::App => reopen(ops, t, &mut r),
+            RecoveryKind::Service => kickstart(ops, t, &id, s, &mut r),
         }),
     };
     match result {

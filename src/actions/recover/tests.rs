@@ -195,7 +195,7 @@ pub(super) fn settings() -> RecoverySettings {
 
 pub(super) fn app_target() -> RecoveryTarget {
     RecoveryTarget {
-        kind: Kind::App,
+        kind: RecoveryKind::App,
         pid: 501,
         identity: Some(id(501)),
         bundle_path: "/Applications/Editor.app".into(),
@@ -205,7 +205,7 @@ pub(super) fn app_target() -> RecoveryTarget {
 
 pub(super) fn service_target() -> RecoveryTarget {
     RecoveryTarget {
-        kind: Kind::Service,
+        kind: RecoveryKind::Service,
         pid: 700,
         identity: Some(id(700)),
         bundle_path: CURSOR_SERVICE_PATH.into(),

@@ -7,7 +7,7 @@ use super::palette::{
     BAND, CRITICAL_LINE, OVER, USED_LINE, WARNING_LINE, ZOMBIES_LINE, limit_line,
 };
 use super::place::{Box2, Occupied};
-use crate::core::chart::{Chart, Column, Envelope, Kind};
+use crate::core::chart::{Chart, Column, ColumnKind, Envelope};
 
 /// The columns at or over the limit: a strip above the plot.
 pub(super) fn draw_over(d: &mut Doc, f: &Frame, cols: &[Column]) {
@@ -99,12 +99,12 @@ pub(super) fn envelope_runs(f: &Frame, cols: &[Column], s: Series) -> Vec<Vec<(f
     let mut last_stretch = None;
     for (i, col) in cols.iter().enumerate() {
         match col.kind {
-            Kind::Gap | Kind::Empty => {
+            ColumnKind::Gap | ColumnKind::Empty => {
                 open = false;
                 continue;
             }
-            Kind::Between => continue,
-            Kind::Readings => {}
+            ColumnKind::Between => continue,
+            ColumnKind::Readings => {}
         }
         let e: Option<Envelope> = match s {
             Series::Used => col.used,

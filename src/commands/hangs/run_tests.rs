@@ -5,7 +5,7 @@ use super::tests::*;
 use super::*;
 use crate::actions::hang_round::persisted_round;
 use crate::actions::hang_round::report::{ActionOutcome, RoundStatus};
-use crate::core::hangs::{AppObservation, HangState, Kind};
+use crate::core::hangs::{AppObservation, HangState, RecoveryKind};
 use crate::store::hang_events;
 
 #[test]
@@ -228,7 +228,11 @@ fn rounds_resolve_bundle_symlinks_on_the_disk_the_core_never_reads() {
         resolve_path: lexical_only,
         ..cfg.clone()
     };
-    assert_eq!(eligibility(&app, &blind), Ok(Kind::App), "control: no disk");
+    assert_eq!(
+        eligibility(&app, &blind),
+        Ok(RecoveryKind::App),
+        "control: no disk"
+    );
     // A bundle symlinked into a system path is the system's.
     app.bundle_path = path(&notes);
     let e = eligibility(&app, &cfg).unwrap_err().to_string();
@@ -237,7 +241,7 @@ fn rounds_resolve_bundle_symlinks_on_the_disk_the_core_never_reads() {
     let tool = dir.path().join("Tool.app");
     std::fs::create_dir(&tool).unwrap();
     app.bundle_path = path(&tool);
-    assert_eq!(eligibility(&app, &cfg), Ok(Kind::App));
+    assert_eq!(eligibility(&app, &cfg), Ok(RecoveryKind::App));
     let canonical = std::fs::canonicalize(&real).unwrap();
     assert_eq!(
         platform::canonical_path(&path(&link)),

@@ -6,9 +6,9 @@ use crate::actions::hang_round::report::{ActionOutcome, NotificationReport, Roun
 use crate::actions::hang_round::{Actor, Planner, process_round};
 use crate::actions::recover::{Recovery, RecoveryTarget};
 use crate::core::hangs::{
-    AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, HangState, Policy,
+    ActivationPolicy, AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, HangState,
 };
-use crate::core::hangs::{Kind, Round};
+use crate::core::hangs::{HangRound, RecoveryKind};
 use crate::core::snapshot::Identity;
 use crate::store::hang_events::HangEvent;
 
@@ -59,7 +59,7 @@ pub(super) fn editor(pid: i32, responsive: bool) -> AppObservation {
         bundle_id: Some("com.example.Editor".into()),
         bundle_path: "/Applications/Editor.app".into(),
         name: "Editor".into(),
-        policy: Policy::Regular,
+        policy: ActivationPolicy::Regular,
         responsive,
         state: None,
     }
@@ -73,14 +73,14 @@ pub(super) fn cursor(pid: i32, responsive: bool) -> AppObservation {
         bundle_id: Some(CURSOR_SERVICE_ID.into()),
         bundle_path: CURSOR_SERVICE_PATH.into(),
         name: "CursorUIViewService".into(),
-        policy: Policy::Prohibited,
+        policy: ActivationPolicy::Prohibited,
         responsive,
         state: None,
     }
 }
 
-pub(super) fn round_at(i: i64, apps: Vec<AppObservation>) -> Round {
-    Round {
+pub(super) fn round_at(i: i64, apps: Vec<AppObservation>) -> HangRound {
+    HangRound {
         at_ms: T0 + i * EVERY,
         boot_ms: None,
         available: true,
@@ -131,7 +131,7 @@ fn b07_a_confirmed_app_is_restarted_with_its_observed_identity() {
     );
     assert_eq!(a.restarts.len(), 1);
     let t = &a.restarts[0];
-    assert_eq!(t.kind, Kind::App);
+    assert_eq!(t.kind, RecoveryKind::App);
     assert_eq!(
         t.identity,
         Some(Identity {
@@ -320,7 +320,7 @@ fn b02_interface_unavailable_is_reported_and_nothing_is_done() {
     );
     let (r, events) = process_round(
         &mut state,
-        &Round {
+        &HangRound {
             at_ms: T0 + EVERY,
             boot_ms: None,
             available: false,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::core::session_log::SkipReason;
+use crate::core::session_log::FileSkipReason;
 
 const NOW: i64 = 1_787_995_307; // 2026-08-29T09:21:47Z
 
@@ -36,7 +36,7 @@ fn human_lines_carry_every_verdict_and_escape_names() {
             Some(NOW + 120),
         ),
         report(FileVerdict::Unknown, None),
-        report(FileVerdict::Skipped(SkipReason::Empty), Some(NOW)),
+        report(FileVerdict::Skipped(FileSkipReason::Empty), Some(NOW)),
     ];
     let dir = DirReport {
         files,

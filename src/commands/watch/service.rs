@@ -29,7 +29,7 @@ use crate::commands::Ctx;
 use crate::exit::RefusedError;
 use crate::platform::own_program::{self, FileId};
 use crate::store::fsio::Lock;
-use crate::store::guard::{self, Holder, Taken};
+use crate::store::guard::{self, LockHolder, Taken};
 
 /// The label this process was started under (`HEADROOM_SERVICE`), when it is one: a
 /// launchd label or a systemd unit name (letters, digits, `.`, `-`, `_`, `@`, `:`; at most
@@ -59,10 +59,10 @@ pub(crate) enum WhenBusy {
 }
 
 /// The rule above, over who this guard is (`own`, its label) and who holds `lock`.
-pub(crate) fn when_busy(own: Option<&str>, holder: Option<&Holder>, lock: &Path) -> WhenBusy {
+pub(crate) fn when_busy(own: Option<&str>, holder: Option<&LockHolder>, lock: &Path) -> WhenBusy {
     let who = holder.map_or_else(
         || "another `headroom watch` (one that does not say who it is)".to_string(),
-        Holder::describe,
+        LockHolder::describe,
     );
     match (own, holder) {
         (None, _) => WhenBusy::Refuse(format!(
@@ -109,7 +109,7 @@ pub(crate) fn single(ctx: &Ctx<'_>, once: bool, label: Option<&str>) -> Result<S
     let program = own_program::invoked().map(|p| p.display().to_string());
     let mut told = false;
     loop {
-        let me = Holder {
+        let me = LockHolder {
             pid: std::process::id(),
             label: label.map(str::to_string),
             once,
@@ -253,8 +253,8 @@ pub(crate) fn on_change(change: &ProgramChange, label: Option<&str>) -> (String,
 mod tests {
     use super::*;
 
-    fn holder(label: Option<&str>, once: bool) -> Holder {
-        Holder {
+    fn holder(label: Option<&str>, once: bool) -> LockHolder {
+        LockHolder {
             pid: 812,
             label: label.map(str::to_string),
             once,

@@ -2,7 +2,7 @@
 //! axis placing and inverting times, and round time ticks in the reader's clock.
 
 use super::fixture::{T0, chart, poll};
-use super::ticks::{Step, Unit, step_for, ticks};
+use super::ticks::{TickStep, Unit, step_for, ticks};
 use super::*;
 
 fn utc(_: i64) -> i32 {
@@ -108,7 +108,7 @@ fn two_hour_ticks_fall_on_even_hours_in_the_reader_s_clock() {
     let step = step_for(&c.axis, 0.13);
     assert_eq!(
         step,
-        Step {
+        TickStep {
             unit: Unit::Hour,
             n: 2
         }
@@ -128,7 +128,7 @@ fn two_hour_ticks_fall_on_even_hours_in_the_reader_s_clock() {
     let step = step_for(&c.axis, 0.1);
     assert_eq!(
         step,
-        Step {
+        TickStep {
             unit: Unit::Month,
             n: 3
         }

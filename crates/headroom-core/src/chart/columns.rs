@@ -65,7 +65,7 @@ fn add(e: &mut Option<Envelope>, v: u64, at: i64) {
 
 /// What a column shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Kind {
+pub enum ColumnKind {
     /// One reading or more.
     Readings,
     /// No reading, between two of one stretch: the last value read holds.
@@ -93,7 +93,7 @@ pub struct Column {
     /// The times at its edges.
     pub from: i64,
     pub to: i64,
-    pub kind: Kind,
+    pub kind: ColumnKind,
     pub readings: u32,
     pub used: Option<Envelope>,
     pub zombies: Option<Envelope>,
@@ -118,27 +118,27 @@ impl Column {
     /// The used value to draw: the column's peak, or the one it holds.
     pub fn used_peak(&self) -> Option<u64> {
         match self.kind {
-            Kind::Readings => self.used.map(|e| e.max),
-            Kind::Between => self.held.map(|h| h.used),
-            Kind::Gap | Kind::Empty => None,
+            ColumnKind::Readings => self.used.map(|e| e.max),
+            ColumnKind::Between => self.held.map(|h| h.used),
+            ColumnKind::Gap | ColumnKind::Empty => None,
         }
     }
 
     /// The zombies to draw: the column's peak, or the count it holds.
     pub fn zombies_peak(&self) -> Option<u64> {
         match self.kind {
-            Kind::Readings => self.zombies.map(|e| e.max),
-            Kind::Between => self.held.and_then(|h| h.zombies),
-            Kind::Gap | Kind::Empty => None,
+            ColumnKind::Readings => self.zombies.map(|e| e.max),
+            ColumnKind::Between => self.held.and_then(|h| h.zombies),
+            ColumnKind::Gap | ColumnKind::Empty => None,
         }
     }
 
     /// The limit in force: the lowest read in the column, or the one held.
     pub fn binding_limit(&self) -> Option<(u64, Option<u16>)> {
         match self.kind {
-            Kind::Readings => self.limit.map(|e| (e.min, self.source)),
-            Kind::Between => self.held.and_then(|h| Some((h.limit?, h.source))),
-            Kind::Gap | Kind::Empty => None,
+            ColumnKind::Readings => self.limit.map(|e| (e.min, self.source)),
+            ColumnKind::Between => self.held.and_then(|h| Some((h.limit?, h.source))),
+            ColumnKind::Gap | ColumnKind::Empty => None,
         }
     }
 }
@@ -206,7 +206,7 @@ impl Chart {
         }
         for i in 0..cols.len() {
             if cols[i].readings > 0 {
-                cols[i].kind = Kind::Readings;
+                cols[i].kind = ColumnKind::Readings;
                 prev = Some(i);
                 continue;
             }
@@ -224,11 +224,11 @@ impl Chart {
                     source: p.last_source,
                 };
                 let c = &mut cols[i];
-                c.kind = Kind::Between;
+                c.kind = ColumnKind::Between;
                 c.over = held.limit.is_some_and(|l| held.used >= l);
                 c.held = Some(held);
             } else if self.axis.gap_at(mid).is_some() || cols[i].gap_inside && prev.is_some() {
-                cols[i].kind = Kind::Gap;
+                cols[i].kind = ColumnKind::Gap;
             }
         }
     }

@@ -1,5 +1,5 @@
 use super::fixture::{T0, chart, kill, poll, polls_then_a_late_cleanup, survey};
-use super::ticks::{Step, Unit, step_for, ticks};
+use super::ticks::{TickStep, Unit, step_for, ticks};
 use super::*;
 
 fn utc(_: i64) -> i32 {
@@ -19,7 +19,7 @@ fn no_rows_make_an_empty_chart_with_a_usable_axis() {
     assert_eq!(cols.len(), 40);
     assert!(
         cols.iter()
-            .all(|c| c.kind == Kind::Empty && c.readings == 0)
+            .all(|c| c.kind == ColumnKind::Empty && c.readings == 0)
     );
 }
 
@@ -32,7 +32,7 @@ fn one_row_sits_mid_axis_with_its_limit_and_round_second_ticks() {
     assert_eq!(cols[5].used.map(|e| e.max), Some(801));
     assert_eq!(cols[5].binding_limit(), Some((4000, Some(0))));
     assert_eq!(
-        cols.iter().filter(|c| c.kind != Kind::Empty).count(),
+        cols.iter().filter(|c| c.kind != ColumnKind::Empty).count(),
         1,
         "one reading is one column: nothing held either side"
     );
@@ -41,7 +41,7 @@ fn one_row_sits_mid_axis_with_its_limit_and_round_second_ticks() {
     let step = step_for(&c.axis, 0.2);
     assert_eq!(
         step,
-        Step {
+        TickStep {
             unit: Unit::Second,
             n: 15
         }
@@ -115,16 +115,16 @@ fn a_gap_of_hours_breaks_the_series_and_is_drawn_shorter() {
         }
     );
     let cols = c.columns(80);
-    let gap_cols = cols.iter().filter(|c| c.kind == Kind::Gap).count();
+    let gap_cols = cols.iter().filter(|c| c.kind == ColumnKind::Gap).count();
     assert!((2..=5).contains(&gap_cols), "{gap_cols}");
     assert!(
         cols.iter()
-            .filter(|c| c.kind == Kind::Gap)
+            .filter(|c| c.kind == ColumnKind::Gap)
             .all(|c| c.binding_limit().is_none())
     );
     assert_eq!(
         (cols[0].kind, cols[79].kind),
-        (Kind::Readings, Kind::Readings)
+        (ColumnKind::Readings, ColumnKind::Readings)
     );
     // Control: the same limit after the gap is no change to name.
     assert_eq!(c.changes.len(), 1);
@@ -142,7 +142,7 @@ fn a_few_missed_polls_are_not_a_gap_and_between_columns_hold_the_last_value() {
     let cols = c.columns(40);
     let between: Vec<&Column> = cols
         .iter()
-        .filter(|c| c.kind == Kind::Between && c.from > T0 + 9 * 60)
+        .filter(|c| c.kind == ColumnKind::Between && c.from > T0 + 9 * 60)
         .collect();
     assert!(between.len() > 5, "{cols:?}");
     assert!(
@@ -162,7 +162,7 @@ fn nothing_is_drawn_after_the_last_reading_up_to_a_later_cleanup() {
     assert!(
         cols[last + 1..]
             .iter()
-            .all(|c| c.used_peak().is_none() && c.kind == Kind::Empty),
+            .all(|c| c.used_peak().is_none() && c.kind == ColumnKind::Empty),
         "an hour of bars that never happened"
     );
     assert_eq!(cols[59].cleanups, 1, "the cleanup is still marked");

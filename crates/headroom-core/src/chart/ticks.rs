@@ -23,12 +23,12 @@ pub enum Unit {
 
 /// A tick step: `n` of `unit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
+pub struct TickStep {
     pub unit: Unit,
     pub n: i64,
 }
 
-impl Step {
+impl TickStep {
     /// Its length in seconds (months as 30 days, years as 365: only to choose the step).
     pub fn secs(self) -> i64 {
         self.n
@@ -78,10 +78,10 @@ pub struct Tick {
 }
 
 /// The step for an axis whose labels need `spacing` of its width (0..1) apart.
-pub fn step_for(axis: &Axis, spacing: f64) -> Step {
+pub fn step_for(axis: &Axis, spacing: f64) -> TickStep {
     let want = axis.len() * spacing.max(1e-6);
     for (unit, n) in LADDER {
-        let s = Step { unit, n };
+        let s = TickStep { unit, n };
         if s.secs() as f64 >= want {
             return s;
         }
@@ -90,7 +90,7 @@ pub fn step_for(axis: &Axis, spacing: f64) -> Step {
     let mut n = 2;
     loop {
         for m in [1, 2, 5] {
-            let s = Step {
+            let s = TickStep {
                 unit: Unit::Year,
                 n: n * m / 2,
             };
@@ -104,7 +104,7 @@ pub fn step_for(axis: &Axis, spacing: f64) -> Step {
 
 /// Ticks of `step` along `axis`, at least `spacing` apart (a share of the width), with
 /// `offset(t)` the clock's offset from UTC in seconds at instant `t`.
-pub fn ticks(axis: &Axis, step: Step, spacing: f64, offset: &dyn Fn(i64) -> i32) -> Vec<Tick> {
+pub fn ticks(axis: &Axis, step: TickStep, spacing: f64, offset: &dyn Fn(i64) -> i32) -> Vec<Tick> {
     let mut out: Vec<Tick> = Vec::new();
     let mut t = first_at_or_after(axis.start, step, offset);
     // Each round either keeps a tick or jumps to the first round instant that could be
@@ -143,7 +143,7 @@ fn utc(l: i64, offset: &dyn Fn(i64) -> i32) -> i64 {
 }
 
 /// The first round instant of `step` at or after `t`.
-fn first_at_or_after(t: i64, step: Step, offset: &dyn Fn(i64) -> i32) -> i64 {
+fn first_at_or_after(t: i64, step: TickStep, offset: &dyn Fn(i64) -> i32) -> i64 {
     let l = local(t, offset);
     let rounded = match step.unit {
         Unit::Second | Unit::Minute | Unit::Hour => {
@@ -187,7 +187,7 @@ fn month_start(idx: i64) -> i64 {
 }
 
 /// The next round instant of `step` after the round instant `t`.
-fn after(t: i64, step: Step, offset: &dyn Fn(i64) -> i32) -> i64 {
+fn after(t: i64, step: TickStep, offset: &dyn Fn(i64) -> i32) -> i64 {
     let l = local(t, offset);
     let next = match step.unit {
         Unit::Second | Unit::Minute | Unit::Hour | Unit::Day => l + step.secs(),

@@ -17,8 +17,8 @@
 //! so the decisions stay here, where replays and tests reach them with a table for a disk.
 
 use crate::hangs::{
-    AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, Kind, MAX_IDENTITY_LEN, MonitorConfig,
-    Policy,
+    ActivationPolicy, AppObservation, CURSOR_SERVICE_ID, CURSOR_SERVICE_PATH, MAX_IDENTITY_LEN,
+    MonitorConfig, RecoveryKind,
 };
 
 /// Bundles under these directories belong to the system (compared case-insensitively:
@@ -95,10 +95,10 @@ pub enum Ineligible {
     Denied,
     /// The cursor service's bundle id, without its policy and path.
     ServiceMismatch {
-        policy: Policy,
+        policy: ActivationPolicy,
         path: String,
     },
-    NotRegular(Policy),
+    NotRegular(ActivationPolicy),
     NotAppBundle(String),
     AppleBundleId,
     SystemPath {
@@ -172,7 +172,7 @@ impl std::fmt::Display for Ineligible {
 }
 
 /// Whether an app may be acted on, and how; `Err` says why it may not.
-pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, Ineligible> {
+pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<RecoveryKind, Ineligible> {
     let id = app.identity();
     if app.pid <= 1 {
         return Err(Ineligible::ReservedPid(app.pid));
@@ -185,8 +185,10 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, In
     }
     if app.bundle_id.as_deref() == Some(CURSOR_SERVICE_ID) {
         // The one service: identity, activation policy and system XPC path must all match.
-        return if app.policy == Policy::Prohibited && app.bundle_path == CURSOR_SERVICE_PATH {
-            Ok(Kind::Service)
+        return if app.policy == ActivationPolicy::Prohibited
+            && app.bundle_path == CURSOR_SERVICE_PATH
+        {
+            Ok(RecoveryKind::Service)
         } else {
             Err(Ineligible::ServiceMismatch {
                 policy: app.policy,
@@ -194,7 +196,7 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, In
             })
         };
     }
-    if app.policy != Policy::Regular {
+    if app.policy != ActivationPolicy::Regular {
         return Err(Ineligible::NotRegular(app.policy));
     }
     if !is_app_bundle_path(&app.bundle_path) {
@@ -225,7 +227,7 @@ pub fn eligibility(app: &AppObservation, cfg: &MonitorConfig) -> Result<Kind, In
             }
         }
     }
-    Ok(Kind::App)
+    Ok(RecoveryKind::App)
 }
 
 fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {

@@ -1,7 +1,7 @@
 //! The unresponsive-app monitor: a pure state machine over check rounds (all OSes).
 //!
 //! Each round is what the WindowServer said about the GUI apps at one instant (live on
-//! macOS, or recorded with `hangs --observations`). The clock is an input (`Round::at_ms`),
+//! macOS, or recorded with `hangs --observations`). The clock is an input (`HangRound::at_ms`),
 //! so every rule here is tested with controlled time and nothing in this file touches the OS.
 //!
 //! Lifecycle of an app identity (bundle id, else absolute bundle path):
@@ -73,7 +73,8 @@ pub const STATE_SCHEMA: &str = "headroom.hangs-state/1";
 /// `NSApplicationActivationPolicy`, as the running-app list reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Policy {
+#[schemars(rename = "Policy")]
+pub enum ActivationPolicy {
     /// A Dock app (`Foreground` in LaunchServices).
     Regular,
     /// A menu-bar or UI-element app (`UIElement`).
@@ -82,7 +83,7 @@ pub enum Policy {
     Prohibited,
 }
 
-impl Policy {
+impl ActivationPolicy {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Regular => "regular",
@@ -104,7 +105,7 @@ pub struct AppObservation {
     pub bundle_id: Option<String>,
     pub bundle_path: String,
     pub name: String,
-    pub policy: Policy,
+    pub policy: ActivationPolicy,
     pub responsive: bool,
     /// The process's scheduling state, when read (the live round reads it from the process
     /// table, a recorded round may carry it): `Stopped` or `Traced` is never recovered.
@@ -132,7 +133,7 @@ impl AppObservation {
 
 /// One check round.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Round {
+pub struct HangRound {
     pub at_ms: i64,
     /// The same instant on a clock that is never stepped and counts time asleep, from boot
     /// (`platform::boot_ms`), when the round is live; `None` for a recorded round. The
@@ -149,7 +150,8 @@ pub struct Round {
 /// What kind of recovery an eligible identity gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Kind {
+#[schemars(rename = "Kind")]
+pub enum RecoveryKind {
     /// A third-party app: stopped, then reopened with `open -g`.
     App,
     /// The allowlisted system service: stopped, then started by launchd. Never notifies.
@@ -215,7 +217,7 @@ pub struct MonitorState {
     pub observations: BTreeMap<String, Pending>,
     /// Last automatic restart performed per identity (`record_restart`).
     pub restarts: BTreeMap<String, i64>,
-    /// The same restarts on the boot clock (`Round::boot_ms`), for those made in a live
+    /// The same restarts on the boot clock (`HangRound::boot_ms`), for those made in a live
     /// round; absent in older state files.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub restarts_boot: BTreeMap<String, i64>,
@@ -278,7 +280,7 @@ pub struct AppDecision {
     pub app: AppObservation,
     pub identity: String,
     /// `None` when ignored.
-    pub kind: Option<Kind>,
+    pub kind: Option<RecoveryKind>,
     pub state: HangState,
     /// Why an app is ignored or blocked.
     pub reason: Option<String>,
@@ -335,12 +337,12 @@ impl EventKind {
 ///   `newly_blocked` events only).
 /// - A third-party app that headroom signalled but could not bring back is notified: the
 ///   user's app is gone and nothing else would say so. (The seed is silent on this case.)
-pub fn should_notify(kind: Kind, event: EventKind, signalled: bool) -> bool {
+pub fn should_notify(kind: RecoveryKind, event: EventKind, signalled: bool) -> bool {
     match (kind, event) {
-        (Kind::Service, _) => false,
-        (Kind::App, EventKind::Blocked) => true,
-        (Kind::App, EventKind::RestartFailed) => signalled,
-        (Kind::App, EventKind::Detected | EventKind::Restarted) => false,
+        (RecoveryKind::Service, _) => false,
+        (RecoveryKind::App, EventKind::Blocked) => true,
+        (RecoveryKind::App, EventKind::RestartFailed) => signalled,
+        (RecoveryKind::App, EventKind::Detected | EventKind::Restarted) => false,
     }
 }
 

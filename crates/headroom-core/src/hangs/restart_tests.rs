@@ -18,8 +18,8 @@ fn b07_restarts_a_confirmed_third_party_app_or_allowlisted_service_automatically
     assert_eq!(
         kinds,
         vec![
-            (Some(Kind::App), true, HangState::Confirmed),
-            (Some(Kind::Service), true, HangState::Confirmed)
+            (Some(RecoveryKind::App), true, HangState::Confirmed),
+            (Some(RecoveryKind::Service), true, HangState::Confirmed)
         ]
     );
     assert_eq!(s.restarts.get(ED), Some(&(T0 + EVERY)));
@@ -30,9 +30,21 @@ fn b07_restarts_a_confirmed_third_party_app_or_allowlisted_service_automatically
 
 #[test]
 fn b08_no_notification_after_a_successful_automatic_restart() {
-    assert!(!should_notify(Kind::App, EventKind::Restarted, true));
-    assert!(!should_notify(Kind::Service, EventKind::Restarted, true));
-    assert!(!should_notify(Kind::App, EventKind::Detected, false));
+    assert!(!should_notify(
+        RecoveryKind::App,
+        EventKind::Restarted,
+        true
+    ));
+    assert!(!should_notify(
+        RecoveryKind::Service,
+        EventKind::Restarted,
+        true
+    ));
+    assert!(!should_notify(
+        RecoveryKind::App,
+        EventKind::Detected,
+        false
+    ));
 }
 
 #[test]
@@ -44,18 +56,26 @@ fn b13_service_restart_failure_is_never_notified() {
             EventKind::RestartFailed,
             EventKind::Blocked,
         ] {
-            assert!(!should_notify(Kind::Service, e, signalled), "{e:?}");
+            assert!(!should_notify(RecoveryKind::Service, e, signalled), "{e:?}");
         }
     }
 }
 
 #[test]
 fn notification_policy_for_third_party_apps() {
-    assert!(should_notify(Kind::App, EventKind::Blocked, false));
+    assert!(should_notify(RecoveryKind::App, EventKind::Blocked, false));
     // Killed but not reopened: the user's app is gone, so say so.
-    assert!(should_notify(Kind::App, EventKind::RestartFailed, true));
+    assert!(should_notify(
+        RecoveryKind::App,
+        EventKind::RestartFailed,
+        true
+    ));
     // Nothing was signalled (the app had already exited): nothing to tell.
-    assert!(!should_notify(Kind::App, EventKind::RestartFailed, false));
+    assert!(!should_notify(
+        RecoveryKind::App,
+        EventKind::RestartFailed,
+        false
+    ));
 }
 
 #[test]
@@ -136,7 +156,7 @@ fn the_service_blocks_in_cooldown_without_a_notification() {
 #[test]
 fn bdd01_given_the_service_matches_the_allowlisted_identity_and_system_xpc_path() {
     let d = eligibility(&service(700, false), &MonitorConfig::default());
-    assert_eq!(d, Ok(Kind::Service));
+    assert_eq!(d, Ok(RecoveryKind::Service));
 }
 
 #[test]
@@ -146,7 +166,7 @@ fn bdd01_given_it_is_unresponsive_in_two_consecutive_rounds_when_the_second_is_e
     assert_eq!(only(&o[0]).state, HangState::Pending);
     assert!(!only(&o[0]).restart);
     let d = only(&o[1]);
-    assert_eq!(d.kind, Some(Kind::Service));
+    assert_eq!(d.kind, Some(RecoveryKind::Service));
     assert_eq!(d.state, HangState::Confirmed);
     assert!(d.restart);
 }

@@ -6,15 +6,15 @@ use std::collections::BTreeMap;
 
 use crate::hangs::cooldown::{prune_restarts, since_restart};
 use crate::hangs::{
-    AppDecision, AppObservation, CONFIRM_ROUNDS, COOLDOWN_MS, HangState, Ineligible, Kind,
+    AppDecision, AppObservation, CONFIRM_ROUNDS, COOLDOWN_MS, HangRound, HangState, Ineligible,
     MAX_ROUND_GAP_MS, MAX_TRACKED, MIN_ROUND_GAP_RANGE_MS, MonitorConfig, MonitorState, Pending,
-    Round, RoundOutcome, eligibility,
+    RecoveryKind, RoundOutcome, eligibility,
 };
 
 /// The round being decided (its `at_ms` is the clock) and its pace, as `round` read it
 /// from the config and the state.
 struct Pace<'a> {
-    round: &'a Round,
+    round: &'a HangRound,
     cooldown: i64,
     min_gap: i64,
     /// The previous round is recent enough for this one to continue its observations.
@@ -32,7 +32,7 @@ struct Next {
 }
 
 /// Run one round: update `state` and say what to do. Pure: `round.at_ms` is the clock.
-pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> RoundOutcome {
+pub fn round(state: &mut MonitorState, round: &HangRound, cfg: &MonitorConfig) -> RoundOutcome {
     let now = round.at_ms;
     let cooldown = cfg.cooldown_ms.max(COOLDOWN_MS);
     let (lo, hi) = MIN_ROUND_GAP_RANGE_MS;
@@ -51,7 +51,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
         return unavailable(state, round);
     }
 
-    let verdicts: Vec<Result<Kind, Ineligible>> =
+    let verdicts: Vec<Result<RecoveryKind, Ineligible>> =
         round.apps.iter().map(|a| eligibility(a, cfg)).collect();
     let instances = instances(round, &verdicts);
     let mut next = Next::default();
@@ -76,7 +76,7 @@ pub fn round(state: &mut MonitorState, round: &Round, cfg: &MonitorConfig) -> Ro
 }
 
 /// The interface was not there: every pending observation is cleared, nothing is done.
-fn unavailable(state: &mut MonitorState, round: &Round) -> RoundOutcome {
+fn unavailable(state: &mut MonitorState, round: &HangRound) -> RoundOutcome {
     let cleared = state.observations.len();
     state.observations.clear();
     RoundOutcome {
@@ -92,8 +92,8 @@ fn unavailable(state: &mut MonitorState, round: &Round) -> RoundOutcome {
 /// Eligible processes per identity: two of them (`open -n`) cannot be told apart by
 /// identity, so neither is acted on; an ineligible lookalike does not count.
 fn instances<'a>(
-    round: &'a Round,
-    verdicts: &[Result<Kind, Ineligible>],
+    round: &'a HangRound,
+    verdicts: &[Result<RecoveryKind, Ineligible>],
 ) -> BTreeMap<&'a str, usize> {
     let mut instances: BTreeMap<&str, usize> = BTreeMap::new();
     for (app, v) in round.apps.iter().zip(verdicts) {
@@ -109,7 +109,7 @@ fn decide(
     state: &MonitorState,
     pace: &Pace<'_>,
     app: &AppObservation,
-    verdict: Result<Kind, Ineligible>,
+    verdict: Result<RecoveryKind, Ineligible>,
     instances: &BTreeMap<&str, usize>,
     next: &mut Next,
 ) -> AppDecision {
@@ -278,7 +278,7 @@ fn settle(
 /// Blocked lasts until the app responds or quits, whatever the instance count does: an
 /// identity skipped this round (a second instance, `open -n`) that is still unresponsive
 /// stays blocked, so it is not notified again when the extra instance goes.
-fn keep_blocked(state: &MonitorState, round: &Round, blocked: &mut BTreeMap<String, i64>) {
+fn keep_blocked(state: &MonitorState, round: &HangRound, blocked: &mut BTreeMap<String, i64>) {
     for (identity, since) in &state.blocked {
         let still = round
             .apps
@@ -293,7 +293,7 @@ fn keep_blocked(state: &MonitorState, round: &Round, blocked: &mut BTreeMap<Stri
 /// signalled; in a replay or dry run, planned): this, and only this, starts the cooldown. A
 /// restart refused before acting, or one that signalled nothing, is not recorded, so the app
 /// is neither reported as unresponsive "again after a restart" nor kept from a retry.
-pub fn record_restart(state: &mut MonitorState, identity: &str, round: &Round) {
+pub fn record_restart(state: &mut MonitorState, identity: &str, round: &HangRound) {
     state.restarts.insert(identity.to_string(), round.at_ms);
     match round.boot_ms {
         Some(b) => state.restarts_boot.insert(identity.to_string(), b),

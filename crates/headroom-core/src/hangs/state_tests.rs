@@ -249,8 +249,8 @@ const HOUR: i64 = 3_600_000;
 /// The boot clock at T0: 50 h after boot.
 const B0: i64 = 50 * HOUR;
 
-fn at(wall: i64, boot: i64, apps: Vec<AppObservation>) -> Round {
-    Round {
+fn at(wall: i64, boot: i64, apps: Vec<AppObservation>) -> HangRound {
+    HangRound {
         boot_ms: Some(boot),
         ..live(wall, apps)
     }

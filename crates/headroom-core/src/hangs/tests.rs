@@ -16,7 +16,7 @@ pub(super) fn app(id: &str, pid: i32, responsive: bool) -> AppObservation {
         bundle_id: Some(id.to_string()),
         bundle_path: format!("/Applications/{short}.app"),
         name: short,
-        policy: Policy::Regular,
+        policy: ActivationPolicy::Regular,
         responsive,
         state: None,
     }
@@ -30,14 +30,14 @@ pub(super) fn service(pid: i32, responsive: bool) -> AppObservation {
         bundle_id: Some(CURSOR_SERVICE_ID.into()),
         bundle_path: CURSOR_SERVICE_PATH.into(),
         name: "CursorUIViewService".into(),
-        policy: Policy::Prohibited,
+        policy: ActivationPolicy::Prohibited,
         responsive,
         state: None,
     }
 }
 
-pub(super) fn live(at_ms: i64, apps: Vec<AppObservation>) -> Round {
-    Round {
+pub(super) fn live(at_ms: i64, apps: Vec<AppObservation>) -> HangRound {
+    HangRound {
         at_ms,
         boot_ms: None,
         available: true,
@@ -46,8 +46,8 @@ pub(super) fn live(at_ms: i64, apps: Vec<AppObservation>) -> Round {
     }
 }
 
-pub(super) fn unavailable(at_ms: i64) -> Round {
-    Round {
+pub(super) fn unavailable(at_ms: i64) -> HangRound {
+    HangRound {
         at_ms,
         boot_ms: None,
         available: false,
@@ -59,7 +59,11 @@ pub(super) fn unavailable(at_ms: i64) -> Round {
 /// One round in which every restart decided is performed and recorded (`record_restart`),
 /// as the round pipeline records a restart that signalled the app. Tests of a restart that
 /// performed nothing call [`round`] and leave the record out.
-pub(super) fn performed(state: &mut MonitorState, r: &Round, cfg: &MonitorConfig) -> RoundOutcome {
+pub(super) fn performed(
+    state: &mut MonitorState,
+    r: &HangRound,
+    cfg: &MonitorConfig,
+) -> RoundOutcome {
     let o = round(state, r, cfg);
     for d in o.decisions.iter().filter(|d| d.restart) {
         record_restart(state, &d.identity, r);
@@ -161,7 +165,10 @@ fn identity_is_the_bundle_id_else_the_absolute_bundle_path() {
     assert_eq!(a.identity(), "/Applications/Editor.app");
     a.bundle_id = Some(String::new());
     assert_eq!(a.identity(), "/Applications/Editor.app");
-    assert_eq!(eligibility(&a, &MonitorConfig::default()), Ok(Kind::App));
+    assert_eq!(
+        eligibility(&a, &MonitorConfig::default()),
+        Ok(RecoveryKind::App)
+    );
 }
 
 // --- Behavior 6: two consecutive rounds confirm.

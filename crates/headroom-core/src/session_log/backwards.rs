@@ -11,7 +11,7 @@ use super::{FileVerdict, FutureLines, ReaderLimits};
 
 /// What a scan found, what it cost, and the I/O error that cut it short, if any.
 #[derive(Debug)]
-pub struct Scan {
+pub struct BackwardScan {
     pub verdict: FileVerdict,
     pub bytes_read: u64,
     pub error: Option<io::Error>,
@@ -82,7 +82,7 @@ pub fn judge_reader<R: Read + Seek>(
     len: u64,
     now: i64,
     limits: &ReaderLimits,
-) -> Scan {
+) -> BackwardScan {
     let chunk = limits.chunk.max(1);
     let budget = limits.budget.max(chunk as u64);
     let mut judge = Judge::new(now, limits);
@@ -92,7 +92,7 @@ pub fn judge_reader<R: Read + Seek>(
     // The end of a line that starts before `pos`, as pieces in reverse file order. It is
     // joined once, when its start is found, so a long line costs linear time.
     let mut tail: Vec<Vec<u8>> = Vec::new();
-    let done = |verdict, read, error| Scan {
+    let done = |verdict, read, error| BackwardScan {
         verdict,
         bytes_read: read,
         error,
@@ -164,7 +164,7 @@ mod tests {
         }
     }
 
-    fn scan(content: &[u8], l: &ReaderLimits) -> Scan {
+    fn scan(content: &[u8], l: &ReaderLimits) -> BackwardScan {
         judge_reader(&mut Cursor::new(content), content.len() as u64, NOW, l)
     }
 

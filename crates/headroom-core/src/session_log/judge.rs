@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{
-    DirReport, DirVerdict, FileMeta, FileReport, FileVerdict, LogDirError, LogFiles, ReaderLimits,
-    SkipReason, Stopwatch, UnknownWhy, judge_reader, line,
+    DirReport, DirVerdict, FileMeta, FileReport, FileSkipReason, FileVerdict, LogDirError,
+    LogFiles, ReaderLimits, Stopwatch, UnknownWhy, judge_reader, line,
 };
 
 /// Judge one file as of `now` (unix seconds), by the same rules as a file in a directory.
@@ -96,7 +96,7 @@ pub fn judge_dir(
         let mut report = match ex {
             Examined::Done(r) => r,
             Examined::Read(mut r) if over_cap => {
-                r.verdict = FileVerdict::Skipped(SkipReason::TooManyFiles);
+                r.verdict = FileVerdict::Skipped(FileSkipReason::TooManyFiles);
                 r
             }
             Examined::Read(r) if full[i] => read(fs, &path, r, now, limits),
@@ -197,14 +197,14 @@ fn examine(fs: &impl LogFiles, path: &Path, name: String) -> Examined {
             report.size = m.len;
             report.mtime = m.mtime;
         }
-        return skip(report, SkipReason::Telemetry);
+        return skip(report, FileSkipReason::Telemetry);
     }
     let meta = match fs.metadata(path) {
         Ok(m) => m,
         Err(e) => {
             let dangling = e.kind() == io::ErrorKind::NotFound && fs.is_symlink(path);
             if dangling {
-                return skip(report, SkipReason::DanglingLink);
+                return skip(report, FileSkipReason::DanglingLink);
             }
             report.error = Some(e.to_string());
             return Examined::Done(report);
@@ -213,13 +213,13 @@ fn examine(fs: &impl LogFiles, path: &Path, name: String) -> Examined {
     report.size = meta.len;
     report.mtime = meta.mtime;
     if meta.is_dir() {
-        return skip(report, SkipReason::Directory);
+        return skip(report, FileSkipReason::Directory);
     }
     if !meta.is_file() {
-        return skip(report, SkipReason::NotRegular);
+        return skip(report, FileSkipReason::NotRegular);
     }
     if meta.len == 0 {
-        return skip(report, SkipReason::Empty);
+        return skip(report, FileSkipReason::Empty);
     }
     // An old mtime is no reason not to read: it can lag the content (module docs).
     Examined::Read(report)
@@ -244,13 +244,13 @@ fn read<F: LogFiles>(
         }
     };
     if !meta.is_file() {
-        report.verdict = FileVerdict::Skipped(SkipReason::NotRegular);
+        report.verdict = FileVerdict::Skipped(FileSkipReason::NotRegular);
         return report;
     }
     report.size = meta.len;
     report.mtime = meta.mtime.or(report.mtime);
     if meta.len == 0 {
-        report.verdict = FileVerdict::Skipped(SkipReason::Empty);
+        report.verdict = FileVerdict::Skipped(FileSkipReason::Empty);
         return report;
     }
     let scan = judge_reader(&mut file, meta.len, now, limits);

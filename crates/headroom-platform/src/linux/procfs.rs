@@ -66,7 +66,7 @@ pub(crate) fn parse_stat(s: &str) -> Result<Stat, String> {
 
 /// The fields of `/proc/PID/status` headroom uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Status {
+pub(crate) struct ProcStatus {
     /// `Name:` (the comm, with `\n` and `\\` escaped by the kernel).
     pub name: Option<String>,
     /// First letter of `State:`.
@@ -80,7 +80,7 @@ pub(crate) struct Status {
     pub cap_eff: Option<u64>,
 }
 
-impl Status {
+impl ProcStatus {
     /// RssAnon + VmSwap: the private, unshared part, the Linux analogue of phys_footprint
     /// (RSS would count shared libraries once per process). Kernel threads and zombies have
     /// neither line, which reads as unknown.
@@ -90,8 +90,8 @@ impl Status {
     }
 }
 
-pub(crate) fn parse_status(s: &str) -> Status {
-    let mut st = Status::default();
+pub(crate) fn parse_status(s: &str) -> ProcStatus {
+    let mut st = ProcStatus::default();
     for line in s.lines() {
         let Some((key, val)) = line.split_once(':') else {
             continue;

@@ -100,7 +100,7 @@ impl ProcReader {
         pid: i32,
         uid: u32,
         dir: &Path,
-        status: &procfs::Status,
+        status: &procfs::ProcStatus,
         stat: Option<&str>,
         with_exe: bool,
     ) -> Result<ProcessRecord, PlatformError> {

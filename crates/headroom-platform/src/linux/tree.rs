@@ -66,7 +66,7 @@ pub(crate) struct OpenProc {
 struct LastStatus {
     /// The `statm` line read just before it.
     statm: String,
-    status: procfs::Status,
+    status: procfs::ProcStatus,
     at: Instant,
 }
 

@@ -29,7 +29,7 @@
 
 use std::ffi::{CStr, c_void};
 
-use crate::core::hangs::Policy;
+use crate::core::hangs::ActivationPolicy;
 
 /// `struct ProcessSerialNumber { UInt32 highLongOfPSN; UInt32 lowLongOfPSN; }` (public
 /// header `MacTypes.h` / `Processes.h`; reference notes §1e).
@@ -122,11 +122,11 @@ pub(crate) const CF_NUMBER_SINT64_TYPE: isize = 4;
 /// app, `UIElement` an accessory (`LSUIElement`), `BackgroundOnly` prohibited
 /// (`LSBackgroundOnly`). The mapping is inferred from the Info.plist semantics (reference
 /// notes §1e); anything else is unknown, and an app of unknown policy is left out.
-pub(crate) fn policy_from_application_type(t: &str) -> Option<Policy> {
+pub(crate) fn policy_from_application_type(t: &str) -> Option<ActivationPolicy> {
     match t {
-        "Foreground" => Some(Policy::Regular),
-        "UIElement" => Some(Policy::Accessory),
-        "BackgroundOnly" => Some(Policy::Prohibited),
+        "Foreground" => Some(ActivationPolicy::Regular),
+        "UIElement" => Some(ActivationPolicy::Accessory),
+        "BackgroundOnly" => Some(ActivationPolicy::Prohibited),
         _ => None,
     }
 }
@@ -203,15 +203,15 @@ mod tests {
     fn application_types_map_to_activation_policies() {
         assert_eq!(
             policy_from_application_type("Foreground"),
-            Some(Policy::Regular)
+            Some(ActivationPolicy::Regular)
         );
         assert_eq!(
             policy_from_application_type("UIElement"),
-            Some(Policy::Accessory)
+            Some(ActivationPolicy::Accessory)
         );
         assert_eq!(
             policy_from_application_type("BackgroundOnly"),
-            Some(Policy::Prohibited)
+            Some(ActivationPolicy::Prohibited)
         );
         assert_eq!(policy_from_application_type("foreground"), None);
     }

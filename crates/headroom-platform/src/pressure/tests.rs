@@ -11,7 +11,7 @@ fn an_event_wakes_the_wait_at_once_not_at_the_next_tick() {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let (r, w) = nonblocking_pipe().unwrap();
-    let mut p = Pressure::from_readable(Kind::Psi, "test pipe", r);
+    let mut p = Pressure::from_readable(PressureSignal::Psi, "test pipe", r);
     let fired = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
         let at = Instant::now();
@@ -48,7 +48,7 @@ fn a_stop_signal_ends_a_long_wait_at_once() {
     .unwrap();
     let (r, _w) = nonblocking_pipe().unwrap();
     for mut p in [
-        Pressure::from_readable(Kind::Psi, "test pipe", r),
+        Pressure::from_readable(PressureSignal::Psi, "test pipe", r),
         Pressure::poll("none"),
     ] {
         clear_stop();
@@ -94,19 +94,28 @@ fn levels_from_psi_text_and_the_macos_sysctl() {
             "some avg10={avg10} avg60=0.00 avg300=0.00 total=1\nfull avg10=99.00 avg60=0.00 avg300=0.00 total=1\n"
         )
     };
-    assert_eq!(psi_level(&psi("0.00")), Some((Level::Normal, 0.0)));
-    assert_eq!(psi_level(&psi("7.49")).map(|l| l.0), Some(Level::Normal));
-    assert_eq!(psi_level(&psi("7.50")).map(|l| l.0), Some(Level::Warn));
-    assert_eq!(psi_level(&psi("30.00")).map(|l| l.0), Some(Level::Critical));
+    assert_eq!(psi_level(&psi("0.00")), Some((PressureLevel::Normal, 0.0)));
+    assert_eq!(
+        psi_level(&psi("7.49")).map(|l| l.0),
+        Some(PressureLevel::Normal)
+    );
+    assert_eq!(
+        psi_level(&psi("7.50")).map(|l| l.0),
+        Some(PressureLevel::Warn)
+    );
+    assert_eq!(
+        psi_level(&psi("30.00")).map(|l| l.0),
+        Some(PressureLevel::Critical)
+    );
     // `full` is not `some`; garbage is no level, not normal.
     assert_eq!(psi_level("full avg10=99.00\n"), None);
     assert_eq!(psi_level("some avg10=x\n"), None);
     assert_eq!(
         [1, 2, 4, 0, 3].map(macos_level),
         [
-            Some(Level::Normal),
-            Some(Level::Warn),
-            Some(Level::Critical),
+            Some(PressureLevel::Normal),
+            Some(PressureLevel::Warn),
+            Some(PressureLevel::Critical),
             None,
             None
         ]
@@ -122,7 +131,12 @@ fn levels_from_psi_text_and_the_macos_sysctl() {
 #[cfg_attr(not(hr_psi), ignore = "needs PSI (/proc/pressure/memory)")]
 fn the_system_psi_source_reads_a_level() {
     let p = Pressure::system(std::path::Path::new("/proc"));
-    assert_eq!(p.kind, Kind::Psi, "no PSI trigger here: {}", p.describe());
+    assert_eq!(
+        p.kind,
+        PressureSignal::Psi,
+        "no PSI trigger here: {}",
+        p.describe()
+    );
     let (_, from) = p.level().expect("a level from /proc/pressure/memory");
     assert!(from.starts_with("some avg10 "), "{from}");
 }
@@ -150,10 +164,10 @@ fn a_source_that_goes_away_falls_back_to_polling() {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let (r, w) = nonblocking_pipe().unwrap();
-    let mut p = Pressure::from_readable(Kind::Psi, "test pipe", r);
+    let mut p = Pressure::from_readable(PressureSignal::Psi, "test pipe", r);
     drop(w); // POLLHUP with nothing to read: the source is gone
     assert_eq!(p.wait(Duration::from_secs(30), &|| false), Woke::Gone);
-    assert_eq!(p.kind, Kind::Poll);
+    assert_eq!(p.kind, PressureSignal::Poll);
     assert!(p.fd().is_none());
 }
 
@@ -162,7 +176,7 @@ fn a_source_that_goes_away_falls_back_to_polling() {
 fn a_missing_psi_file_means_polling_and_says_why() {
     let d = tempfile::tempdir().unwrap();
     let p = Pressure::system(d.path());
-    assert_eq!(p.kind, Kind::Poll);
+    assert_eq!(p.kind, PressureSignal::Poll);
     assert!(p.describe().contains("pressure/memory"), "{}", p.describe());
 }
 
@@ -179,7 +193,7 @@ fn the_kernel_accepts_the_trigger() {
         path.display()
     );
     let p = Pressure::psi(path);
-    assert_eq!(p.kind, Kind::Psi, "{}", p.describe());
+    assert_eq!(p.kind, PressureSignal::Psi, "{}", p.describe());
     // A 1 s window is refused to unprivileged users; the control that a refusal is seen
     // at all: an invalid trigger is refused to everyone.
     use std::io::Write;

@@ -295,14 +295,17 @@ fn directories_sockets_and_dangling_links_are_skipped() {
     std::os::unix::fs::symlink(SESSION_LOG, d.path().join("current.log")).unwrap();
     let r = d.judge();
     let skip = |n: &str| file(&r, n).verdict.clone();
-    assert_eq!(skip("archive"), FileVerdict::Skipped(SkipReason::Directory));
+    assert_eq!(
+        skip("archive"),
+        FileVerdict::Skipped(FileSkipReason::Directory)
+    );
     assert_eq!(
         skip("agent.sock"),
-        FileVerdict::Skipped(SkipReason::NotRegular)
+        FileVerdict::Skipped(FileSkipReason::NotRegular)
     );
     assert_eq!(
         skip("latest.log"),
-        FileVerdict::Skipped(SkipReason::DanglingLink)
+        FileVerdict::Skipped(FileSkipReason::DanglingLink)
     );
     assert_eq!(skip("current.log"), FileVerdict::Work { at: NOW - 60 });
     assert_eq!(age(&r), 60);
@@ -341,7 +344,7 @@ fn judge_file_applies_the_directory_rules_to_one_file() {
     );
     let l = ReaderLimits::default();
     let t = judge_file(&d.path().join("Telemetry.log"), NOW, &l, Instant::now);
-    assert_eq!(t.verdict, FileVerdict::Skipped(SkipReason::Telemetry));
+    assert_eq!(t.verdict, FileVerdict::Skipped(FileSkipReason::Telemetry));
     let s = judge_file(&d.path().join(SESSION_LOG), NOW, &l, Instant::now);
     assert_eq!(s.verdict, FileVerdict::Work { at: NOW - 5 });
     assert_eq!(s.name, SESSION_LOG);

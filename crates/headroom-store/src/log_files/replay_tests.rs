@@ -146,7 +146,7 @@ fn s11_an_empty_file_is_skipped_not_unknown() {
     let r = d.judge();
     assert_eq!(
         file(&r, "process-empty.log").verdict,
-        FileVerdict::Skipped(SkipReason::Empty)
+        FileVerdict::Skipped(FileSkipReason::Empty)
     );
     assert!(age(&r) > 2 * HOUR);
 }
@@ -160,7 +160,7 @@ fn s12_a_fresh_telemetry_queue_file_is_ignored() {
     let r = d.judge();
     assert_eq!(
         file(&r, queue).verdict,
-        FileVerdict::Skipped(SkipReason::Telemetry)
+        FileVerdict::Skipped(FileSkipReason::Telemetry)
     );
     assert_eq!(file(&r, queue).size, 6);
     assert!((age(&r) - 6 * HOUR).abs() <= 60, "{}", age(&r));

@@ -4,8 +4,11 @@ use crate::hangs::tests::{ED, app, service};
 #[test]
 fn b03_keeps_third_party_apps_with_a_regular_activation_policy() {
     let cfg = MonitorConfig::default();
-    assert_eq!(eligibility(&app(ED, 501, false), &cfg), Ok(Kind::App));
-    for policy in [Policy::Accessory, Policy::Prohibited] {
+    assert_eq!(
+        eligibility(&app(ED, 501, false), &cfg),
+        Ok(RecoveryKind::App)
+    );
+    for policy in [ActivationPolicy::Accessory, ActivationPolicy::Prohibited] {
         let mut a = app(ED, 501, false);
         a.policy = policy;
         let e = eligibility(&a, &cfg).unwrap_err().to_string();
@@ -53,10 +56,10 @@ fn config_allow_lifts_the_default_exclusion_and_deny_always_wins() {
         allow: vec!["com.apple.safari".into()],
         ..MonitorConfig::default()
     };
-    assert_eq!(eligibility(&safari, &cfg), Ok(Kind::App));
+    assert_eq!(eligibility(&safari, &cfg), Ok(RecoveryKind::App));
     // Allow never makes a non-regular app eligible.
     let mut menu = safari.clone();
-    menu.policy = Policy::Accessory;
+    menu.policy = ActivationPolicy::Accessory;
     assert!(eligibility(&menu, &cfg).is_err());
     let cfg = MonitorConfig {
         deny: vec!["/Applications/Editor.app/".into()],
@@ -142,7 +145,7 @@ fn deny_by_path_is_case_insensitive_and_resolves_dots_and_symlinks() {
         resolve_path: lexical_only,
         ..deny(link)
     };
-    assert_eq!(eligibility(&linked, &unresolved), Ok(Kind::App));
+    assert_eq!(eligibility(&linked, &unresolved), Ok(RecoveryKind::App));
     linked.bundle_path = link.into();
     assert!(
         eligibility(&linked, &deny(real))
@@ -153,7 +156,7 @@ fn deny_by_path_is_case_insensitive_and_resolves_dots_and_symlinks() {
     // Control: another bundle is still eligible under the same deny list.
     assert_eq!(
         eligibility(&app(ED, 501, false), &deny("/applications/precious.app")),
-        Ok(Kind::App)
+        Ok(RecoveryKind::App)
     );
 }
 
@@ -182,7 +185,7 @@ fn apple_apps_are_recognised_by_resolved_path_without_a_bundle_id() {
     assert!(e.contains("system path `/usr/`"), "{e}");
     // Control: a real third-party bundle without an id is still an app.
     notes.bundle_path = "/Users/me/Tool.app".into();
-    assert_eq!(eligibility(&notes, &cfg), Ok(Kind::App));
+    assert_eq!(eligibility(&notes, &cfg), Ok(RecoveryKind::App));
     assert_eq!(resolved("/a/b/../c/./d.app", disk), "/a/c/d.app");
     assert_eq!(resolved("/../x.app", disk), "/x.app");
     // A resolution that is relative or keeps `..` is not trusted: the path is lexical.
@@ -211,9 +214,12 @@ fn pid_0_and_1_are_never_eligible() {
 #[test]
 fn b05_cursor_service_is_accepted_only_when_identity_policy_and_path_all_match() {
     let cfg = MonitorConfig::default();
-    assert_eq!(eligibility(&service(700, false), &cfg), Ok(Kind::Service));
+    assert_eq!(
+        eligibility(&service(700, false), &cfg),
+        Ok(RecoveryKind::Service)
+    );
     let mut wrong_policy = service(700, false);
-    wrong_policy.policy = Policy::Regular;
+    wrong_policy.policy = ActivationPolicy::Regular;
     let mut wrong_path = service(700, false);
     wrong_path.bundle_path = "/Applications/CursorUIViewService.xpc".into();
     let mut lookalike_path = service(700, false);
@@ -247,10 +253,10 @@ fn ineligible_reasons_have_distinct_stable_names_and_say_why() {
         Ineligible::IdentityTooLong,
         Ineligible::Denied,
         Ineligible::ServiceMismatch {
-            policy: Policy::Regular,
+            policy: ActivationPolicy::Regular,
             path: "/x".into(),
         },
-        Ineligible::NotRegular(Policy::Accessory),
+        Ineligible::NotRegular(ActivationPolicy::Accessory),
         Ineligible::NotAppBundle("x".into()),
         Ineligible::AppleBundleId,
         Ineligible::SystemPath {
