@@ -105,7 +105,7 @@ pub fn pipe_pair() -> io::Result<(std::fs::File, OwnedFd)> {
 
 /// `timeout` in whole milliseconds, rounded up and capped as `poll(2)`'s `int` takes it:
 /// the wait every loop had when it called `poll` itself.
-fn poll_timeout(timeout: Duration) -> Timespec {
+pub(crate) fn poll_timeout(timeout: Duration) -> Timespec {
     let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as i64;
     Timespec {
         tv_sec: ms / 1000,

@@ -122,6 +122,10 @@ pub struct Pressure {
     /// Keeps the macOS dispatch source alive (cancelled on drop).
     #[cfg(target_os = "macos")]
     _dispatch: Option<super::macos::pressure::Source>,
+    /// Linux: the source and the signal pipe in one epoll set, made at the first wait
+    /// (`linux/wait_set.rs`); `Err` when it could not be made, and `poll` waits instead.
+    #[cfg(target_os = "linux")]
+    wait_set: Option<Result<super::linux::wait_set::WaitSet, ()>>,
 }
 
 /// What ended a wait.
@@ -148,6 +152,8 @@ impl Pressure {
             psi_path: None,
             #[cfg(target_os = "macos")]
             _dispatch: None,
+            #[cfg(target_os = "linux")]
+            wait_set: None,
         }
     }
 
@@ -172,6 +178,8 @@ impl Pressure {
             psi_path: None,
             #[cfg(target_os = "macos")]
             _dispatch: None,
+            #[cfg(target_os = "linux")]
+            wait_set: None,
         }
     }
 
@@ -203,6 +211,7 @@ impl Pressure {
             fd: Some(f.into()),
             events: PollFlags::PRI,
             psi_path: Some(path.to_path_buf()),
+            wait_set: None,
         }
     }
 
@@ -307,22 +316,9 @@ impl Pressure {
             } else {
                 left.min(Duration::from_secs(1))
             };
-            // Only what there is is polled: no source, or no pipe, is no entry.
-            let mut pfd = Vec::with_capacity(2);
-            if let Some(fd) = self.fd() {
-                pfd.push(PollFd::from_borrowed_fd(fd, self.events));
-            }
-            let source_at = pfd.len().checked_sub(1);
-            if let Some(w) = wake {
-                pfd.push(PollFd::from_borrowed_fd(w, PollFlags::IN));
-            }
-            let wake_at = wake.map(|_| pfd.len() - 1);
-            if !matches!(super::fd::poll(&mut pfd, Some(slice)), Ok(n) if n > 0) {
+            let Some((revents, woke)) = self.wait_once(wake, slice) else {
                 continue; // timeout slice, or EINTR: look at `stop` again
-            }
-            let revents = source_at.map_or(PollFlags::empty(), |i| pfd[i].revents());
-            let woke = wake_at.is_some_and(|i| !pfd[i].revents().is_empty());
-            drop(pfd);
+            };
             if woke {
                 // A caught signal: emptied (the flag was stored before the byte), so the
                 // loop looks at `stop` and a byte of another signal cannot keep it busy.
@@ -332,6 +328,10 @@ impl Pressure {
                 && !revents.intersects(self.events)
             {
                 self.fd = None;
+                #[cfg(target_os = "linux")]
+                {
+                    self.wait_set = None;
+                }
                 self.kind = PressureSignal::Poll;
                 self.detail = format!("the source went away ({})", self.detail);
                 return Woke::Gone;
@@ -341,6 +341,48 @@ impl Pressure {
                 return Woke::Pressure;
             }
         }
+    }
+
+    /// One sleep of up to `slice` on the source and the wake pipe: the source's events and
+    /// whether the pipe was readable, or `None` (the slice passed, or a signal cut it
+    /// short). Linux sleeps in the epoll set (made once, again if the pipe appeared since);
+    /// elsewhere, or when the set cannot be made, in `poll`.
+    fn wait_once(
+        &mut self,
+        wake: Option<BorrowedFd<'static>>,
+        slice: Duration,
+    ) -> Option<(PollFlags, bool)> {
+        #[cfg(target_os = "linux")]
+        {
+            use super::linux::wait_set::WaitSet;
+            let stale = match &self.wait_set {
+                Some(Ok(set)) => set.has_wake != wake.is_some(),
+                Some(Err(())) => false,
+                None => true,
+            };
+            if stale {
+                self.wait_set = Some(WaitSet::new(self.poll_spec(), wake).map_err(|_| ()));
+            }
+            if let Some(Ok(set)) = &self.wait_set {
+                return set.wait(slice).map(|f| (f.source, f.wake));
+            }
+        }
+        // Only what there is is polled: no source, or no pipe, is no entry.
+        let mut pfd = Vec::with_capacity(2);
+        if let Some(fd) = self.fd() {
+            pfd.push(PollFd::from_borrowed_fd(fd, self.events));
+        }
+        let source_at = pfd.len().checked_sub(1);
+        if let Some(w) = wake {
+            pfd.push(PollFd::from_borrowed_fd(w, PollFlags::IN));
+        }
+        let wake_at = wake.map(|_| pfd.len() - 1);
+        if !matches!(super::fd::poll(&mut pfd, Some(slice)), Ok(n) if n > 0) {
+            return None;
+        }
+        let revents = source_at.map_or(PollFlags::empty(), |i| pfd[i].revents());
+        let woke = wake_at.is_some_and(|i| !pfd[i].revents().is_empty());
+        Some((revents, woke))
     }
 
     /// A readable source (a pipe) is emptied so it does not fire again for the same event;

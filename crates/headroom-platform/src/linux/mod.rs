@@ -30,6 +30,8 @@ mod records;
 pub(crate) mod slots;
 #[cfg(target_os = "linux")]
 mod tree;
+#[cfg(target_os = "linux")]
+pub(crate) mod wait_set;
 
 #[cfg(target_os = "linux")]
 pub use live::LinuxSource;

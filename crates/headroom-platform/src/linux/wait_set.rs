@@ -1,0 +1,162 @@
+//! The descriptors a pressure wait sleeps on (the PSI trigger, the signal handlers' pipe),
+//! held in one epoll set made once. A `ppoll` on them asks each descriptor for its state
+//! twice per call (before sleeping and on waking) and copies the set in and the time left
+//! out; an `epoll_pwait` on a set where nothing fired only sleeps. A quiet `watch` round is
+//! this wait and three reads (issue 31, BENCHMARKS.md), so the wait is most of its cost.
+//!
+//! Level-triggered: a PSI trigger's event is consumed by the poll that reports it
+//! (`psi_trigger_poll`), a readable pipe keeps firing until it is drained, as with `poll`.
+//! `EPOLLERR` and `EPOLLHUP` are reported whether asked for or not, as `poll`'s are.
+
+use std::io;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::time::Duration;
+
+use rustix::event::PollFlags;
+use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+
+const SOURCE: u64 = 0;
+const WAKE: u64 = 1;
+
+/// An epoll set holding the source (with its `poll` events) and the wake pipe, either of
+/// which may be absent.
+#[derive(Debug)]
+pub(crate) struct WaitSet {
+    epoll: OwnedFd,
+    /// Whether the wake pipe is in the set: a set made before the pipe existed is made
+    /// again once it does.
+    pub(crate) has_wake: bool,
+}
+
+/// What one wait saw: the source's events (as `poll` names them) and whether the wake pipe
+/// was readable. `None` from `wait`: the timeout passed, or a signal cut it short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fired {
+    pub(crate) source: PollFlags,
+    pub(crate) wake: bool,
+}
+
+impl WaitSet {
+    pub(crate) fn new(
+        source: Option<(BorrowedFd<'_>, PollFlags)>,
+        wake: Option<BorrowedFd<'_>>,
+    ) -> io::Result<Self> {
+        let epoll = epoll::create(CreateFlags::CLOEXEC)?;
+        if let Some((fd, events)) = source {
+            epoll::add(&epoll, fd, EventData::new_u64(SOURCE), epoll_events(events))?;
+        }
+        if let Some(fd) = wake {
+            epoll::add(&epoll, fd, EventData::new_u64(WAKE), EventFlags::IN)?;
+        }
+        Ok(Self {
+            epoll,
+            has_wake: wake.is_some(),
+        })
+    }
+
+    /// Sleep up to `timeout` (rounded up to the millisecond) for either descriptor.
+    pub(crate) fn wait(&self, timeout: Duration) -> Option<Fired> {
+        let ts = crate::fd::poll_timeout(timeout);
+        let mut events = [Event {
+            flags: EventFlags::empty(),
+            data: EventData::new_u64(u64::MAX),
+        }; 2];
+        let n = epoll::wait(&self.epoll, &mut events, Some(&ts)).ok()?;
+        let mut fired = Fired {
+            source: PollFlags::empty(),
+            wake: false,
+        };
+        for e in events.iter().take(n) {
+            match e.data.u64() {
+                SOURCE => fired.source = poll_events(e.flags),
+                WAKE => fired.wake = true,
+                _ => {}
+            }
+        }
+        (n > 0).then_some(fired)
+    }
+}
+
+/// `poll`'s events as epoll's (the ones a pressure source asks for).
+fn epoll_events(p: PollFlags) -> EventFlags {
+    let mut e = EventFlags::empty();
+    if p.contains(PollFlags::IN) {
+        e |= EventFlags::IN;
+    }
+    if p.contains(PollFlags::PRI) {
+        e |= EventFlags::PRI;
+    }
+    e
+}
+
+/// epoll's reported events as `poll`'s, so the caller judges both the same way.
+fn poll_events(e: EventFlags) -> PollFlags {
+    let mut p = PollFlags::empty();
+    for (from, to) in [
+        (EventFlags::IN, PollFlags::IN),
+        (EventFlags::PRI, PollFlags::PRI),
+        (EventFlags::ERR, PollFlags::ERR),
+        (EventFlags::HUP, PollFlags::HUP),
+    ] {
+        if e.contains(from) {
+            p |= to;
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    fn pipe() -> (OwnedFd, OwnedFd) {
+        crate::fd::nonblocking_pipe().unwrap()
+    }
+
+    #[test]
+    fn nothing_fired_is_a_timeout() {
+        let (r, _w) = pipe();
+        let set = WaitSet::new(Some((r.as_fd(), PollFlags::IN)), None).unwrap();
+        assert_eq!(set.wait(Duration::from_millis(20)), None);
+    }
+
+    #[test]
+    fn a_readable_source_and_the_wake_pipe_are_told_apart() {
+        let (src_r, src_w) = pipe();
+        let (wake_r, wake_w) = pipe();
+        let set = WaitSet::new(Some((src_r.as_fd(), PollFlags::IN)), Some(wake_r.as_fd())).unwrap();
+        rustix::io::write(&src_w, b"x").unwrap();
+        let f = set.wait(Duration::from_secs(30)).unwrap();
+        assert_eq!((f.source, f.wake), (PollFlags::IN, false));
+        // Level-triggered: still readable until drained, and now the pipe too.
+        rustix::io::write(&wake_w, b"y").unwrap();
+        let f = set.wait(Duration::from_secs(30)).unwrap();
+        assert_eq!((f.source, f.wake), (PollFlags::IN, true));
+        crate::fd::drain(src_r.as_fd());
+        let f = set.wait(Duration::from_secs(30)).unwrap();
+        assert_eq!((f.source, f.wake), (PollFlags::empty(), true));
+        crate::fd::drain(wake_r.as_fd());
+        assert_eq!(set.wait(Duration::from_millis(20)), None);
+    }
+
+    #[test]
+    fn a_source_that_hung_up_is_reported_though_not_asked_for() {
+        let (r, w) = pipe();
+        let set = WaitSet::new(Some((r.as_fd(), PollFlags::IN)), None).unwrap();
+        drop(w);
+        let f = set.wait(Duration::from_secs(30)).unwrap();
+        assert!(f.source.contains(PollFlags::HUP), "{f:?}");
+    }
+
+    #[test]
+    fn the_timeout_is_not_cut_short_by_rounding() {
+        // 1.5 ms must not become a 1 ms wait that returns before the deadline.
+        let (r, _w) = pipe();
+        let set = WaitSet::new(Some((r.as_fd(), PollFlags::IN)), None).unwrap();
+        let start = std::time::Instant::now();
+        let wait = Duration::from_micros(1_500);
+        assert_eq!(set.wait(wait), None);
+        assert!(start.elapsed() >= wait, "{:?}", start.elapsed());
+    }
+}
