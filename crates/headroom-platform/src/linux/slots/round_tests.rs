@@ -32,17 +32,66 @@ fn unavailable() -> Option<String> {
 }
 
 /// A source whose slot rounds keep descriptors between them, as `watch`'s do.
-pub(crate) fn repeating() -> LinuxSource {
+///
+/// Each such source keeps up to two descriptors per process on the machine, within a
+/// budget it takes from RLIMIT_NOFILE as if it were the process's only one (in `watch` it
+/// is). Tests run in parallel threads of one process, so while one test's sources are open
+/// another test's wait their turn: on a machine with thousands of other processes, two
+/// sources at once would run out of descriptors and neither could keep its own. A test
+/// that opens a second source in the same thread (a control) already holds the turn.
+pub(crate) fn repeating() -> Repeating {
+    let turn = Turn::take();
     let src = LinuxSource::new(Roots::default());
     src.keep_between_rounds();
-    src
+    Repeating { src, _turn: turn }
 }
 
 /// A source that never serves a process unchanged: every round reads every `status`.
-pub(crate) fn full_reads() -> LinuxSource {
+pub(crate) fn full_reads() -> Repeating {
     let src = repeating();
     src.reader.kept_status.borrow_mut().check = Some(false);
     src
+}
+
+/// A repeating source and its turn; the source's descriptors close before the turn passes.
+pub(crate) struct Repeating {
+    src: LinuxSource,
+    _turn: Option<Turn>,
+}
+
+impl std::ops::Deref for Repeating {
+    type Target = LinuxSource;
+    fn deref(&self) -> &LinuxSource {
+        &self.src
+    }
+}
+
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+thread_local! {
+    static HOLDS_TURN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The one turn of the test process to keep descriptors, held by one test thread.
+struct Turn(#[allow(dead_code, reason = "held, not read")] std::sync::MutexGuard<'static, ()>);
+
+impl Turn {
+    /// The turn, or `None` when this thread holds it already.
+    fn take() -> Option<Turn> {
+        if HOLDS_TURN.with(|h| h.get()) {
+            return None;
+        }
+        // A test that failed while holding it poisoned it; the turn is still free.
+        let guard = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        HOLDS_TURN.with(|h| h.set(true));
+        Some(Turn(guard))
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        HOLDS_TURN.with(|h| h.set(false));
+    }
 }
 
 /// One slot round: `pid`'s record, and whether it was served unchanged.
@@ -107,7 +156,7 @@ impl Drop for Started {
 
 /// `script` started (it begins with `read x`, so it waits as `sh` until [`go`]) and read in
 /// two rounds: the second serves it unchanged. Its source and that round's record.
-fn start_served(script: &str) -> (Started, i32, LinuxSource, ProcessRecord) {
+fn start_served(script: &str) -> (Started, i32, Repeating, ProcessRecord) {
     let c = start(script);
     let pid = c.0.id() as i32;
     wait_status(pid, |s| s.starts_with("Name:\tsh\n"));
