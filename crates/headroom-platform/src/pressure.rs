@@ -122,8 +122,12 @@ pub struct Pressure {
     /// Keeps the macOS dispatch source alive (cancelled on drop).
     #[cfg(target_os = "macos")]
     _dispatch: Option<super::macos::pressure::Source>,
-    /// Linux: the source and the signal pipe in one epoll set, made at the first wait
-    /// (`linux/wait_set.rs`); `Err` when it could not be made, and `poll` waits instead.
+    /// Linux: the source and the signal pipe in one epoll set (`linux/wait_set.rs`); `Err`
+    /// when it could not be made, and `poll` waits instead. A PSI trigger's set is made
+    /// when the trigger is armed: the poll epoll makes of a descriptor it is given consumes
+    /// a trigger event then pending, which the wait after it would then not report. So the
+    /// trigger joins the set before it can have fired, and the pipe is added to that set
+    /// when it appears, never the set made again around a trigger that may have fired.
     #[cfg(target_os = "linux")]
     wait_set: Option<Result<super::linux::wait_set::WaitSet, ()>>,
 }
@@ -204,14 +208,19 @@ impl Pressure {
                 path.display()
             ));
         }
+        let fd: OwnedFd = f.into();
+        let wait_set = Some(
+            super::linux::wait_set::WaitSet::new(Some((fd.as_fd(), PollFlags::PRI)), None)
+                .map_err(|_| ()),
+        );
         Self {
             kind: PressureSignal::Psi,
             // A comma, not parentheses: `describe` puts the detail in parentheses already.
             detail: format!("{}, trigger `{PSI_TRIGGER}`", path.display()),
-            fd: Some(f.into()),
+            fd: Some(fd),
             events: PollFlags::PRI,
             psi_path: Some(path.to_path_buf()),
-            wait_set: None,
+            wait_set,
         }
     }
 
@@ -345,8 +354,9 @@ impl Pressure {
 
     /// One sleep of up to `slice` on the source and the wake pipe: the source's events and
     /// whether the pipe was readable, or `None` (the slice passed, or a signal cut it
-    /// short). Linux sleeps in the epoll set (made once, again if the pipe appeared since);
-    /// elsewhere, or when the set cannot be made, in `poll`.
+    /// short). Linux sleeps in the epoll set (made at the first wait unless the trigger
+    /// made it, the pipe added once it exists); elsewhere, or when the set cannot be made
+    /// or the pipe not added, in `poll`.
     fn wait_once(
         &mut self,
         wake: Option<BorrowedFd<'static>>,
@@ -355,13 +365,16 @@ impl Pressure {
         #[cfg(target_os = "linux")]
         {
             use super::linux::wait_set::WaitSet;
-            let stale = match &self.wait_set {
-                Some(Ok(set)) => set.has_wake != wake.is_some(),
-                Some(Err(())) => false,
-                None => true,
-            };
-            if stale {
+            // Made here only for a readable source (a pipe: its state is not consumed by
+            // being polled) or none (it went away).
+            if self.wait_set.is_none() {
                 self.wait_set = Some(WaitSet::new(self.poll_spec(), wake).map_err(|_| ()));
+            }
+            if let (Some(Ok(set)), Some(w)) = (&mut self.wait_set, wake)
+                && !set.has_wake
+                && set.add_wake(w).is_err()
+            {
+                self.wait_set = Some(Err(()));
             }
             if let Some(Ok(set)) = &self.wait_set {
                 return set.wait(slice).map(|f| (f.source, f.wake));

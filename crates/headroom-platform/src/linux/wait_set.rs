@@ -4,8 +4,11 @@
 //! out; an `epoll_pwait` on a set where nothing fired only sleeps. A quiet `watch` round is
 //! this wait and three reads (issue 31, BENCHMARKS.md), so the wait is most of its cost.
 //!
-//! Level-triggered: a PSI trigger's event is consumed by the poll that reports it
-//! (`psi_trigger_poll`), a readable pipe keeps firing until it is drained, as with `poll`.
+//! Level-triggered: a readable pipe keeps firing until it is drained, as with `poll`. A PSI
+//! trigger's event is consumed by any poll of it (`psi_trigger_poll`), the one epoll makes
+//! when the descriptor is added included: an event pending then is lost to the wait after
+//! it. So a trigger joins its set right after it is armed (`Pressure::psi`), and later
+//! descriptors are added to the set (`add_wake`), never the set made again around it.
 //! `EPOLLERR` and `EPOLLHUP` are reported whether asked for or not, as `poll`'s are.
 
 use std::io;
@@ -23,8 +26,8 @@ const WAKE: u64 = 1;
 #[derive(Debug)]
 pub(crate) struct WaitSet {
     epoll: OwnedFd,
-    /// Whether the wake pipe is in the set: a set made before the pipe existed is made
-    /// again once it does.
+    /// Whether the wake pipe is in the set: a set made before the pipe existed gets it
+    /// added once it does (`add_wake`).
     pub(crate) has_wake: bool,
 }
 
@@ -52,6 +55,21 @@ impl WaitSet {
             epoll,
             has_wake: wake.is_some(),
         })
+    }
+
+    /// Add the wake pipe to a set made without it; the source in the set is not polled
+    /// again.
+    pub(crate) fn add_wake(&mut self, wake: BorrowedFd<'_>) -> io::Result<()> {
+        epoll::add(&self.epoll, wake, EventData::new_u64(WAKE), EventFlags::IN)?;
+        self.has_wake = true;
+        Ok(())
+    }
+
+    /// The set's descriptor number: tests tell one set from a new one by it.
+    #[cfg(test)]
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.epoll.as_raw_fd()
     }
 
     /// Sleep up to `timeout` (rounded up to the millisecond) for either descriptor.
@@ -138,6 +156,28 @@ mod tests {
         assert_eq!((f.source, f.wake), (PollFlags::empty(), true));
         crate::fd::drain(wake_r.as_fd());
         assert_eq!(set.wait(Duration::from_millis(20)), None);
+    }
+
+    #[test]
+    fn a_wake_pipe_added_later_is_seen_and_the_source_still_is() {
+        let (src_r, src_w) = pipe();
+        let (wake_r, wake_w) = pipe();
+        let mut set = WaitSet::new(Some((src_r.as_fd(), PollFlags::IN)), None).unwrap();
+        assert!(!set.has_wake);
+        rustix::io::write(&wake_w, b"y").unwrap();
+        assert_eq!(
+            set.wait(Duration::from_millis(20)),
+            None,
+            "not in the set yet"
+        );
+        set.add_wake(wake_r.as_fd()).unwrap();
+        assert!(set.has_wake);
+        let f = set.wait(Duration::from_secs(30)).unwrap();
+        assert_eq!((f.source, f.wake), (PollFlags::empty(), true));
+        crate::fd::drain(wake_r.as_fd());
+        rustix::io::write(&src_w, b"x").unwrap();
+        let f = set.wait(Duration::from_secs(30)).unwrap();
+        assert_eq!((f.source, f.wake), (PollFlags::IN, false));
     }
 
     #[test]

@@ -192,8 +192,27 @@ fn the_kernel_accepts_the_trigger() {
         "{} does not exist (kernel without PSI)",
         path.display()
     );
-    let p = Pressure::psi(path);
+    let mut p = Pressure::psi(path);
     assert_eq!(p.kind, PressureSignal::Psi, "{}", p.describe());
+    // The trigger is in its epoll set from the moment it is armed (before it can have
+    // fired: the poll epoll makes when a descriptor is added would consume a pending
+    // event), and a wait adds the pipe to that same set rather than making a new one.
+    let made = match &p.wait_set {
+        Some(Ok(set)) => {
+            assert!(!set.has_wake, "the pipe joins at the first wait");
+            set.raw_fd()
+        }
+        other => panic!("no epoll set at arming: {other:?}"),
+    };
+    assert_eq!(p.wait(Duration::from_millis(10), &|| false), Woke::Timeout);
+    match &p.wait_set {
+        Some(Ok(set)) => {
+            assert!(set.has_wake, "the pipe was added");
+            // A new set would be made while the old is still open: another number.
+            assert_eq!(set.raw_fd(), made, "the same set, not a new one");
+        }
+        other => panic!("the set was lost: {other:?}"),
+    }
     // A 1 s window is refused to unprivileged users; the control that a refusal is seen
     // at all: an invalid trigger is refused to everyone.
     use std::io::Write;
