@@ -1,16 +1,18 @@
 //! The layer rules of ARCHITECTURE.md, read from its table ("Layer rules"). Each row is a
 //! crate (or shares one: `output` and `schema`, `cli` and `cli_help`), so the rules are
 //! kept twice: on the manifests, where each crate's `[dependencies]` may name only the
-//! headroom crates its rows may use and no system-call crate but the platform's
+//! headroom crates its rows may use (by package, renamed or quoted keys included) and no
+//! system-call crate but the platform's
 //! (`every_row_of_the_layer_table_is_a_crate_boundary`: what the compiler then refuses);
-//! and on the text of every crate: every `crate::…`, `super::…`, `self::…` (and, in
-//! `lib.rs`, a top module's) path anywhere in a file that is not a test, `use` trees
-//! expanded, string attributes (`serialize_with = "crate::…"`) included; comments left out.
-//! Each file belongs to the row of its top module; an edge to another row must be one its
-//! row may use. The text checks are what keeps the rules inside one crate. No file may be
-//! in an import circle (an edge to a module's own descendants, as `mod.rs` calling or
-//! re-exporting its children, is not counted). The core crate's own rules (no file I/O, no
-//! clock, no system-call crate) are checked on its text and its manifest.
+//! and on the text of every crate: every `crate::…`, `super::…`, `self::…`, workspace
+//! crate's (`headroom_output::schema::…`) and, in `lib.rs`, a top module's path anywhere in
+//! a file that is not a test, `use` trees expanded, string attributes (`serialize_with =
+//! "crate::…"`) included; comments left out. Each file belongs to the row of its top
+//! module; an edge to another row must be one its row may use. The text checks are what
+//! keeps the rules inside one crate. No file may be in an import circle (an edge to a
+//! module's own descendants, as `mod.rs` calling or re-exporting its children, is not
+//! counted). The core crate's own rules (no file I/O, no clock, no system-call crate) are
+//! checked on its text and its manifest.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -941,12 +943,16 @@ const SYSTEM_CRATES: &[&str] = &[
     "headroom",
 ];
 
-/// The names in the `[dependencies]` tables of a manifest's text (the target-specific ones
-/// included, the dev- and build-dependencies not: those are the tests' and the build's),
-/// and the dependencies that are a table of their own (`[dependencies.libc]`).
+/// The packages in the `[dependencies]` tables of a manifest's text (the target-specific
+/// ones included, the dev- and build-dependencies not: those are the tests' and the
+/// build's), and the dependencies that are a table of their own (`[dependencies.libc]`).
+/// A key is the package's name unless it says another (`x = { package = "headroom-mcp" }`,
+/// or a `package = "…"` line in its own table); quoted keys are read unquoted.
 fn dependencies(manifest: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_deps = false;
+    // The dependency whose own table (`[dependencies.x]`) the lines below are.
+    let mut own_table: Option<usize> = None;
     for line in manifest.lines() {
         let l = line.trim();
         if let Some(header) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
@@ -956,15 +962,63 @@ fn dependencies(manifest: &str) -> Vec<String> {
             let own = header
                 .strip_prefix("dependencies.")
                 .or_else(|| tail.split_once(".dependencies.").map(|(_, n)| n));
-            out.extend(own.map(str::to_string));
+            own_table = own.map(|n| {
+                out.push(unquoted(n.trim()).to_string());
+                out.len() - 1
+            });
             continue;
         }
-        let name = l.split(['=', ' ', '.']).next().unwrap_or("");
-        if in_deps && !name.is_empty() && !name.starts_with('#') {
-            out.push(name.to_string());
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        if let Some(i) = own_table {
+            if let Some(p) = package_value(l) {
+                out[i] = p;
+            }
+            continue;
+        }
+        if !in_deps {
+            continue;
+        }
+        let key = match l.strip_prefix('"') {
+            Some(rest) => rest.split('"').next().unwrap_or(""),
+            None => l.split(['=', ' ', '.']).next().unwrap_or(""),
+        };
+        if let Some(p) = package_value(l) {
+            out.push(p);
+        } else if !key.is_empty() {
+            out.push(key.to_string());
         }
     }
     out
+}
+
+/// `name` without the quotes TOML may write around a key.
+fn unquoted(name: &str) -> &str {
+    name.strip_prefix('"')
+        .and_then(|n| n.strip_suffix('"'))
+        .unwrap_or(name)
+}
+
+/// The value of a `package = "…"` key in a manifest line, inline table or dotted key alike.
+fn package_value(line: &str) -> Option<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut rest = line;
+    while let Some(i) = rest.find("package") {
+        let before_ok = rest[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !ident(c) && c != '"');
+        let after = rest[i + "package".len()..].trim_start();
+        if before_ok
+            && let Some(value) = after.strip_prefix('=').map(str::trim_start)
+            && let Some(value) = value.strip_prefix('"')
+        {
+            return value.split('"').next().map(str::to_string);
+        }
+        rest = &rest[i + "package".len()..];
+    }
+    None
 }
 
 /// The `SYSTEM_CRATES` among the `[dependencies]` of a manifest's text.
@@ -1004,6 +1058,45 @@ fn the_core_crate_depends_on_no_system_call_crate() {
                [dev-dependencies]\nnix = \"0.29\"\n\
                [dependencies.mach2]\nversion = \"0.7\"\n[dev-dependencies.errno]\n";
     assert_eq!(system_dependencies(bad), ["libc", "rustix", "mach2"]);
+}
+
+/// A dependency is its package, however the manifest writes its key: a renamed one (`x =
+/// { package = "…" }`, a `[dependencies.x]` table holding `package = "…"`, a dotted
+/// `x.package = "…"`) or a quoted key, so the crate-boundary checks see it.
+#[test]
+fn renamed_and_quoted_dependencies_are_their_package() {
+    let bad = "[dependencies]\n\
+               anything = { package = \"headroom-mcp\", path = \"../headroom-mcp\" }\n\
+               \"headroom-commands\" = { path = \"../headroom-commands\" }\n\
+               other.package = \"headroom-actions\"\n\
+               [target.'cfg(unix)'.dependencies]\n\
+               sys = { version = \"0.2\", package = \"libc\" }\n\
+               [dependencies.elsewhere]\npath = \"../headroom-config\"\n\
+               package = \"headroom-config\"\n\
+               [dependencies.\"headroom-exit\"]\npath = \"../headroom-exit\"\n\
+               [dev-dependencies]\ntests = { package = \"headroom\", path = \"../..\" }\n";
+    assert_eq!(
+        headroom_dependencies(bad),
+        [
+            "headroom-mcp",
+            "headroom-commands",
+            "headroom-actions",
+            "headroom-config",
+            "headroom-exit"
+        ]
+    );
+    assert_eq!(system_dependencies(bad), ["libc"]);
+    // Control: a key that only mentions a package elsewhere (a feature, a comment) is its
+    // own name.
+    let good = "[dependencies]\nclap = { version = \"4\", features = [\"package\"] }\n\
+                # package = \"headroom-mcp\"\nserde = \"1\"\n";
+    assert_eq!(dependencies(good), ["clap", "serde"]);
+    // A manifest renaming a crate its row may never use is caught by the boundary check.
+    let rows = rows();
+    let allowed = allowed_crates(&rows, "crates/headroom-cli");
+    let renamed = "[dependencies]\nout = { package = \"headroom-output\", path = \"..\" }\n\
+                   cmds = { package = \"headroom-commands\", path = \"..\" }\n";
+    assert_eq!(forbidden_crates(renamed, &allowed), ["headroom-commands"]);
 }
 
 /// The main package makes no system call of its own: every one is a platform function, so
