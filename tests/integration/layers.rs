@@ -1,16 +1,18 @@
 //! The layer rules of ARCHITECTURE.md, read from its table ("Layer rules"). Each row is a
 //! crate (or shares one: `output` and `schema`, `cli` and `cli_help`), so the rules are
 //! kept twice: on the manifests, where each crate's `[dependencies]` may name only the
-//! headroom crates its rows may use and no system-call crate but the platform's
+//! headroom crates its rows may use (by package, renamed or quoted keys included) and no
+//! system-call crate but the platform's
 //! (`every_row_of_the_layer_table_is_a_crate_boundary`: what the compiler then refuses);
-//! and on the text of every crate: every `crate::…`, `super::…`, `self::…` (and, in
-//! `lib.rs`, a top module's) path anywhere in a file that is not a test, `use` trees
-//! expanded, string attributes (`serialize_with = "crate::…"`) included; comments left out.
-//! Each file belongs to the row of its top module; an edge to another row must be one its
-//! row may use. The text checks are what keeps the rules inside one crate. No file may be
-//! in an import circle (an edge to a module's own descendants, as `mod.rs` calling or
-//! re-exporting its children, is not counted). The core crate's own rules (no file I/O, no
-//! clock, no system-call crate) are checked on its text and its manifest.
+//! and on the text of every crate: every `crate::…`, `super::…`, `self::…`, workspace
+//! crate's (`headroom_output::schema::…`) and, in `lib.rs`, a top module's path anywhere in
+//! a file that is not a test, `use` trees expanded, string attributes (`serialize_with =
+//! "crate::…"`) included; comments left out. Each file belongs to the row of its top
+//! module; an edge to another row must be one its row may use. The text checks are what
+//! keeps the rules inside one crate. No file may be in an import circle (an edge to a
+//! module's own descendants, as `mod.rs` calling or re-exporting its children, is not
+//! counted). The core crate's own rules (no file I/O, no clock, no system-call crate) are
+//! checked on its text and its manifest.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -237,8 +239,9 @@ fn use_paths(text: &str) -> Vec<String> {
     out
 }
 
-/// Every path written out in `text` that starts at `crate`, `super`, `self` or `headroom`
-/// (and, where `roots` are given, at one of those names: the crate root's own modules).
+/// Every path written out in `text` that starts at `crate`, `super`, `self`, `headroom` or
+/// a workspace crate (`headroom_output::…`), and, where `roots` are given, at one of those
+/// names: the crate root's own modules.
 fn full_paths(text: &str, roots: &[&str]) -> Vec<String> {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = Vec::new();
@@ -266,8 +269,9 @@ fn full_paths(text: &str, roots: &[&str]) -> Vec<String> {
         }
         let path: String = bytes[i..j].iter().collect();
         let first = path.split("::").next().unwrap_or("");
-        let known_start =
-            ["crate", "super", "self", "headroom"].contains(&first) || roots.contains(&first);
+        let known_start = ["crate", "super", "self", "headroom"].contains(&first)
+            || crate_path_start(first).is_some()
+            || roots.contains(&first);
         if path.contains("::") && known_start {
             out.push(path);
         }
@@ -305,6 +309,23 @@ fn root_aliases() -> BTreeMap<String, String> {
     out
 }
 
+/// Where a path that names a workspace crate by its own name starts, as the main crate
+/// names its modules: the core's, the platform's and the store's root is their row
+/// (`headroom_core::snapshot` is `core::snapshot`); the output crate's and the named crates'
+/// modules keep their names below the root (`headroom_output::schema` is `schema`), as
+/// their `lib.rs` aliases write them. `None` for a name that is no workspace crate.
+fn crate_path_start(first: &str) -> Option<Vec<String>> {
+    match first {
+        "headroom_core" => Some(vec!["core".into()]),
+        "headroom_platform" => Some(vec!["platform".into()]),
+        "headroom_store" => Some(vec!["store".into()]),
+        c => std::iter::once("crates/headroom-output")
+            .chain(NAMED_CRATES.iter().copied())
+            .any(|d| d.trim_start_matches("crates/").replace('-', "_") == c)
+            .then(Vec::new),
+    }
+}
+
 /// The module a path in `module`'s file names: the longest known module prefix.
 fn target(
     module: &str,
@@ -323,6 +344,7 @@ fn target(
         Some("crate") if in_platform => vec!["platform".into()],
         Some("crate") if in_store => vec!["store".into()],
         Some("crate") | Some("headroom") => Vec::new(),
+        Some(c) if crate_path_start(c).is_some() => crate_path_start(c).unwrap_or_default(),
         Some("super") | Some("self") => {
             // `super` is the parent module (of `a/b.rs` and of `a/b/mod.rs` alike: `a`);
             // `self` is the module itself.
@@ -341,7 +363,11 @@ fn target(
         }
         _ => return None,
     };
-    let skip = usize::from(module != "lib" || ["crate", "self", "headroom"].contains(&parts[0]));
+    let skip = usize::from(
+        module != "lib"
+            || ["crate", "self", "headroom"].contains(&parts[0])
+            || crate_path_start(parts[0]).is_some(),
+    );
     for p in &parts[skip..] {
         match *p {
             "super" => {
@@ -367,8 +393,9 @@ fn target(
         }
         base.pop();
     }
-    // `crate::run`, `crate::usage_line`: the crate root itself.
-    (!in_core).then(|| "lib".to_string())
+    // `crate::run`, `crate::usage_line`: the crate root itself (the core's own `crate::`
+    // names its root; `headroom::` is the main crate's from anywhere).
+    (!in_core || parts[0] == "headroom").then(|| "lib".to_string())
 }
 
 /// The edges of `known`'s files: each file to the modules its paths name, leaving out
@@ -515,8 +542,25 @@ fn the_layer_table_decides_every_pair_and_names_every_module() {
     }
 }
 
-/// The control per rule: a file of each row that names, by a full path in its code, each
-/// layer its row forbids is caught; the same file naming a layer it may use is not.
+/// How a file outside `layer`'s crate names it by the crate's own name: `headroom_core`,
+/// `headroom_output::schema`, `headroom_cli::cli`; the main crate's root is `headroom`.
+fn crate_path(layer: &str) -> String {
+    let dir = crate_of(layer);
+    if dir.is_empty() {
+        return "headroom".into();
+    }
+    let krate = package_of(dir).replace('-', "_");
+    if ["core", "platform", "store"].contains(&layer) {
+        krate
+    } else {
+        format!("{krate}::{layer}")
+    }
+}
+
+/// The control per rule: a file of each row that names, by a full path in its code or a
+/// `use` line, each layer its row forbids is caught, whether the path starts at the crate
+/// (`crate::`, `headroom::`) or names the layer's crate (`headroom_output::schema::`); the
+/// same file naming a layer it may use is not.
 #[test]
 fn a_file_breaking_any_row_is_caught() {
     let rows = rows();
@@ -535,19 +579,53 @@ fn a_file_breaking_any_row_is_caught() {
             } else {
                 "crate"
             };
-            let mut files = known.clone();
-            files.insert(from.clone(), format!("fn f() {{ {start}::{n}::x(); }}\n"));
-            let found = violations(&edges_of(&files), &rows);
-            let caught = found.iter().any(|(a, b)| *a == from && b == n);
-            assert_eq!(
-                caught,
-                r.never.contains(n),
-                "{from} naming `{n}`: {found:?}"
-            );
-            checked += 1;
+            let by_crate = crate_path(n);
+            for text in [
+                format!("fn f() {{ {start}::{n}::x(); }}\n"),
+                format!("fn f() {{ {by_crate}::x(); }}\n"),
+                format!("use {by_crate}::x;\n"),
+            ] {
+                let mut files = known.clone();
+                files.insert(from.clone(), text.clone());
+                let found = violations(&edges_of(&files), &rows);
+                let caught = found.iter().any(|(a, b)| *a == from && b == n);
+                assert_eq!(
+                    caught,
+                    r.never.contains(n),
+                    "{from} naming `{n}` as {text:?}: {found:?}"
+                );
+                checked += 1;
+            }
         }
     }
-    assert!(checked >= 50, "{checked}");
+    assert!(checked >= 150, "{checked}");
+    // The rules kept on the text alone, said the way the reviewer's example says them: the
+    // cli crate depends on the output crate, so the compiler would let `cli` name `schema`
+    // by the crate's own name; the check does not, and lets it name `output`.
+    let case = |from: &str, text: &str| {
+        let mut files = known.clone();
+        files.insert(from.to_string(), text.to_string());
+        violations(&edges_of(&files), &rows)
+    };
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        case(
+            "cli::probe_file",
+            "use headroom_output::schema::Document;\n"
+        ),
+        [pair("cli::probe_file", "schema")]
+    );
+    assert_eq!(
+        case(
+            "schema::probe_file",
+            "fn f() { headroom_platform::now_ms(); }\n"
+        ),
+        [pair("schema::probe_file", "platform")]
+    );
+    assert_eq!(
+        case("cli::probe_file", "use headroom_output::output::Printer;\n"),
+        []
+    );
 }
 
 #[test]
@@ -865,12 +943,16 @@ const SYSTEM_CRATES: &[&str] = &[
     "headroom",
 ];
 
-/// The names in the `[dependencies]` tables of a manifest's text (the target-specific ones
-/// included, the dev- and build-dependencies not: those are the tests' and the build's),
-/// and the dependencies that are a table of their own (`[dependencies.libc]`).
+/// The packages in the `[dependencies]` tables of a manifest's text (the target-specific
+/// ones included, the dev- and build-dependencies not: those are the tests' and the
+/// build's), and the dependencies that are a table of their own (`[dependencies.libc]`).
+/// A key is the package's name unless it says another (`x = { package = "headroom-mcp" }`,
+/// or a `package = "…"` line in its own table); quoted keys are read unquoted.
 fn dependencies(manifest: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_deps = false;
+    // The dependency whose own table (`[dependencies.x]`) the lines below are.
+    let mut own_table: Option<usize> = None;
     for line in manifest.lines() {
         let l = line.trim();
         if let Some(header) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
@@ -880,15 +962,63 @@ fn dependencies(manifest: &str) -> Vec<String> {
             let own = header
                 .strip_prefix("dependencies.")
                 .or_else(|| tail.split_once(".dependencies.").map(|(_, n)| n));
-            out.extend(own.map(str::to_string));
+            own_table = own.map(|n| {
+                out.push(unquoted(n.trim()).to_string());
+                out.len() - 1
+            });
             continue;
         }
-        let name = l.split(['=', ' ', '.']).next().unwrap_or("");
-        if in_deps && !name.is_empty() && !name.starts_with('#') {
-            out.push(name.to_string());
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        if let Some(i) = own_table {
+            if let Some(p) = package_value(l) {
+                out[i] = p;
+            }
+            continue;
+        }
+        if !in_deps {
+            continue;
+        }
+        let key = match l.strip_prefix('"') {
+            Some(rest) => rest.split('"').next().unwrap_or(""),
+            None => l.split(['=', ' ', '.']).next().unwrap_or(""),
+        };
+        if let Some(p) = package_value(l) {
+            out.push(p);
+        } else if !key.is_empty() {
+            out.push(key.to_string());
         }
     }
     out
+}
+
+/// `name` without the quotes TOML may write around a key.
+fn unquoted(name: &str) -> &str {
+    name.strip_prefix('"')
+        .and_then(|n| n.strip_suffix('"'))
+        .unwrap_or(name)
+}
+
+/// The value of a `package = "…"` key in a manifest line, inline table or dotted key alike.
+fn package_value(line: &str) -> Option<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut rest = line;
+    while let Some(i) = rest.find("package") {
+        let before_ok = rest[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !ident(c) && c != '"');
+        let after = rest[i + "package".len()..].trim_start();
+        if before_ok
+            && let Some(value) = after.strip_prefix('=').map(str::trim_start)
+            && let Some(value) = value.strip_prefix('"')
+        {
+            return value.split('"').next().map(str::to_string);
+        }
+        rest = &rest[i + "package".len()..];
+    }
+    None
 }
 
 /// The `SYSTEM_CRATES` among the `[dependencies]` of a manifest's text.
@@ -928,6 +1058,45 @@ fn the_core_crate_depends_on_no_system_call_crate() {
                [dev-dependencies]\nnix = \"0.29\"\n\
                [dependencies.mach2]\nversion = \"0.7\"\n[dev-dependencies.errno]\n";
     assert_eq!(system_dependencies(bad), ["libc", "rustix", "mach2"]);
+}
+
+/// A dependency is its package, however the manifest writes its key: a renamed one (`x =
+/// { package = "…" }`, a `[dependencies.x]` table holding `package = "…"`, a dotted
+/// `x.package = "…"`) or a quoted key, so the crate-boundary checks see it.
+#[test]
+fn renamed_and_quoted_dependencies_are_their_package() {
+    let bad = "[dependencies]\n\
+               anything = { package = \"headroom-mcp\", path = \"../headroom-mcp\" }\n\
+               \"headroom-commands\" = { path = \"../headroom-commands\" }\n\
+               other.package = \"headroom-actions\"\n\
+               [target.'cfg(unix)'.dependencies]\n\
+               sys = { version = \"0.2\", package = \"libc\" }\n\
+               [dependencies.elsewhere]\npath = \"../headroom-config\"\n\
+               package = \"headroom-config\"\n\
+               [dependencies.\"headroom-exit\"]\npath = \"../headroom-exit\"\n\
+               [dev-dependencies]\ntests = { package = \"headroom\", path = \"../..\" }\n";
+    assert_eq!(
+        headroom_dependencies(bad),
+        [
+            "headroom-mcp",
+            "headroom-commands",
+            "headroom-actions",
+            "headroom-config",
+            "headroom-exit"
+        ]
+    );
+    assert_eq!(system_dependencies(bad), ["libc"]);
+    // Control: a key that only mentions a package elsewhere (a feature, a comment) is its
+    // own name.
+    let good = "[dependencies]\nclap = { version = \"4\", features = [\"package\"] }\n\
+                # package = \"headroom-mcp\"\nserde = \"1\"\n";
+    assert_eq!(dependencies(good), ["clap", "serde"]);
+    // A manifest renaming a crate its row may never use is caught by the boundary check.
+    let rows = rows();
+    let allowed = allowed_crates(&rows, "crates/headroom-cli");
+    let renamed = "[dependencies]\nout = { package = \"headroom-output\", path = \"..\" }\n\
+                   cmds = { package = \"headroom-commands\", path = \"..\" }\n";
+    assert_eq!(forbidden_crates(renamed, &allowed), ["headroom-commands"]);
 }
 
 /// The main package makes no system call of its own: every one is a platform function, so
