@@ -209,10 +209,12 @@ impl Pressure {
             ));
         }
         let fd: OwnedFd = f.into();
-        let wait_set = Some(
+        let wait_set = Some(if super::linux::wait_set::descriptors_to_spare() {
             super::linux::wait_set::WaitSet::new(Some((fd.as_fd(), PollFlags::PRI)), None)
-                .map_err(|_| ()),
-        );
+                .map_err(|_| ())
+        } else {
+            Err(())
+        });
         Self {
             kind: PressureSignal::Psi,
             // A comma, not parentheses: `describe` puts the detail in parentheses already.
@@ -368,7 +370,11 @@ impl Pressure {
             // Made here only for a readable source (a pipe: its state is not consumed by
             // being polled) or none (it went away).
             if self.wait_set.is_none() {
-                self.wait_set = Some(WaitSet::new(self.poll_spec(), wake).map_err(|_| ()));
+                self.wait_set = Some(if super::linux::wait_set::descriptors_to_spare() {
+                    WaitSet::new(self.poll_spec(), wake).map_err(|_| ())
+                } else {
+                    Err(())
+                });
             }
             if let (Some(Ok(set)), Some(w)) = (&mut self.wait_set, wake)
                 && !set.has_wake

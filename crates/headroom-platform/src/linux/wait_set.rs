@@ -19,6 +19,19 @@ use rustix::event::PollFlags;
 use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
 
 const SOURCE: u64 = 0;
+
+/// Below this soft RLIMIT_NOFILE the set is not made and the wait polls: the set is one
+/// descriptor more for the whole run, and a guard at the fork wall with 16 descriptors
+/// needs every one it has for the reads before a signal (`faults::exhaustion`: with the
+/// set, reap's read of the leaker's `status` failed with EMFILE and nothing was cleaned).
+const SET_NEEDS_NOFILE: u64 = 64;
+
+/// Whether the descriptor limit leaves room for the set (`SET_NEEDS_NOFILE`).
+pub(crate) fn descriptors_to_spare() -> bool {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .is_none_or(|n| n >= SET_NEEDS_NOFILE)
+}
 const WAKE: u64 = 1;
 
 /// An epoll set holding the source (with its `poll` events) and the wake pipe, either of
