@@ -209,12 +209,10 @@ impl Pressure {
             ));
         }
         let fd: OwnedFd = f.into();
-        let wait_set = Some(if super::linux::wait_set::descriptors_to_spare() {
-            super::linux::wait_set::WaitSet::new(Some((fd.as_fd(), PollFlags::PRI)), None)
-                .map_err(|_| ())
-        } else {
-            Err(())
-        });
+        let wait_set = Some(super::linux::wait_set::WaitSet::if_room(
+            Some((fd.as_fd(), PollFlags::PRI)),
+            None,
+        ));
         Self {
             kind: PressureSignal::Psi,
             // A comma, not parentheses: `describe` puts the detail in parentheses already.
@@ -370,11 +368,7 @@ impl Pressure {
             // Made here only for a readable source (a pipe: its state is not consumed by
             // being polled) or none (it went away).
             if self.wait_set.is_none() {
-                self.wait_set = Some(if super::linux::wait_set::descriptors_to_spare() {
-                    WaitSet::new(self.poll_spec(), wake).map_err(|_| ())
-                } else {
-                    Err(())
-                });
+                self.wait_set = Some(WaitSet::if_room(self.poll_spec(), wake));
             }
             if let (Some(Ok(set)), Some(w)) = (&mut self.wait_set, wake)
                 && !set.has_wake

@@ -27,7 +27,7 @@ const SOURCE: u64 = 0;
 const SET_NEEDS_NOFILE: u64 = 64;
 
 /// Whether the descriptor limit leaves room for the set (`SET_NEEDS_NOFILE`).
-pub(crate) fn descriptors_to_spare() -> bool {
+fn descriptors_to_spare() -> bool {
     rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .is_none_or(|n| n >= SET_NEEDS_NOFILE)
@@ -68,6 +68,18 @@ impl WaitSet {
             epoll,
             has_wake: wake.is_some(),
         })
+    }
+
+    /// The set, where the descriptor limit leaves room for it (`SET_NEEDS_NOFILE`) and it
+    /// can be made; `Err` means: wait in `poll`.
+    pub(crate) fn if_room(
+        source: Option<(BorrowedFd<'_>, PollFlags)>,
+        wake: Option<BorrowedFd<'_>>,
+    ) -> Result<Self, ()> {
+        if !descriptors_to_spare() {
+            return Err(());
+        }
+        Self::new(source, wake).map_err(|_| ())
     }
 
     /// Add the wake pipe to a set made without it; the source in the set is not polled
