@@ -33,11 +33,12 @@ use headroom_mcp::mcp;
 /// The Printer and the formatting (`crates/headroom-output`): `crate::output::…` paths are
 /// that crate's `output` module.
 use headroom_output::output;
-/// The documents' schemas, in the output crate beside `output`.
-use headroom_output::schema;
 /// The system calls, a crate of their own (`crates/headroom-platform`): `crate::platform::…`
 /// paths are that crate's public items.
 use headroom_platform as platform;
+/// The documents' schemas (`crates/headroom-schema`): `crate::schema::…` paths are its
+/// `schema` module.
+use headroom_schema::schema;
 /// The files headroom keeps, a crate of its own (`crates/headroom-store`): `crate::store::…`
 /// paths are that crate's public items.
 use headroom_store as store;

@@ -3,11 +3,11 @@
 //! signal; the only places headroom execs other programs).
 //!
 //! A crate of its own (`crates/headroom-actions`): it depends on `headroom-core`,
-//! `headroom-platform`, `headroom-store`, `headroom-output` and `headroom-exit` and on no
-//! other part of headroom, nor on any system-call crate, so the compiler refuses an import
-//! of the command line, the settings, the commands or the front ends from here, and a
-//! system call of its own (ARCHITECTURE.md). Its module keeps the name the other crates
-//! give it (`crate::actions`).
+//! `headroom-platform`, `headroom-store`, `headroom-schema`, `headroom-output` and
+//! `headroom-exit` and on no other part of headroom, nor on any system-call crate, so the
+//! compiler refuses an import of the command line, the settings, the commands or the front
+//! ends from here, and a system call of its own (ARCHITECTURE.md). Its module keeps the
+//! name the other crates give it (`crate::actions`).
 
 // Every system call is the platform's: the actions have no `unsafe` of their own.
 #![forbid(unsafe_code)]
@@ -23,10 +23,11 @@ use headroom_exit::exit::said_once;
 /// The Printer (`crates/headroom-output`): `crate::output::…` paths are its `output`
 /// module.
 use headroom_output::output;
-/// The documents' schemas, in the output crate beside `output`.
-use headroom_output::schema;
 /// The system calls (`crates/headroom-platform`).
 use headroom_platform as platform;
+/// The documents' schemas (`crates/headroom-schema`): `crate::schema::…` paths are its
+/// `schema` module.
+use headroom_schema::schema;
 /// The files headroom keeps (`crates/headroom-store`).
 use headroom_store as store;
 

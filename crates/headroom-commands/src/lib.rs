@@ -2,7 +2,7 @@
 //! registry of the JSON documents' schemas).
 //!
 //! A crate of its own (`crates/headroom-commands`): it depends on every headroom crate below
-//! it (`headroom-core`, `-platform`, `-store`, `-output`, `-cli`, `-exit`, `-config`,
+//! it (`headroom-core`, `-platform`, `-store`, `-schema`, `-output`, `-cli`, `-exit`, `-config`,
 //! `-actions`) and on none above, nor on any system-call crate, so the compiler refuses an
 //! import of the MCP front end or of the package's `run` from here, and a system call of
 //! its own (ARCHITECTURE.md). Its module keeps the name the other crates give it
@@ -30,10 +30,11 @@ use headroom_exit::exit::said_once;
 /// The Printer (`crates/headroom-output`): `crate::output::…` paths are its `output`
 /// module.
 use headroom_output::output;
-/// The documents' schemas, in the output crate beside `output`.
-use headroom_output::schema;
 /// The system calls (`crates/headroom-platform`).
 use headroom_platform as platform;
+/// The documents' schemas (`crates/headroom-schema`): `crate::schema::…` paths are its
+/// `schema` module.
+use headroom_schema::schema;
 /// The files headroom keeps (`crates/headroom-store`).
 use headroom_store as store;
 

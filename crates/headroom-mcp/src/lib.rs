@@ -2,7 +2,7 @@
 //! that runs the commands as tools, resources and prompts over stdio).
 //!
 //! A crate of its own (`crates/headroom-mcp`): it depends on the headroom crates below it
-//! (`headroom-core`, `-platform`, `-output`, `-cli`, `-exit`, `-config`, `-actions`,
+//! (`headroom-core`, `-platform`, `-schema`, `-output`, `-cli`, `-exit`, `-config`, `-actions`,
 //! `-commands`) and on none above, nor on any system-call crate, so the compiler refuses an
 //! import of the package's `run` from here, and a system call of its own (ARCHITECTURE.md).
 //! Its module keeps the name the package gives it (`crate::mcp`).
@@ -25,9 +25,10 @@ use headroom_exit::exit;
 /// The Printer (`crates/headroom-output`): `crate::output::…` paths are its `output`
 /// module.
 use headroom_output::output;
-/// The documents' schemas, in the output crate beside `output`.
-use headroom_output::schema;
 /// The system calls (`crates/headroom-platform`).
 use headroom_platform as platform;
+/// The documents' schemas (`crates/headroom-schema`): `crate::schema::…` paths are its
+/// `schema` module.
+use headroom_schema::schema;
 
 pub mod mcp;

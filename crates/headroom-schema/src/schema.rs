@@ -57,7 +57,7 @@ pub fn to_value<T: Document + ?Sized>(doc: &T) -> serde_json::Result<serde_json:
 }
 
 /// `doc` as indented JSON (a file a person may read: `headroom snapshot`).
-pub(crate) fn to_pretty<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
+pub fn to_pretty<T: Document + ?Sized>(doc: &T) -> serde_json::Result<String> {
     serde_json::to_string_pretty(&Stamped {
         schema: T::SCHEMA,
         kind: T::TYPE,
