@@ -115,7 +115,7 @@ impl EscalationTiming {
 
 /// What the caller does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub enum EscalationStep {
     /// Call `on_tick` again at (or after) this instant.
     Pending(Instant),
     /// Every identity has its outcome, in the order they were given.
@@ -213,7 +213,7 @@ impl Escalation {
     }
 
     /// Check each identity and SIGTERM it; the grace starts `now`.
-    pub fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> Step {
+    pub fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> EscalationStep {
         if self.phase == Phase::NotStarted {
             self.phase = Phase::Grace(later(now, self.settings.grace));
         }
@@ -290,7 +290,7 @@ impl Escalation {
         ctl: &dyn ProcessControl,
         now: Instant,
         gate: &mut KillGate<'_>,
-    ) -> Step {
+    ) -> EscalationStep {
         match self.phase {
             Phase::NotStarted => return self.start(ctl, now),
             Phase::Grace(deadline) => {
@@ -336,7 +336,7 @@ impl Escalation {
         self.next(now)
     }
 
-    fn next(&self, now: Instant) -> Step {
+    fn next(&self, now: Instant) -> EscalationStep {
         let waiting = |s: State| self.entries.iter().any(|e| e.state == s);
         let deadline = match self.phase {
             Phase::Grace(d) if waiting(State::Termed) => Some(d),
@@ -344,8 +344,8 @@ impl Escalation {
             _ => None,
         };
         match deadline {
-            Some(d) => Step::Pending(d.min(later(now, self.settings.poll)).max(now)),
-            None => Step::Done(
+            Some(d) => EscalationStep::Pending(d.min(later(now, self.settings.poll)).max(now)),
+            None => EscalationStep::Done(
                 self.entries
                     .iter()
                     .map(|e| Ended {
@@ -433,8 +433,8 @@ pub(crate) fn run_escalation(
     let mut step = esc.start(ctl, clock.now());
     loop {
         match step {
-            Step::Done(v) => return v,
-            Step::Pending(at) => {
+            EscalationStep::Done(v) => return v,
+            EscalationStep::Pending(at) => {
                 let now = clock.now();
                 if at > now {
                     clock.sleep(at - now);

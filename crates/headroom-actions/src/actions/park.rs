@@ -51,7 +51,8 @@ impl ParkOutcome {
 
 /// One process and what happened to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Step {
+#[schemars(rename = "Step")]
+pub struct ParkStep {
     pub pid: i32,
     pub name: String,
     pub outcome: ParkOutcome,
@@ -73,8 +74,8 @@ pub fn apply(
     root: Identity,
     mode: Mode,
     tree: bool,
-) -> Result<Vec<Step>> {
-    let mut steps: Vec<Step> = Vec::new();
+) -> Result<Vec<ParkStep>> {
+    let mut steps: Vec<ParkStep> = Vec::new();
     let mut handled: HashSet<Identity> = HashSet::new();
     let mut pending: Vec<(Identity, usize)> = Vec::new();
     for pass in 0..=RESCANS {
@@ -162,7 +163,7 @@ fn skip(
 /// Read each signalled process back until its state shows the change (or two seconds).
 fn confirm(
     source: &dyn ProcessSource,
-    steps: &mut [Step],
+    steps: &mut [ParkStep],
     pending: &[(Identity, usize)],
     mode: Mode,
 ) {
@@ -199,8 +200,8 @@ fn confirm(
     }
 }
 
-fn step(p: &ProcessRecord, outcome: ParkOutcome, detail: Option<String>) -> Step {
-    Step {
+fn step(p: &ProcessRecord, outcome: ParkOutcome, detail: Option<String>) -> ParkStep {
+    ParkStep {
         pid: p.pid,
         name: p.name.clone(),
         outcome,
@@ -208,8 +209,8 @@ fn step(p: &ProcessRecord, outcome: ParkOutcome, detail: Option<String>) -> Step
     }
 }
 
-fn gone_step(pid: i32, name: &str) -> Step {
-    Step {
+fn gone_step(pid: i32, name: &str) -> ParkStep {
+    ParkStep {
         pid,
         name: name.to_string(),
         outcome: ParkOutcome::Gone,

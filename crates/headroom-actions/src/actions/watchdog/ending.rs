@@ -11,7 +11,9 @@ use std::time::Instant;
 use super::{
     CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, RunSummary, Watchdog, now_at,
 };
-use crate::actions::escalate::{Ended, Escalation, EscalationOutcome, EscalationTiming, Step};
+use crate::actions::escalate::{
+    Ended, Escalation, EscalationOutcome, EscalationStep, EscalationTiming,
+};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcState, ProcessRecord};
 use crate::exit::ExitStatus;
@@ -139,14 +141,14 @@ impl Watchdog<'_, '_> {
         self.cmd_status = Some(status);
     }
 
-    fn after_step(&mut self, step: Step, reason: EndReason) {
+    fn after_step(&mut self, step: EscalationStep, reason: EndReason) {
         match step {
-            Step::Pending(at) => {
+            EscalationStep::Pending(at) => {
                 if let Phase::Ending { next, .. } = &mut self.phase {
                     *next = at;
                 }
             }
-            Step::Done(ended) => self.ending_done(reason, &ended),
+            EscalationStep::Done(ended) => self.ending_done(reason, &ended),
         }
     }
 

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::run_output::{Records, SharedTail, Tail, exit_code_of, lock, read_records, tail_thread};
 use super::{Effect, Spec, Tools, schema_of};
-use crate::actions::escalate::{self, Escalation, Step};
+use crate::actions::escalate::{self, Escalation, EscalationStep};
 use crate::config::ToolGroup;
 use crate::exit::ExitStatus;
 use crate::mcp::args::Int;
@@ -425,7 +425,7 @@ fn wait(
             if esc.past_grace() {
                 killed |= !esc.delivered(crate::platform::Signal::Kill).0.is_empty();
             }
-            if let Step::Done(_) = step {
+            if let EscalationStep::Done(_) = step {
                 // Everything sent that could be; the waiter says when it is gone.
                 match s.waited.recv_timeout(LAST_WAIT) {
                     Ok(st) => break st,
