@@ -131,7 +131,7 @@ pub struct BreachingTree {
 }
 
 /// The guarded tree as a table shows it.
-struct Sample {
+struct GuardedTree {
     members: Vec<ProcessRecord>,
     footprint: u64,
     effective: u64,
@@ -139,7 +139,12 @@ struct Sample {
 
 /// The tree of `root` in `snap`, if the root is still that process, still matches
 /// `pattern` and is still one a guard may hold; else why not.
-fn sample(snap: &Snapshot, root: &Identity, pattern: &str, limit: u64) -> Result<Sample, String> {
+fn sample(
+    snap: &Snapshot,
+    root: &Identity,
+    pattern: &str,
+    limit: u64,
+) -> Result<GuardedTree, String> {
     let table = ProcessTable::new(snap);
     let Some(r) = table.get(root.pid) else {
         return Err(format!("root pid `{}` has exited", root.pid));
@@ -165,7 +170,7 @@ fn sample(snap: &Snapshot, root: &Identity, pattern: &str, limit: u64) -> Result
         .map(|m| m.into_iter().cloned().collect())
         .unwrap_or_default();
     let footprint = tree_footprint(&members.iter().collect::<Vec<_>>()).0;
-    Ok(Sample {
+    Ok(GuardedTree {
         members,
         footprint,
         effective: effective_limit(limit, snap.memory.map(|m| m.free_pct())),
@@ -188,7 +193,7 @@ struct Tree {
     report: GuardReport,
     /// `report.parked_ids[..before]` were parked in earlier rounds.
     before: usize,
-    now: Option<Sample>,
+    now: Option<GuardedTree>,
 }
 
 impl Tree {

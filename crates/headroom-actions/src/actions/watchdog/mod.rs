@@ -109,7 +109,7 @@ enum Phase {
     Done,
 }
 
-struct Sample {
+struct WatchdogSample {
     /// When the tree was read (ms since the epoch): a breach happened then.
     at_ms: i64,
     members: Vec<ProcessRecord>,
@@ -183,7 +183,7 @@ struct Watchdog<'a, 'e> {
     /// Scan the whole group at the next sample, whenever the last scan was.
     force_scan: bool,
     group_scan_every: Duration,
-    last: Option<Sample>,
+    last: Option<WatchdogSample>,
     /// Processes headroom parked (and must wake or end).
     parked: HashSet<Identity>,
     /// Processes sent SIGTERM / SIGKILL, by pid.
