@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::actions::park::{self, Mode, ParkOutcome, ParkStep};
+use crate::actions::park::{self, ParkMode, ParkOutcome, ParkStep};
 use crate::cli::PidArgs;
 use crate::commands::Ctx;
 use crate::core::parking::ParkPermission;
@@ -37,10 +37,10 @@ impl Action {
         }
     }
 
-    fn mode(self) -> Mode {
+    fn mode(self) -> ParkMode {
         match self {
-            Self::Park | Self::ParkTree => Mode::Park,
-            Self::Wake | Self::WakeTree => Mode::Wake,
+            Self::Park | Self::ParkTree => ParkMode::Park,
+            Self::Wake | Self::WakeTree => ParkMode::Wake,
         }
     }
 
@@ -186,12 +186,12 @@ pub(crate) fn human(r: &ParkReport, action: Action) -> String {
     let changed: Vec<&ParkStep> = r.processes.iter().filter(|p| p.outcome.changed()).collect();
     if changed.is_empty() {
         let _ = match action.mode() {
-            Mode::Park => writeln!(
+            ParkMode::Park => writeln!(
                 s,
                 "every process of the tree of pid {} (`{name}`) is already parked; nothing to do",
                 r.pid
             ),
-            Mode::Wake => writeln!(
+            ParkMode::Wake => writeln!(
                 s,
                 "nothing in the tree of pid {} (`{name}`) is parked; nothing to do",
                 r.pid
@@ -199,8 +199,8 @@ pub(crate) fn human(r: &ParkReport, action: Action) -> String {
         };
     } else {
         let (verb, order) = match action.mode() {
-            Mode::Park => ("parked", "root first"),
-            Mode::Wake => ("woke", "leaves first"),
+            ParkMode::Park => ("parked", "root first"),
+            ParkMode::Wake => ("woke", "leaves first"),
         };
         let _ = writeln!(
             s,
@@ -228,8 +228,8 @@ pub(crate) fn human(r: &ParkReport, action: Action) -> String {
     }
     if !r.left.is_empty() {
         let state = match action.mode() {
-            Mode::Park => "left running",
-            Mode::Wake => "left stopped",
+            ParkMode::Park => "left running",
+            ParkMode::Wake => "left stopped",
         };
         let who: Vec<String> = r
             .processes
@@ -245,7 +245,7 @@ pub(crate) fn human(r: &ParkReport, action: Action) -> String {
             who.join(", ")
         );
     }
-    if action.mode() == Mode::Park && !changed.is_empty() {
+    if action.mode() == ParkMode::Park && !changed.is_empty() {
         let _ = writeln!(s, "continue them with `headroom wake-tree {}`", r.pid);
     }
     s
