@@ -143,7 +143,7 @@ enum State {
 }
 
 #[derive(Debug, Clone)]
-struct Entry {
+struct EscalationTarget {
     id: Identity,
     state: State,
     signals: Vec<Signal>,
@@ -152,7 +152,7 @@ struct Entry {
     cont: bool,
 }
 
-impl Entry {
+impl EscalationTarget {
     fn finish(&mut self, o: EscalationOutcome) {
         self.state = State::Done(o);
     }
@@ -174,7 +174,7 @@ enum Phase {
 /// One escalation over a set of identities.
 #[derive(Debug, Clone)]
 pub struct Escalation {
-    entries: Vec<Entry>,
+    entries: Vec<EscalationTarget>,
     settings: EscalationTiming,
     phase: Phase,
 }
@@ -201,7 +201,7 @@ impl Escalation {
     fn push(&mut self, ids: &[Identity]) {
         for id in ids {
             if !self.entries.iter().any(|e| e.id == *id) {
-                self.entries.push(Entry {
+                self.entries.push(EscalationTarget {
                     id: *id,
                     state: State::Fresh,
                     signals: Vec::new(),
@@ -373,7 +373,7 @@ fn later(now: Instant, d: Duration) -> Instant {
 
 /// SIGTERM (and SIGCONT if asked). The signal path re-reads the identity just before the
 /// signal (`ProcessControl::signal`): that one read is the check, none is made before it.
-fn send_term(ctl: &dyn ProcessControl, e: &mut Entry) {
+fn send_term(ctl: &dyn ProcessControl, e: &mut EscalationTarget) {
     match ctl.signal(&e.id, Signal::Term) {
         Ok(Delivery::Sent) => {
             e.signals.push(Signal::Term);
@@ -389,7 +389,7 @@ fn send_term(ctl: &dyn ProcessControl, e: &mut Entry) {
 }
 
 /// SIGKILL, identity re-read by the signal path (the grace is the widest reuse window).
-fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
+fn send_kill(ctl: &dyn ProcessControl, e: &mut EscalationTarget) {
     match ctl.signal(&e.id, Signal::Kill) {
         Ok(Delivery::Sent) => {
             e.signals.push(Signal::Kill);
@@ -405,7 +405,7 @@ fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
 /// A signal that errored: the kernel refused it (`signal-failed`), or the identity could not
 /// be read to check it (`identity-changed`: absence of evidence never reads as "same
 /// process"). Only this rare path reads the identity a second time, to tell the two apart.
-fn failed(ctl: &dyn ProcessControl, e: &mut Entry, err: crate::platform::PlatformError) {
+fn failed(ctl: &dyn ProcessControl, e: &mut EscalationTarget, err: crate::platform::PlatformError) {
     match ctl.presence(&e.id) {
         Ok(_) => e.fail(EscalationOutcome::SignalFailed, err),
         Err(_) => e.fail(EscalationOutcome::IdentityChanged, err),
