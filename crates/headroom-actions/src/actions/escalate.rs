@@ -163,7 +163,7 @@ impl EscalationTarget {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum EscalationPhase {
     NotStarted,
     /// Until the grace deadline.
     Grace(Instant),
@@ -176,7 +176,7 @@ enum Phase {
 pub struct Escalation {
     entries: Vec<EscalationTarget>,
     settings: EscalationTiming,
-    phase: Phase,
+    phase: EscalationPhase,
 }
 
 impl Escalation {
@@ -184,7 +184,7 @@ impl Escalation {
         let mut e = Self {
             entries: Vec::new(),
             settings,
-            phase: Phase::NotStarted,
+            phase: EscalationPhase::NotStarted,
         };
         e.push(targets);
         e
@@ -214,8 +214,8 @@ impl Escalation {
 
     /// Check each identity and SIGTERM it; the grace starts `now`.
     pub fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> EscalationStep {
-        if self.phase == Phase::NotStarted {
-            self.phase = Phase::Grace(later(now, self.settings.grace));
+        if self.phase == EscalationPhase::NotStarted {
+            self.phase = EscalationPhase::Grace(later(now, self.settings.grace));
         }
         for e in &mut self.entries {
             if e.state == State::Fresh {
@@ -230,14 +230,14 @@ impl Escalation {
     /// escalation never widens after its survivors were decided.
     #[cfg(test)]
     pub(crate) fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
-        if matches!(self.phase, Phase::Settle(_)) {
+        if matches!(self.phase, EscalationPhase::Settle(_)) {
             return;
         }
         self.push(ids);
         for e in &mut self.entries {
             if e.state == State::Fresh {
                 e.cont |= stopped.contains(&e.id);
-                if self.phase != Phase::NotStarted {
+                if self.phase != EscalationPhase::NotStarted {
                     send_term(ctl, e);
                 }
             }
@@ -246,7 +246,7 @@ impl Escalation {
 
     /// End the grace now (a second interrupt): the next `on_tick` goes to SIGKILL.
     pub(crate) fn cut_grace(&mut self, now: Instant) {
-        if let Phase::Grace(d) = &mut self.phase {
+        if let EscalationPhase::Grace(d) = &mut self.phase {
             *d = (*d).min(now);
         }
     }
@@ -271,7 +271,7 @@ impl Escalation {
 
     /// Whether SIGKILL's turn has come (the gate was asked, or nothing was left to ask).
     pub fn past_grace(&self) -> bool {
-        matches!(self.phase, Phase::Settle(_))
+        matches!(self.phase, EscalationPhase::Settle(_))
     }
 
     /// The identities SIGTERMed and not yet confirmed gone.
@@ -292,8 +292,8 @@ impl Escalation {
         gate: &mut KillGate<'_>,
     ) -> EscalationStep {
         match self.phase {
-            Phase::NotStarted => return self.start(ctl, now),
-            Phase::Grace(deadline) => {
+            EscalationPhase::NotStarted => return self.start(ctl, now),
+            EscalationPhase::Grace(deadline) => {
                 for e in self.entries.iter_mut().filter(|e| e.state == State::Termed) {
                     match ctl.presence(&e.id) {
                         Ok(Presence::Alive) => {}
@@ -316,10 +316,10 @@ impl Escalation {
                             e.finish(EscalationOutcome::Spared);
                         }
                     }
-                    self.phase = Phase::Settle(later(now, self.settings.settle));
+                    self.phase = EscalationPhase::Settle(later(now, self.settings.settle));
                 }
             }
-            Phase::Settle(deadline) => {
+            EscalationPhase::Settle(deadline) => {
                 for e in self.entries.iter_mut().filter(|e| e.state == State::Killed) {
                     // After SIGKILL, a pid that names another process means ours is gone.
                     if let Ok(Presence::Gone | Presence::Changed) = ctl.presence(&e.id) {
@@ -339,8 +339,8 @@ impl Escalation {
     fn next(&self, now: Instant) -> EscalationStep {
         let waiting = |s: State| self.entries.iter().any(|e| e.state == s);
         let deadline = match self.phase {
-            Phase::Grace(d) if waiting(State::Termed) => Some(d),
-            Phase::Settle(d) if waiting(State::Killed) => Some(d),
+            EscalationPhase::Grace(d) if waiting(State::Termed) => Some(d),
+            EscalationPhase::Settle(d) if waiting(State::Killed) => Some(d),
             _ => None,
         };
         match deadline {

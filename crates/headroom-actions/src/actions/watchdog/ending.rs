@@ -9,7 +9,8 @@
 use std::time::Instant;
 
 use super::{
-    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, RunSummary, Watchdog, now_at,
+    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, RunSummary, Watchdog, WatchdogPhase,
+    now_at,
 };
 use crate::actions::escalate::{
     Ended, Escalation, EscalationOutcome, EscalationStep, EscalationTiming,
@@ -56,7 +57,7 @@ impl Watchdog<'_, '_> {
         }
         self.summary.terminated += sent.len();
         self.emit_signal(Signal::Term, why, &sent, targets.len(), &failed);
-        self.phase = Phase::Ending {
+        self.phase = WatchdogPhase::Ending {
             esc: Box::new(esc),
             reason: why,
             next: now,
@@ -67,7 +68,7 @@ impl Watchdog<'_, '_> {
     /// A second signal while ending: cut the grace short.
     pub(super) fn kill_now(&mut self) {
         let now = Instant::now();
-        if let Phase::Ending { esc, next, .. } = &mut self.phase {
+        if let WatchdogPhase::Ending { esc, next, .. } = &mut self.phase {
             esc.cut_grace(now);
             *next = now;
         }
@@ -75,7 +76,8 @@ impl Watchdog<'_, '_> {
 
     /// Look at the escalation in flight; past the grace, the gate decides SIGKILL.
     pub(super) fn ending_tick(&mut self, now: Instant) {
-        let Phase::Ending { esc, reason, .. } = std::mem::replace(&mut self.phase, Phase::Done)
+        let WatchdogPhase::Ending { esc, reason, .. } =
+            std::mem::replace(&mut self.phase, WatchdogPhase::Done)
         else {
             return;
         };
@@ -96,7 +98,7 @@ impl Watchdog<'_, '_> {
                 self.emit_signal(Signal::Kill, reason, &sent, sent.len(), &failed);
             }
         }
-        self.phase = Phase::Ending {
+        self.phase = WatchdogPhase::Ending {
             esc: Box::new(esc),
             reason,
             next: now,
@@ -144,7 +146,7 @@ impl Watchdog<'_, '_> {
     fn after_step(&mut self, step: EscalationStep, reason: EndReason) {
         match step {
             EscalationStep::Pending(at) => {
-                if let Phase::Ending { next, .. } = &mut self.phase {
+                if let WatchdogPhase::Ending { next, .. } = &mut self.phase {
                     *next = at;
                 }
             }
@@ -185,10 +187,10 @@ impl Watchdog<'_, '_> {
                 pids: spared,
             });
         }
-        self.phase = Phase::Watching;
+        self.phase = WatchdogPhase::Watching;
         if !self.given_up.is_empty() {
             // Something could not be ended: say so and stop (it cannot be helped by waiting).
-            self.phase = Phase::Done;
+            self.phase = WatchdogPhase::Done;
             return;
         }
         // The command itself went on our SIGTERM: the limit ended the run, even while its
@@ -208,7 +210,7 @@ impl Watchdog<'_, '_> {
             self.tick(Instant::now());
             let left: Vec<Identity> = self.alive_members();
             if left.is_empty() {
-                self.phase = Phase::Done;
+                self.phase = WatchdogPhase::Done;
             } else {
                 self.begin_ending(EndReason::Leftovers);
             }

@@ -88,7 +88,7 @@ pub struct Config {
     pub timeout: Option<Duration>,
 }
 
-enum Phase {
+enum WatchdogPhase {
     Watching,
     /// Idle subtrees were parked; look again at `until`.
     Relief {
@@ -177,7 +177,7 @@ struct Watchdog<'a, 'e> {
     sid: Option<i32>,
     tracker: TreeTracker,
     cpu: CpuSamples,
-    phase: Phase,
+    phase: WatchdogPhase,
     next_tick: Instant,
     last_group_scan: Option<Instant>,
     /// Scan the whole group at the next sample, whenever the last scan was.
@@ -248,7 +248,7 @@ impl<'a, 'e> Watchdog<'a, 'e> {
             sid: None,
             tracker: TreeTracker::default(),
             cpu: CpuSamples::default(),
-            phase: Phase::Watching,
+            phase: WatchdogPhase::Watching,
             next_tick: start.at,
             last_group_scan: None,
             force_scan: false,
