@@ -9,8 +9,8 @@
 use std::time::Instant;
 
 use super::{
-    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, RunSummary, Watchdog, WatchdogPhase,
-    now_at,
+    CommandStatus, ENDING_TICK, EndReason, KILL_WAIT, RunEvent, RunSummary, Watchdog,
+    WatchdogPhase, now_at,
 };
 use crate::actions::escalate::{
     Ended, Escalation, EscalationOutcome, EscalationStep, EscalationTiming,
@@ -181,7 +181,7 @@ impl Watchdog<'_, '_> {
         }
         if !spared.is_empty() {
             self.summary.spared.extend(&spared);
-            (self.emit)(&Event::Spared {
+            (self.emit)(&RunEvent::Spared {
                 at: now_at(),
                 reason,
                 pids: spared,
@@ -225,7 +225,7 @@ impl Watchdog<'_, '_> {
         asked: usize,
         failed: &[(Identity, String)],
     ) {
-        (self.emit)(&Event::Signal {
+        (self.emit)(&RunEvent::Signal {
             at: now_at(),
             signal: sig,
             reason,
@@ -316,7 +316,7 @@ impl Watchdog<'_, '_> {
         self.summary.duration_ms = self.started.elapsed().as_millis() as u64;
         self.summary.at = super::now_at();
         let summary = self.summary.clone();
-        (self.emit)(&Event::Summary(summary.clone()));
+        (self.emit)(&RunEvent::Summary(summary.clone()));
         summary
     }
 }

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::{
-    ENDING_TICK, EndReason, Event, RELIEF_WAIT, Watchdog, WatchdogPhase, after, hold, now_at,
+    ENDING_TICK, EndReason, RELIEF_WAIT, RunEvent, Watchdog, WatchdogPhase, after, hold, now_at,
 };
 use crate::core::idle::{Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::snapshot::ProcessRecord;
@@ -147,7 +147,7 @@ impl Watchdog<'_, '_> {
                     .as_ref()
                     .map_or((0, self.cfg.limit), |s| (s.footprint, s.effective));
                 let relieved = footprint < effective;
-                (self.emit)(&Event::ParkResult {
+                (self.emit)(&RunEvent::ParkResult {
                     at: now_at(),
                     relieved,
                     footprint_bytes: footprint,
@@ -173,7 +173,7 @@ impl Watchdog<'_, '_> {
         };
         self.summary.breaches += 1;
         self.breach_footprint = s.footprint;
-        (self.emit)(&Event::Breach {
+        (self.emit)(&RunEvent::Breach {
             at: crate::core::time::format_ms(s.at_ms),
             footprint_bytes: s.footprint,
             effective_limit_bytes: s.effective,
@@ -195,7 +195,7 @@ impl Watchdog<'_, '_> {
             any = true;
             self.summary.parked += pids.len();
             self.parked.extend(sub.targets.iter().copied());
-            (self.emit)(&Event::Park {
+            (self.emit)(&RunEvent::Park {
                 at: now_at(),
                 root: sub.root,
                 name: sub.name.clone(),

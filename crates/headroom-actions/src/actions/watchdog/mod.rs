@@ -20,7 +20,7 @@ pub(crate) mod report;
 mod sample;
 mod signals;
 
-pub use report::{CommandStatus, EndReason, Event, JobAction, RunSummary, now_at};
+pub use report::{CommandStatus, EndReason, JobAction, RunEvent, RunSummary, now_at};
 
 use crate::actions::escalate::Escalation;
 use crate::core::idle::CpuSamples;
@@ -125,12 +125,12 @@ pub fn run(
     control: &dyn ProcessControl,
     sup: &mut Supervisor,
     cfg: &Config,
-    emit: &mut dyn FnMut(&Event),
+    emit: &mut dyn FnMut(&RunEvent),
 ) -> Result<RunSummary, SpawnError> {
     let started = Instant::now();
     let cmd_pid = sup.spawn(&cfg.command)?;
     let self_pid = std::process::id() as i32;
-    emit(&Event::Start {
+    emit(&RunEvent::Start {
         at: now_at(),
         pid: self_pid,
         command_pid: cmd_pid,
@@ -211,7 +211,7 @@ struct Watchdog<'a, 'e> {
     /// The warning's notification helpers: headroom's children, but never the tree's
     /// (`without_helpers`).
     notifier: crate::actions::notify::Notifier,
-    emit: &'e mut dyn FnMut(&Event),
+    emit: &'e mut dyn FnMut(&RunEvent),
 }
 
 /// Where a run starts from: when, headroom's pid, the command's, whether headroom is a
@@ -230,7 +230,7 @@ impl<'a, 'e> Watchdog<'a, 'e> {
         control: &'a dyn ProcessControl,
         cfg: &'a Config,
         start: Start,
-        emit: &'e mut dyn FnMut(&Event),
+        emit: &'e mut dyn FnMut(&RunEvent),
     ) -> Self {
         Watchdog {
             source,

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::{EndReason, Event, JobAction, Watchdog, WatchdogPhase, now_at};
+use super::{EndReason, JobAction, RunEvent, Watchdog, WatchdogPhase, now_at};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcessRecord};
 use crate::platform::Signal;
@@ -22,7 +22,7 @@ impl Watchdog<'_, '_> {
         {
             return; // SIGSTOP from `headroom park` or the like: the user's choice.
         }
-        (self.emit)(&Event::JobControl {
+        (self.emit)(&RunEvent::JobControl {
             at: now_at(),
             action: JobAction::Stopped,
             signal: sig,
@@ -43,7 +43,7 @@ impl Watchdog<'_, '_> {
             })
             .unwrap_or_default();
         signal_each(self.control, &group, Signal::Cont);
-        (self.emit)(&Event::JobControl {
+        (self.emit)(&RunEvent::JobControl {
             at: now_at(),
             action: JobAction::Continued,
             signal: Signal::Cont.number(),
@@ -60,7 +60,7 @@ impl Watchdog<'_, '_> {
                 self.tick(Instant::now());
                 let targets: Vec<Identity> = self.group_members();
                 let pids = self.deliver(&targets, sig).0;
-                (self.emit)(&Event::Forward {
+                (self.emit)(&RunEvent::Forward {
                     at: now_at(),
                     signal: sig,
                     pids,

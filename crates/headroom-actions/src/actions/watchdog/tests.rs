@@ -49,7 +49,7 @@ fn config(limit_mib: u64) -> Config {
 fn watch<'a, 'e>(
     world: &'a World,
     cfg: &'a Config,
-    emit: &'e mut dyn FnMut(&Event),
+    emit: &'e mut dyn FnMut(&RunEvent),
 ) -> Watchdog<'a, 'e> {
     Watchdog::new(
         world,
@@ -70,7 +70,7 @@ fn watch<'a, 'e>(
 fn watching(world: &World, f: impl FnOnce(Watchdog<'_, '_>)) -> Vec<String> {
     let cfg = config(1024);
     let mut events = Vec::new();
-    let mut emit = |e: &Event| events.push(name(e));
+    let mut emit = |e: &RunEvent| events.push(name(e));
     f(watch(world, &cfg, &mut emit));
     events
 }
@@ -79,7 +79,7 @@ fn kinds(events: &[String]) -> Vec<&str> {
     events.iter().map(String::as_str).collect()
 }
 
-fn name(e: &Event) -> String {
+fn name(e: &RunEvent) -> String {
     serde_json::to_value(e).unwrap()["type"]
         .as_str()
         .unwrap_or("?")
@@ -259,7 +259,7 @@ fn spared_then(survivor: i32, status: Option<ChildEvent>) -> (World, Option<EndR
     world.survives = vec![survivor];
     let mut cfg = config(1024);
     cfg.grace = Duration::from_millis(1);
-    let mut emit = |_: &Event| {};
+    let mut emit = |_: &RunEvent| {};
     let mut w = watch(&world, &cfg, &mut emit);
     w.step();
     for _ in 0..400 {
@@ -306,7 +306,7 @@ fn past_the_timeout_the_tree_is_ended_and_survivors_killed_whatever_they_hold() 
     let mut cfg = config(1024);
     cfg.grace = Duration::from_millis(1);
     cfg.timeout = Some(Duration::from_secs(3600));
-    let mut emit = |_: &Event| {};
+    let mut emit = |_: &RunEvent| {};
     let mut w = watch(&world, &cfg, &mut emit);
     w.step();
     assert!(world.sent().is_empty(), "before the deadline");

@@ -3,8 +3,8 @@
 //! between rounds.
 
 use crate::actions::memory_guard;
-use crate::commands::watch::events::Event;
 use crate::commands::watch::events::Severity;
+use crate::commands::watch::events::WatchEvent;
 use crate::commands::watch::{Watcher, park_journal, pressure};
 use crate::core::memory_guard::{Guarded, breaches, guarded};
 use crate::core::time::format_ms;
@@ -24,7 +24,7 @@ impl Watcher<'_, '_> {
             let Some(t) = trees.iter().find(|t| t.root == root) else {
                 continue;
             };
-            let e = Event::ApproachingLimit {
+            let e = WatchEvent::ApproachingLimit {
                 at: format_ms(platform::now_ms()),
                 root,
                 name: t.name.clone(),
@@ -126,7 +126,7 @@ impl Watcher<'_, '_> {
                     Ok(reports) => {
                         for r in reports {
                             self.parked.remember(&r);
-                            events.push(Event::Memory(Box::new(r)));
+                            events.push(WatchEvent::Memory(Box::new(r)));
                         }
                     }
                     Err(e) => {
