@@ -68,7 +68,8 @@ pub enum GuardOutcome {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct GuardReport {
+#[schemars(rename = "GuardReport")]
+pub struct MemoryGuardReport {
     /// When the last step was taken (the last signal sent, or the re-read that decided
     /// nothing was to be done), RFC 3339 UTC.
     pub at: String,
@@ -190,7 +191,7 @@ pub fn rejudge(snap: &Snapshot, p: &ParkedTree) -> Rejudge {
 /// One tree through the pass: its report so far and, while it is still to be acted on, the
 /// tree as last read.
 struct Tree {
-    report: GuardReport,
+    report: MemoryGuardReport,
     /// `report.parked_ids[..before]` were parked in earlier rounds.
     before: usize,
     now: Option<GuardedTree>,
@@ -200,7 +201,7 @@ impl Tree {
     fn new(t: BreachingTree) -> Self {
         let before = t.parked_before.len();
         Self {
-            report: GuardReport {
+            report: MemoryGuardReport {
                 at: String::new(),
                 breach: t.breach,
                 outcome: GuardOutcome::RootChanged,
@@ -274,7 +275,7 @@ pub fn enforce(
     targets: Vec<BreachingTree>,
     clock: &dyn Clock,
     opts: Options,
-) -> Result<Vec<GuardReport>> {
+) -> Result<Vec<MemoryGuardReport>> {
     let mut trees: Vec<Tree> = targets.into_iter().map(Tree::new).collect();
     if let Err(e) = pass(source, control, a, clock, opts, &mut trees) {
         for t in &trees {

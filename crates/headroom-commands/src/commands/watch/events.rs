@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::actions::hang_round::report::RoundReport;
-use crate::actions::memory_guard::GuardReport;
+use crate::actions::memory_guard::MemoryGuardReport;
 use crate::actions::reap_report::ReapReport;
 use crate::core::reading::{Level, Reading, Trend};
 use crate::core::slot_reading::SlotReading;
@@ -54,7 +54,7 @@ pub(crate) enum WatchEvent {
     Reading(ReadingEvent),
     Cleanup(Box<ReapReport>),
     /// A memory guard enforced on a tree over its limit.
-    Memory(Box<GuardReport>),
+    Memory(Box<MemoryGuardReport>),
     /// A guarded tree crossed the warning line (`[memory] warn_pct`), once per crossing.
     ApproachingLimit {
         at: String,
