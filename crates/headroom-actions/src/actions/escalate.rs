@@ -132,7 +132,7 @@ pub fn kill_all(survivors: &[Identity]) -> Vec<Identity> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum TargetState {
     /// Given, nothing sent yet.
     Fresh,
     /// SIGTERM delivered; waiting for it to go.
@@ -145,7 +145,7 @@ enum State {
 #[derive(Debug, Clone)]
 struct EscalationTarget {
     id: Identity,
-    state: State,
+    state: TargetState,
     signals: Vec<Signal>,
     error: Option<String>,
     /// Send SIGCONT after SIGTERM (it is stopped and acts on SIGTERM only once continued).
@@ -154,11 +154,11 @@ struct EscalationTarget {
 
 impl EscalationTarget {
     fn finish(&mut self, o: EscalationOutcome) {
-        self.state = State::Done(o);
+        self.state = TargetState::Done(o);
     }
     fn fail(&mut self, o: EscalationOutcome, e: impl std::fmt::Display) {
         self.error = Some(e.to_string());
-        self.state = State::Done(o);
+        self.state = TargetState::Done(o);
     }
 }
 
@@ -203,7 +203,7 @@ impl Escalation {
             if !self.entries.iter().any(|e| e.id == *id) {
                 self.entries.push(EscalationTarget {
                     id: *id,
-                    state: State::Fresh,
+                    state: TargetState::Fresh,
                     signals: Vec::new(),
                     error: None,
                     cont: false,
@@ -218,7 +218,7 @@ impl Escalation {
             self.phase = EscalationPhase::Grace(later(now, self.settings.grace));
         }
         for e in &mut self.entries {
-            if e.state == State::Fresh {
+            if e.state == TargetState::Fresh {
                 send_term(ctl, e);
             }
         }
@@ -235,7 +235,7 @@ impl Escalation {
         }
         self.push(ids);
         for e in &mut self.entries {
-            if e.state == State::Fresh {
+            if e.state == TargetState::Fresh {
                 e.cont |= stopped.contains(&e.id);
                 if self.phase != EscalationPhase::NotStarted {
                     send_term(ctl, e);
@@ -263,7 +263,7 @@ impl Escalation {
         let failed = self
             .entries
             .iter()
-            .filter(|e| e.state == State::Done(EscalationOutcome::SignalFailed))
+            .filter(|e| e.state == TargetState::Done(EscalationOutcome::SignalFailed))
             .filter_map(|e| Some((e.id, e.error.clone()?)))
             .collect();
         (sent, failed)
@@ -278,7 +278,7 @@ impl Escalation {
     pub(crate) fn survivors(&self) -> Vec<Identity> {
         self.entries
             .iter()
-            .filter(|e| e.state == State::Termed)
+            .filter(|e| e.state == TargetState::Termed)
             .map(|e| e.id)
             .collect()
     }
@@ -294,7 +294,11 @@ impl Escalation {
         match self.phase {
             EscalationPhase::NotStarted => return self.start(ctl, now),
             EscalationPhase::Grace(deadline) => {
-                for e in self.entries.iter_mut().filter(|e| e.state == State::Termed) {
+                for e in self
+                    .entries
+                    .iter_mut()
+                    .filter(|e| e.state == TargetState::Termed)
+                {
                     match ctl.presence(&e.id) {
                         Ok(Presence::Alive) => {}
                         Ok(Presence::Gone) => e.finish(EscalationOutcome::ExitedAfterTerm),
@@ -309,7 +313,11 @@ impl Escalation {
                     } else {
                         gate(&survivors)
                     };
-                    for e in self.entries.iter_mut().filter(|e| e.state == State::Termed) {
+                    for e in self
+                        .entries
+                        .iter_mut()
+                        .filter(|e| e.state == TargetState::Termed)
+                    {
                         if wanted.contains(&e.id) {
                             send_kill(ctl, e);
                         } else {
@@ -320,14 +328,22 @@ impl Escalation {
                 }
             }
             EscalationPhase::Settle(deadline) => {
-                for e in self.entries.iter_mut().filter(|e| e.state == State::Killed) {
+                for e in self
+                    .entries
+                    .iter_mut()
+                    .filter(|e| e.state == TargetState::Killed)
+                {
                     // After SIGKILL, a pid that names another process means ours is gone.
                     if let Ok(Presence::Gone | Presence::Changed) = ctl.presence(&e.id) {
                         e.finish(EscalationOutcome::Killed);
                     }
                 }
                 if now >= deadline {
-                    for e in self.entries.iter_mut().filter(|e| e.state == State::Killed) {
+                    for e in self
+                        .entries
+                        .iter_mut()
+                        .filter(|e| e.state == TargetState::Killed)
+                    {
                         e.finish(EscalationOutcome::Survived);
                     }
                 }
@@ -337,10 +353,10 @@ impl Escalation {
     }
 
     fn next(&self, now: Instant) -> EscalationStep {
-        let waiting = |s: State| self.entries.iter().any(|e| e.state == s);
+        let waiting = |s: TargetState| self.entries.iter().any(|e| e.state == s);
         let deadline = match self.phase {
-            EscalationPhase::Grace(d) if waiting(State::Termed) => Some(d),
-            EscalationPhase::Settle(d) if waiting(State::Killed) => Some(d),
+            EscalationPhase::Grace(d) if waiting(TargetState::Termed) => Some(d),
+            EscalationPhase::Settle(d) if waiting(TargetState::Killed) => Some(d),
             _ => None,
         };
         match deadline {
@@ -351,7 +367,7 @@ impl Escalation {
                     .map(|e| Ended {
                         identity: e.id,
                         outcome: match e.state {
-                            State::Done(o) => o,
+                            TargetState::Done(o) => o,
                             // Unreachable by `next`'s condition; the safe reading.
                             _ => EscalationOutcome::Survived,
                         },
@@ -377,7 +393,7 @@ fn send_term(ctl: &dyn ProcessControl, e: &mut EscalationTarget) {
     match ctl.signal(&e.id, Signal::Term) {
         Ok(Delivery::Sent) => {
             e.signals.push(Signal::Term);
-            e.state = State::Termed;
+            e.state = TargetState::Termed;
             if e.cont && matches!(ctl.signal(&e.id, Signal::Cont), Ok(Delivery::Sent)) {
                 e.signals.push(Signal::Cont);
             }
@@ -393,7 +409,7 @@ fn send_kill(ctl: &dyn ProcessControl, e: &mut EscalationTarget) {
     match ctl.signal(&e.id, Signal::Kill) {
         Ok(Delivery::Sent) => {
             e.signals.push(Signal::Kill);
-            e.state = State::Killed;
+            e.state = TargetState::Killed;
         }
         // It went at the very end of the grace period: SIGTERM did it.
         Ok(Delivery::Gone) => e.finish(EscalationOutcome::ExitedAfterTerm),
