@@ -119,7 +119,7 @@ pub(crate) struct KeptStatus {
 fn still_unchanged(
     record: &ProcessRecord,
     pid: i32,
-    info: pidfd_info::Info,
+    info: pidfd_info::PidfdInfo,
     threads: Option<u32>,
     exited: bool,
     leader_exited: Option<bool>,
