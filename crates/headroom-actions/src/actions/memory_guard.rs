@@ -115,7 +115,7 @@ pub enum Rejudge {
 
 /// How `enforce` may act.
 #[derive(Debug, Clone, Copy)]
-pub struct Options {
+pub struct EnforceOptions {
     /// Park idle subtrees before ending anything (not in a one-shot round, whose exit would
     /// wake them at once).
     pub park: bool,
@@ -274,7 +274,7 @@ pub fn enforce(
     a: &Snapshot,
     targets: Vec<BreachingTree>,
     clock: &dyn Clock,
-    opts: Options,
+    opts: EnforceOptions,
 ) -> Result<Vec<MemoryGuardReport>> {
     let mut trees: Vec<Tree> = targets.into_iter().map(Tree::new).collect();
     if let Err(e) = pass(source, control, a, clock, opts, &mut trees) {
@@ -312,7 +312,7 @@ fn pass(
     control: &dyn ProcessControl,
     a: &Snapshot,
     clock: &dyn Clock,
-    opts: Options,
+    opts: EnforceOptions,
     trees: &mut [Tree],
 ) -> Result<()> {
     for t in trees.iter_mut() {

@@ -58,7 +58,7 @@ impl World {
         park: bool,
     ) -> Vec<MemoryGuardReport> {
         let a = self.snap.borrow().clone();
-        let opts = Options {
+        let opts = EnforceOptions {
             park,
             grace: Duration::from_secs(5),
         };

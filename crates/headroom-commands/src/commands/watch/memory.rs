@@ -83,7 +83,7 @@ impl Watcher<'_, '_> {
         // One pass over the table: the warnings and the breaches both come from it.
         let trees = guarded(&table, rules, free);
         self.guard_warnings(&trees);
-        let opts = memory_guard::Options {
+        let opts = memory_guard::EnforceOptions {
             park: !self.once,
             grace: self.ctx.settings.memory.grace.value,
         };
