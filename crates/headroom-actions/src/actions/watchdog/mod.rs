@@ -75,7 +75,7 @@ pub(crate) fn after(now: Instant, d: Duration) -> Instant {
 }
 
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct WatchdogConfig {
     pub command: Vec<OsString>,
     pub limit: u64,
     pub interval: Duration,
@@ -124,7 +124,7 @@ pub fn run(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     sup: &mut Supervisor,
-    cfg: &Config,
+    cfg: &WatchdogConfig,
     emit: &mut dyn FnMut(&RunEvent),
 ) -> Result<RunSummary, SpawnError> {
     let started = Instant::now();
@@ -166,7 +166,7 @@ pub fn run(
 struct Watchdog<'a, 'e> {
     source: &'a dyn ProcessSource,
     control: &'a dyn ProcessControl,
-    cfg: &'a Config,
+    cfg: &'a WatchdogConfig,
     started: Instant,
     self_pid: i32,
     cmd_pid: i32,
@@ -228,7 +228,7 @@ impl<'a, 'e> Watchdog<'a, 'e> {
     fn new(
         source: &'a dyn ProcessSource,
         control: &'a dyn ProcessControl,
-        cfg: &'a Config,
+        cfg: &'a WatchdogConfig,
         start: Start,
         emit: &'e mut dyn FnMut(&RunEvent),
     ) -> Self {

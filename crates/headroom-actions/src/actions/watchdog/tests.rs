@@ -33,8 +33,8 @@ fn world(cmd_mib: u64, child_mib: u64) -> World {
     w
 }
 
-fn config(limit_mib: u64) -> Config {
-    Config {
+fn config(limit_mib: u64) -> WatchdogConfig {
+    WatchdogConfig {
         command: vec!["cmd".into()],
         limit: limit_mib * MIB,
         interval: Duration::from_millis(100),
@@ -48,7 +48,7 @@ fn config(limit_mib: u64) -> Config {
 /// A watch of `world` as `run` starts one (not a subreaper: every sample scans the group).
 fn watch<'a, 'e>(
     world: &'a World,
-    cfg: &'a Config,
+    cfg: &'a WatchdogConfig,
     emit: &'e mut dyn FnMut(&RunEvent),
 ) -> Watchdog<'a, 'e> {
     Watchdog::new(
