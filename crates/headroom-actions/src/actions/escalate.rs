@@ -84,7 +84,7 @@ impl EscalationOutcome {
 
 /// The result for one identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Ended {
+pub struct EndedTarget {
     pub identity: Identity,
     pub outcome: EscalationOutcome,
     /// Signals actually delivered, in order (SIGCONT after SIGTERM included).
@@ -119,7 +119,7 @@ pub enum EscalationStep {
     /// Call `on_tick` again at (or after) this instant.
     Pending(Instant),
     /// Every identity has its outcome, in the order they were given.
-    Done(Vec<Ended>),
+    Done(Vec<EndedTarget>),
 }
 
 /// The gate before SIGKILL: given the grace survivors, which of them still need it. Only
@@ -364,7 +364,7 @@ impl Escalation {
             None => EscalationStep::Done(
                 self.entries
                     .iter()
-                    .map(|e| Ended {
+                    .map(|e| EndedTarget {
                         identity: e.id,
                         outcome: match e.state {
                             TargetState::Done(o) => o,
@@ -435,7 +435,7 @@ pub(crate) fn run(
     settings: EscalationTiming,
     clock: &dyn Clock,
     gate: &mut KillGate<'_>,
-) -> Vec<Ended> {
+) -> Vec<EndedTarget> {
     run_escalation(ctl, Escalation::new(targets, settings), clock, gate)
 }
 
@@ -445,7 +445,7 @@ pub(crate) fn run_escalation(
     mut esc: Escalation,
     clock: &dyn Clock,
     gate: &mut KillGate<'_>,
-) -> Vec<Ended> {
+) -> Vec<EndedTarget> {
     let mut step = esc.start(ctl, clock.now());
     loop {
         match step {

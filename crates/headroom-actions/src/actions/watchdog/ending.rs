@@ -13,7 +13,7 @@ use super::{
     WatchdogPhase, now_at,
 };
 use crate::actions::escalate::{
-    Ended, Escalation, EscalationOutcome, EscalationStep, EscalationTiming,
+    EndedTarget, Escalation, EscalationOutcome, EscalationStep, EscalationTiming,
 };
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcState, ProcessRecord};
@@ -155,7 +155,7 @@ impl Watchdog<'_, '_> {
     }
 
     /// The escalation is over: record it, then watch on, end what is left, or finish.
-    fn ending_done(&mut self, reason: EndReason, ended: &[Ended]) {
+    fn ending_done(&mut self, reason: EndReason, ended: &[EndedTarget]) {
         let mut spared = Vec::new();
         for e in ended {
             // An identity that could not be read is not known to be gone: a survivor.

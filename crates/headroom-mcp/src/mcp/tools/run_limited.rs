@@ -231,10 +231,10 @@ impl Live {
 
 /// How a run ended: its report, the summary line, whether it is an error (`run` could not
 /// run the command). Err: the tool error that stood in its way.
-pub(crate) type Ended = Result<(RunLimitedReport, String, bool), Value>;
+pub(crate) type RunLimitedEnd = Result<(RunLimitedReport, String, bool), Value>;
 
 /// The tool result of a run that ended.
-pub(crate) fn result(ended: Ended) -> Value {
+pub(crate) fn result(ended: RunLimitedEnd) -> Value {
     match ended {
         Ok((report, text, failed)) => match crate::schema::to_value(&report) {
             Ok(v) => results::with_report(v, text, failed),
@@ -259,7 +259,7 @@ struct Started {
 }
 
 #[cfg(unix)]
-pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
+pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> RunLimitedEnd {
     let s = start(tools, &p, live)?;
     let control = crate::platform::native_control(s.source.as_ref());
     let (status, killed) = wait(call, &p, &s, control.as_ref());
@@ -442,7 +442,7 @@ fn wait(
 }
 
 #[cfg(not(unix))]
-pub(super) fn run(_tools: &Tools, _call: &Call, _p: Plan, _live: &Live) -> Ended {
+pub(super) fn run(_tools: &Tools, _call: &Call, _p: Plan, _live: &Live) -> RunLimitedEnd {
     Err(results::error(&anyhow::anyhow!(
         "run_limited: unsupported on {}",
         std::env::consts::OS
