@@ -52,7 +52,7 @@ const MAX_KEPT: u64 = 65_536;
 
 /// One listed pid's kept descriptors.
 #[derive(Debug)]
-struct Kept {
+struct KeptPid {
     status: File,
     /// The snapshot that last listed it.
     seen: u64,
@@ -90,7 +90,7 @@ impl Check {
 
 #[derive(Debug)]
 pub(crate) struct KeptStatus {
-    files: HashMap<i32, Kept>,
+    files: HashMap<i32, KeptPid>,
     /// The snapshot being taken; a descriptor not seen in it is closed at its end.
     generation: u64,
     /// Descriptors that may be kept open.
@@ -374,7 +374,7 @@ impl KeptStatus {
             self.open += 1 + usize::from(pidfd.is_some());
             self.files.insert(
                 pid,
-                Kept {
+                KeptPid {
                     status: f,
                     seen: generation,
                     pidfd,
