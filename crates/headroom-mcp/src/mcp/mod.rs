@@ -32,7 +32,7 @@ pub(crate) use session::Server;
 // Re-exported for the unit tests only (they name it by this path).
 #[cfg(test)]
 pub(crate) use session::{HANDSHAKE_VERSIONS, STATELESS_VERSION};
-pub(crate) use tools::Selection;
+pub(crate) use tools::ToolSelection;
 
 /// A message longer than this is answered with an error and skipped, not kept in memory.
 pub(crate) const MAX_MESSAGE: usize = 1 << 20;
@@ -128,7 +128,7 @@ pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result
             .clone()
             .unwrap_or_else(|| ctx.settings.mcp.tools.value.clone())
     };
-    let selection = Selection {
+    let selection = ToolSelection {
         groups,
         run_allow: ctx.settings.mcp.run_allow.value.clone(),
     };
@@ -138,7 +138,7 @@ pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result
 /// Serve stdin until it ends or a stop signal arrives.
 pub(crate) fn serve(
     global: &GlobalArgs,
-    selection: Selection,
+    selection: ToolSelection,
     printer: &Printer,
 ) -> Result<ExitStatus> {
     crate::platform::stop_flag::install()

@@ -19,12 +19,12 @@ pub(super) fn server(read_only: bool) -> Probe {
     let (printer, sink) = crate::output::Printer::capturing(None);
     let out = std::sync::Arc::new(calls::Outbox::new(printer));
     let sel = if read_only {
-        Selection {
+        ToolSelection {
             groups: vec![crate::config::ToolGroup::Read],
             run_allow: None,
         }
     } else {
-        Selection::all()
+        ToolSelection::all()
     };
     Probe {
         server: Server::new(&cli.global, sel, out),
@@ -400,7 +400,7 @@ impl Probe {
     /// The read-only server's tools, with or without a GUI session to ask.
     pub(super) fn server_tools(&self, gui: bool) -> tools::Tools {
         let cli = crate::cli::Cli::try_parse_from(["headroom", "mcp"]).unwrap();
-        let sel = Selection {
+        let sel = ToolSelection {
             groups: vec![crate::config::ToolGroup::Read],
             run_allow: None,
         };
