@@ -332,21 +332,26 @@ fn lines_are_bounded_and_a_last_line_without_newline_is_read() {
     let mut input: &[u8] = b"{\"a\":1}\n0123456789\nlast";
     assert_eq!(
         read_line(&mut input, 8).unwrap(),
-        Line::Message(b"{\"a\":1}".to_vec())
+        InputLine::Message(b"{\"a\":1}".to_vec())
     );
     assert!(matches!(
         read_line(&mut input, 8).unwrap(),
-        Line::TooLong(_)
+        InputLine::TooLong(_)
     ));
     assert_eq!(
         read_line(&mut input, 8).unwrap(),
-        Line::Message(b"last".to_vec())
+        InputLine::Message(b"last".to_vec())
     );
-    assert_eq!(read_line(&mut input, 8).unwrap(), Line::Eof);
+    assert_eq!(read_line(&mut input, 8).unwrap(), InputLine::Eof);
     // A too-long line split across reads is still skipped whole, its start kept.
     let mut r = std::io::BufReader::with_capacity(3, &b"abcdefgh\nok\n"[..]);
-    assert!(matches!(read_line(&mut r, 4).unwrap(), Line::TooLong(p) if p.starts_with(b"abc")));
-    assert_eq!(read_line(&mut r, 4).unwrap(), Line::Message(b"ok".to_vec()));
+    assert!(
+        matches!(read_line(&mut r, 4).unwrap(), InputLine::TooLong(p) if p.starts_with(b"abc"))
+    );
+    assert_eq!(
+        read_line(&mut r, 4).unwrap(),
+        InputLine::Message(b"ok".to_vec())
+    );
 }
 
 #[test]
