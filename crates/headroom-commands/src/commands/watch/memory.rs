@@ -45,17 +45,17 @@ impl Watcher<'_, '_> {
     }
 
     /// The pressure source fired (or went away) between rounds.
-    pub(super) fn on_pressure(&mut self, fired: pressure::Fired) {
-        use pressure::Fired;
+    pub(super) fn on_pressure(&mut self, fired: pressure::EarlyWake) {
+        use pressure::EarlyWake;
         match fired {
-            Fired::Pressure => {
+            EarlyWake::Pressure => {
                 self.notice(
                     Severity::Info,
                     "memory pressure: running the memory guards now",
                 );
                 self.memory_guards();
             }
-            Fired::Gone(what) => {
+            EarlyWake::Gone(what) => {
                 self.notice(
                     Severity::Warning,
                     &format!("memory pressure source lost: {what}"),
