@@ -247,7 +247,7 @@ pub(crate) fn result(ended: RunLimitedEnd) -> Value {
 /// `headroom run` as started: its pid, identity and start, the source its identity was read
 /// from, and the receivers of the threads that read its pipes and wait for it.
 #[cfg(unix)]
-struct Started {
+struct StartedRun {
     pid: i32,
     identity: Option<crate::core::snapshot::Identity>,
     at: Instant,
@@ -317,7 +317,7 @@ fn command(tools: &Tools, p: &Plan, exe: std::path::PathBuf) -> Command {
 /// Start `headroom run`, read its identity, and start the threads that read its output,
 /// its records and its end. Err: the tool error that stood in the way.
 #[cfg(unix)]
-fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<Started, Value> {
+fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<StartedRun, Value> {
     use std::os::fd::AsRawFd;
 
     let exe = match std::env::current_exe() {
@@ -368,7 +368,7 @@ fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<Started, Value> {
     std::thread::spawn(move || {
         let _ = wait_tx.send(child.wait());
     });
-    Ok(Started {
+    Ok(StartedRun {
         pid,
         identity,
         at,
@@ -386,7 +386,7 @@ fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<Started, Value> {
 fn wait(
     call: &Call,
     p: &Plan,
-    s: &Started,
+    s: &StartedRun,
     control: &dyn crate::platform::ProcessControl,
 ) -> (std::io::Result<std::process::ExitStatus>, bool) {
     let pid = s.pid;
