@@ -361,7 +361,7 @@ fn reap_arguments_only_narrow_the_configured_policy() {
     s.reap.max_targets.value = 10;
     s.reap.min_zombies.value = 100;
     let argv = |a: Value| {
-        let a: args::ReapArgs = serde_json::from_value(a).unwrap();
+        let a: args::ReapToolArgs = serde_json::from_value(a).unwrap();
         tools::reap_argv(a, &s, false)
     };
     // Wider asks are clamped to the configuration; the configured deny list is kept.
@@ -387,7 +387,7 @@ fn reap_arguments_only_narrow_the_configured_policy() {
         ]
     );
     // There is no way to name an allow pattern.
-    let e = serde_json::from_value::<args::ReapArgs>(json!({"allow": ["bash"]})).unwrap_err();
+    let e = serde_json::from_value::<args::ReapToolArgs>(json!({"allow": ["bash"]})).unwrap_err();
     assert!(e.to_string().contains("unknown field `allow`"), "{e}");
     // And the command line they make parses, with the narrowed values.
     let cli = crate::cli::Cli::try_parse_from(
