@@ -232,7 +232,7 @@ impl Settings {
     }
 
     /// Every setting under its config-file key, in file order.
-    pub fn entries(&self) -> Vec<Entry> {
+    pub fn entries(&self) -> Vec<ListedSetting> {
         let mut out = Vec::new();
         self.probe.entries(&mut out);
         self.reap.entries(&mut out);
@@ -339,7 +339,8 @@ pub(crate) fn check_interval(d: Duration) -> Result<(), String> {
 
 /// One setting as `headroom config` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Entry {
+#[schemars(rename = "Entry")]
+pub struct ListedSetting {
     pub key: &'static str,
     pub value: serde_json::Value,
     pub origin: Origin,

@@ -71,7 +71,7 @@ fn sort_trees(trees: &mut [OwnTree<'_>]) {
 
 /// How a tree changed between two samples `dt_ms` apart.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Change {
+pub struct TreeChange {
     /// Footprint growth in KiB/s (0 for a tree that did not exist at the first sample).
     pub growth_kb_s: i64,
     /// CPU of the whole tree as a fraction of one core; `None` when a member was not there
@@ -85,7 +85,7 @@ pub fn change(
     dt_ms: u64,
     uid: u32,
     exclude: i32,
-) -> Change {
+) -> TreeChange {
     let dt = dt_ms.max(1) as f64 / 1000.0;
     let same = |p: &ProcessRecord| -> Option<&ProcessRecord> {
         let b = before.get(p.pid)?;
@@ -109,7 +109,7 @@ pub fn change(
             _ => known = false,
         }
     }
-    Change {
+    TreeChange {
         growth_kb_s,
         cpu_fraction: known.then(|| cpu_ns as f64 / (dt * 1e9)),
     }

@@ -83,7 +83,7 @@ pub fn level(usage_pct: Option<f64>, t: Thresholds) -> Level {
 
 /// A reading as kept in the history file.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
+pub struct HistorySample {
     pub at_ms: i64,
     pub used: u64,
 }
@@ -131,11 +131,11 @@ fn is_drop(from: u64, to: u64) -> bool {
 
 /// The readings the fit uses: those of the window ending at the newest reading, in time
 /// order, after the last drop among them.
-fn segment(samples: &[Sample]) -> Vec<Sample> {
+fn segment(samples: &[HistorySample]) -> Vec<HistorySample> {
     let Some(newest) = samples.iter().map(|s| s.at_ms).max() else {
         return Vec::new();
     };
-    let mut window: Vec<Sample> = samples
+    let mut window: Vec<HistorySample> = samples
         .iter()
         .filter(|s| s.at_ms >= newest - TREND_WINDOW_MS)
         .copied()
@@ -155,7 +155,7 @@ fn segment(samples: &[Sample]) -> Vec<Sample> {
 /// table grew over the newest [`TREND_MIN_SPAN_MS`] (the newest reading above the last one
 /// at least that much older): flat or falling newest readings have no ETA, whatever
 /// the readings before them did.
-pub fn trend(samples: &[Sample], limit: Option<u64>) -> Trend {
+pub fn trend(samples: &[HistorySample], limit: Option<u64>) -> Trend {
     let seg = segment(samples);
     let n = seg.len();
     let (Some(first), Some(last)) = (seg.first(), seg.last()) else {
@@ -215,8 +215,8 @@ impl Reading {
         self.limit.source
     }
 
-    pub fn sample(&self) -> Sample {
-        Sample {
+    pub fn sample(&self) -> HistorySample {
+        HistorySample {
             at_ms: self.at_ms,
             used: self.usage.used,
         }

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use crate::liveness::CpuEntry;
-use crate::reading::{Sample, TREND_WINDOW_MS};
+use crate::reading::{HistorySample, TREND_WINDOW_MS};
 
 /// Add `sample` to the reading history `samples`, keeping the window it closes: samples from
 /// its future (a clock set back) or older than the trend window are dropped, oldest first.
-pub fn in_window(samples: &mut Vec<Sample>, sample: Sample) {
+pub fn in_window(samples: &mut Vec<HistorySample>, sample: HistorySample) {
     samples.retain(|s| s.at_ms <= sample.at_ms && s.at_ms >= sample.at_ms - TREND_WINDOW_MS);
     samples.push(sample);
     samples.sort_by_key(|s| s.at_ms);

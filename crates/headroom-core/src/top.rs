@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::idle::IDLE_CPU_FRACTION;
 use crate::memory::PRESSURE_FREE_PCT;
-use crate::proc_tree::Change;
+use crate::proc_tree::TreeChange;
 use crate::snapshot::{ProcState, ProcessRecord};
 
 /// Growth above this many KB/s is worth a look (caproom's threshold).
@@ -87,7 +87,7 @@ impl ParkVerdict {
 pub struct TreeFacts {
     pub state: TreeState,
     pub footprint_bytes: u64,
-    pub change: Change,
+    pub change: TreeChange,
     /// Why the tree may not be parked at all (headroom's own shell, ...).
     pub refusal: Option<String>,
     pub window_ms: u64,

@@ -121,7 +121,7 @@ pub struct Pressure {
     psi_path: Option<std::path::PathBuf>,
     /// Keeps the macOS dispatch source alive (cancelled on drop).
     #[cfg(target_os = "macos")]
-    _dispatch: Option<super::macos::pressure::Source>,
+    _dispatch: Option<super::macos::pressure::PressureSource>,
     /// Linux: the source and the signal pipe in one epoll set (`linux/wait_set.rs`); `Err`
     /// when it could not be made, and `poll` waits instead. A PSI trigger's set is made
     /// when the trigger is armed: the poll epoll makes of a descriptor it is given consumes
@@ -233,7 +233,7 @@ impl Pressure {
         #[cfg(target_os = "macos")]
         {
             let _ = proc_root;
-            match super::macos::pressure::Source::new() {
+            match super::macos::pressure::PressureSource::new() {
                 Ok((source, fd)) => {
                     let mut p = Self::from_readable(
                         PressureSignal::Dispatch,

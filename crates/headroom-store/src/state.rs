@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::core::liveness::CpuEntry;
-use crate::core::reading::Sample;
+use crate::core::reading::HistorySample;
 use crate::core::state_rules::{consistent, dir_rule, in_window};
 use crate::fsio::{Lock, replace};
 
@@ -69,21 +69,21 @@ const READINGS_SCHEMA: &str = "headroom.readings/1";
 struct ReadingsFile {
     schema: String,
     uid: u32,
-    samples: Vec<Sample>,
+    samples: Vec<HistorySample>,
 }
 
 /// The outcome of recording one reading.
 #[derive(Debug)]
 pub struct ReadingHistory {
     /// The samples of the window, the new one included.
-    pub samples: Vec<Sample>,
+    pub samples: Vec<HistorySample>,
     /// A warning for the user (corrupt file set aside).
     pub warning: Option<String>,
 }
 
 /// Append `sample` to the reading history in `dir` and return the window. Samples of another
 /// uid, from the future (a clock set back) or older than the window are dropped.
-pub fn record_reading(dir: &Path, uid: u32, sample: Sample) -> Result<ReadingHistory> {
+pub fn record_reading(dir: &Path, uid: u32, sample: HistorySample) -> Result<ReadingHistory> {
     let path = dir.join(READINGS_FILE);
     let _lock = Lock::acquire(&path)?;
     let mut warning = None;
@@ -221,8 +221,8 @@ impl SavedCpuHistory {
 mod tests {
     use super::*;
 
-    fn s(at_s: i64, used: u64) -> Sample {
-        Sample {
+    fn s(at_s: i64, used: u64) -> HistorySample {
+        HistorySample {
             at_ms: at_s * 1000,
             used,
         }

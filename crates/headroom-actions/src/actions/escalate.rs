@@ -84,7 +84,7 @@ impl EscalationOutcome {
 
 /// The result for one identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Ended {
+pub struct EndedTarget {
     pub identity: Identity,
     pub outcome: EscalationOutcome,
     /// Signals actually delivered, in order (SIGCONT after SIGTERM included).
@@ -115,11 +115,11 @@ impl EscalationTiming {
 
 /// What the caller does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub enum EscalationStep {
     /// Call `on_tick` again at (or after) this instant.
     Pending(Instant),
     /// Every identity has its outcome, in the order they were given.
-    Done(Vec<Ended>),
+    Done(Vec<EndedTarget>),
 }
 
 /// The gate before SIGKILL: given the grace survivors, which of them still need it. Only
@@ -132,7 +132,7 @@ pub fn kill_all(survivors: &[Identity]) -> Vec<Identity> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum TargetState {
     /// Given, nothing sent yet.
     Fresh,
     /// SIGTERM delivered; waiting for it to go.
@@ -143,27 +143,27 @@ enum State {
 }
 
 #[derive(Debug, Clone)]
-struct Entry {
+struct EscalationTarget {
     id: Identity,
-    state: State,
+    state: TargetState,
     signals: Vec<Signal>,
     error: Option<String>,
     /// Send SIGCONT after SIGTERM (it is stopped and acts on SIGTERM only once continued).
     cont: bool,
 }
 
-impl Entry {
+impl EscalationTarget {
     fn finish(&mut self, o: EscalationOutcome) {
-        self.state = State::Done(o);
+        self.state = TargetState::Done(o);
     }
     fn fail(&mut self, o: EscalationOutcome, e: impl std::fmt::Display) {
         self.error = Some(e.to_string());
-        self.state = State::Done(o);
+        self.state = TargetState::Done(o);
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum EscalationPhase {
     NotStarted,
     /// Until the grace deadline.
     Grace(Instant),
@@ -174,9 +174,9 @@ enum Phase {
 /// One escalation over a set of identities.
 #[derive(Debug, Clone)]
 pub struct Escalation {
-    entries: Vec<Entry>,
+    entries: Vec<EscalationTarget>,
     settings: EscalationTiming,
-    phase: Phase,
+    phase: EscalationPhase,
 }
 
 impl Escalation {
@@ -184,7 +184,7 @@ impl Escalation {
         let mut e = Self {
             entries: Vec::new(),
             settings,
-            phase: Phase::NotStarted,
+            phase: EscalationPhase::NotStarted,
         };
         e.push(targets);
         e
@@ -201,9 +201,9 @@ impl Escalation {
     fn push(&mut self, ids: &[Identity]) {
         for id in ids {
             if !self.entries.iter().any(|e| e.id == *id) {
-                self.entries.push(Entry {
+                self.entries.push(EscalationTarget {
                     id: *id,
-                    state: State::Fresh,
+                    state: TargetState::Fresh,
                     signals: Vec::new(),
                     error: None,
                     cont: false,
@@ -213,12 +213,12 @@ impl Escalation {
     }
 
     /// Check each identity and SIGTERM it; the grace starts `now`.
-    pub fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> Step {
-        if self.phase == Phase::NotStarted {
-            self.phase = Phase::Grace(later(now, self.settings.grace));
+    pub fn start(&mut self, ctl: &dyn ProcessControl, now: Instant) -> EscalationStep {
+        if self.phase == EscalationPhase::NotStarted {
+            self.phase = EscalationPhase::Grace(later(now, self.settings.grace));
         }
         for e in &mut self.entries {
-            if e.state == State::Fresh {
+            if e.state == TargetState::Fresh {
                 send_term(ctl, e);
             }
         }
@@ -230,14 +230,14 @@ impl Escalation {
     /// escalation never widens after its survivors were decided.
     #[cfg(test)]
     pub(crate) fn add(&mut self, ctl: &dyn ProcessControl, ids: &[Identity], stopped: &[Identity]) {
-        if matches!(self.phase, Phase::Settle(_)) {
+        if matches!(self.phase, EscalationPhase::Settle(_)) {
             return;
         }
         self.push(ids);
         for e in &mut self.entries {
-            if e.state == State::Fresh {
+            if e.state == TargetState::Fresh {
                 e.cont |= stopped.contains(&e.id);
-                if self.phase != Phase::NotStarted {
+                if self.phase != EscalationPhase::NotStarted {
                     send_term(ctl, e);
                 }
             }
@@ -246,7 +246,7 @@ impl Escalation {
 
     /// End the grace now (a second interrupt): the next `on_tick` goes to SIGKILL.
     pub(crate) fn cut_grace(&mut self, now: Instant) {
-        if let Phase::Grace(d) = &mut self.phase {
+        if let EscalationPhase::Grace(d) = &mut self.phase {
             *d = (*d).min(now);
         }
     }
@@ -263,7 +263,7 @@ impl Escalation {
         let failed = self
             .entries
             .iter()
-            .filter(|e| e.state == State::Done(EscalationOutcome::SignalFailed))
+            .filter(|e| e.state == TargetState::Done(EscalationOutcome::SignalFailed))
             .filter_map(|e| Some((e.id, e.error.clone()?)))
             .collect();
         (sent, failed)
@@ -271,14 +271,14 @@ impl Escalation {
 
     /// Whether SIGKILL's turn has come (the gate was asked, or nothing was left to ask).
     pub fn past_grace(&self) -> bool {
-        matches!(self.phase, Phase::Settle(_))
+        matches!(self.phase, EscalationPhase::Settle(_))
     }
 
     /// The identities SIGTERMed and not yet confirmed gone.
     pub(crate) fn survivors(&self) -> Vec<Identity> {
         self.entries
             .iter()
-            .filter(|e| e.state == State::Termed)
+            .filter(|e| e.state == TargetState::Termed)
             .map(|e| e.id)
             .collect()
     }
@@ -290,11 +290,15 @@ impl Escalation {
         ctl: &dyn ProcessControl,
         now: Instant,
         gate: &mut KillGate<'_>,
-    ) -> Step {
+    ) -> EscalationStep {
         match self.phase {
-            Phase::NotStarted => return self.start(ctl, now),
-            Phase::Grace(deadline) => {
-                for e in self.entries.iter_mut().filter(|e| e.state == State::Termed) {
+            EscalationPhase::NotStarted => return self.start(ctl, now),
+            EscalationPhase::Grace(deadline) => {
+                for e in self
+                    .entries
+                    .iter_mut()
+                    .filter(|e| e.state == TargetState::Termed)
+                {
                     match ctl.presence(&e.id) {
                         Ok(Presence::Alive) => {}
                         Ok(Presence::Gone) => e.finish(EscalationOutcome::ExitedAfterTerm),
@@ -309,25 +313,37 @@ impl Escalation {
                     } else {
                         gate(&survivors)
                     };
-                    for e in self.entries.iter_mut().filter(|e| e.state == State::Termed) {
+                    for e in self
+                        .entries
+                        .iter_mut()
+                        .filter(|e| e.state == TargetState::Termed)
+                    {
                         if wanted.contains(&e.id) {
                             send_kill(ctl, e);
                         } else {
                             e.finish(EscalationOutcome::Spared);
                         }
                     }
-                    self.phase = Phase::Settle(later(now, self.settings.settle));
+                    self.phase = EscalationPhase::Settle(later(now, self.settings.settle));
                 }
             }
-            Phase::Settle(deadline) => {
-                for e in self.entries.iter_mut().filter(|e| e.state == State::Killed) {
+            EscalationPhase::Settle(deadline) => {
+                for e in self
+                    .entries
+                    .iter_mut()
+                    .filter(|e| e.state == TargetState::Killed)
+                {
                     // After SIGKILL, a pid that names another process means ours is gone.
                     if let Ok(Presence::Gone | Presence::Changed) = ctl.presence(&e.id) {
                         e.finish(EscalationOutcome::Killed);
                     }
                 }
                 if now >= deadline {
-                    for e in self.entries.iter_mut().filter(|e| e.state == State::Killed) {
+                    for e in self
+                        .entries
+                        .iter_mut()
+                        .filter(|e| e.state == TargetState::Killed)
+                    {
                         e.finish(EscalationOutcome::Survived);
                     }
                 }
@@ -336,22 +352,22 @@ impl Escalation {
         self.next(now)
     }
 
-    fn next(&self, now: Instant) -> Step {
-        let waiting = |s: State| self.entries.iter().any(|e| e.state == s);
+    fn next(&self, now: Instant) -> EscalationStep {
+        let waiting = |s: TargetState| self.entries.iter().any(|e| e.state == s);
         let deadline = match self.phase {
-            Phase::Grace(d) if waiting(State::Termed) => Some(d),
-            Phase::Settle(d) if waiting(State::Killed) => Some(d),
+            EscalationPhase::Grace(d) if waiting(TargetState::Termed) => Some(d),
+            EscalationPhase::Settle(d) if waiting(TargetState::Killed) => Some(d),
             _ => None,
         };
         match deadline {
-            Some(d) => Step::Pending(d.min(later(now, self.settings.poll)).max(now)),
-            None => Step::Done(
+            Some(d) => EscalationStep::Pending(d.min(later(now, self.settings.poll)).max(now)),
+            None => EscalationStep::Done(
                 self.entries
                     .iter()
-                    .map(|e| Ended {
+                    .map(|e| EndedTarget {
                         identity: e.id,
                         outcome: match e.state {
-                            State::Done(o) => o,
+                            TargetState::Done(o) => o,
                             // Unreachable by `next`'s condition; the safe reading.
                             _ => EscalationOutcome::Survived,
                         },
@@ -373,11 +389,11 @@ fn later(now: Instant, d: Duration) -> Instant {
 
 /// SIGTERM (and SIGCONT if asked). The signal path re-reads the identity just before the
 /// signal (`ProcessControl::signal`): that one read is the check, none is made before it.
-fn send_term(ctl: &dyn ProcessControl, e: &mut Entry) {
+fn send_term(ctl: &dyn ProcessControl, e: &mut EscalationTarget) {
     match ctl.signal(&e.id, Signal::Term) {
         Ok(Delivery::Sent) => {
             e.signals.push(Signal::Term);
-            e.state = State::Termed;
+            e.state = TargetState::Termed;
             if e.cont && matches!(ctl.signal(&e.id, Signal::Cont), Ok(Delivery::Sent)) {
                 e.signals.push(Signal::Cont);
             }
@@ -389,11 +405,11 @@ fn send_term(ctl: &dyn ProcessControl, e: &mut Entry) {
 }
 
 /// SIGKILL, identity re-read by the signal path (the grace is the widest reuse window).
-fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
+fn send_kill(ctl: &dyn ProcessControl, e: &mut EscalationTarget) {
     match ctl.signal(&e.id, Signal::Kill) {
         Ok(Delivery::Sent) => {
             e.signals.push(Signal::Kill);
-            e.state = State::Killed;
+            e.state = TargetState::Killed;
         }
         // It went at the very end of the grace period: SIGTERM did it.
         Ok(Delivery::Gone) => e.finish(EscalationOutcome::ExitedAfterTerm),
@@ -405,7 +421,7 @@ fn send_kill(ctl: &dyn ProcessControl, e: &mut Entry) {
 /// A signal that errored: the kernel refused it (`signal-failed`), or the identity could not
 /// be read to check it (`identity-changed`: absence of evidence never reads as "same
 /// process"). Only this rare path reads the identity a second time, to tell the two apart.
-fn failed(ctl: &dyn ProcessControl, e: &mut Entry, err: crate::platform::PlatformError) {
+fn failed(ctl: &dyn ProcessControl, e: &mut EscalationTarget, err: crate::platform::PlatformError) {
     match ctl.presence(&e.id) {
         Ok(_) => e.fail(EscalationOutcome::SignalFailed, err),
         Err(_) => e.fail(EscalationOutcome::IdentityChanged, err),
@@ -419,7 +435,7 @@ pub(crate) fn run(
     settings: EscalationTiming,
     clock: &dyn Clock,
     gate: &mut KillGate<'_>,
-) -> Vec<Ended> {
+) -> Vec<EndedTarget> {
     run_escalation(ctl, Escalation::new(targets, settings), clock, gate)
 }
 
@@ -429,12 +445,12 @@ pub(crate) fn run_escalation(
     mut esc: Escalation,
     clock: &dyn Clock,
     gate: &mut KillGate<'_>,
-) -> Vec<Ended> {
+) -> Vec<EndedTarget> {
     let mut step = esc.start(ctl, clock.now());
     loop {
         match step {
-            Step::Done(v) => return v,
-            Step::Pending(at) => {
+            EscalationStep::Done(v) => return v,
+            EscalationStep::Pending(at) => {
                 let now = clock.now();
                 if at > now {
                     clock.sleep(at - now);

@@ -68,7 +68,8 @@ pub enum GuardOutcome {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct GuardReport {
+#[schemars(rename = "GuardReport")]
+pub struct MemoryGuardReport {
     /// When the last step was taken (the last signal sent, or the re-read that decided
     /// nothing was to be done), RFC 3339 UTC.
     pub at: String,
@@ -114,7 +115,7 @@ pub enum Rejudge {
 
 /// How `enforce` may act.
 #[derive(Debug, Clone, Copy)]
-pub struct Options {
+pub struct EnforceOptions {
     /// Park idle subtrees before ending anything (not in a one-shot round, whose exit would
     /// wake them at once).
     pub park: bool,
@@ -131,7 +132,7 @@ pub struct BreachingTree {
 }
 
 /// The guarded tree as a table shows it.
-struct Sample {
+struct GuardedTree {
     members: Vec<ProcessRecord>,
     footprint: u64,
     effective: u64,
@@ -139,7 +140,12 @@ struct Sample {
 
 /// The tree of `root` in `snap`, if the root is still that process, still matches
 /// `pattern` and is still one a guard may hold; else why not.
-fn sample(snap: &Snapshot, root: &Identity, pattern: &str, limit: u64) -> Result<Sample, String> {
+fn sample(
+    snap: &Snapshot,
+    root: &Identity,
+    pattern: &str,
+    limit: u64,
+) -> Result<GuardedTree, String> {
     let table = ProcessTable::new(snap);
     let Some(r) = table.get(root.pid) else {
         return Err(format!("root pid `{}` has exited", root.pid));
@@ -165,7 +171,7 @@ fn sample(snap: &Snapshot, root: &Identity, pattern: &str, limit: u64) -> Result
         .map(|m| m.into_iter().cloned().collect())
         .unwrap_or_default();
     let footprint = tree_footprint(&members.iter().collect::<Vec<_>>()).0;
-    Ok(Sample {
+    Ok(GuardedTree {
         members,
         footprint,
         effective: effective_limit(limit, snap.memory.map(|m| m.free_pct())),
@@ -185,17 +191,17 @@ pub fn rejudge(snap: &Snapshot, p: &ParkedTree) -> Rejudge {
 /// One tree through the pass: its report so far and, while it is still to be acted on, the
 /// tree as last read.
 struct Tree {
-    report: GuardReport,
+    report: MemoryGuardReport,
     /// `report.parked_ids[..before]` were parked in earlier rounds.
     before: usize,
-    now: Option<Sample>,
+    now: Option<GuardedTree>,
 }
 
 impl Tree {
     fn new(t: BreachingTree) -> Self {
         let before = t.parked_before.len();
         Self {
-            report: GuardReport {
+            report: MemoryGuardReport {
                 at: String::new(),
                 breach: t.breach,
                 outcome: GuardOutcome::RootChanged,
@@ -268,8 +274,8 @@ pub fn enforce(
     a: &Snapshot,
     targets: Vec<BreachingTree>,
     clock: &dyn Clock,
-    opts: Options,
-) -> Result<Vec<GuardReport>> {
+    opts: EnforceOptions,
+) -> Result<Vec<MemoryGuardReport>> {
     let mut trees: Vec<Tree> = targets.into_iter().map(Tree::new).collect();
     if let Err(e) = pass(source, control, a, clock, opts, &mut trees) {
         for t in &trees {
@@ -306,7 +312,7 @@ fn pass(
     control: &dyn ProcessControl,
     a: &Snapshot,
     clock: &dyn Clock,
-    opts: Options,
+    opts: EnforceOptions,
     trees: &mut [Tree],
 ) -> Result<()> {
     for t in trees.iter_mut() {

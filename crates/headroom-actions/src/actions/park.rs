@@ -51,7 +51,8 @@ impl ParkOutcome {
 
 /// One process and what happened to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Step {
+#[schemars(rename = "Step")]
+pub struct ParkStep {
     pub pid: i32,
     pub name: String,
     pub outcome: ParkOutcome,
@@ -59,7 +60,7 @@ pub struct Step {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum ParkMode {
     Park,
     Wake,
 }
@@ -71,10 +72,10 @@ pub fn apply(
     control: &dyn ProcessControl,
     permission: &ParkPermission,
     root: Identity,
-    mode: Mode,
+    mode: ParkMode,
     tree: bool,
-) -> Result<Vec<Step>> {
-    let mut steps: Vec<Step> = Vec::new();
+) -> Result<Vec<ParkStep>> {
+    let mut steps: Vec<ParkStep> = Vec::new();
     let mut handled: HashSet<Identity> = HashSet::new();
     let mut pending: Vec<(Identity, usize)> = Vec::new();
     for pass in 0..=RESCANS {
@@ -90,8 +91,8 @@ pub fn apply(
         };
         let order = match (tree, mode) {
             (false, _) => vec![r],
-            (true, Mode::Park) => stop_order(&table, root.pid),
-            (true, Mode::Wake) => wake_order(&table, root.pid),
+            (true, ParkMode::Park) => stop_order(&table, root.pid),
+            (true, ParkMode::Wake) => wake_order(&table, root.pid),
         };
         let mut acted = false;
         for p in order {
@@ -112,7 +113,7 @@ pub fn apply(
                 }
                 continue;
             }
-            let sig = if mode == Mode::Park {
+            let sig = if mode == ParkMode::Park {
                 Signal::Stop
             } else {
                 Signal::Cont
@@ -131,7 +132,7 @@ pub fn apply(
             }
         }
         // Continuing needs one pass; stopping goes on while children keep appearing.
-        if !tree || mode == Mode::Wake || !acted {
+        if !tree || mode == ParkMode::Wake || !acted {
             break;
         }
     }
@@ -143,15 +144,15 @@ pub fn apply(
 fn skip(
     p: &ProcessRecord,
     permission: &ParkPermission,
-    mode: Mode,
+    mode: ParkMode,
 ) -> Option<(ParkOutcome, Option<String>)> {
     if let Err(r) = permission.check(p) {
         return Some((ParkOutcome::Refused, Some(r.to_string())));
     }
     let stopped = p.state == ProcState::Stopped;
     match (mode, stopped) {
-        (Mode::Park, true) => Some((ParkOutcome::AlreadyStopped, None)),
-        (Mode::Wake, false) => Some((
+        (ParkMode::Park, true) => Some((ParkOutcome::AlreadyStopped, None)),
+        (ParkMode::Wake, false) => Some((
             ParkOutcome::NotStopped,
             Some(format!("state {}", p.state.letter())),
         )),
@@ -162,9 +163,9 @@ fn skip(
 /// Read each signalled process back until its state shows the change (or two seconds).
 fn confirm(
     source: &dyn ProcessSource,
-    steps: &mut [Step],
+    steps: &mut [ParkStep],
     pending: &[(Identity, usize)],
-    mode: Mode,
+    mode: ParkMode,
 ) {
     let deadline = Instant::now() + CONFIRM;
     let mut left: Vec<(Identity, usize)> = pending.to_vec();
@@ -179,13 +180,13 @@ fn confirm(
                 Err(_) => return true,
             };
             let done = match mode {
-                Mode::Park => now.state == ProcState::Stopped,
-                Mode::Wake => now.state != ProcState::Stopped,
+                ParkMode::Park => now.state == ProcState::Stopped,
+                ParkMode::Wake => now.state != ProcState::Stopped,
             };
             if done {
                 steps[*i].outcome = match mode {
-                    Mode::Park => ParkOutcome::Stopped,
-                    Mode::Wake => ParkOutcome::Continued,
+                    ParkMode::Park => ParkOutcome::Stopped,
+                    ParkMode::Wake => ParkOutcome::Continued,
                 };
             } else {
                 steps[*i].detail = Some(format!("state {}", now.state.letter()));
@@ -199,8 +200,8 @@ fn confirm(
     }
 }
 
-fn step(p: &ProcessRecord, outcome: ParkOutcome, detail: Option<String>) -> Step {
-    Step {
+fn step(p: &ProcessRecord, outcome: ParkOutcome, detail: Option<String>) -> ParkStep {
+    ParkStep {
         pid: p.pid,
         name: p.name.clone(),
         outcome,
@@ -208,8 +209,8 @@ fn step(p: &ProcessRecord, outcome: ParkOutcome, detail: Option<String>) -> Step
     }
 }
 
-fn gone_step(pid: i32, name: &str) -> Step {
-    Step {
+fn gone_step(pid: i32, name: &str) -> ParkStep {
+    ParkStep {
         pid,
         name: name.to_string(),
         outcome: ParkOutcome::Gone,
@@ -261,7 +262,7 @@ mod tests {
         let snap = f.snap.borrow().clone();
         let permission = ParkPermission::new(&ProcessTable::new(&snap));
         let root = snap.processes[3].identity().unwrap();
-        let steps = apply(&f, &f, &permission, root, Mode::Park, true).unwrap();
+        let steps = apply(&f, &f, &permission, root, ParkMode::Park, true).unwrap();
         assert_eq!(
             *f.sent.borrow(),
             vec![(40, Signal::Stop), (41, Signal::Stop), (43, Signal::Stop)]
@@ -275,17 +276,17 @@ mod tests {
                 .all(|s| s.outcome == ParkOutcome::Stopped)
         );
         // Parking again changes nothing.
-        let again = apply(&f, &f, &permission, root, Mode::Park, true).unwrap();
+        let again = apply(&f, &f, &permission, root, ParkMode::Park, true).unwrap();
         assert!(again.iter().all(|s| !s.outcome.changed()), "{again:?}");
         f.sent.borrow_mut().clear();
-        apply(&f, &f, &permission, root, Mode::Wake, true).unwrap();
+        apply(&f, &f, &permission, root, ParkMode::Wake, true).unwrap();
         assert_eq!(
             *f.sent.borrow(),
             vec![(43, Signal::Cont), (41, Signal::Cont), (40, Signal::Cont)]
         );
         // Waking a running process says so and sends nothing.
         f.sent.borrow_mut().clear();
-        let steps = apply(&f, &f, &permission, root, Mode::Wake, false).unwrap();
+        let steps = apply(&f, &f, &permission, root, ParkMode::Wake, false).unwrap();
         assert_eq!(steps[0].outcome, ParkOutcome::NotStopped);
         assert!(f.sent.borrow().is_empty());
     }
@@ -297,7 +298,7 @@ mod tests {
         let permission = ParkPermission::new(&ProcessTable::new(&snap));
         let mut root = snap.processes[3].identity().unwrap();
         root.start_time += 1;
-        let steps = apply(&f, &f, &permission, root, Mode::Park, true).unwrap();
+        let steps = apply(&f, &f, &permission, root, ParkMode::Park, true).unwrap();
         assert_eq!(steps[0].outcome, ParkOutcome::Gone);
         assert!(f.sent.borrow().is_empty());
     }

@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use crate::core::snapshot::{Detail, Identity, MemoryTotals, ProcState, ProcessRecord, Snapshot};
 use crate::platform::{Delivery, PlatformError, Presence, ProcessControl, ProcessSource, Signal};
 
-pub type Change = Box<dyn Fn(&mut Snapshot)>;
+pub type TableEdit = Box<dyn Fn(&mut Snapshot)>;
 
 pub struct Table {
     pub snap: RefCell<Snapshot>,
@@ -17,7 +17,7 @@ pub struct Table {
     /// What `memory()` reads; `None` is an error, as where the totals cannot be read.
     pub memory: Option<MemoryTotals>,
     /// Applied just before the n-th read of the table (1 = the first `snapshot` call).
-    changes: RefCell<Vec<(usize, Change)>>,
+    changes: RefCell<Vec<(usize, TableEdit)>>,
     reads: Cell<usize>,
     /// Identity reads: one per `signal` (its own check, as the live path's), one per
     /// `presence`.

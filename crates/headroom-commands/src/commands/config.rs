@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::cli::ConfigArgs;
 use crate::commands::Ctx;
-use crate::config::Entry;
+use crate::config::ListedSetting;
 use crate::exit::ExitStatus;
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -16,7 +16,7 @@ pub(crate) struct ConfigReport {
     pub file: Option<String>,
     /// Where the file would be read from.
     pub default_file: Option<String>,
-    pub settings: Vec<Entry>,
+    pub settings: Vec<ListedSetting>,
 }
 
 impl crate::schema::Document for ConfigReport {
@@ -72,7 +72,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<ExitStatus> {
 
 /// A setting as a person reads it: the JSON value, except the memory guards, whose limits
 /// are written as the config file writes them (`8G`), not as the bytes JSON carries.
-fn human_value(e: &Entry) -> String {
+fn human_value(e: &ListedSetting) -> String {
     if e.key != "memory.guard" {
         return e.value.to_string();
     }
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn memory_guard_limits_read_as_the_file_writes_them() {
-        let e = Entry {
+        let e = ListedSetting {
             key: "memory.guard",
             value: serde_json::json!([
                 {"pattern": "cargo", "limit_bytes": 8_589_934_592u64},
@@ -133,7 +133,7 @@ mod tests {
             }
         }
         // Control: every other key prints its JSON value as before.
-        let grace = Entry {
+        let grace = ListedSetting {
             key: "memory.grace",
             value: serde_json::json!("5s"),
             origin: Origin::Default,

@@ -37,7 +37,7 @@ pub struct DoctorReport {
     pub checks: Vec<Check>,
     /// What the guard (`watch`, as `brew services` and the login item run it) does on its
     /// own with the effective config, and which guard runs.
-    pub guard: crate::commands::doctor_guard::GuardReport,
+    pub guard: crate::commands::doctor_guard::GuardStatus,
 }
 
 impl crate::schema::Document for DoctorReport {
@@ -162,7 +162,7 @@ pub(crate) fn human(r: &DoctorReport, p: &Printer) -> String {
 fn guard_report(
     ctx: &Ctx<'_>,
     source: &dyn ProcessSource,
-) -> crate::commands::doctor_guard::GuardReport {
+) -> crate::commands::doctor_guard::GuardStatus {
     let running = crate::store::paths::existing_state_dir()
         .ok()
         .flatten()
@@ -174,7 +174,7 @@ fn guard_report(
                     .is_ok_and(|p| p.is_some_and(|p| p.name.starts_with("headroom")))
             })
         });
-    crate::commands::doctor_guard::GuardReport {
+    crate::commands::doctor_guard::GuardStatus {
         running,
         config: ctx.settings.file.as_ref().map(|p| p.display().to_string()),
         acts: crate::commands::doctor_guard::acts(&ctx.settings, cfg!(target_os = "macos")),

@@ -27,7 +27,8 @@ pub struct GuardAct {
 
 /// What the guard does on its own, and which guard runs.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct GuardReport {
+#[schemars(rename = "GuardReport")]
+pub struct GuardStatus {
     /// The guard holding `watch.lock` as it recorded itself, when one runs (its pid still
     /// runs headroom).
     pub running: Option<LockHolder>,
@@ -126,7 +127,7 @@ pub(crate) fn acts(s: &Settings, macos: bool) -> Vec<GuardAct> {
 }
 
 /// The report's human lines.
-pub(crate) fn human(g: &GuardReport, out: &mut String) {
+pub(crate) fn human(g: &GuardStatus, out: &mut String) {
     let running = g.running.as_ref().map_or_else(
         || "no guard runs now".to_string(),
         |h| {

@@ -16,7 +16,7 @@ pub(crate) struct Zone {
 
 /// How much of a time to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Style {
+pub(crate) enum TimeFormat {
     /// `2026-08-29 22:42`
     Full,
     /// `08-29 22:42`
@@ -62,20 +62,20 @@ impl Zone {
     }
 
     /// `t` in `style`.
-    pub(crate) fn clock(&self, t: i64, style: Style) -> String {
+    pub(crate) fn clock(&self, t: i64, style: TimeFormat) -> String {
         let s = self.text(t);
         if s.len() != 19 {
             return s;
         }
         match style {
-            Style::Full => format!("{} {}", &s[..10], &s[11..16]),
-            Style::Day => format!("{} {}", &s[5..10], &s[11..16]),
-            Style::Time => s[11..16].to_string(),
-            Style::Seconds => s[11..19].to_string(),
-            Style::Date => s[5..10].to_string(),
-            Style::YearDate => s[..10].to_string(),
-            Style::Month => s[..7].to_string(),
-            Style::Year => s[..4].to_string(),
+            TimeFormat::Full => format!("{} {}", &s[..10], &s[11..16]),
+            TimeFormat::Day => format!("{} {}", &s[5..10], &s[11..16]),
+            TimeFormat::Time => s[11..16].to_string(),
+            TimeFormat::Seconds => s[11..19].to_string(),
+            TimeFormat::Date => s[5..10].to_string(),
+            TimeFormat::YearDate => s[..10].to_string(),
+            TimeFormat::Month => s[..7].to_string(),
+            TimeFormat::Year => s[..4].to_string(),
         }
     }
 
@@ -100,11 +100,11 @@ impl Zone {
     }
 
     /// The style for single times on `c`'s axis: the time of day when it stays in one day.
-    pub(crate) fn axis_style(&self, c: &Chart) -> Style {
+    pub(crate) fn axis_style(&self, c: &Chart) -> TimeFormat {
         if self.day(c.axis.start) == self.day(c.axis.end) {
-            Style::Time
+            TimeFormat::Time
         } else {
-            Style::Day
+            TimeFormat::Day
         }
     }
 
@@ -112,7 +112,7 @@ impl Zone {
     pub(crate) fn span(&self, c: &Chart, arrow: &str) -> String {
         format!(
             "{} {arrow} {} {}",
-            self.clock(c.axis.start, Style::Full),
+            self.clock(c.axis.start, TimeFormat::Full),
             self.clock(c.axis.end, self.axis_style(c)),
             self.name(c)
         )
@@ -137,13 +137,13 @@ impl Zone {
 
     fn tick_label(&self, t: i64, step: TickStep, years: bool, new_day: bool) -> String {
         match step.unit {
-            Unit::Second => self.clock(t, Style::Seconds),
-            Unit::Minute | Unit::Hour if new_day => self.clock(t, Style::Day),
-            Unit::Minute | Unit::Hour => self.clock(t, Style::Time),
-            Unit::Day if years => self.clock(t, Style::YearDate),
-            Unit::Day => self.clock(t, Style::Date),
-            Unit::Month => self.clock(t, Style::Month),
-            Unit::Year => self.clock(t, Style::Year),
+            Unit::Second => self.clock(t, TimeFormat::Seconds),
+            Unit::Minute | Unit::Hour if new_day => self.clock(t, TimeFormat::Day),
+            Unit::Minute | Unit::Hour => self.clock(t, TimeFormat::Time),
+            Unit::Day if years => self.clock(t, TimeFormat::YearDate),
+            Unit::Day => self.clock(t, TimeFormat::Date),
+            Unit::Month => self.clock(t, TimeFormat::Month),
+            Unit::Year => self.clock(t, TimeFormat::Year),
         }
     }
 }
@@ -202,10 +202,10 @@ mod tests {
         assert_eq!(offset_text(-19_800), "-05:30");
         let t = 1_788_043_361; // 2026-08-29T22:42:41Z
         let z = Zone::UTC;
-        assert_eq!(z.clock(t, Style::Full), "2026-08-29 22:42");
-        assert_eq!(z.clock(t, Style::Day), "08-29 22:42");
-        assert_eq!(z.clock(t, Style::Time), "22:42");
-        assert_eq!(z.clock(t, Style::Seconds), "22:42:41");
-        assert_eq!(z.clock(t, Style::Month), "2026-08");
+        assert_eq!(z.clock(t, TimeFormat::Full), "2026-08-29 22:42");
+        assert_eq!(z.clock(t, TimeFormat::Day), "08-29 22:42");
+        assert_eq!(z.clock(t, TimeFormat::Time), "22:42");
+        assert_eq!(z.clock(t, TimeFormat::Seconds), "22:42:41");
+        assert_eq!(z.clock(t, TimeFormat::Month), "2026-08");
     }
 }

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::actions::reap_report::ReapReport;
 use crate::commands::limits::LimitsReport;
 use crate::commands::probe::ProbeReport;
-use crate::commands::watch::events::{Event, ReadingEvent};
+use crate::commands::watch::events::{ReadingEvent, WatchEvent};
 use crate::core::emergency::Emergency;
 use crate::core::evidence_csv::{ReadRow, Row, columns, encode, parse};
 use crate::core::limits::fixture::mac;
@@ -74,7 +74,7 @@ fn probe(snap: &Snapshot, trend: Option<&Trend>) -> Map<String, Value> {
 
 fn watch(snap: &Snapshot, trend: &Trend) -> Map<String, Value> {
     let r = reading::read(snap, Thresholds::default());
-    let e = Event::Reading(ReadingEvent::new(&r, trend, Level::Warning));
+    let e = WatchEvent::Reading(ReadingEvent::new(&r, trend, Level::Warning));
     object(serde_json::from_str(&crate::schema::to_line(&e).unwrap()).unwrap())
 }
 

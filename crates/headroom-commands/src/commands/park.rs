@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::actions::park::{self, Mode, ParkOutcome, Step};
+use crate::actions::park::{self, ParkMode, ParkOutcome, ParkStep};
 use crate::cli::PidArgs;
 use crate::commands::Ctx;
 use crate::core::parking::ParkPermission;
@@ -37,10 +37,10 @@ impl Action {
         }
     }
 
-    fn mode(self) -> Mode {
+    fn mode(self) -> ParkMode {
         match self {
-            Self::Park | Self::ParkTree => Mode::Park,
-            Self::Wake | Self::WakeTree => Mode::Wake,
+            Self::Park | Self::ParkTree => ParkMode::Park,
+            Self::Wake | Self::WakeTree => ParkMode::Wake,
         }
     }
 
@@ -60,7 +60,7 @@ pub struct ParkReport {
     /// Tree actions: members it could not change (refused, or signalled without the state
     /// changing): left running by `park-tree`, left stopped by `wake-tree`. Exit 1.
     pub left: Vec<i32>,
-    pub processes: Vec<Step>,
+    pub processes: Vec<ParkStep>,
 }
 
 impl crate::schema::Document for ParkReport {
@@ -69,7 +69,7 @@ impl crate::schema::Document for ParkReport {
 }
 
 /// Members of a tree action left as they were although they should have changed.
-fn left_unchanged(steps: &[Step], tree: bool) -> Vec<i32> {
+fn left_unchanged(steps: &[ParkStep], tree: bool) -> Vec<i32> {
     if !tree {
         return Vec::new();
     }
@@ -183,15 +183,15 @@ pub(crate) fn human(r: &ParkReport, action: Action) -> String {
         };
         return s;
     }
-    let changed: Vec<&Step> = r.processes.iter().filter(|p| p.outcome.changed()).collect();
+    let changed: Vec<&ParkStep> = r.processes.iter().filter(|p| p.outcome.changed()).collect();
     if changed.is_empty() {
         let _ = match action.mode() {
-            Mode::Park => writeln!(
+            ParkMode::Park => writeln!(
                 s,
                 "every process of the tree of pid {} (`{name}`) is already parked; nothing to do",
                 r.pid
             ),
-            Mode::Wake => writeln!(
+            ParkMode::Wake => writeln!(
                 s,
                 "nothing in the tree of pid {} (`{name}`) is parked; nothing to do",
                 r.pid
@@ -199,8 +199,8 @@ pub(crate) fn human(r: &ParkReport, action: Action) -> String {
         };
     } else {
         let (verb, order) = match action.mode() {
-            Mode::Park => ("parked", "root first"),
-            Mode::Wake => ("woke", "leaves first"),
+            ParkMode::Park => ("parked", "root first"),
+            ParkMode::Wake => ("woke", "leaves first"),
         };
         let _ = writeln!(
             s,
@@ -228,8 +228,8 @@ pub(crate) fn human(r: &ParkReport, action: Action) -> String {
     }
     if !r.left.is_empty() {
         let state = match action.mode() {
-            Mode::Park => "left running",
-            Mode::Wake => "left stopped",
+            ParkMode::Park => "left running",
+            ParkMode::Wake => "left stopped",
         };
         let who: Vec<String> = r
             .processes
@@ -245,7 +245,7 @@ pub(crate) fn human(r: &ParkReport, action: Action) -> String {
             who.join(", ")
         );
     }
-    if action.mode() == Mode::Park && !changed.is_empty() {
+    if action.mode() == ParkMode::Park && !changed.is_empty() {
         let _ = writeln!(s, "continue them with `headroom wake-tree {}`", r.pid);
     }
     s
@@ -276,8 +276,8 @@ fn describe(o: ParkOutcome, detail: &str) -> String {
 mod tests {
     use super::*;
 
-    fn step(pid: i32, outcome: ParkOutcome) -> Step {
-        Step {
+    fn step(pid: i32, outcome: ParkOutcome) -> ParkStep {
+        ParkStep {
             pid,
             name: format!("p{pid}"),
             outcome,
@@ -321,7 +321,7 @@ mod tests {
             name: "sleep".into(),
             changed: 0,
             left: vec![],
-            processes: vec![Step {
+            processes: vec![ParkStep {
                 detail: Some("state S".into()),
                 ..step(41, ParkOutcome::NotStopped)
             }],
@@ -334,7 +334,7 @@ mod tests {
 
     #[test]
     fn a_tree_left_half_parked_exits_1_and_a_whole_one_0() {
-        let report = |steps: Vec<Step>, action: Action| ParkReport {
+        let report = |steps: Vec<ParkStep>, action: Action| ParkReport {
             action: action.name(),
             pid: 40,
             name: "job".into(),

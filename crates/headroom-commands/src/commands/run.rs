@@ -180,8 +180,8 @@ fn watchdog_config(
     ctx: &Ctx<'_>,
     args: &RunArgs,
     plan: &RunPlan,
-) -> crate::actions::watchdog::Config {
-    crate::actions::watchdog::Config {
+) -> crate::actions::watchdog::WatchdogConfig {
+    crate::actions::watchdog::WatchdogConfig {
         command: plan.command.clone(),
         limit: plan.limit,
         interval: plan.interval,

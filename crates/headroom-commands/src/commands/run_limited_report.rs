@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 #[cfg(unix)]
-use crate::actions::watchdog::{Event, RunSummary};
+use crate::actions::watchdog::{RunEvent, RunSummary};
 
 /// The `headroom.run-limited/1` report.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -46,7 +46,7 @@ pub struct RunLimitedReport {
 #[cfg(unix)]
 pub(crate) struct SummaryRecord;
 
-/// The tag `run --json` prints on its summary line (`Event::Summary`, snake_case).
+/// The tag `run --json` prints on its summary line (`RunEvent::Summary`, snake_case).
 #[cfg(unix)]
 const SUMMARY_TYPE: &str = "summary";
 
@@ -62,7 +62,7 @@ impl JsonSchema for SummaryRecord {
             "description": "`run`'s summary record as `run --json` printed it: `Summary`'s fields after its `schema` and `type`.",
             "type": "object",
             "properties": {
-                "schema": {"type": "string", "const": <Event as crate::schema::Document>::SCHEMA},
+                "schema": {"type": "string", "const": <RunEvent as crate::schema::Document>::SCHEMA},
                 "type": {"type": "string", "const": SUMMARY_TYPE},
             },
             "required": ["schema", "type"],

@@ -138,11 +138,11 @@ pub const ALL: &[Entry] = &[
         parts: &[part::<c::log_probe::LogProbeReport>],
     },
     Entry {
-        name: crate::actions::watchdog::Event::SCHEMA,
+        name: crate::actions::watchdog::RunEvent::SCHEMA,
         title: "`run --json`: JSON Lines on stderr (enforcement, approaching_limit, breach, \
                 signal, kernel_outcome, summary)",
         parts: &[
-            part::<crate::actions::watchdog::Event>,
+            part::<crate::actions::watchdog::RunEvent>,
             part::<c::run_enforce::Enforcement>,
             part::<c::run_enforce::KernelOutcome>,
         ],
@@ -182,10 +182,10 @@ pub const ALL: &[Entry] = &[
         parts: &[part::<c::login_item::LoginItemReport>],
     },
     Entry {
-        name: c::watch::events::Event::SCHEMA,
+        name: c::watch::events::WatchEvent::SCHEMA,
         title: "`watch --json`: JSON Lines (reading, cleanup, memory, approaching-limit, hang, \
                 notice, summary)",
-        parts: &[part::<c::watch::events::Event>],
+        parts: &[part::<c::watch::events::WatchEvent>],
     },
     Entry {
         name: c::config::ConfigReport::SCHEMA,

@@ -15,7 +15,7 @@ use crate::cli::TopArgs;
 use crate::commands::Ctx;
 use crate::core::memory::PRESSURE_FREE_PCT;
 use crate::core::parking::ParkPermission;
-use crate::core::proc_tree::{self, Change, OwnTree, own_trees, tree_at};
+use crate::core::proc_tree::{self, OwnTree, TreeChange, own_trees, tree_at};
 use crate::core::process_table::ProcessTable;
 use crate::core::snapshot::{Detail, Snapshot};
 use crate::core::top::{
@@ -187,7 +187,7 @@ fn build(
         .iter()
         .map(|t| {
             let change = before_table.as_ref().map_or(
-                Change {
+                TreeChange {
                     growth_kb_s: 0,
                     cpu_fraction: None,
                 },

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Entry, Sourced};
+use super::{ListedSetting, Sourced};
 use crate::core::memory_guard::Rule;
 
 /// How a value is shown by `headroom config`: durations as the user writes them (`2m`),
@@ -122,9 +122,9 @@ macro_rules! section {
                 Ok(s)
             }
 
-            pub(super) fn entries(&self, out: &mut Vec<Entry>) {
+            pub(super) fn entries(&self, out: &mut Vec<ListedSetting>) {
                 $(
-                    out.push(Entry {
+                    out.push(ListedSetting {
                         key: concat!($key, ".", stringify!($field)),
                         value: self.$field.value.show(),
                         origin: self.$field.origin,

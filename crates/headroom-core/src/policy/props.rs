@@ -298,9 +298,9 @@ fn log_dir(
     }
 }
 
-struct Judge<'a>(&'a HashMap<PathBuf, i64>);
+struct FakeLogJudge<'a>(&'a HashMap<PathBuf, i64>);
 
-impl LogJudge for Judge<'_> {
+impl LogJudge for FakeLogJudge<'_> {
     fn last_activity(&self, dir: &Path, _now: i64) -> Option<i64> {
         self.0.get(dir).copied()
     }
@@ -334,7 +334,7 @@ proptest! {
         let cwd = |pid: i32| table.get(pid).and_then(|r| r.cwd.clone()).map(PathBuf::from);
         let read = ChildReader { argv: &argv, cwd: &cwd };
         let clocks = Clocks { wall_s: WALL_S, awake_ms: Some(AWAKE_MS) };
-        let mut sessions = liveness::assess(&table, &parents, &mut tracker, &read, &Judge(&b.logs), clocks);
+        let mut sessions = liveness::assess(&table, &parents, &mut tracker, &read, &FakeLogJudge(&b.logs), clocks);
         // A caller that did not assess some parents: they must read as unreadable.
         let forgotten: HashSet<i32> = (0..w.parents.len())
             .filter(|&i| forget[i])

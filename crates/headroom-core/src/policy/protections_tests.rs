@@ -36,9 +36,9 @@ fn policy() -> Policy {
 }
 
 /// Log directory → last activity (unix seconds).
-struct Judge(HashMap<PathBuf, i64>);
+struct FakeLogJudge(HashMap<PathBuf, i64>);
 
-impl LogJudge for Judge {
+impl LogJudge for FakeLogJudge {
     fn last_activity(&self, dir: &Path, _now: i64) -> Option<i64> {
         self.0.get(dir).copied()
     }
@@ -83,7 +83,7 @@ fn history(snap: &Snapshot, burned_s: u64) -> CpuTracker {
 }
 
 /// Assess and select, as `reap` does, against `judge` and the children's recorded argv/cwd.
-fn decide(snap: &Snapshot, burned_s: u64, judge: &Judge) -> Selection {
+fn decide(snap: &Snapshot, burned_s: u64, judge: &FakeLogJudge) -> Selection {
     let table = ProcessTable::new(snap);
     let parents: Vec<i32> = table.zombie_parents(UID).iter().map(|z| z.pid).collect();
     let argv = |pid: i32| table.get(pid).and_then(|p| p.argv.clone());
@@ -131,7 +131,7 @@ fn with_self(mut procs: Vec<ProcessRecord>) -> Snapshot {
 }
 
 /// Logs: fresh (30 s ago) and stale (5 h ago).
-fn judge(fresh: &[&str], stale: &[&str]) -> Judge {
+fn judge(fresh: &[&str], stale: &[&str]) -> FakeLogJudge {
     let mut m = HashMap::new();
     for d in fresh {
         m.insert(PathBuf::from(d), WALL_S - 30);
@@ -139,7 +139,7 @@ fn judge(fresh: &[&str], stale: &[&str]) -> Judge {
     for d in stale {
         m.insert(PathBuf::from(d), WALL_S - 5 * 3600);
     }
-    Judge(m)
+    FakeLogJudge(m)
 }
 
 // 1. A session under the parent's interpreter.

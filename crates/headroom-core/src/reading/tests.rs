@@ -90,10 +90,10 @@ fn nothing_readable_reads_unknown() {
     );
 }
 
-fn samples(pairs: &[(i64, u64)]) -> Vec<Sample> {
+fn samples(pairs: &[(i64, u64)]) -> Vec<HistorySample> {
     pairs
         .iter()
-        .map(|&(s, used)| Sample {
+        .map(|&(s, used)| HistorySample {
             at_ms: s * 1000,
             used,
         })
@@ -150,10 +150,10 @@ fn unknown_limit_has_rate_but_no_eta() {
 }
 
 /// 1 s readings, as a `watch --interval 1s` takes them.
-fn every_second(start_s: i64, used: &[u64]) -> Vec<Sample> {
+fn every_second(start_s: i64, used: &[u64]) -> Vec<HistorySample> {
     used.iter()
         .enumerate()
-        .map(|(i, &u)| Sample {
+        .map(|(i, &u)| HistorySample {
             at_ms: (start_s + i as i64) * 1000,
             used: u,
         })
@@ -169,14 +169,14 @@ fn replay_two_seconds_after_freeing_161_slots_has_no_rate_and_no_eta() {
     let climb: Vec<u64> = (0..15u64).map(|i| 3 + (161 * i + 7) / 14).collect();
     assert_eq!((climb[0], climb[14]), (3, 164));
     let mut h = every_second(0, &climb);
-    h.push(Sample {
+    h.push(HistorySample {
         at_ms: 16_000,
         used: 3,
     });
     let t = trend(&h, Some(200));
     assert_eq!(t, Trend::none(1), "{t:?}");
     // A minute of flat readings after the cleanup: a rate of 0, still no ETA.
-    h.extend((17..=76).map(|s| Sample {
+    h.extend((17..=76).map(|s| HistorySample {
         at_ms: s * 1000,
         used: 3,
     }));
@@ -265,7 +265,7 @@ mod props {
 
     use super::super::*;
 
-    fn series() -> impl Strategy<Value = Vec<Sample>> {
+    fn series() -> impl Strategy<Value = Vec<HistorySample>> {
         prop::collection::vec((1i64..120_000, 0u64..400), 0..40).prop_map(|steps| {
             let mut at = 0;
             let mut used = 1000u64;
@@ -274,7 +274,7 @@ mod props {
                 .map(|(gap, v)| {
                     at += gap;
                     used = (used + v).saturating_sub(200);
-                    Sample { at_ms: at, used }
+                    HistorySample { at_ms: at, used }
                 })
                 .collect()
         })
@@ -307,10 +307,10 @@ mod props {
             rise in 1u64..50,
         ) {
             let mut at = 0;
-            let mut h = vec![Sample { at_ms: 0, used: 1000 }];
+            let mut h = vec![HistorySample { at_ms: 0, used: 1000 }];
             for (i, g) in gaps.iter().enumerate() {
                 at += g;
-                h.push(Sample { at_ms: at, used: 1000 + rise * (i as u64 + 1) });
+                h.push(HistorySample { at_ms: at, used: 1000 + rise * (i as u64 + 1) });
             }
             prop_assume!((2 * TREND_MIN_SPAN_MS..=TREND_WINDOW_MS).contains(&at));
             let t = trend(&h, Some(100_000));

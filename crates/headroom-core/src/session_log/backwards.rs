@@ -19,7 +19,7 @@ pub struct BackwardScan {
 
 /// The per-line rules, newest line first (reference A.7).
 #[derive(Debug)]
-struct Judge {
+struct LineJudge {
     now: i64,
     cutoff: i64,
     future: FutureLines,
@@ -27,7 +27,7 @@ struct Judge {
     earliest: Option<i64>,
 }
 
-impl Judge {
+impl LineJudge {
     fn new(now: i64, limits: &ReaderLimits) -> Self {
         Self {
             now,
@@ -85,7 +85,7 @@ pub fn judge_reader<R: Read + Seek>(
 ) -> BackwardScan {
     let chunk = limits.chunk.max(1);
     let budget = limits.budget.max(chunk as u64);
-    let mut judge = Judge::new(now, limits);
+    let mut judge = LineJudge::new(now, limits);
     let mut buf = vec![0u8; usize::try_from(len).map_or(chunk, |l| l.min(chunk))];
     let mut pos = len;
     let mut read = 0u64;
@@ -173,7 +173,7 @@ mod tests {
     fn model(content: &[u8], l: &ReaderLimits) -> FileVerdict {
         let chunk = l.chunk.max(1) as u64;
         let budget = l.budget.max(chunk);
-        let mut judge = Judge::new(NOW, l);
+        let mut judge = LineJudge::new(NOW, l);
         let (window, whole) = if (content.len() as u64) <= budget {
             (content, true)
         } else {

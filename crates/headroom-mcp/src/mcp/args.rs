@@ -135,7 +135,8 @@ pub(crate) struct NoArgs {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ProbeArgs {
+#[schemars(rename = "ProbeArgs")]
+pub(crate) struct ProbeToolArgs {
     /// Neither read nor write the reading history (then no trend and no ETA).
     #[serde(default)]
     pub no_history: bool,
@@ -143,7 +144,8 @@ pub(crate) struct ProbeArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TopArgs {
+#[schemars(rename = "TopArgs")]
+pub(crate) struct TopToolArgs {
     /// Only the tree rooted at this pid.
     #[serde(default)]
     pub pid: Option<Int<i32>>,
@@ -163,7 +165,8 @@ pub(crate) struct SinceArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct LogProbeArgs {
+#[schemars(rename = "LogProbeArgs")]
+pub(crate) struct LogProbeToolArgs {
     /// The session log directory.
     pub dir: String,
     /// Judge as of this instant (RFC 3339 UTC, like `2026-08-29T09:21:47Z`).
@@ -174,7 +177,8 @@ pub(crate) struct LogProbeArgs {
 /// Arguments that can only narrow the configured reap policy.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ReapArgs {
+#[schemars(rename = "ReapArgs")]
+pub(crate) struct ReapToolArgs {
     /// Deny patterns added to the configured ones (plain case-insensitive substrings).
     #[serde(default)]
     pub deny: Vec<String>,
@@ -193,7 +197,8 @@ pub(crate) struct ReapArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct PidArgs {
+#[schemars(rename = "PidArgs")]
+pub(crate) struct PidToolArgs {
     /// The process id (the root, for a tree).
     pub pid: Int<i64>,
 }
@@ -205,9 +210,10 @@ mod tests {
 
     #[test]
     fn integers_come_as_numbers_or_numeric_strings_and_nothing_else() {
-        let a: TopArgs = serde_json::from_value(json!({"pid": "42", "park_min_mb": 7})).unwrap();
+        let a: TopToolArgs =
+            serde_json::from_value(json!({"pid": "42", "park_min_mb": 7})).unwrap();
         assert_eq!((a.pid, a.park_min_mb), (Some(Int(42)), Some(Int(7))));
-        let a: TopArgs = serde_json::from_value(json!({})).unwrap();
+        let a: TopToolArgs = serde_json::from_value(json!({})).unwrap();
         assert_eq!((a.pid, a.park_min_mb), (None, None));
         for bad in [
             json!({"pid": "4x"}),
@@ -215,18 +221,18 @@ mod tests {
             json!({"pid": true}),
         ] {
             assert!(
-                serde_json::from_value::<TopArgs>(bad.clone()).is_err(),
+                serde_json::from_value::<TopToolArgs>(bad.clone()).is_err(),
                 "{bad}"
             );
         }
         // Out of range for the type is refused, not wrapped.
-        assert!(serde_json::from_value::<TopArgs>(json!({"pid": 1_u64 << 40})).is_err());
-        assert!(serde_json::from_value::<ReapArgs>(json!({"max_targets": -1})).is_err());
+        assert!(serde_json::from_value::<TopToolArgs>(json!({"pid": 1_u64 << 40})).is_err());
+        assert!(serde_json::from_value::<ReapToolArgs>(json!({"max_targets": -1})).is_err());
     }
 
     #[test]
     fn optional_arguments_are_declared_by_their_plain_type_and_no_format_is_schemars_own() {
-        let s = input_schema::<TopArgs>();
+        let s = input_schema::<TopToolArgs>();
         assert_eq!(s["properties"]["pid"]["type"], "integer", "{s}");
         assert_eq!(s["properties"]["park_min_mb"]["type"], "integer", "{s}");
         assert_eq!(s["properties"]["park_min_mb"]["minimum"], 1, "{s}");

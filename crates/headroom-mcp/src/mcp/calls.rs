@@ -123,7 +123,7 @@ pub(crate) type Reply = Box<dyn FnOnce(Value) + Send>;
 pub(crate) type Work = Box<dyn FnOnce(&Call) -> Value + Send>;
 
 #[derive(Default)]
-struct State {
+struct InFlight {
     /// By the request id's JSON text.
     calls: HashMap<String, Arc<Call>>,
     running: usize,
@@ -133,7 +133,7 @@ struct State {
 /// Every call in flight.
 #[derive(Default)]
 pub(crate) struct Calls {
-    state: Mutex<State>,
+    state: Mutex<InFlight>,
     turn: Condvar,
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }

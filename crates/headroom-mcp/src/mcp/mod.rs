@@ -32,7 +32,7 @@ pub(crate) use session::Server;
 // Re-exported for the unit tests only (they name it by this path).
 #[cfg(test)]
 pub(crate) use session::{HANDSHAKE_VERSIONS, STATELESS_VERSION};
-pub(crate) use tools::Selection;
+pub(crate) use tools::ToolSelection;
 
 /// A message longer than this is answered with an error and skipped, not kept in memory.
 pub(crate) const MAX_MESSAGE: usize = 1 << 20;
@@ -45,7 +45,7 @@ const END_WAIT: Duration = Duration::from_secs(30);
 
 /// One line of input, or what stood in its way.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Line {
+pub(crate) enum InputLine {
     Message(Vec<u8>),
     /// Longer than `MAX_MESSAGE`; the rest of it was skipped. The first bytes are kept, to
     /// answer with the request's id when it can be read there.
@@ -55,7 +55,7 @@ pub(crate) enum Line {
 
 /// Read up to the next newline, keeping at most `max` bytes. A last line without a newline
 /// (stdin closed mid-message) is returned as it is: it is parsed, and answered if it can be.
-pub(crate) fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Line> {
+pub(crate) fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<InputLine> {
     let mut line = Vec::new();
     let mut too_long = false;
     loop {
@@ -66,9 +66,9 @@ pub(crate) fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Lin
         };
         if buf.is_empty() {
             return Ok(match (too_long, line.is_empty()) {
-                (true, _) => Line::TooLong(line),
-                (false, true) => Line::Eof,
-                (false, false) => Line::Message(line),
+                (true, _) => InputLine::TooLong(line),
+                (false, true) => InputLine::Eof,
+                (false, false) => InputLine::Message(line),
             });
         }
         let (chunk, done) = match memchr::memchr(b'\n', buf) {
@@ -90,9 +90,9 @@ pub(crate) fn read_line(r: &mut impl BufRead, max: usize) -> std::io::Result<Lin
         r.consume(used);
         if done.is_some() {
             return Ok(if too_long {
-                Line::TooLong(line)
+                InputLine::TooLong(line)
             } else {
-                Line::Message(line)
+                InputLine::Message(line)
             });
         }
     }
@@ -128,7 +128,7 @@ pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result
             .clone()
             .unwrap_or_else(|| ctx.settings.mcp.tools.value.clone())
     };
-    let selection = Selection {
+    let selection = ToolSelection {
         groups,
         run_allow: ctx.settings.mcp.run_allow.value.clone(),
     };
@@ -138,7 +138,7 @@ pub fn run(ctx: &crate::commands::Ctx<'_>, args: &crate::cli::McpArgs) -> Result
 /// Serve stdin until it ends or a stop signal arrives.
 pub(crate) fn serve(
     global: &GlobalArgs,
-    selection: Selection,
+    selection: ToolSelection,
     printer: &Printer,
 ) -> Result<ExitStatus> {
     crate::platform::stop_flag::install()
@@ -159,10 +159,10 @@ pub(crate) fn serve(
             break None;
         }
         match read_line(&mut input, MAX_MESSAGE) {
-            Ok(Line::Eof) => break None,
-            Ok(Line::TooLong(prefix)) => server.too_long(&prefix),
-            Ok(Line::Message(m)) if m.iter().all(u8::is_ascii_whitespace) => {}
-            Ok(Line::Message(m)) => server.handle_line(&m),
+            Ok(InputLine::Eof) => break None,
+            Ok(InputLine::TooLong(prefix)) => server.too_long(&prefix),
+            Ok(InputLine::Message(m)) if m.iter().all(u8::is_ascii_whitespace) => {}
+            Ok(InputLine::Message(m)) => server.handle_line(&m),
             Err(e) => break Some(e),
         }
     };

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::rpc::RpcError;
-use super::tools::Selection;
+use super::tools::ToolSelection;
 use crate::config::ToolGroup;
 
 /// (name, title, description)
@@ -24,7 +24,7 @@ could be parked.",
     ),
 ];
 
-pub(crate) fn list(sel: &Selection) -> Value {
+pub(crate) fn list(sel: &ToolSelection) -> Value {
     let prompts: Vec<Value> = ALL
         .iter()
         .filter(|_| sel.has(ToolGroup::Read))
@@ -35,7 +35,7 @@ pub(crate) fn list(sel: &Selection) -> Value {
     json!({ "prompts": prompts })
 }
 
-pub(crate) fn get(sel: &Selection, params: &Map<String, Value>) -> Result<Value, RpcError> {
+pub(crate) fn get(sel: &ToolSelection, params: &Map<String, Value>) -> Result<Value, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)

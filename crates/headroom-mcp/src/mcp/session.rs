@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::calls::{Calls, Outbox, Reply};
 use super::rpc::{self, Incoming, RpcError};
-use super::tools::{Selection, Tools};
+use super::tools::{ToolSelection, Tools};
 use crate::cli::GlobalArgs;
 use crate::config::ToolGroup;
 
@@ -46,7 +46,7 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    pub(crate) fn new(global: &GlobalArgs, selection: Selection, out: Arc<Outbox>) -> Self {
+    pub(crate) fn new(global: &GlobalArgs, selection: ToolSelection, out: Arc<Outbox>) -> Self {
         let tools = Arc::new(Tools::new(global, selection));
         Self {
             resources: super::resources::Resources::new(Arc::clone(&tools), Arc::clone(&out)),

@@ -19,12 +19,12 @@ pub(super) fn server(read_only: bool) -> Probe {
     let (printer, sink) = crate::output::Printer::capturing(None);
     let out = std::sync::Arc::new(calls::Outbox::new(printer));
     let sel = if read_only {
-        Selection {
+        ToolSelection {
             groups: vec![crate::config::ToolGroup::Read],
             run_allow: None,
         }
     } else {
-        Selection::all()
+        ToolSelection::all()
     };
     Probe {
         server: Server::new(&cli.global, sel, out),
@@ -332,21 +332,26 @@ fn lines_are_bounded_and_a_last_line_without_newline_is_read() {
     let mut input: &[u8] = b"{\"a\":1}\n0123456789\nlast";
     assert_eq!(
         read_line(&mut input, 8).unwrap(),
-        Line::Message(b"{\"a\":1}".to_vec())
+        InputLine::Message(b"{\"a\":1}".to_vec())
     );
     assert!(matches!(
         read_line(&mut input, 8).unwrap(),
-        Line::TooLong(_)
+        InputLine::TooLong(_)
     ));
     assert_eq!(
         read_line(&mut input, 8).unwrap(),
-        Line::Message(b"last".to_vec())
+        InputLine::Message(b"last".to_vec())
     );
-    assert_eq!(read_line(&mut input, 8).unwrap(), Line::Eof);
+    assert_eq!(read_line(&mut input, 8).unwrap(), InputLine::Eof);
     // A too-long line split across reads is still skipped whole, its start kept.
     let mut r = std::io::BufReader::with_capacity(3, &b"abcdefgh\nok\n"[..]);
-    assert!(matches!(read_line(&mut r, 4).unwrap(), Line::TooLong(p) if p.starts_with(b"abc")));
-    assert_eq!(read_line(&mut r, 4).unwrap(), Line::Message(b"ok".to_vec()));
+    assert!(
+        matches!(read_line(&mut r, 4).unwrap(), InputLine::TooLong(p) if p.starts_with(b"abc"))
+    );
+    assert_eq!(
+        read_line(&mut r, 4).unwrap(),
+        InputLine::Message(b"ok".to_vec())
+    );
 }
 
 #[test]
@@ -356,7 +361,7 @@ fn reap_arguments_only_narrow_the_configured_policy() {
     s.reap.max_targets.value = 10;
     s.reap.min_zombies.value = 100;
     let argv = |a: Value| {
-        let a: args::ReapArgs = serde_json::from_value(a).unwrap();
+        let a: args::ReapToolArgs = serde_json::from_value(a).unwrap();
         tools::reap_argv(a, &s, false)
     };
     // Wider asks are clamped to the configuration; the configured deny list is kept.
@@ -382,7 +387,7 @@ fn reap_arguments_only_narrow_the_configured_policy() {
         ]
     );
     // There is no way to name an allow pattern.
-    let e = serde_json::from_value::<args::ReapArgs>(json!({"allow": ["bash"]})).unwrap_err();
+    let e = serde_json::from_value::<args::ReapToolArgs>(json!({"allow": ["bash"]})).unwrap_err();
     assert!(e.to_string().contains("unknown field `allow`"), "{e}");
     // And the command line they make parses, with the narrowed values.
     let cli = crate::cli::Cli::try_parse_from(
@@ -400,7 +405,7 @@ impl Probe {
     /// The read-only server's tools, with or without a GUI session to ask.
     pub(super) fn server_tools(&self, gui: bool) -> tools::Tools {
         let cli = crate::cli::Cli::try_parse_from(["headroom", "mcp"]).unwrap();
-        let sel = Selection {
+        let sel = ToolSelection {
             groups: vec![crate::config::ToolGroup::Read],
             run_allow: None,
         };

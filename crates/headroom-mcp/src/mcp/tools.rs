@@ -2,7 +2,7 @@
 //! command line, parsed by the same clap definitions, run by `commands::dispatch_with` (the
 //! settings loaded once for the call) with a capturing Printer, and the command's typed
 //! report becomes the result (`results::report`). No tool has a rule or a report of its
-//! own. Which tools a server offers is its selection (`Selection`: read, act, run).
+//! own. Which tools a server offers is its selection (`ToolSelection`: read, act, run).
 
 use clap::Parser;
 use schemars::JsonSchema;
@@ -65,7 +65,7 @@ pub(crate) struct Spec {
 #[derive(Debug, Clone)]
 pub(crate) struct Tools {
     pub global: GlobalArgs,
-    pub selection: Selection,
+    pub selection: ToolSelection,
     /// A hangs round can ask the WindowServer from here (`hangs_check::gui_session`).
     pub gui: bool,
     /// The session's tasks (`run_start`), shared by every clone.
@@ -74,13 +74,13 @@ pub(crate) struct Tools {
 
 /// Which groups of tools are offered, and which programs `run_limited` may start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Selection {
+pub(crate) struct ToolSelection {
     pub groups: Vec<ToolGroup>,
     /// `[mcp] run_allow`: the programs `run_limited` may start (None: any).
     pub run_allow: Option<Vec<String>>,
 }
 
-impl Selection {
+impl ToolSelection {
     #[cfg(test)]
     pub(crate) fn all() -> Self {
         Self {
@@ -109,12 +109,12 @@ pub(super) fn report_of<R: crate::schema::Document>() -> Value {
 impl Tools {
     /// The tools of `selection`; whether there is a GUI session to offer `hangs_check` in
     /// is asked here, once (call it on the main thread).
-    pub(crate) fn new(global: &GlobalArgs, selection: Selection) -> Self {
+    pub(crate) fn new(global: &GlobalArgs, selection: ToolSelection) -> Self {
         Self::with_gui(global, selection, hangs_check::gui_session())
     }
 
     /// The same, with the GUI session's presence given (a test's, or a recorded answer).
-    pub(crate) fn with_gui(global: &GlobalArgs, selection: Selection, gui: bool) -> Self {
+    pub(crate) fn with_gui(global: &GlobalArgs, selection: ToolSelection, gui: bool) -> Self {
         Self {
             global: global.clone(),
             selection,
@@ -188,7 +188,7 @@ impl Tools {
         spec: &Spec,
         _call: &Call,
         args: Value,
-        argv: impl FnOnce(A, &Settings, &Selection) -> Vec<String>,
+        argv: impl FnOnce(A, &Settings, &ToolSelection) -> Vec<String>,
     ) -> Value {
         let tool = spec.name;
         let a: A = match serde_json::from_value(args) {

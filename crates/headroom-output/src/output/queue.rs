@@ -42,7 +42,7 @@ impl Write for RawFd {
 }
 
 #[derive(Debug)]
-enum Mode {
+enum WriteMode {
     Queued {
         tx: Option<SyncSender<String>>,
         done: Option<std::thread::JoinHandle<()>>,
@@ -56,7 +56,7 @@ enum Mode {
 pub type JsonNotice = fn(message: String) -> String;
 
 pub struct Output {
-    mode: Mode,
+    mode: WriteMode,
     direct: Option<Sink>,
     closed: Arc<AtomicBool>,
     dropped: u64,
@@ -140,7 +140,7 @@ impl Output {
             });
         match spawned {
             Ok(done) => Self {
-                mode: Mode::Queued {
+                mode: WriteMode::Queued {
                     tx: Some(tx),
                     done: Some(done),
                 },
@@ -154,7 +154,7 @@ impl Output {
             // The closure (and the sink in it) is gone with the failed spawn: write to
             // the descriptor directly.
             Err(_) => Self {
-                mode: Mode::Direct,
+                mode: WriteMode::Direct,
                 direct: Some(Box::new(RawFd(fd))),
                 closed,
                 dropped: 0,
@@ -171,7 +171,7 @@ impl Output {
             return;
         }
         match &mut self.mode {
-            Mode::Direct => {
+            WriteMode::Direct => {
                 if let Some(out) = self.direct.as_mut() {
                     if let Err(e) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
                         if is_closed(&e) {
@@ -180,7 +180,7 @@ impl Output {
                     }
                 }
             }
-            Mode::Queued { tx: Some(tx), .. } => {
+            WriteMode::Queued { tx: Some(tx), .. } => {
                 if self.dropped > 0 {
                     let notice = dropped_notice(self.dropped, self.json, self.stream);
                     match tx.try_send(notice) {
@@ -199,7 +199,7 @@ impl Output {
                     }
                 }
             }
-            Mode::Queued { tx: None, .. } => {}
+            WriteMode::Queued { tx: None, .. } => {}
         }
     }
 }
@@ -242,7 +242,7 @@ impl Output {
 
     /// Let the queued lines go out, waiting at most `wait` for a reader that is not there.
     pub fn finish(&mut self, wait: Duration) {
-        if let Mode::Queued { tx, done } = &mut self.mode {
+        if let WriteMode::Queued { tx, done } = &mut self.mode {
             drop(tx.take());
             let deadline = Instant::now() + wait;
             if let Some(h) = done.take() {

@@ -48,7 +48,7 @@ pub(super) struct Mark {
 
 /// Where a round's pids come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Source {
+pub(super) enum PidSource {
     /// Nothing created since the last complete listing: the kept pids.
     Kept,
     /// The kept pids below `below`, and `/proc` listed from `below`'s position.
@@ -123,12 +123,12 @@ impl Listing {
     }
 
     /// Where this round's pids come from, by the counters read at its start.
-    pub(super) fn source(&self, now: Option<Mark>) -> Source {
+    pub(super) fn source(&self, now: Option<Mark>) -> PidSource {
         let (Some(now), Some(then)) = (now, self.complete_at) else {
-            return Source::All;
+            return PidSource::All;
         };
         if now.created == then.created {
-            return Source::Kept;
+            return PidSource::Kept;
         }
         let lap = self.pid_max.saturating_sub(WRAP_TO);
         let no_lap = now.cursor >= then.cursor
@@ -140,8 +140,8 @@ impl Listing {
             .ok()
             .and_then(|c| self.positions.range(..=c).next_back().map(|(p, _)| *p));
         match from {
-            Some(below) if no_lap => Source::Tail { below },
-            _ => Source::All,
+            Some(below) if no_lap => PidSource::Tail { below },
+            _ => PidSource::All,
         }
     }
 

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use super::Roots;
 use super::ceilings::{self, KeptCeilings};
-use super::listing::{Mark, Source};
+use super::listing::{Mark, PidSource};
 use super::one_shot::{Asked, Scan};
 use super::procfs;
 use super::read::{gone, parse_pid, read_whole};
@@ -100,16 +100,16 @@ impl LinuxSource {
         let source = if kept.answered() {
             listing.source(mark)
         } else {
-            Source::All
+            PidSource::All
         };
         let pids = match source {
-            Source::Kept => Some(kept.pids()),
-            Source::Tail { below } => listing.list(Some(below)).map(|tail| {
+            PidSource::Kept => Some(kept.pids()),
+            PidSource::Tail { below } => listing.list(Some(below)).map(|tail| {
                 let mut pids: Vec<i32> = kept.pids().into_iter().filter(|p| *p < below).collect();
                 pids.extend(tail);
                 pids
             }),
-            Source::All => None,
+            PidSource::All => None,
         };
         pids.or_else(|| listing.list(None))
     }

@@ -31,7 +31,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
-use super::pidfd_info::{self, Info};
+use super::pidfd_info::{self, PidfdInfo};
 use crate::core::snapshot::{ProcState, ProcessRecord};
 
 /// Single-threaded processes whose pidfds wait for one `poll`: few enough to stay far
@@ -59,7 +59,7 @@ pub(super) enum Asked {
 pub(super) struct Scan {
     /// `/proc`, for lookups relative to it (no walk from `/` per process).
     proc: OwnedFd,
-    pending: Vec<(i32, OwnedFd, Info)>,
+    pending: Vec<(i32, OwnedFd, PidfdInfo)>,
     polls: Vec<libc::pollfd>,
 }
 
@@ -192,7 +192,7 @@ fn rel_path<'b>(pid: i32, leaf: &[u8], buf: &'b mut [u8; 32]) -> Option<&'b CStr
     CStr::from_bytes_with_nul(&buf[..len]).ok()
 }
 
-fn record(info: Info, threads: u32, state: ProcState) -> ProcessRecord {
+fn record(info: PidfdInfo, threads: u32, state: ProcState) -> ProcessRecord {
     ProcessRecord {
         pid: info.pid,
         ppid: info.ppid,

@@ -54,7 +54,7 @@ const PIDFD_GET_INFO: u64 =
 
 /// The parts of `PIDFD_GET_INFO` the slot round compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Info {
+pub(super) struct PidfdInfo {
     /// The pid in this process's namespace (compared with the `/proc` entry's).
     pub pid: i32,
     pub ppid: i32,
@@ -72,7 +72,7 @@ pub(super) fn open(pid: i32) -> io::Result<OwnedFd> {
 }
 
 /// `PIDFD_GET_INFO` on `fd`: ESRCH once reaped; ENOTTY/EINVAL before Linux 6.13.
-pub(super) fn info(fd: &OwnedFd) -> io::Result<Info> {
+pub(super) fn info(fd: &OwnedFd) -> io::Result<PidfdInfo> {
     let mut raw = RawInfo {
         mask: INFO_MASK,
         ..RawInfo::default()
@@ -84,7 +84,7 @@ pub(super) fn info(fd: &OwnedFd) -> io::Result<Info> {
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(Info {
+    Ok(PidfdInfo {
         pid: raw.pid as i32,
         ppid: raw.ppid as i32,
         ruid: raw.ruid,

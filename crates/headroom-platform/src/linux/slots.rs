@@ -52,7 +52,7 @@ const MAX_KEPT: u64 = 65_536;
 
 /// One listed pid's kept descriptors.
 #[derive(Debug)]
-struct Kept {
+struct KeptPid {
     status: File,
     /// The snapshot that last listed it.
     seen: u64,
@@ -60,7 +60,7 @@ struct Kept {
     /// `remember`); `None` without the unchanged check.
     pidfd: Option<OwnedFd>,
     /// The unchanged check's state, once the process was read in full and qualifies.
-    check: Option<Check>,
+    check: Option<UnchangedCheck>,
     /// Set by `begin`: its pidfd polled readable (its main thread exited, or it was reaped).
     exited: bool,
     /// Set by `begin`: its pidfd polled hung up (it was reaped: the pid may name another
@@ -74,14 +74,14 @@ struct Kept {
 
 /// What an unchanged process is known by between full reads.
 #[derive(Debug)]
-struct Check {
+struct UnchangedCheck {
     task: File,
     /// Multi-threaded processes' `statm` (whether the main thread exited).
     statm: Option<File>,
     record: ProcessRecord,
 }
 
-impl Check {
+impl UnchangedCheck {
     /// The descriptors it holds.
     fn fds(&self) -> usize {
         1 + usize::from(self.statm.is_some())
@@ -90,7 +90,7 @@ impl Check {
 
 #[derive(Debug)]
 pub(crate) struct KeptStatus {
-    files: HashMap<i32, Kept>,
+    files: HashMap<i32, KeptPid>,
     /// The snapshot being taken; a descriptor not seen in it is closed at its end.
     generation: u64,
     /// Descriptors that may be kept open.
@@ -119,7 +119,7 @@ pub(crate) struct KeptStatus {
 fn still_unchanged(
     record: &ProcessRecord,
     pid: i32,
-    info: pidfd_info::Info,
+    info: pidfd_info::PidfdInfo,
     threads: Option<u32>,
     exited: bool,
     leader_exited: Option<bool>,
@@ -164,7 +164,7 @@ fn dead_and_still_parented(
 
 /// The unchanged check by system calls: `PIDFD_GET_INFO`, and the `task` link count (and
 /// `statm`, multi-threaded) unless the process is `dead`.
-fn asked_unchanged(fd: &OwnedFd, c: &Check, pid: i32, exited: bool) -> bool {
+fn asked_unchanged(fd: &OwnedFd, c: &UnchangedCheck, pid: i32, exited: bool) -> bool {
     match pidfd_info::info(fd) {
         Ok(info) => {
             let leader = c.statm.as_ref().and_then(pidfd_info::leader_exited);
@@ -374,7 +374,7 @@ impl KeptStatus {
             self.open += 1 + usize::from(pidfd.is_some());
             self.files.insert(
                 pid,
-                Kept {
+                KeptPid {
                     status: f,
                     seen: generation,
                     pidfd,
@@ -418,7 +418,7 @@ impl KeptStatus {
             Ok(info) if info.pid == pid => {
                 self.check = Some(true);
                 k.exited = false;
-                let fresh = Check {
+                let fresh = UnchangedCheck {
                     task,
                     statm,
                     record: record.clone(),
@@ -442,8 +442,9 @@ impl KeptStatus {
 
     fn remove(&mut self, pid: i32) {
         if let Some(k) = self.files.remove(&pid) {
-            self.open -=
-                1 + usize::from(k.pidfd.is_some()) + k.check.as_ref().map_or(0, Check::fds);
+            self.open -= 1
+                + usize::from(k.pidfd.is_some())
+                + k.check.as_ref().map_or(0, UnchangedCheck::fds);
         }
     }
 

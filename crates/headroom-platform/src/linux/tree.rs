@@ -40,10 +40,10 @@ const KEEP_OPEN: usize = 192;
 const STATUS_EVERY: Duration = Duration::from_secs(1);
 
 /// The files of the last tree sampled, kept open until the next sample.
-pub(super) type KeptOpen = RefCell<Kept>;
+pub(super) type KeptOpen = RefCell<TreeFiles>;
 
 #[derive(Debug, Default)]
-pub(crate) struct Kept {
+pub(crate) struct TreeFiles {
     /// The members', by pid.
     members: HashMap<i32, OpenProc>,
     /// The roots' (headroom itself), by pid.
@@ -129,7 +129,7 @@ impl ProcReader {
     ) -> Result<Vec<ProcessRecord>, PlatformError> {
         let uid = current_uid();
         let mut bufs = Bufs::default();
-        let Kept {
+        let TreeFiles {
             members: mut kept,
             roots: mut kept_roots,
         } = open.take();
@@ -192,7 +192,7 @@ impl ProcReader {
             out.push(rec);
         }
         // Whatever was kept and not seen again is closed here.
-        *open.borrow_mut() = Kept {
+        *open.borrow_mut() = TreeFiles {
             members: next,
             roots: next_roots,
         };

@@ -47,7 +47,7 @@ pub(crate) struct WaitSet {
 /// What one wait saw: the source's events (as `poll` names them) and whether the wake pipe
 /// was readable. `None` from `wait`: the timeout passed, or a signal cut it short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Fired {
+pub(crate) struct Readiness {
     pub(crate) source: PollFlags,
     pub(crate) wake: bool,
 }
@@ -98,14 +98,14 @@ impl WaitSet {
     }
 
     /// Sleep up to `timeout` (rounded up to the millisecond) for either descriptor.
-    pub(crate) fn wait(&self, timeout: Duration) -> Option<Fired> {
+    pub(crate) fn wait(&self, timeout: Duration) -> Option<Readiness> {
         let ts = crate::fd::poll_timeout(timeout);
         let mut events = [Event {
             flags: EventFlags::empty(),
             data: EventData::new_u64(u64::MAX),
         }; 2];
         let n = epoll::wait(&self.epoll, &mut events, Some(&ts)).ok()?;
-        let mut fired = Fired {
+        let mut fired = Readiness {
             source: PollFlags::empty(),
             wake: false,
         };

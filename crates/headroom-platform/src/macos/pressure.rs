@@ -50,14 +50,14 @@ extern "C" fn on_pressure(context: *mut c_void) {
 
 /// The armed source; cancelled and released on drop.
 #[derive(Debug)]
-pub(crate) struct Source {
+pub(crate) struct PressureSource {
     source: *mut c_void,
     /// Kept open past cancellation (never closed): a handler already in flight must not
     /// write into a descriptor number the process has reused.
     write: Option<OwnedFd>,
 }
 
-impl Source {
+impl PressureSource {
     /// Arm the source; returns it and the read end to poll.
     pub(crate) fn new() -> io::Result<(Self, OwnedFd)> {
         let (r, w) = crate::fd::nonblocking_pipe()?;
@@ -89,7 +89,7 @@ impl Source {
     }
 }
 
-impl Drop for Source {
+impl Drop for PressureSource {
     fn drop(&mut self) {
         // SAFETY: the source was created and resumed by `new` and is released once here.
         unsafe {

@@ -186,7 +186,7 @@ pub(super) fn settings() -> EscalationTiming {
     EscalationTiming::with_grace(GRACE)
 }
 
-pub(super) fn one(script: Script) -> (World, Ended) {
+pub(super) fn one(script: Script) -> (World, EndedTarget) {
     let w = World::new(&[(4242, script)]);
     let r = run(&w, &[id(4242)], settings(), &w, &mut kill_all);
     assert_eq!(r.len(), 1);

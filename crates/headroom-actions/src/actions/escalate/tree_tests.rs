@@ -148,7 +148,7 @@ fn step_by_step_never_blocks_and_keeps_the_deadline() {
     let mut step = esc.start(&w, t0);
     let mut ticks = 0;
     let mut killed_at = None;
-    while let Step::Pending(at) = step {
+    while let EscalationStep::Pending(at) = step {
         assert!(at >= w.now(), "never asks to be called in the past");
         assert!(at - w.now() <= POLL, "wakes at least every poll");
         w.sleep(at - w.now());
@@ -164,7 +164,9 @@ fn step_by_step_never_blocks_and_keeps_the_deadline() {
         Some(GRACE),
         "SIGKILL exactly at the end of the grace"
     );
-    let Step::Done(r) = step else { unreachable!() };
+    let EscalationStep::Done(r) = step else {
+        unreachable!()
+    };
     assert_eq!(r[0].outcome, EscalationOutcome::Killed);
 }
 
@@ -325,10 +327,10 @@ fn a_grace_too_long_for_the_clock_is_never_cut_short() {
     let w = World::new(&[(10, stubborn())]);
     let mut esc = Escalation::new(&[id(10)], EscalationTiming::with_grace(Duration::MAX));
     let step = esc.start(&w, w.now());
-    assert!(matches!(step, Step::Pending(_)), "{step:?}");
+    assert!(matches!(step, EscalationStep::Pending(_)), "{step:?}");
     w.sleep(Duration::from_secs(300 * 86_400));
     let step = esc.on_tick(&w, w.now(), &mut kill_all);
-    assert!(matches!(step, Step::Pending(_)), "{step:?}");
+    assert!(matches!(step, EscalationStep::Pending(_)), "{step:?}");
     assert_eq!(
         w.signals_to(10),
         [Signal::Term],

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::actions::recover::Step;
+use crate::actions::recover::RecoveryStep;
 use crate::core::hangs::{ActivationPolicy, HangState, RecoveryKind};
 
 /// What became of a restart. The kebab-case names are stable (JSON).
@@ -71,7 +71,7 @@ pub struct ActionReport {
     pub performed: bool,
     pub detail: Option<String>,
     pub new_pid: Option<i32>,
-    pub steps: Vec<Step>,
+    pub steps: Vec<RecoveryStep>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]

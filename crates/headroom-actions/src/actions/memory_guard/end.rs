@@ -122,11 +122,12 @@ fn kill_gate(
 
 /// Put into the tree's report what the escalation did to its members `ids`, and how the
 /// tree ended.
-fn record(t: &mut Tree, ids: &[Identity], note: Option<String>, ended: &[escalate::Ended]) {
+fn record(t: &mut Tree, ids: &[Identity], note: Option<String>, ended: &[escalate::EndedTarget]) {
     let r = &mut t.report;
     r.note = note;
     r.parked_ids.clear();
-    let mine: Vec<&escalate::Ended> = ended.iter().filter(|e| ids.contains(&e.identity)).collect();
+    let mine: Vec<&escalate::EndedTarget> =
+        ended.iter().filter(|e| ids.contains(&e.identity)).collect();
     for e in &mine {
         if e.signals.contains(&Signal::Term) {
             r.terminated.push(e.identity.pid);

@@ -52,15 +52,24 @@ impl World {
         b.remove(0)
     }
     /// Enforce `targets` found in the table as it is now.
-    pub(super) fn enforce_all(&self, targets: Vec<BreachingTree>, park: bool) -> Vec<GuardReport> {
+    pub(super) fn enforce_all(
+        &self,
+        targets: Vec<BreachingTree>,
+        park: bool,
+    ) -> Vec<MemoryGuardReport> {
         let a = self.snap.borrow().clone();
-        let opts = Options {
+        let opts = EnforceOptions {
             park,
             grace: Duration::from_secs(5),
         };
         enforce(&self.table, &self.table, &a, targets, self, opts).unwrap()
     }
-    pub(super) fn enforce(&self, limit_mib: u64, park: bool, before: Vec<Identity>) -> GuardReport {
+    pub(super) fn enforce(
+        &self,
+        limit_mib: u64,
+        park: bool,
+        before: Vec<Identity>,
+    ) -> MemoryGuardReport {
         let target = BreachingTree {
             breach: self.breach(limit_mib),
             parked_before: before,

@@ -90,7 +90,12 @@ fn failing_or_missing_open_is_a_restart_failure() {
 
 #[test]
 fn the_steps_performed_record_the_escalation_as_it_happened() {
-    let describe = |r: &Recovery| r.steps.iter().map(Step::describe).collect::<Vec<_>>();
+    let describe = |r: &Recovery| {
+        r.steps
+            .iter()
+            .map(RecoveryStep::describe)
+            .collect::<Vec<_>>()
+    };
     let mut f = Fake::new(Old::NeedsKill);
     let r = recover(&mut f, &app_target(), &settings());
     let d = describe(&r);
@@ -128,7 +133,7 @@ fn a_pid_gone_before_the_restart_is_a_failure_and_nothing_is_reopened() {
             // once): nothing is sent.
             assert!(!f.log.iter().any(|l| l.ends_with("-> Sent")), "{:?}", f.log);
             assert!(
-                matches!(&r.steps[..], [Step::Signal { result: Some(res), .. }] if res.starts_with("already gone") || res.starts_with("not sent")),
+                matches!(&r.steps[..], [RecoveryStep::Signal { result: Some(res), .. }] if res.starts_with("already gone") || res.starts_with("not sent")),
                 "{:?}",
                 r.steps
             );
@@ -154,7 +159,7 @@ fn the_plan_lists_the_exact_steps_of_each_sequence() {
     let lines = |t: &RecoveryTarget| {
         plan(t, &settings())
             .iter()
-            .map(Step::describe)
+            .map(RecoveryStep::describe)
             .collect::<Vec<_>>()
     };
     assert_eq!(

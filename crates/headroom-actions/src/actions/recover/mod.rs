@@ -30,7 +30,7 @@ use crate::actions::clock::Clock;
 use crate::actions::escalate::{self, EscalationOutcome};
 use crate::actions::exec::ExecOutput;
 pub(crate) use crate::actions::recover::live::LiveOps;
-pub(crate) use crate::actions::recover::steps::Step;
+pub(crate) use crate::actions::recover::steps::RecoveryStep;
 use crate::actions::recover::steps::{ms, secs};
 use crate::core::hangs::{CURSOR_SERVICE_PATH, RecoveryKind};
 use crate::core::snapshot::Identity;
@@ -78,7 +78,7 @@ pub struct Recovery {
     pub detail: Option<String>,
     /// The service's replacement pid.
     pub new_pid: Option<i32>,
-    pub steps: Vec<Step>,
+    pub steps: Vec<RecoveryStep>,
 }
 
 /// What the sequence needs from the world. `LiveOps` is the real one; tests use a fake
@@ -132,50 +132,50 @@ fn service_dir() -> String {
 const KILL_CONDITION: &str = "only if the same process is still running after the grace period";
 
 /// The exact steps a recovery would take, for `--dry-run` and `--observations`.
-pub(crate) fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<Step> {
+pub(crate) fn plan(t: &RecoveryTarget, s: &RecoverySettings) -> Vec<RecoveryStep> {
     let mut steps = vec![
-        Step::Signal {
+        RecoveryStep::Signal {
             signal: Signal::Term.name().into(),
             pid: t.pid,
             condition: None,
             result: None,
         },
-        Step::WaitExit {
+        RecoveryStep::WaitExit {
             pid: t.pid,
             up_to_ms: ms(s.grace),
             result: None,
         },
-        Step::Signal {
+        RecoveryStep::Signal {
             signal: Signal::Kill.name().into(),
             pid: t.pid,
             condition: Some(KILL_CONDITION.into()),
             result: None,
         },
-        Step::WaitExit {
+        RecoveryStep::WaitExit {
             pid: t.pid,
             up_to_ms: ms(KILL_WAIT),
             result: None,
         },
     ];
     match t.kind {
-        RecoveryKind::App => steps.push(Step::Exec {
+        RecoveryKind::App => steps.push(RecoveryStep::Exec {
             argv: open_argv(&t.bundle_path),
             condition: None,
             result: None,
         }),
         RecoveryKind::Service => {
             let [gui, user] = domains(s.uid);
-            steps.push(Step::Exec {
+            steps.push(RecoveryStep::Exec {
                 argv: kickstart_argv(&gui, &t.label),
                 condition: None,
                 result: None,
             });
-            steps.push(Step::Exec {
+            steps.push(RecoveryStep::Exec {
                 argv: kickstart_argv(&user, &t.label),
                 condition: Some(fallback_condition(&gui)),
                 result: None,
             });
-            steps.push(Step::WaitReplacement {
+            steps.push(RecoveryStep::WaitReplacement {
                 executable_under: service_dir(),
                 up_to_ms: ms(REPLACEMENT_WAIT),
                 result: None,
@@ -341,8 +341,13 @@ fn stop(
     }
 }
 
-fn signal_step(id: &Identity, sig: Signal, condition: Option<&str>, result: String) -> Step {
-    Step::Signal {
+fn signal_step(
+    id: &Identity,
+    sig: Signal,
+    condition: Option<&str>,
+    result: String,
+) -> RecoveryStep {
+    RecoveryStep::Signal {
         signal: sig.name().into(),
         pid: id.pid,
         condition: condition.map(str::to_string),
@@ -351,8 +356,8 @@ fn signal_step(id: &Identity, sig: Signal, condition: Option<&str>, result: Stri
 }
 
 /// A wait of up to `up_to` for `id` to go; `gone` after how long it went, if it did.
-fn wait_step(id: &Identity, up_to: Duration, gone: Option<Duration>) -> Step {
-    Step::WaitExit {
+fn wait_step(id: &Identity, up_to: Duration, gone: Option<Duration>) -> RecoveryStep {
+    RecoveryStep::WaitExit {
         pid: id.pid,
         up_to_ms: ms(up_to),
         result: Some(match gone {
@@ -369,7 +374,7 @@ fn run_exec(
     r: &mut Recovery,
 ) -> Result<ExecOutput, String> {
     let res = ops.exec(&argv);
-    r.steps.push(Step::Exec {
+    r.steps.push(RecoveryStep::Exec {
         argv: argv.clone(),
         condition,
         result: Some(match &res {
@@ -448,7 +453,7 @@ fn kickstart(
             _ => ops.sleep(POLL.min(REPLACEMENT_WAIT - waited)),
         }
     };
-    r.steps.push(Step::WaitReplacement {
+    r.steps.push(RecoveryStep::WaitReplacement {
         executable_under: dir,
         up_to_ms: ms(REPLACEMENT_WAIT),
         result: Some(match &found {

@@ -8,8 +8,9 @@ use serde::Serialize;
 
 /// One step of a sequence: planned (every `result` is null) or performed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Step")]
 #[serde(tag = "step", rename_all = "kebab-case")]
-pub enum Step {
+pub enum RecoveryStep {
     Signal {
         signal: String,
         pid: i32,
@@ -33,7 +34,7 @@ pub enum Step {
     },
 }
 
-impl Step {
+impl RecoveryStep {
     /// One line for people.
     pub fn describe(&self) -> String {
         let (text, cond, result) = match self {

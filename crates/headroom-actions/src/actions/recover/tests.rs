@@ -251,7 +251,7 @@ fn b12_the_replacement_service_pid_is_accepted() {
     assert_eq!(r.new_pid, Some(701));
     assert!(matches!(
         r.steps.last(),
-        Some(Step::WaitReplacement { result: Some(res), .. }) if res == "pid 701"
+        Some(RecoveryStep::WaitReplacement { result: Some(res), .. }) if res == "pid 701"
     ));
 }
 
@@ -357,10 +357,10 @@ fn bdd01_then_it_automatically_stops_the_old_pid() {
         .steps
         .iter()
         .map(|s| match s {
-            Step::Signal { signal, .. } => signal.clone(),
-            Step::WaitExit { .. } => "wait-exit".into(),
-            Step::Exec { .. } => "exec".into(),
-            Step::WaitReplacement { .. } => "wait-replacement".into(),
+            RecoveryStep::Signal { signal, .. } => signal.clone(),
+            RecoveryStep::WaitExit { .. } => "wait-exit".into(),
+            RecoveryStep::Exec { .. } => "exec".into(),
+            RecoveryStep::WaitReplacement { .. } => "wait-replacement".into(),
         })
         .collect();
     assert_eq!(

@@ -9,9 +9,12 @@
 use std::time::Instant;
 
 use super::{
-    CommandStatus, ENDING_TICK, EndReason, Event, KILL_WAIT, Phase, RunSummary, Watchdog, now_at,
+    CommandStatus, ENDING_TICK, EndReason, KILL_WAIT, RunEvent, RunSummary, Watchdog,
+    WatchdogPhase, now_at,
 };
-use crate::actions::escalate::{Ended, Escalation, EscalationOutcome, EscalationTiming, Step};
+use crate::actions::escalate::{
+    EndedTarget, Escalation, EscalationOutcome, EscalationStep, EscalationTiming,
+};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcState, ProcessRecord};
 use crate::exit::ExitStatus;
@@ -54,7 +57,7 @@ impl Watchdog<'_, '_> {
         }
         self.summary.terminated += sent.len();
         self.emit_signal(Signal::Term, why, &sent, targets.len(), &failed);
-        self.phase = Phase::Ending {
+        self.phase = WatchdogPhase::Ending {
             esc: Box::new(esc),
             reason: why,
             next: now,
@@ -65,7 +68,7 @@ impl Watchdog<'_, '_> {
     /// A second signal while ending: cut the grace short.
     pub(super) fn kill_now(&mut self) {
         let now = Instant::now();
-        if let Phase::Ending { esc, next, .. } = &mut self.phase {
+        if let WatchdogPhase::Ending { esc, next, .. } = &mut self.phase {
             esc.cut_grace(now);
             *next = now;
         }
@@ -73,7 +76,8 @@ impl Watchdog<'_, '_> {
 
     /// Look at the escalation in flight; past the grace, the gate decides SIGKILL.
     pub(super) fn ending_tick(&mut self, now: Instant) {
-        let Phase::Ending { esc, reason, .. } = std::mem::replace(&mut self.phase, Phase::Done)
+        let WatchdogPhase::Ending { esc, reason, .. } =
+            std::mem::replace(&mut self.phase, WatchdogPhase::Done)
         else {
             return;
         };
@@ -94,7 +98,7 @@ impl Watchdog<'_, '_> {
                 self.emit_signal(Signal::Kill, reason, &sent, sent.len(), &failed);
             }
         }
-        self.phase = Phase::Ending {
+        self.phase = WatchdogPhase::Ending {
             esc: Box::new(esc),
             reason,
             next: now,
@@ -139,19 +143,19 @@ impl Watchdog<'_, '_> {
         self.cmd_status = Some(status);
     }
 
-    fn after_step(&mut self, step: Step, reason: EndReason) {
+    fn after_step(&mut self, step: EscalationStep, reason: EndReason) {
         match step {
-            Step::Pending(at) => {
-                if let Phase::Ending { next, .. } = &mut self.phase {
+            EscalationStep::Pending(at) => {
+                if let WatchdogPhase::Ending { next, .. } = &mut self.phase {
                     *next = at;
                 }
             }
-            Step::Done(ended) => self.ending_done(reason, &ended),
+            EscalationStep::Done(ended) => self.ending_done(reason, &ended),
         }
     }
 
     /// The escalation is over: record it, then watch on, end what is left, or finish.
-    fn ending_done(&mut self, reason: EndReason, ended: &[Ended]) {
+    fn ending_done(&mut self, reason: EndReason, ended: &[EndedTarget]) {
         let mut spared = Vec::new();
         for e in ended {
             // An identity that could not be read is not known to be gone: a survivor.
@@ -177,16 +181,16 @@ impl Watchdog<'_, '_> {
         }
         if !spared.is_empty() {
             self.summary.spared.extend(&spared);
-            (self.emit)(&Event::Spared {
+            (self.emit)(&RunEvent::Spared {
                 at: now_at(),
                 reason,
                 pids: spared,
             });
         }
-        self.phase = Phase::Watching;
+        self.phase = WatchdogPhase::Watching;
         if !self.given_up.is_empty() {
             // Something could not be ended: say so and stop (it cannot be helped by waiting).
-            self.phase = Phase::Done;
+            self.phase = WatchdogPhase::Done;
             return;
         }
         // The command itself went on our SIGTERM: the limit ended the run, even while its
@@ -206,7 +210,7 @@ impl Watchdog<'_, '_> {
             self.tick(Instant::now());
             let left: Vec<Identity> = self.alive_members();
             if left.is_empty() {
-                self.phase = Phase::Done;
+                self.phase = WatchdogPhase::Done;
             } else {
                 self.begin_ending(EndReason::Leftovers);
             }
@@ -221,7 +225,7 @@ impl Watchdog<'_, '_> {
         asked: usize,
         failed: &[(Identity, String)],
     ) {
-        (self.emit)(&Event::Signal {
+        (self.emit)(&RunEvent::Signal {
             at: now_at(),
             signal: sig,
             reason,
@@ -312,7 +316,7 @@ impl Watchdog<'_, '_> {
         self.summary.duration_ms = self.started.elapsed().as_millis() as u64;
         self.summary.at = super::now_at();
         let summary = self.summary.clone();
-        (self.emit)(&Event::Summary(summary.clone()));
+        (self.emit)(&RunEvent::Summary(summary.clone()));
         summary
     }
 }

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::{ENDING_TICK, EndReason, Event, Phase, RELIEF_WAIT, Watchdog, after, hold, now_at};
+use super::{
+    ENDING_TICK, EndReason, RELIEF_WAIT, RunEvent, Watchdog, WatchdogPhase, after, hold, now_at,
+};
 use crate::core::idle::{Leaders, PARK_MIN_BYTES, idle_subtrees};
 use crate::core::snapshot::ProcessRecord;
 use crate::platform::Signal;
@@ -33,7 +35,7 @@ impl Watchdog<'_, '_> {
             });
             self.reap(sup);
             self.step();
-            if matches!(self.phase, Phase::Done) {
+            if matches!(self.phase, WatchdogPhase::Done) {
                 return;
             }
         }
@@ -41,10 +43,10 @@ impl Watchdog<'_, '_> {
 
     pub(super) fn next_deadline(&self) -> Instant {
         let phase = match &self.phase {
-            Phase::Watching | Phase::Done => None,
-            Phase::Relief { until } => Some(*until),
-            Phase::Forwarded { deadline } => Some(*deadline),
-            Phase::Ending { next, .. } => Some(*next),
+            WatchdogPhase::Watching | WatchdogPhase::Done => None,
+            WatchdogPhase::Relief { until } => Some(*until),
+            WatchdogPhase::Forwarded { deadline } => Some(*deadline),
+            WatchdogPhase::Ending { next, .. } => Some(*next),
         };
         let next = phase.map_or(self.next_tick, |p| p.min(self.next_tick));
         self.deadline.map_or(next, |d| d.min(next))
@@ -55,7 +57,10 @@ impl Watchdog<'_, '_> {
     /// run is over. Once only: the deadline is spent either way.
     pub(super) fn end_for(&mut self, why: EndReason) {
         self.deadline = None;
-        if matches!(self.phase, Phase::Ending { .. } | Phase::Done) {
+        if matches!(
+            self.phase,
+            WatchdogPhase::Ending { .. } | WatchdogPhase::Done
+        ) {
             return;
         }
         self.begin_ending(why);
@@ -63,7 +68,7 @@ impl Watchdog<'_, '_> {
 
     pub(super) fn tick_every(&self) -> Duration {
         match self.phase {
-            Phase::Ending { .. } => self.cfg.interval.min(ENDING_TICK),
+            WatchdogPhase::Ending { .. } => self.cfg.interval.min(ENDING_TICK),
             _ if self.pressure_until.is_some_and(|u| Instant::now() < u) => {
                 (self.cfg.interval / 4).max(Duration::from_millis(10))
             }
@@ -96,11 +101,11 @@ impl Watchdog<'_, '_> {
             self.cmd_handled = true;
             // Once reaped, the command's group id may be reused by strangers.
             self.spec.pgid = None;
-            if !matches!(self.phase, Phase::Ending { .. }) {
+            if !matches!(self.phase, WatchdogPhase::Ending { .. }) {
                 self.tick(now);
                 let left = self.alive_members();
                 if left.is_empty() {
-                    self.phase = Phase::Done;
+                    self.phase = WatchdogPhase::Done;
                 } else {
                     self.begin_ending(EndReason::Leftovers);
                 }
@@ -108,12 +113,12 @@ impl Watchdog<'_, '_> {
             }
         }
         let deadline_passed = match self.phase {
-            Phase::Relief { until } => now >= until,
-            Phase::Forwarded { deadline } => now >= deadline,
+            WatchdogPhase::Relief { until } => now >= until,
+            WatchdogPhase::Forwarded { deadline } => now >= deadline,
             _ => false,
         };
         let due = now >= self.next_tick || deadline_passed;
-        let ending = matches!(self.phase, Phase::Ending { .. });
+        let ending = matches!(self.phase, WatchdogPhase::Ending { .. });
         if due || ending {
             self.tick(now);
         }
@@ -123,10 +128,10 @@ impl Watchdog<'_, '_> {
                 .as_ref()
                 .is_some_and(|s| s.footprint >= s.effective);
         match self.phase {
-            Phase::Watching if over => self.on_breach(),
+            WatchdogPhase::Watching if over => self.on_breach(),
             // Still growing while parked subtrees were meant to relieve it: the growth is
             // elsewhere, and waiting out the second would only let it grow.
-            Phase::Relief { .. }
+            WatchdogPhase::Relief { .. }
                 if over
                     && self.last.as_ref().is_some_and(|s| {
                         s.footprint > self.breach_footprint.saturating_add(self.cfg.limit / 100)
@@ -135,29 +140,29 @@ impl Watchdog<'_, '_> {
                 self.begin_ending(EndReason::Limit);
             }
             // A forwarded signal does not suspend the limit.
-            Phase::Forwarded { .. } if over => self.begin_ending(EndReason::Limit),
-            Phase::Relief { until } if now >= until => {
+            WatchdogPhase::Forwarded { .. } if over => self.begin_ending(EndReason::Limit),
+            WatchdogPhase::Relief { until } if now >= until => {
                 let (footprint, effective) = self
                     .last
                     .as_ref()
                     .map_or((0, self.cfg.limit), |s| (s.footprint, s.effective));
                 let relieved = footprint < effective;
-                (self.emit)(&Event::ParkResult {
+                (self.emit)(&RunEvent::ParkResult {
                     at: now_at(),
                     relieved,
                     footprint_bytes: footprint,
                     effective_limit_bytes: effective,
                 });
                 if relieved {
-                    self.phase = Phase::Watching;
+                    self.phase = WatchdogPhase::Watching;
                 } else {
                     self.begin_ending(EndReason::Limit);
                 }
             }
-            Phase::Forwarded { deadline } if now >= deadline => {
+            WatchdogPhase::Forwarded { deadline } if now >= deadline => {
                 self.begin_ending(EndReason::Signal);
             }
-            Phase::Ending { .. } => self.ending_tick(now),
+            WatchdogPhase::Ending { .. } => self.ending_tick(now),
             _ => {}
         }
     }
@@ -168,7 +173,7 @@ impl Watchdog<'_, '_> {
         };
         self.summary.breaches += 1;
         self.breach_footprint = s.footprint;
-        (self.emit)(&Event::Breach {
+        (self.emit)(&RunEvent::Breach {
             at: crate::core::time::format_ms(s.at_ms),
             footprint_bytes: s.footprint,
             effective_limit_bytes: s.effective,
@@ -190,7 +195,7 @@ impl Watchdog<'_, '_> {
             any = true;
             self.summary.parked += pids.len();
             self.parked.extend(sub.targets.iter().copied());
-            (self.emit)(&Event::Park {
+            (self.emit)(&RunEvent::Park {
                 at: now_at(),
                 root: sub.root,
                 name: sub.name.clone(),
@@ -200,7 +205,7 @@ impl Watchdog<'_, '_> {
             });
         }
         if any {
-            self.phase = Phase::Relief {
+            self.phase = WatchdogPhase::Relief {
                 until: after(Instant::now(), RELIEF_WAIT),
             };
         } else {

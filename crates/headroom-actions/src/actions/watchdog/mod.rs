@@ -20,7 +20,7 @@ pub(crate) mod report;
 mod sample;
 mod signals;
 
-pub use report::{CommandStatus, EndReason, Event, JobAction, RunSummary, now_at};
+pub use report::{CommandStatus, EndReason, JobAction, RunEvent, RunSummary, now_at};
 
 use crate::actions::escalate::Escalation;
 use crate::core::idle::CpuSamples;
@@ -75,7 +75,7 @@ pub(crate) fn after(now: Instant, d: Duration) -> Instant {
 }
 
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct WatchdogConfig {
     pub command: Vec<OsString>,
     pub limit: u64,
     pub interval: Duration,
@@ -88,7 +88,7 @@ pub struct Config {
     pub timeout: Option<Duration>,
 }
 
-enum Phase {
+enum WatchdogPhase {
     Watching,
     /// Idle subtrees were parked; look again at `until`.
     Relief {
@@ -109,7 +109,7 @@ enum Phase {
     Done,
 }
 
-struct Sample {
+struct WatchdogSample {
     /// When the tree was read (ms since the epoch): a breach happened then.
     at_ms: i64,
     members: Vec<ProcessRecord>,
@@ -124,13 +124,13 @@ pub fn run(
     source: &dyn ProcessSource,
     control: &dyn ProcessControl,
     sup: &mut Supervisor,
-    cfg: &Config,
-    emit: &mut dyn FnMut(&Event),
+    cfg: &WatchdogConfig,
+    emit: &mut dyn FnMut(&RunEvent),
 ) -> Result<RunSummary, SpawnError> {
     let started = Instant::now();
     let cmd_pid = sup.spawn(&cfg.command)?;
     let self_pid = std::process::id() as i32;
-    emit(&Event::Start {
+    emit(&RunEvent::Start {
         at: now_at(),
         pid: self_pid,
         command_pid: cmd_pid,
@@ -166,7 +166,7 @@ pub fn run(
 struct Watchdog<'a, 'e> {
     source: &'a dyn ProcessSource,
     control: &'a dyn ProcessControl,
-    cfg: &'a Config,
+    cfg: &'a WatchdogConfig,
     started: Instant,
     self_pid: i32,
     cmd_pid: i32,
@@ -177,13 +177,13 @@ struct Watchdog<'a, 'e> {
     sid: Option<i32>,
     tracker: TreeTracker,
     cpu: CpuSamples,
-    phase: Phase,
+    phase: WatchdogPhase,
     next_tick: Instant,
     last_group_scan: Option<Instant>,
     /// Scan the whole group at the next sample, whenever the last scan was.
     force_scan: bool,
     group_scan_every: Duration,
-    last: Option<Sample>,
+    last: Option<WatchdogSample>,
     /// Processes headroom parked (and must wake or end).
     parked: HashSet<Identity>,
     /// Processes sent SIGTERM / SIGKILL, by pid.
@@ -211,7 +211,7 @@ struct Watchdog<'a, 'e> {
     /// The warning's notification helpers: headroom's children, but never the tree's
     /// (`without_helpers`).
     notifier: crate::actions::notify::Notifier,
-    emit: &'e mut dyn FnMut(&Event),
+    emit: &'e mut dyn FnMut(&RunEvent),
 }
 
 /// Where a run starts from: when, headroom's pid, the command's, whether headroom is a
@@ -228,9 +228,9 @@ impl<'a, 'e> Watchdog<'a, 'e> {
     fn new(
         source: &'a dyn ProcessSource,
         control: &'a dyn ProcessControl,
-        cfg: &'a Config,
+        cfg: &'a WatchdogConfig,
         start: Start,
-        emit: &'e mut dyn FnMut(&Event),
+        emit: &'e mut dyn FnMut(&RunEvent),
     ) -> Self {
         Watchdog {
             source,
@@ -248,7 +248,7 @@ impl<'a, 'e> Watchdog<'a, 'e> {
             sid: None,
             tracker: TreeTracker::default(),
             cpu: CpuSamples::default(),
-            phase: Phase::Watching,
+            phase: WatchdogPhase::Watching,
             next_tick: start.at,
             last_group_scan: None,
             force_scan: false,

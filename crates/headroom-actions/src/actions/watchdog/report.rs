@@ -38,7 +38,8 @@ pub enum JobAction {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[schemars(description = "A record `run --json` streams on stderr while the command's tree runs.")]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
+#[schemars(rename = "Event")]
+pub enum RunEvent {
     Start {
         /// When it happened (RFC 3339, UTC).
         at: String,
@@ -125,7 +126,7 @@ pub fn now_at() -> String {
     crate::core::time::format_ms(crate::platform::now_ms())
 }
 
-impl crate::schema::Document for Event {
+impl crate::schema::Document for RunEvent {
     const SCHEMA: &'static str = "headroom.run/1";
     const TYPE: Option<&'static str> = None;
 }

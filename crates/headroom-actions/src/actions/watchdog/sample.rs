@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::notify::{warn_body, without_helpers};
-use super::{Event, Sample, Watchdog, after, now_at};
+use super::{RunEvent, Watchdog, WatchdogSample, after, now_at};
 use crate::core::memory::{effective_limit, tree_footprint};
 use crate::core::snapshot::ProcessRecord;
 use crate::platform::TreeQuery;
@@ -26,7 +26,7 @@ impl Watchdog<'_, '_> {
                 .warn_line
                 .observe(s.footprint, s.effective, self.cfg.warn_pct)
             {
-                (self.emit)(&Event::ApproachingLimit {
+                (self.emit)(&RunEvent::ApproachingLimit {
                     at: crate::core::time::format_ms(s.at_ms),
                     footprint_bytes: a.footprint_bytes,
                     limit_bytes: a.limit_bytes,
@@ -44,7 +44,7 @@ impl Watchdog<'_, '_> {
         }
     }
 
-    pub(super) fn sample(&mut self) -> Option<Sample> {
+    pub(super) fn sample(&mut self) -> Option<WatchdogSample> {
         let now = Instant::now();
         let scan_group = self.spec.pgid.is_some()
             && (std::mem::take(&mut self.force_scan)
@@ -90,7 +90,7 @@ impl Watchdog<'_, '_> {
                 None
             }
         };
-        Some(Sample {
+        Some(WatchdogSample {
             at_ms: crate::platform::now_ms(),
             effective: effective_limit(self.cfg.limit, free_pct),
             members,
@@ -102,7 +102,7 @@ impl Watchdog<'_, '_> {
     pub(super) fn warn_once(&mut self, message: String) {
         if !self.warned {
             self.warned = true;
-            (self.emit)(&Event::Warning {
+            (self.emit)(&RunEvent::Warning {
                 at: now_at(),
                 message,
             });

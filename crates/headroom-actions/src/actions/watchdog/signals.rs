@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::{EndReason, Event, JobAction, Phase, Watchdog, now_at};
+use super::{EndReason, JobAction, RunEvent, Watchdog, WatchdogPhase, now_at};
 use crate::actions::park::signal_each;
 use crate::core::snapshot::{Identity, ProcessRecord};
 use crate::platform::Signal;
@@ -15,11 +15,14 @@ impl Watchdog<'_, '_> {
     /// so the shell sees the job stopped; when continued, continue the group.
     pub(super) fn on_command_stopped(&mut self, sup: &mut Supervisor, sig: i32) {
         if !crate::platform::supervise::is_terminal_stop(sig)
-            || matches!(self.phase, Phase::Ending { .. } | Phase::Done)
+            || matches!(
+                self.phase,
+                WatchdogPhase::Ending { .. } | WatchdogPhase::Done
+            )
         {
             return; // SIGSTOP from `headroom park` or the like: the user's choice.
         }
-        (self.emit)(&Event::JobControl {
+        (self.emit)(&RunEvent::JobControl {
             at: now_at(),
             action: JobAction::Stopped,
             signal: sig,
@@ -40,7 +43,7 @@ impl Watchdog<'_, '_> {
             })
             .unwrap_or_default();
         signal_each(self.control, &group, Signal::Cont);
-        (self.emit)(&Event::JobControl {
+        (self.emit)(&RunEvent::JobControl {
             at: now_at(),
             action: JobAction::Continued,
             signal: Signal::Cont.number(),
@@ -49,7 +52,7 @@ impl Watchdog<'_, '_> {
 
     pub(super) fn on_signal(&mut self, sig: Signal) {
         match self.phase {
-            Phase::Watching | Phase::Relief { .. } if !self.cmd_handled => {
+            WatchdogPhase::Watching | WatchdogPhase::Relief { .. } if !self.cmd_handled => {
                 self.summary.forwarded.push(sig);
                 // The group as it is now, not as last sampled: a child forked since then
                 // must get the signal too.
@@ -57,21 +60,21 @@ impl Watchdog<'_, '_> {
                 self.tick(Instant::now());
                 let targets: Vec<Identity> = self.group_members();
                 let pids = self.deliver(&targets, sig).0;
-                (self.emit)(&Event::Forward {
+                (self.emit)(&RunEvent::Forward {
                     at: now_at(),
                     signal: sig,
                     pids,
                 });
-                self.phase = Phase::Forwarded {
+                self.phase = WatchdogPhase::Forwarded {
                     deadline: super::after(Instant::now(), self.cfg.grace),
                 };
             }
             // A second signal: the user insists.
-            Phase::Forwarded { .. } => {
+            WatchdogPhase::Forwarded { .. } => {
                 self.summary.forwarded.push(sig);
                 self.begin_ending(EndReason::Signal);
             }
-            Phase::Ending { ref esc, .. } if !esc.past_grace() => {
+            WatchdogPhase::Ending { ref esc, .. } if !esc.past_grace() => {
                 self.summary.forwarded.push(sig);
                 self.kill_now();
             }

@@ -33,8 +33,8 @@ fn world(cmd_mib: u64, child_mib: u64) -> World {
     w
 }
 
-fn config(limit_mib: u64) -> Config {
-    Config {
+fn config(limit_mib: u64) -> WatchdogConfig {
+    WatchdogConfig {
         command: vec!["cmd".into()],
         limit: limit_mib * MIB,
         interval: Duration::from_millis(100),
@@ -48,8 +48,8 @@ fn config(limit_mib: u64) -> Config {
 /// A watch of `world` as `run` starts one (not a subreaper: every sample scans the group).
 fn watch<'a, 'e>(
     world: &'a World,
-    cfg: &'a Config,
-    emit: &'e mut dyn FnMut(&Event),
+    cfg: &'a WatchdogConfig,
+    emit: &'e mut dyn FnMut(&RunEvent),
 ) -> Watchdog<'a, 'e> {
     Watchdog::new(
         world,
@@ -70,7 +70,7 @@ fn watch<'a, 'e>(
 fn watching(world: &World, f: impl FnOnce(Watchdog<'_, '_>)) -> Vec<String> {
     let cfg = config(1024);
     let mut events = Vec::new();
-    let mut emit = |e: &Event| events.push(name(e));
+    let mut emit = |e: &RunEvent| events.push(name(e));
     f(watch(world, &cfg, &mut emit));
     events
 }
@@ -79,7 +79,7 @@ fn kinds(events: &[String]) -> Vec<&str> {
     events.iter().map(String::as_str).collect()
 }
 
-fn name(e: &Event) -> String {
+fn name(e: &RunEvent) -> String {
     serde_json::to_value(e).unwrap()["type"]
         .as_str()
         .unwrap_or("?")
@@ -91,7 +91,7 @@ fn under_the_limit_a_step_samples_the_tree_and_signals_nothing() {
     let world = world(100, 100);
     let events = watching(&world, |mut w| {
         w.step();
-        assert!(matches!(w.phase, Phase::Watching));
+        assert!(matches!(w.phase, WatchdogPhase::Watching));
         let last = w.last.as_ref().unwrap();
         let mut pids: Vec<i32> = last.members.iter().map(|m| m.pid).collect();
         pids.sort_unstable();
@@ -110,7 +110,7 @@ fn over_the_limit_with_nothing_idle_to_park_the_tree_and_only_the_tree_is_sigter
         w.step();
         assert!(matches!(
             w.phase,
-            Phase::Ending {
+            WatchdogPhase::Ending {
                 reason: EndReason::Limit,
                 ..
             }
@@ -137,7 +137,7 @@ fn a_signal_to_headroom_is_forwarded_to_the_group_and_a_second_one_ends_the_tree
     let events = watching(&world, |mut w| {
         w.step();
         w.on_signal(Signal::Int);
-        assert!(matches!(w.phase, Phase::Forwarded { .. }));
+        assert!(matches!(w.phase, WatchdogPhase::Forwarded { .. }));
         assert_eq!(w.summary.forwarded, [Signal::Int]);
         let forwarded: Vec<(i32, Signal)> = world.sent();
         assert_eq!(
@@ -148,7 +148,7 @@ fn a_signal_to_headroom_is_forwarded_to_the_group_and_a_second_one_ends_the_tree
         w.on_signal(Signal::Term);
         assert!(matches!(
             w.phase,
-            Phase::Ending {
+            WatchdogPhase::Ending {
                 reason: EndReason::Signal,
                 ..
             }
@@ -172,7 +172,7 @@ fn the_command_exiting_alone_is_done_and_keeps_its_code() {
         world.snap.borrow_mut().processes.retain(|p| p.pid != 100);
         w.cmd_status = Some(ChildEvent::Exited(7));
         w.step();
-        assert!(matches!(w.phase, Phase::Done));
+        assert!(matches!(w.phase, WatchdogPhase::Done));
         let s = w.finish();
         assert_eq!(s.exit_code, ExitStatus::Child(7));
         assert_eq!(s.ended_by, None);
@@ -192,7 +192,7 @@ fn a_leftover_after_the_command_exits_is_ended_and_the_command_code_kept() {
         w.step();
         assert!(matches!(
             w.phase,
-            Phase::Ending {
+            WatchdogPhase::Ending {
                 reason: EndReason::Leftovers,
                 ..
             }
@@ -200,13 +200,13 @@ fn a_leftover_after_the_command_exits_is_ended_and_the_command_code_kept() {
         assert_eq!(world.sent(), [(101, Signal::Term)]);
         // The leftover went on SIGTERM: the next ticks see the tree gone.
         for _ in 0..200 {
-            if matches!(w.phase, Phase::Done) {
+            if matches!(w.phase, WatchdogPhase::Done) {
                 break;
             }
             w.step();
             std::thread::sleep(Duration::from_millis(5));
         }
-        assert!(matches!(w.phase, Phase::Done));
+        assert!(matches!(w.phase, WatchdogPhase::Done));
         let s = w.finish();
         assert_eq!(
             (s.exit_code, s.ended_by),
@@ -259,17 +259,20 @@ fn spared_then(survivor: i32, status: Option<ChildEvent>) -> (World, Option<EndR
     world.survives = vec![survivor];
     let mut cfg = config(1024);
     cfg.grace = Duration::from_millis(1);
-    let mut emit = |_: &Event| {};
+    let mut emit = |_: &RunEvent| {};
     let mut w = watch(&world, &cfg, &mut emit);
     w.step();
     for _ in 0..400 {
-        if !matches!(w.phase, Phase::Ending { .. }) {
+        if !matches!(w.phase, WatchdogPhase::Ending { .. }) {
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
         w.step();
     }
-    assert!(matches!(w.phase, Phase::Watching), "the escalation ended");
+    assert!(
+        matches!(w.phase, WatchdogPhase::Watching),
+        "the escalation ended"
+    );
     if let Some(status) = status {
         w.on_command_exit(status);
     }
@@ -303,22 +306,22 @@ fn past_the_timeout_the_tree_is_ended_and_survivors_killed_whatever_they_hold() 
     let mut cfg = config(1024);
     cfg.grace = Duration::from_millis(1);
     cfg.timeout = Some(Duration::from_secs(3600));
-    let mut emit = |_: &Event| {};
+    let mut emit = |_: &RunEvent| {};
     let mut w = watch(&world, &cfg, &mut emit);
     w.step();
     assert!(world.sent().is_empty(), "before the deadline");
-    assert!(matches!(w.phase, Phase::Watching));
+    assert!(matches!(w.phase, WatchdogPhase::Watching));
     w.deadline = Some(Instant::now());
     w.step();
     assert!(matches!(
         w.phase,
-        Phase::Ending {
+        WatchdogPhase::Ending {
             reason: EndReason::Timeout,
             ..
         }
     ));
     for _ in 0..400 {
-        if matches!(w.phase, Phase::Done) {
+        if matches!(w.phase, WatchdogPhase::Done) {
             break;
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -354,7 +357,7 @@ fn the_parents_exit_ends_the_tree_once_and_leaves_an_ending_under_way_alone() {
         w.end_for(EndReason::ParentExited);
         assert!(matches!(
             w.phase,
-            Phase::Ending {
+            WatchdogPhase::Ending {
                 reason: EndReason::ParentExited,
                 ..
             }
@@ -369,7 +372,7 @@ fn the_parents_exit_ends_the_tree_once_and_leaves_an_ending_under_way_alone() {
         w.step();
         assert!(matches!(
             w.phase,
-            Phase::Ending {
+            WatchdogPhase::Ending {
                 reason: EndReason::Limit,
                 ..
             }
@@ -377,7 +380,7 @@ fn the_parents_exit_ends_the_tree_once_and_leaves_an_ending_under_way_alone() {
         w.end_for(EndReason::ParentExited);
         assert!(matches!(
             w.phase,
-            Phase::Ending {
+            WatchdogPhase::Ending {
                 reason: EndReason::Limit,
                 ..
             }

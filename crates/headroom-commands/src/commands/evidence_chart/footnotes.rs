@@ -1,7 +1,7 @@
 //! The cleanups as numbered footnotes: those close together on the axis share a number,
 //! and each footnote says when, what it ended and how many slots it freed.
 
-use crate::commands::evidence_time::{Style, Zone};
+use crate::commands::evidence_time::{TimeFormat, Zone};
 use crate::core::chart::{Chart, CleanupMark, freed_total, result_field};
 use crate::output::{plural, thousands};
 use crate::sanitize::sanitize;
@@ -33,7 +33,7 @@ pub(crate) fn footnotes(c: &Chart, n: usize) -> Vec<Footnote<'_>> {
 }
 
 /// What one footnote says after its number and time.
-pub(crate) fn footnote_text(f: &Footnote<'_>, zone: &Zone, style: Style) -> String {
+pub(crate) fn footnote_text(f: &Footnote<'_>, zone: &Zone, style: TimeFormat) -> String {
     let first = f.marks[0];
     let last = f.marks[f.marks.len() - 1];
     let when = if first.at == last.at {

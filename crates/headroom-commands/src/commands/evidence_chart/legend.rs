@@ -3,7 +3,7 @@
 
 use super::wrap::wrap;
 use super::{Footnote, Glyphs, footnote_text, gap_sentence, projection_sentence};
-use crate::commands::evidence_time::{Style, Zone};
+use crate::commands::evidence_time::{TimeFormat, Zone};
 use crate::core::chart::{Chart, Column};
 use crate::output::{plural, thousands};
 use crate::sanitize::sanitize;
@@ -109,7 +109,7 @@ pub(super) fn legend(
 
 /// The limit's changes worth naming, in words: the binding ceiling changing is the story.
 /// The first says `limit:`; past `MAX_CHANGES_NAMED` the middle ones are counted only.
-fn limit_changes(c: &Chart, zone: &Zone, style: Style) -> Vec<String> {
+fn limit_changes(c: &Chart, zone: &Zone, style: TimeFormat) -> Vec<String> {
     let top = c.y_top();
     let mut steps: Vec<String> = c
         .changes

@@ -1,14 +1,14 @@
 //! The gaps and the projection in sentences, and a rate as people read it: shared by the
 //! terminal chart's legend and the SVG's panel.
 
-use crate::commands::evidence_time::{Style, Zone, span};
+use crate::commands::evidence_time::{TimeFormat, Zone, span};
 use crate::core::chart::Chart;
 use crate::output::{plural, thousands};
 use crate::sanitize::sanitize;
 
 /// The gaps in words: each of a few with its times, or how many, how long in all and the
 /// longest.
-pub(crate) fn gap_sentence(c: &Chart, zone: &Zone, style: Style) -> String {
+pub(crate) fn gap_sentence(c: &Chart, zone: &Zone, style: TimeFormat) -> String {
     let gaps = &c.axis.gaps;
     let drawn = |i: usize| {
         let shown = c.axis.shown_secs(i).round() as i64;
@@ -44,8 +44,8 @@ pub(crate) fn gap_sentence(c: &Chart, zone: &Zone, style: Style) -> String {
         "no readings: {}, {} in all; the longest {}–{} ({}{})",
         plural(gaps.len() as u64, "gap"),
         span(total),
-        zone.clock(longest.from, Style::Day),
-        zone.clock(longest.to, Style::Day),
+        zone.clock(longest.from, TimeFormat::Day),
+        zone.clock(longest.to, TimeFormat::Day),
         span(longest.secs()),
         drawn(i)
     )
@@ -62,7 +62,7 @@ pub(crate) fn projection_sentence(c: &Chart, zone: &Zone, glyph: Option<char>) -
     let when = if p.at > c.axis.end {
         format!(
             "{} (in {})",
-            zone.clock(p.at, Style::Full),
+            zone.clock(p.at, TimeFormat::Full),
             span(p.at - p.from_at)
         )
     } else {

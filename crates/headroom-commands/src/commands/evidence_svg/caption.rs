@@ -1,7 +1,7 @@
 //! The chart in words: the headline above the plot and the `<desc>` paragraph.
 
 use crate::commands::evidence_chart::format_rate;
-use crate::commands::evidence_time::{Style, Zone};
+use crate::commands::evidence_time::{TimeFormat, Zone};
 use crate::core::chart::{Chart, Column, freed_total};
 use crate::output::{plural, thousands};
 use crate::sanitize::sanitize;
@@ -50,7 +50,7 @@ pub(super) fn projected_time(c: &Chart, zone: &Zone) -> String {
         return String::new();
     };
     if p.at > c.axis.end {
-        zone.clock(p.at, Style::Full)
+        zone.clock(p.at, TimeFormat::Full)
     } else {
         zone.clock(p.at, zone.axis_style(c))
     }

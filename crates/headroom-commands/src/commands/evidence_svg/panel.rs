@@ -15,18 +15,18 @@ use crate::output::{plural, thousands};
 use crate::sanitize::sanitize;
 
 /// One line of the panel on the right: a key (a sample of what it names) or plain text.
-pub(super) enum Line {
+pub(super) enum PanelLine {
     Key(Key, String),
     Heading(String),
     Text(String),
 }
 
-impl Line {
+impl PanelLine {
     pub(super) fn height(&self) -> f64 {
         match self {
-            Line::Key(..) => 22.0,
-            Line::Heading(_) => 26.0,
-            Line::Text(_) => 18.0,
+            PanelLine::Key(..) => 22.0,
+            PanelLine::Heading(_) => 26.0,
+            PanelLine::Text(_) => 18.0,
         }
     }
 }
@@ -73,17 +73,17 @@ pub(super) fn panel_lines(
     zone: &Zone,
     cols: &[Column],
     notes: &[Footnote<'_>],
-) -> Vec<Line> {
+) -> Vec<PanelLine> {
     let mut v = key_lines(c, cols);
     v.extend(word_lines(c, zone, notes));
     v
 }
 
 /// A key (a sample of the mark, then its name) for each kind of mark the chart draws.
-fn key_lines(c: &Chart, cols: &[Column]) -> Vec<Line> {
-    let mut v = vec![Line::Key(Key::Stroke(USED_LINE), "used slots".into())];
+fn key_lines(c: &Chart, cols: &[Column]) -> Vec<PanelLine> {
+    let mut v = vec![PanelLine::Key(Key::Stroke(USED_LINE), "used slots".into())];
     if c.points.iter().any(|p| p.zombies().is_some()) {
-        v.push(Line::Key(Key::Stroke(ZOMBIES_LINE), "zombies".into()));
+        v.push(PanelLine::Key(Key::Stroke(ZOMBIES_LINE), "zombies".into()));
     }
     let mut seen: Vec<Option<u16>> = Vec::new();
     for ch in &c.changes {
@@ -92,53 +92,53 @@ fn key_lines(c: &Chart, cols: &[Column]) -> Vec<Line> {
             let name = c
                 .source_name(ch.source)
                 .map_or("unknown source".into(), |n| sanitize(n).into_owned());
-            v.push(Line::Key(
+            v.push(PanelLine::Key(
                 Key::Stroke(limit_line(c.source_name(ch.source))),
                 format!("limit ({name})"),
             ));
         }
     }
     if !c.changes.is_empty() {
-        v.push(Line::Key(
+        v.push(PanelLine::Key(
             Key::Stroke(CRITICAL_LINE),
             format!("critical {} % of the limit", c.crit_pct),
         ));
-        v.push(Line::Key(
+        v.push(PanelLine::Key(
             Key::Stroke(WARNING_LINE),
             format!("warning {} % of the limit", c.warn_pct),
         ));
     }
     if cols.iter().any(|c| c.over) {
-        v.push(Line::Key(Key::Over, "at or over the limit".into()));
+        v.push(PanelLine::Key(Key::Over, "at or over the limit".into()));
     }
     if c.drawn_projection().is_some() {
-        v.push(Line::Key(
+        v.push(PanelLine::Key(
             Key::Stroke(PROJECTION_LINE),
             "projection to the limit".into(),
         ));
     }
     if c.cleanups.iter().any(|m| !m.emergency) {
-        v.push(Line::Key(
+        v.push(PanelLine::Key(
             Key::Shape(false),
             "cleanup (numbered below)".into(),
         ));
     }
     if c.cleanups.iter().any(|m| m.emergency) {
-        v.push(Line::Key(Key::Shape(true), "emergency cleanup".into()));
+        v.push(PanelLine::Key(Key::Shape(true), "emergency cleanup".into()));
     }
     if !c.axis.gaps.is_empty() {
-        v.push(Line::Key(Key::Band, "no readings".into()));
+        v.push(PanelLine::Key(Key::Band, "no readings".into()));
     }
     let placed = c.unread.iter().filter(|u| u.at.is_some()).count();
     if placed > 0 {
-        v.push(Line::Key(
+        v.push(PanelLine::Key(
             Key::Tick,
             format!("row not interpreted ({placed})"),
         ));
     }
     let unplaced = c.unread.len() - placed;
     if unplaced > 0 {
-        v.push(Line::Key(
+        v.push(PanelLine::Key(
             Key::Dot(WHITE),
             format!("+{unplaced} without a readable time"),
         ));
@@ -147,21 +147,21 @@ fn key_lines(c: &Chart, cols: &[Column]) -> Vec<Line> {
 }
 
 /// The sections in words, each under its heading, wrapped to the panel's width.
-fn word_lines(c: &Chart, zone: &Zone, notes: &[Footnote<'_>]) -> Vec<Line> {
+fn word_lines(c: &Chart, zone: &Zone, notes: &[Footnote<'_>]) -> Vec<PanelLine> {
     let style = zone.axis_style(c);
     let mut v = Vec::new();
-    let text = |v: &mut Vec<Line>, s: &str| {
+    let text = |v: &mut Vec<PanelLine>, s: &str| {
         for l in wrap(s, FONT, PANEL_TEXT_W) {
-            v.push(Line::Text(l));
+            v.push(PanelLine::Text(l));
         }
     };
     if c.projection.is_some() {
-        v.push(Line::Heading("Projection".into()));
+        v.push(PanelLine::Heading("Projection".into()));
         let s = projection_sentence(c, zone, None);
         text(&mut v, s.trim_start_matches("projection: "));
     }
     if !c.cleanups.is_empty() {
-        v.push(Line::Heading("Cleanups".into()));
+        v.push(PanelLine::Heading("Cleanups".into()));
         for note in notes.iter().take(12) {
             text(
                 &mut v,
@@ -180,7 +180,7 @@ fn word_lines(c: &Chart, zone: &Zone, notes: &[Footnote<'_>]) -> Vec<Line> {
         }
     }
     if !c.changes.is_empty() {
-        v.push(Line::Heading("Limit".into()));
+        v.push(PanelLine::Heading("Limit".into()));
         let named: Vec<String> = c
             .changes
             .iter()
@@ -203,7 +203,7 @@ fn word_lines(c: &Chart, zone: &Zone, notes: &[Footnote<'_>]) -> Vec<Line> {
         }
     }
     if !c.axis.gaps.is_empty() {
-        v.push(Line::Heading("Gaps".into()));
+        v.push(PanelLine::Heading("Gaps".into()));
         text(&mut v, &gap_sentence(c, zone, style));
         let s = c.axis.shortened();
         // With a few gaps the sentence above says how each is drawn.
@@ -222,12 +222,12 @@ fn word_lines(c: &Chart, zone: &Zone, notes: &[Footnote<'_>]) -> Vec<Line> {
     v
 }
 
-pub(super) fn draw_panel(d: &mut Doc, lines: &[Line], left: f64) {
+pub(super) fn draw_panel(d: &mut Doc, lines: &[PanelLine], left: f64) {
     let x0 = left + 10.0;
     let mut y = PLOT_TOP;
     for line in lines {
         match line {
-            Line::Key(key, label) => {
+            PanelLine::Key(key, label) => {
                 let (a, b) = ((x0, y), (x0 + 26.0, y));
                 match key {
                     Key::Stroke(s) => d.line(a, b, *s),
@@ -264,12 +264,12 @@ pub(super) fn draw_panel(d: &mut Doc, lines: &[Line], left: f64) {
                 );
                 y += line.height();
             }
-            Line::Heading(h) => {
+            PanelLine::Heading(h) => {
                 y += 8.0;
                 d.text(x0, y + 4.5, 14.0, Anchor::Start, INK, h, false, "heading");
                 y += line.height() - 8.0;
             }
-            Line::Text(t) => {
+            PanelLine::Text(t) => {
                 d.text(
                     x0,
                     y + 4.5,

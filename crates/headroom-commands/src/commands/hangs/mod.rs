@@ -39,7 +39,7 @@ const DEFAULT_EVERY: Duration = Duration::from_secs(15);
 const MIN_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Mode {
+enum HangsMode {
     Live,
     Replay(std::path::PathBuf),
     Events(Option<Duration>),
@@ -48,7 +48,7 @@ enum Mode {
 /// `hangs` args resolved against the config.
 #[derive(Debug, Clone)]
 struct HangsPlan {
-    mode: Mode,
+    mode: HangsMode,
     dry_run: bool,
     /// `--record-events`: a replay appends its events to the live history (else it writes
     /// nothing, so replaying twice does not duplicate history).
@@ -107,9 +107,9 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
     let (monitor, recovery) = hang_round_settings(&ctx.settings.hangs);
     Ok(HangsPlan {
         mode: match (&a.observations, a.events) {
-            (_, true) => Mode::Events(a.since),
-            (Some(p), false) => Mode::Replay(p.clone()),
-            (None, false) => Mode::Live,
+            (_, true) => HangsMode::Events(a.since),
+            (Some(p), false) => HangsMode::Replay(p.clone()),
+            (None, false) => HangsMode::Live,
         },
         dry_run: a.dry_run,
         record_events: a.record_events,
@@ -123,9 +123,9 @@ fn resolve(ctx: &Ctx<'_>, a: &HangsArgs) -> Result<HangsPlan> {
 pub(crate) fn run(ctx: &Ctx<'_>, args: &HangsArgs) -> Result<ExitStatus> {
     let plan = resolve(ctx, args)?;
     match &plan.mode {
-        Mode::Events(since) => events(ctx, *since),
-        Mode::Replay(path) => replay(ctx, &plan, path),
-        Mode::Live => live(ctx, &plan),
+        HangsMode::Events(since) => events(ctx, *since),
+        HangsMode::Replay(path) => replay(ctx, &plan, path),
+        HangsMode::Live => live(ctx, &plan),
     }
 }
 

@@ -119,7 +119,7 @@ fn conflicting_flags_are_usage_errors() {
         resolve(&ctx, &args(&["--events", "--since", "2h"]))
             .unwrap()
             .mode,
-        Mode::Events(Some(Duration::from_secs(7200)))
+        HangsMode::Events(Some(Duration::from_secs(7200)))
     );
 }
 

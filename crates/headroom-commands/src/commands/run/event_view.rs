@@ -38,10 +38,10 @@ impl<'p> EventView<'p> {
 
     /// The run's own records around the watchdog's: who holds the limit after `start`,
     /// what the kernel did before the summary (the tree has ended by then).
-    pub(super) fn show(&mut self, ev: &crate::actions::watchdog::Event) {
-        use crate::actions::watchdog::Event;
+    pub(super) fn show(&mut self, ev: &crate::actions::watchdog::RunEvent) {
+        use crate::actions::watchdog::RunEvent;
         let json = self.printer.is_json();
-        if let Event::Summary(_) = ev {
+        if let RunEvent::Summary(_) = ev {
             if let Some(o) = self.cap.as_mut().and_then(|c| c.finish()) {
                 self.kernel_kills = o.oom_kills;
                 if json {
@@ -54,22 +54,22 @@ impl<'p> EventView<'p> {
             }
         }
         self.show_watchdog(ev);
-        if let Event::Start { .. } = ev {
+        if let RunEvent::Start { .. } = ev {
             if json {
                 self.printer.stderr_json(self.enforcement);
             }
         }
     }
 
-    fn show_watchdog(&mut self, ev: &crate::actions::watchdog::Event) {
-        use crate::actions::watchdog::Event;
+    fn show_watchdog(&mut self, ev: &crate::actions::watchdog::RunEvent) {
+        use crate::actions::watchdog::RunEvent;
         if self.printer.is_json() {
             self.printer.stderr_json(ev);
             return;
         }
         let line = |s: String| self.printer.stderr_line(&format!("headroom: {s}"));
         match ev {
-            Event::Breach {
+            RunEvent::Breach {
                 footprint_bytes,
                 effective_limit_bytes,
                 free_pct,
@@ -82,7 +82,7 @@ impl<'p> EventView<'p> {
                 human_bytes(*effective_limit_bytes),
                 free_pct.map_or(String::new(), |f| format!(" ({f:.0} % of memory free)")),
             )),
-            Event::Park {
+            RunEvent::Park {
                 root,
                 name,
                 pids,
@@ -98,7 +98,7 @@ impl<'p> EventView<'p> {
                 human_bytes(*footprint_bytes),
                 if pids.len() == 1 { "it" } else { "them" },
             )),
-            Event::ParkResult {
+            RunEvent::ParkResult {
                 relieved: true,
                 footprint_bytes,
                 effective_limit_bytes,
@@ -108,7 +108,7 @@ impl<'p> EventView<'p> {
                 human_bytes(*footprint_bytes),
                 human_bytes(*effective_limit_bytes)
             )),
-            Event::Signal {
+            RunEvent::Signal {
                 signal,
                 reason,
                 pids,
@@ -122,14 +122,14 @@ impl<'p> EventView<'p> {
                     self.printer.warn(f);
                 }
             }
-            Event::Spared { pids, .. } => line(format!(
+            RunEvent::Spared { pids, .. } => line(format!(
                 "{} process{} still running after the grace, but under the limit now: \
                  not sent SIGKILL",
                 pids.len(),
                 if pids.len() == 1 { "" } else { "es" },
             )),
-            Event::Warning { message, .. } => self.printer.warn(message),
-            Event::ApproachingLimit {
+            RunEvent::Warning { message, .. } => self.printer.warn(message),
+            RunEvent::ApproachingLimit {
                 footprint_bytes,
                 limit_bytes,
                 pct,
@@ -143,12 +143,12 @@ impl<'p> EventView<'p> {
             )),
             // `-q`: the closing summary is the one line a quiet run leaves out (what was
             // signalled is still said, above).
-            Event::Summary(_) if self.printer.is_quiet() => {}
-            Event::Summary(s) => line(summary_line(s, self.enforcement.held().as_deref())),
-            Event::Start { .. }
-            | Event::ParkResult { .. }
-            | Event::Forward { .. }
-            | Event::JobControl { .. } => {}
+            RunEvent::Summary(_) if self.printer.is_quiet() => {}
+            RunEvent::Summary(s) => line(summary_line(s, self.enforcement.held().as_deref())),
+            RunEvent::Start { .. }
+            | RunEvent::ParkResult { .. }
+            | RunEvent::Forward { .. }
+            | RunEvent::JobControl { .. } => {}
         }
     }
 }

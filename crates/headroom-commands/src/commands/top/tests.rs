@@ -73,7 +73,7 @@ fn facts(mib: u64, cpu: Option<f64>, growth: i64) -> TreeFacts {
     TreeFacts {
         state: TreeState::Running,
         footprint_bytes: mib * MIB,
-        change: Change {
+        change: TreeChange {
             growth_kb_s: growth,
             cpu_fraction: cpu,
         },

@@ -18,8 +18,8 @@ use crate::actions::clock::Clock;
 use crate::cli::GlobalArgs;
 use crate::commands::Ctx;
 use crate::commands::watch::Watcher;
-use crate::commands::watch::events::Event;
 use crate::commands::watch::events::Severity;
+use crate::commands::watch::events::WatchEvent;
 use crate::config::Settings;
 use crate::core::reap_plan::ReapPlan;
 use crate::core::snapshot::Detail;
@@ -250,7 +250,7 @@ impl Watcher<'_, '_> {
                 self.post("headroom: cleanup", &body);
             }
         }
-        self.emit(&Event::Cleanup(Box::new(report)));
+        self.emit(&WatchEvent::Cleanup(Box::new(report)));
     }
 }
 

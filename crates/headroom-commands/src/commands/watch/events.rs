@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::actions::hang_round::report::RoundReport;
-use crate::actions::memory_guard::GuardReport;
+use crate::actions::memory_guard::MemoryGuardReport;
 use crate::actions::reap_report::ReapReport;
 use crate::core::reading::{Level, Reading, Trend};
 use crate::core::slot_reading::SlotReading;
@@ -50,11 +50,11 @@ impl ReadingEvent {
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "kebab-case")]
-pub(crate) enum Event {
+pub(crate) enum WatchEvent {
     Reading(ReadingEvent),
     Cleanup(Box<ReapReport>),
     /// A memory guard enforced on a tree over its limit.
-    Memory(Box<GuardReport>),
+    Memory(Box<MemoryGuardReport>),
     /// A guarded tree crossed the warning line (`[memory] warn_pct`), once per crossing.
     ApproachingLimit {
         at: String,
@@ -95,7 +95,7 @@ pub(crate) enum Event {
 
 /// The `notice` line that says `watch`'s stdout lost lines (`output::queue`'s JSON notice).
 pub(crate) fn lost_lines(message: String) -> String {
-    let notice = Event::Notice {
+    let notice = WatchEvent::Notice {
         at: crate::core::time::format_ms(crate::platform::now_ms()),
         severity: Severity::Warning,
         message,
@@ -103,7 +103,7 @@ pub(crate) fn lost_lines(message: String) -> String {
     crate::schema::to_line(&notice).unwrap_or_default() + "\n"
 }
 
-impl crate::schema::Document for Event {
+impl crate::schema::Document for WatchEvent {
     const SCHEMA: &'static str = "headroom.watch/3";
     const TYPE: Option<&'static str> = None;
 }
@@ -133,7 +133,7 @@ pub(crate) fn status_line(r: &ReadingEvent) -> String {
     )
 }
 
-impl Event {
+impl WatchEvent {
     pub(crate) fn human(&self) -> String {
         match self {
             Self::Reading(r) => status_line(r),
@@ -230,7 +230,7 @@ mod tests {
             (Severity::Warning, "warning"),
             (Severity::Error, "error"),
         ] {
-            let e = Event::Notice {
+            let e = WatchEvent::Notice {
                 at: "2026-12-01T00:00:00.000Z".into(),
                 severity,
                 message: "m".into(),

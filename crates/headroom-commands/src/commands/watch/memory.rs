@@ -3,8 +3,8 @@
 //! between rounds.
 
 use crate::actions::memory_guard;
-use crate::commands::watch::events::Event;
 use crate::commands::watch::events::Severity;
+use crate::commands::watch::events::WatchEvent;
 use crate::commands::watch::{Watcher, park_journal, pressure};
 use crate::core::memory_guard::{Guarded, breaches, guarded};
 use crate::core::time::format_ms;
@@ -24,7 +24,7 @@ impl Watcher<'_, '_> {
             let Some(t) = trees.iter().find(|t| t.root == root) else {
                 continue;
             };
-            let e = Event::ApproachingLimit {
+            let e = WatchEvent::ApproachingLimit {
                 at: format_ms(platform::now_ms()),
                 root,
                 name: t.name.clone(),
@@ -45,17 +45,17 @@ impl Watcher<'_, '_> {
     }
 
     /// The pressure source fired (or went away) between rounds.
-    pub(super) fn on_pressure(&mut self, fired: pressure::Fired) {
-        use pressure::Fired;
+    pub(super) fn on_pressure(&mut self, fired: pressure::EarlyWake) {
+        use pressure::EarlyWake;
         match fired {
-            Fired::Pressure => {
+            EarlyWake::Pressure => {
                 self.notice(
                     Severity::Info,
                     "memory pressure: running the memory guards now",
                 );
                 self.memory_guards();
             }
-            Fired::Gone(what) => {
+            EarlyWake::Gone(what) => {
                 self.notice(
                     Severity::Warning,
                     &format!("memory pressure source lost: {what}"),
@@ -83,7 +83,7 @@ impl Watcher<'_, '_> {
         // One pass over the table: the warnings and the breaches both come from it.
         let trees = guarded(&table, rules, free);
         self.guard_warnings(&trees);
-        let opts = memory_guard::Options {
+        let opts = memory_guard::EnforceOptions {
             park: !self.once,
             grace: self.ctx.settings.memory.grace.value,
         };
@@ -126,7 +126,7 @@ impl Watcher<'_, '_> {
                     Ok(reports) => {
                         for r in reports {
                             self.parked.remember(&r);
-                            events.push(Event::Memory(Box::new(r)));
+                            events.push(WatchEvent::Memory(Box::new(r)));
                         }
                     }
                     Err(e) => {

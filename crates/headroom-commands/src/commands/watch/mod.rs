@@ -37,7 +37,7 @@ use crate::actions::notify::{self, Notifier};
 use crate::cli::WatchArgs;
 use crate::commands::Ctx;
 use crate::commands::watch::events::Severity;
-use crate::commands::watch::events::{Event, ReadingEvent, status_line};
+use crate::commands::watch::events::{ReadingEvent, WatchEvent, status_line};
 use crate::commands::watch::parked::ParkedTrees;
 use crate::commands::watch::persist::Persisted;
 use crate::core::alerts::Crossing;
@@ -252,7 +252,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
 }
 
 impl Watcher<'_, '_> {
-    fn emit(&mut self, e: &Event) {
+    fn emit(&mut self, e: &WatchEvent) {
         let p = self.ctx.printer;
         let line = if p.is_json() {
             match crate::schema::to_line(e) {
@@ -263,7 +263,7 @@ impl Watcher<'_, '_> {
             return;
         } else {
             match e {
-                Event::Reading(r) => {
+                WatchEvent::Reading(r) => {
                     let line = status_line(r);
                     // Rewriting the line is terminal control: only with colour on (not
                     // --color never, NO_COLOR, TERM=dumb) and not for a single round.
@@ -288,7 +288,7 @@ impl Watcher<'_, '_> {
         if severity == Severity::Error {
             self.errors += 1;
         }
-        self.emit(&Event::Notice {
+        self.emit(&WatchEvent::Notice {
             at: format_ms(platform::now_ms()),
             severity,
             message: message.to_string(),
@@ -322,7 +322,7 @@ impl Watcher<'_, '_> {
             .alerts
             .observe(r.level, r.usage_pct, self.thresholds);
         let event = ReadingEvent::new(&r, &trend, self.persisted.alerts.confirmed);
-        self.emit(&Event::Reading(event));
+        self.emit(&WatchEvent::Reading(event));
         if let Some(c) = crossing {
             self.notify_crossing(c, &r, &trend);
         }
@@ -363,7 +363,7 @@ impl Watcher<'_, '_> {
                     self.notice(Severity::Warning, &w);
                 }
                 if !report.apps.is_empty() || !report.available() {
-                    self.emit(&Event::Hang(Box::new(report)));
+                    self.emit(&WatchEvent::Hang(Box::new(report)));
                 }
             }
             Err(e) => self.notice(Severity::Error, &format!("hangs round failed: {e:#}")),
@@ -445,7 +445,7 @@ impl Watcher<'_, '_> {
             }
             self.sync_parked();
         }
-        self.emit(&Event::Summary {
+        self.emit(&WatchEvent::Summary {
             at: format_ms(platform::now_ms()),
             rounds: self.rounds,
             quiet_rounds: self.schedule.quiet,

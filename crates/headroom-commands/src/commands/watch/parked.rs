@@ -1,7 +1,7 @@
 //! The trees `watch`'s memory guards parked to relief: kept between rounds, re-judged every
 //! round, and woken before `watch` exits (it never leaves anything stopped behind).
 
-use crate::actions::memory_guard::{self, GuardReport, ParkedTree, Rejudge};
+use crate::actions::memory_guard::{self, MemoryGuardReport, ParkedTree, Rejudge};
 use crate::core::snapshot::{Identity, Snapshot};
 
 /// The parked trees, at most one per root identity.
@@ -41,7 +41,7 @@ impl ParkedTrees {
 
     /// Remembers what an enforcement left parked (nothing, when it parked nothing or its
     /// root has no identity to re-judge it by).
-    pub(crate) fn remember(&mut self, r: &GuardReport) {
+    pub(crate) fn remember(&mut self, r: &MemoryGuardReport) {
         if let (false, Some(root)) = (r.parked_ids.is_empty(), r.breach.identity) {
             self.trees.push(ParkedTree {
                 root,
@@ -96,8 +96,8 @@ mod tests {
             .unwrap()
     }
 
-    fn report(root: Option<Identity>, parked_ids: Vec<Identity>) -> GuardReport {
-        GuardReport {
+    fn report(root: Option<Identity>, parked_ids: Vec<Identity>) -> MemoryGuardReport {
+        MemoryGuardReport {
             at: "2026-12-01T00:00:00Z".into(),
             breach: Breach {
                 root: 100,

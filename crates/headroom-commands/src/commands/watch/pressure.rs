@@ -6,7 +6,7 @@ use std::time::Instant;
 
 /// What woke the sleep early.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Fired {
+pub(crate) enum EarlyWake {
     /// Memory pressure started: run the memory guards now.
     Pressure,
     /// The source went away (its file was removed); from now on the timer only.
@@ -55,7 +55,7 @@ impl Waiter {
 
     /// Sleep until `deadline` or a stop request; `on_fire` runs each time the source fires
     /// meanwhile (and the sleep goes on to the deadline after it).
-    pub(crate) fn sleep_until(&mut self, deadline: Instant, on_fire: &mut dyn FnMut(Fired)) {
+    pub(crate) fn sleep_until(&mut self, deadline: Instant, on_fire: &mut dyn FnMut(EarlyWake)) {
         use crate::platform::stop_flag;
         #[cfg(unix)]
         if let Some(src) = self.source.as_mut() {
@@ -63,8 +63,8 @@ impl Waiter {
             loop {
                 let left = deadline.saturating_duration_since(Instant::now());
                 match src.wait(left, &|| stop_flag::requested().is_some()) {
-                    Woke::Pressure => on_fire(Fired::Pressure),
-                    Woke::Gone => on_fire(Fired::Gone(src.describe())),
+                    Woke::Pressure => on_fire(EarlyWake::Pressure),
+                    Woke::Gone => on_fire(EarlyWake::Gone(src.describe())),
                     Woke::Timeout | Woke::Stop => return,
                 }
             }

@@ -10,7 +10,7 @@ use super::server;
 use super::{ask, code, init};
 #[cfg(not(target_os = "macos"))]
 use crate::mcp::rpc;
-use crate::mcp::{Selection, args, calls, session, tools};
+use crate::mcp::{ToolSelection, args, calls, session, tools};
 
 /// `hangs_check` is offered, listed and named in the instructions only where a hangs round
 /// can ask the WindowServer; elsewhere calling it is an error saying why. Control: the
@@ -40,7 +40,7 @@ fn hangs_check_is_offered_only_with_a_gui_session_to_ask() {
         &crate::cli::Cli::try_parse_from(["headroom", "mcp"])
             .unwrap()
             .global,
-        Selection {
+        ToolSelection {
             groups: vec![crate::config::ToolGroup::Run],
             run_allow: None,
         },

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::run_output::{Records, SharedTail, Tail, exit_code_of, lock, read_records, tail_thread};
 use super::{Effect, Spec, Tools, schema_of};
-use crate::actions::escalate::{self, Escalation, Step};
+use crate::actions::escalate::{self, Escalation, EscalationStep};
 use crate::config::ToolGroup;
 use crate::exit::ExitStatus;
 use crate::mcp::args::Int;
@@ -231,10 +231,10 @@ impl Live {
 
 /// How a run ended: its report, the summary line, whether it is an error (`run` could not
 /// run the command). Err: the tool error that stood in its way.
-pub(crate) type Ended = Result<(RunLimitedReport, String, bool), Value>;
+pub(crate) type RunLimitedEnd = Result<(RunLimitedReport, String, bool), Value>;
 
 /// The tool result of a run that ended.
-pub(crate) fn result(ended: Ended) -> Value {
+pub(crate) fn result(ended: RunLimitedEnd) -> Value {
     match ended {
         Ok((report, text, failed)) => match crate::schema::to_value(&report) {
             Ok(v) => results::with_report(v, text, failed),
@@ -247,7 +247,7 @@ pub(crate) fn result(ended: Ended) -> Value {
 /// `headroom run` as started: its pid, identity and start, the source its identity was read
 /// from, and the receivers of the threads that read its pipes and wait for it.
 #[cfg(unix)]
-struct Started {
+struct StartedRun {
     pid: i32,
     identity: Option<crate::core::snapshot::Identity>,
     at: Instant,
@@ -259,7 +259,7 @@ struct Started {
 }
 
 #[cfg(unix)]
-pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> Ended {
+pub(super) fn run(tools: &Tools, call: &Call, p: Plan, live: &Live) -> RunLimitedEnd {
     let s = start(tools, &p, live)?;
     let control = crate::platform::native_control(s.source.as_ref());
     let (status, killed) = wait(call, &p, &s, control.as_ref());
@@ -317,7 +317,7 @@ fn command(tools: &Tools, p: &Plan, exe: std::path::PathBuf) -> Command {
 /// Start `headroom run`, read its identity, and start the threads that read its output,
 /// its records and its end. Err: the tool error that stood in the way.
 #[cfg(unix)]
-fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<Started, Value> {
+fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<StartedRun, Value> {
     use std::os::fd::AsRawFd;
 
     let exe = match std::env::current_exe() {
@@ -368,7 +368,7 @@ fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<Started, Value> {
     std::thread::spawn(move || {
         let _ = wait_tx.send(child.wait());
     });
-    Ok(Started {
+    Ok(StartedRun {
         pid,
         identity,
         at,
@@ -386,7 +386,7 @@ fn start(tools: &Tools, p: &Plan, live: &Live) -> Result<Started, Value> {
 fn wait(
     call: &Call,
     p: &Plan,
-    s: &Started,
+    s: &StartedRun,
     control: &dyn crate::platform::ProcessControl,
 ) -> (std::io::Result<std::process::ExitStatus>, bool) {
     let pid = s.pid;
@@ -425,7 +425,7 @@ fn wait(
             if esc.past_grace() {
                 killed |= !esc.delivered(crate::platform::Signal::Kill).0.is_empty();
             }
-            if let Step::Done(_) = step {
+            if let EscalationStep::Done(_) = step {
                 // Everything sent that could be; the waiter says when it is gone.
                 match s.waited.recv_timeout(LAST_WAIT) {
                     Ok(st) => break st,
@@ -442,7 +442,7 @@ fn wait(
 }
 
 #[cfg(not(unix))]
-pub(super) fn run(_tools: &Tools, _call: &Call, _p: Plan, _live: &Live) -> Ended {
+pub(super) fn run(_tools: &Tools, _call: &Call, _p: Plan, _live: &Live) -> RunLimitedEnd {
     Err(results::error(&anyhow::anyhow!(
         "run_limited: unsupported on {}",
         std::env::consts::OS

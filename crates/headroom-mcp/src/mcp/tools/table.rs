@@ -13,7 +13,8 @@ use crate::commands::probe::ProbeReport;
 use crate::commands::top::TopReport;
 use crate::config::{Settings, ToolGroup};
 use crate::mcp::args::{
-    LogProbeArgs, NoArgs, PidArgs, ProbeArgs, ReapArgs, SinceArgs, TopArgs, input_schema,
+    LogProbeToolArgs, NoArgs, PidToolArgs, ProbeToolArgs, ReapToolArgs, SinceArgs, TopToolArgs,
+    input_schema,
 };
 
 pub(super) const ALL: &[Spec] = &[
@@ -28,10 +29,10 @@ growth and the time left before fork() fails. Records the reading in headroom's 
         effect: Effect::Reads,
         level_exit: true,
         needs_gui: false,
-        input: input_schema::<ProbeArgs>,
+        input: input_schema::<ProbeToolArgs>,
         output: report_of::<ProbeReport>,
         call: |t, s, c, a| {
-            t.command::<ProbeArgs, ProbeReport>(s, c, a, |a, _, _| {
+            t.command::<ProbeToolArgs, ProbeReport>(s, c, a, |a, _, _| {
                 let mut v = vec!["probe".to_string()];
                 if a.no_history {
                     v.push("--no-history".into());
@@ -65,10 +66,10 @@ growth and CPU over two samples 500 ms apart, park candidates and a reason code 
         effect: Effect::Reads,
         level_exit: false,
         needs_gui: false,
-        input: input_schema::<TopArgs>,
+        input: input_schema::<TopToolArgs>,
         output: report_of::<TopReport>,
         call: |t, s, c, a| {
-            t.command::<TopArgs, TopReport>(s, c, a, |a, _, _| {
+            t.command::<TopToolArgs, TopReport>(s, c, a, |a, _, _| {
                 let mut v = vec!["top".to_string()];
                 v.extend(a.pid.map(|p| format!("--pid={}", p.0)));
                 v.extend(a.park_min_mb.map(|m| format!("--park-min-mb={}", m.0)));
@@ -105,10 +106,10 @@ of an archived instant `at`.",
         effect: Effect::Reads,
         level_exit: false,
         needs_gui: false,
-        input: input_schema::<LogProbeArgs>,
+        input: input_schema::<LogProbeToolArgs>,
         output: report_of::<LogProbeReport>,
         call: |t, s, c, a| {
-            t.command::<LogProbeArgs, LogProbeReport>(s, c, a, |a, _, _| {
+            t.command::<LogProbeToolArgs, LogProbeReport>(s, c, a, |a, _, _| {
                 let mut v = vec!["log-probe".to_string()];
                 v.extend(a.at.map(|s| format!("--at={s}")));
                 v.extend(["--".to_string(), a.dir]);
@@ -174,10 +175,10 @@ judgement of the next reap needs.",
         effect: Effect::Reads,
         level_exit: false,
         needs_gui: false,
-        input: input_schema::<ReapArgs>,
+        input: input_schema::<ReapToolArgs>,
         output: report_of::<ReapReport>,
         call: |t, s, c, a| {
-            t.command::<ReapArgs, ReapReport>(s, c, a, |a, st, _| reap_argv(a, st, true))
+            t.command::<ReapToolArgs, ReapReport>(s, c, a, |a, st, _| reap_argv(a, st, true))
         },
     },
     Spec {
@@ -194,10 +195,10 @@ explain_reap first.",
         },
         level_exit: false,
         needs_gui: false,
-        input: input_schema::<ReapArgs>,
+        input: input_schema::<ReapToolArgs>,
         output: report_of::<ReapReport>,
         call: |t, s, c, a| {
-            t.command::<ReapArgs, ReapReport>(s, c, a, |a, st, _| reap_argv(a, st, false))
+            t.command::<ReapToolArgs, ReapReport>(s, c, a, |a, st, _| reap_argv(a, st, false))
         },
     },
     Spec {
@@ -213,10 +214,10 @@ continues it. Refused for pid <= 1, another user's process, headroom and its anc
         },
         level_exit: false,
         needs_gui: false,
-        input: input_schema::<PidArgs>,
+        input: input_schema::<PidToolArgs>,
         output: report_of::<ParkReport>,
         call: |t, s, c, a| {
-            t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("park", &a))
+            t.command::<PidToolArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("park", &a))
         },
     },
     Spec {
@@ -230,10 +231,10 @@ continues it. Refused for pid <= 1, another user's process, headroom and its anc
         },
         level_exit: false,
         needs_gui: false,
-        input: input_schema::<PidArgs>,
+        input: input_schema::<PidToolArgs>,
         output: report_of::<ParkReport>,
         call: |t, s, c, a| {
-            t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("wake", &a))
+            t.command::<PidToolArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("wake", &a))
         },
     },
     Spec {
@@ -248,10 +249,10 @@ too; each member is checked as park checks one process. wake_tree undoes it.",
         },
         level_exit: false,
         needs_gui: false,
-        input: input_schema::<PidArgs>,
+        input: input_schema::<PidToolArgs>,
         output: report_of::<ParkReport>,
         call: |t, s, c, a| {
-            t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("park-tree", &a))
+            t.command::<PidToolArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("park-tree", &a))
         },
     },
     Spec {
@@ -266,10 +267,10 @@ park.",
         },
         level_exit: false,
         needs_gui: false,
-        input: input_schema::<PidArgs>,
+        input: input_schema::<PidToolArgs>,
         output: report_of::<ParkReport>,
         call: |t, s, c, a| {
-            t.command::<PidArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("wake-tree", &a))
+            t.command::<PidToolArgs, ParkReport>(s, c, a, |a, _, _| pid_argv("wake-tree", &a))
         },
     },
     super::hangs_check::SPEC,
@@ -280,14 +281,14 @@ park.",
     super::run_tasks::LIST,
 ];
 
-fn pid_argv(cmd: &str, a: &PidArgs) -> Vec<String> {
+fn pid_argv(cmd: &str, a: &PidToolArgs) -> Vec<String> {
     vec![cmd.to_string(), "--".into(), a.pid.0.to_string()]
 }
 
 /// `reap`'s command line: the configured policy, narrowed. `--deny` replaces the configured
 /// list on the command line, so the configured patterns are repeated before the added ones;
 /// `--allow`, `--grace` and `--idle-threshold` are never passed.
-pub(crate) fn reap_argv(a: ReapArgs, s: &Settings, dry_run: bool) -> Vec<String> {
+pub(crate) fn reap_argv(a: ReapToolArgs, s: &Settings, dry_run: bool) -> Vec<String> {
     let mut v = vec!["reap".to_string()];
     if dry_run {
         v.push("--dry-run".into());

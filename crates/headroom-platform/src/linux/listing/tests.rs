@@ -27,31 +27,47 @@ fn mark(created: u64, cursor: u64) -> Option<Mark> {
 #[test]
 fn where_a_round_s_pids_come_from() {
     let mut l = listing(32_768, &[(1, 258), (500, 757), (900, 1157), (2_000, 2257)]);
-    assert_eq!(l.source(mark(10, 1_000)), Source::All, "nothing listed yet");
+    assert_eq!(
+        l.source(mark(10, 1_000)),
+        PidSource::All,
+        "nothing listed yet"
+    );
     l.finish(mark(10, 1_000), true);
-    assert_eq!(l.source(mark(10, 1_000)), Source::Kept);
-    assert_eq!(l.source(None), Source::All, "the counters cannot be read");
+    assert_eq!(l.source(mark(10, 1_000)), PidSource::Kept);
+    assert_eq!(
+        l.source(None),
+        PidSource::All,
+        "the counters cannot be read"
+    );
     assert_eq!(
         l.source(mark(15, 1_004)),
-        Source::Tail { below: 900 },
+        PidSource::Tail { below: 900 },
         "new pids are above 1,000: the tail from 900 on"
     );
-    assert_eq!(l.source(mark(15, 400)), Source::All, "the cursor wrapped");
+    assert_eq!(
+        l.source(mark(15, 400)),
+        PidSource::All,
+        "the cursor wrapped"
+    );
     assert_eq!(
         l.source(mark(10 + 32_468, 1_004)),
-        Source::All,
+        PidSource::All,
         "a whole lap of pids could have been handed out"
     );
     assert_eq!(
         l.source(mark(10 + 32_467, 1_004)),
-        Source::Tail { below: 900 }
+        PidSource::Tail { below: 900 }
     );
-    assert_eq!(l.source(mark(9, 1_000)), Source::All, "the count went down");
+    assert_eq!(
+        l.source(mark(9, 1_000)),
+        PidSource::All,
+        "the count went down"
+    );
     l.finish(mark(10, 1_000), false);
-    assert_eq!(l.source(mark(10, 1_000)), Source::All, "incomplete");
+    assert_eq!(l.source(mark(10, 1_000)), PidSource::All, "incomplete");
     let mut none_below = listing(32_768, &[(2_000, 2257)]);
     none_below.finish(mark(10, 1_000), true);
-    assert_eq!(none_below.source(mark(11, 1_001)), Source::All);
+    assert_eq!(none_below.source(mark(11, 1_001)), PidSource::All);
 }
 
 /// A `cat` this test started, ended (its stdin closed) and waited for when dropped, also when
@@ -88,7 +104,7 @@ fn a_tail_from_the_old_cursor_holds_every_new_process() {
         assert!(after.created > before.created, "{before:?} {after:?}");
         assert_ne!(after.cursor, before.cursor);
         l.finish(Some(before), true);
-        let Source::Tail { below } = l.source(Some(after)) else {
+        let PidSource::Tail { below } = l.source(Some(after)) else {
             assert!(
                 after.cursor < before.cursor,
                 "not a wrap: {before:?} {after:?}"

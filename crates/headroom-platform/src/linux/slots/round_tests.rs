@@ -263,7 +263,7 @@ fn a_changed_real_uid_is_seen_the_next_round() {
 fn any_compared_change_means_a_full_read() {
     let mut rec = crate::core::snapshot::fixture::proc(100, 1, "cat");
     rec.threads = Some(1);
-    let info = pidfd_info::Info {
+    let info = pidfd_info::PidfdInfo {
         pid: 100,
         ppid: 1,
         ruid: rec.uid,
@@ -272,7 +272,7 @@ fn any_compared_change_means_a_full_read() {
         still_unchanged(rec, 100, i, Some(threads), exited, leader)
     };
     assert!(same(&rec, info, 1, false, None));
-    let other = |f: fn(&mut pidfd_info::Info)| {
+    let other = |f: fn(&mut pidfd_info::PidfdInfo)| {
         let mut i = info;
         f(&mut i);
         i
