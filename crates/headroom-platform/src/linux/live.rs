@@ -1,8 +1,8 @@
 //! The live Linux `ProcessSource`: one pass over `/proc` for a snapshot (`stat` and
 //! `status` of every pid, and `exe` of the user's own live processes, reusing one buffer;
 //! a pid that vanishes between `readdir` and `read` is skipped, one that cannot be read is
-//! counted unreadable, a listing that fails part way fails the snapshot), one process, and the tree
-//! walk of `tree.rs`. The parts live by job: `records.rs` (one process's record),
+//! counted unreadable, a listing that fails part way fails the snapshot), one process, and
+//! the tree walk of `tree.rs`. The parts live by job: `records.rs` (one process's record),
 //! `ceilings.rs` (the slot ceilings), `read.rs` (the shared read helpers).
 
 use std::cell::RefCell;

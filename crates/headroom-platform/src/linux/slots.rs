@@ -111,7 +111,7 @@ pub(crate) struct KeptStatus {
     /// `begin`'s `poll` failed: nothing is served unchanged in this snapshot.
     poll_failed: bool,
     /// The budget is no longer raised to the limit's: an `open` found no descriptor left
-    /// (`shed`), and the budget stays as lowered then.
+    /// (`shed`), and the budget stays as lowered then (or a test's control keeps none).
     capped: bool,
     /// The next this many `open`s of `status` fail with EMFILE (a test's shortage).
     #[cfg(test)]
