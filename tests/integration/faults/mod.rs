@@ -13,6 +13,7 @@
 
 mod clock;
 mod crash;
+mod descriptors;
 mod disk_full;
 mod exhaustion;
 mod hostile_proc;

@@ -1,7 +1,8 @@
 //! The live Linux `ProcessSource`: one pass over `/proc` for a snapshot (`stat` and
 //! `status` of every pid, and `exe` of the user's own live processes, reusing one buffer;
-//! a pid that vanishes between `readdir` and `read` is skipped), one process, and the tree
-//! walk of `tree.rs`. The parts live by job: `records.rs` (one process's record),
+//! a pid that vanishes between `readdir` and `read` is skipped, one that cannot be read is
+//! counted unreadable, a listing that fails part way fails the snapshot), one process, and
+//! the tree walk of `tree.rs`. The parts live by job: `records.rs` (one process's record),
 //! `ceilings.rs` (the slot ceilings), `read.rs` (the shared read helpers).
 
 use std::cell::RefCell;
@@ -14,7 +15,7 @@ use super::ceilings::{self, KeptCeilings};
 use super::listing::{Mark, PidSource};
 use super::one_shot::{Asked, Scan};
 use super::procfs;
-use super::read::{gone, parse_pid, read_whole};
+use super::read::{gone, listed_pids, read_whole};
 use super::records::ProcReader;
 use super::tree::KeptOpen;
 use crate::core::round_plan::Bound;
@@ -152,6 +153,9 @@ impl LinuxSource {
         if let Some(s) = scan.as_mut() {
             by_status.extend(s.flush(&mut by_pidfd));
         }
+        // Its descriptor of `/proc` closed first: a pid sent here because no pidfd could be
+        // opened (EMFILE) then has that one descriptor for its `status`.
+        drop(scan);
         for pid in by_status {
             match self.reader.read_process(pid, uid, Detail::Slots, true, buf) {
                 Ok(Some(p)) => processes.push(p),
@@ -187,8 +191,10 @@ impl ProcessSource for LinuxSource {
             })
         };
         let listed = |dir: fs::ReadDir| {
-            dir.filter_map(|e| parse_pid(&e.ok()?.file_name()))
-                .collect::<Vec<i32>>()
+            listed_pids(
+                &self.reader.roots.proc,
+                dir.map(|e| e.map(|e| e.file_name())),
+            )
         };
         let mut processes = Vec::with_capacity(1024);
         let mut buf = String::with_capacity(4096);
@@ -203,7 +209,7 @@ impl ProcessSource for LinuxSource {
             };
             let pids = match self.repeated_pids(repeated, mark) {
                 Some(p) => p,
-                None => listed(list()?),
+                None => listed(list()?)?,
             };
             let partial = self.slot_processes(
                 pids.into_iter(),
@@ -220,12 +226,7 @@ impl ProcessSource for LinuxSource {
                 self.listing.borrow_mut().finish(mark, complete);
             }
         } else {
-            let dir = list()?;
-            for entry in dir {
-                let Ok(entry) = entry else { continue };
-                let Some(pid) = parse_pid(&entry.file_name()) else {
-                    continue;
-                };
+            for pid in listed(list()?)? {
                 match self.reader.read_process(pid, uid, detail, true, &mut buf) {
                     Ok(Some(p)) => processes.push(p),
                     Ok(None) => {}

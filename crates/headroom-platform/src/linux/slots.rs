@@ -11,6 +11,11 @@
 //! reads ESRCH even if the pid was reused, and the pid is then opened afresh, so it never
 //! reports another process. Descriptors of pids no longer listed are closed after each
 //! snapshot; at most `budget` descriptors are kept, the rest are read by path as before.
+//! The budget is a guess (other readers in the process hold descriptors too): an `open` that
+//! finds none left (EMFILE, ENFILE, ENOMEM) closes up to `SHED` kept ones, lowers the budget
+//! to what stays kept for good (`capped`) and tries once more, so a shortage costs speed,
+//! not a process; one that fails again is an error (the snapshot counts it unreadable),
+//! never "gone".
 //!
 //! Even kept, that read is mostly the kernel generating `status` (17.7 µs a process under
 //! load here). So a repeated round does not read a process again that it can show is
@@ -40,7 +45,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use super::pidfd_info;
-use super::read::{gone, read_whole};
+use super::read::{gone, out_of_resources, read_whole};
 use crate::PlatformError;
 use crate::core::snapshot::ProcessRecord;
 
@@ -49,6 +54,8 @@ use crate::core::snapshot::ProcessRecord;
 const RESERVE: u64 = 1024;
 /// Never more than this many kept, however high the limit.
 const MAX_KEPT: u64 = 65_536;
+/// Kept descriptors closed when an `open` finds none left, before it tries again.
+const SHED: usize = 64;
 
 /// One listed pid's kept descriptors.
 #[derive(Debug)]
@@ -103,6 +110,12 @@ pub(crate) struct KeptStatus {
     check: Option<bool>,
     /// `begin`'s `poll` failed: nothing is served unchanged in this snapshot.
     poll_failed: bool,
+    /// The budget is no longer raised to the limit's: an `open` found no descriptor left
+    /// (`shed`), and the budget stays as lowered then (or a test's control keeps none).
+    capped: bool,
+    /// The next this many `open`s of `status` fail with EMFILE (a test's shortage).
+    #[cfg(test)]
+    fail_opens: u32,
     /// Pids served unchanged in this snapshot (`served_unchanged`).
     served: Vec<i32>,
     /// The `poll` array `begin` reuses, and the pid of each entry.
@@ -198,6 +211,9 @@ impl KeptStatus {
             open: 0,
             check: Some(false),
             poll_failed: false,
+            capped: false,
+            #[cfg(test)]
+            fail_opens: 0,
             served: Vec::new(),
             polls: Vec::new(),
             poll_pids: Vec::new(),
@@ -220,8 +236,11 @@ impl KeptStatus {
         self.served.clear();
         #[cfg(test)]
         self.asked.clear();
-        // The limit may have been raised since (`watch` raises it before its first round).
-        self.budget = self.budget.max(Self::budget_now());
+        // The limit may have been raised since (`watch` raises it before its first round);
+        // not past what a shortage showed the process can spare.
+        if !self.capped {
+            self.budget = self.budget.max(Self::budget_now());
+        }
         self.polls.clear();
         self.poll_pids.clear();
         for (pid, k) in &self.files {
@@ -350,7 +369,7 @@ impl KeptStatus {
         } else {
             None
         };
-        let f = match File::open(path) {
+        let f = match self.open_status(path) {
             Ok(f) => f,
             Err(e) if gone(&e) => return Ok(None),
             Err(e) => {
@@ -386,6 +405,57 @@ impl KeptStatus {
             );
         }
         Ok(Some(()))
+    }
+
+    /// `status` at `path`, opened; when no descriptor is left (EMFILE, ENFILE, ENOMEM),
+    /// again once after `shed`.
+    fn open_status(&mut self, path: &Path) -> std::io::Result<File> {
+        match self.try_open(path) {
+            Err(e) if out_of_resources(&e) => {
+                self.shed();
+                self.try_open(path)
+            }
+            other => other,
+        }
+    }
+
+    fn try_open(&mut self, path: &Path) -> std::io::Result<File> {
+        #[cfg(test)]
+        if self.fail_opens > 0 {
+            self.fail_opens -= 1;
+            return Err(std::io::Error::from_raw_os_error(libc::EMFILE));
+        }
+        File::open(path)
+    }
+
+    /// The budget was more than the process can spare: close up to `SHED` kept descriptors
+    /// (unchanged checks first, then whole entries) and keep no more than what is left, for
+    /// good. A process whose descriptors are closed is read by path from now on; the listing
+    /// sees it was not kept (`has`), so the next round lists all of `/proc`.
+    fn shed(&mut self) {
+        let mut freed = 0;
+        for k in self.files.values_mut() {
+            if freed >= SHED {
+                break;
+            }
+            if let Some(c) = k.check.take() {
+                freed += c.fds();
+                self.open -= c.fds();
+            }
+        }
+        let mut closing = Vec::new();
+        for (pid, k) in &self.files {
+            if freed >= SHED {
+                break;
+            }
+            freed += 1 + usize::from(k.pidfd.is_some());
+            closing.push(*pid);
+        }
+        for pid in closing {
+            self.remove(pid);
+        }
+        self.budget = self.open;
+        self.capped = true;
     }
 
     /// After a full read of `pid` (in `dir`) gave `record`: keep what the unchanged check
@@ -522,6 +592,43 @@ mod tests {
         assert_eq!(k.kept(), 1, "pid 2 was not listed this time: closed");
         // Gone: a missing file is Ok(None), not an error.
         assert_eq!(k.read(9, &path(9), &mut buf).unwrap(), None);
+    }
+
+    /// An `open` that finds no descriptor left (EMFILE, injected) is not the process gone:
+    /// kept descriptors are closed and the read tried again, which reads it; the budget
+    /// stays lowered (the next read is by path, not kept). A second EMFILE in a row is an
+    /// error naming the file and the OS error (the snapshot counts it unreadable), never
+    /// `Ok(None)`.
+    #[test]
+    fn no_descriptor_left_is_a_retry_then_an_error_never_gone() {
+        let d = tempfile::tempdir().unwrap();
+        let path = |pid: i32| d.path().join(format!("{pid}-status"));
+        for pid in 1..=5 {
+            fs::write(path(pid), format!("Name:\tp{pid}\n")).unwrap();
+        }
+        let mut k = KeptStatus::with_budget(8);
+        let mut buf = String::new();
+        k.begin();
+        for pid in [1, 2, 3] {
+            assert_eq!(k.read(pid, &path(pid), &mut buf).unwrap(), Some(()));
+        }
+        assert_eq!(k.kept(), 3);
+        k.fail_opens = 1;
+        assert_eq!(k.read(4, &path(4), &mut buf).unwrap(), Some(()));
+        assert_eq!(buf, "Name:\tp4\n");
+        assert_eq!(
+            (k.kept(), k.open, k.budget),
+            (0, 0, 0),
+            "shed, and kept no more"
+        );
+        k.fail_opens = 2;
+        let e = k.read(5, &path(5), &mut buf).unwrap_err().to_string();
+        assert!(e.contains("5-status") && e.contains("os error 24"), "{e}");
+        // Shed for good: a later snapshot does not raise the budget back to the limit's.
+        k.end();
+        k.begin();
+        assert_eq!(k.budget, 0);
+        assert_eq!(k.read(5, &path(5), &mut buf).unwrap(), Some(()));
     }
 
     /// For real: a reaped child's kept descriptor does not read as a live process; the pid

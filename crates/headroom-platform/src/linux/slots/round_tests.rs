@@ -46,10 +46,19 @@ pub(crate) fn repeating() -> Repeating {
     Repeating { src, _turn: turn }
 }
 
-/// A source that never serves a process unchanged: every round reads every `status`.
+/// A source that never serves a process unchanged: every round reads every `status`, by
+/// path. It keeps no descriptor: as a control beside a `repeating` source in the same
+/// thread it would otherwise take a budget of its own from the same RLIMIT_NOFILE, and on a
+/// machine with thousands of processes leave the source under test short (which then
+/// sheds and reads by path: counted right, but not served unchanged as the test expects).
 pub(crate) fn full_reads() -> Repeating {
     let src = repeating();
-    src.reader.kept_status.borrow_mut().check = Some(false);
+    {
+        let mut kept = src.reader.kept_status.borrow_mut();
+        kept.check = Some(false);
+        kept.budget = 0;
+        kept.capped = true;
+    }
     src
 }
 
