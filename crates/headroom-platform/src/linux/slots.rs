@@ -13,9 +13,11 @@
 //! snapshot; at most `budget` descriptors are kept, the rest are read by path as before.
 //! The budget is a guess (other readers in the process hold descriptors too): an `open` that
 //! finds none left (EMFILE, ENFILE, ENOMEM) closes up to `SHED` kept ones, lowers the budget
-//! to what stays kept for good (`capped`) and tries once more, so a shortage costs speed,
-//! not a process; one that fails again is an error (the snapshot counts it unreadable),
-//! never "gone".
+//! to what stays kept and tries once more, so a shortage costs speed, not a process; one
+//! that fails again is an error (the snapshot counts it unreadable), never "gone". After a
+//! shortage the budget doubles each snapshot back towards the limit's (`Growth`), so a
+//! passing one (an ENFILE of another program's making) does not slow every later round, and
+//! a lasting one costs at most one failed `open` and one shed a snapshot.
 //!
 //! Even kept, that read is mostly the kernel generating `status` (17.7 µs a process under
 //! load here). So a repeated round does not read a process again that it can show is
@@ -95,6 +97,30 @@ impl UnchangedCheck {
     }
 }
 
+/// How a snapshot's `begin` sets the descriptor budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Growth {
+    /// The limit's (`watch` raises its soft limit before its first round).
+    FromLimit,
+    /// After a shortage (`shed`): twice the last budget (at least `SHED`), never past the
+    /// limit's; back to `FromLimit` once there.
+    Regrowing,
+    /// As set, for good: a test's control that keeps nothing.
+    #[cfg(test)]
+    Pinned,
+}
+
+impl Growth {
+    fn next(self, budget: usize, from_limit: usize) -> usize {
+        match self {
+            Growth::FromLimit => budget.max(from_limit),
+            Growth::Regrowing => budget.max(SHED).saturating_mul(2).min(from_limit),
+            #[cfg(test)]
+            Growth::Pinned => budget,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct KeptStatus {
     files: HashMap<i32, KeptPid>,
@@ -110,9 +136,8 @@ pub(crate) struct KeptStatus {
     check: Option<bool>,
     /// `begin`'s `poll` failed: nothing is served unchanged in this snapshot.
     poll_failed: bool,
-    /// The budget is no longer raised to the limit's: an `open` found no descriptor left
-    /// (`shed`), and the budget stays as lowered then (or a test's control keeps none).
-    capped: bool,
+    /// How `begin` sets the budget.
+    growth: Growth,
     /// The next this many `open`s of `status` fail with EMFILE (a test's shortage).
     #[cfg(test)]
     fail_opens: u32,
@@ -211,7 +236,7 @@ impl KeptStatus {
             open: 0,
             check: Some(false),
             poll_failed: false,
-            capped: false,
+            growth: Growth::FromLimit,
             #[cfg(test)]
             fail_opens: 0,
             served: Vec::new(),
@@ -232,14 +257,18 @@ impl KeptStatus {
 
     /// Start a snapshot: one `poll` over the kept pidfds says which processes exited.
     pub(crate) fn begin(&mut self) {
+        self.begin_under(Self::budget_now());
+    }
+
+    /// `begin`, with what the limit allows to be kept (`budget_now`).
+    fn begin_under(&mut self, from_limit: usize) {
         self.generation += 1;
         self.served.clear();
         #[cfg(test)]
         self.asked.clear();
-        // The limit may have been raised since (`watch` raises it before its first round);
-        // not past what a shortage showed the process can spare.
-        if !self.capped {
-            self.budget = self.budget.max(Self::budget_now());
+        self.budget = self.growth.next(self.budget, from_limit);
+        if self.growth == Growth::Regrowing && self.budget >= from_limit {
+            self.growth = Growth::FromLimit;
         }
         self.polls.clear();
         self.poll_pids.clear();
@@ -455,7 +484,9 @@ impl KeptStatus {
             self.remove(pid);
         }
         self.budget = self.open;
-        self.capped = true;
+        if self.growth == Growth::FromLimit {
+            self.growth = Growth::Regrowing;
+        }
     }
 
     /// After a full read of `pid` (in `dir`) gave `record`: keep what the unchanged check
@@ -595,20 +626,23 @@ mod tests {
     }
 
     /// An `open` that finds no descriptor left (EMFILE, injected) is not the process gone:
-    /// kept descriptors are closed and the read tried again, which reads it; the budget
-    /// stays lowered (the next read is by path, not kept). A second EMFILE in a row is an
-    /// error naming the file and the OS error (the snapshot counts it unreadable), never
-    /// `Ok(None)`.
+    /// kept descriptors are closed and the read tried again, which reads it; the budget is
+    /// lowered to what stays kept (the next read is by path, not kept). A second EMFILE in a
+    /// row is an error naming the file and the OS error (the snapshot counts it unreadable),
+    /// never `Ok(None)`. Later snapshots double the budget back to the limit's, not past it,
+    /// and a shortage while regrowing lowers it again.
     #[test]
     fn no_descriptor_left_is_a_retry_then_an_error_never_gone() {
         let d = tempfile::tempdir().unwrap();
         let path = |pid: i32| d.path().join(format!("{pid}-status"));
-        for pid in 1..=5 {
+        for pid in 1..=9 {
             fs::write(path(pid), format!("Name:\tp{pid}\n")).unwrap();
         }
+        let limit = 1000;
         let mut k = KeptStatus::with_budget(8);
         let mut buf = String::new();
-        k.begin();
+        k.begin_under(limit);
+        assert_eq!(k.budget, limit);
         for pid in [1, 2, 3] {
             assert_eq!(k.read(pid, &path(pid), &mut buf).unwrap(), Some(()));
         }
@@ -624,11 +658,27 @@ mod tests {
         k.fail_opens = 2;
         let e = k.read(5, &path(5), &mut buf).unwrap_err().to_string();
         assert!(e.contains("5-status") && e.contains("os error 24"), "{e}");
-        // Shed for good: a later snapshot does not raise the budget back to the limit's.
         k.end();
-        k.begin();
-        assert_eq!(k.budget, 0);
-        assert_eq!(k.read(5, &path(5), &mut buf).unwrap(), Some(()));
+        // Regrowing: 2 × SHED, then doubling, never past the limit's.
+        let mut budgets = Vec::new();
+        for _ in 0..4 {
+            k.begin_under(limit);
+            budgets.push(k.budget);
+            k.end();
+        }
+        assert_eq!(budgets, [2 * SHED, 4 * SHED, 8 * SHED, limit]);
+        assert_eq!(k.growth, Growth::FromLimit, "back at the limit's");
+        // A shortage while regrowing lowers it again, to what stays kept.
+        k.begin_under(limit);
+        assert_eq!(k.read(6, &path(6), &mut buf).unwrap(), Some(()));
+        k.fail_opens = 1;
+        assert_eq!(k.read(7, &path(7), &mut buf).unwrap(), Some(()));
+        assert_eq!((k.budget, k.growth), (0, Growth::Regrowing));
+        k.end();
+        k.begin_under(limit);
+        assert_eq!(k.budget, 2 * SHED);
+        assert_eq!(k.read(8, &path(8), &mut buf).unwrap(), Some(()));
+        assert_eq!(k.kept(), 1, "kept again once regrown");
     }
 
     /// For real: a reaped child's kept descriptor does not read as a live process; the pid

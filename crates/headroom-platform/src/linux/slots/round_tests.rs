@@ -57,7 +57,7 @@ pub(crate) fn full_reads() -> Repeating {
         let mut kept = src.reader.kept_status.borrow_mut();
         kept.check = Some(false);
         kept.budget = 0;
-        kept.capped = true;
+        kept.growth = super::Growth::Pinned;
     }
     src
 }
