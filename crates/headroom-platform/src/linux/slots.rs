@@ -489,6 +489,14 @@ impl KeptStatus {
         }
     }
 
+    /// Another reader of the snapshot (the ceilings) found no descriptor left: close what
+    /// `shed` closes, so it can try once more.
+    pub(crate) fn shed_for_others(&mut self) {
+        if self.open > 0 {
+            self.shed();
+        }
+    }
+
     /// After a full read of `pid` (in `dir`) gave `record`: keep what the unchanged check
     /// needs, when it qualifies (a kept pidfd whose process is still there).
     pub(crate) fn remember(&mut self, pid: i32, dir: &Path, record: &ProcessRecord) {
