@@ -39,7 +39,9 @@ impl ProcReader {
         Self {
             roots,
             ns_per_tick: 1_000_000_000 / hz,
-            kept_status: RefCell::new(super::slots::KeptStatus::with_budget(0)),
+            kept_status: RefCell::new(
+                super::slots::KeptStatus::with_budget(0).on_real_proc(real_proc),
+            ),
             real_proc,
             repeated: std::cell::Cell::new(false),
             #[cfg(test)]

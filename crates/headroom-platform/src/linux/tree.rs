@@ -307,7 +307,15 @@ impl ProcReader {
             Ok(mut o) => Ok(self
                 .read_open(&mut o, pid, uid, &dir, bufs)?
                 .map(|rec| (rec, Some(o)))),
-            Err(e) if gone(&e) => Ok(None),
+            // ENOENT confirmed by pidfd on this machine's `/proc` (`really_gone`): still
+            // there, the error fails the sample.
+            Err(e) if gone(&e) && (!self.real_proc || super::pidfd_info::really_gone(pid)) => {
+                Ok(None)
+            }
+            Err(e) if gone(&e) => Err(PlatformError::io(
+                format!("cannot open `{}`, yet it is not gone", dir.display()),
+                e,
+            )),
             // Out of descriptors, or a file that cannot be opened: read it by path.
             Err(_) => by_path(bufs),
         }
