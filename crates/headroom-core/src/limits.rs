@@ -4,7 +4,10 @@
 //! 67.5 % while fork() was failing against RLIMIT_NPROC: the effective limit is the minimum
 //! over every readable ceiling the kernel enforces. An unreadable ceiling, or one ≤ 0, does
 //! not constrain (a watchdog that sends SIGKILL must not manufacture pressure out of a failed
-//! syscall); with nothing readable the limit is unknown, never "full". A shared ceiling
+//! syscall); with nothing readable the limit is unknown, never "full". A ceiling that could
+//! not be read (its value, or a shared one's use) may still be the tightest, so the limit
+//! of the others is then only an upper bound (`EffectiveLimit::incomplete`): the reading's
+//! level is a floor, never a confident "normal" (`reading::judged_level`). A shared ceiling
 //! counts against what everybody else already holds.
 //!
 //! macOS, as xnu enforces it (`bsd/kern/kern_fork.c` `fork1`): the uid's process count is
@@ -112,6 +115,8 @@ fn yes() -> bool {
 pub enum CeilingStatus {
     /// Readable and counted.
     Constrains,
+    // It may still be the tightest: `EffectiveLimit::incomplete` (a plain comment, so the
+    // published schema's description stays as it was).
     /// Could not be read: does not constrain.
     Unreadable,
     /// Read as ≤ 0: treated as unreadable.
@@ -144,6 +149,20 @@ pub struct EffectiveLimit {
 /// Why `kern.maxprocperuid` never constrains (the module docs).
 pub const PER_UID_NOTE: &str = "fork never checks it (xnu compares the uid's processes with \
     RLIMIT_NPROC only); it caps what a non-root setrlimit(RLIMIT_NPROC), such as `ulimit -u`, may set";
+
+impl EffectiveLimit {
+    /// Whether a ceiling the kernel enforces could not be judged (its value, or a shared
+    /// one's current use, unreadable): it may bind below `limit`, which is then an upper
+    /// bound only (the usage a floor).
+    pub fn incomplete(&self) -> bool {
+        self.ceilings.iter().any(|c| {
+            matches!(
+                c.status,
+                CeilingStatus::Unreadable | CeilingStatus::UsageUnknown
+            )
+        })
+    }
+}
 
 /// Evaluate `ceilings` (in order of consideration: per-user ones first, because ties name
 /// the per-user ceiling) against the `used` slots of `uid`.
@@ -396,6 +415,14 @@ mod tests {
             (Some(5099), Some(LimitSource::SystemWide))
         );
         assert_eq!(l.ceilings[1].status, CeilingStatus::Unreadable);
+        assert!(l.incomplete(), "the unread one may be the tightest");
+        // Control: every enforced ceiling read, or not enforced, or unlimited.
+        let l = effective_limit(&mac(Some(4000), Some(2666), Some(6000), 10, 900), 10, U);
+        assert!(!l.incomplete());
+        let mut c = mac(Some(4000), Some(2666), Some(6000), 10, 900);
+        c[1].value = None;
+        c[1].enforced = false;
+        assert!(!effective_limit(&c, 10, U).incomplete());
     }
 
     #[test]
@@ -503,6 +530,7 @@ mod tests {
         let l = effective_limit(&[s], 10, U);
         assert_eq!(l.limit, None);
         assert_eq!(l.ceilings[0].status, CeilingStatus::UsageUnknown);
+        assert!(l.incomplete());
     }
 
     #[test]

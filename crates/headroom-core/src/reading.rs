@@ -81,6 +81,17 @@ pub fn level(usage_pct: Option<f64>, t: Thresholds) -> Level {
     }
 }
 
+/// The level of a reading at `usage_pct` against a limit that is `incomplete`
+/// (`EffectiveLimit::incomplete`: an enforced ceiling could not be read, so the limit is an
+/// upper bound and the usage a floor): warning and critical stand, since the real usage is
+/// at least that; normal is unknown, since the unread ceiling may be nearly full.
+pub fn judged_level(usage_pct: Option<f64>, t: Thresholds, incomplete: bool) -> Level {
+    match level(usage_pct, t) {
+        Level::Normal if incomplete => Level::Unknown,
+        l => l,
+    }
+}
+
 /// A reading as kept in the history file.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct HistorySample {
@@ -238,7 +249,7 @@ pub fn read(snapshot: &Snapshot, thresholds: Thresholds) -> Reading {
         at_ms: snapshot.taken_at_ms,
         uid: snapshot.uid,
         usage,
-        level: level(usage_pct, thresholds),
+        level: judged_level(usage_pct, thresholds, limit.incomplete()),
         limit,
         usage_pct,
         free_slots,

@@ -88,11 +88,16 @@ pub enum Round {
 }
 
 /// The usage a reading would report if the user held all of `bound.slots`; `None` without
-/// a bound or a limit at it.
+/// a bound or a limit at it, or when an enforced ceiling could not be read.
 pub fn bound_pct(bound: &Bound) -> Option<f64> {
     // This process runs: the user holds at least one slot, whatever a file says.
     let slots = bound.slots?.max(1);
-    let limit = effective_limit(&bound.ceilings, slots, bound.uid).limit?;
+    let limit = effective_limit(&bound.ceilings, slots, bound.uid);
+    // An unread ceiling may be the tightest: the bound proves nothing against the others.
+    if limit.incomplete() {
+        return None;
+    }
+    let limit = limit.limit?;
     Some(slots as f64 * 100.0 / limit.max(1) as f64)
 }
 

@@ -127,3 +127,86 @@ fn watch_whose_descriptor_budget_overstates_what_is_free_counts_all_every_round(
         );
     }
 }
+
+/// `watch` at `--nofile=N:N` for five rounds: its reading events.
+fn watch_readings(env: &Env, nofile: Option<u32>, tag: &str) -> Vec<serde_json::Value> {
+    let limit = nofile.map_or(String::new(), |n| format!("prlimit --nofile={n}:{n} -- "));
+    let script = format!(
+        "exec {limit}{} watch --interval 100ms --json --no-hangs --no-auto-reap --table-every 0s",
+        env.headroom_path().display()
+    );
+    let (out, err) = (
+        env.path(&format!("{tag}.out")),
+        env.path(&format!("{tag}.err")),
+    );
+    let mut watch = env.spawn_with(
+        std::path::Path::new("/bin/bash"),
+        &["-c", &script],
+        Some((&out, &err)),
+    );
+    let readings = || {
+        json_lines(&out)
+            .into_iter()
+            .filter(|e| e["type"] == "reading")
+            .collect::<Vec<_>>()
+    };
+    wait_until("five rounds", || readings().len() >= 5);
+    watch.signal(libc::SIGTERM);
+    assert_eq!(watch.exit_code(), 0, "{tag}");
+    readings()
+}
+
+/// A ceiling's file that cannot be opened for want of a descriptor is not a ceiling that
+/// is not there: on 7f29497 `watch` at `--nofile=10`/`12` read "normal" against
+/// RLIMIT_NPROC (96,362 here) because `pid_max` (the tightest, 32,768) could not be opened.
+/// Now a reading either finds the same binding ceiling as the control, or says its level
+/// is not known (`unknown`, never `normal` against a looser limit); and `probe` exits by
+/// the level it prints. The control: the inherited limit, normal against the tightest.
+#[test]
+#[cfg_attr(
+    not(all(hr_root, hr_tool_prlimit, hr_tool_setpriv)),
+    ignore = "needs root (a private uid), prlimit and setpriv"
+)]
+fn a_ceiling_unread_for_want_of_descriptors_is_unknown_not_looser() {
+    let env = Env::new();
+    require_sandbox(&env);
+    crate::support::require_tool("prlimit");
+    let control = watch_readings(&env, None, "control");
+    let source = control[0]["limit_source"].clone();
+    for (i, r) in control.iter().enumerate() {
+        assert_eq!(
+            (&r["level"], &r["limit_source"]),
+            (&serde_json::json!("normal"), &source),
+            "control round {i}: {r}"
+        );
+    }
+    for n in [10, 12] {
+        for (i, r) in watch_readings(&env, Some(n), &format!("n{n}"))
+            .iter()
+            .enumerate()
+        {
+            assert!(
+                r["limit_source"] == source || r["level"] != "normal",
+                "--nofile={n} round {i}: normal against {} instead of {source}: {r}",
+                r["limit_source"]
+            );
+        }
+    }
+    for n in [6, 8, 10, 12, 16] {
+        let (code, v) = probe(&env, Some(n));
+        if v.is_null() {
+            continue;
+        }
+        let want = match v["level"].as_str() {
+            Some("normal") => 0,
+            Some("warning") => 1,
+            Some("critical") => 2,
+            _ => 3,
+        };
+        assert_eq!(code, want, "probe --nofile={n}: {v}");
+        assert!(
+            v["limit_source"] == source || v["level"] != "normal",
+            "probe --nofile={n}: {v}"
+        );
+    }
+}

@@ -149,6 +149,12 @@ pub(crate) fn traps(snap: &Snapshot, r: &Reading) -> Vec<String> {
             c.ceiling.note.as_deref().unwrap_or("exempt")
         ));
     }
+    if r.limit.incomplete() {
+        notes.push(
+            "a ceiling could not be read and may bind lower: the effective limit is at most the one shown, and a level below warning is unknown."
+                .into(),
+        );
+    }
     if r.limit.limit.is_none() {
         notes
             .push("no ceiling could be read: the limit is unknown (never treated as full).".into());
@@ -163,7 +169,7 @@ fn describe(c: &CeilingEval) -> String {
         .map_or_else(|| "unreadable".to_string(), |v| thousands(v.max(0) as u64));
     match c.status {
         CeilingStatus::Constrains => value,
-        CeilingStatus::Unreadable => "unreadable (does not constrain)".into(),
+        CeilingStatus::Unreadable => "unreadable (not counted; may be lower)".into(),
         CeilingStatus::NonPositive => {
             format!("{} (≤ 0: does not constrain)", c.ceiling.value.unwrap_or(0))
         }
@@ -176,7 +182,7 @@ fn describe(c: &CeilingEval) -> String {
             }
         }
         CeilingStatus::UsageUnknown => {
-            format!("{value} (current use unreadable: does not constrain)")
+            format!("{value} (current use unreadable: not counted; may be lower)")
         }
     }
 }

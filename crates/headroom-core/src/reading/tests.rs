@@ -90,6 +90,45 @@ fn nothing_readable_reads_unknown() {
     );
 }
 
+/// What `watch` short of descriptors read on 7f29497: `pid_max` (32,768, the tightest)
+/// unopenable, RLIMIT_NPROC 96,362 read. Against the looser limit 100 tasks are "normal";
+/// the unread ceiling may be nearly full, so the level is unknown (exit 3), never normal.
+/// Warning and critical stand (the real usage is at least that). Control: `pid_max` read.
+#[test]
+fn an_unread_ceiling_leaves_no_confident_normal() {
+    use crate::limits::fixture::{shared, user};
+    let ceilings = |pid_max: Option<i64>| {
+        vec![
+            user(LimitSource::RlimitNproc, Some(96_362)),
+            shared(LimitSource::PidMax, pid_max, 100),
+        ]
+    };
+    let linux = |used: usize, c| {
+        let mut s = snapshot(
+            "linux",
+            (0..used).map(|i| proc(100 + i as i32, 1, "sh")).collect(),
+        );
+        s.ceilings = c;
+        s
+    };
+    let r = read(&linux(100, ceilings(None)), th());
+    assert_eq!(r.limit_source(), Some(LimitSource::RlimitNproc));
+    assert!(r.limit.incomplete());
+    assert_eq!(r.level, Level::Unknown);
+    let control = read(&linux(100, ceilings(Some(32_768))), th());
+    assert_eq!(control.limit_source(), Some(LimitSource::PidMax));
+    assert_eq!(control.level, Level::Normal);
+    for (pct, want) in [
+        (49.0, Level::Unknown),
+        (50.0, Level::Warning),
+        (80.0, Level::Critical),
+    ] {
+        assert_eq!(judged_level(Some(pct), th(), true), want, "{pct}");
+    }
+    assert_eq!(judged_level(Some(49.0), th(), false), Level::Normal);
+    assert_eq!(judged_level(None, th(), true), Level::Unknown);
+}
+
 fn samples(pairs: &[(i64, u64)]) -> Vec<HistorySample> {
     pairs
         .iter()

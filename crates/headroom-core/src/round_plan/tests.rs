@@ -62,6 +62,17 @@ fn an_unreadable_bound_reads_the_table() {
     assert!(matches!(plan(&facts(&b)), Round::Wait { .. }));
 }
 
+/// An enforced ceiling that could not be read may be the tightest: a bound far from the
+/// others proves nothing, and the round reads (control: the same bound with it read waits).
+#[test]
+fn an_unread_ceiling_at_the_bound_reads_the_table() {
+    let mut b = bound(Some(100));
+    b.ceilings.push(user(LimitSource::CgroupPids, None));
+    assert_eq!(plan(&facts(&b)), Round::Exact(Why::NoLimit));
+    b.ceilings[2] = user(LimitSource::CgroupPids, Some(50_000));
+    assert!(matches!(plan(&facts(&b)), Round::Wait { .. }));
+}
+
 /// A bound of 0 (a file that lies low) is taken as 1: this process holds a slot. With no
 /// ceiling that gives a limit, nothing can be proved far.
 #[test]

@@ -1,18 +1,61 @@
 //! The process-slot ceilings as Linux states them: RLIMIT_NPROC (and whether it binds this
 //! process), the tightest pids cgroup on the path to the root (v2 or v1), `threads-max` and
 //! `pid_max` with the task count from `loadavg`.
+//!
+//! A ceiling's file that is absent (ENOENT: no such knob, no pids controller at that level)
+//! does not constrain. One that is there but cannot be read (no descriptor left, or any
+//! other error) is tried once more after `free` has closed what the caller can spare, and
+//! is then a ceiling with no value and why (`CeilingStatus::Unreadable`): the core takes
+//! the limit of the others as an upper bound only (`EffectiveLimit::incomplete`), never as
+//! the limit.
 
 use std::fs;
-use std::path::PathBuf;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
 
 use super::Roots;
 use super::procfs::{self, PidsMax};
-use super::read::read_whole;
+use super::read::{out_of_resources, read_whole};
 use crate::core::limits::{Ceiling, LimitSource, Scope};
 use crate::core::round_plan::Bound;
 
-fn read_small(roots: &Roots, rel: &str) -> Result<String, std::io::Error> {
-    read_text(&roots.proc.join(rel))
+/// What the caller can close when a read finds no descriptor or memory left (the slot
+/// reader's kept `status` files, the kept ceilings); a no-op where nothing is held.
+pub(super) type Free<'a> = &'a mut dyn FnMut();
+
+/// A ceiling's file as read.
+enum Read {
+    Text(String),
+    /// ENOENT: the file is not there, so it constrains nothing.
+    Absent,
+    /// There, but not readable: why.
+    Failed(String),
+}
+
+impl Read {
+    fn text(self) -> Option<String> {
+        match self {
+            Self::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// `path` read whole, once more after `free` when it found no descriptor or memory left.
+fn read_ceiling(path: &Path, free: Free<'_>) -> Read {
+    let attempt = || read_text(path);
+    let result = match attempt() {
+        Err(e) if out_of_resources(&e) => {
+            free();
+            attempt()
+        }
+        other => other,
+    };
+    match result {
+        Ok(s) => Read::Text(s),
+        Err(e) if e.kind() == ErrorKind::NotFound => Read::Absent,
+        Err(e) => Read::Failed(format!("cannot read `{}`: {e}", path.display())),
+    }
 }
 
 /// A small procfs or cgroupfs file in one `pread`: `read_to_string` reads procfs in small
@@ -23,27 +66,32 @@ fn read_text(path: &std::path::Path) -> Result<String, std::io::Error> {
     Ok(text)
 }
 
-fn total_tasks(roots: &Roots) -> Option<u64> {
-    read_small(roots, "loadavg")
-        .ok()
+fn total_tasks(roots: &Roots, free: Free<'_>) -> Option<u64> {
+    read_ceiling(&roots.proc.join("loadavg"), free)
+        .text()
         .and_then(|s| procfs::parse_loadavg_tasks(&s))
 }
 
-pub(super) fn ceilings(roots: &Roots, uid: u32) -> Vec<Ceiling> {
-    let mut out = vec![rlimit_ceiling(roots, uid)];
-    out.push(cgroup_ceiling(roots));
-    let tasks = total_tasks(roots);
+pub(super) fn ceilings(roots: &Roots, uid: u32, free: Free<'_>) -> Vec<Ceiling> {
+    let mut out = vec![rlimit_ceiling(roots, uid, free)];
+    out.extend(cgroup_ceilings(roots, free));
+    let tasks = total_tasks(roots, free);
     for (source, file) in [
         (LimitSource::ThreadsMax, "sys/kernel/threads-max"),
         (LimitSource::PidMax, "sys/kernel/pid_max"),
     ] {
         let path = roots.proc.join(file);
-        let (value, note) = match read_text(&path) {
-            Ok(s) => match s.trim().parse::<i64>() {
-                Ok(v) => (Some(v), None),
-                Err(e) => (None, Some(format!("cannot parse `{}`: {e}", s.trim()))),
+        let (value, enforced, note) = match read_ceiling(&path, free) {
+            Read::Text(s) => match s.trim().parse::<i64>() {
+                Ok(v) => (Some(v), true, None),
+                Err(e) => (
+                    None,
+                    true,
+                    Some(format!("cannot parse `{}`: {e}", s.trim())),
+                ),
             },
-            Err(e) => (None, Some(e.to_string())),
+            Read::Absent => (None, false, Some("no such file: not a ceiling here".into())),
+            Read::Failed(why) => (None, true, Some(why)),
         };
         out.push(Ceiling {
             source,
@@ -52,17 +100,17 @@ pub(super) fn ceilings(roots: &Roots, uid: u32) -> Vec<Ceiling> {
             scope: Scope::Shared,
             in_use: tasks,
             origin: path.display().to_string(),
-            enforced: true,
+            enforced,
             note,
         });
     }
     out
 }
 
-fn rlimit_ceiling(roots: &Roots, uid: u32) -> Ceiling {
+fn rlimit_ceiling(roots: &Roots, uid: u32, free: Free<'_>) -> Ceiling {
     let (value, unlimited, mut note) = crate::rlimit_nproc();
-    let cap = read_small(roots, "self/status")
-        .ok()
+    let cap = read_ceiling(&roots.proc.join("self/status"), free)
+        .text()
         .and_then(|s| procfs::parse_status(&s).cap_eff)
         .and_then(procfs::exempt_capability);
     let enforced = uid != 0 && cap.is_none();
@@ -84,20 +132,33 @@ fn rlimit_ceiling(roots: &Roots, uid: u32) -> Ceiling {
 }
 
 /// The tightest `pids.max` on the path from this process's pids cgroup to the root
-/// (limits are hierarchical), v2 or v1.
-pub(super) fn cgroup_ceiling(roots: &Roots) -> Ceiling {
-    tightest(cgroup_levels(roots).into_iter().map(|dir| {
-        let max = read_text(&dir.join("pids.max")).ok();
-        let cur = read_text(&dir.join("pids.current")).ok();
+/// (limits are hierarchical), v2 or v1; and, when a level or `/proc/self/cgroup` itself
+/// could not be read, an unreadable cgroup ceiling saying which (it may be the tightest).
+pub(super) fn cgroup_ceilings(roots: &Roots, free: Free<'_>) -> Vec<Ceiling> {
+    let levels = match cgroup_levels(roots, free) {
+        Ok(levels) => levels,
+        Err(why) => return vec![unreadable_cgroup("pids cgroup".into(), why)],
+    };
+    tightest(levels.into_iter().map(|dir| {
+        let max = read_ceiling(&dir.join("pids.max"), free);
+        let cur = read_ceiling(&dir.join("pids.current"), free);
         (dir, max, cur)
     }))
 }
 
+#[cfg(test)]
+pub(super) fn cgroup_ceiling(roots: &Roots) -> Ceiling {
+    cgroup_ceilings(roots, &mut || {}).remove(0)
+}
+
 /// Every directory on the path from this process's pids cgroups (v2, and v1's `pids`) to
-/// their roots, leaf first.
-fn cgroup_levels(roots: &Roots) -> Vec<PathBuf> {
-    let Ok(text) = read_small(roots, "self/cgroup") else {
-        return Vec::new();
+/// their roots, leaf first; none when `/proc/self/cgroup` is absent (no cgroups), why when
+/// it is there but could not be read.
+fn cgroup_levels(roots: &Roots, free: Free<'_>) -> Result<Vec<PathBuf>, String> {
+    let text = match read_ceiling(&roots.proc.join("self/cgroup"), free) {
+        Read::Text(t) => t,
+        Read::Absent => return Ok(Vec::new()),
+        Read::Failed(why) => return Err(why),
     };
     let cgroup = roots.sys.join("fs/cgroup");
     let mut candidates: Vec<PathBuf> = Vec::new();
@@ -123,13 +184,27 @@ fn cgroup_levels(roots: &Roots) -> Vec<PathBuf> {
             }
         }
     }
-    levels
+    Ok(levels)
+}
+
+fn unreadable_cgroup(origin: String, why: String) -> Ceiling {
+    Ceiling {
+        source: LimitSource::CgroupPids,
+        value: None,
+        unlimited: false,
+        scope: Scope::Shared,
+        in_use: None,
+        origin,
+        enforced: true,
+        note: Some(why),
+    }
 }
 
 /// The cgroup ceiling of the level with the least room left among `levels` (a directory,
-/// its `pids.max` and its `pids.current` as read; unreadable or unlimited ones do not
-/// constrain).
-fn tightest(levels: impl Iterator<Item = (PathBuf, Option<String>, Option<String>)>) -> Ceiling {
+/// its `pids.max` and its `pids.current` as read; absent or unlimited ones do not
+/// constrain), then an unreadable one for the first level that is there but could not be
+/// read: it may have less room than any read.
+fn tightest(levels: impl Iterator<Item = (PathBuf, Read, Read)>) -> Vec<Ceiling> {
     let base = Ceiling {
         source: LimitSource::CgroupPids,
         value: None,
@@ -141,29 +216,71 @@ fn tightest(levels: impl Iterator<Item = (PathBuf, Option<String>, Option<String
         note: Some("no pids cgroup limit applies".into()),
     };
     let mut best: Option<(u64, u64, PathBuf)> = None;
+    let mut failed: Option<Ceiling> = None;
     for (dir, max, cur) in levels {
-        if let (Some(PidsMax::Limit(max)), Some(cur)) = (
-            max.as_deref().and_then(procfs::parse_pids_max),
-            cur.and_then(|c| c.trim().parse::<u64>().ok()),
-        ) {
-            let tighter = best
-                .as_ref()
-                .is_none_or(|(m, c, _)| max.saturating_sub(cur) < m.saturating_sub(*c));
-            if tighter {
-                best = Some((max, cur, dir.join("pids.max")));
+        let path = dir.join("pids.max");
+        let max = match max {
+            Read::Absent => continue,
+            Read::Failed(why) => {
+                failed.get_or_insert_with(|| unreadable_cgroup(path.display().to_string(), why));
+                continue;
             }
+            Read::Text(t) => match procfs::parse_pids_max(&t) {
+                Some(PidsMax::Unlimited) => continue,
+                Some(PidsMax::Limit(max)) => max,
+                None => {
+                    let why = format!("cannot parse `{}` in `{}`", t.trim(), path.display());
+                    failed
+                        .get_or_insert_with(|| unreadable_cgroup(path.display().to_string(), why));
+                    continue;
+                }
+            },
+        };
+        let cur = match cur {
+            Read::Text(t) => t.trim().parse::<u64>().map_err(|e| {
+                format!(
+                    "cannot parse `{}` in `{}`: {e}",
+                    t.trim(),
+                    dir.join("pids.current").display()
+                )
+            }),
+            Read::Absent => Err(format!(
+                "`{}` is missing",
+                dir.join("pids.current").display()
+            )),
+            Read::Failed(why) => Err(why),
+        };
+        let cur = match cur {
+            Ok(c) => c,
+            Err(why) => {
+                // The limit is known, its use is not: `usage-unknown`, which may bind.
+                failed.get_or_insert_with(|| Ceiling {
+                    value: Some(max as i64),
+                    ..unreadable_cgroup(path.display().to_string(), why)
+                });
+                continue;
+            }
+        };
+        let tighter = best
+            .as_ref()
+            .is_none_or(|(m, c, _)| max.saturating_sub(cur) < m.saturating_sub(*c));
+        if tighter {
+            best = Some((max, cur, path));
         }
     }
-    match best {
-        Some((max, cur, path)) => Ceiling {
-            value: Some(max as i64),
-            unlimited: false,
-            in_use: Some(cur),
-            origin: path.display().to_string(),
-            note: None,
-            ..base
-        },
-        None => base,
+    let read = best.map(|(max, cur, path)| Ceiling {
+        value: Some(max as i64),
+        unlimited: false,
+        in_use: Some(cur),
+        origin: path.display().to_string(),
+        note: None,
+        ..base.clone()
+    });
+    match (read, failed) {
+        (Some(r), Some(f)) => vec![r, f],
+        (None, Some(f)) => vec![f],
+        (Some(r), None) => vec![r],
+        (None, None) => vec![base],
     }
 }
 
@@ -189,20 +306,27 @@ pub(super) struct KeptCeilings {
 }
 
 impl KeptCeilings {
-    /// After a full reading that gave `last`; `None` when `loadavg` cannot be opened.
-    pub(super) fn open(roots: &Roots, last: &[Ceiling]) -> Option<Self> {
+    /// After a full reading that gave `last`; `None` when `loadavg`, `/proc/self/cgroup` or
+    /// a level's files cannot be opened or read (a level left out could be the tightest, so
+    /// no bound: the rounds read the table).
+    pub(super) fn open(roots: &Roots, last: &[Ceiling], free: Free<'_>) -> Option<Self> {
         let loadavg = fs::File::open(roots.proc.join("loadavg")).ok()?;
-        let levels = cgroup_levels(roots)
-            .into_iter()
-            .filter_map(|dir| {
-                let max = fs::File::open(dir.join("pids.max")).ok()?;
-                let mut text = String::new();
-                read_whole(&max, &mut text).ok()?;
-                matches!(procfs::parse_pids_max(&text), Some(PidsMax::Limit(_))).then_some(())?;
-                let cur = fs::File::open(dir.join("pids.current")).ok()?;
-                Some((dir, max, cur))
-            })
-            .collect();
+        let mut levels = Vec::new();
+        for dir in cgroup_levels(roots, free).ok()? {
+            let max = match fs::File::open(dir.join("pids.max")) {
+                Ok(f) => f,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(_) => return None,
+            };
+            let mut text = String::new();
+            read_whole(&max, &mut text).ok()?;
+            match procfs::parse_pids_max(&text)? {
+                PidsMax::Unlimited => continue,
+                PidsMax::Limit(_) => {}
+            }
+            let cur = fs::File::open(dir.join("pids.current")).ok()?;
+            levels.push((dir, max, cur));
+        }
         Some(Self {
             last: last.to_vec(),
             loadavg,
@@ -222,40 +346,213 @@ impl KeptCeilings {
         };
         let cgroup = (!self.levels.is_empty()).then(|| {
             tightest(self.levels.iter().map(|(dir, max, cur)| {
-                let mut m = String::new();
-                let mut c = String::new();
-                let m = read_whole(max, &mut m).ok().map(|_| m);
-                let c = read_whole(cur, &mut c).ok().map(|_| c);
-                (dir.clone(), m, c)
+                let pread = |f: &fs::File, name: &str| {
+                    let mut t = String::new();
+                    match read_whole(f, &mut t) {
+                        Ok(_) => Read::Text(t),
+                        Err(e) => {
+                            Read::Failed(format!("cannot read `{}`: {e}", dir.join(name).display()))
+                        }
+                    }
+                };
+                (
+                    dir.clone(),
+                    pread(max, "pids.max"),
+                    pread(cur, "pids.current"),
+                )
             }))
         });
-        let ceilings = self
-            .last
-            .iter()
-            .map(|c| match c.source {
+        let mut ceilings = Vec::with_capacity(self.last.len() + 1);
+        let mut cgroup_done = false;
+        for c in &self.last {
+            match c.source {
                 LimitSource::RlimitNproc => {
                     let (value, unlimited, note) = crate::rlimit_nproc();
-                    Ceiling {
+                    ceilings.push(Ceiling {
                         value,
                         unlimited,
                         // Not enforced (root, a capability): that note stands; otherwise
                         // the note is why the limit could not be read now, if it could not.
                         note: if c.enforced { note } else { c.note.clone() },
                         ..c.clone()
-                    }
+                    });
                 }
-                LimitSource::CgroupPids => cgroup.clone().unwrap_or_else(|| c.clone()),
-                LimitSource::ThreadsMax | LimitSource::PidMax => Ceiling {
+                // The levels read now stand for every cgroup ceiling of the last reading
+                // (the tightest, and an unreadable one if any).
+                LimitSource::CgroupPids => match &cgroup {
+                    Some(now) if !cgroup_done => {
+                        cgroup_done = true;
+                        ceilings.extend(now.iter().cloned());
+                    }
+                    Some(_) => {}
+                    None => ceilings.push(c.clone()),
+                },
+                LimitSource::ThreadsMax | LimitSource::PidMax => ceilings.push(Ceiling {
                     in_use: tasks,
                     ..c.clone()
-                },
-                _ => c.clone(),
-            })
-            .collect();
+                }),
+                _ => ceilings.push(c.clone()),
+            }
+        }
         Bound {
             slots: tasks,
             ceilings,
             uid: self.uid,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::limits::{CeilingStatus, effective_limit};
+
+    /// A fake `/proc` and `/sys` in `d`: the cgroup line `cgroup`, and each level's
+    /// `pids.max` and `pids.current` (`None`: a directory of that name, which exists but
+    /// cannot be read, EISDIR).
+    fn fake(
+        d: &Path,
+        cgroup: Option<&str>,
+        levels: &[(&str, Option<&str>, Option<&str>)],
+    ) -> Roots {
+        let roots = Roots {
+            proc: d.join("proc"),
+            sys: d.join("sys"),
+        };
+        fs::create_dir_all(roots.proc.join("self")).unwrap();
+        match cgroup {
+            Some(line) => fs::write(roots.proc.join("self/cgroup"), line).unwrap(),
+            None => fs::create_dir_all(roots.proc.join("self/cgroup")).unwrap(),
+        }
+        for (dir, max, cur) in levels {
+            let dir = roots.sys.join("fs/cgroup").join(dir);
+            fs::create_dir_all(&dir).unwrap();
+            for (name, text) in [("pids.max", max), ("pids.current", cur)] {
+                match text {
+                    Some(t) => fs::write(dir.join(name), t).unwrap(),
+                    None => fs::create_dir_all(dir.join(name)).unwrap(),
+                }
+            }
+        }
+        roots
+    }
+
+    fn judged(c: &[Ceiling]) -> (Option<u64>, bool, Vec<CeilingStatus>) {
+        let l = effective_limit(c, 5, 1000);
+        let incomplete = l.incomplete();
+        (
+            l.limit,
+            incomplete,
+            l.ceilings.iter().map(|e| e.status).collect(),
+        )
+    }
+
+    /// A level whose `pids.max` is there but cannot be read may be the tightest: it is an
+    /// unreadable ceiling beside the tightest read one, and the limit is incomplete. The
+    /// control: the same tree with it readable and unlimited, or absent (the v2 root has no
+    /// `pids.max`), is complete.
+    #[test]
+    fn an_unreadable_level_is_an_unreadable_ceiling_not_no_limit() {
+        let d = tempfile::tempdir().unwrap();
+        let roots = fake(
+            d.path(),
+            Some("0::/a/b\n"),
+            &[("a/b", None, Some("3")), ("a", Some("100"), Some("5"))],
+        );
+        let c = cgroup_ceilings(&roots, &mut || {});
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert_eq!(c[0].value, Some(100));
+        assert!(c[1].value.is_none() && !c[1].unlimited, "{c:?}");
+        assert!(c[1].origin.ends_with("a/b/pids.max"), "{}", c[1].origin);
+        assert!(
+            c[1].note.as_deref().unwrap().contains("cannot read"),
+            "{c:?}"
+        );
+        assert_eq!(
+            judged(&c),
+            (
+                Some(100),
+                true,
+                vec![CeilingStatus::Constrains, CeilingStatus::Unreadable]
+            )
+        );
+        // Its use unreadable: usage unknown, which may bind too.
+        let d = tempfile::tempdir().unwrap();
+        let roots = fake(
+            d.path(),
+            Some("0::/a/b\n"),
+            &[("a/b", Some("10"), None), ("a", Some("100"), Some("5"))],
+        );
+        let c = cgroup_ceilings(&roots, &mut || {});
+        assert!(judged(&c).1, "{c:?}");
+        assert_eq!(judged(&c).2[1], CeilingStatus::UsageUnknown);
+        // Controls.
+        let d = tempfile::tempdir().unwrap();
+        let roots = fake(
+            d.path(),
+            Some("0::/a/b\n"),
+            &[
+                ("a/b", Some("max"), Some("3")),
+                ("a", Some("100"), Some("5")),
+            ],
+        );
+        let c = cgroup_ceilings(&roots, &mut || {});
+        assert_eq!(
+            judged(&c),
+            (Some(100), false, vec![CeilingStatus::Constrains])
+        );
+        let d = tempfile::tempdir().unwrap();
+        let roots = fake(d.path(), Some("0::/a\n"), &[("a", Some("100"), Some("5"))]);
+        let c = cgroup_ceilings(&roots, &mut || {});
+        assert_eq!(
+            judged(&c),
+            (Some(100), false, vec![CeilingStatus::Constrains]),
+            "{c:?}"
+        );
+    }
+
+    /// `/proc/self/cgroup` there but unreadable is an unreadable cgroup ceiling (the cgroup
+    /// is often the real wall in a container); absent, there is no cgroup and no limit.
+    #[test]
+    fn an_unreadable_proc_self_cgroup_is_not_no_cgroup() {
+        let d = tempfile::tempdir().unwrap();
+        let roots = fake(d.path(), None, &[]);
+        let c = cgroup_ceilings(&roots, &mut || {});
+        assert_eq!(
+            judged(&c),
+            (None, true, vec![CeilingStatus::Unreadable]),
+            "{c:?}"
+        );
+        assert!(
+            c[0].note.as_deref().unwrap().contains("self/cgroup"),
+            "{c:?}"
+        );
+        fs::remove_dir(roots.proc.join("self/cgroup")).unwrap();
+        let c = cgroup_ceilings(&roots, &mut || {});
+        assert_eq!(
+            judged(&c),
+            (None, false, vec![CeilingStatus::Unlimited]),
+            "{c:?}"
+        );
+    }
+
+    /// An absent `pid_max` or `threads-max` (a fake `/proc`) is no ceiling; one that is there
+    /// but cannot be read is unreadable, and tried once more after `free`.
+    #[test]
+    fn an_absent_knob_does_not_constrain_and_an_unreadable_one_is_retried_then_unreadable() {
+        let d = tempfile::tempdir().unwrap();
+        let roots = fake(d.path(), Some(""), &[]);
+        fs::create_dir_all(roots.proc.join("sys/kernel/pid_max")).unwrap();
+        fs::write(roots.proc.join("loadavg"), "0 0 0 1/4 9\n").unwrap();
+        let c = ceilings(&roots, 1000, &mut || {});
+        let find = |s| c.iter().find(|c| c.source == s).unwrap();
+        assert!(!find(LimitSource::ThreadsMax).enforced, "{c:?}");
+        let pid_max = find(LimitSource::PidMax);
+        assert!(pid_max.enforced && pid_max.value.is_none(), "{c:?}");
+        assert!(effective_limit(&c, 1, 1000).incomplete());
+        // EISDIR is no shortage: `free` is not asked; a shortage is (`read_ceiling`).
+        let mut freed = 0;
+        let _ = ceilings(&roots, 1000, &mut || freed += 1);
+        assert_eq!(freed, 0);
     }
 }

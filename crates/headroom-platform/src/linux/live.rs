@@ -238,9 +238,17 @@ impl ProcessSource for LinuxSource {
             }
         }
         processes.sort_by_key(|p| p.pid);
-        let ceilings = ceilings::ceilings(&self.reader.roots, uid);
+        // A ceiling's file that finds no descriptor left is read again after the kept
+        // ceilings (reopened below anyway) and some kept `status` files are closed.
+        let mut free = || {
+            self.ceilings.borrow_mut().take();
+            self.reader.kept_status.borrow_mut().shed_for_others();
+        };
+        let ceilings = ceilings::ceilings(&self.reader.roots, uid, &mut free);
         if detail == Detail::Slots && self.reader.repeated.get() && self.reader.real_proc {
-            *self.ceilings.borrow_mut() = KeptCeilings::open(&self.reader.roots, &ceilings);
+            self.ceilings.borrow_mut().take();
+            let kept = KeptCeilings::open(&self.reader.roots, &ceilings, &mut free);
+            *self.ceilings.borrow_mut() = kept;
         }
         Ok(Snapshot {
             schema: SNAPSHOT_SCHEMA.to_string(),

@@ -71,6 +71,16 @@ pub(super) fn open(pid: i32) -> io::Result<OwnedFd> {
     )?)
 }
 
+/// Whether `pid`, a read of whose `/proc` files said ENOENT, is really gone: procfs also
+/// says ENOENT when it cannot allocate an inode under memory pressure. One `pidfd_open`,
+/// only on that path (a process that exited between the listing and the read): ESRCH is
+/// gone; a descriptor means a process holds the pid (the same or a new one, either is there
+/// to be counted). Any other failure (no pidfds before Linux 5.3, no descriptor left)
+/// cannot tell and is taken as gone, as before.
+pub(super) fn really_gone(pid: i32) -> bool {
+    open(pid).is_err()
+}
+
 /// `PIDFD_GET_INFO` on `fd`: ESRCH once reaped; ENOTTY/EINVAL before Linux 6.13.
 pub(super) fn info(fd: &OwnedFd) -> io::Result<PidfdInfo> {
     let mut raw = RawInfo {

@@ -62,6 +62,19 @@ pub(super) fn out_of_resources(e: &std::io::Error) -> bool {
     )
 }
 
+/// Whether a reader's error is a shortage (`out_of_resources`), which freeing what is held
+/// may cure.
+pub(super) fn short_of_resources(e: &PlatformError) -> bool {
+    matches!(e, PlatformError::Io { cause, .. } if out_of_resources(cause))
+}
+
+/// Whether a reader's error is a refusal to read a process that is there (EACCES, EPERM:
+/// another uid's process under `hidepid=1`, a setuid member).
+pub(super) fn refused(e: &PlatformError) -> bool {
+    matches!(e, PlatformError::Io { cause, .. }
+        if matches!(cause.raw_os_error(), Some(libc::EACCES | libc::EPERM)))
+}
+
 /// The pids among a listing's entry names. An entry that could not be read (getdents failed
 /// part way) fails the whole listing: a short list would leave live processes out of the
 /// count with nothing to say so.

@@ -24,6 +24,9 @@ pub(super) struct ProcReader {
     pub(super) real_proc: bool,
     /// Set by `keep_between_rounds`: slot snapshots are repeated, and worth a cache.
     pub(super) repeated: std::cell::Cell<bool>,
+    /// Tests: this many tree members read next find no descriptor left (`tree.rs`).
+    #[cfg(test)]
+    pub(super) short: std::cell::Cell<usize>,
 }
 
 impl ProcReader {
@@ -36,9 +39,13 @@ impl ProcReader {
         Self {
             roots,
             ns_per_tick: 1_000_000_000 / hz,
-            kept_status: RefCell::new(super::slots::KeptStatus::with_budget(0)),
+            kept_status: RefCell::new(
+                super::slots::KeptStatus::with_budget(0).on_real_proc(real_proc),
+            ),
             real_proc,
             repeated: std::cell::Cell::new(false),
+            #[cfg(test)]
+            short: std::cell::Cell::new(0),
         }
     }
 

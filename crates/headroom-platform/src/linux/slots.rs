@@ -138,6 +138,9 @@ pub(crate) struct KeptStatus {
     poll_failed: bool,
     /// How `begin` sets the budget.
     growth: Growth,
+    /// The `/proc` read is this machine's: an ENOENT is confirmed by pidfd
+    /// (`confirmed_gone`).
+    real_proc: bool,
     /// The next this many `open`s of `status` fail with EMFILE (a test's shortage).
     #[cfg(test)]
     fail_opens: u32,
@@ -223,7 +226,7 @@ impl KeptStatus {
     /// 1,024, where every read goes by path as before; `watch` raises its soft limit).
     /// `real_proc`: `/proc` is this machine's, so the unchanged check may be used.
     pub(crate) fn new(real_proc: bool) -> Self {
-        let mut k = Self::with_budget(Self::budget_now());
+        let mut k = Self::with_budget(Self::budget_now()).on_real_proc(real_proc);
         k.check = (!real_proc).then_some(false);
         k
     }
@@ -237,6 +240,7 @@ impl KeptStatus {
             check: Some(false),
             poll_failed: false,
             growth: Growth::FromLimit,
+            real_proc: false,
             #[cfg(test)]
             fail_opens: 0,
             served: Vec::new(),
@@ -400,7 +404,7 @@ impl KeptStatus {
         };
         let f = match self.open_status(path) {
             Ok(f) => f,
-            Err(e) if gone(&e) => return Ok(None),
+            Err(e) if gone(&e) && self.confirmed_gone(pid) => return Ok(None),
             Err(e) => {
                 return Err(PlatformError::io(
                     format!("cannot read `{}`", path.display()),
@@ -410,7 +414,7 @@ impl KeptStatus {
         };
         match read_whole(&f, buf) {
             Ok(_) => {}
-            Err(e) if gone(&e) => return Ok(None),
+            Err(e) if gone(&e) && self.confirmed_gone(pid) => return Ok(None),
             Err(e) => {
                 return Err(PlatformError::io(
                     format!("cannot read `{}`", path.display()),
@@ -434,6 +438,20 @@ impl KeptStatus {
             );
         }
         Ok(Some(()))
+    }
+
+    /// Whether `pid`, whose `status` read ESRCH or ENOENT, is gone: on this machine's
+    /// `/proc` an ENOENT is confirmed by `pidfd_info::really_gone` (not gone: the read's
+    /// error stands, and the process is counted unreadable); a fake `/proc`'s pids name no
+    /// process here, so its word is taken.
+    fn confirmed_gone(&self, pid: i32) -> bool {
+        !self.real_proc || pidfd_info::really_gone(pid)
+    }
+
+    /// This reader's `/proc` is this machine's (`confirmed_gone`).
+    pub(crate) fn on_real_proc(mut self, real_proc: bool) -> Self {
+        self.real_proc = real_proc;
+        self
     }
 
     /// `status` at `path`, opened; when no descriptor is left (EMFILE, ENFILE, ENOMEM),
@@ -486,6 +504,14 @@ impl KeptStatus {
         self.budget = self.open;
         if self.growth == Growth::FromLimit {
             self.growth = Growth::Regrowing;
+        }
+    }
+
+    /// Another reader of the snapshot (the ceilings) found no descriptor left: close what
+    /// `shed` closes, so it can try once more.
+    pub(crate) fn shed_for_others(&mut self) {
+        if self.open > 0 {
+            self.shed();
         }
     }
 

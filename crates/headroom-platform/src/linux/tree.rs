@@ -17,6 +17,13 @@
 //! once `STATUS_EVERY` has passed (a uid changed by `setuid` alone); `stat` is read every
 //! sample (state, parent, group, threads, CPU). headroom's own `children` (the root's) is
 //! a kept file too, read when `/proc/self/task`'s link count says one thread.
+//!
+//! A member, or its children, is left out only when it is gone (ESRCH, ENOENT: `gone`) or
+//! refuses to be read (EACCES, EPERM: `refused`, as before). A shortage of descriptors or
+//! memory closes kept files (`shed`) and reads the member again by path; any other failure,
+//! or a shortage that stays, fails the sample: a tree read short would undercount its
+//! footprint and let it pass its limit unseen, while a failed sample is warned about and
+//! the watchdog keeps its last whole one.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -26,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use super::pidfd_info::{open_task_dir, threads};
 use super::procfs;
-use super::read::{gone, parse_pid, read_into, read_whole};
+use super::read::{gone, read_into, read_whole, refused, short_of_resources};
 use super::records::ProcReader;
 use crate::core::snapshot::{Detail, ProcessRecord, Snapshot};
 use crate::{PlatformError, TreeQuery, current_uid, select_tree};
@@ -109,6 +116,23 @@ fn pread_into(f: &File, buf: &mut String) -> std::io::Result<Option<()>> {
     }
 }
 
+/// Kept files closed when a read finds no descriptor left: up to this many sets.
+const SHED: usize = 16;
+
+/// Close up to `SHED` kept sets, those of members already read this sample first (they
+/// only save the next sample its opens), then the last sample's not yet visited.
+fn shed(next: &mut HashMap<i32, OpenProc>, kept: &mut HashMap<i32, OpenProc>) {
+    for map in [next, kept] {
+        let pids: Vec<i32> = map.keys().copied().take(SHED).collect();
+        for pid in pids {
+            map.remove(&pid);
+        }
+    }
+}
+
+/// One member read: its record, its kept files, its children.
+type Visit = Option<(ProcessRecord, Option<OpenProc>, Vec<i32>)>;
+
 #[derive(Debug, Default)]
 struct Bufs {
     status: String,
@@ -155,7 +179,14 @@ impl ProcReader {
                 queue.extend(procfs::parse_children(&bufs.kids));
                 continue;
             }
-            match self.children_of(root, None, &mut bufs.kids)? {
+            let children = match self.children_of(root, None, &mut bufs.kids) {
+                Err(e) if short_of_resources(&e) => {
+                    shed(&mut next, &mut kept);
+                    self.children_of(root, None, &mut bufs.kids)
+                }
+                other => other,
+            };
+            match children? {
                 Some(c) => queue.extend(c),
                 // No `children` files (a kernel without CONFIG_PROC_CHILDREN): read the
                 // whole table instead.
@@ -169,24 +200,31 @@ impl ProcReader {
         if let Some(pgid) = query.pgid {
             queue.extend(self.group_pids(pgid)?);
         }
+        // After a shortage no more sets are opened this sample: members are read by path.
+        let mut keep = true;
         while let Some(pid) = queue.pop_front() {
             if !seen.insert(pid) {
                 continue;
             }
-            let Some((rec, open)) = self.read_member(pid, uid, kept.remove(&pid), &mut bufs) else {
+            let kept_set = kept.remove(&pid);
+            let visit = match self.visit(pid, uid, kept_set, keep, &mut bufs) {
+                Err(e) if short_of_resources(&e) => {
+                    shed(&mut next, &mut kept);
+                    keep = false;
+                    self.visit(pid, uid, None, false, &mut bufs)
+                }
+                other => other,
+            };
+            let visit = match visit {
+                Ok(v) => v,
+                Err(e) if refused(&e) => None,
+                Err(e) => return Err(e),
+            };
+            let Some((rec, open, kids)) = visit else {
                 continue;
             };
-            if !rec.is_zombie() {
-                let kids = match (&open, rec.threads) {
-                    (Some(o), Some(1)) => pread_into(&o.children, &mut bufs.kids)
-                        .ok()
-                        .flatten()
-                        .map(|()| procfs::parse_children(&bufs.kids).collect()),
-                    _ => self.children_of(pid, rec.threads, &mut bufs.kids)?,
-                };
-                queue.extend(kids.into_iter().flatten());
-            }
-            if let Some(o) = open.filter(|_| next.len() < KEEP_OPEN) {
+            queue.extend(kids);
+            if let Some(o) = open.filter(|_| keep && next.len() < KEEP_OPEN) {
                 next.insert(pid, o);
             }
             out.push(rec);
@@ -199,33 +237,87 @@ impl ProcReader {
         Ok(out)
     }
 
+    /// One member and its children; `Ok(None)` when it is gone.
+    fn visit(
+        &self,
+        pid: i32,
+        uid: u32,
+        kept: Option<OpenProc>,
+        keep: bool,
+        bufs: &mut Bufs,
+    ) -> Result<Visit, PlatformError> {
+        #[cfg(test)]
+        if self.short.get() > 0 {
+            self.short.set(self.short.get() - 1);
+            let e = std::io::Error::from_raw_os_error(libc::EMFILE);
+            return Err(PlatformError::io(format!("cannot open `{pid}/stat`"), e));
+        }
+        let Some((rec, open)) = self.read_member(pid, uid, kept, keep, bufs)? else {
+            return Ok(None);
+        };
+        let kids = if rec.is_zombie() {
+            None
+        } else {
+            match (&open, rec.threads) {
+                (Some(o), Some(1)) => match pread_into(&o.children, &mut bufs.kids) {
+                    Ok(Some(())) => Some(procfs::parse_children(&bufs.kids).collect()),
+                    Ok(None) => None,
+                    Err(e) => {
+                        let path = self.proc_path(format!("{pid}/task/{pid}/children"));
+                        return Err(PlatformError::io(
+                            format!("cannot read `{}`", path.display()),
+                            e,
+                        ));
+                    }
+                },
+                _ => self.children_of(pid, rec.threads, &mut bufs.kids)?,
+            }
+        };
+        Ok(Some((rec, open, kids.unwrap_or_default())))
+    }
+
     /// One member, through its kept files when there are any (a stale set — the process
-    /// is gone — is dropped and the pid read afresh, in case a new process holds it).
+    /// is gone — is dropped and the pid read afresh, in case a new process holds it);
+    /// `keep`: a set may be opened for it. `Ok(None)` when it is gone.
     fn read_member(
         &self,
         pid: i32,
         uid: u32,
         kept: Option<OpenProc>,
+        keep: bool,
         bufs: &mut Bufs,
-    ) -> Option<(ProcessRecord, Option<OpenProc>)> {
+    ) -> Result<Option<(ProcessRecord, Option<OpenProc>)>, PlatformError> {
         let dir = self.proc_path(pid.to_string());
         if let Some(mut o) = kept {
-            if let Some(rec) = self.read_open(&mut o, pid, uid, &dir, bufs) {
-                return Some((rec, Some(o)));
+            // A kept set that fails (gone, or a read error) is read afresh below, which
+            // tells a reused pid from a failure.
+            if let Ok(Some(rec)) = self.read_open(&mut o, pid, uid, &dir, bufs) {
+                return Ok(Some((rec, Some(o))));
             }
         }
+        let by_path = |bufs: &mut Bufs| {
+            Ok(self
+                .read_process(pid, uid, Detail::Full, false, &mut bufs.stat)?
+                .map(|r| (r, None)))
+        };
+        if !keep {
+            return by_path(bufs);
+        }
         match OpenProc::open(&dir, pid) {
-            Ok(mut o) => {
-                let rec = self.read_open(&mut o, pid, uid, &dir, bufs)?;
-                Some((rec, Some(o)))
+            Ok(mut o) => Ok(self
+                .read_open(&mut o, pid, uid, &dir, bufs)?
+                .map(|rec| (rec, Some(o)))),
+            // ENOENT confirmed by pidfd on this machine's `/proc` (`really_gone`): still
+            // there, the error fails the sample.
+            Err(e) if gone(&e) && (!self.real_proc || super::pidfd_info::really_gone(pid)) => {
+                Ok(None)
             }
-            Err(e) if gone(&e) => None,
+            Err(e) if gone(&e) => Err(PlatformError::io(
+                format!("cannot open `{}`, yet it is not gone", dir.display()),
+                e,
+            )),
             // Out of descriptors, or a file that cannot be opened: read it by path.
-            Err(_) => self
-                .read_process(pid, uid, Detail::Full, false, &mut bufs.stat)
-                .ok()
-                .flatten()
-                .map(|r| (r, None)),
+            Err(_) => by_path(bufs),
         }
     }
 
@@ -238,31 +330,46 @@ impl ProcReader {
         uid: u32,
         dir: &Path,
         bufs: &mut Bufs,
-    ) -> Option<ProcessRecord> {
-        pread_into(&o.stat, &mut bufs.stat).ok()??;
+    ) -> Result<Option<ProcessRecord>, PlatformError> {
+        let failed = |name: &str, e| {
+            PlatformError::io(format!("cannot read `{}`", dir.join(name).display()), e)
+        };
+        let Some(()) = pread_into(&o.stat, &mut bufs.stat).map_err(|e| failed("stat", e))? else {
+            return Ok(None);
+        };
         // Before `status`: memory that moves between the two reads leaves a newer `status`
         // than its key, and the next sample reads it again.
-        pread_into(&o.statm, &mut bufs.statm).ok()??;
+        let Some(()) = pread_into(&o.statm, &mut bufs.statm).map_err(|e| failed("statm", e))?
+        else {
+            return Ok(None);
+        };
         let now = Instant::now();
         let holds = o
             .last
             .as_ref()
             .is_some_and(|l| l.statm == bufs.statm && now.duration_since(l.at) < STATUS_EVERY);
         if !holds {
-            pread_into(&o.status, &mut bufs.status).ok()??;
+            let Some(()) =
+                pread_into(&o.status, &mut bufs.status).map_err(|e| failed("status", e))?
+            else {
+                return Ok(None);
+            };
             o.last = Some(LastStatus {
                 statm: bufs.statm.clone(),
                 status: procfs::parse_status(&bufs.status),
                 at: now,
             });
         }
-        let mut status = o.last.as_ref()?.status.clone();
+        let Some(last) = o.last.as_ref() else {
+            return Ok(None);
+        };
+        let mut status = last.status.clone();
         // The state and the thread count move without memory moving: the record takes
         // them from `stat`, read now (its thread count wins over a missing one).
         status.state = stat_state(&bufs.stat);
         status.threads = None;
         self.record(pid, uid, dir, &status, Some(&bufs.stat), false)
-            .ok()
+            .map(Some)
     }
 
     /// Children of `pid` from `/proc/PID/task/TID/children` (one file per thread: a child
@@ -279,10 +386,14 @@ impl ProcReader {
             vec![pid]
         } else {
             match fs::read_dir(&task) {
-                Ok(rd) => rd
-                    .filter_map(|e| e.ok().and_then(|e| parse_pid(&e.file_name())))
-                    .collect(),
-                Err(_) => return Ok(None),
+                Ok(rd) => super::read::listed_pids(&task, rd.map(|e| e.map(|e| e.file_name())))?,
+                Err(e) if gone(&e) => return Ok(None),
+                Err(e) => {
+                    return Err(PlatformError::io(
+                        format!("cannot list `{}`", task.display()),
+                        e,
+                    ));
+                }
             }
         };
         let mut out = Vec::new();
@@ -304,14 +415,20 @@ impl ProcReader {
         })?;
         let mut buf = String::with_capacity(512);
         let mut out = Vec::new();
-        for entry in dir.flatten() {
-            let Some(pid) = parse_pid(&entry.file_name()) else {
-                continue;
-            };
-            if let Ok(Some(())) = read_into(&entry.path().join("stat"), &mut buf) {
-                if procfs::parse_stat(&buf).is_ok_and(|s| s.pgrp == pgid) {
-                    out.push(pid);
+        let pids =
+            super::read::listed_pids(&self.roots.proc, dir.map(|e| e.map(|e| e.file_name())))?;
+        for pid in pids {
+            match read_into(&self.proc_path(format!("{pid}/stat")), &mut buf) {
+                Ok(Some(())) => {
+                    if procfs::parse_stat(&buf).is_ok_and(|s| s.pgrp == pgid) {
+                        out.push(pid);
+                    }
                 }
+                Ok(None) => {}
+                // A member left out of the scan would leave its memory out of the tree.
+                Err(e) if short_of_resources(&e) => return Err(e),
+                // Another uid's process refused (hidepid=1), a torn `stat`: as before.
+                Err(_) => {}
             }
         }
         Ok(out)

@@ -451,3 +451,25 @@ fn a_round_lists_proc_again_only_when_a_task_was_created() {
     );
     drop((c, d));
 }
+
+/// procfs can say ENOENT for a process that is there (no inode under memory pressure): on
+/// this machine's `/proc` a `status` that reads ENOENT is confirmed by `pidfd_open`, so a
+/// live process (this one, its `status` path made to miss) is an error, counted unreadable,
+/// never gone. The controls: a reaped child is gone; a fake `/proc`'s word is taken.
+#[test]
+fn an_enoent_of_a_live_process_is_not_gone() {
+    let missing = std::path::Path::new("/proc/self/no-such-status");
+    let me = std::process::id() as i32;
+    let mut buf = String::new();
+    let mut real = KeptStatus::with_budget(0).on_real_proc(true);
+    let e = real
+        .read(me, missing, &mut buf)
+        .expect_err("there, so not gone");
+    assert!(e.to_string().contains("no-such-status"), "{e}");
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let reaped = child.id() as i32;
+    child.wait().unwrap();
+    assert!(matches!(real.read(reaped, missing, &mut buf), Ok(None)));
+    let mut fake = KeptStatus::with_budget(0);
+    assert!(matches!(fake.read(me, missing, &mut buf), Ok(None)));
+}
