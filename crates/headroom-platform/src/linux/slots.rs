@@ -50,6 +50,9 @@ use super::pidfd_info;
 use super::read::{gone, out_of_resources, read_whole};
 use crate::PlatformError;
 use crate::core::snapshot::ProcessRecord;
+use unchanged::{UnchangedCheck, asked_unchanged, dead_and_still_parented};
+#[cfg(test)]
+use unchanged::{dead, still_unchanged};
 
 /// Descriptors left to the rest of the process whatever the budget: `run`'s tree keeps up to
 /// 768 of its own (`tree.rs`), plus state files, pipes and pidfds.
@@ -79,22 +82,6 @@ struct KeptPid {
     /// `exited`, which a full read later in the snapshot resets (`remember`), it stays what
     /// the poll said, for the zombies it is the parent of.
     alive_at: u64,
-}
-
-/// What an unchanged process is known by between full reads.
-#[derive(Debug)]
-struct UnchangedCheck {
-    task: File,
-    /// Multi-threaded processes' `statm` (whether the main thread exited).
-    statm: Option<File>,
-    record: ProcessRecord,
-}
-
-impl UnchangedCheck {
-    /// The descriptors it holds.
-    fn fds(&self) -> usize {
-        1 + usize::from(self.statm.is_some())
-    }
 }
 
 /// How a snapshot's `begin` sets the descriptor budget.
@@ -152,73 +139,6 @@ pub(crate) struct KeptStatus {
     /// Pids served unchanged after asking the kernel (`PIDFD_GET_INFO`) in this snapshot.
     #[cfg(test)]
     asked: Vec<i32>,
-}
-
-/// Why a kept process is read in full again rather than served unchanged: any of the
-/// values slot counting uses differs from the last full read.
-/// `leader_exited` is `statm`'s answer, read for multi-threaded processes only.
-fn still_unchanged(
-    record: &ProcessRecord,
-    pid: i32,
-    info: pidfd_info::PidfdInfo,
-    threads: Option<u32>,
-    exited: bool,
-    leader_exited: Option<bool>,
-) -> bool {
-    let leader = record.threads == Some(1) || leader_exited == Some(record.is_zombie());
-    info.pid == pid
-        && info.ruid == record.uid
-        && info.ppid == record.ppid
-        && threads.is_some()
-        && threads == record.threads
-        && (!exited || record.is_zombie())
-        && leader
-}
-
-/// A process that was a single-threaded zombie at its last full read and whose pidfd has
-/// polled exited since is dead: no thread can start in it, so its thread count is still that
-/// read's and its `task` link count need not be asked (one `fstat` fewer a zombie in a
-/// table round, and a leak of thousands of zombies is the table those rounds read most).
-/// Its parent can still change (it is reparented when the parent dies), and
-/// `PIDFD_GET_INFO` is still asked for that, and fails once it is reaped.
-fn dead(record: &ProcessRecord, exited: bool) -> bool {
-    exited && record.is_zombie() && record.threads == Some(1)
-}
-
-/// Whether a dead zombie (`dead`) is served with no system call of its own: its pidfd has
-/// not hung up (it is not reaped, so its pid still names it), and its parent as last read
-/// is a kept process whose pidfd polled alive in this snapshot's `begin`. A zombie's real
-/// uid and thread count cannot change, and its parent changes only when it is reparented,
-/// which happens when that parent's last thread exits: a parent alive at `begin` is still
-/// its parent at `begin`, the instant the rest of the snapshot's facts are from. So the
-/// `PIDFD_GET_INFO` of each of a leak's thousands of zombies is not asked, and a table round
-/// at 6,000 zombies costs what one at a few hundred processes does. Either condition missing
-/// (reaped, parent exited or not kept): the ioctl, as before.
-fn dead_and_still_parented(
-    exited: bool,
-    reaped: bool,
-    parent_alive: bool,
-    record: &ProcessRecord,
-) -> bool {
-    dead(record, exited) && !reaped && parent_alive
-}
-
-/// The unchanged check by system calls: `PIDFD_GET_INFO`, and the `task` link count (and
-/// `statm`, multi-threaded) unless the process is `dead`.
-fn asked_unchanged(fd: &OwnedFd, c: &UnchangedCheck, pid: i32, exited: bool) -> bool {
-    match pidfd_info::info(fd) {
-        Ok(info) => {
-            let leader = c.statm.as_ref().and_then(pidfd_info::leader_exited);
-            let threads = if dead(&c.record, exited) {
-                c.record.threads
-            } else {
-                pidfd_info::threads(&c.task)
-            };
-            still_unchanged(&c.record, pid, info, threads, exited, leader)
-        }
-        // Reaped (ESRCH): read afresh, as any kept descriptor that reads ESRCH.
-        Err(_) => false,
-    }
 }
 
 impl KeptStatus {
@@ -617,121 +537,10 @@ pub(crate) fn raise_nofile() {
     }
 }
 
+mod unchanged;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::fs;
-
-    /// A kept descriptor is re-read (the file's new content, no reopen); a pid that left the
-    /// listing is closed; the budget caps what is kept, and reads past it still work.
-    #[test]
-    fn kept_descriptors_are_reread_pruned_and_capped() {
-        let d = tempfile::tempdir().unwrap();
-        let path = |pid: i32| d.path().join(format!("{pid}-status"));
-        for pid in [1, 2, 3] {
-            fs::write(path(pid), format!("Name:\tp{pid}\n")).unwrap();
-        }
-        let mut k = KeptStatus::with_budget(2);
-        let mut buf = String::new();
-        k.generation += 1;
-        for pid in [1, 2, 3] {
-            assert_eq!(k.read(pid, &path(pid), &mut buf).unwrap(), Some(()));
-            assert_eq!(buf, format!("Name:\tp{pid}\n"));
-        }
-        assert_eq!(k.kept(), 2, "the budget caps what is kept");
-        k.end();
-        // Rewritten in place (same inode): the kept descriptor reads the new content.
-        fs::write(path(1), "Name:\tnew\n").unwrap();
-        k.generation += 1;
-        assert_eq!(k.read(1, &path(1), &mut buf).unwrap(), Some(()));
-        assert_eq!(buf, "Name:\tnew\n");
-        k.end();
-        assert_eq!(k.kept(), 1, "pid 2 was not listed this time: closed");
-        // Gone: a missing file is Ok(None), not an error.
-        assert_eq!(k.read(9, &path(9), &mut buf).unwrap(), None);
-    }
-
-    /// An `open` that finds no descriptor left (EMFILE, injected) is not the process gone:
-    /// kept descriptors are closed and the read tried again, which reads it; the budget is
-    /// lowered to what stays kept (the next read is by path, not kept). A second EMFILE in a
-    /// row is an error naming the file and the OS error (the snapshot counts it unreadable),
-    /// never `Ok(None)`. Later snapshots double the budget back to the limit's, not past it,
-    /// and a shortage while regrowing lowers it again.
-    #[test]
-    fn no_descriptor_left_is_a_retry_then_an_error_never_gone() {
-        let d = tempfile::tempdir().unwrap();
-        let path = |pid: i32| d.path().join(format!("{pid}-status"));
-        for pid in 1..=9 {
-            fs::write(path(pid), format!("Name:\tp{pid}\n")).unwrap();
-        }
-        let limit = 1000;
-        let mut k = KeptStatus::with_budget(8);
-        let mut buf = String::new();
-        k.begin_under(limit);
-        assert_eq!(k.budget, limit);
-        for pid in [1, 2, 3] {
-            assert_eq!(k.read(pid, &path(pid), &mut buf).unwrap(), Some(()));
-        }
-        assert_eq!(k.kept(), 3);
-        k.fail_opens = 1;
-        assert_eq!(k.read(4, &path(4), &mut buf).unwrap(), Some(()));
-        assert_eq!(buf, "Name:\tp4\n");
-        assert_eq!(
-            (k.kept(), k.open, k.budget),
-            (0, 0, 0),
-            "shed, and kept no more"
-        );
-        k.fail_opens = 2;
-        let e = k.read(5, &path(5), &mut buf).unwrap_err().to_string();
-        assert!(e.contains("5-status") && e.contains("os error 24"), "{e}");
-        k.end();
-        // Regrowing: 2 × SHED, then doubling, never past the limit's.
-        let mut budgets = Vec::new();
-        for _ in 0..4 {
-            k.begin_under(limit);
-            budgets.push(k.budget);
-            k.end();
-        }
-        assert_eq!(budgets, [2 * SHED, 4 * SHED, 8 * SHED, limit]);
-        assert_eq!(k.growth, Growth::FromLimit, "back at the limit's");
-        // A shortage while regrowing lowers it again, to what stays kept.
-        k.begin_under(limit);
-        assert_eq!(k.read(6, &path(6), &mut buf).unwrap(), Some(()));
-        k.fail_opens = 1;
-        assert_eq!(k.read(7, &path(7), &mut buf).unwrap(), Some(()));
-        assert_eq!((k.budget, k.growth), (0, Growth::Regrowing));
-        k.end();
-        k.begin_under(limit);
-        assert_eq!(k.budget, 2 * SHED);
-        assert_eq!(k.read(8, &path(8), &mut buf).unwrap(), Some(()));
-        assert_eq!(k.kept(), 1, "kept again once regrown");
-    }
-
-    /// For real: a reaped child's kept descriptor does not read as a live process; the pid
-    /// is opened afresh (and is gone).
-    #[test]
-    fn a_reaped_process_is_not_read_through_its_old_descriptor() {
-        // `cat` on a pipe ends when its stdin closes: no signal needed.
-        let mut child = std::process::Command::new("cat")
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id() as i32;
-        let path = std::path::PathBuf::from(format!("/proc/{pid}/status"));
-        let mut k = KeptStatus::with_budget(8);
-        let mut buf = String::new();
-        k.generation += 1;
-        assert_eq!(k.read(pid, &path, &mut buf).unwrap(), Some(()));
-        // (Not its name: `spawn` can return before exec has set it.)
-        assert!(buf.contains(&format!("\nPid:\t{pid}\n")), "{buf}");
-        assert_eq!(k.kept(), 1);
-        drop(child.stdin.take());
-        child.wait().unwrap();
-        k.generation += 1;
-        assert_eq!(k.read(pid, &path, &mut buf).unwrap(), None);
-        assert_eq!(k.kept(), 0);
-    }
-}
+mod tests;
 
 #[cfg(test)]
 pub(crate) mod round_tests;
