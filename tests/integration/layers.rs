@@ -10,7 +10,9 @@
 //! module; an edge to another row must be one its row may use. No file may be in an import circle (an edge to a
 //! module's own descendants, as `mod.rs` calling or re-exporting its children, is not
 //! counted). The core crate's own rules (no file I/O, no clock, no system-call crate) are
-//! checked on its text and its manifest.
+//! checked on its text and its manifest. What the manifests cannot refuse, a `pub use`
+//! handing on another crate's item to crates that may not name it, is `reexports.rs`'s, on
+//! every file of every crate, crate roots included.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -1345,7 +1347,9 @@ fn the_store_crate_depends_on_no_system_call_crate() {
 /// name the crates below (`use headroom_x as x;`, `use headroom_x::module;`): every path
 /// into another crate is in a file that is read. None re-exports a crate below (`pub use
 /// headroom_x::…`), so a crate reaches only the crates its own manifest names: the cli
-/// crate, which depends on the output crate, cannot name `schema` through it.
+/// crate, which depends on the output crate, cannot name `schema` through it. The roots of
+/// the core, the platform, the store and the root package hold code: their re-exports are
+/// checked with every other file's (`reexports::no_crate_hands_on_what_its_users_may_not_name`).
 #[test]
 fn named_crate_roots_only_declare() {
     let allowed = |l: &str| {
