@@ -10,10 +10,14 @@
 //! module; an edge to another row must be one its row may use. No file may be in an import circle (an edge to a
 //! module's own descendants, as `mod.rs` calling or re-exporting its children, is not
 //! counted). The core crate's own rules (no file I/O, no clock, no system-call crate) are
-//! checked on its text and its manifest.
+//! checked on its text and its manifest. What the manifests cannot refuse, a `pub use`
+//! handing on another crate's item to crates that may not name it, is `reexports.rs`'s, on
+//! every file of every crate, crate roots included.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+mod reexports;
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
@@ -936,54 +940,135 @@ const SYSTEM_CRATES: &[&str] = &[
     "headroom",
 ];
 
-/// The packages in the `[dependencies]` tables of a manifest's text (the target-specific
-/// ones included, the dev- and build-dependencies not: those are the tests' and the
-/// build's), and the dependencies that are a table of their own (`[dependencies.libc]`).
-/// A key is the package's name unless it says another (`x = { package = "headroom-mcp" }`,
-/// or a `package = "…"` line in its own table); quoted keys are read unquoted.
-fn dependencies(manifest: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut in_deps = false;
-    // The dependency whose own table (`[dependencies.x]`) the lines below are.
-    let mut own_table: Option<usize> = None;
+/// One dependency as a manifest writes it: its key, the `package = "…"` it names if any,
+/// and whether it is inherited from the workspace (`x = { workspace = true }`).
+struct Entry {
+    key: String,
+    package: Option<String>,
+    inherited: bool,
+}
+
+/// The table a manifest header opens: `Some(true)` for the workspace's
+/// `[workspace.dependencies]`, `Some(false)` for one of the package's own (its
+/// `[dependencies]`, `[build-dependencies]` and both of a target's), `None` for any other
+/// (the dev-dependencies are the tests'); and the dependency a `[dependencies.x]` header is
+/// the table of.
+fn dependency_table(header: &str) -> (Option<bool>, Option<&str>) {
+    if header == "workspace.dependencies" {
+        return (Some(true), None);
+    }
+    if let Some(n) = header.strip_prefix("workspace.dependencies.") {
+        return (Some(true), Some(n));
+    }
+    let tables = ["dependencies", "build-dependencies"];
+    if tables.contains(&header)
+        || header.starts_with("target.")
+            && tables.iter().any(|t| header.ends_with(&format!(".{t}")))
+    {
+        return (Some(false), None);
+    }
+    // After a target's `'cfg(…)'`, whose quotes may hold dots of their own.
+    let tail = header.rsplit('\'').next().unwrap_or(header);
+    for t in tables {
+        let own = header
+            .strip_prefix(&format!("{t}."))
+            .or_else(|| tail.split_once(&format!(".{t}.")).map(|(_, n)| n));
+        if let Some(n) = own.filter(|_| header.starts_with(t) || header.starts_with("target.")) {
+            return (Some(false), Some(n));
+        }
+    }
+    (None, None)
+}
+
+/// The package's dependencies and the workspace's (`[workspace.dependencies]`) of a
+/// manifest's text, as written.
+fn entries(manifest: &str) -> (Vec<Entry>, Vec<Entry>) {
+    let (mut own, mut workspace) = (Vec::new(), Vec::new());
+    // Which list the lines below belong to, and whether they are one dependency's table.
+    let mut table: Option<bool> = None;
+    let mut own_table = false;
     for line in manifest.lines() {
         let l = line.trim();
         if let Some(header) = l.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            in_deps = header == "dependencies" || header.ends_with(".dependencies");
-            // After a target's `'cfg(…)'`, whose quotes may hold dots of their own.
-            let tail = header.rsplit('\'').next().unwrap_or(header);
-            let own = header
-                .strip_prefix("dependencies.")
-                .or_else(|| tail.split_once(".dependencies.").map(|(_, n)| n));
-            own_table = own.map(|n| {
-                out.push(unquoted(n.trim()).to_string());
-                out.len() - 1
-            });
+            let (kind, name) = dependency_table(header.trim());
+            table = kind;
+            own_table = name.is_some();
+            if let (Some(ws), Some(n)) = (kind, name) {
+                let list = if ws { &mut workspace } else { &mut own };
+                list.push(Entry {
+                    key: unquoted(n.trim()).to_string(),
+                    package: None,
+                    inherited: false,
+                });
+            }
             continue;
         }
         if l.is_empty() || l.starts_with('#') {
             continue;
         }
-        if let Some(i) = own_table {
-            if let Some(p) = package_value(l) {
-                out[i] = p;
-            }
+        let Some(ws) = table else {
             continue;
-        }
-        if !in_deps {
+        };
+        let list = if ws { &mut workspace } else { &mut own };
+        let inherited = inherits(l);
+        if own_table {
+            if let Some(e) = list.last_mut() {
+                if let Some(p) = package_value(l) {
+                    e.package = Some(p);
+                }
+                e.inherited |= l.replace(' ', "") == "workspace=true";
+            }
             continue;
         }
         let key = match l.strip_prefix('"') {
             Some(rest) => rest.split('"').next().unwrap_or(""),
             None => l.split(['=', ' ', '.']).next().unwrap_or(""),
         };
-        if let Some(p) = package_value(l) {
-            out.push(p);
-        } else if !key.is_empty() {
-            out.push(key.to_string());
+        if !key.is_empty() {
+            list.push(Entry {
+                key: key.to_string(),
+                package: package_value(l),
+                inherited,
+            });
         }
     }
-    out
+    (own, workspace)
+}
+
+/// Whether a dependency's line inherits it from the workspace: `x = { workspace = true }`
+/// or `x.workspace = true`.
+fn inherits(line: &str) -> bool {
+    let l = line.replace(' ', "");
+    l.contains("{workspace=true") || l.contains(",workspace=true") || l.contains(".workspace=true")
+}
+
+/// The packages in the dependency tables of a manifest's text: `[dependencies]`,
+/// `[build-dependencies]` and a target's (`[target.'cfg(…)'.dependencies]`), not the
+/// dev-dependencies (the tests'), and the dependencies that are a table of their own
+/// (`[dependencies.libc]`). A key is the package's name unless it says another (`x = {
+/// package = "headroom-mcp" }`, or a `package = "…"` line in its own table); quoted keys
+/// are read unquoted. One inherited from the workspace (`x = { workspace = true }`) is the
+/// package the workspace's `[workspace.dependencies]` entry `x` names: the manifest's own
+/// (the root's) or the repository's root manifest's.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let root_manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    dependencies_in(manifest, &root_manifest)
+}
+
+/// `dependencies`, with `workspace` as the root manifest a member inherits from.
+fn dependencies_in(manifest: &str, workspace: &str) -> Vec<String> {
+    let (own, mut declared) = entries(manifest);
+    declared.extend(entries(workspace).1);
+    let name = |e: &Entry| e.package.clone().unwrap_or_else(|| e.key.clone());
+    own.iter()
+        .map(|e| match (&e.package, e.inherited) {
+            (None, true) => declared
+                .iter()
+                .find(|w| w.key == e.key)
+                .map_or_else(|| e.key.clone(), name),
+            _ => name(e),
+        })
+        .collect()
 }
 
 /// `name` without the quotes TOML may write around a key.
@@ -1024,6 +1109,13 @@ fn system_dependencies(manifest: &str) -> Vec<String> {
 /// headroom's own crates among the `[dependencies]` of a manifest's text.
 fn headroom_dependencies(manifest: &str) -> Vec<String> {
     let mut out = dependencies(manifest);
+    out.retain(|d| d == "headroom" || d.starts_with("headroom-"));
+    out
+}
+
+/// `headroom_dependencies`, with `workspace` as the root manifest a member inherits from.
+fn headroom_dependencies_in(manifest: &str, workspace: &str) -> Vec<String> {
+    let mut out = dependencies_in(manifest, workspace);
     out.retain(|d| d == "headroom" || d.starts_with("headroom-"));
     out
 }
@@ -1090,6 +1182,61 @@ fn renamed_and_quoted_dependencies_are_their_package() {
     let renamed = "[dependencies]\nout = { package = \"headroom-output\", path = \"..\" }\n\
                    cmds = { package = \"headroom-commands\", path = \"..\" }\n";
     assert_eq!(forbidden_crates(renamed, &allowed), ["headroom-commands"]);
+}
+
+/// A dependency inherited from the workspace is the package the workspace names for its key
+/// (`x = { workspace = true }` over `[workspace.dependencies] x = { package = "headroom-mcp"
+/// }`), and the build's dependencies and a target's are read with the rest: the crate
+/// boundary sees each.
+#[test]
+fn inherited_and_build_dependencies_are_their_package() {
+    let workspace = "[workspace]\nmembers = [\"crates/*\"]\n\
+                     [workspace.dependencies]\n\
+                     x = { package = \"headroom-mcp\", path = \"crates/headroom-mcp\" }\n\
+                     headroom-commands = { path = \"crates/headroom-commands\" }\n\
+                     sys = { version = \"0.2\", package = \"libc\" }\n\
+                     [workspace.dependencies.y]\npackage = \"headroom-config\"\n";
+    let member = "[dependencies]\nx = { workspace = true }\n\
+                  headroom-commands.workspace = true\n\
+                  serde = { workspace = true, features = [\"derive\"] }\n\
+                  [dependencies.y]\nworkspace = true\n\
+                  [build-dependencies]\nsys = { workspace = true }\n\
+                  [target.'cfg(unix)'.build-dependencies]\nheadroom-actions = { path = \"..\" }\n\
+                  [build-dependencies.exit]\npackage = \"headroom-exit\"\n\
+                  [target.'cfg(unix)'.dependencies]\nheadroom-store = { path = \"..\" }\n\
+                  [dev-dependencies]\nz = { workspace = true }\n";
+    assert_eq!(
+        dependencies_in(member, workspace),
+        [
+            "headroom-mcp",
+            "headroom-commands",
+            "serde",
+            "headroom-config",
+            "libc",
+            "headroom-actions",
+            "headroom-exit",
+            "headroom-store"
+        ]
+    );
+    // The workspace's own table declares, it does not depend: the root manifest holding it
+    // depends only on what its `[dependencies]` name (inherited ones resolved there too).
+    let root_like =
+        format!("{workspace}[dependencies]\nx = {{ workspace = true }}\nanyhow = \"1\"\n");
+    assert_eq!(dependencies_in(&root_like, ""), ["headroom-mcp", "anyhow"]);
+    // Caught by the boundary check: the cli's manifest inheriting the mcp under another
+    // name, or building with the commands; a system crate in a build table.
+    let allowed = allowed_crates(&rows(), "crates/headroom-cli");
+    let mut out = headroom_dependencies_in(member, workspace);
+    out.retain(|d| !allowed.contains(d));
+    assert!(out.contains(&"headroom-mcp".to_string()), "{out:?}");
+    assert!(out.contains(&"headroom-actions".to_string()), "{out:?}");
+    let build = "[build-dependencies]\nlibc = \"0.2\"\n";
+    assert_eq!(system_dependencies(build), ["libc"]);
+    // Control: an inherited key the workspace does not rename is its own name.
+    assert_eq!(
+        dependencies_in("[dependencies]\nclap = { workspace = true }\n", ""),
+        ["clap"]
+    );
 }
 
 /// The main package makes no system call of its own: every one is a platform function, so
@@ -1200,7 +1347,9 @@ fn the_store_crate_depends_on_no_system_call_crate() {
 /// name the crates below (`use headroom_x as x;`, `use headroom_x::module;`): every path
 /// into another crate is in a file that is read. None re-exports a crate below (`pub use
 /// headroom_x::…`), so a crate reaches only the crates its own manifest names: the cli
-/// crate, which depends on the output crate, cannot name `schema` through it.
+/// crate, which depends on the output crate, cannot name `schema` through it. The roots of
+/// the core, the platform, the store and the root package hold code: their re-exports are
+/// checked with every other file's (`reexports::no_crate_hands_on_what_its_users_may_not_name`).
 #[test]
 fn named_crate_roots_only_declare() {
     let allowed = |l: &str| {
@@ -1344,6 +1493,32 @@ fn every_row_of_the_layer_table_is_a_crate_boundary() {
         let deps = headroom_dependencies(&manifest(dir));
         assert!(deps.iter().any(|d| d == below), "{dir}: {deps:?}");
     }
+    // Controls that do not come from the table's cells: pairs the table must forbid and
+    // pairs it must allow, written here, so a table that lost a "never" (or a parse that
+    // read every cell as allowed) fails.
+    for (dir, other, may) in [
+        ("crates/headroom-core", "headroom-platform", false),
+        ("crates/headroom-core", "headroom-schema", false),
+        ("crates/headroom-cli", "headroom-schema", false),
+        ("crates/headroom-cli", "headroom-platform", false),
+        ("crates/headroom-config", "headroom-platform", false),
+        ("crates/headroom-config", "headroom-output", false),
+        ("crates/headroom-mcp", "headroom-store", false),
+        ("crates/headroom-platform", "headroom-store", false),
+        ("crates/headroom-cli", "headroom-output", true),
+        ("crates/headroom-store", "headroom-platform", true),
+        ("crates/headroom-config", "headroom-cli", true),
+        ("", "headroom-mcp", true),
+    ] {
+        let bad = format!("[dependencies]\nd = {{ package = \"{other}\", path = \"..\" }}\n");
+        let caught = !forbidden_crates(&bad, &allowed_crates(&rows, dir)).is_empty();
+        assert_eq!(caught, !may, "{dir:?} naming {other}");
+    }
+    assert_eq!(
+        allowed_crates(&rows, "crates/headroom-cli"),
+        BTreeSet::from(["headroom-core".to_string(), "headroom-output".to_string()])
+    );
+    assert!(allowed_crates(&rows, "crates/headroom-core").is_empty());
     let mut checked = 0;
     for r in &rows {
         let allowed = allowed_crates(&rows, crate_of(&r.modules[0]));
