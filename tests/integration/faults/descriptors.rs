@@ -96,28 +96,9 @@ fn watch_whose_descriptor_budget_overstates_what_is_free_counts_all_every_round(
     // 1,300 descriptors, 1,260 of them held (inherited from the shell): the budget, the
     // limit less 1,024, is 276; about 40 are free. Stdio, the shell's own and these leave
     // the rest to watch.
-    let script = format!(
-        "for i in $(seq 1250); do exec {{f}}</dev/null; done; exec prlimit --nofile=1300:1300 -- {} watch --interval 100ms --json --no-hangs --no-auto-reap --table-every 0s",
-        env.headroom_path().display()
-    );
-    let (out, err) = (env.path("watch.out"), env.path("watch.err"));
-    let mut watch = env.spawn_with(
-        std::path::Path::new("/bin/bash"),
-        &["-c", &script],
-        Some((&out, &err)),
-    );
-    let readings = || {
-        json_lines(&out)
-            .into_iter()
-            .filter(|e| e["type"] == "reading")
-            .collect::<Vec<_>>()
-    };
-    wait_until("five rounds", || readings().len() >= 5);
-    watch.signal(libc::SIGTERM);
-    assert_eq!(watch.exit_code(), 0);
-    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    for (i, r) in readings().iter().enumerate() {
+    let held = "for i in $(seq 1250); do exec {f}</dev/null; done; ";
+    let readings = watch_readings(&env, held, Some(1300), "held");
+    for (i, r) in readings.iter().enumerate() {
         // The 40 and watch itself.
         complete_or_says_not(&format!("round {i}"), r, FIXTURES + 1);
         assert_eq!(
@@ -128,11 +109,18 @@ fn watch_whose_descriptor_budget_overstates_what_is_free_counts_all_every_round(
     }
 }
 
-/// `watch` at `--nofile=N:N` for five rounds: its reading events.
-fn watch_readings(env: &Env, nofile: Option<u32>, tag: &str) -> Vec<serde_json::Value> {
+/// `watch` at `--nofile=N:N` (None: the inherited limit) for five rounds, started by a
+/// shell that first runs `before`: its reading events. It must stop on SIGTERM with 0 and
+/// no panic.
+fn watch_readings(
+    env: &Env,
+    before: &str,
+    nofile: Option<u32>,
+    tag: &str,
+) -> Vec<serde_json::Value> {
     let limit = nofile.map_or(String::new(), |n| format!("prlimit --nofile={n}:{n} -- "));
     let script = format!(
-        "exec {limit}{} watch --interval 100ms --json --no-hangs --no-auto-reap --table-every 0s",
+        "{before}exec {limit}{} watch --interval 100ms --json --no-hangs --no-auto-reap --table-every 0s",
         env.headroom_path().display()
     );
     let (out, err) = (
@@ -153,6 +141,8 @@ fn watch_readings(env: &Env, nofile: Option<u32>, tag: &str) -> Vec<serde_json::
     wait_until("five rounds", || readings().len() >= 5);
     watch.signal(libc::SIGTERM);
     assert_eq!(watch.exit_code(), 0, "{tag}");
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(!stderr.contains("panicked"), "{tag}: {stderr}");
     readings()
 }
 
@@ -171,7 +161,7 @@ fn a_ceiling_unread_for_want_of_descriptors_is_unknown_not_looser() {
     let env = Env::new();
     require_sandbox(&env);
     crate::support::require_tool("prlimit");
-    let control = watch_readings(&env, None, "control");
+    let control = watch_readings(&env, "", None, "control");
     let source = control[0]["limit_source"].clone();
     for (i, r) in control.iter().enumerate() {
         assert_eq!(
@@ -181,7 +171,7 @@ fn a_ceiling_unread_for_want_of_descriptors_is_unknown_not_looser() {
         );
     }
     for n in [10, 12] {
-        for (i, r) in watch_readings(&env, Some(n), &format!("n{n}"))
+        for (i, r) in watch_readings(&env, "", Some(n), &format!("n{n}"))
             .iter()
             .enumerate()
         {
