@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark (issue 31 item 3): CPU per quiet `watch` round, side by side with earlyoom.
 
-    bench/quiet_round.py SECS RUNS HEADROOM [HEADROOM...]
+    bench/quiet_round.py [--extra N] SECS RUNS HEADROOM [HEADROOM...]
 
 Each run starts `earlyoom --dryrun` (its default 1 s) and every given headroom binary's
 `watch --interval 1s --table-every 600s --no-auto-reap --no-hangs --json` (each with a
@@ -9,7 +9,8 @@ private XDG_STATE_HOME), waits 4 s (start-up and the first, whole-table round), 
 every thread's schedstat at the start and end of SECS seconds: no table round falls in the
 window. Prints each program's microseconds of CPU per round (per second), per run and the
 median. Two binaries (before and after a change) are measured in the same windows, which is
-what BENCHMARKS.md's 2026-12-03 (later) figures are.
+what BENCHMARKS.md's 2026-12-03 (later) figures are. `--extra N` first starts `bench/all.py`'s
+fixture of N extra processes (run it under `unshare --pid --fork --mount-proc`).
 """
 import os
 import statistics
@@ -28,9 +29,24 @@ def cpu(pid):
 
 
 def main():
-    if len(sys.argv) < 4:
+    argv = sys.argv[1:]
+    extra = None
+    if argv[:1] == ["--extra"] and len(argv) > 1:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import all as bench
+
+        extra = bench.extra_processes(int(argv[1]))
+        argv = argv[2:]
+    if len(argv) < 3:
         raise SystemExit(__doc__)
-    secs, runs, bins = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+    try:
+        measure(float(argv[0]), int(argv[1]), argv[2:])
+    finally:
+        if extra:
+            extra.close()
+
+
+def measure(secs, runs, bins):
     res = {}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
