@@ -207,6 +207,21 @@ def next_reading(s):
     return False
 
 
+def watch_started(headroom, table_every):
+    """`watch --interval 1s --table-every SECS` started and its first reading read; prints the
+    machine and watch's start-up CPU (bench/watch_periods.py, bench/cold_round.py)."""
+    s = Supervised(
+        [headroom, "watch", "--interval", "1s", "--table-every", f"{table_every:g}s",
+         "--no-auto-reap", "--no-hangs", "--json"],
+        ready=False,
+    )
+    if not next_reading(s):
+        s.close()
+        raise SystemExit("watch ended before its first reading")
+    print(f"machine: {machine()}; start-up and first round {cpu_ns(s.pid) / 1e6:.2f} ms", flush=True)
+    return s
+
+
 def bench_watch(args, env):
     if not args.earlyoom:
         print("watch: skipped (no earlyoom: --earlyoom PATH, or apt-get install earlyoom)")

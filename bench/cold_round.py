@@ -39,15 +39,8 @@ def main():
     try:
         with tempfile.TemporaryDirectory() as tmp:
             os.environ.update(XDG_STATE_HOME=f"{tmp}/state", HOME=tmp)
-            s = bench.Supervised(
-                [args.headroom, "watch", "--interval", "1s", "--table-every", f"{args.secs:g}s",
-                 "--no-auto-reap", "--no-hangs", "--json"],
-                ready=False,
-            )
+            s = bench.watch_started(args.headroom, args.secs)
             try:
-                if not bench.next_reading(s):
-                    raise SystemExit("watch ended before its first reading")
-                print(f"machine: {bench.machine()}; start-up and first round {bench.cpu_ns(s.pid) / 1e6:.2f} ms", flush=True)
                 for _ in range(args.k):
                     time.sleep(args.secs - 1.5)
                     a0, f0 = bench.cpu_ns(s.pid), faults(s.pid)

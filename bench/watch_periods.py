@@ -33,15 +33,12 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             os.environ.update(XDG_STATE_HOME=f"{tmp}/state", HOME=tmp)
             peer = bench.Supervised(["earlyoom", "--dryrun"], ready=False)
-            s = bench.Supervised(
-                [args.headroom, "watch", "--interval", "1s", "--table-every", f"{args.table_every:g}s",
-                 "--no-auto-reap", "--no-hangs", "--json"],
-                ready=False,
-            )
             try:
-                if not bench.next_reading(s):
-                    raise SystemExit("watch ended before its first reading")
-                print(f"machine: {bench.machine()}; start-up and first round {bench.cpu_ns(s.pid) / 1e6:.2f} ms", flush=True)
+                s = bench.watch_started(args.headroom, args.table_every)
+            except BaseException:
+                peer.close()
+                raise
+            try:
                 time.sleep(2)
                 a0, b0, t0 = bench.cpu_ns(s.pid), bench.cpu_ns(peer.pid), time.monotonic()
                 for i in range(1, args.k + 1):
