@@ -1088,10 +1088,11 @@ fn package_value(line: &str) -> Option<String> {
             .next_back()
             .is_none_or(|c| !ident(c) && c != '"');
         let after = rest[i + "package".len()..].trim_start();
-        if before_ok
-            && let Some(value) = after.strip_prefix('=').map(str::trim_start)
-            && let Some(value) = value.strip_prefix('"')
-        {
+        let quoted = after
+            .strip_prefix('=')
+            .map(str::trim_start)
+            .and_then(|v| v.strip_prefix('"'));
+        if let Some(value) = quoted.filter(|_| before_ok) {
             return value.split('"').next().map(str::to_string);
         }
         rest = &rest[i + "package".len()..];

@@ -370,11 +370,11 @@ impl Pressure {
             if self.wait_set.is_none() {
                 self.wait_set = Some(WaitSet::if_room(self.poll_spec(), wake));
             }
-            if let (Some(Ok(set)), Some(w)) = (&mut self.wait_set, wake)
-                && !set.has_wake
-                && set.add_wake(w).is_err()
-            {
-                self.wait_set = Some(Err(()));
+            // No `let` chains: the crate builds with Rust 1.85 (`rust-version`).
+            if let (Some(Ok(set)), Some(w)) = (&mut self.wait_set, wake) {
+                if !set.has_wake && set.add_wake(w).is_err() {
+                    self.wait_set = Some(Err(()));
+                }
             }
             if let Some(Ok(set)) = &self.wait_set {
                 return set.wait(slice).map(|f| (f.source, f.wake));

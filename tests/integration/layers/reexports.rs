@@ -75,10 +75,8 @@ fn use_items(text: &str) -> Vec<UseItem> {
         let line_start = before.rfind('\n').map_or(0, |n| n + 1);
         let mut vis = before[line_start..].trim();
         // Attributes on the same line (`#[doc(hidden)] pub use …`).
-        while vis.starts_with("#[")
-            && let Some(end) = vis.find(']')
-        {
-            vis = vis[end + 1..].trim_start();
+        while let Some(end) = vis.strip_prefix("#[").and_then(|v| v.find(']')) {
+            vis = vis[end + 3..].trim_start();
         }
         let is_stmt = vis.is_empty() || vis == "pub" || vis.starts_with("pub(");
         let word_start = before.chars().next_back().is_none_or(char::is_whitespace);
