@@ -23,8 +23,7 @@
 //! load here). So a repeated round does not read a process again that it can show is
 //! unchanged in everything slot counting uses (Linux 6.13, `pidfd_info.rs`): its pidfd's
 //! `PIDFD_GET_INFO` gives the real uid and parent now (the main thread's, which `status`
-//! shows), its `/proc/PID/task` link count the thread count, one `poll` over all pidfds
-//! whether it exited. A multi-threaded process's main thread can also exit alone, leaving
+//! shows), its `/proc/PID/task` link count the thread count, its pidfd whether it exited. A multi-threaded process's main thread can also exit alone, leaving
 //! a zombie leader (`status` reads `Z`, the thread count unchanged, the pidfd quiet until
 //! the last thread) while the others run; its kept `statm` says so (all zeros once the
 //! leader's memory is gone, ~2 µs, against 6.6 for `stat`'s state). A process whose uid,
@@ -35,21 +34,32 @@
 //! those of that read: slot counting uses neither, except the names of zombies' parents,
 //! which the snapshot reads in full again (`live.rs`). A single-threaded zombie whose pidfd
 //! has polled exited is dead and keeps its thread count without the link count (`dead`);
-//! while it is not reaped and its parent polled alive in the same `poll`, it is served with
-//! no system call of its own (`dead_and_still_parented`): a table round over a leak of
-//! 6,000 zombies is then one `poll` and the listing, not 6,000 ioctls.
+//! while it is not reaped and its parent is alive by its pidfd, it is served with no system
+//! call of its own (`dead_and_still_parented`): a table round over a leak of 6,000 zombies
+//! is then the exit check and the listing, not 6,000 ioctls. The parent's entry must be
+//! older than the zombie's last confirmation: one opened since may be a new process with
+//! the old parent's pid, the zombie reparented.
+//!
+//! Whether a kept process exited is, once the unchanged check runs, an edge-triggered epoll
+//! set of all kept pidfds (`exits.rs`): `begin` drains what fired since the last snapshot,
+//! a few calls whatever the table's size, where a `poll` over 6,000 pidfds walks them all in
+//! the kernel every round. Exit and reap each fire once and are for good, so an entry's `exited` and `reaped` stand until it is
+//! dropped; a pidfd opened in this snapshot has not been drained yet and counts as no
+//! word of life. The kernel must report both edges (checked once, `reap_wakes_waiters`);
+//! where it does not, or a pidfd cannot be added, `begin` polls them all as before.
 //! Without the ioctl (older kernels), or for a fake `--proc-root`, every round reads every
 //! `status`, as before.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
 
 use super::pidfd_info;
 use super::read::{gone, out_of_resources, read_whole};
 use crate::PlatformError;
 use crate::core::snapshot::ProcessRecord;
+use exits::ExitSet;
 use unchanged::{UnchangedCheck, asked_unchanged, dead_and_still_parented};
 #[cfg(test)]
 use unchanged::{dead, still_unchanged};
@@ -73,15 +83,21 @@ struct KeptPid {
     pidfd: Option<OwnedFd>,
     /// The unchanged check's state, once the process was read in full and qualifies.
     check: Option<UnchangedCheck>,
-    /// Set by `begin`: its pidfd polled readable (its main thread exited, or it was reaped).
+    /// Set by `begin`: its pidfd polled readable, or fired so in the exit set (its whole
+    /// process exited, or it was reaped). Both are for good, so the set's word stands
+    /// until the entry is removed.
     exited: bool,
-    /// Set by `begin`: its pidfd polled hung up (it was reaped: the pid may name another
-    /// process now).
+    /// Set by `begin`: its pidfd polled (or fired) hung up (it was reaped: the pid may name
+    /// another process now).
     reaped: bool,
-    /// The last snapshot whose `begin` polled its pidfd not readable (0: none). Unlike
-    /// `exited`, which a full read later in the snapshot resets (`remember`), it stays what
-    /// the poll said, for the zombies it is the parent of.
+    /// The last snapshot whose `begin` polled its pidfd not readable (0: none); `poll` only
+    /// (with the exit set, `alive` asks `exited`).
     alive_at: u64,
+    /// The snapshot that opened it (`alive`, and the parent rule of `unchanged`).
+    opened_at: u64,
+    /// Tells this entry's events in the exit set from those of an earlier entry of the
+    /// same pid (`exits::token`).
+    serial: u32,
 }
 
 /// How a snapshot's `begin` sets the descriptor budget.
@@ -136,6 +152,14 @@ pub(crate) struct KeptStatus {
     /// The `poll` array `begin` reuses, and the pid of each entry.
     polls: Vec<libc::pollfd>,
     poll_pids: Vec<i32>,
+    /// The kept pidfds' edge-triggered set (`exits.rs`), once made: `None` before the
+    /// unchanged check is first usable, where this kernel cannot be trusted with it, or
+    /// after a pidfd could not be added; `begin` then `poll`s them all.
+    exits: Option<ExitSet>,
+    /// Whether the set was tried (it is made once, never again after it was dropped).
+    exits_tried: bool,
+    /// The next kept entry's `serial`.
+    next_serial: u32,
     /// Pids served unchanged after asking the kernel (`PIDFD_GET_INFO`) in this snapshot.
     #[cfg(test)]
     asked: Vec<i32>,
@@ -166,6 +190,9 @@ impl KeptStatus {
             served: Vec::new(),
             polls: Vec::new(),
             poll_pids: Vec::new(),
+            exits: None,
+            exits_tried: false,
+            next_serial: 0,
             #[cfg(test)]
             asked: Vec::new(),
         }
@@ -179,7 +206,8 @@ impl KeptStatus {
         cur.saturating_sub(RESERVE).min(MAX_KEPT) as usize
     }
 
-    /// Start a snapshot: one `poll` over the kept pidfds says which processes exited.
+    /// Start a snapshot: what the exit set fired since the last one (or one `poll` over
+    /// the kept pidfds) says which processes exited.
     pub(crate) fn begin(&mut self) {
         self.begin_under(Self::budget_now());
     }
@@ -193,6 +221,29 @@ impl KeptStatus {
         self.budget = self.growth.next(self.budget, from_limit);
         if self.growth == Growth::Regrowing && self.budget >= from_limit {
             self.growth = Growth::FromLimit;
+        }
+        if self.check == Some(true) && !self.exits_tried {
+            self.exits_tried = true;
+            self.exits = ExitSet::new();
+            if !self
+                .files
+                .iter()
+                .all(|(pid, k)| watched(&self.exits, *pid, k))
+            {
+                self.exits = None;
+            }
+        }
+        if let Some(set) = self.exits.as_mut() {
+            let files = &mut self.files;
+            let drained = set.drain(|f| {
+                let (pid, serial) = exits::untoken(f.token);
+                if let Some(k) = files.get_mut(&pid).filter(|k| k.serial == serial) {
+                    k.exited = true;
+                    k.reaped |= f.reaped;
+                }
+            });
+            self.poll_failed = drained.is_err();
+            return;
         }
         self.polls.clear();
         self.poll_pids.clear();
@@ -218,6 +269,15 @@ impl KeptStatus {
         }
     }
 
+    /// Whether `k`'s process was alive at this snapshot's `begin`, by its pidfd.
+    fn alive(&self, k: &KeptPid) -> bool {
+        if self.exits.is_some() {
+            k.pidfd.is_some() && k.opened_at < self.generation && !k.exited
+        } else {
+            k.alive_at == self.generation
+        }
+    }
+
     /// `pid`'s record as last read in full, when nothing slot counting uses has changed
     /// since: same real uid and parent (`PIDFD_GET_INFO`), same thread count (`task`'s
     /// link count), not exited unless it was a zombie already, and, multi-threaded, its
@@ -229,12 +289,14 @@ impl KeptStatus {
             return None;
         }
         let generation = self.generation;
+        // A parent entry opened before the zombie's parent was last confirmed names that
+        // parent (an entry opened later may be a new process with the old pid: its parent
+        // died since, and the zombie was reparented).
         let parent_alive = {
-            let k = self.files.get(&pid)?;
-            let ppid = k.check.as_ref()?.record.ppid;
+            let c = self.files.get(&pid)?.check.as_ref()?;
             self.files
-                .get(&ppid)
-                .is_some_and(|p| p.alive_at == generation)
+                .get(&c.record.ppid)
+                .is_some_and(|p| p.opened_at < c.verified_at && self.alive(p))
         };
         let k = self.files.get_mut(&pid)?;
         let (Some(fd), Some(c)) = (&k.pidfd, &k.check) else {
@@ -248,6 +310,10 @@ impl KeptStatus {
             return None;
         }
         k.seen = generation;
+        let c = k.check.as_mut()?;
+        if !skip {
+            c.verified_at = generation;
+        }
         let record = c.record.clone();
         self.served.push(pid);
         #[cfg(test)]
@@ -344,18 +410,22 @@ impl KeptStatus {
         }
         if self.open < self.budget {
             self.open += 1 + usize::from(pidfd.is_some());
-            self.files.insert(
-                pid,
-                KeptPid {
-                    status: f,
-                    seen: generation,
-                    pidfd,
-                    check: None,
-                    exited: false,
-                    reaped: false,
-                    alive_at: 0,
-                },
-            );
+            let k = KeptPid {
+                status: f,
+                seen: generation,
+                pidfd,
+                check: None,
+                exited: false,
+                reaped: false,
+                alive_at: 0,
+                opened_at: generation,
+                serial: self.next_serial,
+            };
+            self.next_serial = self.next_serial.wrapping_add(1);
+            if !watched(&self.exits, pid, &k) {
+                self.exits = None;
+            }
+            self.files.insert(pid, k);
         }
         Ok(Some(()))
     }
@@ -464,11 +534,11 @@ impl KeptStatus {
         match pidfd_info::info(fd) {
             Ok(info) if info.pid == pid => {
                 self.check = Some(true);
-                k.exited = false;
                 let fresh = UnchangedCheck {
                     task,
                     statm,
                     record: record.clone(),
+                    verified_at: self.generation,
                 };
                 self.open += fresh.fds();
                 if let Some(old) = k.check.replace(fresh) {
@@ -515,6 +585,16 @@ impl KeptStatus {
     }
 }
 
+/// `k`'s pidfd added to the exit set (`true` without a set or a pidfd). A caller drops the
+/// set for good when one cannot be added: a pidfd outside it would never fire, and the next
+/// `begin` then polls them all.
+fn watched(exits: &Option<ExitSet>, pid: i32, k: &KeptPid) -> bool {
+    match (exits, &k.pidfd) {
+        (Some(set), Some(fd)) => set.add(fd.as_fd(), exits::token(pid, k.serial)).is_ok(),
+        _ => true,
+    }
+}
+
 /// Raise this process's soft RLIMIT_NOFILE to its hard limit (at most `MAX_KEPT` +
 /// `RESERVE`), for a long-lived reader that keeps descriptors (`watch`). The limit is a
 /// per-process ceiling the user already holds; nothing is raised above the hard limit.
@@ -537,6 +617,7 @@ pub(crate) fn raise_nofile() {
     }
 }
 
+mod exits;
 mod unchanged;
 
 #[cfg(test)]
@@ -547,3 +628,6 @@ pub(crate) mod round_tests;
 
 #[cfg(test)]
 mod thread_tests;
+
+#[cfg(test)]
+mod zombie_tests;
