@@ -93,8 +93,10 @@ struct KeptPid {
     /// The last snapshot whose `begin` polled its pidfd not readable (0: none); `poll` only
     /// (with the exit set, `alive` asks `exited`).
     alive_at: u64,
-    /// The snapshot that opened it (`alive`, and the parent rule of `unchanged`).
+    /// When its pidfd was opened, and when its `status` was last read (`KeptStatus::tick`):
+    /// `alive`, and the parent rule of `unchanged`.
     opened_at: u64,
+    read_at: u64,
     /// Tells this entry's events in the exit set from those of an earlier entry of the
     /// same pid (`exits::token`).
     serial: u32,
@@ -152,14 +154,17 @@ pub(crate) struct KeptStatus {
     /// The `poll` array `begin` reuses, and the pid of each entry.
     polls: Vec<libc::pollfd>,
     poll_pids: Vec<i32>,
-    /// The kept pidfds' edge-triggered set (`exits.rs`), once made: `None` before the
-    /// unchanged check is first usable, where this kernel cannot be trusted with it, or
-    /// after a pidfd could not be added; `begin` then `poll`s them all.
+    /// The kept pidfds' edge-triggered set (`exits.rs`), made by the first `begin`: `None`
+    /// before it, without the unchanged check, where this kernel cannot be trusted with
+    /// it, or after a pidfd could not be added; `begin` then `poll`s them all.
     exits: Option<ExitSet>,
     /// Whether the set was tried (it is made once, never again after it was dropped).
     exits_tried: bool,
     /// The next kept entry's `serial`.
     next_serial: u32,
+    /// A clock of this reader's steps (`next_tick`), to order a pidfd's opening before a
+    /// read, also within one snapshot.
+    tick: u64,
     /// Pids served unchanged after asking the kernel (`PIDFD_GET_INFO`) in this snapshot.
     #[cfg(test)]
     asked: Vec<i32>,
@@ -193,6 +198,7 @@ impl KeptStatus {
             exits: None,
             exits_tried: false,
             next_serial: 0,
+            tick: 0,
             #[cfg(test)]
             asked: Vec::new(),
         }
@@ -222,7 +228,9 @@ impl KeptStatus {
         if self.growth == Growth::Regrowing && self.budget >= from_limit {
             self.growth = Growth::FromLimit;
         }
-        if self.check == Some(true) && !self.exits_tried {
+        // Made at the first snapshot, so its pidfds join as they are opened there: adding
+        // 6,000 at once later would cost a whole table round's worth at once.
+        if self.check != Some(false) && !self.exits_tried {
             self.exits_tried = true;
             self.exits = ExitSet::new();
             if !self
@@ -269,10 +277,19 @@ impl KeptStatus {
         }
     }
 
-    /// Whether `k`'s process was alive at this snapshot's `begin`, by its pidfd.
+    /// The next step of `tick`.
+    fn next_tick(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    /// Whether `k`'s process was alive at this snapshot's `begin`, by its pidfd: with the
+    /// exit set, one that has not fired exited. One added since `begin` was not drained
+    /// yet: the one caller (`unchanged`'s parent rule) only asks of pidfds opened before
+    /// a zombie's last confirmation, which was before this `begin`.
     fn alive(&self, k: &KeptPid) -> bool {
         if self.exits.is_some() {
-            k.pidfd.is_some() && k.opened_at < self.generation && !k.exited
+            k.pidfd.is_some() && !k.exited
         } else {
             k.alive_at == self.generation
         }
@@ -289,9 +306,10 @@ impl KeptStatus {
             return None;
         }
         let generation = self.generation;
-        // A parent entry opened before the zombie's parent was last confirmed names that
-        // parent (an entry opened later may be a new process with the old pid: its parent
-        // died since, and the zombie was reparented).
+        // A parent whose pidfd was opened before the zombie's parent was last read or
+        // confirmed, and which has not exited since, held that pid then: it is the parent.
+        // One opened later may be a new process with the old pid (the parent died between,
+        // and the zombie was reparented).
         let parent_alive = {
             let c = self.files.get(&pid)?.check.as_ref()?;
             self.files
@@ -303,6 +321,8 @@ impl KeptStatus {
             return None;
         };
         let skip = dead_and_still_parented(k.exited, k.reaped, parent_alive, &c.record);
+        self.tick += 1;
+        let asked_at = self.tick;
         let same = skip || asked_unchanged(fd, c, pid, k.exited);
         if !same {
             self.open -= c.fds();
@@ -312,7 +332,7 @@ impl KeptStatus {
         k.seen = generation;
         let c = k.check.as_mut()?;
         if !skip {
-            c.verified_at = generation;
+            c.verified_at = asked_at;
         }
         let record = c.record.clone();
         self.served.push(pid);
@@ -362,10 +382,12 @@ impl KeptStatus {
         buf: &mut String,
     ) -> Result<Option<()>, PlatformError> {
         let generation = self.generation;
+        let read_at = self.next_tick();
         if let Some(k) = self.files.get_mut(&pid) {
             match read_whole(&k.status, buf) {
                 Ok(len) if len > 0 => {
                     k.seen = generation;
+                    k.read_at = read_at;
                     return Ok(Some(()));
                 }
                 // Reaped since (ESRCH, or an empty read): the pid may name a new process
@@ -388,6 +410,8 @@ impl KeptStatus {
         } else {
             None
         };
+        // After the pidfd was opened and before `status` is read: this entry is both.
+        let at = self.next_tick();
         let f = match self.open_status(path) {
             Ok(f) => f,
             Err(e) if gone(&e) && self.confirmed_gone(pid) => return Ok(None),
@@ -418,7 +442,8 @@ impl KeptStatus {
                 exited: false,
                 reaped: false,
                 alive_at: 0,
-                opened_at: generation,
+                opened_at: at,
+                read_at: at,
                 serial: self.next_serial,
             };
             self.next_serial = self.next_serial.wrapping_add(1);
@@ -538,7 +563,7 @@ impl KeptStatus {
                     task,
                     statm,
                     record: record.clone(),
-                    verified_at: self.generation,
+                    verified_at: k.read_at,
                 };
                 self.open += fresh.fds();
                 if let Some(old) = k.check.replace(fresh) {
@@ -552,6 +577,7 @@ impl KeptStatus {
             Err(_) => {
                 if self.check.is_none() {
                     self.check = Some(false);
+                    self.exits = None;
                 }
             }
         }
