@@ -50,7 +50,6 @@
 //! Without the ioctl (older kernels), or for a fake `--proc-root`, every round reads every
 //! `status`, as before.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
@@ -60,6 +59,7 @@ use super::read::{gone, out_of_resources, read_whole};
 use crate::PlatformError;
 use crate::core::snapshot::ProcessRecord;
 use exits::ExitSet;
+use pid_map::PidMap;
 use unchanged::{UnchangedCheck, asked_unchanged, dead_and_still_parented};
 #[cfg(test)]
 use unchanged::{dead, still_unchanged};
@@ -128,7 +128,12 @@ impl Growth {
 
 #[derive(Debug)]
 pub(crate) struct KeptStatus {
-    files: HashMap<i32, KeptPid>,
+    files: PidMap<KeptPid>,
+    /// `files`' pids, sorted (`pids`), while no entry was added or removed since.
+    order: Vec<i32>,
+    order_stale: bool,
+    /// Entries whose `seen` is this snapshot: when all are, `end` has nothing to close.
+    seen_now: usize,
     /// The snapshot being taken; a descriptor not seen in it is closed at its end.
     generation: u64,
     /// Descriptors that may be kept open.
@@ -182,7 +187,10 @@ impl KeptStatus {
 
     pub(crate) fn with_budget(budget: usize) -> Self {
         Self {
-            files: HashMap::new(),
+            files: PidMap::default(),
+            order: Vec::new(),
+            order_stale: false,
+            seen_now: 0,
             generation: 0,
             budget,
             open: 0,
@@ -220,7 +228,7 @@ impl KeptStatus {
 
     /// `begin`, with what the limit allows to be kept (`budget_now`).
     fn begin_under(&mut self, from_limit: usize) {
-        self.generation += 1;
+        self.next_generation();
         self.served.clear();
         #[cfg(test)]
         self.asked.clear();
@@ -277,6 +285,12 @@ impl KeptStatus {
         }
     }
 
+    /// A new snapshot: no entry seen in it yet.
+    fn next_generation(&mut self) {
+        self.generation += 1;
+        self.seen_now = 0;
+    }
+
     /// The next step of `tick`.
     fn next_tick(&mut self) -> u64 {
         self.tick += 1;
@@ -329,7 +343,10 @@ impl KeptStatus {
             k.check = None;
             return None;
         }
-        k.seen = generation;
+        if k.seen != generation {
+            k.seen = generation;
+            self.seen_now += 1;
+        }
         let c = k.check.as_mut()?;
         if !skip {
             c.verified_at = asked_at;
@@ -349,10 +366,14 @@ impl KeptStatus {
     }
 
     /// The pids kept: those the last snapshot listed and read (sorted).
-    pub(crate) fn pids(&self) -> Vec<i32> {
-        let mut pids: Vec<i32> = self.files.keys().copied().collect();
-        pids.sort_unstable();
-        pids
+    pub(crate) fn pids(&mut self) -> Vec<i32> {
+        if self.order_stale {
+            self.order.clear();
+            self.order.extend(self.files.keys().copied());
+            self.order.sort_unstable();
+            self.order_stale = false;
+        }
+        self.order.clone()
     }
 
     /// Whether `pid` is kept.
@@ -386,7 +407,10 @@ impl KeptStatus {
         if let Some(k) = self.files.get_mut(&pid) {
             match read_whole(&k.status, buf) {
                 Ok(len) if len > 0 => {
-                    k.seen = generation;
+                    if k.seen != generation {
+                        k.seen = generation;
+                        self.seen_now += 1;
+                    }
                     k.read_at = read_at;
                     return Ok(Some(()));
                 }
@@ -450,7 +474,12 @@ impl KeptStatus {
             if !watched(&self.exits, pid, &k) {
                 self.exits = None;
             }
+            // A no-op (a kept entry was read above, or removed): the counts stay true
+            // whatever a later change makes of that.
+            self.remove(pid);
             self.files.insert(pid, k);
+            self.seen_now += 1;
+            self.order_stale = true;
         }
         Ok(Some(()))
     }
@@ -585,6 +614,10 @@ impl KeptStatus {
 
     fn remove(&mut self, pid: i32) {
         if let Some(k) = self.files.remove(&pid) {
+            self.order_stale = true;
+            if k.seen == self.generation {
+                self.seen_now -= 1;
+            }
             self.open -= 1
                 + usize::from(k.pidfd.is_some())
                 + k.check.as_ref().map_or(0, UnchangedCheck::fds);
@@ -594,6 +627,13 @@ impl KeptStatus {
     /// End a snapshot: close the descriptors of pids it did not list.
     pub(crate) fn end(&mut self) {
         let generation = self.generation;
+        debug_assert_eq!(
+            self.seen_now,
+            self.files.values().filter(|k| k.seen == generation).count()
+        );
+        if self.seen_now == self.files.len() {
+            return;
+        }
         let gone: Vec<i32> = self
             .files
             .iter()
@@ -644,6 +684,7 @@ pub(crate) fn raise_nofile() {
 }
 
 mod exits;
+mod pid_map;
 mod unchanged;
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ fn kept_descriptors_are_reread_pruned_and_capped() {
     }
     let mut k = KeptStatus::with_budget(2);
     let mut buf = String::new();
-    k.generation += 1;
+    k.next_generation();
     for pid in [1, 2, 3] {
         assert_eq!(k.read(pid, &path(pid), &mut buf).unwrap(), Some(()));
         assert_eq!(buf, format!("Name:\tp{pid}\n"));
@@ -21,7 +21,7 @@ fn kept_descriptors_are_reread_pruned_and_capped() {
     k.end();
     // Rewritten in place (same inode): the kept descriptor reads the new content.
     fs::write(path(1), "Name:\tnew\n").unwrap();
-    k.generation += 1;
+    k.next_generation();
     assert_eq!(k.read(1, &path(1), &mut buf).unwrap(), Some(()));
     assert_eq!(buf, "Name:\tnew\n");
     k.end();
@@ -99,14 +99,14 @@ fn a_reaped_process_is_not_read_through_its_old_descriptor() {
     let path = std::path::PathBuf::from(format!("/proc/{pid}/status"));
     let mut k = KeptStatus::with_budget(8);
     let mut buf = String::new();
-    k.generation += 1;
+    k.next_generation();
     assert_eq!(k.read(pid, &path, &mut buf).unwrap(), Some(()));
     // (Not its name: `spawn` can return before exec has set it.)
     assert!(buf.contains(&format!("\nPid:\t{pid}\n")), "{buf}");
     assert_eq!(k.kept(), 1);
     drop(child.stdin.take());
     child.wait().unwrap();
-    k.generation += 1;
+    k.next_generation();
     assert_eq!(k.read(pid, &path, &mut buf).unwrap(), None);
     assert_eq!(k.kept(), 0);
 }
