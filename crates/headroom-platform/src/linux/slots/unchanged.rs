@@ -59,7 +59,8 @@ pub(super) fn dead(record: &ProcessRecord, exited: bool) -> bool {
 
 /// Whether a dead zombie (`dead`) is served with no system call of its own: its pidfd has
 /// not hung up (it is not reaped, so its pid still names it), and its parent as last read
-/// is a kept process whose pidfd polled alive in this snapshot's `begin`. A zombie's real
+/// is a kept process alive at this snapshot's `begin` by its pidfd (polled, or not fired in
+/// the exit set), opened before the zombie's parent was last read or confirmed. A zombie's real
 /// uid and thread count cannot change, and its parent changes only when it is reparented,
 /// which happens when that parent's last thread exits: a parent alive at `begin` is still
 /// its parent at `begin`, the instant the rest of the snapshot's facts are from. So the
