@@ -6,7 +6,7 @@
 use std::process::Command;
 
 use super::round_tests::{
-    Repeating, repeating, require_pidfd_info, round, start, wait_status, zombie_child_of,
+    Repeating, Started, repeating, require_pidfd_info, round, start, wait_status, zombie_child_of,
 };
 
 /// A repeating source that learns of exits the way `mode` says.
@@ -100,11 +100,9 @@ fn a_zombie_under_a_live_parent_is_served_without_asking_by_the_poll() {
     zombie_under_a_live_parent(Mode::Poll);
 }
 
-/// A parent whose pidfd was opened after the zombie was last read (here its entry dropped
-/// between rounds, as a shed drops it, so the next round lists `/proc` and opens it afresh) could be a new
-/// process with the old parent's pid: that round asks the zombie, and the one after, its
-/// parent now confirmed, does not.
-fn parent_opened_since(mode: Mode) {
+/// A zombie under a live parent (the child `sh`, become `cat`), and its source after three
+/// rounds, the last of which served it without asking (the control of what follows).
+fn served_without_asking(mode: Mode) -> (Started, i32, i32, Repeating) {
     let c = start("true & exec cat");
     let pid = c.0.id() as i32;
     wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
@@ -113,7 +111,19 @@ fn parent_opened_since(mode: Mode) {
     for _ in 0..3 {
         round(&src, zombie);
     }
-    assert!(!asked(&src, zombie), "{mode:?}: served without asking");
+    assert!(
+        !asked(&src, zombie),
+        "{mode:?}: the control: served without asking"
+    );
+    (c, pid, zombie, src)
+}
+
+/// A parent whose pidfd was opened after the zombie was last read (here its entry dropped
+/// between rounds, as a shed drops it, so the next round lists `/proc` and opens it
+/// afresh) could be a new process with the old parent's pid: that round asks the zombie,
+/// and the one after, its parent now confirmed, does not.
+fn parent_opened_since(mode: Mode) {
+    let (c, pid, zombie, src) = served_without_asking(mode);
     // As after a shed: the next round lists all of `/proc` (counters that moved by more
     // than a lap of pids; `listing.rs`), since not every process is kept.
     src.reader.kept_status.borrow_mut().remove(pid);
@@ -150,18 +160,7 @@ fn a_parent_opened_since_the_zombie_was_read_is_not_taken_on_its_word_by_the_pol
 /// greater pid than its child's, after the pids wrapped): a zombie last confirmed just
 /// before its parent's pidfd was opened is asked, though the parent is alive and kept.
 fn confirmed_before_its_parent_was_opened(mode: Mode) {
-    let c = start("true & exec cat");
-    let pid = c.0.id() as i32;
-    wait_status(pid, |s| s.starts_with("Name:\tcat\n"));
-    let zombie = zombie_child_of(pid);
-    let src = source(mode);
-    for _ in 0..3 {
-        round(&src, zombie);
-    }
-    assert!(
-        !asked(&src, zombie),
-        "{mode:?}: the control: served without asking"
-    );
+    let (c, pid, zombie, src) = served_without_asking(mode);
     {
         let mut kept = src.reader.kept_status.borrow_mut();
         let opened = kept.files[&pid].opened_at;
