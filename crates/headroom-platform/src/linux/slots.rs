@@ -83,7 +83,7 @@ struct KeptPid {
     pidfd: Option<OwnedFd>,
     /// The unchanged check's state, once the process was read in full and qualifies.
     check: Option<UnchangedCheck>,
-    /// Set by `begin`: its pidfd polled readable, or fired so in the exit set (its whole
+    /// Set by `begin` (and `end`'s drain): its pidfd polled readable, or fired so in the exit set (its whole
     /// process exited, or it was reaped). Both are for good, so the set's word stands
     /// until the entry is removed.
     exited: bool,

@@ -14,8 +14,8 @@ pub(super) struct UnchangedCheck {
     /// Multi-threaded processes' `statm` (whether the main thread exited).
     pub(super) statm: Option<File>,
     pub(super) record: ProcessRecord,
-    /// The last snapshot that read `record` in full or confirmed it with
-    /// `PIDFD_GET_INFO` (`KeptStatus::unchanged`'s parent rule).
+    /// The step (`KeptStatus::tick`) just before `record` was last read in full or
+    /// confirmed with `PIDFD_GET_INFO` (`KeptStatus::unchanged`'s parent rule).
     pub(super) verified_at: u64,
 }
 
