@@ -128,7 +128,7 @@ pub trait ProcessSource {
     /// provably far from. `None` when this backend has none (a replay, a fake
     /// `--proc-root`, another OS, or before the first slot snapshot of a repeated round on
     /// Linux): every round reads the table.
-    fn slot_bound(&self) -> Option<crate::core::round_plan::Bound> {
+    fn slot_bound(&self) -> Option<std::sync::Arc<crate::core::round_plan::Bound>> {
         None
     }
 

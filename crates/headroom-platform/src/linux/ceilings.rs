@@ -17,14 +17,13 @@ use super::Roots;
 use super::procfs::{self, PidsMax};
 use super::read::{out_of_resources, read_whole};
 use crate::core::limits::{Ceiling, LimitSource, Scope};
-use crate::core::round_plan::Bound;
 
 /// What the caller can close when a read finds no descriptor or memory left (the slot
 /// reader's kept `status` files, the kept ceilings); a no-op where nothing is held.
 pub(super) type Free<'a> = &'a mut dyn FnMut();
 
 /// A ceiling's file as read.
-enum Read {
+pub(super) enum Read {
     Text(String),
     /// ENOENT: the file is not there, so it constrains nothing.
     Absent,
@@ -154,7 +153,7 @@ pub(super) fn cgroup_ceiling(roots: &Roots) -> Ceiling {
 /// Every directory on the path from this process's pids cgroups (v2, and v1's `pids`) to
 /// their roots, leaf first; none when `/proc/self/cgroup` is absent (no cgroups), why when
 /// it is there but could not be read.
-fn cgroup_levels(roots: &Roots, free: Free<'_>) -> Result<Vec<PathBuf>, String> {
+pub(super) fn cgroup_levels(roots: &Roots, free: Free<'_>) -> Result<Vec<PathBuf>, String> {
     let text = match read_ceiling(&roots.proc.join("self/cgroup"), free) {
         Read::Text(t) => t,
         Read::Absent => return Ok(Vec::new()),
@@ -200,11 +199,17 @@ fn unreadable_cgroup(origin: String, why: String) -> Ceiling {
     }
 }
 
+/// Whether a level at `max` with `cur` in use has less room left than `best` (the first of
+/// equals stays): `tightest`'s rule, and the quiet round's (`kept_ceilings`).
+pub(super) fn tighter(best: Option<(u64, u64)>, max: u64, cur: u64) -> bool {
+    best.is_none_or(|(m, c)| max.saturating_sub(cur) < m.saturating_sub(c))
+}
+
 /// The cgroup ceiling of the level with the least room left among `levels` (a directory,
 /// its `pids.max` and its `pids.current` as read; absent or unlimited ones do not
 /// constrain), then an unreadable one for the first level that is there but could not be
 /// read: it may have less room than any read.
-fn tightest(levels: impl Iterator<Item = (PathBuf, Read, Read)>) -> Vec<Ceiling> {
+pub(super) fn tightest(levels: impl Iterator<Item = (PathBuf, Read, Read)>) -> Vec<Ceiling> {
     let base = Ceiling {
         source: LimitSource::CgroupPids,
         value: None,
@@ -261,10 +266,7 @@ fn tightest(levels: impl Iterator<Item = (PathBuf, Read, Read)>) -> Vec<Ceiling>
                 continue;
             }
         };
-        let tighter = best
-            .as_ref()
-            .is_none_or(|(m, c, _)| max.saturating_sub(cur) < m.saturating_sub(*c));
-        if tighter {
+        if tighter(best.as_ref().map(|(m, c, _)| (*m, *c)), max, cur) {
             best = Some((max, cur, path));
         }
     }
@@ -284,123 +286,5 @@ fn tightest(levels: impl Iterator<Item = (PathBuf, Read, Read)>) -> Vec<Ceiling>
     }
 }
 
-/// The moving parts of the ceilings, kept open between `watch`'s full readings so that a
-/// round the wall is far from reads only them (`core::round_plan`, `slot_bound`): the task
-/// count of `/proc/loadavg` (every task on the machine: the bound, and what `threads-max`
-/// and `pid_max` are shared with), the soft RLIMIT_NPROC (`getrlimit`), and `pids.max` and
-/// `pids.current` of every cgroup level that had a limit at the last full reading. What
-/// does not move between readings is kept from the last one: the values of `threads-max`
-/// and `pid_max`, the levels without a limit, whether RLIMIT_NPROC is enforced (root,
-/// this process's capabilities); the next full reading, at most `core::round_plan`'s
-/// period later, reads them again, and so is whose slots they are: a process's real uid
-/// does not change unless it calls `setuid`, which headroom never does, so a quiet round
-/// makes no `getuid` call.
-#[derive(Debug)]
-pub(super) struct KeptCeilings {
-    last: Vec<Ceiling>,
-    loadavg: fs::File,
-    levels: Vec<(PathBuf, fs::File, fs::File)>,
-    uid: u32,
-    /// `loadavg`'s text, one buffer for every round: a quiet round allocates no room for it.
-    text: std::cell::RefCell<String>,
-}
-
-impl KeptCeilings {
-    /// After a full reading that gave `last`; `None` when `loadavg`, `/proc/self/cgroup` or
-    /// a level's files cannot be opened or read (a level left out could be the tightest, so
-    /// no bound: the rounds read the table).
-    pub(super) fn open(roots: &Roots, last: &[Ceiling], free: Free<'_>) -> Option<Self> {
-        let loadavg = fs::File::open(roots.proc.join("loadavg")).ok()?;
-        let mut levels = Vec::new();
-        for dir in cgroup_levels(roots, free).ok()? {
-            let max = match fs::File::open(dir.join("pids.max")) {
-                Ok(f) => f,
-                Err(e) if e.kind() == ErrorKind::NotFound => continue,
-                Err(_) => return None,
-            };
-            let mut text = String::new();
-            read_whole(&max, &mut text).ok()?;
-            match procfs::parse_pids_max(&text)? {
-                PidsMax::Unlimited => continue,
-                PidsMax::Limit(_) => {}
-            }
-            let cur = fs::File::open(dir.join("pids.current")).ok()?;
-            levels.push((dir, max, cur));
-        }
-        Some(Self {
-            last: last.to_vec(),
-            loadavg,
-            levels,
-            uid: crate::current_uid(),
-            text: std::cell::RefCell::new(String::with_capacity(128)),
-        })
-    }
-
-    /// The bound and the ceilings now (`pread`s of the kept files and one `getrlimit`).
-    pub(super) fn read(&self) -> Bound {
-        let tasks = {
-            let mut text = self.text.borrow_mut();
-            read_whole(&self.loadavg, &mut text)
-                .ok()
-                .and_then(|_| procfs::parse_loadavg_tasks(&text))
-        };
-        let cgroup = (!self.levels.is_empty()).then(|| {
-            tightest(self.levels.iter().map(|(dir, max, cur)| {
-                let pread = |f: &fs::File, name: &str| {
-                    let mut t = String::new();
-                    match read_whole(f, &mut t) {
-                        Ok(_) => Read::Text(t),
-                        Err(e) => {
-                            Read::Failed(format!("cannot read `{}`: {e}", dir.join(name).display()))
-                        }
-                    }
-                };
-                (
-                    dir.clone(),
-                    pread(max, "pids.max"),
-                    pread(cur, "pids.current"),
-                )
-            }))
-        });
-        let mut ceilings = Vec::with_capacity(self.last.len() + 1);
-        let mut cgroup_done = false;
-        for c in &self.last {
-            match c.source {
-                LimitSource::RlimitNproc => {
-                    let (value, unlimited, note) = crate::rlimit_nproc();
-                    ceilings.push(Ceiling {
-                        value,
-                        unlimited,
-                        // Not enforced (root, a capability): that note stands; otherwise
-                        // the note is why the limit could not be read now, if it could not.
-                        note: if c.enforced { note } else { c.note.clone() },
-                        ..c.clone()
-                    });
-                }
-                // The levels read now stand for every cgroup ceiling of the last reading
-                // (the tightest, and an unreadable one if any).
-                LimitSource::CgroupPids => match &cgroup {
-                    Some(now) if !cgroup_done => {
-                        cgroup_done = true;
-                        ceilings.extend(now.iter().cloned());
-                    }
-                    Some(_) => {}
-                    None => ceilings.push(c.clone()),
-                },
-                LimitSource::ThreadsMax | LimitSource::PidMax => ceilings.push(Ceiling {
-                    in_use: tasks,
-                    ..c.clone()
-                }),
-                _ => ceilings.push(c.clone()),
-            }
-        }
-        Bound {
-            slots: tasks,
-            ceilings,
-            uid: self.uid,
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

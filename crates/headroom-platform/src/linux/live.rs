@@ -9,9 +9,11 @@ use std::cell::RefCell;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::Roots;
-use super::ceilings::{self, KeptCeilings};
+use super::ceilings;
+use super::kept_ceilings::KeptCeilings;
 use super::listing::{Mark, PidSource};
 use super::one_shot::{Asked, Scan};
 use super::procfs;
@@ -279,7 +281,7 @@ impl ProcessSource for LinuxSource {
             .read_process(pid, current_uid(), Detail::Full, false, &mut buf)
     }
 
-    fn slot_bound(&self) -> Option<Bound> {
+    fn slot_bound(&self) -> Option<Arc<Bound>> {
         self.ceilings.borrow().as_ref().map(KeptCeilings::read)
     }
 

@@ -15,6 +15,8 @@ mod ceilings;
 #[cfg(target_os = "linux")]
 mod hidepid;
 #[cfg(target_os = "linux")]
+mod kept_ceilings;
+#[cfg(target_os = "linux")]
 mod listing;
 #[cfg(target_os = "linux")]
 mod live;

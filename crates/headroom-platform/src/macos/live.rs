@@ -156,16 +156,16 @@ impl ProcessSource for MacSource {
     /// every process, zombies included, with room to spare: at least any user's count
     /// `kern.maxprocperuid` charges. One call, and the three ceilings (two sysctls, one
     /// `getrlimit`).
-    fn slot_bound(&self) -> Option<crate::core::round_plan::Bound> {
+    fn slot_bound(&self) -> Option<std::sync::Arc<crate::core::round_plan::Bound>> {
         // SAFETY: a null buffer of size 0 asks only for the count.
         let n = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
         let slots = u64::try_from(n).ok().filter(|&n| n > 0);
         let uid = current_uid();
-        Some(crate::core::round_plan::Bound {
+        Some(std::sync::Arc::new(crate::core::round_plan::Bound {
             slots,
             ceilings: self.ceilings(uid, slots.unwrap_or(0)),
             uid,
-        })
+        }))
     }
 
     fn snapshot(&self, detail: Detail) -> Result<Snapshot, PlatformError> {

@@ -198,7 +198,12 @@ pub(crate) fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<ExitStatus> {
             &format!("{flag}: not the live process table, so no cleanup or memory guard acts"),
         );
     }
-    let hangs = ctx.settings.watch.hangs.value && !args.no_hangs && !ctx.replaying();
+    // Where the platform has no hang detection (every OS but macOS) there is no hang round:
+    // building its settings every round (a `getuid`, the lists' copies) would be for nothing.
+    let hangs = ctx.settings.watch.hangs.value
+        && !args.no_hangs
+        && !ctx.replaying()
+        && platform::native_apps().is_ok();
     let mut pressure = pressure::Waiter::arm(ctx, args.once);
     if let Some(line) = pressure.announce() {
         g.notice(Severity::Info, &line);

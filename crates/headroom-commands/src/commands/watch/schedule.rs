@@ -1,8 +1,8 @@
 //! Which rounds read the whole process table (`core::round_plan`). While every task on the
 //! machine together is far below the warning threshold of the effective limit, the user's
 //! own slots are too, and a round reads only that count and the ceilings
-//! (`ProcessSource::slot_bound`: a few `pread`s and one `getrlimit` on Linux, one call and
-//! two sysctls on macOS): it prints nothing, records nothing and writes no state, since
+//! (`ProcessSource::slot_bound`: one `pread` of `/proc/loadavg`, and two per pids cgroup
+//! level with a limit, on Linux; one call, two sysctls and a `getrlimit` on macOS): it prints nothing, records nothing and writes no state, since
 //! nothing it could report has changed. The rounds that read the table are the first, every
 //! round once the bound nears the threshold (so the reaction at the wall is unchanged: the
 //! bound is above the user's count, and crosses the margin first), every round while the last
@@ -68,7 +68,7 @@ impl Watcher<'_, '_> {
             return false;
         }
         let bound = self.source.slot_bound();
-        facts.bound = bound.as_ref();
+        facts.bound = bound.as_deref();
         let quiet = matches!(round_plan::plan(&facts), Round::Wait { .. });
         if quiet {
             self.schedule.quiet += 1;

@@ -4,7 +4,11 @@ use crate::core::limits::{CeilingStatus, effective_limit};
 /// A fake `/proc` and `/sys` in `d`: the cgroup line `cgroup`, and each level's
 /// `pids.max` and `pids.current` (`None`: a directory of that name, which exists but
 /// cannot be read, EISDIR).
-fn fake(d: &Path, cgroup: Option<&str>, levels: &[(&str, Option<&str>, Option<&str>)]) -> Roots {
+pub(in crate::linux) fn fake(
+    d: &Path,
+    cgroup: Option<&str>,
+    levels: &[(&str, Option<&str>, Option<&str>)],
+) -> Roots {
     let roots = Roots {
         proc: d.join("proc"),
         sys: d.join("sys"),
