@@ -25,6 +25,7 @@ pub mod memory_warn;
 pub mod observations;
 pub mod parking;
 pub mod patterns;
+pub mod pid_map;
 pub mod policy;
 pub mod proc_tree;
 pub mod process_table;

@@ -2,22 +2,22 @@
 //! the tree walks every rule makes (children, ancestry, subtrees) and the per-uid slot
 //! usage and zombie parents a reading counts.
 
-use std::collections::HashMap;
-
+use crate::pid_map::PidMap;
 use crate::snapshot::{ProcessRecord, SlotUsage, Snapshot, ZombieParent};
 
 /// The table with indexes for tree walks. Built once per snapshot.
 #[derive(Debug)]
 pub struct ProcessTable<'a> {
     pub snapshot: &'a Snapshot,
-    by_pid: HashMap<i32, usize>,
-    children: HashMap<i32, Vec<usize>>,
+    by_pid: PidMap<usize>,
+    children: PidMap<Vec<usize>>,
 }
 
 impl<'a> ProcessTable<'a> {
     pub fn new(snapshot: &'a Snapshot) -> Self {
-        let mut by_pid = HashMap::with_capacity(snapshot.processes.len());
-        let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
+        let mut by_pid =
+            PidMap::with_capacity_and_hasher(snapshot.processes.len(), Default::default());
+        let mut children: PidMap<Vec<usize>> = PidMap::default();
         for (i, p) in snapshot.processes.iter().enumerate() {
             by_pid.insert(p.pid, i);
             if p.ppid != p.pid {
@@ -151,7 +151,7 @@ impl<'a> ProcessTable<'a> {
 
     /// Parents of the user's zombies, biggest offender first (zombies desc, pid asc).
     pub fn zombie_parents(&self, uid: u32) -> Vec<ZombieParent> {
-        let mut counts: HashMap<i32, u64> = HashMap::new();
+        let mut counts: PidMap<u64> = PidMap::default();
         for p in &self.snapshot.processes {
             if p.uid == uid && p.is_zombie() {
                 *counts.entry(p.ppid).or_default() += 1;

@@ -57,9 +57,9 @@ use std::path::Path;
 use super::pidfd_info;
 use super::read::{gone, out_of_resources, read_whole};
 use crate::PlatformError;
+use crate::core::pid_map::PidMap;
 use crate::core::snapshot::ProcessRecord;
 use exits::ExitSet;
-use pid_map::PidMap;
 use unchanged::{UnchangedCheck, asked_unchanged, dead_and_still_parented};
 #[cfg(test)]
 use unchanged::{dead, still_unchanged};
@@ -695,7 +695,6 @@ pub(crate) fn raise_nofile() {
 }
 
 mod exits;
-mod pid_map;
 mod unchanged;
 
 #[cfg(test)]

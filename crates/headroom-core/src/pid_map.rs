@@ -1,19 +1,20 @@
 //! A map keyed by pid with a multiplicative hash instead of SipHash: a repeated slot round
 //! looks up every kept pid two or three times (6,000 zombies: ~15,000 lookups a table
-//! round, `HashMap::get` and `hash_one` a fifth of its profile). Pids are assigned by the
+//! round, `HashMap::get` and `hash_one` a fifth of its profile), and a reading indexes every
+//! process of the table by pid and by parent (`ProcessTable`). Pids are assigned by the
 //! kernel, not chosen by whoever fills the table, so the flooding SipHash guards against
 //! cannot be aimed here.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-pub(super) type PidMap<V> = HashMap<i32, V, BuildHasherDefault<PidHasher>>;
+pub type PidMap<V> = HashMap<i32, V, BuildHasherDefault<PidHasher>>;
 
 /// Fibonacci hashing of the one `i32` a pid key writes: the odd multiplier is a bijection
 /// on the low bits (distinct buckets for consecutive pids) and spreads them into the high
 /// bits (hashbrown's tag byte).
-#[derive(Default)]
-pub(super) struct PidHasher(u64);
+#[derive(Debug, Default)]
+pub struct PidHasher(u64);
 
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
