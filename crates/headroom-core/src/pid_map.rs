@@ -1,9 +1,12 @@
 //! A map keyed by pid with a multiplicative hash instead of SipHash: a repeated slot round
 //! looks up every kept pid two or three times (6,000 zombies: ~15,000 lookups a table
 //! round, `HashMap::get` and `hash_one` a fifth of its profile), and a reading indexes every
-//! process of the table by pid and by parent (`ProcessTable`). Pids are assigned by the
-//! kernel, not chosen by whoever fills the table, so the flooding SipHash guards against
-//! cannot be aimed here.
+//! process of the table by pid and by parent (`ProcessTable`). Live pids are assigned by
+//! the kernel, not chosen by whoever fills the table, so the flooding SipHash guards
+//! against cannot be aimed at a live round. A `--snapshot` file or a `--proc-root` tree can
+//! choose them: pids crafted to share their low bits (the low bits of the product depend
+//! only on the pid's low bits) make indexing that table quadratic, slow but never wrong,
+//! and only for whoever supplied it.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

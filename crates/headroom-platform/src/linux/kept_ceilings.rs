@@ -5,17 +5,21 @@
 //! `/proc/loadavg` (every task on the machine: the bound, and what `threads-max` and
 //! `pid_max` are shared with) and two `pread`s per cgroup level that had a limit at the last
 //! full reading (`pids.max`, `pids.current`), into a buffer on the stack, and it updates the
-//! numbers of the bound it handed out last in place: no allocation unless a ceiling changes
-//! more than its numbers (another level becomes the tightest, a file fails).
+//! numbers of the bound it handed out last in place: no allocation while the bound holds
+//! one read cgroup ceiling (or none was kept) and only its numbers move. Otherwise (another
+//! level becomes the tightest, a file fails, every kept level is unlimited now) the
+//! ceilings are rebuilt, each round while that lasts.
 //!
 //! What does not move between full readings is kept from the last one, and the next full
-//! reading, at most `core::round_plan`'s period later, reads it again: the values of
-//! `threads-max` and `pid_max`, the levels without a limit, whose slots they are (a real uid
-//! changes only by `setuid`, which headroom never calls) and the soft RLIMIT_NPROC. That
-//! limit is this process's own: it moves only by its own `setrlimit` (headroom never calls
-//! one) or another process's `prlimit(2)` on it, and it is not the limit of the user's
-//! other processes either way (each has its own, inherited at login), so a quiet round does
-//! not ask for it again. It was a `getrlimit` every round, a sixth of a quiet round's CPU on
+//! reading, at most `--table-every` later (`core::round_plan`), reads it again: the values
+//! of `threads-max` and `pid_max`, the levels (which have a limit, which cgroup), whose
+//! slots they are (a real uid changes only by `setuid`, which headroom never calls) and the
+//! soft RLIMIT_NPROC. That limit is this process's own: it moves only by its own
+//! `setrlimit` (headroom sets RLIMIT_NOFILE, never RLIMIT_NPROC) or another process's
+//! `prlimit(2)` on it, and it is not the limit of the user's other processes either way
+//! (each has its own, inherited at login), so a quiet round does not ask for it again. The
+//! one case this misses: someone lowers the guard's own limit with `prlimit` so far that
+//! the machine's tasks would be near it; quiet rounds go on until the next full reading. It was a `getrlimit` every round, a sixth of a quiet round's CPU on
 //! a VM whose BPF program runs on every `prlimit64` (BENCHMARKS.md, 2026-12-05).
 
 use std::cell::{Cell, RefCell};
@@ -163,7 +167,7 @@ impl KeptCeilings {
     }
 
     /// The ceilings of the last full reading with the cgroup levels read now, their text
-    /// kept for the messages (allocates: only when a cgroup ceiling changed shape).
+    /// kept for the messages (allocates; `numbers_only` is the round that does not).
     fn rebuild(&self, bound: &mut Bound, tasks: Option<u64>) {
         let now = tightest(self.levels.iter().map(|level| {
             let pread = |f: &fs::File, name: &str| {

@@ -1,15 +1,15 @@
-//! Which rounds read the whole process table (`core::round_plan`). While every task on the
-//! machine together is far below the warning threshold of the effective limit, the user's
-//! own slots are too, and a round reads only that count and the ceilings
-//! (`ProcessSource::slot_bound`: one `pread` of `/proc/loadavg`, and two per pids cgroup
-//! level with a limit, on Linux; one call, two sysctls and a `getrlimit` on macOS): it prints nothing, records nothing and writes no state, since
-//! nothing it could report has changed. The rounds that read the table are the first, every
-//! round once the bound nears the threshold (so the reaction at the wall is unchanged: the
-//! bound is above the user's count, and crosses the margin first), every round while the last
-//! reading or the confirmed alert is above normal, every round with memory guards or parked
-//! trees (their own full read runs anyway) or a cleanup in flight, and one at least every `--table-every` (by
-//! default `core::round_plan::EXACT_EVERY_MS`) for the trend and the evidence row. `--once` and a
-//! table that is not the live one (`--snapshot`, `--proc-root`) always read it.
+//! Which rounds read the whole process table (`core::round_plan`). While every task on the machine
+//! together is far below the warning threshold of the effective limit, the user's own slots are
+//! too, and a round reads only that count and the ceilings (`ProcessSource::slot_bound`: one
+//! `pread` of `/proc/loadavg`, and two per pids cgroup level with a limit, on Linux; one call, two
+//! sysctls and a `getrlimit` on macOS): it prints nothing, records nothing and writes no state,
+//! since nothing it could report has changed. The rounds that read the table are the first, every
+//! round once the bound nears the threshold (so the reaction at the wall is unchanged: the bound is
+//! above the user's count, and crosses the margin first), every round while the last reading or the
+//! confirmed alert is above normal, every round with memory guards or parked trees (their own full
+//! read runs anyway) or a cleanup in flight, and one at least every `--table-every` (by default
+//! `core::round_plan::EXACT_EVERY_MS`) for the trend and the evidence row. `--once` and a table
+//! that is not the live one (`--snapshot`, `--proc-root`) always read it.
 
 use std::time::{Duration, Instant};
 

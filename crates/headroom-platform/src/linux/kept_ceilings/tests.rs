@@ -46,10 +46,11 @@ fn tree(d: &Path) -> Roots {
     roots
 }
 
-/// Every quiet round agrees with a full reading of the same files, through each way a
-/// cgroup ceiling moves: its numbers (updated in place: the same allocation, the same
-/// origin string), another level becoming the tightest, a level's limit lifted, a file
-/// that no longer parses (an unreadable ceiling, which may bind) and its recovery. The
+/// Every quiet round agrees with a full reading of the same files as a cgroup ceiling
+/// moves: its use and its limit (updated in place: the same allocation, the same origin
+/// string), a tie, another level becoming the tightest, a level's limit lifted, a file of
+/// either level that no longer parses (an unreadable ceiling, which may bind) and its
+/// recovery. The
 /// RLIMIT_NPROC ceiling is the last full reading's throughout.
 #[test]
 fn a_quiet_round_agrees_with_a_full_reading_and_moves_only_numbers_in_place() {
@@ -99,6 +100,35 @@ fn a_quiet_round_agrees_with_a_full_reading_and_moves_only_numbers_in_place() {
     assert_eq!(b.slots, Some(130));
     assert_eq!(Arc::as_ptr(&b), ptr, "updated in place, not copied");
     assert_eq!(cgroup(&b), (origin.clone(), at, Some(50), Some(10)));
+    drop(b);
+    // The held level's limit lowered (a `TasksMax` cut): the new limit, in place.
+    set(&roots, "a/b", "pids.max", "30\n");
+    let b = agrees(&kept, "the held level's limit lowered");
+    assert_eq!(cgroup(&b), (origin.clone(), at, Some(30), Some(10)));
+    drop(b);
+    set(&roots, "a/b", "pids.max", "50\n");
+    // A level not held stops parsing, its limit and then its use: an unreadable ceiling
+    // beside the held one, which may bind (the bound proves nothing), then back.
+    for (file, good) in [("pids.max", "100\n"), ("pids.current", "5\n")] {
+        set(&roots, "a", file, "lots\n");
+        let b = agrees(&kept, &format!("the other level's {file} does not parse"));
+        assert!(
+            b.ceilings
+                .iter()
+                .any(|c| c.source == LimitSource::CgroupPids
+                    && c.note
+                        .as_deref()
+                        .is_some_and(|n| n.contains("cannot parse"))),
+            "{file}: {:?}",
+            b.ceilings
+        );
+        drop(b);
+        set(&roots, "a", file, good);
+        agrees(&kept, &format!("the other level's {file} back"));
+    }
+    // Rebuilt since: the origin string is a new one, kept from here on.
+    let b = agrees(&kept, "settled");
+    let at = cgroup(&b).1;
     drop(b);
 
     // Tied (40 left each): the first, the leaf, stays; one more used above and `a` binds.
