@@ -40,6 +40,9 @@ pub struct LinuxSource {
     /// The last snapshot's process count: the next one's vector is made that large at
     /// once, not grown (and copied) from 1,024 on (6,000 zombies: four moves of records).
     last_count: std::cell::Cell<usize>,
+    /// The vector of the last snapshot handed back (`recycle`), emptied: the next snapshot
+    /// fills it instead of faulting in a fresh one.
+    spare: RefCell<Vec<ProcessRecord>>,
 }
 
 impl LinuxSource {
@@ -51,6 +54,7 @@ impl LinuxSource {
             meminfo: RefCell::new(None),
             listing: RefCell::default(),
             last_count: std::cell::Cell::new(0),
+            spare: RefCell::default(),
         }
     }
 }
@@ -202,7 +206,8 @@ impl ProcessSource for LinuxSource {
                 dir.map(|e| e.map(|e| e.file_name())),
             )
         };
-        let mut processes = Vec::with_capacity(self.last_count.get().max(1024));
+        let mut processes = self.spare.take();
+        processes.reserve(self.last_count.get().max(1024));
         let mut buf = String::with_capacity(4096);
         let mut unreadable = 0;
         if detail == Detail::Slots {
@@ -279,6 +284,15 @@ impl ProcessSource for LinuxSource {
         let mut buf = String::with_capacity(2048);
         self.reader
             .read_process(pid, current_uid(), Detail::Full, false, &mut buf)
+    }
+
+    fn recycle(&self, snapshot: Snapshot) {
+        let mut processes = snapshot.processes;
+        // A table that was once far larger (a fork storm) gives its memory back.
+        if processes.capacity() <= 2 * self.last_count.get().max(1024) {
+            processes.clear();
+            *self.spare.borrow_mut() = processes;
+        }
     }
 
     fn slot_bound(&self) -> Option<Arc<Bound>> {
@@ -436,6 +450,43 @@ mod tests {
         fs::rename(d.path().join("new"), &path).unwrap();
         assert_eq!(src.memory().unwrap().available_bytes, 100 * 1024);
         assert!(src.meminfo.borrow().is_none());
+    }
+
+    /// A snapshot handed back is emptied and its vector filled by the next one (no fresh
+    /// allocation to fault in); one far larger than the table (a past fork storm) is freed.
+    #[test]
+    fn a_recycled_snapshot_lends_its_vector_to_the_next_unless_oversized() {
+        let d = fake_proc();
+        let src = LinuxSource::new(Roots {
+            proc: d.path().to_path_buf(),
+            sys: d.path().join("nosys"),
+        });
+        let first = src.snapshot(Detail::Slots).unwrap();
+        let buffer = first.processes.as_ptr();
+        src.recycle(first);
+        assert!(
+            src.spare.borrow().is_empty(),
+            "its records are dropped at once"
+        );
+        let second = src.snapshot(Detail::Slots).unwrap();
+        assert_eq!(second.processes.as_ptr(), buffer, "the same allocation");
+        let pids: Vec<i32> = second.processes.iter().map(|p| p.pid).collect();
+        assert_eq!(pids, vec![100, 101], "filled afresh, nothing left over");
+        let mut storm = second;
+        storm.processes.reserve(3 * 1024 + 16);
+        src.recycle(storm);
+        assert_eq!(
+            src.spare.borrow().capacity(),
+            0,
+            "an oversized vector is freed"
+        );
+        let third = src.snapshot(Detail::Slots).unwrap();
+        assert_eq!(third.processes.len(), 2);
+        src.recycle(third);
+        assert!(
+            src.spare.borrow().capacity() >= 1024,
+            "a table-sized one is kept"
+        );
     }
 
     #[test]

@@ -341,7 +341,9 @@ impl Watcher<'_, '_> {
             self.maybe_reap();
         }
         self.save_state();
-        r.level.into()
+        let level = r.level;
+        self.source.recycle(snap);
+        level.into()
     }
 
     /// A full snapshot for `what`, or a notice and `None`.
