@@ -60,6 +60,14 @@ impl LinuxSource {
 }
 
 impl LinuxSource {
+    /// How many records the next snapshot's vector is made for at once: the last count
+    /// (plus a sixteenth), at least 1,024.
+    fn expected_len(&self) -> usize {
+        self.last_count.get().max(1024)
+    }
+}
+
+impl LinuxSource {
     /// Slot counting names the parents of zombies, but a process served unchanged in a
     /// repeated round carries its name as last read in full (an `exec` changes no value the
     /// check compares), and one read by pidfd (`one_shot.rs`) none: those parents (`partial`,
@@ -207,7 +215,7 @@ impl ProcessSource for LinuxSource {
             )
         };
         let mut processes = self.spare.take();
-        processes.reserve(self.last_count.get().max(1024));
+        processes.reserve(self.expected_len());
         let mut buf = String::with_capacity(4096);
         let mut unreadable = 0;
         if detail == Detail::Slots {
@@ -289,7 +297,7 @@ impl ProcessSource for LinuxSource {
     fn recycle(&self, snapshot: Snapshot) {
         let mut processes = snapshot.processes;
         // A table that was once far larger (a fork storm) gives its memory back.
-        if processes.capacity() <= 2 * self.last_count.get().max(1024) {
+        if processes.capacity() <= 2 * self.expected_len() {
             processes.clear();
             *self.spare.borrow_mut() = processes;
         }
@@ -425,6 +433,14 @@ mod tests {
         d
     }
 
+    /// A source reading `fake_proc`'s tree, with no `/sys`.
+    fn fake_source(d: &tempfile::TempDir) -> LinuxSource {
+        LinuxSource::new(Roots {
+            proc: d.path().to_path_buf(),
+            sys: d.path().join("nosys"),
+        })
+    }
+
     /// `meminfo` is read through the file kept open after the first call on the real
     /// `/proc` (procfs regenerates it at each read); a fake root's is opened at every call,
     /// so a file replaced there is seen.
@@ -436,10 +452,7 @@ mod tests {
         let again = real.memory().unwrap();
         assert_eq!(first.total_bytes, again.total_bytes);
         let d = fake_proc();
-        let src = LinuxSource::new(Roots {
-            proc: d.path().to_path_buf(),
-            sys: d.path().join("nosys"),
-        });
+        let src = fake_source(&d);
         assert_eq!(src.memory().unwrap().available_bytes, 250 * 1024);
         let path = d.path().join("meminfo");
         fs::write(
@@ -457,10 +470,7 @@ mod tests {
     #[test]
     fn a_recycled_snapshot_lends_its_vector_to_the_next_unless_oversized() {
         let d = fake_proc();
-        let src = LinuxSource::new(Roots {
-            proc: d.path().to_path_buf(),
-            sys: d.path().join("nosys"),
-        });
+        let src = fake_source(&d);
         let first = src.snapshot(Detail::Slots).unwrap();
         let buffer = first.processes.as_ptr();
         src.recycle(first);
@@ -492,10 +502,7 @@ mod tests {
     #[test]
     fn snapshot_of_a_fake_proc_skips_torn_and_vanished_entries() {
         let d = fake_proc();
-        let src = LinuxSource::new(Roots {
-            proc: d.path().to_path_buf(),
-            sys: d.path().join("nosys"),
-        });
+        let src = fake_source(&d);
         let snap = src.snapshot(Detail::Full).unwrap();
         let pids: Vec<i32> = snap.processes.iter().map(|p| p.pid).collect();
         assert_eq!(pids, vec![100, 101]);
