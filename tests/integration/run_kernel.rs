@@ -3,8 +3,9 @@
 //! As root the test delegates a cgroup to its private uid the way systemd delegates one to a
 //! user's manager (v2: a subtree with `memory` in its `cgroup.subtree_control`, owned by the
 //! uid; v1: a memory cgroup owned by the uid), moves a shell into it and has that shell exec
-//! headroom as the uid. Without root it uses whatever this user was delegated, and reports
-//! *skipped* with the reason when that is nothing.
+//! headroom as the uid. Without root it is ignored ("needs root"); run anyway
+//! (`--include-ignored`) it uses whatever this user was delegated, and fails with the
+//! reason when that is nothing.
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,8 @@
 //! and it ends with the thread), a tmpfs of 64 KiB for a full disk, a private `/proc` with
 //! `hidepid=2`; the binary under test runs as a private unprivileged uid (support.rs), and
 //! the only processes signalled are those the test itself started. Linux, as root: elsewhere
-//! the tests say they were skipped, and under `.ci/run` (HEADROOM_REQUIRE_TOOLS) they fail.
+//! they are ignored with the reason (build.rs's `hr_root`), and under `.ci/run`
+//! (HEADROOM_REQUIRE_TOOLS) a missing requirement fails them.
 
 #![cfg(target_os = "linux")]
 
